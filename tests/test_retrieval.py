@@ -1,0 +1,101 @@
+"""Collection reading, index building and BM25 retrieval on a real Lucene index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant._collection import html_to_text, read_collection, split_passages
+from assistant._java import find_java_home, java_version
+from assistant._retriever import BM25Retriever
+from assistant.errors import DataFormatError, IndexNotFoundError, InvalidInputError
+from assistant.index import build_index, main as index_main
+
+
+def test_java_found_is_new_enough():
+    assert java_version(find_java_home()) >= 21
+
+
+def test_top_k_is_pinned(retriever):
+    hits = retriever.search("Who was the father of Ada Lovelace?", 3)
+    # "who" is not in Lucene's English stop list, so Babbage's "... engineer who
+    # originated ..." matches too; Byron shares no query term.
+    assert [h.id for h in hits] == ["ada", "babbage"]
+    assert hits[0].score > hits[1].score > 0
+    assert hits[0].title == "Ada Lovelace"
+    assert hits[0].url == "https://en.wikipedia.org/wiki/Ada_Lovelace"
+    # The displayed text is the passage alone; the title is only indexed.
+    assert hits[0].text.startswith("Ada Lovelace was an English mathematician")
+
+
+def test_k_bounds_results(retriever):
+    assert [h.id for h in retriever.search("Paris Eiffel Tower", 10)] == ["paris"]
+    assert len(retriever.search("English", 2)) == 2
+
+
+def test_awkward_queries_do_not_crash(retriever):
+    assert [h.id for h in retriever.search("<script>alert('Paris')</script>", 5)] == ["paris"]
+    assert retriever.search("Qui était Ada? 艾达·洛夫莱斯", 5)[0].id == "ada"
+    # Lucene caps a query at 1024 clauses; 20,000 characters must still work.
+    assert retriever.search("python " + "x" * 20_000 + " word" * 3000, 5)[0].id == "python"
+    with pytest.raises(InvalidInputError):
+        retriever.search("   ", 5)
+
+
+def test_documents_by_id(retriever):
+    assert [p.title for p in retriever.documents(["byron", "nope", "paris"])] == ["Lord Byron", "Paris"]
+
+
+def test_missing_and_corrupt_index(tmp_path):
+    with pytest.raises(IndexNotFoundError, match="python -m assistant.index"):
+        BM25Retriever.from_index(tmp_path / "absent")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "segments_1").write_bytes(b"not a lucene file")
+    with pytest.raises(IndexNotFoundError, match="cannot be opened"):
+        BM25Retriever.from_index(tmp_path / "bad")
+
+
+def test_folder_collection_and_cli(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Tea is a drink.\n\nIt comes from China.")
+    (docs / "b.html").write_text("<html><script>x()</script><p>Coffee is brewed.</p></html>")
+    (docs / "ignored.bin").write_bytes(b"\x00")
+    passages = list(read_collection(docs))
+    assert [(p["id"], p["contents"]) for p in passages] == [
+        ("a.txt#0", "Tea is a drink. It comes from China."),
+        ("b.html#0", "Coffee is brewed."),
+    ]
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "idx")]) == 0
+    assert "Indexed 2 passages" in capsys.readouterr().out
+    assert BM25Retriever.from_index(tmp_path / "idx").search("coffee", 1)[0].id == "b.html#0"
+
+
+def test_bad_collections(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "contents": "ok"}\n{"id": "2"}\n')
+    with pytest.raises(DataFormatError, match="bad.jsonl:2"):
+        list(read_collection(bad))
+    assert index_main(["--input", str(bad), "--index", str(tmp_path / "idx")]) == 2
+    assert "bad.jsonl:2" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()  # nothing half-built is left behind
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(json.dumps({"id": "1", "contents": "a"}) + "\n" + json.dumps({"id": "1", "contents": "b"}) + "\n")
+    with pytest.raises(DataFormatError, match="Duplicate"):
+        build_index(read_collection(dup), tmp_path / "idx2", progress=False)
+    with pytest.raises(DataFormatError, match="no such file"):
+        read_collection(tmp_path / "missing.jsonl")
+
+
+def test_default_collection_is_readable():
+    first = next(iter(read_collection()))
+    assert set(first) == {"id", "contents", "title", "url"}
+    assert first["url"].startswith("https://en.wikipedia.org/wiki/")
+
+
+def test_text_helpers():
+    assert html_to_text("<p>a &amp; b</p><style>p{}</style><div>c</div>") == "a & b\n\nc"
+    words = " ".join(f"w{i}." for i in range(300))
+    parts = split_passages(words, max_words=120)
+    assert [len(p.split()) for p in parts] == [120, 120, 60]
