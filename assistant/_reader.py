@@ -42,6 +42,45 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
+_STOPWORDS = frozenset(
+    "a an and are as at be but by did do does for from had has have he her his how i if in into is it its "
+    "me my no not of on or she so such that the their them then there these they this to was were what "
+    "when where which who whom whose why will with would you your about tell more also".split()
+)
+
+
+def _terms(text: str) -> set[str]:
+    """Content words, lower-cased, with plural/possessive "s" stripped.
+
+    >>> sorted(_terms("What were Ada's father's books?"))
+    ['ada', 'book', 'father']
+    """
+    words = re.findall(r"[^\W_]+(?:'s)?", text.lower())
+    stems = {re.sub(r"('s|s)$", "", w) if len(w) > 3 else w.removesuffix("'s") for w in words}
+    return {w for w in stems if w not in _STOPWORDS}
+
+
+def term_overlap(question: str, title: str, sentence: str) -> float:
+    """Share of the question's content words found in the sentence or its title.
+
+    Sentence embeddings rank by topic: for "Who was Ada Lovelace's father?"
+    they prefer "Ada Lovelace was an English mathematician" to "Her father was
+    Lord Byron". Counting the question's words in title + sentence puts the
+    father sentence first (3 of 3 words against 2 of 3).
+
+    >>> term_overlap("Who was Ada Lovelace's father?", "Ada Lovelace", "Her father was Byron.")
+    1.0
+    >>> round(term_overlap("Who was Ada Lovelace's father?", "Ada Lovelace", "She was a writer."), 3)
+    0.667
+    """
+    asked = _terms(question)
+    return len(asked & _terms(f"{title} {sentence}")) / len(asked) if asked else 0.0
+
+
+def _with_title(title: str, sentence: str) -> str:
+    return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
+
+
 class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
 
@@ -52,6 +91,7 @@ class SentenceReader:
     def __init__(self, encoder, config: ReaderConfig = ReaderConfig()):
         self.encoder = encoder
         self.config = config
+        self._cache: dict[str, np.ndarray] = {}  # sentence text -> vector, oldest first
 
     @classmethod
     def from_pretrained(cls, path: str | None = None, config: ReaderConfig = ReaderConfig()) -> "SentenceReader":
@@ -68,18 +108,35 @@ class SentenceReader:
             if len(sentence) >= self.config.min_sentence_chars
         ]
 
+    def _sentence_vectors(self, passages: Sequence[Passage], candidates) -> np.ndarray:
+        # Sentences are embedded with their passage's title in front: "Her
+        # father was Lord Byron" only matches "Ada Lovelace's father" once the
+        # encoder knows whose father it is. Vectors are cached by text: the
+        # same passages come back turn after turn in a conversation.
+        texts = [_with_title(passages[p].title, sentence) for p, _, sentence in candidates]
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self.encoder.encode(missing)):
+                self._cache[text] = vector
+            while len(self._cache) > self.config.cache_sentences:
+                self._cache.pop(next(iter(self._cache)))
+        return np.stack([self._cache[t] for t in texts])
+
     def scores(self, question: str, passages: Sequence[Passage], candidates) -> tuple[np.ndarray, np.ndarray]:
         """(similarity, combined score) per candidate sentence.
 
-        Retrieval scores are divided by the best one so both terms lie in [0, 1]
-        (BM25 is unbounded and its scale varies with the query).
+        The reader's score is the mean of the embedding similarity and the
+        term overlap; retrieval scores are divided by the best one so that both
+        terms of the interpolation lie in [0, 1] (BM25 is unbounded and its
+        scale varies with the query).
         """
-        vectors = self.encoder.encode([question] + [c[2] for c in candidates])
-        similarity = vectors[1:] @ vectors[0]
+        similarity = self._sentence_vectors(passages, candidates) @ self.encoder.encode([question])[0]
+        overlap = np.array([term_overlap(question, passages[p].title, sentence) for p, _, sentence in candidates])
+        reader = (similarity + overlap) / 2
         top = max((p.score for p in passages), default=0.0)
         retrieval = np.array([passages[p].score / top if top > 0 else 0.0 for p, _, _ in candidates])
         mu = self.config.mu
-        return similarity, mu * similarity + (1 - mu) * retrieval
+        return similarity, mu * reader + (1 - mu) * retrieval
 
     def read(self, question: str, passages: Sequence[Passage]) -> Answer:
         passages = passages[: self.config.read_k]

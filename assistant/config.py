@@ -57,6 +57,9 @@ class ReaderConfig:
     read_k: int = 5
     # Sentences in the answer: the best one plus the next if it continues it.
     max_sentences: int = 2
+    # Sentence vectors kept in memory (384 floats each, so 20k is ~30 MB): passages
+    # recur across the turns of a conversation and need not be embedded again.
+    cache_sentences: int = 20_000
     # Sentences shorter than this many characters (headings, "See also") are skipped.
     min_sentence_chars: int = 20
 

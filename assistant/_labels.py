@@ -1,0 +1,123 @@
+"""Feedback labels from the app: one JSON line per judged rewrite.
+
+The lines are in the format ``python -m eval.rewrites validate`` reads
+(:mod:`eval.labels`)::
+
+    {"id", "history", "question", "rewrite", "reference", "label": 0 | 1, ...}
+
+plus the extra keys ``source`` ("app"), ``reference_kind`` and ``time``.
+Many browser sessions (threads of one server, or several servers) append to
+one file, so an append is made safe three ways:
+
+* an exclusive ``fcntl`` lock on a side file ``<labels>.lock`` serialises
+  writers (the lock file, not the labels file, so that readers and rotation
+  never hold it);
+* the whole line goes out in a single ``os.write`` on an ``O_APPEND``
+  descriptor, so even a writer that ignored the lock could not interleave
+  bytes inside our line;
+* ``fsync`` of the file (and of its folder when the file was just created)
+  before :meth:`LabelStore.append` returns, so a judgement the UI has
+  acknowledged survives a crash or restart.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+from typing import Sequence
+
+from eval.labels import LabelledRewrite, default_labels_path
+
+from .errors import InvalidInputError
+
+__all__ = ["LabelStore", "labels_path"]
+
+
+def labels_path() -> Path:
+    """``$CONVQA_LABELS``, else ``~/.cache/convqa/labels.jsonl``."""
+    return default_labels_path()
+
+
+class LabelStore:
+    """Appends judged rewrites to the labels file at ``path``."""
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path is not None else labels_path()
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+
+    def append(
+        self,
+        *,
+        id: str,
+        history: Sequence[str],
+        question: str,
+        rewrite: str,
+        reference: str,
+        label: int,
+        reference_kind: str,
+    ) -> str:
+        """Append one judgement durably and return the line written."""
+        if label not in (0, 1) or isinstance(label, bool):
+            raise InvalidInputError(f"A label is 1 (correct) or 0 (incorrect), not {label!r}.")
+        if not reference.strip():
+            # eval.rewrites validate rejects the whole file at such a line.
+            raise InvalidInputError("A judgement needs a reference rewrite to compare the system's rewrite with.")
+        item = LabelledRewrite(
+            id=id,
+            history=tuple(history),
+            question=question,
+            rewrite=rewrite,
+            reference=reference,
+            label=label,
+            extra={"source": "app", "reference_kind": reference_kind, "time": round(time.time(), 3)},
+        )
+        line = item.to_json()
+        # One line per record: json.dumps escapes newlines inside strings.
+        data = (line + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                created = not self.path.exists()
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    _repair_tail(fd)
+                    written = os.write(fd, data)
+                    if written != len(data):  # a full disk: never leave half a line
+                        os.ftruncate(fd, os.fstat(fd).st_size - written)
+                        raise OSError(f"only {written} of {len(data)} bytes written to {self.path}")
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if created:
+                    _fsync_dir(self.path.parent)
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        return line
+
+    def read(self) -> list[dict]:
+        """Every line of the file as a dict (for tests and the UI's count)."""
+        if not self.path.exists():
+            return []
+        with open(self.path, encoding="utf-8") as lines:
+            return [json.loads(line) for line in lines if line.strip()]
+
+
+def _repair_tail(fd: int) -> None:
+    # A process killed by the OS mid-write (power loss before fsync) can leave
+    # a last line without its newline; start ours on a fresh line so that at
+    # most the torn line is bad, never ours too.
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

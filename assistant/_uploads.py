@@ -1,0 +1,205 @@
+"""A browser session's own documents: read uploads, index them for that session.
+
+Uploads are .txt, .md, .html/.htm and .pdf documents (each split into
+passages as the folder collections are) or a JSONL collection (``id``,
+``contents``, optional ``title`` and ``url``). They are indexed with the same
+Lucene BM25 as the default collection, into a folder of their own under
+``<cache>/sessions/``, so retrieval, the readers and R@10 behave exactly as
+on the default index. The folder is removed when the session ends
+(:meth:`SessionIndex.close`) and stale ones at the next server start.
+
+Every problem is an :class:`~assistant.errors.InvalidInputError` or
+:class:`~assistant.errors.DataFormatError` naming the file and what to do.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ._collection import DOCUMENT_SUFFIXES, html_to_text, read_collection, split_passages
+from ._retriever import BM25Retriever
+from .config import RetrieverConfig, cache_dir
+from .errors import DataFormatError, InvalidInputError
+
+__all__ = [
+    "UPLOAD_SUFFIXES",
+    "UploadLimits",
+    "SessionIndex",
+    "check_uploads",
+    "read_text",
+    "read_passages",
+    "index_uploads",
+    "sessions_dir",
+    "remove_stale_sessions",
+]
+
+UPLOAD_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf", ".jsonl")
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    # Per file: a 300-page book as text is ~1 MB, a PDF with figures ~10 MB.
+    max_file_mb: float = 10.0
+    # Per session: indexing ~20 MB of text takes about a minute on 2 cores,
+    # the longest we want a user to wait; and every session's index is on disk.
+    max_total_mb: float = 20.0
+    # Files per upload: the file list in the UI stays readable.
+    max_files: int = 20
+
+
+def sessions_dir() -> Path:
+    """Where sessions' indexes live (``<cache>/sessions``)."""
+    return cache_dir() / "sessions"
+
+
+def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimits()) -> list[Path]:
+    """The upload paths, or an error naming the first file that breaks a rule."""
+    paths = [Path(p) for p in paths or []]
+    if not paths:
+        raise InvalidInputError("Choose one or more files to upload first.")
+    if len(paths) > limits.max_files:
+        raise InvalidInputError(f"{len(paths)} files: upload at most {limits.max_files} at a time.")
+    total = 0
+    for path in paths:
+        if path.suffix.lower() not in UPLOAD_SUFFIXES:
+            raise InvalidInputError(
+                f"{path.name}: unsupported file type {path.suffix or '(none)'!r}; "
+                f"upload {', '.join(UPLOAD_SUFFIXES)} files."
+            )
+        if not path.is_file():
+            raise InvalidInputError(f"{path.name}: the upload did not arrive; please upload it again.")
+        size = path.stat().st_size
+        if size > limits.max_file_mb * 1e6:
+            raise InvalidInputError(
+                f"{path.name} is {size / 1e6:.1f} MB; files are limited to {limits.max_file_mb:g} MB each."
+            )
+        if size == 0:
+            raise InvalidInputError(f"{path.name} is empty.")
+        total += size
+    if total > limits.max_total_mb * 1e6:
+        raise InvalidInputError(
+            f"The files add up to {total / 1e6:.1f} MB; a session takes at most {limits.max_total_mb:g} MB."
+        )
+    return paths
+
+
+def _read_pdf(path: Path) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise DataFormatError(f"{path.name} is password-protected; upload an unprotected copy.")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except PyPdfError as error:
+        raise DataFormatError(f"{path.name} is not a readable PDF ({error}).") from None
+    # A page is a paragraph boundary; lines inside a page are wrapped text.
+    return "\n\n".join(pages)
+
+
+def read_text(path: str | Path, name: str | None = None) -> str:
+    """The plain text of one uploaded document (HTML stripped, PDF extracted)."""
+    path = Path(path)
+    name = name or path.name
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        text = _read_pdf(path)
+    elif suffix in DOCUMENT_SUFFIXES:
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and upload it again.") from None
+        if "\0" in text:
+            raise DataFormatError(f"{name} looks like a binary file, not {suffix} text.")
+        if suffix in (".html", ".htm"):
+            text = html_to_text(text)
+    else:
+        raise InvalidInputError(f"{name}: one document must be {', '.join(DOCUMENT_SUFFIXES)} or .pdf.")
+    if not text.strip():
+        hint = " (a scanned PDF has images, not text)" if suffix == ".pdf" else ""
+        raise DataFormatError(f"{name} has no text to answer from{hint}.")
+    return text
+
+
+def read_passages(paths: Sequence[Path]) -> list[dict]:
+    """Passages (``id``, ``contents``, ``title``, ``url``) of all uploads."""
+    passages: list[dict] = []
+    for path in paths:
+        if path.suffix.lower() == ".jsonl":
+            try:
+                passages += list(read_collection(path))
+            except UnicodeDecodeError:
+                raise DataFormatError(f"{path.name} is not UTF-8 text.") from None
+            except DataFormatError as error:
+                # The reader names the temporary path; the user knows the file by its name.
+                raise DataFormatError(str(error).replace(str(path), path.name)) from None
+            continue
+        for number, text in enumerate(split_passages(read_text(path))):
+            passages.append({"id": f"{path.name}#{number}", "contents": text, "title": path.stem, "url": ""})
+    return passages
+
+
+@dataclass
+class SessionIndex:
+    """An index of one session's uploads; :meth:`close` removes it from disk."""
+
+    retriever: BM25Retriever
+    directory: Path
+    files: list[str] = field(default_factory=list)
+    passages: int = 0
+
+    def describe(self) -> str:
+        names = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
+        return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {self.passages} passages)"
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def index_uploads(
+    paths: Sequence[str | Path],
+    limits: UploadLimits = UploadLimits(),
+    config: RetrieverConfig = RetrieverConfig(),
+    root: Path | None = None,
+) -> SessionIndex:
+    """Check, read and index the uploads into a fresh folder under ``root``.
+
+    The index build reports progress with tqdm, which the app's
+    ``gr.Progress(track_tqdm=True)`` shows in the browser.
+    """
+    from .index import build_index
+
+    paths = check_uploads(paths, limits)
+    passages = read_passages(paths)
+    if not passages:
+        raise DataFormatError("The uploads hold no text to answer from.")
+    root = root or sessions_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    directory = Path(tempfile.mkdtemp(prefix="session-", dir=root))
+    try:
+        count = build_index(passages, directory / "index", total=len(passages), description="Indexing your files")
+        retriever = BM25Retriever.from_index(directory / "index", config)
+    except BaseException:  # a failed build must not leave its folder behind
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return SessionIndex(retriever, directory, [p.name for p in paths], count)
+
+
+def remove_stale_sessions(root: Path | None = None, older_than_s: float = 24 * 3600) -> int:
+    """Delete session indexes left by a server that did not stop cleanly."""
+    root = root or sessions_dir()
+    if not root.is_dir():
+        return 0
+    removed = 0
+    for folder in root.glob("session-*"):
+        if folder.is_dir() and time.time() - folder.stat().st_mtime > older_than_s:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed

@@ -1,0 +1,128 @@
+"""The reader, the pipeline and the terminal chat, with real components."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant._pipeline import Assistant
+from assistant._reader import NOT_FOUND, SentenceReader, split_sentences
+from assistant._types import Answer, Conversation, Passage, Rewrite, Turn
+from assistant.config import AssistantConfig, ReaderConfig
+from assistant.errors import InvalidInputError
+from rewriting._base import OriginalRewriter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class RecordingRewriter:
+    """Returns a fixed rewrite and remembers the history it was given."""
+
+    def __init__(self, text):
+        self.text, self.histories = text, []
+
+    def rewrite(self, question, history):
+        self.histories.append(list(history))
+        return Rewrite(self.text)
+
+
+@pytest.fixture(scope="module")
+def reader(minilm):
+    return SentenceReader(minilm)
+
+
+def test_reader_picks_the_answer_sentence(reader, retriever):
+    question = "Who was Ada Lovelace's father?"
+    answer = reader.read(question, retriever.search(question, 5))
+    assert answer.found
+    assert answer.text == "Her father was the poet Lord Byron."
+    assert answer.evidence == answer.text and answer.source_id == "ada"
+
+
+def test_reader_says_when_nothing_is_relevant(reader, retriever):
+    assert reader.read("anything", []) == Answer(NOT_FOUND, 0.0, found=False)
+    unrelated = [Passage("p", "Python is a high-level programming language.", 3.0)]
+    answer = reader.read("How many legs does a spider have?", unrelated)
+    assert not answer.found and answer.text == NOT_FOUND
+
+
+def test_mu_weighs_retrieval_against_the_reader(minilm):
+    # The same sentence in a passage with a low BM25 score against an off-topic
+    # one with a high score: the reader's similarity wins at mu=0.7, BM25 at mu=0.
+    passages = [
+        Passage("off", "Bread is baked from flour and water in an oven.", 10.0),
+        Passage("on", "Ada Lovelace wrote the first published computer algorithm.", 1.0),
+    ]
+    question = "What did Ada Lovelace write?"
+    def source(mu):
+        return SentenceReader(minilm, ReaderConfig(mu=mu, min_similarity=-1)).read(question, passages).source_id
+
+    assert (source(0.7), source(0.0)) == ("on", "off")
+
+
+def test_split_sentences():
+    assert split_sentences("One. Two? \"Three\" four! five.") == ["One.", "Two?", '"Three" four! five.']
+
+
+def test_pipeline_turn_and_history(retriever, reader):
+    rewriter = RecordingRewriter("Who was Ada Lovelace's father?")
+    assistant = Assistant(rewriter, retriever, reader, AssistantConfig(history_turns=1))
+    conversation = Conversation()
+    first = assistant.ask("  Who was Ada Lovelace? ", conversation)
+    assert first.question == "Who was Ada Lovelace?"
+    assert [p.id for p in first.sources][0] == "ada"
+    assert set(first.timings_ms) == {"rewrite", "retrieve", "read", "total"}
+    conversation.add(first)
+    conversation.add(assistant.ask("And her father?", conversation))
+    third = assistant.ask("What else?", conversation)
+    # history_turns=1: only the last question/answer pair reaches the rewriter.
+    assert rewriter.histories == [[], ["Who was Ada Lovelace?", first.answer.text], ["And her father?", third.answer.text]]
+    assert third.answer.text == "Her father was the poet Lord Byron."
+
+
+@pytest.mark.parametrize("bad", ["", "   \n ", "x" * 20_000])
+def test_pipeline_refuses_bad_input(retriever, reader, bad):
+    assistant = Assistant(OriginalRewriter(), retriever, reader)
+    with pytest.raises(InvalidInputError):
+        assistant.ask(bad, Conversation())
+
+
+def test_conversation_undo():
+    conversation = Conversation()
+    assert conversation.undo() is None
+    turn = Turn("q", Rewrite("q"), Answer("a", 1.0))
+    conversation.add(turn)
+    assert conversation.undo() is turn and conversation.history() == []
+
+
+def test_terminal_chat_json(tiny_index):
+    lines = "Who was Ada Lovelace?\n\nWhat did she write?\n<script>alert(1)</script>\n"
+    env = dict(os.environ, CONVQA_INDEX_DIR=str(tiny_index))
+    result = subprocess.run(
+        [sys.executable, "-m", "assistant.chat", "--json", "--rewriter", "original"],
+        input=lines, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    turns = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(turns) == 4
+    assert turns[0]["question"] == "Who was Ada Lovelace?" and turns[0]["sources"][0]["id"] == "ada"
+    assert set(turns[0]) == {"question", "rewrite", "answer", "sources", "timings_ms"}
+    assert set(turns[0]["sources"][0]) == {"id", "title", "score", "text"}
+    assert set(turns[0]["timings_ms"]) == {"rewrite", "retrieve", "read", "total"}
+    assert turns[1] == {"question": "", "error": "Please type a question."}
+    assert turns[2]["answer"].startswith("She wrote the first published algorithm")
+    assert turns[3]["question"] == "<script>alert(1)</script>"
+
+
+def test_terminal_chat_missing_index(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "assistant.chat", "--index", str(tmp_path / "none"), "--rewriter", "original"],
+        input="hi\n", capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert result.returncode == 2
+    assert "python -m assistant.index" in result.stderr
