@@ -1,0 +1,1 @@
+"""Evaluation: metrics (pure functions), encoders, and the evaluation commands."""

