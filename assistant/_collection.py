@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
+from ._jsonl import json_lines
 from .errors import DataFormatError
 
 __all__ = [
@@ -128,25 +129,17 @@ def read_document(path: Path) -> str:
 
 
 def _read_jsonl(path: Path) -> Iterator[dict]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataFormatError(f"{path}:{number}: not JSON ({error.msg}).") from None
-            if not isinstance(record, dict) or "id" not in record or "contents" not in record:
-                raise DataFormatError(
-                    f"{path}:{number}: each line needs \"id\" and \"contents\" "
-                    "(\"title\" and \"url\" are optional)."
-                )
-            yield {
-                "id": str(record["id"]),
-                "contents": str(record["contents"]),
-                "title": str(record.get("title") or ""),
-                "url": str(record.get("url") or ""),
-            }
+    for where, record in json_lines(path):
+        if not isinstance(record, dict) or "id" not in record or "contents" not in record:
+            raise DataFormatError(
+                f'{where}: each line needs "id" and "contents" ("title" and "url" are optional).'
+            )
+        yield {
+            "id": str(record["id"]),
+            "contents": str(record["contents"]),
+            "title": str(record.get("title") or ""),
+            "url": str(record.get("url") or ""),
+        }
 
 
 def _read_folder(path: Path) -> Iterator[dict]:

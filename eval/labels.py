@@ -68,8 +68,9 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
+from assistant._jsonl import json_lines
 from assistant.errors import DataFormatError
 
 __all__ = [
@@ -111,29 +112,6 @@ def default_labels_path() -> Path:
     from assistant.config import cache_dir
 
     return cache_dir() / "labels.jsonl"
-
-
-def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
-    """``(where, record)`` for each non-blank line of the JSONL file at
-    ``path``; ``where`` ("FILE, line N") is for the caller's own messages.
-    Raises :class:`DataFormatError` for an unreadable file or a line that is
-    not JSON."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError as err:
-        raise DataFormatError(f"{path}: no such file") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataFormatError(f"{path}: cannot read it as UTF-8 text ({err})") from err
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-        yield where, record
 
 
 def _parse_record(record: Any, where: str) -> LabelledRewrite:

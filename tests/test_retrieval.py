@@ -75,10 +75,10 @@ def test_folder_collection_and_cli(tmp_path, capsys):
 def test_bad_collections(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "1", "contents": "ok"}\n{"id": "2"}\n')
-    with pytest.raises(DataFormatError, match="bad.jsonl:2"):
+    with pytest.raises(DataFormatError, match="bad.jsonl, line 2"):
         list(read_collection(bad))
     assert index_main(["--input", str(bad), "--index", str(tmp_path / "idx")]) == 2
-    assert "bad.jsonl:2" in capsys.readouterr().err
+    assert "bad.jsonl, line 2" in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()  # nothing half-built is left behind
     dup = tmp_path / "dup.jsonl"
     dup.write_text(json.dumps({"id": "1", "contents": "a"}) + "\n" + json.dumps({"id": "1", "contents": "b"}) + "\n")
