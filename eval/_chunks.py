@@ -1,0 +1,137 @@
+"""One document as passages, and BM25 over those passages in memory.
+
+CoQA converses about one story, QuALITY asks about one long article, and
+the app's single-document mode about one upload: each needs retrieval
+*inside* one document. Building a Lucene index per document would start
+the JVM and write files for a few dozen passages, so this module ranks them
+in pure Python with the same model as our Anserini index: BM25 with
+Anserini's defaults (k1 = 0.9, b = 0.4) and Lucene's English analysis
+(lower case, possessive 's dropped, Lucene's 33 English stop words, the
+original Porter stemmer), with Lucene's scoring formula.
+
+:class:`ChunkRetriever` follows the ``Retriever`` protocol
+(``search(query, k) -> list[Passage]``), so the readers take its passages
+exactly as they take the index's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from assistant._collection import split_passages as _split
+from assistant._types import Passage
+
+__all__ = ["split_passages", "analyze", "BM25Config", "ChunkRetriever"]
+
+
+def split_passages(
+    text: str, doc_id: str = "doc", *, max_words: int = 100, title: str = "", url: str = ""
+) -> list[Passage]:
+    """One document as :class:`Passage` values, cut as the collection reader
+    cuts documents (:func:`assistant._collection.split_passages`: paragraphs
+    packed up to ``max_words`` words, long ones cut at sentence ends). Ids are
+    ``{doc_id}_p{i}``, QReCC's passage-id layout; scores are 0.
+
+    >>> [(p.id, p.text) for p in split_passages("One two.\\n\\nThree four.\\n\\nFive six seven.", "d", max_words=4)]
+    [('d_p0', 'One two. Three four.'), ('d_p1', 'Five six seven.')]
+    """
+    if max_words < 1:
+        raise ValueError(f"max_words must be >= 1, got {max_words}")
+    return [
+        Passage(id=f"{doc_id}_p{i}", text=chunk, score=0.0, title=title, url=url)
+        for i, chunk in enumerate(_split(text, max_words=max_words))
+    ]
+
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (what Anserini indexes with).
+_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such "
+    "that the their then there these they this to was will with".split()
+)
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem.porter import PorterStemmer
+
+    # Lucene's PorterStemFilter implements Porter's original algorithm.
+    return PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer().stem(word)
+
+
+def analyze(text: str) -> list[str]:
+    """Lucene-English-style terms: lower case, possessives and stop words
+    dropped, Porter-stemmed.
+
+    >>> analyze("The Driver's licences are renewed")
+    ['driver', 'licenc', 'renew']
+    """
+    terms = []
+    for token in _TOKEN.findall(text.lower()):
+        token = re.sub(r"['’]s$", "", token)
+        if token and token not in _STOP_WORDS:
+            terms.append(_stem(token))
+    return terms
+
+
+@dataclass(frozen=True)
+class BM25Config:
+    k1: float = 0.9  # term-frequency saturation: Anserini's default
+    b: float = 0.4  # length normalisation: Anserini's default
+
+
+class ChunkRetriever:
+    """BM25 over a fixed list of passages, in memory.
+
+    >>> r = ChunkRetriever([Passage("a", "The cat sat.", 0.0), Passage("b", "A dog ran far.", 0.0)])
+    >>> [p.id for p in r.search("cats", 2)]
+    ['a']
+    """
+
+    def __init__(self, passages: Sequence[Passage], config: BM25Config = BM25Config()) -> None:
+        self.passages = list(passages)
+        self.config = config
+        self._terms = [Counter(analyze(f"{p.title} {p.text}" if p.title else p.text)) for p in self.passages]
+        self._lengths = [sum(t.values()) for t in self._terms]
+        self._avg_length = sum(self._lengths) / max(1, len(self._lengths)) or 1.0
+        df: Counter = Counter()
+        for terms in self._terms:
+            df.update(terms.keys())
+        n = len(self.passages)
+        # Lucene's BM25 idf: log(1 + (N - df + 0.5) / (df + 0.5)), always > 0.
+        self._idf = {term: math.log(1 + (n - f + 0.5) / (f + 0.5)) for term, f in df.items()}
+
+    def scores(self, query: str) -> list[float]:
+        """The BM25 score of every passage for ``query``, in passage order."""
+        k1, b = self.config.k1, self.config.b
+        query_terms = Counter(analyze(query))
+        out = []
+        for terms, length in zip(self._terms, self._lengths):
+            norm = k1 * (1 - b + b * length / self._avg_length)
+            score = 0.0
+            for term, count in query_terms.items():
+                tf = terms.get(term, 0)
+                if tf:
+                    score += count * self._idf[term] * tf / (tf + norm)
+            out.append(score)
+        return out
+
+    def search(self, query: str, k: int) -> list[Passage]:
+        """The ``k`` best passages with a positive score, best first (ties:
+        document order), each carrying its BM25 score."""
+        scored = [(s, i) for i, s in enumerate(self.scores(query)) if s > 0]
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [
+            Passage(id=p.id, text=p.text, score=s, title=p.title, url=p.url)
+            for s, p in ((s, self.passages[i]) for s, i in scored[:k])
+        ]

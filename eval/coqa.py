@@ -1,0 +1,328 @@
+"""CoQA: the official evaluation, and predictions with our system.
+
+Evaluation (``--pred``) follows the official ``evaluate-v1.0.py`` line by
+line in its semantics: SQuAD normalisation; per turn, EM and F1 over the
+main answer plus ``additional_answers`` with leave-one-out averaging (one
+gold: the score against it); a missing prediction scores 0 but still counts
+as a turn; scores per domain, then ``in_domain`` (children's stories,
+literature, mid-high school, news, Wikipedia), ``out_domain`` (reddit,
+science) and ``overall``, each ``{"em", "f1", "turns"}`` in percent rounded
+to one decimal. ``--json`` prints exactly that dictionary, in the official
+order. CoQA's "unknown" answers are plain gold texts ("unknown"), so a
+system says "unknown" to get them right.
+
+Prediction (``--predict OUT``) answers every turn with our pipeline, one
+story at a time: the story is split into passages, retrieval runs inside
+that story only, and the history the rewriter is given is the *gold*
+history (earlier questions and their main gold answers, the last
+``--history-turns`` of them), as the CoQA paper prescribes for evaluation;
+the reader reads the rewritten question.
+The file written is the official prediction format, a list of
+``{"id", "turn_id", "answer"}``.
+
+Usage::
+
+    python -m eval.coqa --data coqa-dev-v1.0.json --pred PRED.json [--json]
+    python -m eval.coqa --data coqa-dev-v1.0.json --predict PRED.json \\
+        [--reader sentence|generative] [--rewriter original|MODEL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from assistant._types import Answer, Conversation, Rewrite, Turn
+from assistant.errors import AssistantError, DataFormatError, InvalidInputError
+from eval._chunks import ChunkRetriever, split_passages
+from eval.metrics import exact_match, leave_one_out, token_f1
+
+__all__ = [
+    "IN_DOMAIN",
+    "OUT_DOMAIN",
+    "Story",
+    "load_stories",
+    "load_gold",
+    "load_predictions",
+    "turn_scores",
+    "evaluate",
+    "format_table",
+    "gold_conversation",
+    "story_retriever",
+    "predict",
+]
+
+# Official source names -> the domain names the official evaluator prints,
+# in its order (in-domain first, then out-of-domain).
+IN_DOMAIN = OrderedDict(
+    [
+        ("mctest", "children_stories"),
+        ("gutenberg", "literature"),
+        ("race", "mid-high_school"),
+        ("cnn", "news"),
+        ("wikipedia", "wikipedia"),
+    ]
+)
+OUT_DOMAIN = OrderedDict([("reddit", "reddit"), ("science", "science")])
+
+Key = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Story:
+    """One CoQA story: its text, source, questions and every gold answer list."""
+
+    id: str
+    source: str
+    text: str
+    questions: tuple[str, ...]
+    # golds[i] = the main answer of turn i + 1 followed by the additional ones.
+    golds: tuple[tuple[str, ...], ...]
+
+
+def load_stories(path: str | Path) -> list[Story]:
+    """Read an official CoQA file (``{"data": [story, ...]}``).
+
+    ``additional_answers`` is optional (the training file has none). Raises
+    :class:`DataFormatError` when the layout is not CoQA's or a source is
+    not one of the seven CoQA domains.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            dataset = json.load(handle)
+    except (OSError, json.JSONDecodeError) as error:
+        raise DataFormatError(f"cannot read CoQA file {path}: {error}") from error
+    if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
+        raise DataFormatError(f"{path} is not a CoQA file: expected {{'data': [stories]}}")
+    stories = []
+    for story in dataset["data"]:
+        try:
+            source, story_id = story["source"], story["id"]
+            answer_lists = [story["answers"], *story.get("additional_answers", {}).values()]
+            questions = story["questions"]
+            if source not in IN_DOMAIN and source not in OUT_DOMAIN:
+                raise DataFormatError(
+                    f"story {story_id}: unknown source '{source}' "
+                    f"(CoQA's are {', '.join([*IN_DOMAIN, *OUT_DOMAIN])})"
+                )
+            golds = []
+            for i, question in enumerate(questions):
+                if question["turn_id"] != i + 1:
+                    raise DataFormatError(f"story {story_id}: turn_id {question['turn_id']} at position {i + 1}")
+                turn_golds = []
+                for answers in answer_lists:
+                    if answers[i]["turn_id"] != question["turn_id"]:
+                        raise DataFormatError(f"story {story_id}: answer turn_id does not match question {i + 1}")
+                    turn_golds.append(answers[i]["input_text"])
+                golds.append(tuple(turn_golds))
+            stories.append(
+                Story(
+                    id=story_id,
+                    source=source,
+                    text=story["story"],
+                    questions=tuple(q["input_text"] for q in questions),
+                    golds=tuple(golds),
+                )
+            )
+        except (KeyError, IndexError, TypeError) as error:
+            raise DataFormatError(f"{path}: story is not in CoQA's format ({error!r})") from error
+    return stories
+
+
+def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, str]]:
+    """The official evaluator's view of a data file: gold answers per
+    ``(story id, turn id)`` and each story's source."""
+    gold: dict[Key, tuple[str, ...]] = {}
+    sources: dict[str, str] = {}
+    for story in load_stories(path):
+        if story.id in sources:
+            raise DataFormatError(f"{path}: duplicate story {story.id}")
+        sources[story.id] = story.source
+        for turn_id, golds in enumerate(story.golds, start=1):
+            gold[(story.id, turn_id)] = golds
+    return gold, sources
+
+
+def load_predictions(path: str | Path) -> dict[Key, str]:
+    """Read the official prediction format: a list of ``{"id", "turn_id", "answer"}``."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            rows = json.load(handle)
+        return {(row["id"], int(row["turn_id"])): row["answer"] for row in rows}
+    except (OSError, json.JSONDecodeError) as error:
+        raise DataFormatError(f"cannot read predictions {path}: {error}") from error
+    except (KeyError, TypeError, ValueError) as error:
+        raise DataFormatError(
+            f"{path}: predictions must be a list of {{'id', 'turn_id', 'answer'}} ({error!r})"
+        ) from error
+
+
+def turn_scores(golds: Sequence[str], prediction: str) -> tuple[float, float]:
+    """One turn's (EM, F1): leave-one-out over the golds (CoQA's rule).
+
+    Worked example, golds ["white", "white", "gray", "a white cat"] and
+    prediction "white": the four leave-one-out subsets all still hold a
+    "white" (EM 1, F1 1), so EM = F1 = 1; prediction "gray" matches only when
+    the left-out gold is not "gray": EM = 3/4, F1 = 3/4.
+
+    >>> turn_scores(["white", "white", "gray", "a white cat"], "white")
+    (1.0, 1.0)
+    >>> turn_scores(["white", "white", "gray", "a white cat"], "gray")
+    (0.75, 0.75)
+    """
+    return leave_one_out(exact_match, golds, prediction), leave_one_out(token_f1, golds, prediction)
+
+
+def _percent(total: float, count: int) -> float:
+    return round(total / max(1, count) * 100, 1)
+
+
+def evaluate(
+    gold: Mapping[Key, Sequence[str]],
+    sources: Mapping[str, str],
+    predictions: Mapping[Key, str],
+    *,
+    warn: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+) -> "OrderedDict[str, dict]":
+    """The official evaluator's ``model_performance``: per-domain, in/out of
+    domain and overall ``{"em", "f1", "turns"}``, percent, one decimal."""
+    totals = {source: [0.0, 0.0, 0] for source in [*IN_DOMAIN, *OUT_DOMAIN]}
+    for (story_id, turn_id), golds in gold.items():
+        total = totals[sources[story_id]]
+        total[2] += 1
+        if (story_id, turn_id) not in predictions:
+            warn(f"Missing prediction for {story_id} and turn_id: {turn_id}")
+            continue
+        em, f1 = turn_scores(golds, predictions[(story_id, turn_id)])
+        total[0] += em
+        total[1] += f1
+    scores: OrderedDict[str, dict] = OrderedDict()
+    groups = {"in_domain": [0.0, 0.0, 0], "out_domain": [0.0, 0.0, 0]}
+    for group, domains in (("in_domain", IN_DOMAIN), ("out_domain", OUT_DOMAIN)):
+        for source, domain in domains.items():
+            em, f1, turns = totals[source]
+            scores[domain] = {"em": _percent(em, turns), "f1": _percent(f1, turns), "turns": turns}
+            groups[group] = [a + b for a, b in zip(groups[group], totals[source])]
+    for group, (em, f1, turns) in groups.items():
+        scores[group] = {"em": _percent(em, turns), "f1": _percent(f1, turns), "turns": turns}
+    em, f1, turns = (a + b for a, b in zip(groups["in_domain"], groups["out_domain"]))
+    scores["overall"] = {"em": _percent(em, turns), "f1": _percent(f1, turns), "turns": turns}
+    return scores
+
+
+def format_table(scores: Mapping[str, Mapping]) -> str:
+    """The scores as an aligned text table (one row per domain and group)."""
+    lines = [f"{'domain':<18}{'EM':>7}{'F1':>7}{'turns':>8}"]
+    for name, row in scores.items():
+        lines.append(f"{name:<18}{row['em']:>7.1f}{row['f1']:>7.1f}{row['turns']:>8}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- prediction
+
+
+def gold_conversation(story: Story, turn_index: int) -> Conversation:
+    """The turns before ``turn_index`` (0-based) with their main gold answers:
+    the gold history CoQA evaluates with (the assistant keeps the last n).
+
+    >>> s = Story("s", "mctest", "", ("Q1", "Q2", "Q3"), (("A1", "a1"), ("A2",), ("A3",)))
+    >>> gold_conversation(s, 2).history()
+    ['Q1', 'A1', 'Q2', 'A2']
+    """
+    conversation = Conversation()
+    for question, golds in zip(story.questions[:turn_index], story.golds[:turn_index]):
+        conversation.add(Turn(question, Rewrite(question), Answer(golds[0], 1.0)))
+    return conversation
+
+
+def story_retriever(story: Story, passage_words: int = 100) -> ChunkRetriever:
+    """BM25 over the passages of one story: retrieval runs inside it."""
+    return ChunkRetriever(split_passages(story.text, doc_id=story.id, max_words=passage_words))
+
+
+def predict(
+    stories: Sequence[Story],
+    make_assistant: Callable[[Story], object],
+    *,
+    progress: Callable = lambda iterable, **_: iterable,
+) -> list[dict]:
+    """Answer every turn of every story; the official prediction rows.
+
+    ``make_assistant(story)`` returns an object with the pipeline's
+    ``ask(question, conversation) -> Turn`` whose retrieval runs inside that
+    story. History is gold. An answer the reader did not find is "unknown".
+    """
+    rows = []
+    for story in progress(stories, desc="stories", unit="story"):
+        assistant = make_assistant(story)
+        for i, question in enumerate(story.questions):
+            turn = assistant.ask(question, gold_conversation(story, i))
+            text = turn.answer.text if turn.answer.found else "unknown"
+            rows.append({"id": story.id, "turn_id": i + 1, "answer": text})
+    return rows
+
+
+def _assistant_factory(args) -> Callable[[Story], object]:
+    """One rewriter and reader for the run; a retriever per story."""
+    from assistant._pipeline import Assistant
+    from assistant.config import AssistantConfig, RetrieverConfig
+    from rewriting import load_rewriter
+
+    if args.reader == "generative":
+        from assistant._generative import GenerativeReader
+
+        reader = GenerativeReader.from_pretrained()
+    elif args.reader == "sentence":
+        from assistant._reader import SentenceReader
+
+        reader = SentenceReader.from_pretrained()
+    else:
+        raise InvalidInputError(f"--reader must be 'sentence' or 'generative', not {args.reader!r}")
+    rewriter = load_rewriter(args.rewriter)
+    config = AssistantConfig(rewriter=args.rewriter, reader=args.reader, history_turns=args.history_turns)
+
+    def make_assistant(story: Story):
+        return Assistant(rewriter, story_retriever(story, args.passage_words), reader, config, RetrieverConfig(k=args.k))
+
+    return make_assistant
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.coqa", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="official CoQA file, e.g. coqa-dev-v1.0.json")
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--pred", help="predictions to score (official format)")
+    action.add_argument("--predict", metavar="OUT", help="write our system's predictions here")
+    parser.add_argument("--json", action="store_true", help="print the official evaluator's JSON")
+    parser.add_argument("--reader", default="sentence", help="sentence | generative (with --predict)")
+    parser.add_argument("--rewriter", default="original", help="original | prompted | trained | a model path (with --predict)")
+    parser.add_argument("--history-turns", type=int, default=2, help="gold turns of history given to the system")
+    parser.add_argument("--k", type=int, default=3, help="passages of the story given to the reader")
+    parser.add_argument("--passage-words", type=int, default=100, help="words per passage when splitting a story")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N stories (with --predict)")
+    args = parser.parse_args(argv)
+    try:
+        if args.pred:
+            gold, sources = load_gold(args.data)
+            scores = evaluate(gold, sources, load_predictions(args.pred))
+            print(json.dumps(scores, indent=2) if args.json else format_table(scores))
+            return 0
+        from tqdm import tqdm
+
+        stories = load_stories(args.data)[: args.limit]
+        rows = predict(stories, _assistant_factory(args), progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+        Path(args.predict).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
+        return 0
+    except AssistantError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

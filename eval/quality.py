@@ -1,0 +1,382 @@
+"""QuALITY: multiple-choice questions over long articles.
+
+``python -m eval.quality --data FILE [--json]`` reads either
+
+* the official QuALITY jsonl (one line per question set: ``article`` as HTML,
+  ``questions[]`` with ``question``, four ``options``, ``gold_label``
+  1-based, ``difficult`` 0/1), or
+* LEval's QuALITY subset (``input`` = the article as text, ``instructions`` =
+  questions with the options inside the text as ``(A) ... (D)``, ``outputs``
+  = the gold option). LEval added 18 questions of its own (sentence counts,
+  named entities ...); they are the ones laid out as ``\\n(A)`` (no space
+  after the newline) and are dropped: they are not QuALITY questions.
+
+Each article is split into passages of ``passage_words`` words. As in the
+paper's extract-then-answer baselines, the ``k`` passages most relevant to
+the *question* (BM25) are extracted first; then each option is scored
+against that evidence as
+
+    max over evidence passages p of
+        mu * cos(MiniLM(question + " " + option), MiniLM(p))
+        + (1 - mu) * BM25(option, p) / (the largest such BM25 value)
+
+and the best-scoring option is the answer. ``mu`` plays QReCC's role of
+interpolating a dense and a lexical score. The defaults (k = 4, mu = 1.0)
+are the best point of a sweep on the LEval subset itself (no held-out
+QuALITY data is here), so they flatter the score a little: BENCHMARKS.md
+gives the whole sweep.
+
+Accuracy is reported on all questions and on the HARD subset
+(``difficult == 1``) when the file has the flag; ``--json`` prints
+``{"n", "accuracy", "n_hard", "hard_accuracy"}`` with ``null`` where a split
+is absent. Chance is 25%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from assistant._collection import html_to_text
+from assistant._types import Passage
+from assistant.errors import AssistantError, DataFormatError, InvalidInputError
+from eval._chunks import ChunkRetriever, split_passages
+
+__all__ = [
+    "MCQuestion",
+    "Article",
+    "parse_leval_question",
+    "load_quality",
+    "QualityConfig",
+    "Choice",
+    "MultipleChoiceReader",
+    "answer_multiple_choice",
+    "evaluate",
+    "evaluate_sweep",
+]
+
+LETTERS = "ABCD"
+
+
+@dataclass(frozen=True)
+class MCQuestion:
+    question: str
+    options: tuple[str, ...]
+    gold: int | None  # 0-based index of the gold option; None when unlabelled
+    hard: bool | None = None  # QuALITY's `difficult`; None when the file lacks it
+
+
+@dataclass(frozen=True)
+class Article:
+    id: str
+    text: str
+    questions: tuple[MCQuestion, ...]
+    title: str = ""
+
+
+# ---------------------------------------------------------------- reading
+
+_OPTION = re.compile(r"\n[ \t]*\(([A-D])\)[ \t]*")
+
+
+def parse_leval_question(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """Split an LEval instruction into (question, four options).
+
+    Returns None for LEval's own added questions, recognisable by the
+    ``\\n(A)`` layout (QuALITY's have ``\\n (A)``).
+
+    >>> parse_leval_question("Who?\\n\\n (A) Ann \\n (B) Bo\\n (C) Cy \\n (D) Di ")
+    ('Who?', ('Ann', 'Bo', 'Cy', 'Di'))
+    >>> parse_leval_question("How many sentences?\\n\\n(A) 256\\n(B) 450\\n(C) 344\\n(D) 406") is None
+    True
+    """
+    if "\n(A)" in text:
+        return None
+    parts = _OPTION.split(text)
+    # parts = [question, "A", optA, "B", optB, ...]
+    letters = parts[1::2]
+    if letters != list(LETTERS):
+        raise DataFormatError(f"expected options (A)-(D) in question: {text[:80]!r}")
+    return parts[0].strip(), tuple(" ".join(o.split()) for o in parts[2::2])
+
+
+def _gold_letter(output: str) -> int:
+    match = re.match(r"\s*\(([A-D])\)", output)
+    if not match:
+        raise DataFormatError(f"gold output does not start with (A)-(D): {output[:60]!r}")
+    return LETTERS.index(match.group(1))
+
+
+def _official_article(row: dict, line: int) -> Article:
+    article = row["article"]
+    html = "".join(article) if isinstance(article, list) else article
+    questions = []
+    for q in row["questions"]:
+        options = tuple(" ".join(o.split()) for o in q["options"])
+        if len(options) != 4:
+            raise DataFormatError(f"line {line}: a question has {len(options)} options, not 4")
+        gold = q.get("gold_label")
+        difficult = q.get("difficult")
+        questions.append(
+            MCQuestion(
+                question=" ".join(q["question"].split()),
+                options=options,
+                gold=int(gold) - 1 if gold is not None else None,
+                hard=bool(int(difficult)) if difficult is not None else None,
+            )
+        )
+    article_id = str(row.get("set_unique_id") or row.get("article_id") or f"line{line}")
+    return Article(article_id, html_to_text(html), tuple(questions), title=row.get("title", ""))
+
+
+def _leval_article(row: dict, line: int) -> Article:
+    if len(row["instructions"]) != len(row["outputs"]):
+        raise DataFormatError(f"line {line}: {len(row['instructions'])} questions but {len(row['outputs'])} outputs")
+    questions = []
+    for instruction, output in zip(row["instructions"], row["outputs"]):
+        parsed = parse_leval_question(instruction)
+        if parsed is None:
+            continue  # added by LEval, not a QuALITY question
+        question, options = parsed
+        questions.append(MCQuestion(question, options, _gold_letter(output)))
+    return Article(f"leval{line}", row["input"], tuple(questions))
+
+
+def load_quality(path: str | Path) -> list[Article]:
+    """Read official QuALITY jsonl or LEval's subset (detected per line)."""
+    articles = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line, text in enumerate(handle, start=1):
+                if not text.strip():
+                    continue
+                row = json.loads(text)
+                if "questions" in row and "article" in row:
+                    articles.append(_official_article(row, line))
+                elif "instructions" in row and "input" in row:
+                    articles.append(_leval_article(row, line))
+                else:
+                    raise DataFormatError(
+                        f"{path} line {line}: neither QuALITY (article, questions) nor LEval (input, instructions, outputs)"
+                    )
+    except OSError as error:
+        raise DataFormatError(f"cannot read {path}: {error}") from error
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise DataFormatError(f"{path} is not QuALITY jsonl ({error!r})") from error
+    return articles
+
+
+# ---------------------------------------------------------------- answering
+
+
+@dataclass(frozen=True)
+class QualityConfig:
+    passage_words: int = 60  # words per article passage: a few sentences, enough context for MiniLM's 256 tokens
+    k: int = 4  # passages extracted per question (BM25 on the question)
+    mu: float = 1.0  # weight of the embedding cosine vs the option's normalised BM25; best of the sweep
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A multiple-choice answer: the chosen option, every option's score, and
+    for each option the evidence passage its score rests on (the UI can
+    highlight ``evidence[index]``)."""
+
+    index: int
+    scores: tuple[float, ...]
+    evidence: tuple[Passage | None, ...] = field(default=())
+
+
+class _Document:
+    """One article's passages, BM25 over them, and their vectors (computed once)."""
+
+    def __init__(self, text: str, encoder, config: QualityConfig, doc_id: str = "doc") -> None:
+        self.passages = split_passages(text, doc_id, max_words=config.passage_words)
+        if not self.passages:
+            raise InvalidInputError("the document has no text to answer from")
+        self.retriever = ChunkRetriever(self.passages)
+        self.index = {p.id: i for i, p in enumerate(self.passages)}
+        self.vectors = np.asarray(encoder.encode([p.text for p in self.passages]), dtype=np.float32)
+
+
+# Prepared documents kept per reader: a whole QuALITY file (~15-115 articles
+# of ~80 passages x 384 floats, ~120 kB each) or a user's few uploads.
+_CACHED_DOCUMENTS = 128
+
+
+class MultipleChoiceReader:
+    """Scores the options of a multiple-choice question against a document."""
+
+    def __init__(self, encoder, config: QualityConfig = QualityConfig()) -> None:
+        self.encoder = encoder  # eval.metrics.Encoder: L2-normalised rows
+        self.config = config
+        self._cache: dict[str, _Document] = {}
+
+    @classmethod
+    def load(cls, config: QualityConfig = QualityConfig()) -> "MultipleChoiceReader":
+        from eval.encoders import load_minilm
+
+        return cls(load_minilm(), config)
+
+    def document(self, text: str, doc_id: str = "doc") -> _Document:
+        """The prepared document (kept for the next question on the same text)."""
+        key = f"{doc_id}\0{len(text)}\0{hash(text)}"
+        if key not in self._cache:
+            if len(self._cache) >= _CACHED_DOCUMENTS:
+                self._cache.pop(next(iter(self._cache)))  # the oldest
+            self._cache[key] = _Document(text, self.encoder, self.config, doc_id)
+        return self._cache[key]
+
+    def features(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> "_Features":
+        """Everything an answer needs except ``mu``: computed once, combined
+        for any ``mu`` by :meth:`choose` (a mu sweep costs one pass)."""
+        if len(options) < 2:
+            raise InvalidInputError("a multiple-choice question needs at least two options")
+        doc = self.document(document, doc_id)
+        # Extract: the k passages BM25 ranks highest for the question (stable
+        # order, so ties and an all-zero ranking keep document order).
+        rows = np.argsort(-np.asarray(doc.retriever.scores(question)), kind="stable")[: self.config.k]
+        statements = [f"{question} {option}" for option in options]
+        vectors = np.asarray(self.encoder.encode(statements), dtype=np.float32)
+        cosines = doc.vectors[rows] @ vectors.T  # (k, options)
+        # BM25 of each option's own words over the whole article, read at the
+        # evidence rows and scaled by the best value there into [0, 1].
+        lexical = np.array([doc.retriever.scores(option) for option in options]).T[rows]
+        top = float(lexical.max(initial=0.0))
+        return _Features(tuple(doc.passages[int(r)] for r in rows), cosines, lexical / top if top > 0 else lexical)
+
+    @staticmethod
+    def choose(features: "_Features", mu: float) -> Choice:
+        """The option whose best evidence passage scores highest at ``mu``."""
+        combined = mu * features.cosines + (1 - mu) * features.lexical
+        best_rows = combined.argmax(axis=0)
+        scores = tuple(float(combined[r, i]) for i, r in enumerate(best_rows))
+        evidence = tuple(features.passages[int(r)] for r in best_rows)
+        return Choice(index=int(np.argmax(scores)), scores=scores, evidence=evidence)
+
+    def answer(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> Choice:
+        return self.choose(self.features(document, question, options, doc_id), self.config.mu)
+
+
+@dataclass(frozen=True)
+class _Features:
+    passages: tuple[Passage, ...]  # the evidence extracted for the question
+    cosines: np.ndarray  # (evidence, options): cosine of question + option with the passage
+    lexical: np.ndarray  # (evidence, options): the option's BM25 on the passage, scaled to [0, 1]
+
+
+def answer_multiple_choice(
+    article: str,
+    question: str,
+    options: Sequence[str],
+    reader: MultipleChoiceReader | None = None,
+) -> Choice:
+    """Answer one multiple-choice question about ``article`` (plain text).
+
+    The app's multiple-choice mode calls this; pass a loaded ``reader`` to
+    reuse the encoder (and the prepared article) across questions.
+    """
+    return (reader or MultipleChoiceReader.load()).answer(article, question, options)
+
+
+def _summary(correct: Sequence[bool], hard: Sequence[bool], has_flag: bool) -> dict:
+    return {
+        "n": len(correct),
+        "accuracy": sum(correct) / len(correct) if correct else None,
+        "n_hard": len(hard) if has_flag else None,
+        "hard_accuracy": (sum(hard) / len(hard) if hard else None) if has_flag else None,
+    }
+
+
+def evaluate_sweep(
+    articles: Sequence[Article], reader: MultipleChoiceReader, mus: Sequence[float], *, progress=lambda it, **_: it
+) -> list[dict]:
+    """:func:`evaluate` at each ``mu``, computing every question's features once."""
+    correct: list[list[bool]] = [[] for _ in mus]
+    hard: list[list[bool]] = [[] for _ in mus]
+    for article in progress(articles, desc="articles", unit="article"):
+        for q in article.questions:
+            if q.gold is None:
+                continue
+            features = reader.features(article.text, q.question, q.options, article.id)
+            for i, mu in enumerate(mus):
+                right = reader.choose(features, mu).index == q.gold
+                correct[i].append(right)
+                if q.hard:
+                    hard[i].append(right)
+    has_flag = any(q.hard is not None for a in articles for q in a.questions)
+    return [_summary(c, h, has_flag) for c, h in zip(correct, hard)]
+
+
+def evaluate(articles: Sequence[Article], reader, *, progress=lambda it, **_: it) -> dict:
+    """Accuracy on all labelled questions and on the HARD ones:
+    ``{"n", "accuracy", "n_hard", "hard_accuracy"}`` (None where a split is absent).
+
+    ``reader`` needs only ``answer(document, question, options, doc_id) -> Choice``.
+    """
+    correct: list[bool] = []
+    hard: list[bool] = []
+    for article in progress(articles, desc="articles", unit="article"):
+        for q in article.questions:
+            if q.gold is None:
+                continue
+            right = reader.answer(article.text, q.question, q.options, article.id).index == q.gold
+            correct.append(right)
+            if q.hard:
+                hard.append(right)
+    has_flag = any(q.hard is not None for a in articles for q in a.questions)
+    return _summary(correct, hard, has_flag)
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
+    parser.add_argument("--json", action="store_true", help='print {"n", "accuracy", "n_hard", "hard_accuracy"}')
+    defaults = QualityConfig()
+    parser.add_argument(
+        "--mu", default=str(defaults.mu), help="embedding weight (1 - mu: BM25); a comma-separated list runs a sweep"
+    )
+    parser.add_argument("--k", type=int, default=defaults.k, help="passages extracted per question")
+    parser.add_argument("--passage-words", type=int, default=defaults.passage_words, help="words per passage")
+    args = parser.parse_args(argv)
+    try:
+        mus = [float(x) for x in args.mu.split(",")]
+    except ValueError:
+        mus = [-1.0]
+    if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
+        print("error: need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1", file=sys.stderr)
+        return 2
+    try:
+        from tqdm import tqdm
+
+        articles = load_quality(args.data)
+        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
+        results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+        if len(mus) > 1:
+            results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
+    except AssistantError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(results[0] if len(mus) == 1 else results))
+        return 0
+    print(f"{'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
+    for mu, result in zip(mus, results):
+        n_hard = "-" if result["n_hard"] is None else result["n_hard"]
+        print(f"{mu:>5.2f}  {result['n']:>5}{_fmt(result['accuracy']):>10}{n_hard:>8}{_fmt(result['hard_accuracy']):>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

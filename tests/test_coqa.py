@@ -1,0 +1,227 @@
+"""CoQA's official evaluation on small official-format files, numbers by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant._types import Answer, Rewrite, Turn
+from eval import coqa
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _story(source, story_id, questions, answer_lists, text="Cotton was a white kitten."):
+    """An official CoQA story; answer_lists[0] is the main answer list."""
+
+    def answers(texts):
+        return [
+            {"span_start": 0, "span_end": 1, "span_text": t, "input_text": t, "turn_id": i + 1}
+            for i, t in enumerate(texts)
+        ]
+
+    story = {
+        "source": source,
+        "id": story_id,
+        "filename": f"{story_id}.txt",
+        "story": text,
+        "questions": [{"input_text": q, "turn_id": i + 1} for i, q in enumerate(questions)],
+        "answers": answers(answer_lists[0]),
+    }
+    if len(answer_lists) > 1:
+        story["additional_answers"] = {str(i): answers(a) for i, a in enumerate(answer_lists[1:])}
+    return story
+
+
+GOLD = {
+    "version": "1.0",
+    "data": [
+        # children_stories, 4 golds per turn (main + 3 additional)
+        _story(
+            "mctest",
+            "s1",
+            ["What color was Cotton?", "Where did she live?"],
+            [["white", "in a barn"], ["white", "barn"], ["gray", "the barn"], ["a white cat", "above the barn"]],
+        ),
+        # news, one gold per turn (no additional_answers, as in the train file)
+        _story("cnn", "s2", ["Is it known?", "Where?", "Was it?"], [["unknown", "Paris, France", "yes"]]),
+        # reddit, 4 golds
+        _story("reddit", "s3", ["How many?"], [["three"], ["3"], ["three"], ["three cats"]]),
+    ],
+}
+PREDICTIONS = [
+    {"id": "s1", "turn_id": 1, "answer": "white"},
+    {"id": "s1", "turn_id": 2, "answer": "the barn above"},
+    {"id": "s2", "turn_id": 1, "answer": "unknown"},
+    {"id": "s2", "turn_id": 2, "answer": "paris"},
+    # s2 turn 3 is missing: it scores 0 and still counts as a turn
+    {"id": "s3", "turn_id": 1, "answer": "3"},
+]
+
+# By hand.
+# s1 t1: every leave-one-out subset holds "white": EM 1, F1 1.
+# s1 t2: "barn above" vs golds "in barn", "barn", "barn", "above barn":
+#   F1 = 1/2, 2/3, 2/3, 1; EM all 0. Leave-one-out maxima: 1, 1, 1, 2/3 -> F1 11/12.
+# s2 t1: 1, 1.  s2 t2: EM 0, F1 2/3 ("paris" vs "paris france").  s2 t3: missing, 0.
+# s3 t1: "3" matches only gold 2; leaving it out gives 0 -> EM = F1 = 3/4.
+# children_stories: EM 1/2, F1 (1 + 11/12)/2 = 23/24 -> 50.0, 95.8
+# news: EM 1/3, F1 (1 + 2/3)/3 = 5/9 -> 33.3, 55.6
+# in_domain: EM 2/5, F1 (23/12 + 5/3)/5 = 43/60 -> 40.0, 71.7
+# overall: EM 2.75/6 -> 45.8, F1 (43/12 + 3/4)/6 = 13/18 -> 72.2
+EXPECTED = {
+    "children_stories": {"em": 50.0, "f1": 95.8, "turns": 2},
+    "literature": {"em": 0.0, "f1": 0.0, "turns": 0},
+    "mid-high_school": {"em": 0.0, "f1": 0.0, "turns": 0},
+    "news": {"em": 33.3, "f1": 55.6, "turns": 3},
+    "wikipedia": {"em": 0.0, "f1": 0.0, "turns": 0},
+    "reddit": {"em": 75.0, "f1": 75.0, "turns": 1},
+    "science": {"em": 0.0, "f1": 0.0, "turns": 0},
+    "in_domain": {"em": 40.0, "f1": 71.7, "turns": 5},
+    "out_domain": {"em": 75.0, "f1": 75.0, "turns": 1},
+    "overall": {"em": 45.8, "f1": 72.2, "turns": 6},
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    data, pred = tmp_path / "coqa.json", tmp_path / "pred.json"
+    data.write_text(json.dumps(GOLD))
+    pred.write_text(json.dumps(PREDICTIONS))
+    return data, pred
+
+
+def test_leave_one_out_with_four_golds_and_one_gold():
+    four = ["in a barn", "barn", "the barn", "above the barn"]
+    em, f1 = coqa.turn_scores(four, "the barn above")
+    assert em == 0.0 and f1 == pytest.approx(11 / 12)
+    assert coqa.turn_scores(["three", "3", "three", "three cats"], "3") == (0.75, 0.75)
+    # One gold: the score against it, nothing left out.
+    assert coqa.turn_scores(["Paris, France"], "paris") == (0.0, pytest.approx(2 / 3))
+    assert coqa.turn_scores(["unknown"], "Unknown.") == (1.0, 1.0)
+
+
+def test_evaluate_matches_hand_computed_official_layout(files):
+    data, pred = files
+    gold, sources = coqa.load_gold(data)
+    assert gold[("s1", 2)] == ("in a barn", "barn", "the barn", "above the barn")
+    assert gold[("s2", 2)] == ("Paris, France",)
+    warnings = []
+    scores = coqa.evaluate(gold, sources, coqa.load_predictions(pred), warn=warnings.append)
+    assert scores == EXPECTED
+    assert list(scores) == list(EXPECTED)  # the official order
+    assert warnings == ["Missing prediction for s2 and turn_id: 3"]
+
+
+def test_cli_json_prints_the_official_dictionary(files):
+    data, pred = files
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(data), "--pred", str(pred), "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    assert json.loads(out.stdout) == EXPECTED
+    table = subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(data), "--pred", str(pred)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    assert "overall" in table and "72.2" in table and "45.8" in table
+
+
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, files):
+    data, pred = files
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"data": [{"source": "blogs", "id": "x", "story": "", "questions": [], "answers": []}]}))
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(bad), "--pred", str(pred)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 2 and "unknown source 'blogs'" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    not_predictions = tmp_path / "p.json"
+    not_predictions.write_text(json.dumps({"s1": "white"}))
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(data), "--pred", str(not_predictions)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 2 and "id" in out.stderr
+
+
+class GoldEcho:
+    """A stand-in assistant: records the history it gets, answers from a table."""
+
+    def __init__(self, answers):
+        self.answers, self.histories = answers, []
+
+    def ask(self, question, conversation):
+        self.histories.append(conversation.history())
+        text = self.answers.get(question)
+        answer = Answer(text, 1.0) if text else Answer("not found", 0.0, found=False)
+        return Turn(question, Rewrite(question), answer)
+
+
+def test_predict_uses_gold_history_and_says_unknown(files):
+    data, _ = files
+    stories = coqa.load_stories(data)
+    echo = GoldEcho({"What color was Cotton?": "white"})
+    rows = coqa.predict(stories[:1], lambda story: echo)
+    assert rows == [
+        {"id": "s1", "turn_id": 1, "answer": "white"},
+        {"id": "s1", "turn_id": 2, "answer": "unknown"},
+    ]
+    # Turn 2 sees turn 1's *gold* main answer, not the system's.
+    assert echo.histories == [[], ["What color was Cotton?", "white"]]
+
+
+def test_predict_with_the_real_pipeline_inside_one_story(minilm, tmp_path):
+    from assistant._pipeline import Assistant
+    from assistant._reader import SentenceReader
+    from assistant.config import RetrieverConfig
+    from rewriting._base import OriginalRewriter
+
+    text = (
+        "Cotton was a little white kitten who lived in a barn near a farm house.\n\n"
+        "She shared her hay bed with her mother and five sisters, who were all orange.\n\n"
+        "One day Cotton found a can of orange paint and painted herself."
+    )
+    data = tmp_path / "one.json"
+    data.write_text(json.dumps({"data": [_story(
+        "gutenberg", "k1", ["Who did Cotton share her bed with?", "What did she find one day?"],
+        [["her mother and five sisters", "a can of orange paint"]], text=text,
+    )]}))
+    stories = coqa.load_stories(data)
+    reader = SentenceReader(minilm)
+    rows = coqa.predict(
+        stories,
+        lambda story: Assistant(OriginalRewriter(), coqa.story_retriever(story, 20), reader, retriever_config=RetrieverConfig(k=3)),
+    )
+    assert [r["answer"] for r in rows] == [
+        "She shared her hay bed with her mother and five sisters, who were all orange.",
+        "One day Cotton found a can of orange paint and painted herself.",
+    ]
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps(rows))
+    gold, sources = coqa.load_gold(data)
+    scores = coqa.evaluate(gold, sources, coqa.load_predictions(pred))
+    assert scores["literature"]["turns"] == 2 and scores["overall"]["turns"] == 2
+    assert 0 < scores["overall"]["f1"] < 100 and scores["overall"]["em"] == 0.0
+
+
+def test_cli_predict_then_evaluate(files, tmp_path):
+    data, _ = files
+    pred = tmp_path / "ours.json"
+    subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(data), "--predict", str(pred), "--reader", "sentence",
+         "--rewriter", "original", "--passage-words", "20"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    rows = json.loads(pred.read_text())
+    assert [(r["id"], r["turn_id"]) for r in rows] == [("s1", 1), ("s1", 2), ("s2", 1), ("s2", 2), ("s2", 3), ("s3", 1)]
+    assert all(isinstance(r["answer"], str) and r["answer"] for r in rows)
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.coqa", "--data", str(data), "--pred", str(pred), "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    assert json.loads(out.stdout)["overall"]["turns"] == 6

@@ -1,0 +1,194 @@
+"""QReCC-style QA evaluation: data readers, QReCC's relevance heuristic, metrics by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant._types import Answer, Passage
+from assistant.errors import DataFormatError
+from eval import qa
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CONVQA_DATA", ROOT.parent / "shared" / "data"))
+
+QRECC = [
+    {"Context": [], "Question": "Who was Ada Lovelace's father?", "Rewrite": "Who was Ada Lovelace's father?",
+     "Answer": "the poet Lord Byron", "Answer_URL": "", "Conversation_no": 1, "Turn_no": 1, "Conversation_source": "trec"},
+    {"Context": ["Who was Ada Lovelace's father?", "the poet Lord Byron"], "Question": "What is the capital of France?",
+     "Rewrite": "What is the capital of France?", "Answer": "Paris", "Answer_URL": "", "Conversation_no": 1,
+     "Turn_no": 2, "Conversation_source": "trec"},
+    {"Context": [], "Question": "How tall is Mount Everest?", "Rewrite": "How tall is Mount Everest?",
+     "Answer": "8,849 m", "Answer_URL": "", "Conversation_no": 2, "Turn_no": 1, "Conversation_source": "nq"},
+]
+
+
+class FirstSentence:
+    """A stand-in reader: the first sentence of the first passage."""
+
+    def read(self, question, passages):
+        if not passages:
+            return Answer("nothing", 0.0, found=False)
+        sentence = passages[0].text.split(". ")[0].rstrip(".") + "."
+        return Answer(sentence, 1.0, evidence=sentence, source_id=passages[0].id)
+
+
+@pytest.fixture
+def qrecc_file(tmp_path):
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps(QRECC))
+    return path
+
+
+def test_load_qrecc_official_and_scai_keys(qrecc_file, tmp_path):
+    turns = qa.load_qrecc(qrecc_file)
+    assert [(t.conversation, t.turn) for t in turns] == [("1", 1), ("1", 2), ("2", 1)]
+    assert turns[1].history == ("Who was Ada Lovelace's father?", "the poet Lord Byron")
+    scai = tmp_path / "scai.json"
+    scai.write_text(json.dumps([{"Conversation_no": 7, "Turn_no": 2, "Question": "and her?", "Truth_rewrite": "and Ada?",
+                                 "Truth_answer": "", "Truth_passages": ["u_p0"], "NewContext": ["q", "a"]}]))
+    [turn] = qa.load_qrecc(scai)
+    assert (turn.rewrite, turn.answer, turn.gold_ids, turn.history) == ("and Ada?", "", ("u_p0",), ("q", "a"))
+    scai.write_text(json.dumps([{"Question": "x"}]))
+    with pytest.raises(DataFormatError):
+        qa.load_qrecc(scai)
+
+
+MD2D = [
+    {"input": "Renew a license\n\nYou can renew your license online or by mail.\n\nFees\n\nThe fee is 30 dollars.",
+     "instructions": ["How can I renew my license?", "How much is it?"],
+     "outputs": ["online or  by mail", "30 dollars"], "source": "multidoc_qa", "evaluation": "f1"},
+    {"input": "Register a boat\n\nBoats must be registered every three years.",
+     "instructions": ["How often do boats need registering?"], "outputs": ["every three years"]},
+    {"input": "Renew a license\n\nYou can renew your license online or by mail.\n\nFees\n\nThe fee is 30 dollars.",
+     "instructions": ["Can I renew by mail?"], "outputs": ["yes"]},
+]
+
+
+@pytest.fixture
+def md2d_file(tmp_path):
+    path = tmp_path / "md2d.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in MD2D))
+    return path
+
+
+def test_load_multidoc2dial_turns_history_and_known_context(md2d_file):
+    turns = qa.load_multidoc2dial(md2d_file)
+    assert [t.question for t in turns] == [
+        "How can I renew my license?", "How much is it?", "How often do boats need registering?", "Can I renew by mail?"]
+    assert turns[1].history == ("How can I renew my license?", "online or by mail")
+    assert turns[1].answer == "30 dollars" and turns[1].rewrite is None
+    # The repeated document group gets one id, so its passages are indexed once.
+    assert turns[0].context == turns[3].context and turns[0].context[0].id == "md2d0_p0"
+    assert turns[2].context[0].id == "md2d1_p0"
+    passages = qa.multidoc2dial_passages(md2d_file)
+    assert [p.id for p in passages] == ["md2d0_p0", "md2d1_p0"]
+    assert "The fee is 30 dollars." in passages[0].text
+
+
+def test_qrecc_span_heuristic_relevance_and_hits():
+    # The normalised answer occurs in the passage: F1 1.
+    assert qa.closest_span("Her father was the poet Lord Byron.", "the poet Lord Byron") == ("poet lord byron", 1.0)
+    # No exact occurrence: the best span of the closest window.
+    _, f1 = qa.closest_span("George Gordon Byron was an English poet.", "the poet Lord Byron")
+    assert f1 < qa.RELEVANCE_THRESHOLD
+    passages = [Passage("a", "Her father was the poet Lord Byron.", 1.0), Passage("b", "George Gordon Byron was an English poet.", 0.5)]
+    assert qa.relevant_ids(passages, "the poet Lord Byron") == {"a"}
+    assert qa.relevant_ids(passages, "") == set()  # no answer: nothing is relevant
+    assert qa.hit_at_k(["b", "a"], {"a"}, 1) == 0.0 and qa.hit_at_k(["b", "a"], {"a"}, 2) == 1.0
+
+
+def test_end_to_end_metrics_by_hand(qrecc_file, retriever):
+    turns = qa.load_qrecc(qrecc_file)
+    results = qa.run_turns(turns, "end-to-end", [FirstSentence()], retriever=retriever)
+    assert [r.retrieved[:1] for r in results] == [("ada",), ("paris",), ()]
+    summary = qa.summarize(turns, results, "end-to-end")
+    # Turn 1: "Ada Lovelace was an English mathematician and writer." vs "the poet Lord Byron": 0.
+    # Turn 2: "Paris is the capital and largest city of France." -> 8 tokens, 1 shared: F1 2/9.
+    # Turn 3: nothing retrieved, "" vs "8,849 m": 0.  F1 = (2/9) / 3 = 7.41%.
+    assert summary["f1"] == 7.41 and summary["em"] == 0.0
+    # Relevant: ada (turn 1) and paris (turn 2) at rank 1; none for turn 3.
+    assert (summary["mrr"], summary["r@10"], summary["r@100"]) == (66.67, 66.67, 66.67)
+    assert (summary["upper_bound_f1"], summary["upper_bound_em"]) == (66.67, 66.67)
+    assert summary["n"] == 3 and summary["read_ms_median"] >= 0
+
+
+def test_human_rewrite_uses_the_gold_rewrite_and_needs_one(qrecc_file, md2d_file, retriever):
+    turns = qa.load_qrecc(qrecc_file)
+    results = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
+    assert [r.query for r in results] == [t.rewrite for t in turns]
+    with pytest.raises(DataFormatError, match="no human rewrite"):
+        qa.run_turns(qa.load_multidoc2dial(md2d_file), "human-rewrite", [FirstSentence()], retriever=retriever)
+
+
+def test_known_context_reads_the_conversations_own_documents(md2d_file):
+    turns = qa.load_multidoc2dial(md2d_file)
+    results = qa.run_turns(turns, "known-context", [FirstSentence()])
+    # The whole group fits one passage, so the reader reads it (no retrieval metrics).
+    assert results[1].answers == ("Renew a license You can renew your license online or by mail.",)
+    assert results[2].answers == ("Register a boat Boats must be registered every three years.",)
+    summary = qa.summarize(turns, results, "known-context")
+    assert summary["mrr"] is None and summary["upper_bound_f1"] is None
+    # Turn 1: "online or by mail" (4 tokens) within 11 normalised tokens: F1 2*(4/11)/(4/11+1) = 8/15.
+    # Turn 3: "every three years" (3 tokens) within 9: F1 2*(1/3)/(1/3+1) = 1/2. Turns 2 and 4: 0.
+    assert summary["f1"] == round(100 * (8 / 15 + 1 / 2) / 4, 2)
+
+
+def test_several_readers_share_one_retrieval(qrecc_file, retriever):
+    turns = qa.load_qrecc(qrecc_file)[:2]
+
+    class Echo:
+        def read(self, question, passages):
+            return Answer(question, 1.0)
+
+    results = qa.run_turns(turns, "end-to-end", [FirstSentence(), Echo()], retriever=retriever)
+    assert [len(r.answers) for r in results] == [2, 2]
+    assert results[0].answers[1] == "Who was Ada Lovelace's father?"
+    assert qa.summarize(turns, results, "end-to-end", 1)["f1"] != qa.summarize(turns, results, "end-to-end", 0)["f1"]
+
+
+def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
+    from assistant._collection import read_collection
+    from assistant.index import build_index
+
+    collection = tmp_path / "passages.jsonl"
+    subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--write-collection", str(collection)],
+                   cwd=ROOT, check=True, capture_output=True)
+    rows = [json.loads(line) for line in collection.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["md2d0_p0", "md2d1_p0"] and set(rows[0]) == {"id", "contents", "title", "url"}
+    index = tmp_path / "index"
+    build_index(read_collection(collection), index, progress=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--index", str(index), "--json", "--mu", "0.7,1.0"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    summaries = json.loads(out.stdout)
+    assert [s["mu"] for s in summaries] == [0.7, 1.0]
+    for s in summaries:
+        assert s["n"] == 4 and s["setting"] == "end-to-end" and s["rewriter"] == "original"
+        # Turns 1 and 3 find their (relevant) passage at rank 1. Turn 2 asked as
+        # is, "How much is it?", has no indexed term (the original rewriter does
+        # not resolve "it"), and turn 4's "yes" is in no passage: MRR 2/4.
+        assert s["mrr"] == 50.0 and s["r@10"] == 50.0
+        assert 0 < s["f1"] < 100
+
+
+def test_cli_errors_exit_2(md2d_file):
+    out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
+                         cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and "--index" in out.stderr
+
+
+@pytest.mark.skipif(not (DATA / "multidoc2dial" / "multidoc_qa.jsonl").is_file(), reason="shared data absent")
+def test_shared_data_loads():
+    turns = qa.load_multidoc2dial(DATA / "multidoc2dial" / "multidoc_qa.jsonl")
+    assert len(turns) == 158
+    assert len({p.id for p in qa.multidoc2dial_passages(DATA / "multidoc2dial" / "multidoc_qa.jsonl")}) > 100
+    assert len(qa.scai_passages(DATA / "qrecc" / "scai" / "batch1-top1.csv")) == 326
+    assert len(qa.load_qrecc(DATA / "qrecc" / "qrecc_test_sample.json")) == 53

@@ -1,0 +1,165 @@
+"""QuALITY: reading both formats, accuracy and HARD accuracy by hand, the reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.errors import DataFormatError
+from eval import quality
+from eval.quality import Choice, MultipleChoiceReader, QualityConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CONVQA_DATA", ROOT.parent / "shared" / "data"))
+
+ARTICLE_HTML = (
+    "<html><head><title>The Party</title></head><body><h1>THE PARTY</h1>"
+    "<p>Mary baked a chocolate cake for the party.<br/>Everyone\nloved it.</p>"
+    "<p>Tom repaired his old bicycle in the garage all afternoon.</p>"
+    "<p>At night the guests watched the stars from the roof &amp; sang songs.</p></body></html>"
+)
+
+
+def _official_line(questions):
+    return {"article_id": "20001", "set_unique_id": "20001_X", "title": "The Party", "article": ARTICLE_HTML,
+            "questions": questions}
+
+
+def _q(question, options, gold, difficult):
+    return {"question": question, "options": options, "gold_label": gold, "difficult": difficult,
+            "writer_label": gold, "validation": [], "speed_validation": []}
+
+
+OFFICIAL_QUESTIONS = [
+    _q("What did Mary bake?", ["a pie", "a chocolate cake", "bread", "cookies"], 2, 0),
+    _q("What did Tom repair?", ["his car", "the roof", "his old bicycle", "a clock"], 3, 1),
+    _q("What did the guests do at night?", ["watched the stars and sang", "slept", "swam", "left early"], 1, 1),
+    _q("Where did Tom work on his bicycle?", ["in the kitchen", "in the garage", "on the roof", "at school"], 2, 0),
+]
+
+
+@pytest.fixture
+def official_file(tmp_path):
+    path = tmp_path / "quality.jsonl"
+    path.write_text(json.dumps(_official_line(OFFICIAL_QUESTIONS)) + "\n")
+    return path
+
+
+def test_official_format_strips_html_and_keeps_labels(official_file):
+    [article] = quality.load_quality(official_file)
+    assert article.id == "20001_X" and article.title == "The Party"
+    assert "<p>" not in article.text and "&amp;" not in article.text
+    assert "roof & sang" in article.text and "Everyone loved it." in article.text
+    assert "The Party" not in article.text  # <head> is dropped
+    q = article.questions[1]
+    assert q.options == ("his car", "the roof", "his old bicycle", "a clock")
+    assert q.gold == 2 and q.hard is True  # gold_label is 1-based
+    assert [x.hard for x in article.questions] == [False, True, True, False]
+
+
+LEVAL_LINE = {
+    "instructions": [
+        "What did Mary bake?\n\n (A) a pie \n (B) a chocolate cake \n (C) bread\n (D) cookies ",
+        "How many sentences does this story have approximately?\n\n(A) 256\n(B) 450\n(C) 344\n(D) 406",
+        "Who repaired a bicycle?\n\n (A) Mary\n (B) the guests \n (C) nobody \n (D) Tom",
+        "Extract the named entities.\n(A) Mary\n(B) Tom\n(C) Mary, Tom\n(D) none",
+    ],
+    "outputs": ["(B) a chocolate cake", "(D) 406", "(D) Tom", "(C) Mary, Tom\n"],
+    "input": "Mary baked a chocolate cake.\n\nTom repaired his old bicycle.",
+    "source": "quality_raw",
+    "evaluation": "exam",
+}
+
+
+def test_leval_format_drops_the_questions_leval_added(tmp_path):
+    path = tmp_path / "leval.jsonl"
+    path.write_text(json.dumps(LEVAL_LINE) + "\n")
+    [article] = quality.load_quality(path)
+    assert [q.question for q in article.questions] == ["What did Mary bake?", "Who repaired a bicycle?"]
+    assert article.questions[0].options == ("a pie", "a chocolate cake", "bread", "cookies")
+    assert [q.gold for q in article.questions] == [1, 3]
+    assert all(q.hard is None for q in article.questions)
+
+
+def test_malformed_files_raise_data_format_error(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"text": "no"}) + "\n")
+    with pytest.raises(DataFormatError):
+        quality.load_quality(path)
+    bad = dict(LEVAL_LINE, instructions=["Q?\n\n (A) a\n (B) b"], outputs=["(A) a"])
+    path.write_text(json.dumps(bad) + "\n")
+    with pytest.raises(DataFormatError, match=r"\(A\)-\(D\)"):
+        quality.load_quality(path)
+
+
+class AlwaysIndex:
+    """A stand-in reader that always picks one option."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def answer(self, document, question, options, doc_id="doc"):
+        return Choice(self.index, tuple(float(i == self.index) for i in range(len(options))))
+
+
+def test_accuracy_and_hard_accuracy_by_hand(official_file):
+    articles = quality.load_quality(official_file)
+    # Always option 2 (0-based 1): right on questions 1 and 4 (both not hard).
+    assert quality.evaluate(articles, AlwaysIndex(1)) == {"n": 4, "accuracy": 0.5, "n_hard": 2, "hard_accuracy": 0.0}
+    # Always option 3: right only on question 2, which is hard.
+    assert quality.evaluate(articles, AlwaysIndex(2)) == {"n": 4, "accuracy": 0.25, "n_hard": 2, "hard_accuracy": 0.5}
+
+
+def test_hard_split_is_null_without_the_flag(tmp_path):
+    path = tmp_path / "leval.jsonl"
+    path.write_text(json.dumps(LEVAL_LINE) + "\n")
+    result = quality.evaluate(quality.load_quality(path), AlwaysIndex(3))
+    assert result == {"n": 2, "accuracy": 0.5, "n_hard": None, "hard_accuracy": None}
+
+
+def test_reader_picks_the_supported_option_and_returns_evidence(minilm, official_file):
+    [article] = quality.load_quality(official_file)
+    reader = MultipleChoiceReader(minilm, QualityConfig(passage_words=12, k=2, mu=0.7))
+    for q in article.questions:
+        choice = reader.answer(article.text, q.question, q.options, article.id)
+        assert choice.index == q.gold, q.question
+        assert len(choice.scores) == 4 and len(choice.evidence) == 4
+    choice = quality.answer_multiple_choice(article.text, "What did Tom repair?", OFFICIAL_QUESTIONS[1]["options"], reader)
+    assert "bicycle" in choice.evidence[choice.index].text
+
+
+def test_cli_json(official_file):
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.quality", "--data", str(official_file), "--json", "--passage-words", "12", "--k", "2"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    assert json.loads(out.stdout) == {"n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}
+
+
+def test_cli_bad_input_exits_2(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text("not json\n")
+    out = subprocess.run([sys.executable, "-m", "eval.quality", "--data", str(path)], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and out.stderr.startswith("error:")
+
+
+@pytest.mark.skipif(not (DATA / "quality" / "quality_leval_subset.jsonl").is_file(), reason="shared data absent")
+def test_shared_leval_subset_has_184_quality_questions():
+    articles = quality.load_quality(DATA / "quality" / "quality_leval_subset.jsonl")
+    assert len(articles) == 15
+    assert sum(len(a.questions) for a in articles) == 184
+    assert all(len(q.options) == 4 and q.gold in range(4) for a in articles for q in a.questions)
+
+
+def test_sweep_equals_separate_runs(minilm, official_file):
+    articles = quality.load_quality(official_file)
+    reader = MultipleChoiceReader(minilm, QualityConfig(passage_words=12, k=2, mu=0.0))
+    sweep = quality.evaluate_sweep(articles, reader, [0.0, 1.0])
+    assert sweep[0] == quality.evaluate(articles, reader)
+    reader.config = QualityConfig(passage_words=12, k=2, mu=1.0)
+    assert sweep[1] == quality.evaluate(articles, reader)
