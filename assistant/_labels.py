@@ -26,8 +26,8 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from eval.labels import LabelledRewrite, default_labels_path
 

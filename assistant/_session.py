@@ -19,9 +19,9 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from ._labels import LabelStore
 from ._pipeline import Assistant, validate_question
@@ -39,11 +39,14 @@ __all__ = [
     "ask_json",
     "correct",
     "judge",
+    "select_turn",
+    "target_turn",
     "undo",
     "new_conversation",
     "export_qrecc",
     "write_export",
     "load_replay",
+    "shared_data_file",
     "start_replay",
     "replay_step",
     "use_uploads",
@@ -59,6 +62,8 @@ __all__ = [
     "metrics_points",
     "source_status",
     "choice_html",
+    "notice_html",
+    "escape_markdown",
     "METRICS",
 ]
 
@@ -79,6 +84,8 @@ class Services:
     # MiniLM for multiple choice (eval.encoders.load_minilm); loaded on first use.
     choice_encoder: object = None
     limits: UploadLimits = UploadLimits()
+    # Where sessions' upload indexes go (None: <cache>/sessions).
+    sessions_root: Path | None = None
     # What the default index holds, for the status line.
     collection_name: str = "the Wikipedia vital-article summaries"
 
@@ -146,15 +153,23 @@ class Replay:
 
 @dataclass
 class Session:
-    """One browser tab's state. Created empty by ``gr.State(Session)``."""
+    """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
 
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     conversation: Conversation = field(default_factory=Conversation)
     info: list[TurnInfo] = field(default_factory=list)
     conversation_no: int = 1
     source: Source | None = None
     replay: Replay | None = None
     choice_reader: object = None  # eval.quality.MultipleChoiceReader, keeps the prepared document
+    selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
+    _id: str = ""
+
+    @property
+    def id(self) -> str:
+        """A random id, drawn on first use: each deep copy of an empty session gets its own."""
+        if not self._id:
+            self._id = uuid.uuid4().hex[:12]
+        return self._id
 
     def close(self) -> None:
         """Free what the session holds on disk (its uploads' index)."""
@@ -298,6 +313,7 @@ def ask(
     _score(services, session, info)
     session.conversation.add(turn)
     session.info.append(info)
+    session.selected = None
 
 
 def ask_json(services: Services, session: Session, question: str) -> dict:
@@ -306,7 +322,8 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
         for _ in ask(services, session, question):
             pass
     except AssistantError as error:
-        return {"question": question, "error": str(error)}
+        # The question is echoed shortened: a refused 20,000-character one need not come back whole.
+        return {"question": question[:200], "error": str(error)}
     turn, info = session.conversation.turns[-1], session.info[-1]
     result = turn_to_json(turn)
     result.update(turn=len(session.conversation.turns), conversation=session.conversation_no)
@@ -381,12 +398,30 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
     return f"Turn {index + 1}: recorded {verdict} in {services.labels.path.name}."
 
 
+def select_turn(session: Session, message_index: int) -> int:
+    """Point the correction box and the thumbs at the turn of a clicked chat
+    message; returns the turn's index."""
+    index = turn_of_message(message_index)
+    if not 0 <= index < len(session.info):
+        raise InvalidInputError("That message is not part of a finished turn.")
+    session.selected = index
+    return index
+
+
+def target_turn(session: Session) -> int:
+    """The selected turn, else the last one (-1 when there is none)."""
+    if session.selected is not None and session.selected < len(session.info):
+        return session.selected
+    return len(session.info) - 1
+
+
 def undo(session: Session) -> str:
     """Drop the last turn (a replayed one is played again next)."""
     turn = session.conversation.undo()
     if turn is None:
         return "Nothing to undo."
     info = session.info.pop()
+    session.selected = None
     if info.example_id and session.replay is not None and session.replay.position > 0:
         session.replay.position -= 1
     return f"Removed the turn “{turn.question[:60]}”."
@@ -397,6 +432,7 @@ def new_conversation(session: Session) -> str:
     session.conversation = Conversation()
     session.info = []
     session.conversation_no += 1
+    session.selected = None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
     return "New conversation."
 
@@ -461,6 +497,18 @@ def load_replay(session: Session, path: str | Path, name: str | None = None) -> 
     return list(conversations)
 
 
+def shared_data_file(path: str) -> Path:
+    """A replay file named by path, which must lie in the shared data folder
+    (``$CONVQA_DATA``): a hosted app must not open any file on the server."""
+    from rewriting.data import data_dir
+
+    root = data_dir().resolve()
+    resolved = Path(path.strip()).expanduser().resolve()
+    if not resolved.is_relative_to(root):
+        raise InvalidInputError(f"Only files under {root} can be opened by path; upload other files instead.")
+    return resolved
+
+
 def start_replay(session: Session, conversation_id: str) -> str:
     """Begin a new conversation that replays ``conversation_id``."""
     if session.replay is None:
@@ -497,7 +545,7 @@ def _set_source(session: Session, source: Source | None) -> None:
 
 def use_uploads(services: Services, session: Session, paths: Sequence[str | Path]) -> str:
     """Index the uploads for this session and answer from them from now on."""
-    index = index_uploads(paths, services.limits, services.assistant.retriever_config)
+    index = index_uploads(paths, services.limits, services.assistant.retriever_config, services.sessions_root)
     _set_source(session, Source("uploads", index.describe(), index.retriever, index=index))
     return f"Answering from {session.source.name}."
 
@@ -510,7 +558,7 @@ def use_document(session: Session, text: str, name: str = "your document") -> st
     if not text:
         raise InvalidInputError("Paste a document, upload one, or give the title of an article first.")
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passages)",
+    _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
                                 ChunkRetriever(passages), text=text))
     return f"Answering from {session.source.name}."
 
@@ -522,22 +570,21 @@ def use_document_file(session: Session, path: str | Path) -> str:
 
 
 def use_collection_document(services: Services, session: Session, title: str) -> str:
-    """Single-document mode over one article of the default collection."""
-    title = (title or "").strip()
+    """Single-document mode over one article of the default collection,
+    named by its title (any case); a wrong title gets the closest ones."""
+    title = " ".join((title or "").split())
     if not title:
         raise InvalidInputError("Type the title of an article of the collection.")
     retriever = services.assistant.retriever
     found = retriever.documents([title]) if hasattr(retriever, "documents") else []
-    note = ""
     if not found:
-        hits = retriever.search(title, 1)
-        if not hits:
-            raise InvalidInputError(f"No article matches “{title}”.")
-        found = hits
-        note = f" (closest title to “{title}”)"
+        hits = retriever.search(title, 5)
+        found = [p for p in hits if (p.title or p.id).casefold() == title.casefold()]
+        if not found:
+            close = ", ".join(f"“{p.title or p.id}”" for p in hits)
+            raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
     passage = found[0]
-    status = use_document(session, passage.text, passage.title or passage.id)
-    return status + note
+    return use_document(session, passage.text, passage.title or passage.id)
 
 
 def use_default_collection(services: Services, session: Session) -> str:
@@ -575,10 +622,10 @@ def multiple_choice(services: Services, session: Session, document: str, questio
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
 
 
-def _md(text: str) -> str:
+def escape_markdown(text: str) -> str:
     """User text for a Markdown message: shown literally, never as markup.
 
-    >>> _md("<script>alert('x')</script> *hi*")
+    >>> escape_markdown("<script>alert('x')</script> *hi*")
     "&lt;script&gt;alert\\\\('x'\\\\)&lt;/script&gt; \\\\*hi\\\\*"
     """
     return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", text), quote=False)
@@ -643,20 +690,29 @@ def _scores_line(scores: dict[str, float]) -> str:
 
 
 def _rewrite_message(turn: Turn, info: TurnInfo) -> dict:
+    # The rewrite itself is in the step's title, visible while it is collapsed;
+    # the step holds what explains or judges it.
     corrected = turn.rewrite.text != info.system_rewrite.text
-    lines = [f"**{_md(turn.rewrite.text)}**"]
+    lines = []
     if corrected:
-        lines.append(f"The system wrote: {_md(info.system_rewrite.text)}")
+        lines.append(f"The system wrote: {escape_markdown(info.system_rewrite.text)}")
     if info.system_rewrite.note:
-        lines.append(f"_Note: {_md(info.system_rewrite.note)}_")
+        lines.append(f"_Note: {escape_markdown(info.system_rewrite.note)}_")
     if info.reference and info.reference_kind == "replay":
-        lines.append(f"Human rewrite (reference): {_md(info.reference)}")
+        lines.append(f"**Human rewrite (reference):** {escape_markdown(info.reference)}")
     if info.scores:
         lines.append(f"`{_scores_line(info.scores)}`")
     if info.judgement is not None:
         lines.append("You judged this rewrite " + ("👍 correct" if info.judgement == 1 else "👎 incorrect") + ".")
-    title = "✏️ Rewrite corrected by you" if corrected else "🔁 Rewritten by the system"
-    return {"role": "assistant", "content": "\n\n".join(lines), "metadata": {"title": title, "status": "done"}}
+    if not lines:
+        lines.append("The question the system searched with. Rate it with 👍/👎 under the answer, or correct it.")
+    who = "✏️ Your rewrite" if corrected else "🔁 System rewrite"
+    return {
+        "role": "assistant",
+        "content": "\n\n".join(lines),
+        # A replayed turn's step stays open: the human rewrite shows beside ours.
+        "metadata": {"title": f"{who}: {escape_markdown(turn.rewrite.text)}", **({} if info.reference_kind == "replay" else {"status": "done"})},
+    }
 
 
 def chat_messages(session: Session, pending: Pending | None = None) -> list[dict]:
@@ -664,17 +720,17 @@ def chat_messages(session: Session, pending: Pending | None = None) -> list[dict
     (collapsible, marked as the system's) and the answer with its sources."""
     messages: list[dict] = []
     for turn, info in zip(session.conversation.turns, session.info):
-        messages.append({"role": "user", "content": _md(turn.question)})
+        messages.append({"role": "user", "content": escape_markdown(turn.question)})
         messages.append(_rewrite_message(turn, info))
         messages.append({"role": "assistant", "content": _answer_html(turn, info)})
     if pending is not None:
-        messages.append({"role": "user", "content": _md(pending.question)})
+        messages.append({"role": "user", "content": escape_markdown(pending.question)})
         if pending.rewrite is None:
             messages.append({"role": "assistant", "content": "Rewriting the question…",
                              "metadata": {"title": "🔁 Rewriting", "status": "pending"}})
         else:
-            messages.append({"role": "assistant", "content": f"**{_md(pending.rewrite.text)}**",
-                             "metadata": {"title": "🔁 Rewritten by the system", "status": "done"}})
+            messages.append({"role": "assistant", "content": "Searching with this question…",
+                             "metadata": {"title": f"🔁 System rewrite: {escape_markdown(pending.rewrite.text)}", "status": "done"}})
             messages.append({"role": "assistant", "content": "Searching and reading the sources…"})
     return messages
 
@@ -706,8 +762,13 @@ def metrics_points(session: Session) -> list[dict]:
         count += 1
         for metric in METRICS:
             totals[metric] += info.scores[metric]
-            points.append({"turn": number, "metric": metric, "running mean": round(totals[metric] / count, 3)})
+            points.append({"turn": number, "metric": metric, "mean": round(totals[metric] / count, 3)})
     return points
+
+
+def notice_html(message: str) -> str:
+    """A message for an HTML panel, escaped."""
+    return f'<p class="cqa-notice">⚠️ {_h(message)}</p>'
 
 
 def choice_html(choice, options: Sequence[str]) -> str:

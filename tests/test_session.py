@@ -1,0 +1,284 @@
+"""The app's per-session logic, without a browser: the real pipeline over the tiny index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant import _session as S
+from assistant.errors import DataFormatError, InvalidInputError
+from eval.labels import read_labels
+
+ADA = "Who was Ada Lovelace?"
+
+
+def play(services, session, question, **kw):
+    """Run a turn; return the Pending values it streamed."""
+    return list(S.ask(services, session, question, **kw))
+
+
+def test_a_turn_streams_the_rewrite_before_the_answer(app_services):
+    session = S.Session()
+    steps = play(app_services, session, "  Who was Ada Lovelace?  ")
+    assert [s.rewrite for s in steps] == [None, S.Rewrite(ADA)]
+    assert [s.question for s in steps] == [ADA, ADA]
+    [turn] = session.conversation.turns
+    assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
+    assert [p.id for p in turn.sources] == ["ada", "babbage"]
+    assert set(turn.timings_ms) == {"rewrite", "retrieve", "read", "total"}
+    assert turn.timings_ms["total"] == pytest.approx(sum(turn.timings_ms[k] for k in ("rewrite", "retrieve", "read")), abs=0.11)
+    # While streaming, the chat shows the question and the rewrite step first.
+    pending = S.chat_messages(session, steps[1])
+    assert pending[-3]["content"] == ADA.replace(".", "\\.").replace("?", "?")
+    assert pending[-2]["metadata"]["title"] == "🔁 System rewrite: Who was Ada Lovelace?"
+    assert pending[-1]["content"] == "Searching and reading the sources…"
+
+
+def test_three_turns_show_question_rewrite_answer_and_sources(app_services):
+    session = S.Session()
+    for question in (ADA, "What did she write about?", "Who was her father?"):
+        play(app_services, session, question)
+    messages = S.chat_messages(session)
+    assert [m["role"] for m in messages] == ["user", "assistant", "assistant"] * 3
+    assert [m["metadata"]["title"] for m in messages[1::3]] == [
+        "🔁 System rewrite: Who was Ada Lovelace?",
+        "🔁 System rewrite: What did she write about?",
+        "🔁 System rewrite: Who was her father?",
+    ]
+    first = messages[2]["content"]
+    assert '<a href="https://en.wikipedia.org/wiki/Ada_Lovelace" target="_blank"' in first
+    assert "<mark>Ada Lovelace was an English mathematician and writer.</mark>" in first
+    assert "BM25 " in first and "Charles Babbage" in first and "⏱ Timings" in first
+    # The history the rewriter saw is kept per turn (QReCC Context layout).
+    assert session.info[2].history == (ADA, session.conversation.turns[0].answer.text,
+                                       "What did she write about?", session.conversation.turns[1].answer.text)
+    assert [S.turn_of_message(i) for i in (0, 2, 3, 8)] == [0, 0, 1, 2]
+
+
+def test_script_and_markup_are_shown_as_text(app_services):
+    session = S.Session()
+    play(app_services, session, "<script>alert('x')</script> <img src=x onerror=alert(1)> **Ada**")
+    rendered = json.dumps(S.chat_messages(session))
+    assert "<script" not in rendered and "<img" not in rendered
+    assert "&lt;script&gt;" in rendered and "\\\\*\\\\*Ada\\\\*\\\\*" in rendered
+
+
+def test_bad_questions_get_messages_and_the_session_goes_on(app_services):
+    session = S.Session()
+    for question, message in (("   ", "Please type a question."),
+                              ("x" * 20_000, "That message is 20,000 characters long; questions are limited to 1,000")):
+        with pytest.raises(InvalidInputError, match=message):
+            play(app_services, session, question)
+    assert session.conversation.turns == []
+    assert S.ask_json(app_services, session, "")["error"] == "Please type a question."
+    assert len(S.ask_json(app_services, session, "y" * 20_000)["question"]) == 200
+    play(app_services, session, "Wer war die Tochter von Lord Byron?")
+    assert session.info[0].notice == S.NOT_ENGLISH
+    assert S.NOT_ENGLISH in S.chat_messages(session)[2]["content"]
+    assert S.ask_json(app_services, session, ADA)["turn"] == 2
+
+
+def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
+    from rewriting.data import load_examples
+
+    session = S.Session()
+    assert S.undo(session) == "Nothing to undo."
+    with pytest.raises(InvalidInputError, match="nothing to export"):
+        S.write_export(session, tmp_path)
+    for question in (ADA, "Who was her father?", "What is Paris?"):
+        play(app_services, session, question)
+    assert S.undo(session).startswith("Removed the turn “What is Paris?")
+    path = S.write_export(session, tmp_path)
+    records = json.loads(path.read_text())
+    turns = session.conversation.turns
+    assert records == [
+        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": turns[0].answer.text,
+         "Conversation_no": 1, "Turn_no": 1},
+        {"Context": [ADA, turns[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
+         "Answer": turns[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
+    ]
+    # The export reads back as a QReCC file (so it can be replayed).
+    assert [e.id for e in load_examples(path)] == ["qrecc:1:1", "qrecc:1:2"]
+    S.new_conversation(session)
+    assert (session.conversation.turns, session.info, session.conversation_no) == ([], [], 2)
+
+
+def test_correction_reruns_the_turn_and_scores_the_system_rewrite(app_services):
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "What did she write about?")
+    assert not session.conversation.turns[1].answer.found
+    status = S.correct(app_services, session, -1, "What did Ada Lovelace write about?")
+    assert status == "Turn 2 re-run with your rewrite."
+    turn, info = session.conversation.turns[1], session.info[1]
+    assert turn.question == "What did she write about?"
+    assert turn.rewrite.text == "What did Ada Lovelace write about?"
+    assert turn.answer.found and turn.sources[0].id == "ada"
+    assert (info.system_rewrite.text, info.reference, info.reference_kind) == (
+        "What did she write about?", "What did Ada Lovelace write about?", "correction")
+    # ROUGE-1 recall: 4 of the reference's 6 words (what did write about).
+    assert info.scores["ROUGE-1 R"] == pytest.approx(4 / 6)
+    assert 0.3 < info.scores["USE"] < 0.99
+    assert 0.0 <= info.scores["R@10"] <= 1.0
+    assert S.chat_messages(session)[4]["metadata"]["title"] == "✏️ Your rewrite: What did Ada Lovelace write about?"
+    assert S.metrics_rows(session)[0][0] == "2"
+    with pytest.raises(InvalidInputError, match="no turn 5"):
+        S.correct(app_services, session, 4, "x")
+
+
+def test_thumbs_write_labels_eval_can_read(app_services):
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "What did she write about?")
+    assert S.judge(app_services, session, 0, 1) == "Turn 1: recorded 👍 correct in labels.jsonl."
+    assert S.judge(app_services, session, 0, 1) == "Turn 1: already recorded as 👍 correct."
+    # A thumbs down without a reference waits for the user's correction.
+    assert "👎 noted" in S.judge(app_services, session, 1, 0)
+    assert len(app_services.labels.read()) == 1
+    status = S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert status.endswith("Turn 2: recorded 👎 incorrect in labels.jsonl.")
+    first, second = read_labels(app_services.labels.path)
+    assert (first.label, first.rewrite, first.reference, first.extra["reference_kind"]) == (1, ADA, ADA, "confirmed")
+    assert (second.label, second.question, second.rewrite, second.reference) == (
+        0, "What did she write about?", "What did she write about?", "What did Ada Lovelace write about?")
+    assert second.history == (ADA, session.conversation.turns[0].answer.text)
+    assert second.id == f"app:{session.id}:1:2"
+    with pytest.raises(InvalidInputError):
+        S.judge(app_services, session, 5, 1)
+
+
+def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversations):
+    session = S.Session()
+    with pytest.raises(InvalidInputError, match="Load a conversations file"):
+        list(S.replay_step(app_services, session))
+    assert S.load_replay(session, qrecc_conversations) == ["7", "9"]
+    assert S.start_replay(session, "7") == "Replaying conversation 7 (2 turns)."
+    for _ in range(2):
+        list(S.replay_step(app_services, session))
+    with pytest.raises(InvalidInputError, match="finished"):
+        list(S.replay_step(app_services, session))
+    first, second = session.info
+    assert first.scores == {"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0}
+    # The second question is rewritten with the file's history; ours is the question itself.
+    assert second.history == (ADA, "A mathematician.")
+    assert (second.reference, second.reference_kind) == ("Who was Ada Lovelace's father?", "replay")
+    # "who was ada lovelace s father": the question has 3 of the 6 tokens.
+    assert second.scores["ROUGE-1 R"] == pytest.approx(3 / 6)
+    rows = S.metrics_rows(session)
+    assert [r[0] for r in rows] == ["1", "2", "mean of 2"]
+    assert rows[2][1] == round((1.0 + 0.5) / 2, 3)
+    points = [p for p in S.metrics_points(session) if p["metric"] == "ROUGE-1 R"]
+    assert points == [{"turn": 1, "metric": "ROUGE-1 R", "mean": 1.0},
+                      {"turn": 2, "metric": "ROUGE-1 R", "mean": 0.75}]
+    message = S.chat_messages(session)[4]
+    assert "Human rewrite (reference):** Who was Ada Lovelace's father?" in message["content"].replace("\\", "")
+    assert "status" not in message["metadata"]  # open, so the human rewrite shows
+    # Undo puts the replayed turn back in line; a thumbs on it is recorded with the human reference.
+    assert S.judge(app_services, session, 1, 0).startswith("Turn 2: recorded 👎")
+    assert app_services.labels.read()[0]["reference_kind"] == "replay"
+    S.undo(session)
+    assert session.replay.position == 1
+
+
+def test_replay_file_errors(app_services, tmp_path, qrecc_conversations):
+    session = S.Session()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}')
+    with pytest.raises(DataFormatError, match="expected a JSON list") as error:
+        S.load_replay(session, bad, "mine.json")
+    assert str(tmp_path) not in str(error.value) and "mine.json" in str(error.value)
+    with pytest.raises(InvalidInputError, match="no such file"):
+        S.load_replay(session, tmp_path / "missing.json")
+    S.load_replay(session, qrecc_conversations)
+    with pytest.raises(InvalidInputError, match="No conversation '3'"):
+        S.start_replay(session, "3")
+
+
+def test_single_document_mode_searches_inside_the_document(app_services):
+    session = S.Session()
+    text = ("The Analytical Engine was a proposed mechanical computer.\n\n"
+            "It was designed by Charles Babbage in 1837. It had a mill and a store.")
+    assert S.use_document(session, text, "Engine").startswith("Answering from the document “Engine”")
+    play(app_services, session, "Who designed the Analytical Engine?")
+    turn = session.conversation.turns[0]
+    assert {p.id for p in turn.sources} == {"Engine_p0"}
+    assert turn.answer.source_id == "Engine_p0" and turn.answer.text in text
+    assert S.use_collection_document(app_services, session, "ada").startswith("Answering from the document “Ada")
+    assert S.use_collection_document(app_services, session, " lord  BYRON ").startswith("Answering from the document “Lord Byron”")
+    with pytest.raises(InvalidInputError, match="No article is titled “eiffel tower”. Close titles: “Paris”."):
+        S.use_collection_document(app_services, session, "eiffel tower")
+    with pytest.raises(InvalidInputError):
+        S.use_document(session, "  ")
+    assert S.use_default_collection(app_services, session) == f"Answering from {app_services.collection_name}."
+    assert session.source is None
+
+
+def test_multiple_choice_over_a_document(app_services):
+    session = S.Session()
+    document = ("Mara grew up in a fishing village on the northern coast. Every morning she mended nets with her "
+                "grandmother.\n\nWhen she was sixteen she left for the capital to study medicine, and she later "
+                "became the first doctor of the village.")
+    choice, options = S.multiple_choice(app_services, session, document, "What did Mara study in the capital?",
+                                        ["Fishing", "Medicine", "Music", ""])
+    assert options == ["Fishing", "Medicine", "Music"]
+    assert choice.index == 1
+    html = S.choice_html(choice, options)
+    assert "Answer: <b>(B) Medicine</b>" in html
+    with pytest.raises(InvalidInputError, match="at least two options"):
+        S.multiple_choice(app_services, session, document, "Why?", ["Only one", " "])
+    with pytest.raises(InvalidInputError, match="Paste the document"):
+        S.multiple_choice(app_services, session, "", "Why?", ["a", "b"])
+    S.use_document(session, document, "Mara")
+    choice, _ = S.multiple_choice(app_services, session, "", "Where did Mara grow up?",
+                                  ["In the capital", "In a fishing village"])
+    assert choice.index == 1
+
+
+def test_sessions_never_share_a_conversation(app_services):
+    alice, bob = S.Session(), S.Session()
+    play(app_services, alice, ADA)
+    play(app_services, bob, "What is Paris?")
+    assert [t.question for t in alice.conversation.turns] == [ADA]
+    assert [t.question for t in bob.conversation.turns] == ["What is Paris?"]
+    assert alice.id != bob.id
+
+
+def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
+    session = S.Session()
+    for question in (ADA, "What did she write about?", "What is Paris?"):
+        play(app_services, session, question)
+    assert S.target_turn(session) == 2
+    assert S.select_turn(session, 4) == 1  # message 4 = turn 2's rewrite step
+    with pytest.raises(InvalidInputError):
+        S.select_turn(session, 9)
+    S.correct(app_services, session, S.target_turn(session), "What did Ada Lovelace write about?")
+    assert [t.rewrite.text for t in session.conversation.turns] == [
+        ADA, "What did Ada Lovelace write about?", "What is Paris?"]
+    assert session.conversation.turns[2].answer.source_id == "paris"  # later turns stay as they were
+    assert S.judge(app_services, session, S.target_turn(session), 1).startswith("Turn 2: recorded 👍")
+    S.undo(session)
+    assert S.target_turn(session) == 1 and session.selected is None
+
+
+def test_uploads_become_the_session_source_until_it_closes(app_services, tmp_path):
+    app_services.sessions_root = tmp_path / "sessions"
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Engines\n\nThe Difference Engine computed polynomial tables.")
+    session = S.Session()
+    assert S.use_uploads(app_services, session, [notes]) == "Answering from your upload (notes.md; 1 passage)."
+    play(app_services, session, "What did the Difference Engine compute?")
+    assert session.conversation.turns[0].sources[0].id == "notes.md#0"
+    [folder] = (tmp_path / "sessions").iterdir()
+    session.close()
+    assert not folder.exists() and session.source is None
+
+
+def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
+    (tmp_path / "data" / "qrecc").mkdir(parents=True)
+    inside = tmp_path / "data" / "qrecc" / "x.json"
+    assert S.shared_data_file(f"  {tmp_path}/data/qrecc/../qrecc/x.json ") == inside
+    for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json"):
+        with pytest.raises(InvalidInputError, match="Only files under"):
+            S.shared_data_file(outside)

@@ -1,0 +1,119 @@
+"""Uploads: limits and messages, text extraction (HTML, PDF), a real per-session Lucene index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant._uploads import UploadLimits, check_uploads, index_uploads, read_passages, read_text
+from assistant.errors import DataFormatError, InvalidInputError
+
+
+def make_pdf(lines: list[str]) -> bytes:
+    """A one-page PDF with ``lines`` of Helvetica text (offsets computed, so valid)."""
+    text = " ".join(f"({line}) Tj T*" for line in lines)
+    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {text} ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_limits_and_types_get_clear_messages(tmp_path):
+    ok = tmp_path / "notes.txt"
+    ok.write_text("Ada wrote notes.")
+    exe = tmp_path / "tool.exe"
+    exe.write_bytes(b"MZ")
+    with pytest.raises(InvalidInputError, match=r"tool.exe: unsupported file type '.exe'"):
+        check_uploads([ok, exe])
+    with pytest.raises(InvalidInputError, match="Choose one or more files"):
+        check_uploads([])
+    big = tmp_path / "big.md"
+    big.write_text("word " * 400)  # 2,000 bytes
+    with pytest.raises(InvalidInputError, match=r"big.md is 0.0 MB; files are limited to 0.001 MB each"):
+        check_uploads([big], UploadLimits(max_file_mb=0.001))
+    with pytest.raises(InvalidInputError, match=r"add up to 0.0 MB; a session takes at most 0.002 MB"):
+        check_uploads([big, big], UploadLimits(max_file_mb=1, max_total_mb=0.002))
+    with pytest.raises(InvalidInputError, match="upload at most 1 at a time"):
+        check_uploads([ok, ok], UploadLimits(max_files=1))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(InvalidInputError, match="empty.txt is empty"):
+        check_uploads([empty])
+    assert check_uploads([str(ok)]) == [ok]
+
+
+def test_text_of_html_pdf_and_bad_files(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text("<html><head><title>t</title></head><body><p>Ada <b>Lovelace</b></p>"
+                    "<script>alert(1)</script><p>wrote notes.</p></body></html>")
+    assert read_text(page) == "Ada Lovelace\n\nwrote notes."
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(make_pdf(["Ada Lovelace wrote the first algorithm.", "Her notes appeared in 1843."]))
+    assert " ".join(read_text(pdf).split()) == "Ada Lovelace wrote the first algorithm. Her notes appeared in 1843."
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\nnot really a pdf")
+    with pytest.raises(DataFormatError, match="broken.pdf"):
+        read_text(broken)
+    latin1 = tmp_path / "old.txt"
+    latin1.write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(DataFormatError, match="old.txt is not UTF-8 text"):
+        read_text(latin1)
+    blank = tmp_path / "blank.md"
+    blank.write_text("   \n\n ")
+    with pytest.raises(DataFormatError, match="blank.md has no text to answer from"):
+        read_text(blank)
+
+
+def test_jsonl_errors_name_the_upload_not_the_temporary_path(tmp_path):
+    bad = tmp_path / "collection.jsonl"
+    bad.write_text('{"id": "a", "contents": "fine"}\n{"id": "b"}\n')
+    with pytest.raises(DataFormatError) as error:
+        read_passages([bad])
+    assert str(error.value).startswith("collection.jsonl") and "2" in str(error.value)
+    assert str(tmp_path) not in str(error.value)
+
+
+def test_uploads_are_indexed_for_the_session_and_removed_on_close(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The Difference Engine was designed by Charles Babbage.\n\n"
+                     "Ada Lovelace translated an article by Luigi Menabrea.")
+    collection = tmp_path / "extra.jsonl"
+    collection.write_text(json.dumps({"id": "kb1", "contents": "Grace Hopper wrote the first compiler.",
+                                      "title": "Grace Hopper", "url": "https://example.org/hopper"}) + "\n")
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(make_pdf(["The Analytical Engine had a mill and a store."]))
+    index = index_uploads([notes, collection, pdf], root=tmp_path / "sessions")
+    try:
+        assert index.passages == 3
+        assert index.files == ["notes.txt", "extra.jsonl", "paper.pdf"]
+        [hit] = index.retriever.search("who translated Menabrea", 1)
+        assert (hit.id, hit.title) == ("notes.txt#0", "notes")
+        [hit] = index.retriever.search("compiler", 1)
+        assert (hit.id, hit.title, hit.url) == ("kb1", "Grace Hopper", "https://example.org/hopper")
+        assert index.retriever.search("mill store", 1)[0].id == "paper.pdf#0"
+        assert index.directory.parent == tmp_path / "sessions"
+    finally:
+        index.close()
+    assert not index.directory.exists()
+
+
+def test_a_failed_upload_leaves_no_folder(tmp_path):
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text('{"id": "a", "contents": "one"}\n{"id": "a", "contents": "two"}\n')
+    with pytest.raises(DataFormatError, match="Duplicate passage id 'a'"):
+        index_uploads([dup], root=tmp_path / "sessions")
+    assert list((tmp_path / "sessions").iterdir()) == []
