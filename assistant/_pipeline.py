@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 from ._reader import Reader, SentenceReader
 from ._retriever import BM25Retriever, Retriever
-from ._types import Conversation, Turn
+from ._types import Conversation, Rewrite, Turn
 from .config import AssistantConfig, ReaderConfig, RetrieverConfig
 from .errors import InvalidInputError
 
@@ -60,23 +61,37 @@ class Assistant:
             reader = SentenceReader.from_pretrained(config=reader_config)
         return cls(load_rewriter(config.rewriter), retriever, reader, config, retriever_config)
 
-    def ask(self, question: str, conversation: Conversation) -> Turn:
-        """Answer ``question`` given the earlier turns; the caller adds the Turn."""
-        question = validate_question(question, self.config.max_question_chars)
+    def history_window(self, history: Sequence[str]) -> list[str]:
+        """The last ``history_turns`` question/answer pairs of ``history``."""
         keep = 2 * self.config.history_turns
-        history = conversation.history()[-keep:] if keep else []
-        timings = {}
-        start = time.perf_counter()
-        rewrite = self.rewriter.rewrite(question, history)
-        timings["rewrite"] = _ms_since(start)
+        return list(history)[-keep:] if keep else []
+
+    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
+        """The self-contained form of a (validated) ``question``."""
+        return self.rewriter.rewrite(question, self.history_window(history))
+
+    def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0) -> Turn:
+        """Retrieve and read for a rewrite already decided.
+
+        The UI uses this to show the rewrite before the answer, and to re-run
+        a turn with the user's corrected rewrite.
+        """
+        timings = {"rewrite": rewrite_ms}
         mark = time.perf_counter()
         passages = self.retriever.search(rewrite.text, self.retriever_config.k)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
         answer = self.reader.read(rewrite.text, passages)
         timings["read"] = _ms_since(mark)
-        timings["total"] = _ms_since(start)
+        timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)
+
+    def ask(self, question: str, conversation: Conversation) -> Turn:
+        """Answer ``question`` given the earlier turns; the caller adds the Turn."""
+        question = validate_question(question, self.config.max_question_chars)
+        start = time.perf_counter()
+        rewrite = self.rewrite(question, conversation.history())
+        return self.answer(question, rewrite, _ms_since(start))
 
 
 def _ms_since(start: float) -> float:

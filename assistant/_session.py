@@ -186,16 +186,6 @@ class Pending:
     rewrite: Rewrite | None = None
 
 
-class _GivenRewrite:
-    # A Rewriter that returns a rewrite decided beforehand (streamed first, or
-    # the user's correction), so Assistant.ask runs only retrieval and reading.
-    def __init__(self, rewrite: Rewrite):
-        self._rewrite = rewrite
-
-    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
-        return self._rewrite
-
-
 # ---------------------------------------------------------------- input checks
 
 # Common English function words: a question with several words and none of
@@ -242,22 +232,8 @@ def _assistant(services: Services, session: Session) -> Assistant:
     return dataclasses.replace(services.assistant, retriever=session.source.retriever)
 
 
-def _recent(history: Sequence[str], turns: int) -> list[str]:
-    # The last n question/answer pairs, as Assistant.ask gives its rewriter.
-    return list(history)[-2 * turns :] if turns else []
-
-
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
-
-
-def _answer_with(assistant: Assistant, question: str, rewrite: Rewrite, rewrite_ms: float, earlier: Conversation) -> Turn:
-    """Retrieve and read for a rewrite decided beforehand; timings include it."""
-    turn = dataclasses.replace(assistant, rewriter=_GivenRewrite(rewrite)).ask(question, earlier)
-    timings = dict(turn.timings_ms)
-    timings["rewrite"] = rewrite_ms
-    timings["total"] = round(rewrite_ms + timings.get("retrieve", 0.0) + timings.get("read", 0.0), 1)
-    return dataclasses.replace(turn, timings_ms=timings)
 
 
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
@@ -294,14 +270,13 @@ def ask(
     """
     assistant = _assistant(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
-    if history is None:
-        history = _recent(session.conversation.history(), assistant.config.history_turns)
+    history = assistant.history_window(session.conversation.history() if history is None else history)
     yield Pending(question)
     start = time.perf_counter()
-    rewrite = assistant.rewriter.rewrite(question, list(history))
+    rewrite = assistant.rewrite(question, history)
     rewrite_ms = _ms(start)
     yield Pending(question, rewrite)
-    turn = _answer_with(assistant, question, rewrite, rewrite_ms, session.conversation)
+    turn = assistant.answer(question, rewrite, rewrite_ms)
     info = TurnInfo(
         system_rewrite=rewrite,
         history=tuple(history),
@@ -347,9 +322,8 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     assistant = _assistant(services, session)
     corrected = validate_question(corrected, assistant.config.max_question_chars)
     old, info = session.conversation.turns[index], session.info[index]
-    earlier = Conversation(session.conversation.turns[:index])
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
-    session.conversation.turns[index] = _answer_with(assistant, old.question, rewrite, 0.0, earlier)
+    session.conversation.turns[index] = assistant.answer(old.question, rewrite)
     if not info.reference or info.reference_kind in ("correction", "confirmed"):
         info.reference, info.reference_kind = corrected, "correction"
     _score(services, session, info)
@@ -529,8 +503,7 @@ def replay_step(services: Services, session: Session) -> Iterator[Pending]:
     if replay.remaining() <= 0:
         raise InvalidInputError(f"Conversation {replay.conversation_id} is finished: pick another one.")
     example = replay.turns[replay.position]
-    history = _recent(example.history, _assistant(services, session).config.history_turns)
-    yield from ask(services, session, example.question, history=history, reference=example.rewrite, example_id=example.id)
+    yield from ask(services, session, example.question, history=example.history, reference=example.rewrite, example_id=example.id)
     replay.position += 1
 
 
