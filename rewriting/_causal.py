@@ -1,0 +1,271 @@
+"""A question rewriter driven by a causal language model.
+
+The model is either an instruction-tuned one prompted with two examples
+(``chat`` format) or one fine-tuned by :mod:`rewriting.train` (``plain``
+format, optionally a LoRA adapter and a copy head). Decoding is greedy and
+bounded. The first turn is never rewritten, and a drift guard keeps the
+user's own question whenever the model's output no longer carries its intent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from assistant._types import Rewrite
+from assistant.errors import ModelNotFoundError
+from rewriting._copy import COPY_HEAD_FILE, CopyHead
+from rewriting._models import load_causal_lm
+from rewriting._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
+
+__all__ = ["RewriterConfig", "CausalLMRewriter", "drift_reason", "RECIPE_FILE"]
+
+# Written by rewriting.train next to the weights: how the model was trained to be prompted.
+RECIPE_FILE = "rewriter.json"
+
+_STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from about as into over after before
+    than then so not no is are was were be been being am do does did done have has had having
+    can could will would shall should may might must what which who whom whose when where why
+    how that this these those there here it its it's he him his she her hers they them their
+    theirs we us our you your i me my mine one ones also too very just any some all more most
+    other else much many again s""".split()
+)
+
+
+@dataclass(frozen=True)
+class RewriterConfig:
+    """Decoding, prompting and drift-guard settings of :class:`CausalLMRewriter`."""
+
+    # "chat" (few-shot prompt for an instruct model), "plain" (the fine-tuned
+    # format) or "auto": the recipe saved with trained weights, else "chat"
+    # when the tokenizer has a chat template, else "plain".
+    prompt_format: str = "auto"
+    # Token budgets of the plain format; must match those used in training
+    # (from_pretrained reads them from the saved recipe).
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+    # Earlier turns shown in the chat format: a 135M model loses track of
+    # which question to rewrite when shown more.
+    chat_history_turns: int = 3
+    # Longest rewrite in tokens: human rewrites are under 40 tokens, and a
+    # bound caps latency when a model fails to stop.
+    max_new_tokens: int = 40
+    # Questions rewritten in one forward pass by rewrite_batch; larger batches
+    # give little on 2 CPU cores and pad more.
+    batch_size: int = 8
+    # Drift guard: share of the question's content words the rewrite must
+    # keep. 0.5 lets the model replace a vague word but not the whole question.
+    min_content_overlap: float = 0.5
+    # Drift guard: words a rewrite may add to the question. Resolving a
+    # reference adds a name or a phrase, rarely more than ~12 words.
+    max_added_words: int = 20
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+(?:'\w+)?", text.lower())
+
+
+def _stem(word: str) -> str:
+    # Crude on purpose: "countries"/"country" and "Byron's"/"Byron" must match;
+    # a lenient guard only falls back when the question is clearly lost.
+    word = re.sub(r"'s$", "", word)
+    return word[:5]
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in _words(text) if w not in _STOPWORDS}
+
+
+def _same(a: str, b: str) -> bool:
+    return _words(a) == _words(b)
+
+
+def drift_reason(question: str, history: Sequence[str], candidate: str, config: RewriterConfig = RewriterConfig()) -> str:
+    """Why ``candidate`` cannot stand for ``question`` ("" when it can).
+
+    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "What did Ada write?")
+    ''
+    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "Who was Ada?")
+    'the rewrite repeats an earlier question'
+    """
+    if not _words(candidate):
+        return "the rewrite was empty"
+    if _same(candidate, question):
+        return ""
+    if any(_same(candidate, past) for past, _ in turns(history)):
+        return "the rewrite repeats an earlier question"
+    if len(_words(candidate)) > len(_words(question)) + config.max_added_words:
+        return "the rewrite was much longer than the question"
+    wanted = _content(question)
+    if wanted:
+        kept = len(wanted & _content(candidate)) / len(wanted)
+        if kept < config.min_content_overlap:
+            return f"the rewrite kept only {kept:.0%} of the question's content words"
+    return ""
+
+
+def _clean(text: str) -> str:
+    """First line of the model's output, without quotes or a leading label."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    line = re.sub(r"^(rewrite|rewritten question|question)\s*:\s*", "", line, flags=re.IGNORECASE)
+    if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+        line = line[1:-1].strip()
+    return line
+
+
+class CausalLMRewriter:
+    """Rewrites with a causal LM; see :meth:`from_pretrained`.
+
+    ``__init__`` takes a ready model and tokenizer (tests pass a tiny GPT-2).
+    """
+
+    def __init__(self, model, tokenizer, config: RewriterConfig = RewriterConfig(), copy_head: CopyHead | None = None):
+        if config.prompt_format == "auto":
+            config = replace(config, prompt_format="chat" if getattr(tokenizer, "chat_template", None) else "plain")
+        if config.prompt_format not in {"chat", "plain"}:
+            raise ValueError(f"prompt_format must be 'chat', 'plain' or 'auto', not {config.prompt_format!r}")
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.config = config
+        self.copy_head = copy_head.eval() if copy_head is not None else None
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        eos = {tokenizer.eos_token_id}
+        generation_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        eos |= set(generation_eos) if isinstance(generation_eos, (list, tuple)) else {generation_eos}
+        self._eos = torch.tensor(sorted(i for i in eos if i is not None))
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, adapter: str | Path | None = None, config: RewriterConfig = RewriterConfig()):
+        """Load a model (``"smollm2"``, a path or a cached hub name) and, optionally,
+        a LoRA adapter directory written by :mod:`rewriting.train`.
+
+        The adapter is merged into the weights: the same speed as the base model.
+        """
+        model, tokenizer = load_causal_lm(name_or_path)
+        recipe_dir = Path(adapter) if adapter is not None else Path(name_or_path)
+        recipe = _read_recipe(recipe_dir)
+        if adapter is not None:
+            if not (Path(adapter) / "adapter_config.json").is_file():
+                raise ModelNotFoundError(f"no LoRA adapter in '{adapter}' (adapter_config.json missing)")
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+        if recipe and config.prompt_format == "auto":
+            config = replace(
+                config,
+                prompt_format=recipe.get("prompt_format", "plain"),
+                prompt=PromptConfig(**recipe.get("prompt", {})),
+            )
+        copy_head = None
+        if recipe.get("copy"):
+            from safetensors.torch import load_file
+
+            copy_head = CopyHead(model.config.hidden_size, **recipe.get("copy_head", {}))
+            copy_head.load_state_dict(load_file(str(recipe_dir / COPY_HEAD_FILE)))
+        return cls(model, tokenizer, config, copy_head)
+
+    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
+        return self.rewrite_batch([(question, history)])[0]
+
+    def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
+        """Rewrite many ``(question, history)`` pairs, batching the model calls."""
+        results: list[Rewrite | None] = [None] * len(items)
+        todo: list[tuple[int, list[int]]] = []
+        for index, (question, history) in enumerate(items):
+            question = " ".join(str(question).split())
+            if not history:
+                results[index] = Rewrite(question)  # first turn: nothing to resolve
+            elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
+                results[index] = Rewrite(question, note="kept the original question: too long to rewrite")
+            else:
+                todo.append((index, self._prompt_ids(question, history)))
+        todo.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
+        size = max(1, self.config.batch_size)
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
+            outputs = self._generate([ids for _, ids in chunk])
+            for (index, _), (ids, stopped) in zip(chunk, outputs):
+                text = self.tokenizer.decode(ids, skip_special_tokens=True)
+                # A finished first line counts as an end too: _clean keeps only it.
+                stopped = stopped or "\n" in text.strip()
+                question, history = items[index]
+                question = " ".join(str(question).split())
+                candidate = _clean(text)
+                reason = "" if stopped else "the rewrite did not end"
+                reason = reason or drift_reason(question, history, candidate, self.config)
+                results[index] = Rewrite(question, note=f"kept the original question: {reason}") if reason else Rewrite(candidate)
+        return results  # type: ignore[return-value]
+
+    def _prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
+        if self.config.prompt_format == "chat":
+            text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
+            return self.tokenizer.encode(text, add_special_tokens=False)
+        return plain_prompt_ids(self.tokenizer, question, history, self.config.prompt)
+
+    @torch.inference_mode()
+    def _generate(self, prompts: list[list[int]]) -> list[tuple[list[int], bool]]:
+        """Greedy decoding of a left-padded batch; ``(token ids, ended_with_eos)`` per prompt.
+
+        Written out (not ``model.generate``) because the copy head needs the
+        hidden states at every step.
+        """
+        batch, width = len(prompts), max(len(p) for p in prompts)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.full((batch, width), pad, dtype=torch.long)
+        mask = torch.zeros((batch, width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            input_ids[row, width - len(ids) :] = torch.tensor(ids)
+            mask[row, width - len(ids) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp_min(0)
+        want_hidden = self.copy_head is not None
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, output_hidden_states=want_hidden)
+        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
+        source_mask = mask.bool()
+        done = torch.zeros(batch, dtype=torch.bool)
+        generated: list[torch.Tensor] = []
+        for _ in range(self.config.max_new_tokens):
+            logits = out.logits[:, -1, :]
+            if want_hidden:
+                scores = self.copy_head.log_probs(out.hidden_states[-1][:, -1:], logits[:, None], source_keys, input_ids, source_mask)[:, 0]
+            else:
+                scores = logits
+            token = scores.argmax(-1)
+            token = torch.where(done, torch.full_like(token, pad), token)
+            generated.append(token)
+            done |= torch.isin(token, self._eos)
+            if done.all():
+                break
+            mask = torch.cat([mask, torch.ones((batch, 1), dtype=mask.dtype)], dim=1)
+            positions = positions[:, -1:] + 1
+            out = self.model(
+                input_ids=token[:, None],
+                attention_mask=mask,
+                position_ids=positions,
+                cache=out.cache,
+                use_cache=True,
+                output_hidden_states=want_hidden,
+            )
+        tokens = torch.stack(generated, dim=1) if generated else torch.zeros((batch, 0), dtype=torch.long)
+        eos = set(self._eos.tolist())
+        results = []
+        for row in tokens.tolist():
+            cut = next((i for i, token_id in enumerate(row) if token_id in eos), None)
+            results.append((row, False) if cut is None else (row[:cut], True))
+        return results
+
+
+def _read_recipe(directory: Path) -> dict:
+    path = directory / RECIPE_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise ModelNotFoundError(f"{path} is unreadable ({error}); retrain or restore the adapter directory") from error

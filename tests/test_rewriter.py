@@ -1,0 +1,318 @@
+"""Tests for the causal-LM rewriter: prompt/target building, the drift guard,
+batched greedy decoding, the copy head, loading, and the batch CLI.
+
+Models are a tiny random GPT-2 (tests/conftest.py) unless a test says
+otherwise; the shipped adapter is exercised once, when it is present.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from assistant._types import Rewrite
+from assistant.errors import ModelNotFoundError
+from rewriting import TRAINED_ADAPTER, load_rewriter
+from rewriting._base import OriginalRewriter
+from rewriting._causal import CausalLMRewriter, RewriterConfig, drift_reason
+from rewriting._copy import CopyHead
+from rewriting._prompt import IGNORE_INDEX, PromptConfig, chat_prompt, encode_example, plain_prompt_ids, turns
+
+HISTORY = [
+    "Who was Ada Lovelace?",
+    "Ada Lovelace was an English mathematician and writer, chiefly known for her work on "
+    "Charles Babbage's proposed mechanical general-purpose computer, the Analytical Engine.",
+    "What did she write about?",
+    "She wrote the first algorithm intended to be carried out by such a machine.",
+]
+
+
+# --- prompt and target building ---------------------------------------------
+
+
+def test_turns_pairs_questions_with_answers_and_handles_missing_ones():
+    assert turns(["Q1", "A1", "Q2", ""]) == [("Q1", "A1"), ("Q2", "")]
+    assert turns(["Q1", "A1", "Q2"]) == [("Q1", "A1"), ("Q2", "")]
+    assert turns([]) == []
+
+
+def test_plain_prompt_shows_history_then_question(tiny_gpt2):
+    _, tok = tiny_gpt2
+    text = tok.decode(plain_prompt_ids(tok, "Who was her father?", HISTORY))
+    assert text == (
+        "Q: Who was Ada Lovelace?\n"
+        "A: Ada Lovelace was an English mathematician and writer, chiefly known for her work on Charles Babbage's proposed mechanical\n"
+        "Q: What did she write about?\n"
+        "A: She wrote the first algorithm intended to be carried out by such a machine.\n"
+        "Question: Who was her father?\nRewrite:"
+    )
+
+
+def test_plain_prompt_keeps_newest_turns_within_budget(tiny_gpt2):
+    _, tok = tiny_gpt2
+    history = []
+    for i in range(30):
+        history += [f"Question number {i} about topic {i}?", f"Answer {i}."]
+    config = PromptConfig(max_input_tokens=60)
+    ids = plain_prompt_ids(tok, "And the last one?", history, config)
+    text = tok.decode(ids)
+    assert len(ids) <= 60
+    assert "Question number 29" in text and "Question number 0 " not in text
+    assert text.endswith("Question: And the last one?\nRewrite:")
+    # Answers only for the most recent answer_turns turns.
+    assert "Answer 29." in text and "Answer 28." in text and "Answer 27." not in text
+
+
+def test_plain_prompt_skips_empty_answers(tiny_gpt2):
+    _, tok = tiny_gpt2
+    text = tok.decode(plain_prompt_ids(tok, "Why?", ["How do garage doors open?", "", "Is it loud?"]))
+    assert text == "Q: How do garage doors open?\nQ: Is it loud?\nQuestion: Why?\nRewrite:"
+
+
+def test_encode_example_puts_loss_on_rewrite_and_eos_only(tiny_gpt2):
+    _, tok = tiny_gpt2
+    ids, labels = encode_example(tok, "Who was her father?", HISTORY, "Who was Ada Lovelace's father?")
+    assert len(ids) == len(labels)
+    prompt = plain_prompt_ids(tok, "Who was her father?", HISTORY)
+    assert ids[: len(prompt)] == prompt
+    assert labels[: len(prompt)] == [IGNORE_INDEX] * len(prompt)
+    target = labels[len(prompt) :]
+    assert target[-1] == tok.eos_token_id
+    assert tok.decode(target[:-1]) == " Who was Ada Lovelace's father?"
+
+
+def test_chat_prompt_has_instruction_two_examples_and_question_last(tiny_gpt2):
+    _, tok = tiny_gpt2
+    tok.chat_template = (
+        "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% endif %}"
+    )
+    text = chat_prompt(tok, "Who was her father?", HISTORY, max_history_turns=1)
+    assert text.startswith("<system>Rewrite the user's last question")
+    assert text.count("<assistant>") == 3  # two worked examples + the generation prompt
+    assert "What did Ada Lovelace write about?" in text
+    # Only the last turn of the real history, then the question, then the reply slot.
+    assert "Q: Who was Ada Lovelace?\nA: Ada" not in text.split("Berlin?")[-1]
+    assert text.endswith("Q: What did she write about?\nA: She wrote the first algorithm intended to be "
+                         "carried out by such a machine.\n\nLast question: Who was her father?\n<assistant>")
+
+
+# --- drift guard --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "candidate, reason",
+    [
+        ("Who was Ada Lovelace's father?", ""),
+        ("Who was her father?", ""),
+        ("", "the rewrite was empty"),
+        ("Who was Ada Lovelace?", "the rewrite repeats an earlier question"),
+        ("What is the capital of France?", "the rewrite kept only 0% of the question's content words"),
+        ("Who was " + "very " * 30 + "father?", "the rewrite was much longer than the question"),
+    ],
+)
+def test_drift_reason(candidate, reason):
+    assert drift_reason("Who was her father?", HISTORY, candidate) == reason
+
+
+def test_drift_guard_tolerates_plurals_and_possessives():
+    assert drift_reason("What about the countries?", HISTORY, "What about Byron's country?") == ""
+
+
+# --- the rewriter with a tiny model -------------------------------------------
+
+
+class _NoCalls(torch.nn.Module):
+    """A model that fails the test if it is ever run."""
+
+    def forward(self, *args, **kwargs):
+        raise AssertionError("the model must not be called")
+
+
+def test_first_turn_is_returned_unchanged_without_calling_the_model(tiny_gpt2):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.rewrite("  Who was Ada   Lovelace? ", []) == Rewrite("Who was Ada Lovelace?")
+
+
+def test_over_long_question_is_kept_with_a_note(tiny_gpt2):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    question = "word " * 200 + "?"
+    result = rewriter.rewrite(question, HISTORY)
+    assert result.text == " ".join(question.split())
+    assert result.note == "kept the original question: too long to rewrite"
+
+
+def test_batched_decoding_equals_one_at_a_time(tiny_gpt2):
+    # Left padding with correct positions and masks must not change greedy output.
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=6))
+    prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+    assert len({len(p) for p in prompts}) == 3
+    batched = rewriter._generate(prompts)
+    single = [rewriter._generate([p])[0] for p in prompts]
+    assert batched == single
+    assert all(len(ids) == 6 for ids, _ in batched)
+
+
+def test_random_model_output_falls_back_to_the_question_with_a_note(tiny_gpt2):
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=8))
+    results = rewriter.rewrite_batch([("Who was her father?", HISTORY), ("What did she write?", HISTORY[:2]), ("Hello?", [])])
+    # A random 2-layer model never ends with eos within 8 tokens, so it is never trusted.
+    assert results[0] == Rewrite("Who was her father?", "kept the original question: the rewrite did not end")
+    assert results[1] == Rewrite("What did she write?", "kept the original question: the rewrite did not end")
+    assert results[2] == Rewrite("Hello?")
+
+
+def test_rewriter_with_copy_head_decodes_like_its_pieces(tiny_gpt2):
+    # With the gate forced to the copy side, greedy decoding can only emit tokens of the prompt.
+    model, tok = tiny_gpt2
+    head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0)
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=5), copy_head=head)
+    prompt = plain_prompt_ids(tok, "Who was her father?", HISTORY)
+    generated, _ = rewriter._generate([prompt])[0]
+    assert len(generated) == 5 and set(generated) <= set(prompt)
+
+
+# --- copy head ----------------------------------------------------------------
+
+
+def test_copy_head_gives_a_distribution_mixing_lm_and_copy():
+    torch.manual_seed(0)
+    head = CopyHead(hidden_size=16, copy_dim=8)
+    hidden = torch.randn(2, 3, 16)
+    logits = torch.randn(2, 3, 50)
+    source_ids = torch.tensor([[5, 7, 7, 1], [2, 3, 4, 0]])
+    mask = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    log_probs = head.log_probs(hidden, logits, head.keys(torch.randn(2, 4, 16)), source_ids, mask)
+    probs = log_probs.exp()
+    assert probs.shape == (2, 3, 50)
+    assert torch.allclose(probs.sum(-1), torch.ones(2, 3), atol=1e-5)
+    # Copy mass lands only on source tokens: beyond the LM's own share, nothing elsewhere.
+    gate = torch.sigmoid(head.gate(hidden))
+    lm = torch.softmax(logits, -1)
+    extra = probs - gate * lm
+    assert torch.all(extra[0][:, [5, 7]].sum(-1) > 0)
+    assert torch.allclose(extra[0][:, [i for i in range(50) if i not in (5, 7)]], torch.zeros(3, 48), atol=1e-6)
+
+
+def test_copy_head_without_source_is_the_lm_distribution():
+    head = CopyHead(hidden_size=16, copy_dim=8)
+    hidden, logits = torch.randn(1, 2, 16), torch.randn(1, 2, 30)
+    none = torch.zeros(1, 3, dtype=torch.bool)
+    log_probs = head.log_probs(hidden, logits, head.keys(torch.randn(1, 3, 16)), torch.tensor([[1, 2, 3]]), none)
+    assert torch.allclose(log_probs.exp(), torch.softmax(logits, -1), atol=1e-6)
+
+
+def test_copy_head_gradients_reach_gate_query_and_key():
+    head = CopyHead(hidden_size=16, copy_dim=8)
+    hidden = torch.randn(1, 2, 16)
+    log_probs = head.log_probs(hidden, torch.randn(1, 2, 30), head.keys(torch.randn(1, 3, 16)), torch.tensor([[1, 2, 3]]), torch.ones(1, 3, dtype=torch.bool))
+    (-log_probs[0, :, 2].sum()).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in head.parameters())
+
+
+# --- loading ------------------------------------------------------------------
+
+
+def test_load_rewriter_original():
+    assert isinstance(load_rewriter("original"), OriginalRewriter)
+
+
+def test_missing_model_path_raises_model_not_found(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        load_rewriter(str(tmp_path / "no-such-model"))
+
+
+def test_empty_model_dir_raises_model_not_found(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="cannot load model"):
+        load_rewriter(str(tmp_path))
+
+
+def test_from_pretrained_loads_a_saved_tiny_gpt2(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    rewriter = load_rewriter(str(tmp_path))
+    assert isinstance(rewriter, CausalLMRewriter)
+    assert rewriter.config.prompt_format == "plain"  # GPT-2 has no chat template
+    assert rewriter.rewrite("Who?", []) == Rewrite("Who?")
+
+
+# --- batch CLI ----------------------------------------------------------------
+
+
+def _saved_tiny(tiny_gpt2, path):
+    model, tok = tiny_gpt2
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_cli_rewrites_a_file_in_order(tiny_gpt2, tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    model_dir = _saved_tiny(tiny_gpt2, tmp_path / "model")
+    lines = [
+        {"id": "a", "question": "Who was Ada Lovelace?", "history": []},
+        {"id": "b", "question": "Who was her father?", "history": HISTORY},
+        {"id": 3, "question": "Why?", "history": HISTORY[:2]},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["--input", str(src), "--output", str(out), "--model", str(model_dir), "--batch-size", "2"]) == 0
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["id"] for g in got] == ["a", "b", 3]
+    assert got[0] == {"id": "a", "rewrite": "Who was Ada Lovelace?"}
+    # The random model's outputs never pass the guard: the original is kept, with the reason.
+    assert got[1] == {"id": "b", "rewrite": "Who was her father?", "note": "kept the original question: the rewrite did not end"}
+    assert "wrote 3 rewrites" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "line 2: not valid JSON"),
+        ('{"id": "x", "history": []}', "line 2: 'question' must be a non-empty string"),
+        ('{"id": "x", "question": "Why?", "history": "Who?"}', "line 2: 'history' must be a list of strings"),
+        ('{"id": "a", "question": "Why?"}', "line 2: id 'a' occurs twice"),
+        ('["a"]', "line 2: expected an object"),
+    ],
+)
+def test_cli_bad_line_exits_2_naming_the_line(tmp_path, capsys, line, message):
+    from rewriting.rewrite import main
+
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "question": "Who?", "history": []}\n' + line + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_cli_original_model_copies_questions(tmp_path):
+    from rewriting.rewrite import main
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "q", "question": " What about  Berlin? ", "history": ["Hi", "Hello"]}) + "\n")
+    out = tmp_path / "sub" / "out.jsonl"
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 0
+    assert json.loads(out.read_text()) == {"id": "q", "rewrite": "What about  Berlin?"}
+
+
+# --- the shipped adapter ------------------------------------------------------
+
+
+@pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="no trained adapter in the checkout")
+def test_trained_rewriter_resolves_the_pronoun():
+    rewriter = load_rewriter("trained")
+    assert rewriter.rewrite("Who was Ada Lovelace?", []).text == "Who was Ada Lovelace?"
+    result = rewriter.rewrite("What did she write about?", HISTORY[:2])
+    assert "Ada Lovelace" in result.text and "write" in result.text and result.note == ""

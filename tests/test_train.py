@@ -1,0 +1,200 @@
+"""Tests for rewriting.train: a few steps of a tiny GPT-2 lower the loss, the
+copy head trains, an interrupted run resumes to the same weights, the CLI
+writes the split and a loadable adapter, and bad input exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from rewriting import train as train_module
+from rewriting._causal import CausalLMRewriter
+from rewriting.data import RewriteExample
+from rewriting.train import TrainConfig, batch_loss, collate, make_batches, train
+from rewriting._prompt import encode_example
+
+# A memorisable toy task: each conversation asks about one person, then
+# "Where was he born?" must become "Where was <person> born?".
+PEOPLE = ["Alan Turing", "Ada Lovelace", "Charles Babbage", "Grace Hopper", "John von Neumann", "Kurt Godel"]
+
+
+def _examples(people=PEOPLE):
+    return [
+        RewriteExample(
+            id=f"qrecc:{i}:2",
+            source="qrecc",
+            conversation_id=str(i),
+            turn=2,
+            question="Where was he born?",
+            history=(f"Who was {name}?", f"{name} was a scientist."),
+            rewrite=f"Where was {name} born?",
+        )
+        for i, name in enumerate(people)
+    ]
+
+
+def _config(**overrides):
+    settings = dict(steps=8, batch_size=3, lr=1e-2, warmup=1, lora_r=4, lora_alpha=8, lora_dropout=0.0, eval_every=0, save_every=2, seed=0)
+    settings.update(overrides)
+    return TrainConfig(**settings)
+
+
+def _loss(model, tok, examples):
+    batch = collate([encode_example(tok, e.question, e.history, e.rewrite) for e in examples], tok.pad_token_id)
+    with torch.no_grad():
+        return float(batch_loss(model, batch))
+
+
+def test_make_batches_is_seeded_and_covers_every_example_each_epoch():
+    batches = make_batches(6, 3, 4, seed=1)
+    assert batches == make_batches(6, 3, 4, seed=1)
+    assert batches != make_batches(6, 3, 4, seed=2)
+    assert sorted(batches[0] + batches[1]) == list(range(6))
+    assert sorted(batches[2] + batches[3]) == list(range(6))
+
+
+def test_batch_loss_ignores_prompt_tokens(tiny_gpt2):
+    model, tok = tiny_gpt2
+    ids, labels = encode_example(tok, "Where was he born?", ("Who was Alan Turing?", ""), "Where was Alan Turing born?")
+    batch = collate([(ids, labels)], tok.pad_token_id)
+    with torch.no_grad():
+        logits = model(input_ids=batch.input_ids).logits
+        expected = torch.nn.functional.cross_entropy(logits[0, :-1], batch.labels[0, 1:], ignore_index=-100)
+        assert float(batch_loss(model, batch)) == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_a_few_steps_lower_the_loss(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    before = _loss(model, tok, _examples())
+    summary = train(_examples(), _examples()[:2], tmp_path, _config(steps=12, lr=1e-2), model=model, tokenizer=tok, progress=False)
+    after = _loss(model, tok, _examples())
+    assert after < before - 1.0  # measured 11.18 -> 9.28
+    assert summary["steps"] == 12 and summary["train_examples"] == 6 and summary["dev_examples"] == 2
+    log = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == list(range(1, 13))
+    assert {"adapter_config.json", "adapter_model.safetensors", "rewriter.json", "summary.json"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_first_turns_are_not_trained_on(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    first = RewriteExample("qrecc:9:1", "qrecc", "9", 1, "Who was Alan Turing?", (), "Who was Alan Turing?")
+    summary = train(_examples() + [first], [], tmp_path, _config(steps=1), model=model, tokenizer=tok, progress=False)
+    assert summary["train_examples"] == 6 and summary["dev_loss"] is None
+
+
+def test_copy_head_run_lowers_the_loss_and_saves_the_head(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    summary = train(_examples(), _examples(), tmp_path, _config(copy=True, steps=1, lr=1e-9), model=model, tokenizer=tok, progress=False)
+    first_dev = summary["dev_loss"]
+    model2, tok2 = _fresh_tiny()
+    summary = train(_examples(), _examples(), tmp_path / "longer", _config(copy=True, steps=12), model=model2, tokenizer=tok2, progress=False)
+    assert summary["dev_loss"] < first_dev - 1.0
+    assert (tmp_path / "longer" / "copy_head.safetensors").is_file()
+    assert json.loads((tmp_path / "longer" / "rewriter.json").read_text())["copy"] is True
+
+
+def _fresh_tiny():
+    from conftest import build_tiny_gpt2
+
+    return build_tiny_gpt2()
+
+
+def test_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    from peft import get_peft_model_state_dict
+
+    # Uninterrupted reference run.
+    model, tok = _fresh_tiny()
+    train(_examples(), [], tmp_path / "straight", _config(lora_dropout=0.1), model=model, tokenizer=tok, progress=False)
+    reference = {k: v.clone() for k, v in get_peft_model_state_dict(model).items()}
+
+    # Same run, killed during step 6 (the last checkpoint is after step 4).
+    calls = {"n": 0}
+    real_loss = train_module.batch_loss
+
+    def dying_loss(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "batch_loss", dying_loss)
+    model, tok = _fresh_tiny()
+    with pytest.raises(KeyboardInterrupt):
+        train(_examples(), [], tmp_path / "resumed", _config(lora_dropout=0.1), model=model, tokenizer=tok, progress=False)
+    assert torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["step"] == 4
+    monkeypatch.setattr(train_module, "batch_loss", real_loss)
+
+    # Resumed, stopped early at step 6 (--stop-after), then resumed to the end.
+    model, tok = _fresh_tiny()
+    summary = train(_examples(), [], tmp_path / "resumed", _config(lora_dropout=0.1, stop_after=6), model=model, tokenizer=tok, progress=False)
+    assert summary["steps"] == 6 and summary["schedule_steps"] == 8
+    model, tok = _fresh_tiny()
+    train(_examples(), [], tmp_path / "resumed", _config(lora_dropout=0.1), model=model, tokenizer=tok, progress=False)
+    resumed = get_peft_model_state_dict(model)
+    assert reference.keys() == resumed.keys()
+    for key in reference:
+        assert torch.allclose(reference[key], resumed[key], atol=1e-6), key
+    steps = [json.loads(line)["step"] for line in (tmp_path / "resumed" / "train_log.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 5, 6, 7, 8]  # step 5 ran, was lost, and ran again
+
+
+def test_resume_with_other_settings_is_refused(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    train(_examples(), [], tmp_path, _config(steps=2), model=model, tokenizer=tok, progress=False)
+    model, tok = _fresh_tiny()
+    with pytest.raises(ValueError, match="other settings"):
+        train(_examples(), [], tmp_path, _config(steps=3), model=model, tokenizer=tok, progress=False)
+
+
+def _qrecc_file(path, people):
+    records = []
+    for i, name in enumerate(people):
+        records.append({"Context": [], "Question": f"Who was {name}?", "Rewrite": f"Who was {name}?", "Answer": f"{name} was a scientist.", "Conversation_no": i + 1, "Turn_no": 1})
+        records.append({"Context": [f"Who was {name}?", f"{name} was a scientist."], "Question": "Where was he born?", "Rewrite": f"Where was {name} born?", "Answer": "", "Conversation_no": i + 1, "Turn_no": 2})
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
+    from rewriting.data import load_examples
+
+    model, tok = _fresh_tiny()
+    base = tmp_path / "base"
+    model.save_pretrained(base)
+    tok.save_pretrained(base)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    out = tmp_path / "run"
+    argv = ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "10", "--batch-size", "4",
+            "--lr", "1e-2", "--lora-r", "8", "--lora-dropout", "0", "--dev-fraction", "0.25", "--eval-every", "0", "--copy"]
+    assert train_module.main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    split = json.loads((out / "split.json").read_text())
+    train_ids, dev_ids = split["train"]["train.json"], split["dev"]["train.json"]
+    assert len(train_ids) + len(dev_ids) == 24 and train_ids and dev_ids
+    conversations = lambda ids: {i.split(":")[1] for i in ids}  # noqa: E731
+    assert not conversations(train_ids) & conversations(dev_ids)
+    assert summary["train_examples"] == len(train_ids) // 2  # first turns are not trained on
+    card = (out / "README.md").read_text()
+    assert "python -m rewriting.train --train" in card and "Steps: 10" in card
+
+    # Loaded back (adapter merged, copy head, recipe), the model scores the dev
+    # turns as the run did, and better than the untrained base.
+    rewriter = CausalLMRewriter.from_pretrained(str(base), adapter=out)
+    assert rewriter.config.prompt_format == "plain" and rewriter.copy_head is not None
+    dev = [e for e in load_examples(data) if e.id in set(dev_ids) and e.history]
+    batch = collate([encode_example(tok, e.question, e.history, e.rewrite) for e in dev], tok.pad_token_id)
+    with torch.no_grad():
+        reloaded = float(batch_loss(rewriter.model, batch, rewriter.copy_head))
+    assert reloaded == pytest.approx(summary["dev_loss"], abs=0.02)
+    assert reloaded < _loss(_fresh_tiny()[0], tok, dev) - 1.0
+
+
+def test_cli_unreadable_file_exits_2_naming_it(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert train_module.main(["--train", str(bad), "--output", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and err.startswith("error: ")
