@@ -129,5 +129,6 @@ def _configure_java() -> None:
         # on Java >= 24 at every start; allowing it keeps the terminal readable.
         if (java_version(java_home) or 0) >= 24:
             jnius_config.add_options("--sun-misc-unsafe-memory-access=allow")
+        jnius_config.add_options(f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.xml')}")
 
     pyserini.setup.configure_classpath = configure_classpath

@@ -126,3 +126,19 @@ def test_terminal_chat_missing_index(tmp_path):
     )
     assert result.returncode == 2
     assert "python -m assistant.index" in result.stderr
+
+
+def test_terminal_chat_first_start_builds_the_default_index(tmp_path):
+    # A fresh cache: the chat indexes the default collection first; stdout
+    # must still hold nothing but the turns' JSON (Anserini logs to stderr).
+    env = {k: v for k, v in os.environ.items() if k != "CONVQA_INDEX_DIR"}
+    env["CONVQA_CACHE"] = str(tmp_path / "cache")
+    result = subprocess.run(
+        [sys.executable, "-m", "assistant.chat", "--json", "--rewriter", "original"],
+        input="Who was Ada Lovelace?\n", capture_output=True, text=True, cwd=ROOT, env=env, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "indexing the default collection" in result.stderr
+    [turn] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert turn["sources"][0]["id"] == "Ada Lovelace"
+    assert (tmp_path / "cache" / "indexes" / "wiki-vital-en" / "convqa.json").exists()
