@@ -95,6 +95,9 @@ def rewrite_file(
             bar.update(len(chunk))
     output.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             for request, result in zip(requests, results):

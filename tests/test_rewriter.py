@@ -8,6 +8,7 @@ otherwise; the shipped adapter is exercised once, when it is present.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -273,6 +274,9 @@ def test_cli_rewrites_a_file_in_order(tiny_gpt2, tmp_path, capsys):
     assert got[1] == {"id": "b", "rewrite": "Who was her father?", "note": "kept the original question: the rewrite did not end"}
     assert "wrote 3 rewrites" in capsys.readouterr().out
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # permissions of any new file, not mkstemp's 0600
 
 
 @pytest.mark.parametrize(
