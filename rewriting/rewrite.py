@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from assistant._jsonl import json_lines
 from assistant.errors import AssistantError, DataFormatError
 
 __all__ = ["read_requests", "rewrite_file", "main"]
@@ -34,29 +35,19 @@ __all__ = ["read_requests", "rewrite_file", "main"]
 
 def read_requests(path: str | os.PathLike) -> list[dict]:
     """Parse and check the input file; errors name the file and the line."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(f"{path}: cannot read ({error})") from error
     requests, seen = [], set()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(f"{path}, line {number}: not valid JSON ({error.msg})") from error
+    for where, record in json_lines(path):
         if not isinstance(record, dict):
-            raise DataFormatError(f'{path}, line {number}: expected an object {{"id", "question", "history"}}')
+            raise DataFormatError(f'{where}: expected an object {{"id", "question", "history"}}')
         if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
-            raise DataFormatError(f"{path}, line {number}: 'id' must be a string or an integer")
+            raise DataFormatError(f"{where}: 'id' must be a string or an integer")
         if not isinstance(record.get("question"), str) or not record["question"].strip():
-            raise DataFormatError(f"{path}, line {number}: 'question' must be a non-empty string")
+            raise DataFormatError(f"{where}: 'question' must be a non-empty string")
         history = record.get("history", [])
         if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
-            raise DataFormatError(f"{path}, line {number}: 'history' must be a list of strings (question and answer alternating)")
+            raise DataFormatError(f"{where}: 'history' must be a list of strings (question and answer alternating)")
         if record["id"] in seen:
-            raise DataFormatError(f"{path}, line {number}: id {record['id']!r} occurs twice")
+            raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
         seen.add(record["id"])
         requests.append({"id": record["id"], "question": record["question"], "history": history})
     return requests
