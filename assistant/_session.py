@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._labels import LabelStore
-from ._pipeline import Assistant, validate_question
+from ._pipeline import Assistant, _ms_since, validate_question
 from ._types import Conversation, Passage, Rewrite, Turn
 from ._uploads import SessionIndex, UploadLimits, index_uploads, read_text
 from .chat import turn_to_json
@@ -232,10 +232,6 @@ def _assistant(services: Services, session: Session) -> Assistant:
     return dataclasses.replace(services.assistant, retriever=session.source.retriever)
 
 
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 1)
-
-
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
     from eval.metrics import embedding_similarity, r_at_k, rouge1_recall
 
@@ -274,7 +270,7 @@ def ask(
     yield Pending(question)
     start = time.perf_counter()
     rewrite = assistant.rewrite(question, history)
-    rewrite_ms = _ms(start)
+    rewrite_ms = _ms_since(start)
     yield Pending(question, rewrite)
     turn = assistant.answer(question, rewrite, rewrite_ms)
     info = TurnInfo(
