@@ -38,7 +38,8 @@ run: install
 	$(PY) app.py --port $(PORT)
 
 test: install-test
-	$(PY) -m pytest -q tests
+	# --doctest-modules: the worked examples in the docstrings are tests too.
+	$(PY) -m pytest -q --doctest-modules assistant rewriting eval tests
 
 clean:
 	rm -rf $(VENV)
