@@ -259,6 +259,8 @@ def _cmd_score(args) -> int:
     if not any(sources):
         args.rewriter = DEFAULT_REWRITER
     examples = load_examples(args.data)
+    if args.split is not None:
+        examples = _held_out(examples, args.split, args.data)
     if args.rewrites is not None:
         given = _read_rewrites(args.rewrites)
         known = {ex.id for ex in examples}
@@ -282,6 +284,19 @@ def _cmd_score(args) -> int:
     else:
         _print_score_table(result)
     return 0
+
+
+def _held_out(examples, split_path: str, data_path: str) -> list:
+    """Only the turns a training run held out: the "dev" ids that its
+    ``split.json`` (written by ``rewriting.train``) lists for this file."""
+    try:
+        split = json.loads(Path(split_path).read_text(encoding="utf-8"))
+        dev = set(split["dev"][Path(data_path).name])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise DataFormatError(
+            f"{split_path}: not a split.json with held-out ids for {Path(data_path).name} ({err!r})"
+        ) from err
+    return [ex for ex in examples if ex.id in dev]
 
 
 def _print_score_table(result: dict) -> None:
@@ -496,6 +511,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--rewrites", help='JSONL of {"id", "rewrite"} to score instead of running a rewriter')
     score.add_argument("--system", help="score another system's outputs shipped in the data, e.g. cast_automatic")
+    score.add_argument("--split", help="a training run's split.json: score only the turns it held out")
     score.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
     score.add_argument("--metrics", help=metric_help)
     score.add_argument("--json", action="store_true", help="print one JSON object")

@@ -163,6 +163,21 @@ def test_score_rewrites_file_scores_only_its_turns(tmp_path, capsys):
     assert out["after_first"]["n"] == 1
 
 
+def test_score_split_keeps_only_held_out_turns(tmp_path, capsys):
+    data = canard_file(tmp_path / "canard.json")
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"train": {"canard.json": ["canard:A:1", "canard:A:2"]},
+                                 "dev": {"canard.json": ["canard:B:1"]}}))
+    argv = ["score", "--data", str(data), "--split", str(split), "--rewriter", "original",
+            "--metrics", "rouge1_recall", "--json"]
+    out = run_json(capsys, argv)
+    # Only dialog B's turn: "where did byron die" covers 4 of 5 reference words.
+    assert out["n"] == 1 and out["rouge1_recall"] == pytest.approx(80.0)
+    split.write_text(json.dumps({"dev": {"other.json": ["x"]}}))
+    assert main(argv) == 2
+    assert "held-out ids for canard.json" in capsys.readouterr().err
+
+
 def test_score_bad_inputs_exit_2(tmp_path, capsys):
     data = canard_file(tmp_path / "canard.json")
     rw = tmp_path / "rw.jsonl"
