@@ -49,8 +49,8 @@ class ReaderConfig:
     # the two with mu = 0.7).
     mu: float = 0.7
     # Below this cosine similarity between question and best sentence we say we
-    # do not know rather than answer with an unrelated sentence. Set from the
-    # similarities of unanswerable questions on the default collection (BENCHMARKS.md).
+    # do not know rather than answer with an unrelated sentence. The value was
+    # hand-checked on a few questions the default collection cannot answer; not tuned.
     min_similarity: float = 0.35
     # Passages the reader reads, best first: every sentence of them is embedded,
     # so this bounds the reader's latency; the answer is nearly always in the top 5.
