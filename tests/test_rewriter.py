@@ -8,6 +8,7 @@ otherwise; the shipped adapter is exercised once, when it is present.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import os
 
 import pytest
@@ -17,7 +18,7 @@ from assistant._types import Rewrite
 from assistant.errors import ModelNotFoundError
 from rewriting import TRAINED_ADAPTER, load_rewriter
 from rewriting._base import OriginalRewriter
-from rewriting._causal import CausalLMRewriter, RewriterConfig, drift_reason
+from rewriting._causal import CausalLMRewriter, RewriterConfig, drift_reason, inference_dtype, lookup_draft
 from rewriting._copy import CopyHead
 from rewriting._prompt import IGNORE_INDEX, PromptConfig, chat_prompt, encode_example, plain_prompt_ids, turns
 
@@ -159,13 +160,49 @@ def test_batched_decoding_equals_one_at_a_time(tiny_gpt2):
     assert all(len(ids) == 6 for ids, _ in batched)
 
 
+@pytest.mark.parametrize("copy", [False, True])
+def test_drafted_decoding_equals_step_by_step_decoding(tiny_gpt2, copy):
+    # Prompt-lookup drafts may only save forward passes, never change the greedy output.
+    model, tok = tiny_gpt2
+    # With the gate forced to the copy side the output is made of prompt tokens,
+    # so drafts are found and some are right.
+    head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0) if copy else None
+    config = RewriterConfig(prompt_format="plain", max_new_tokens=20)
+    drafted = CausalLMRewriter(model, tok, config, copy_head=head)
+    stepwise = CausalLMRewriter(model, tok, replace(config, draft_tokens=0), copy_head=head)
+    passes = []
+    forward = model.forward
+    model.forward = lambda *args, **kwargs: passes.append(1) or forward(*args, **kwargs)
+    for question, history in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]:
+        prompt = plain_prompt_ids(tok, question, history)
+        passes.clear()
+        result = drafted._generate([prompt])
+        drafted_passes = len(passes)
+        passes.clear()
+        assert result == stepwise._generate([prompt])
+        assert len(passes) == 20  # one prefill and 19 single steps
+        if copy:
+            assert drafted_passes < 20
+    model.forward = forward
+
+
+def test_lookup_draft_prefers_the_longest_latest_match():
+    # [6, 7] occurs twice; the later occurrence's continuation wins over
+    # the earlier one, and a 2-gram match over a 1-gram one.
+    assert lookup_draft([6, 7, 1, 2, 6, 7, 3, 4, 9, 7], 2) == [3, 4]
+    assert lookup_draft([6, 7, 1, 2, 6, 7, 3, 4, 9, 6, 7], 2) == [3, 4]
+    assert lookup_draft([1, 2, 3], 0) == []
+    assert lookup_draft([1], 4) == []
+
+
 def test_random_model_output_falls_back_to_the_question_with_a_note(tiny_gpt2):
     model, tok = tiny_gpt2
     rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=8))
     results = rewriter.rewrite_batch([("Who was her father?", HISTORY), ("What did she write?", HISTORY[:2]), ("Hello?", [])])
     # A random 2-layer model never ends with eos within 8 tokens, so it is never trusted.
-    assert results[0] == Rewrite("Who was her father?", "kept the original question: the rewrite did not end")
-    assert results[1] == Rewrite("What did she write?", "kept the original question: the rewrite did not end")
+    for result, question in zip(results, ["Who was her father?", "What did she write?"]):
+        assert (result.text, result.note) == (question, "kept the original question: the rewrite did not end")
+        assert result.rejected  # the model's unfinished output, for the turn's details
     assert results[2] == Rewrite("Hello?")
 
 
@@ -244,6 +281,23 @@ def test_from_pretrained_loads_a_saved_tiny_gpt2(tiny_gpt2, tmp_path):
     assert rewriter.rewrite("Who?", []) == Rewrite("Who?")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_from_pretrained_casts_weights_to_the_configured_dtype(tiny_gpt2, tmp_path, dtype):
+    model, tok = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    rewriter = CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype=dtype, max_new_tokens=4))
+    assert {p.dtype for p in rewriter.model.parameters()} == {getattr(torch, dtype)}
+    result = rewriter.rewrite("What did she write?", HISTORY[:2])
+    assert result.note == "kept the original question: the rewrite did not end"  # decoded 4 tokens, no eos
+
+
+def test_inference_dtype_rejects_unknown_names():
+    assert inference_dtype("float32") == torch.float32
+    with pytest.raises(ValueError, match="dtype must be"):
+        inference_dtype("float16")
+
+
 # --- batch CLI ----------------------------------------------------------------
 
 
@@ -271,7 +325,8 @@ def test_cli_rewrites_a_file_in_order(tiny_gpt2, tmp_path, capsys):
     assert [g["id"] for g in got] == ["a", "b", 3]
     assert got[0] == {"id": "a", "rewrite": "Who was Ada Lovelace?"}
     # The random model's outputs never pass the guard: the original is kept, with the reason.
-    assert got[1] == {"id": "b", "rewrite": "Who was her father?", "note": "kept the original question: the rewrite did not end"}
+    assert {k: got[1][k] for k in ("id", "rewrite", "note")} == {"id": "b", "rewrite": "Who was her father?", "note": "kept the original question: the rewrite did not end"}
+    assert got[1]["rejected"]  # the model's own output, kept for inspection
     assert "wrote 3 rewrites" in capsys.readouterr().out
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
     umask = os.umask(0)
