@@ -667,6 +667,8 @@ def _rewrite_message(turn: Turn, info: TurnInfo) -> dict:
         lines.append(f"The system wrote: {escape_markdown(info.system_rewrite.text)}")
     if info.system_rewrite.note:
         lines.append(f"_Note: {escape_markdown(info.system_rewrite.note)}_")
+        if info.system_rewrite.rejected:
+            lines.append(f"_The model had said: {escape_markdown(info.system_rewrite.rejected)}_")
     if info.reference and info.reference_kind == "replay":
         lines.append(f"**Human rewrite (reference):** {escape_markdown(info.reference)}")
     if info.scores:

@@ -45,11 +45,13 @@ class Rewrite:
 
     ``note`` is empty unless the rewriter had to depart from the model's
     output (e.g. it drifted from the question and the original was kept);
-    the UI shows it in the turn's details.
+    the UI shows it in the turn's details, with ``rejected``, the model's
+    output that was not used (empty when there was none).
     """
 
     text: str
     note: str = ""
+    rejected: str = ""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ def _plain(turn: Turn) -> str:
     lines = [f"rewrite: {turn.rewrite.text}"]
     if turn.rewrite.note:
         lines.append(f"  note: {turn.rewrite.note}")
+        if turn.rewrite.rejected:
+            lines.append(f"  the model had said: {turn.rewrite.rejected}")
     lines.append(f"answer:  {turn.answer.text}")
     if turn.sources:
         top = turn.sources[0]

@@ -5,7 +5,7 @@
 Input lines: ``{"id", "question", "history"}`` with ``history`` the earlier
 turns' texts, question and answer alternating, oldest first (QReCC's
 ``Context``). Output lines: ``{"id", "rewrite"}``, in input order, plus
-``"note"`` when the rewriter kept the original question. The output is
+``"note"`` when the rewriter kept the original question, and ``"rejected"``, the model's output it did not use. The output is
 written to a temporary file and renamed when complete, so an interrupted run
 never leaves a truncated file behind. ``--model`` takes what
 :func:`rewriting.load_rewriter` takes (default: the trained rewriter).
@@ -95,6 +95,8 @@ def rewrite_file(
                 line = {"id": request["id"], "rewrite": result.text}
                 if result.note:
                     line["note"] = result.note
+                if result.rejected:
+                    line["rejected"] = result.rejected
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
         os.replace(tmp, output)
     except BaseException:
