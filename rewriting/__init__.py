@@ -45,36 +45,38 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rewriting' has no attribute {name!r}")
 
 
-def load_rewriter(name: str = "trained") -> Rewriter:
+def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
     with a two-example prompt. ``"trained"``: SmolLM2 with the committed LoRA
     adapter. Anything else: an adapter directory written by
     :mod:`rewriting.train`, or a causal LM path / cached hub name.
+    ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
     key = name.strip()
     if key == "original":
         return OriginalRewriter()
-    from rewriting._causal import CausalLMRewriter
+    from rewriting._causal import CausalLMRewriter, RewriterConfig
 
+    config = RewriterConfig(dtype=dtype)
     if key == "prompted":
-        return CausalLMRewriter.from_pretrained("smollm2")
+        return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":
         if not (TRAINED_ADAPTER / "adapter_config.json").is_file():
             raise ModelNotFoundError(
                 f"the trained adapter is missing from {TRAINED_ADAPTER}; restore it from git, "
                 "retrain it (see its README.md), or use --rewriter prompted"
             )
-        return _from_adapter(TRAINED_ADAPTER)
+        return _from_adapter(TRAINED_ADAPTER, config)
     path = Path(key).expanduser()
     if (path / "adapter_config.json").is_file():
-        return _from_adapter(path)
-    return CausalLMRewriter.from_pretrained(key)
+        return _from_adapter(path, config)
+    return CausalLMRewriter.from_pretrained(key, config=config)
 
 
-def _from_adapter(directory: Path) -> Rewriter:
+def _from_adapter(directory: Path, config) -> Rewriter:
     from rewriting._causal import CausalLMRewriter, _read_recipe
 
-    return CausalLMRewriter.from_pretrained(_read_recipe(directory).get("base", "smollm2"), adapter=directory)
+    return CausalLMRewriter.from_pretrained(_read_recipe(directory).get("base", "smollm2"), adapter=directory, config=config)

@@ -112,16 +112,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="trained", help="trained (default) | prompted | original | adapter dir | model path or name")
     parser.add_argument("--batch-size", type=int, default=8, help="questions per model call (default 8)")
     parser.add_argument("--latency", action="store_true", help="one question at a time after a warm-up; print median/p95 latency")
+    parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
+                        help="model weights' dtype (auto: bfloat16 where the CPU has native bf16, else float32)")
+    parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.exit(2, "error: --batch-size must be at least 1\n")
+    if args.draft_tokens is not None and args.draft_tokens < 0:
+        parser.exit(2, "error: --draft-tokens must be 0 or more\n")
     from rewriting import load_rewriter
 
     try:
         requests = read_requests(args.input)
-        rewriter = load_rewriter(args.model)
+        rewriter = load_rewriter(args.model, dtype=args.dtype)
         if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
             rewriter.config = dataclasses.replace(rewriter.config, batch_size=args.batch_size)
+        if args.draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
+            rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=args.draft_tokens)
         latencies = None
         if args.latency:
             latencies = []

@@ -292,6 +292,22 @@ def test_from_pretrained_casts_weights_to_the_configured_dtype(tiny_gpt2, tmp_pa
     assert result.note == "kept the original question: the rewrite did not end"  # decoded 4 tokens, no eos
 
 
+def test_load_rewriter_passes_the_dtype_on(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    assert next(load_rewriter(str(tmp_path), dtype="bfloat16").model.parameters()).dtype == torch.bfloat16
+    assert next(load_rewriter(str(tmp_path), dtype="float32").model.parameters()).dtype == torch.float32
+
+
+def test_cli_refuses_a_negative_draft_length(tmp_path):
+    from rewriting.rewrite import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--draft-tokens", "-1"])
+    assert exit_info.value.code == 2
+
+
 def test_inference_dtype_rejects_unknown_names():
     assert inference_dtype("float32") == torch.float32
     with pytest.raises(ValueError, match="dtype must be"):
