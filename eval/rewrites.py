@@ -36,6 +36,16 @@
     Validates the labels the app collected (``$CONVQA_LABELS``, default
     ``~/.cache/convqa/labels.jsonl``), or says how to get a labels file.
 
+``python -m eval.rewrites export --split SPLIT --dir DIR``
+``python -m eval.rewrites table --split SPLIT --dir DIR [--index DIR] [--metrics LIST]``
+    The comparison of rewriters on the same turns: ``export`` writes the
+    turns a training run held out (after the first) as ``DIR/<group>.jsonl``
+    for ``python -m rewriting.rewrite`` (groups: qrecc, canard, cast); its
+    outputs go to ``DIR/<group>.<rewriter>.jsonl``. ``table`` prints a
+    Markdown table of every such rewriter and the original question per
+    group, then each other system shipped in the data (CAsT automatic
+    rewrites, QuReTeC) on its own turns next to every rewriter.
+
 ``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N]``
     Warm latency of each metric for one rewrite: median and p95 wall time,
     and median CPU time (which hardly moves with the machine's other load).
@@ -73,6 +83,8 @@ BATCH = 64
 K = 10
 # The rewriter scored when no rewrites are given: the app's default.
 DEFAULT_REWRITER = "trained"
+# The comparison table's metrics: the three of QReCC's Table 4.
+TABLE_METRICS = ("rouge1_recall", "use", "r_at_10")
 # Turns per rewrite_batch call: padding waste grows with the batch, and 8
 # keeps the progress bar moving on 2 cores.
 REWRITE_BATCH = 8
@@ -487,6 +499,27 @@ def _cmd_bench(args) -> int:
 # ---------------------------------------------------------------- CLI
 
 
+def _cmd_export(args) -> int:
+    from ._table import export_inputs, held_out_groups
+
+    for group, count in export_inputs(held_out_groups(args.split), args.dir).items():
+        print(f"{args.dir / group}.jsonl: {count} turns")
+    return 0
+
+
+def _cmd_table(args) -> int:
+    from rewriting.data import data_dir
+
+    from ._table import GROUPS, comparison_table, held_out_groups, other_systems, read_outputs
+
+    groups = held_out_groups(args.split)
+    rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
+    others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
+    scorer = Scorer.from_defaults(_metric_names(args.metrics, args.index is not None), args.index, args.torch_threads)
+    print(comparison_table(groups, rewriters, others, scorer))
+    return 0
+
+
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -523,11 +556,20 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--metrics", help=metric_help)
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
+    export = commands.add_parser("export", help="write a split's held-out turns as rewriting.rewrite inputs, one file a source")
+    export.add_argument("--split", required=True, help="a training run's split.json")
+    export.add_argument("--dir", required=True, type=Path, help="folder for <group>.jsonl")
+    table = commands.add_parser("table", help="every rewriter and other system on the same held-out turns (markdown)")
+    table.add_argument("--split", required=True, help="a training run's split.json")
+    table.add_argument("--dir", required=True, type=Path, help="folder with <group>.<rewriter>.jsonl outputs of rewriting.rewrite")
+    table.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
+    table.add_argument("--metrics", default=",".join(TABLE_METRICS), help=f"comma-separated metrics (default {','.join(TABLE_METRICS)})")
+
     bench = commands.add_parser("bench", help="warm latency of each metric for one rewrite")
     bench.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
     bench.add_argument("--metrics", help=metric_help)
     bench.add_argument("--repeat", type=int, default=50, help="timed runs")
-    for command in (score, check, bench):
+    for command in (score, check, bench, table):
         command.add_argument(
             "--torch-threads",
             type=int,
@@ -546,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
             return _validate_file(args.labels, args.json, args.plot, args.metrics, args.index, args.torch_threads)
         if args.command == "bench":
             return _cmd_bench(args)
+        if args.command == "export":
+            return _cmd_export(args)
+        if args.command == "table":
+            return _cmd_table(args)
         return _cmd_default(args)
     except (AssistantError, ValueError, ImportError) as err:
         return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)

@@ -268,3 +268,44 @@ def test_score_uses_rewrite_batch_and_reports_notes(tmp_path, capsys, monkeypatc
     assert out["rouge1_recall"] == pytest.approx(100 * (1 + 1 + 0.8) / 3, abs=0.01)
     assert rewriter.batches == [["Who was Ada Lovelace?", "When was she born?", "Where did Byron die?"]]
     assert "2 of 3 rewrites departed" in captured.err
+
+
+# ---------------------------------------------------------------- export / table
+
+
+def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys):
+    data = canard_file(tmp_path / "canard.json")
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(data)], "dev": {"canard.json": ["canard:A:1", "canard:A:2", "canard:B:1"]}}))
+    out = tmp_path / "table"
+    assert main(["export", "--split", str(split), "--dir", str(out)]) == 0
+    # First turns are never rewritten: only A:2 is exported.
+    exported = [json.loads(line) for line in (out / "canard.jsonl").read_text().splitlines()]
+    assert exported == [{"id": "canard.json#canard:A:2", "question": "When was she born?",
+                         "history": ["Who was Ada Lovelace?", "A mathematician."]}]
+    (out / "canard.good.jsonl").write_text(json.dumps({"id": "canard.json#canard:A:2", "rewrite": "When was Ada Lovelace born?"}) + "\n")
+    (out / "canard.partial.jsonl").write_text("")  # rewrote no turn: not a row
+    capsys.readouterr()
+    assert main(["table", "--split", str(split), "--dir", str(out), "--metrics", "rouge1_recall"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    # "when was she born" covers 3 of the 5 words of "when was ada lovelace born".
+    assert rows[1:] == ["| original |  | 60.0 |  | 60.0 |", "| good |  | 100.0 |  | 100.0 |"]
+
+
+def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
+    from eval._table import comparison_table
+    from eval.rewrites import Scorer
+    from rewriting.data import RewriteExample
+
+    def turn(n, question, rewrite, **systems):
+        return (f"f#{n}", RewriteExample(f"cast2020:1:{n}", "cast2020", "1", n, question, ("q", "a"), rewrite, systems=systems))
+
+    groups = {"cast": [turn(2, "why", "why is the sky blue"), turn(3, "how", "how is the sky blue", cast_automatic="how is sky blue")]}
+    rewriters = {"cast": {"mine": {"f#2": "why is the sky blue", "f#3": "how"}}}
+    others = {"cast": {"cast_automatic": {"f#3": "how is sky blue"}}}
+    table = comparison_table(groups, rewriters, others, Scorer(["rouge1_recall"]))
+    lines = table.splitlines()
+    assert "| original |  |  | 20.0 | 20.0 |" in lines  # (1/5 + 1/5) / 2
+    assert "| mine |  |  | 60.0 | 60.0 |" in lines  # (1 + 1/5) / 2
+    # On the one turn it has: theirs 4/5 of the words, mine and original 1/5.
+    assert "| cast (1) | cast_automatic | 80.0 | 20.0 | 20.0 |" in lines

@@ -1,0 +1,138 @@
+"""Every rewriter on the same held-out turns: the comparison table of BENCHMARKS.md.
+
+The turns are those a training run held out (its ``split.json``), after the
+first turn of their conversation (first turns are never rewritten), grouped
+by source: QReCC, CANARD, CAsT 2020-22. A turn's key is ``"<file>#<id>"``:
+ids are unique within a file only (the two QReCC files share some).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from assistant._jsonl import json_lines
+from assistant.errors import DataFormatError
+from rewriting.data import RewriteExample, load_examples, load_quretec
+
+__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_outputs", "other_systems", "comparison_table"]
+
+GROUPS = ("qrecc", "canard", "cast")
+# QuReTeC's output for CAsT 2020 (the question plus the history terms it
+# selected), relative to the shared data folder.
+QURETEC_FILE = "cast2020/quretec/QuReTeC_QnA.tsv"
+
+
+def _group(source: str) -> str:
+    return "cast" if source.startswith("cast") else source
+
+
+def held_out_groups(split_path: str | Path) -> dict[str, list[tuple[str, RewriteExample]]]:
+    """``{group: [(key, example)]}``, the held-out turns after the first, in file order."""
+    try:
+        split = json.loads(Path(split_path).read_text(encoding="utf-8"))
+        files, dev = split["files"], split["dev"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise DataFormatError(f"{split_path}: not a split.json written by rewriting.train ({err!r})") from err
+    groups: dict[str, list] = defaultdict(list)
+    for path in files:
+        name = Path(path).name
+        wanted = set(dev.get(name, ()))
+        for example in load_examples(path):
+            if example.id in wanted and example.history:
+                groups[_group(example.source)].append((f"{name}#{example.id}", example))
+    return dict(groups)
+
+
+def export_inputs(groups: Mapping[str, Sequence[tuple[str, RewriteExample]]], directory: Path) -> dict[str, int]:
+    """Write ``DIR/<group>.jsonl`` in the input format of ``rewriting.rewrite``; counts per group."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for group, items in groups.items():
+        with (directory / f"{group}.jsonl").open("w", encoding="utf-8") as out:
+            for key, ex in items:
+                out.write(json.dumps({"id": key, "question": ex.question, "history": list(ex.history)}, ensure_ascii=False) + "\n")
+    return {group: len(items) for group, items in groups.items()}
+
+
+def read_outputs(directory: Path, group: str) -> dict[str, dict[str, str]]:
+    """``{rewriter: {key: rewrite}}`` from every ``DIR/<group>.<rewriter>.jsonl``."""
+    found = {}
+    for path in sorted(directory.glob(f"{group}.*.jsonl")):
+        rewrites = {}
+        for where, record in json_lines(path):
+            if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("rewrite"), str)):
+                raise DataFormatError(f'{where}: expected {{"id": str, "rewrite": str}}')
+            rewrites[record["id"]] = record["rewrite"]
+        found[path.name[len(group) + 1 : -len(".jsonl")]] = rewrites
+    return found
+
+
+def other_systems(items: Sequence[tuple[str, RewriteExample]], data_dir: Path | None = None) -> dict[str, dict[str, str]]:
+    """Other systems' real outputs by key: those in the data (CAsT's automatic
+    rewrites) and, when ``data_dir`` holds it, QuReTeC's."""
+    quretec_path = data_dir / QURETEC_FILE if data_dir is not None else None
+    quretec = load_quretec(quretec_path) if quretec_path is not None and quretec_path.is_file() else {}
+    found: dict[str, dict[str, str]] = defaultdict(dict)
+    for key, ex in items:
+        for system, text in ex.systems.items():
+            found[system][key] = text
+        if ex.id in quretec:
+            found["quretec"][key] = quretec[ex.id]
+    return dict(found)
+
+
+def _mean(values: Sequence[float]) -> str:
+    return f"{100 * sum(values) / len(values):.1f}" if values else ""
+
+
+def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, str]]], others, scorer) -> str:
+    """Markdown: one row per rewriter on all turns of each group, then each
+    other system on its own turns next to every rewriter on the same turns.
+
+    ``rewriters`` and ``others`` map group -> system -> key -> rewrite; a
+    rewriter is shown for a group only when it rewrote every turn of it. The
+    original question is always a row. Cells are the scorer's metrics in
+    percent, joined by " / ".
+    """
+    scores: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(dict)  # system -> key -> metric values
+
+    def score(system: str, items, outputs) -> None:
+        keys = [key for key, _ in items if key in outputs]
+        result = scorer.score_all([ex.rewrite for key, ex in items if key in outputs], [outputs[k] for k in keys], desc=system)
+        for i, key in enumerate(keys):
+            scores[system][key] = [float(result[m][i]) for m in scorer.names]
+
+    names = ["original"]
+    for group in GROUPS:
+        items = groups.get(group, [])
+        score("original", items, {key: ex.question for key, ex in items})
+        for system, outputs in rewriters.get(group, {}).items():
+            if all(key in outputs for key, _ in items):
+                names += [system] if system not in names else []
+                score(system, items, outputs)
+        for system, outputs in others.get(group, {}).items():
+            score(system, items, outputs)
+
+    def cell(system: str, keys: Sequence[str]) -> str:
+        if not keys or any(k not in scores[system] for k in keys):
+            return ""
+        return " / ".join(_mean([scores[system][k][m] for k in keys]) for m in range(len(scorer.names)))
+
+    every = {group: [key for key, _ in groups.get(group, [])] for group in GROUPS}
+    lines = [
+        f"Held-out turns after the first; {' / '.join(scorer.names)} in percent.",
+        "",
+        "| rewriter | " + " | ".join(f"{g} ({len(every[g])})" for g in GROUPS) + f" | all ({sum(map(len, every.values()))}) |",
+        "|---" * (len(GROUPS) + 2) + "|",
+    ]
+    for system in names:
+        cells = [cell(system, every[g]) for g in GROUPS] + [cell(system, [k for g in GROUPS for k in every[g]])]
+        lines.append(f"| {system} | " + " | ".join(cells) + " |")
+    subsets = [(group, system, sorted(outputs)) for group in GROUPS for system, outputs in others.get(group, {}).items()]
+    if subsets:
+        lines += ["", "| turns | system | theirs | " + " | ".join(names) + " |", "|---" * (3 + len(names)) + "|"]
+        for group, system, keys in subsets:
+            lines.append(f"| {group} ({len(keys)}) | {system} | " + " | ".join(cell(s, keys) for s in [system, *names]) + " |")
+    return "\n".join(lines)
