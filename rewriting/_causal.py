@@ -61,16 +61,17 @@ class RewriterConfig:
     # Prompt-lookup drafting for a single question (0: off). A rewrite mostly
     # copies the question and a name from the history, so the tokens after the
     # latest match of the last few generated tokens in the prompt are proposed
-    # and checked in one forward pass. Greedy output stays the model's own; on
-    # 2 CPU cores a forward pass costs about the same for 1 or 9 tokens.
+    # and checked in one forward pass. Greedy output stays the model's own. On
+    # 2 CPU cores a 9-token pass cost ~1.5 single steps with bf16 weights
+    # (2.5 in float32), so drafts pay off with bf16 (BENCHMARKS.md §3).
     draft_tokens: int = 8
     # Longest n-gram of generated tokens looked up in the prompt; shorter ones
     # are tried when it is not found.
     draft_ngram: int = 3
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
-    # under bf16 autocast): prompts read ~2x faster and each token moves half
-    # the bytes. Elsewhere float32, since emulated bf16 is slower than float32.
+    # under bf16 autocast): prompts and drafts read ~2x faster; single-token
+    # steps gain little. Elsewhere float32: emulated bf16 is slower.
     dtype: str = "auto"
     # Drift guard: share of the question's content words the rewrite must
     # keep. 0.5 lets the model replace a vague word but not the whole question.
@@ -255,12 +256,7 @@ class CausalLMRewriter:
         done = torch.zeros(batch, dtype=torch.bool)
         generated: list[torch.Tensor] = []
         for _ in range(self.config.max_new_tokens):
-            logits = out.logits[:, -1, :]
-            if want_hidden:
-                scores = self.copy_head.log_probs(out.hidden_states[-1][:, -1:], logits[:, None], source_keys, input_ids, source_mask)[:, 0]
-            else:
-                scores = logits
-            token = scores.argmax(-1)
+            token = self._scores(out, source_keys, input_ids, source_mask, last=1)[:, 0].argmax(-1)
             token = torch.where(done, torch.full_like(token, pad), token)
             generated.append(token)
             done |= torch.isin(token, self._eos)
@@ -283,11 +279,17 @@ class CausalLMRewriter:
         cut = next((i for i, token_id in enumerate(row) if token_id in self._eos_ids), None)
         return (row, False) if cut is None else (row[:cut], True)
 
-    def _scores(self, out, source_keys, source_ids, source_mask) -> torch.Tensor:
-        """Next-token scores ``(B, T, V)`` at every position of a forward pass."""
+    def _scores(self, out, source_keys, source_ids, source_mask, last: int | None = None) -> torch.Tensor:
+        """Next-token scores ``(B, T, V)`` at the ``last`` positions of a forward
+        pass (all when None): the LM's logits, mixed with the copy head's
+        distribution when there is one. After reading a prompt only the last
+        position counts, and the copy mixture over every prompt position would
+        cost a vocabulary-wide softmax each."""
+        logits = out.logits if last is None else out.logits[:, -last:]
         if self.copy_head is None:
-            return out.logits
-        return self.copy_head.log_probs(out.hidden_states[-1], out.logits, source_keys, source_ids, source_mask)
+            return logits
+        hidden = out.hidden_states[-1][:, -logits.shape[1] :]
+        return self.copy_head.log_probs(hidden, logits, source_keys, source_ids, source_mask)
 
     def _generate_drafted(self, prompt: list[int]) -> tuple[list[int], bool]:
         """Greedy decoding of one prompt with prompt-lookup drafts.
@@ -303,7 +305,7 @@ class CausalLMRewriter:
         source_mask = torch.ones_like(source_ids, dtype=torch.bool)
         out = self.model(input_ids=source_ids, use_cache=True, output_hidden_states=want_hidden)
         source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
-        generated = [int(self._scores(out, source_keys, source_ids, source_mask)[0, -1].argmax())]
+        generated = [int(self._scores(out, source_keys, source_ids, source_mask, last=1)[0, -1].argmax())]
         cache, seen = out.cache, len(prompt)  # tokens whose keys/values are cached
         while len(generated) < self.config.max_new_tokens and generated[-1] not in self._eos_ids:
             room = self.config.max_new_tokens - len(generated)
