@@ -17,7 +17,7 @@ from assistant._jsonl import json_lines
 from assistant.errors import DataFormatError
 from rewriting.data import RewriteExample, load_examples, load_quretec
 
-__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_outputs", "other_systems", "comparison_table"]
+__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_outputs", "other_systems", "comparison_table"]
 
 GROUPS = ("qrecc", "canard", "cast")
 # QuReTeC's output for CAsT 2020 (the question plus the history terms it
@@ -56,17 +56,23 @@ def export_inputs(groups: Mapping[str, Sequence[tuple[str, RewriteExample]]], di
     return {group: len(items) for group, items in groups.items()}
 
 
+def read_rewrites(path: str | Path) -> dict[str, str]:
+    """``{id: rewrite}`` from a JSONL of ``{"id", "rewrite"}`` (what
+    ``rewriting.rewrite`` writes); errors name the file and line."""
+    rewrites: dict[str, str] = {}
+    for where, record in json_lines(path):
+        well_formed = isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("id", "rewrite"))
+        if not well_formed:
+            raise DataFormatError(f'{where}: expected {{"id": str, "rewrite": str}}')
+        if record["id"] in rewrites:
+            raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
+        rewrites[record["id"]] = record["rewrite"]
+    return rewrites
+
+
 def read_outputs(directory: Path, group: str) -> dict[str, dict[str, str]]:
     """``{rewriter: {key: rewrite}}`` from every ``DIR/<group>.<rewriter>.jsonl``."""
-    found = {}
-    for path in sorted(directory.glob(f"{group}.*.jsonl")):
-        rewrites = {}
-        for where, record in json_lines(path):
-            if not (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("rewrite"), str)):
-                raise DataFormatError(f'{where}: expected {{"id": str, "rewrite": str}}')
-            rewrites[record["id"]] = record["rewrite"]
-        found[path.name[len(group) + 1 : -len(".jsonl")]] = rewrites
-    return found
+    return {path.name[len(group) + 1 : -len(".jsonl")]: read_rewrites(path) for path in sorted(directory.glob(f"{group}.*.jsonl"))}
 
 
 def other_systems(items: Sequence[tuple[str, RewriteExample]], data_dir: Path | None = None) -> dict[str, dict[str, str]]:

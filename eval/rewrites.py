@@ -71,7 +71,8 @@ from tqdm import tqdm
 from assistant.errors import AssistantError, DataFormatError
 
 from . import metrics as M
-from .labels import LabelledRewrite, default_labels_path, json_lines, read_labels
+from ._table import GROUPS, comparison_table, export_inputs, held_out_groups, other_systems, read_outputs, read_rewrites
+from .labels import LabelledRewrite, default_labels_path, read_labels
 
 __all__ = ["METRICS", "Scorer", "score_examples", "validate", "main"]
 
@@ -227,18 +228,6 @@ def score_examples(examples, candidates: Sequence[str], scorer: Scorer) -> dict:
     return result
 
 
-def _read_rewrites(path: str) -> dict[str, str]:
-    rewrites: dict[str, str] = {}
-    for where, record in json_lines(path):
-        well_formed = isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("id", "rewrite"))
-        if not well_formed:
-            raise DataFormatError(f'{where}: expected {{"id": str, "rewrite": str}}')
-        if record["id"] in rewrites:
-            raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
-        rewrites[record["id"]] = record["rewrite"]
-    return rewrites
-
-
 def _rewrite_with(name: str, examples) -> list[str]:
     from rewriting import load_rewriter
 
@@ -274,7 +263,7 @@ def _cmd_score(args) -> int:
     if args.split is not None:
         examples = _held_out(examples, args.split, args.data)
     if args.rewrites is not None:
-        given = _read_rewrites(args.rewrites)
+        given = read_rewrites(args.rewrites)
         known = {ex.id for ex in examples}
         stray = [i for i in given if i not in known]
         if stray:
@@ -500,8 +489,6 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from ._table import export_inputs, held_out_groups
-
     for group, count in export_inputs(held_out_groups(args.split), args.dir).items():
         print(f"{args.dir / group}.jsonl: {count} turns")
     return 0
@@ -509,8 +496,6 @@ def _cmd_export(args) -> int:
 
 def _cmd_table(args) -> int:
     from rewriting.data import data_dir
-
-    from ._table import GROUPS, comparison_table, held_out_groups, other_systems, read_outputs
 
     groups = held_out_groups(args.split)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
