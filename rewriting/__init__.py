@@ -6,18 +6,10 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
-# torch's OpenMP threads busy-wait between parallel regions. When several
-# processes share 2 cores, that spinning starves the others: a LoRA step
-# measured 40-50 s with the default policy and 12 s with PASSIVE on this
-# machine under load. It only takes effect if set before torch is imported.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from pathlib import Path  # noqa: E402
-
-from assistant.errors import ModelNotFoundError  # noqa: E402
-from rewriting._base import OriginalRewriter, Rewriter  # noqa: E402
+from assistant.errors import ModelNotFoundError
+from rewriting._base import OriginalRewriter, Rewriter
 
 __all__ = [
     "Rewriter",

@@ -34,10 +34,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import torch
+# torch's OpenMP worker threads spin for ~3 ms after each parallel region
+# (libgomp's default) before they sleep. When several processes share 2 cores,
+# that spinning starves the others: a LoRA step measured 40-50 s with the
+# default and 12 s with PASSIVE (no spinning) on this machine under load.
+# Training only: inference is a long chain of small ops, each a parallel
+# region, and there PASSIVE's wake-ups cost 1.8x (BENCHMARKS.md §3). It only
+# takes effect if set before torch is first imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from rewriting._copy import COPY_HEAD_FILE, CopyHead
-from rewriting._prompt import IGNORE_INDEX, PromptConfig, encode_example
+import torch  # noqa: E402
+
+from rewriting._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
+from rewriting._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "make_batches", "batch_loss", "train", "main"]
 
