@@ -52,7 +52,7 @@ def export_inputs(groups: Mapping[str, Sequence[tuple[str, RewriteExample]]], di
     for group, items in groups.items():
         with (directory / f"{group}.jsonl").open("w", encoding="utf-8") as out:
             for key, ex in items:
-                out.write(json.dumps({"id": key, "question": ex.question, "history": list(ex.history)}, ensure_ascii=False) + "\n")
+                out.write(json.dumps({"id": key, "question": ex.question, "history": list(ex.context)}, ensure_ascii=False) + "\n")
     return {group: len(items) for group, items in groups.items()}
 
 

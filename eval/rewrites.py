@@ -241,9 +241,9 @@ def _rewrite_with(name: str, examples) -> list[str]:
         for start in range(0, len(examples), size):
             chunk = examples[start : start + size]
             if batch_fn is not None:
-                rewrites += batch_fn([(ex.question, list(ex.history)) for ex in chunk])
+                rewrites += batch_fn([(ex.question, list(ex.context)) for ex in chunk])
             else:
-                rewrites += [rewriter.rewrite(ex.question, list(ex.history)) for ex in chunk]
+                rewrites += [rewriter.rewrite(ex.question, list(ex.context)) for ex in chunk]
             bar.update(len(chunk))
     noted = sum(1 for r in rewrites if r.note)
     if noted:

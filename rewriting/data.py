@@ -32,7 +32,8 @@ Formats (``load_examples`` sniffs them; ``detect_format`` says which):
 ``canard``
     ``History, Question, Rewrite, QuAC_dialog_id, Question_no``.
     ``History[0:2]`` (article and section titles) go to ``title``, not to the
-    history. A turn's ``answer`` is taken from the next turn's history when
+    history; :attr:`RewriteExample.context` puts the title before the history
+    for the rewriter. A turn's ``answer`` is taken from the next turn's history when
     that turn is in the file (CANARD stores no answer with its own turn).
 ``cast``
     TREC CAsT topics: 2020 and 2021 manual evaluation topics, 2022 flattened
@@ -93,6 +94,23 @@ class RewriteExample:
     # Other systems' rewrites of this turn, e.g. {"cast_automatic": ...}.
     # Left out of the hash (a dict has none) but compared for equality.
     systems: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def context(self) -> tuple[str, ...]:
+        """The history a rewriter is given: :attr:`history`, led by the title
+        as a turn with no answer when there is one (CANARD).
+
+        QuAC's askers knew the article and section they asked about, and
+        CANARD's rewrites name them ("When did *Zappa* and the Mothers of
+        Invention disband?") where no turn does; a rewriter trained without
+        the title learns to invent names. A first turn keeps an empty
+        context: it is never rewritten.
+
+        >>> RewriteExample("canard:d:2", "canard", "d", 2, "When did they disband?",
+        ...                ("What group disbanded?", "The Mothers"), "...", title="Frank Zappa: Disbandment").context
+        ('Frank Zappa: Disbandment', '', 'What group disbanded?', 'The Mothers')
+        """
+        return (self.title, "", *self.history) if self.title and self.history else self.history
 
 
 def data_dir() -> Path:

@@ -245,8 +245,8 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
     if model is None:
         model, tokenizer = load_causal_lm(config.base)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    train_set = [encode_example(tokenizer, e.question, e.history, e.rewrite, config.prompt) for e in train_examples if e.history]
-    dev_set = [encode_example(tokenizer, e.question, e.history, e.rewrite, config.prompt) for e in dev_examples if e.history]
+    train_set = [encode_example(tokenizer, e.question, e.context, e.rewrite, config.prompt) for e in train_examples if e.history]
+    dev_set = [encode_example(tokenizer, e.question, e.context, e.rewrite, config.prompt) for e in dev_examples if e.history]
     if not train_set:
         raise ValueError("no training examples with a history (first turns are not trained on)")
 

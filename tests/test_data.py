@@ -175,6 +175,14 @@ def test_canard_example_titles_and_answers():
     # CANARD stores a turn's answer only in the next turn's history.
     assert first.answer == "Zappa and the Mothers of Invention"
     assert sum(bool(ex.answer) for ex in examples.values()) == 2940
+    # The rewriter's input leads with the title; a first turn has none.
+    assert second.context == ("Frank Zappa: Disbandment", "", *second.history)
+    assert first.context == ()
+
+
+def test_context_is_the_history_where_there_is_no_title():
+    qrecc = [e for e in load_examples(data_dir() / "qrecc" / "qrecc_test_sample.json") if e.history]
+    assert qrecc and all(e.context == e.history for e in qrecc)
 
 
 def test_cast2020_example_and_automatic_rewrite():

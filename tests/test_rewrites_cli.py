@@ -279,10 +279,11 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
     split.write_text(json.dumps({"files": [str(data)], "dev": {"canard.json": ["canard:A:1", "canard:A:2", "canard:B:1"]}}))
     out = tmp_path / "table"
     assert main(["export", "--split", str(split), "--dir", str(out)]) == 0
-    # First turns are never rewritten: only A:2 is exported.
+    # First turns are never rewritten: only A:2 is exported, its history led
+    # by the article and section titles as a turn without an answer.
     exported = [json.loads(line) for line in (out / "canard.jsonl").read_text().splitlines()]
     assert exported == [{"id": "canard.json#canard:A:2", "question": "When was she born?",
-                         "history": ["Who was Ada Lovelace?", "A mathematician."]}]
+                         "history": ["Ada Lovelace: Early life", "", "Who was Ada Lovelace?", "A mathematician."]}]
     (out / "canard.good.jsonl").write_text(json.dumps({"id": "canard.json#canard:A:2", "rewrite": "When was Ada Lovelace born?"}) + "\n")
     (out / "canard.partial.jsonl").write_text("")  # rewrote no turn: not a row
     capsys.readouterr()
