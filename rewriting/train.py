@@ -1,7 +1,7 @@
 """Fine-tune a causal LM into a question rewriter (QReCC's Transformer++ recipe).
 
     python -m rewriting.train --train FILE... --output DIR [--dev FILE] [--base NAME_OR_PATH]
-        [--steps N] [--copy] [--seed N]
+        [--steps N] [--copy] [--seed N] [--max-answer-tokens N] [--answer-turns N] ...
 
 Input: the conversation history (as far back as fits) and the question, in
 the plain format of :mod:`rewriting._prompt`; target: the human rewrite;
@@ -391,6 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
     for name in ("lr", "dev_fraction", "lora_dropout", "clip"):
         parser.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(defaults, name))
+    prompt_defaults = PromptConfig()
+    for name in asdict(prompt_defaults):  # the input format's token budgets, saved in rewriter.json
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(prompt_defaults, name))
     parser.add_argument("--copy", action="store_true", help="add the Transformer++ copy head")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
     args = parser.parse_args(argv)
@@ -399,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rewriting.data import load_examples, split_by_conversation
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}
-    config = TrainConfig(**fields)
+    config = TrainConfig(**fields, prompt=PromptConfig(**{k: getattr(args, k) for k in asdict(prompt_defaults)}))
     try:
         from_file: dict[int, str] = {}
         examples = []

@@ -14,7 +14,7 @@ from rewriting import train as train_module
 from rewriting._causal import CausalLMRewriter
 from rewriting.data import RewriteExample
 from rewriting.train import TrainConfig, batch_loss, collate, make_batches, train
-from rewriting._prompt import encode_example
+from rewriting._prompt import PromptConfig, encode_example
 
 # A memorisable toy task: each conversation asks about one person, then
 # "Where was he born?" must become "Where was <person> born?".
@@ -168,7 +168,8 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
     out = tmp_path / "run"
     argv = ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "10", "--batch-size", "4",
-            "--lr", "1e-2", "--lora-r", "8", "--lora-dropout", "0", "--dev-fraction", "0.25", "--eval-every", "0", "--copy"]
+            "--lr", "1e-2", "--lora-r", "8", "--lora-dropout", "0", "--dev-fraction", "0.25", "--eval-every", "0", "--copy",
+            "--max-answer-tokens", "12"]
     assert train_module.main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     split = json.loads((out / "split.json").read_text())
@@ -184,8 +185,10 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     # turns as the run did, and better than the untrained base.
     rewriter = CausalLMRewriter.from_pretrained(str(base), adapter=out)
     assert rewriter.config.prompt_format == "plain" and rewriter.copy_head is not None
+    # The prompt budgets given as flags are the ones inference uses.
+    assert rewriter.config.prompt == PromptConfig(max_answer_tokens=12)
     dev = [e for e in load_examples(data) if e.id in set(dev_ids) and e.history]
-    batch = collate([encode_example(tok, e.question, e.history, e.rewrite) for e in dev], tok.pad_token_id)
+    batch = collate([encode_example(tok, e.question, e.history, e.rewrite, rewriter.config.prompt) for e in dev], tok.pad_token_id)
     with torch.no_grad():
         reloaded = float(batch_loss(rewriter.model, batch, rewriter.copy_head))
     assert reloaded == pytest.approx(summary["dev_loss"], abs=0.02)
