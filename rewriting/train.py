@@ -48,7 +48,7 @@ import torch  # noqa: E402
 from rewriting._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
 from rewriting._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
 
-__all__ = ["TrainConfig", "Batch", "make_batches", "batch_loss", "train", "main"]
+__all__ = ["TrainConfig", "Batch", "make_batches", "encode_examples", "batch_loss", "train", "main"]
 
 CHECKPOINT_FILE = "checkpoint.pt"
 SPLIT_FILE = "split.json"
@@ -75,6 +75,10 @@ class TrainConfig:
     lora_alpha: int = 32
     # Dropout on the LoRA input: mild regularisation for a ~4k-example set.
     lora_dropout: float = 0.05
+    # Give the rewriter CANARD's article title as a first turn
+    # (RewriteExample.context), as evaluation does. False (--no-titles) shows
+    # the turns only, as the committed default adapter was trained.
+    titles: bool = True
     # Train the Transformer++ copy head too.
     copy: bool = False
     # Width of the copy head's query/key projections.
@@ -178,6 +182,16 @@ def batch_loss(model, batch: Batch, copy_head: CopyHead | None = None) -> torch.
     return (nll * valid).sum() / valid.sum()
 
 
+def encode_examples(tokenizer, examples, config: TrainConfig) -> list[tuple[list[int], list[int]]]:
+    """``(input_ids, labels)`` of every example after its conversation's first
+    turn (first turns are never rewritten, so never trained on)."""
+    return [
+        encode_example(tokenizer, e.question, e.context if config.titles else e.history, e.rewrite, config.prompt)
+        for e in examples
+        if e.history
+    ]
+
+
 def _lr_factor(step: int, config: TrainConfig) -> float:
     if step < config.warmup:
         return (step + 1) / config.warmup
@@ -245,8 +259,8 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
     if model is None:
         model, tokenizer = load_causal_lm(config.base)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    train_set = [encode_example(tokenizer, e.question, e.context, e.rewrite, config.prompt) for e in train_examples if e.history]
-    dev_set = [encode_example(tokenizer, e.question, e.context, e.rewrite, config.prompt) for e in dev_examples if e.history]
+    train_set = encode_examples(tokenizer, train_examples, config)
+    dev_set = encode_examples(tokenizer, dev_examples, config)
     if not train_set:
         raise ValueError("no training examples with a history (first turns are not trained on)")
 
@@ -395,6 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in asdict(prompt_defaults):  # the input format's token budgets, saved in rewriter.json
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(prompt_defaults, name))
     parser.add_argument("--copy", action="store_true", help="add the Transformer++ copy head")
+    parser.add_argument("--no-titles", dest="titles", action="store_false", help="leave CANARD's article title out of the input")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
     args = parser.parse_args(argv)
 

@@ -13,7 +13,7 @@ import torch
 from rewriting import train as train_module
 from rewriting._causal import CausalLMRewriter
 from rewriting.data import RewriteExample
-from rewriting.train import TrainConfig, batch_loss, collate, make_batches, train
+from rewriting.train import TrainConfig, batch_loss, collate, encode_examples, make_batches, train
 from rewriting._prompt import PromptConfig, encode_example
 
 # A memorisable toy task: each conversation asks about one person, then
@@ -83,6 +83,18 @@ def test_first_turns_are_not_trained_on(tiny_gpt2, tmp_path):
     first = RewriteExample("qrecc:9:1", "qrecc", "9", 1, "Who was Alan Turing?", (), "Who was Alan Turing?")
     summary = train(_examples() + [first], [], tmp_path, _config(steps=1), model=model, tokenizer=tok, progress=False)
     assert summary["train_examples"] == 6 and summary["dev_loss"] is None
+
+
+def test_training_input_leads_with_the_title_unless_told_not_to(tiny_gpt2):
+    _, tok = tiny_gpt2
+    turn = RewriteExample("canard:d:2", "canard", "d", 2, "When did they disband?", ("What group disbanded?", "The Mothers"),
+                          "When did Zappa and the Mothers disband?", title="Frank Zappa: Disbandment")
+    first = RewriteExample("canard:d:1", "canard", "d", 1, "What group disbanded?", (), "What group disbanded?", title="Frank Zappa: Disbandment")
+    shown = lambda config: [tok.decode(ids) for ids, _ in encode_examples(tok, [first, turn], config)]  # noqa: E731
+    with_titles, without = shown(_config()), shown(_config(titles=False))
+    assert len(with_titles) == len(without) == 1  # the first turn is not trained on either way
+    assert with_titles[0].startswith("Q: Frank Zappa: Disbandment\nQ: What group disbanded?\nA: The Mothers\n")
+    assert without[0].startswith("Q: What group disbanded?\nA: The Mothers\n")
 
 
 def test_copy_head_run_lowers_the_loss_and_saves_the_head(tiny_gpt2, tmp_path):
