@@ -25,8 +25,8 @@ import threading
 
 import gradio as gr
 
-from assistant import _session as S
-from assistant.errors import AssistantError
+from assistant import session as S
+from assistant.kernel import AssistantError
 
 __all__ = ["build_app", "serve", "main"]
 
@@ -403,7 +403,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, **launch):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from assistant.config import AssistantConfig, RetrieverConfig, from_env
+    from assistant.kernel import AssistantConfig, RetrieverConfig, from_env
 
     defaults, retrieval = from_env(AssistantConfig()), from_env(RetrieverConfig())
     port = os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or "7860"
@@ -421,11 +421,15 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import dataclasses
 
-    from assistant._labels import LabelStore
-    from assistant._pipeline import Assistant
-    from assistant._uploads import remove_stale_sessions
-    from assistant.config import AssistantConfig, ReaderConfig, RetrieverConfig, from_env
-    from assistant.index import ensure_index
+    from assistant.kernel import (
+        AssistantConfig,
+        ReaderConfig,
+        RetrieverConfig,
+        from_env,
+    )
+    from assistant.pipeline import Assistant
+    from assistant.retrieval import ensure_index
+    from assistant.session import LabelStore, remove_stale_sessions
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

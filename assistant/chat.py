@@ -16,24 +16,20 @@ import argparse
 import json
 import sys
 
-from ._pipeline import Assistant
-from ._types import Conversation, Turn
-from .config import AssistantConfig, ReaderConfig, RetrieverConfig, from_env
-from .errors import AssistantError, InvalidInputError
-from .index import ensure_index
+from .kernel import (
+    AssistantConfig,
+    AssistantError,
+    Conversation,
+    InvalidInputError,
+    ReaderConfig,
+    RetrieverConfig,
+    Turn,
+    from_env,
+)
+from .pipeline import Assistant, turn_to_json
+from .retrieval import ensure_index
 
-__all__ = ["turn_to_json", "main"]
-
-
-def turn_to_json(turn: Turn) -> dict:
-    """A turn in the terminal chat's JSON layout."""
-    return {
-        "question": turn.question,
-        "rewrite": turn.rewrite.text,
-        "answer": turn.answer.text,
-        "sources": [{"id": p.id, "title": p.title, "score": round(p.score, 4), "text": p.text} for p in turn.sources],
-        "timings_ms": turn.timings_ms,
-    }
+__all__ = ["main"]
 
 
 def _plain(turn: Turn) -> str:

@@ -13,8 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from assistant._jsonl import json_lines
-from assistant.errors import DataFormatError
+from assistant.kernel import DataFormatError, json_lines
 from rewriting.data import RewriteExample, load_examples, load_quretec
 
 __all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_outputs", "other_systems", "comparison_table"]

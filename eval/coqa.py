@@ -37,9 +37,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from assistant._types import Answer, Conversation, Rewrite, Turn
-from assistant.errors import AssistantError, DataFormatError, InvalidInputError
-from eval._chunks import ChunkRetriever, split_passages
+from assistant.kernel import (
+    Answer,
+    AssistantError,
+    Conversation,
+    DataFormatError,
+    InvalidInputError,
+    Rewrite,
+    Turn,
+)
+from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
 
 __all__ = [
@@ -269,16 +276,16 @@ def predict(
 
 def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
-    from assistant._pipeline import Assistant
-    from assistant.config import AssistantConfig, RetrieverConfig
+    from assistant.kernel import AssistantConfig, RetrieverConfig
+    from assistant.pipeline import Assistant
     from rewriting import load_rewriter
 
     if args.reader == "generative":
-        from assistant._generative import GenerativeReader
+        from assistant.readers import GenerativeReader
 
         reader = GenerativeReader.from_pretrained()
     elif args.reader == "sentence":
-        from assistant._reader import SentenceReader
+        from assistant.readers import SentenceReader
 
         reader = SentenceReader.from_pretrained()
     else:

@@ -52,9 +52,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from assistant._types import Passage
-from assistant.errors import AssistantError, DataFormatError, InvalidInputError
-from eval._chunks import ChunkRetriever, split_passages
+from assistant.kernel import AssistantError, DataFormatError, InvalidInputError, Passage
+from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, mrr, normalize_answer, token_f1
 
 __all__ = [
@@ -426,8 +425,8 @@ class _MemoEncoder:
 
 
 def _readers(kind: str, mus: Sequence[float]):
-    from assistant._reader import SentenceReader
-    from assistant.config import ReaderConfig
+    from assistant.kernel import ReaderConfig
+    from assistant.readers import SentenceReader
 
     base = SentenceReader.from_pretrained()
     encoder = _MemoEncoder(base.encoder) if len(mus) > 1 else base.encoder
@@ -435,7 +434,7 @@ def _readers(kind: str, mus: Sequence[float]):
     if kind == "sentence":
         return selectors
     if kind == "generative":
-        from assistant._generative import GenerativeReader
+        from assistant.readers import GenerativeReader
 
         generative = GenerativeReader.from_pretrained()
         return [GenerativeReader(s, generative.model, generative.tokenizer, generative.config) for s in selectors]
@@ -480,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns):
             if not args.index:
                 raise InvalidInputError(f"--index is needed for the {args.setting} setting")
-            from assistant._retriever import BM25Retriever
+            from assistant.retrieval import BM25Retriever
 
             retriever = BM25Retriever.from_index(args.index)
         rewriter = None

@@ -68,11 +68,24 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from assistant.errors import AssistantError, DataFormatError
+from assistant.kernel import (
+    AssistantError,
+    DataFormatError,
+    LabelledRewrite,
+    default_labels_path,
+    read_labels,
+)
 
 from . import metrics as M
-from ._table import GROUPS, comparison_table, export_inputs, held_out_groups, other_systems, read_outputs, read_rewrites
-from .labels import LabelledRewrite, default_labels_path, read_labels
+from ._table import (
+    GROUPS,
+    comparison_table,
+    export_inputs,
+    held_out_groups,
+    other_systems,
+    read_outputs,
+    read_rewrites,
+)
 
 __all__ = ["METRICS", "Scorer", "score_examples", "validate", "main"]
 
@@ -123,7 +136,7 @@ class Scorer:
         ``index`` (raises :class:`~assistant.errors.IndexNotFoundError`).
         ``torch_threads`` > 0 sets the process's torch threads when MiniLM is
         loaded (for the commands here, which run in a process of their own)."""
-        from .encoders import load_minilm, load_use
+        from assistant.encoders import load_minilm, load_use
 
         use = load_use() if {"use", "use_angular"} & set(names) else None
         minilm = load_minilm() if "minilm" in names else None
@@ -178,14 +191,14 @@ class Scorer:
 
 def load_retriever(index: str | None):
     """The BM25 retriever on ``index`` (None: the default collection's index)."""
-    from assistant._retriever import BM25Retriever
-    from assistant.config import default_index_dir
+    from assistant.kernel import default_index_dir
+    from assistant.retrieval import BM25Retriever
 
     return BM25Retriever.from_index(str(index or default_index_dir()))
 
 
 def _default_index_ready() -> bool:
-    from assistant.config import default_index_dir
+    from assistant.kernel import default_index_dir
 
     # What BM25Retriever.from_index accepts: a folder with a Lucene commit point.
     return any(Path(default_index_dir()).glob("segments_*"))

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.errors import ModelNotFoundError
-from rewriting._base import OriginalRewriter, Rewriter
+from assistant.kernel import ModelNotFoundError
+
+from ._base import OriginalRewriter, Rewriter
+from ._prompt import (
+    IGNORE_INDEX,
+    PromptConfig,
+    chat_prompt,
+    encode_example,
+    plain_prompt_ids,
+    turns,
+)
 
 __all__ = [
     "Rewriter",
@@ -17,9 +26,36 @@ __all__ = [
     "CausalLMRewriter",
     "RewriterConfig",
     "load_rewriter",
+    "load_causal_lm",
     "REWRITERS",
     "TRAINED_ADAPTER",
+    "RECIPE_FILE",
+    "drift_reason",
+    "inference_dtype",
+    "lookup_draft",
+    "PromptConfig",
+    "chat_prompt",
+    "plain_prompt_ids",
+    "encode_example",
+    "turns",
+    "IGNORE_INDEX",
+    "CopyHead",
+    "COPY_HEAD_FILE",
 ]
+
+# Names that pull in torch and transformers (~3 s), imported on first use so
+# that "original" and the data readers stay light.
+_LAZY = {
+    "CausalLMRewriter": "_causal",
+    "RewriterConfig": "_causal",
+    "RECIPE_FILE": "_causal",
+    "drift_reason": "_causal",
+    "inference_dtype": "_causal",
+    "lookup_draft": "_causal",
+    "load_causal_lm": "_models",
+    "CopyHead": "_copy",
+    "COPY_HEAD_FILE": "_copy",
+}
 
 # The adapter the app uses by default, committed with the repo (see its README.md).
 TRAINED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "smollm2-qr"
@@ -28,12 +64,10 @@ REWRITERS = ("trained", "prompted", "original")
 
 
 def __getattr__(name: str):
-    # CausalLMRewriter pulls in torch and transformers (~3 s): only on first use,
-    # so that "original" and the data readers stay light.
-    if name in {"CausalLMRewriter", "RewriterConfig"}:
-        from rewriting import _causal
+    if name in _LAZY:
+        import importlib
 
-        return getattr(_causal, name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'rewriting' has no attribute {name!r}")
 
 
@@ -50,7 +84,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
     key = name.strip()
     if key == "original":
         return OriginalRewriter()
-    from rewriting._causal import CausalLMRewriter, RewriterConfig
+    from ._causal import CausalLMRewriter, RewriterConfig
 
     config = RewriterConfig(dtype=dtype)
     if key == "prompted":
@@ -69,6 +103,6 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:
-    from rewriting._causal import CausalLMRewriter, _read_recipe
+    from ._causal import CausalLMRewriter, _read_recipe
 
     return CausalLMRewriter.from_pretrained(_read_recipe(directory).get("base", "smollm2"), adapter=directory, config=config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
-from assistant._types import Rewrite
+from assistant.kernel import Rewrite
 
 __all__ = ["Rewriter", "OriginalRewriter"]
 

@@ -17,11 +17,11 @@ from typing import Sequence
 
 import torch
 
-from assistant._types import Rewrite
-from assistant.errors import ModelNotFoundError
-from rewriting._copy import COPY_HEAD_FILE, CopyHead
-from rewriting._models import load_causal_lm
-from rewriting._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
+from assistant.kernel import ModelNotFoundError, Rewrite
+
+from ._copy import COPY_HEAD_FILE, CopyHead
+from ._models import load_causal_lm
+from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 
 __all__ = ["RewriterConfig", "CausalLMRewriter", "drift_reason", "inference_dtype", "lookup_draft", "RECIPE_FILE"]
 

@@ -15,8 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from assistant.config import cache_dir
-from assistant.errors import ModelNotFoundError
+from assistant.kernel import ModelNotFoundError, cache_dir
 
 __all__ = ["DEFAULT_MODEL", "smollm2_gguf", "resolve_model", "load_causal_lm"]
 

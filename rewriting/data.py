@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from assistant.errors import DataFormatError
+from assistant.kernel import DataFormatError
 
 __all__ = [
     "RewriteExample",

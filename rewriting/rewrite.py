@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from assistant._jsonl import json_lines
-from assistant.errors import AssistantError, DataFormatError
+from assistant.kernel import AssistantError, DataFormatError, json_lines
 
 __all__ = ["read_requests", "rewrite_file", "main"]
 

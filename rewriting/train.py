@@ -45,8 +45,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from rewriting._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
-from rewriting._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
+from ._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
+from ._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "make_batches", "encode_examples", "batch_loss", "train", "main"]
 
@@ -230,7 +230,7 @@ def _save_weights(model, copy_head, output: Path, config: TrainConfig) -> None:
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    from rewriting._causal import RECIPE_FILE
+    from ._causal import RECIPE_FILE
 
     model.peft_config["default"].base_model_name_or_path = config.base
     model.save_pretrained(str(output))  # adapter_config.json + adapter_model.safetensors
@@ -249,10 +249,15 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
     ``model``/``tokenizer`` may be given ready (tests pass a tiny GPT-2);
     otherwise ``config.base`` is loaded.
     """
-    from peft import LoraConfig, get_peft_model, get_peft_model_state_dict, set_peft_model_state_dict
+    from peft import (
+        LoraConfig,
+        get_peft_model,
+        get_peft_model_state_dict,
+        set_peft_model_state_dict,
+    )
     from tqdm import tqdm
 
-    from rewriting._models import load_causal_lm
+    from ._models import load_causal_lm
 
     output.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
@@ -413,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
     args = parser.parse_args(argv)
 
-    from assistant.errors import AssistantError
+    from assistant.kernel import AssistantError
     from rewriting.data import load_examples, split_by_conversation
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}

@@ -21,11 +21,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant._collection import read_collection  # noqa: E402
-from assistant._pipeline import Assistant  # noqa: E402
-from assistant._types import Conversation  # noqa: E402
-from assistant.config import AssistantConfig, RetrieverConfig  # noqa: E402
-from assistant.index import build_index  # noqa: E402
+from assistant.kernel import (  # noqa: E402
+    AssistantConfig,
+    Conversation,  # noqa: E402
+    RetrieverConfig,
+)
+from assistant.pipeline import Assistant  # noqa: E402
+from assistant.retrieval import (
+    build_index,  # noqa: E402
+    read_collection,  # noqa: E402
+)
 
 SCRIPT = [
     ["Who was Ada Lovelace?", "What did she write about?", "Who was her father?",

@@ -41,8 +41,7 @@ def tiny_collection(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_index(tiny_collection, tmp_path_factory):
-    from assistant._collection import read_collection
-    from assistant.index import build_index
+    from assistant.retrieval import build_index, read_collection
 
     index_dir = tmp_path_factory.mktemp("index") / "tiny"
     build_index(read_collection(tiny_collection), index_dir, progress=False)
@@ -51,14 +50,14 @@ def tiny_index(tiny_collection, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def retriever(tiny_index):
-    from assistant._retriever import BM25Retriever
+    from assistant.retrieval import BM25Retriever
 
     return BM25Retriever.from_index(tiny_index)
 
 
 @pytest.fixture(scope="session")
 def minilm():
-    from eval.encoders import load_minilm
+    from assistant.encoders import load_minilm
 
     return load_minilm()
 
@@ -105,9 +104,9 @@ def tiny_gpt2():
 @pytest.fixture(scope="session")
 def tiny_assistant(retriever, minilm):
     """The real pipeline over the tiny index, with the fast "original" rewriter."""
-    from assistant._pipeline import Assistant
-    from assistant._reader import SentenceReader
-    from rewriting._base import OriginalRewriter
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+    from rewriting import OriginalRewriter
 
     return Assistant(OriginalRewriter(), retriever, SentenceReader(minilm))
 
@@ -115,8 +114,7 @@ def tiny_assistant(retriever, minilm):
 @pytest.fixture
 def app_services(tiny_assistant, tmp_path):
     """Services for one test: the tiny assistant, a labels file of its own."""
-    from assistant._labels import LabelStore
-    from assistant._session import Services
+    from assistant.session import LabelStore, Services
 
     return Services(tiny_assistant, LabelStore(tmp_path / "labels.jsonl"))
 
@@ -136,8 +134,7 @@ def app_server(tiny_assistant, tmp_path_factory):
     Yields (url, services); tests read ``services.labels.path``.
     """
     import app
-    from assistant._labels import LabelStore
-    from assistant._session import Services
+    from assistant.session import LabelStore, Services
 
     folder = tmp_path_factory.mktemp("app")
     services = Services(tiny_assistant, LabelStore(folder / "labels.jsonl"), sessions_root=folder / "sessions")

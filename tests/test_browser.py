@@ -194,7 +194,7 @@ def test_thumbs_down_lands_in_the_labels_file(open_page, app_server, qrecc_conve
         "correction")
     assert line["history"][0] == ADA
     assert "✏️ Your rewrite: What did Ada Lovelace write about?" in page.locator("#chat").inner_text()
-    from eval.labels import read_labels
+    from assistant.kernel import read_labels
 
     assert [item.label for item in read_labels(services.labels.path)][start:] == [0, 0]
 

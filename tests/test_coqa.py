@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant._types import Answer, Rewrite, Turn
+from assistant.kernel import Answer, Rewrite, Turn
 from eval import coqa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,10 +176,10 @@ def test_predict_uses_gold_history_and_says_unknown(files):
 
 
 def test_predict_with_the_real_pipeline_inside_one_story(minilm, tmp_path):
-    from assistant._pipeline import Assistant
-    from assistant._reader import SentenceReader
-    from assistant.config import RetrieverConfig
-    from rewriting._base import OriginalRewriter
+    from assistant.kernel import RetrieverConfig
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+    from rewriting import OriginalRewriter
 
     text = (
         "Cotton was a little white kitten who lived in a barn near a farm house.\n\n"

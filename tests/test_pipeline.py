@@ -10,12 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from assistant._pipeline import Assistant
-from assistant._reader import NOT_FOUND, SentenceReader, split_sentences
-from assistant._types import Answer, Conversation, Passage, Rewrite, Turn
-from assistant.config import AssistantConfig, ReaderConfig
-from assistant.errors import InvalidInputError
-from rewriting._base import OriginalRewriter
+from assistant.kernel import (
+    Answer,
+    AssistantConfig,
+    Conversation,
+    InvalidInputError,
+    Passage,
+    ReaderConfig,
+    Rewrite,
+    Turn,
+)
+from assistant.pipeline import Assistant
+from assistant.readers import NOT_FOUND, SentenceReader, split_sentences
+from rewriting import OriginalRewriter
 
 ROOT = Path(__file__).resolve().parents[1]
 

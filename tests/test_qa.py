@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant._types import Answer, Passage
-from assistant.errors import DataFormatError
+from assistant.kernel import Answer, DataFormatError, Passage
 from eval import qa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,8 +152,7 @@ def test_several_readers_share_one_retrieval(qrecc_file, retriever):
 
 
 def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
-    from assistant._collection import read_collection
-    from assistant.index import build_index
+    from assistant.retrieval import build_index, read_collection
 
     collection = tmp_path / "passages.jsonl"
     subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--write-collection", str(collection)],

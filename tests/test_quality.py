@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.errors import DataFormatError
+from assistant.kernel import DataFormatError
+from assistant.readers import Choice, MultipleChoiceReader, QualityConfig, answer_multiple_choice
 from eval import quality
-from eval.quality import Choice, MultipleChoiceReader, QualityConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CONVQA_DATA", ROOT.parent / "shared" / "data"))
@@ -129,7 +129,7 @@ def test_reader_picks_the_supported_option_and_returns_evidence(minilm, official
         choice = reader.answer(article.text, q.question, q.options, article.id)
         assert choice.index == q.gold, q.question
         assert len(choice.scores) == 4 and len(choice.evidence) == 4
-    choice = quality.answer_multiple_choice(article.text, "What did Tom repair?", OFFICIAL_QUESTIONS[1]["options"], reader)
+    choice = answer_multiple_choice(article.text, "What did Tom repair?", OFFICIAL_QUESTIONS[1]["options"], reader)
     assert "bicycle" in choice.evidence[choice.index].text
 
 

@@ -6,11 +6,17 @@ import json
 
 import pytest
 
-from assistant._collection import html_to_text, read_collection, split_passages
-from assistant._java import find_java_home, java_version
-from assistant._retriever import BM25Retriever
-from assistant.errors import DataFormatError, IndexNotFoundError, InvalidInputError
-from assistant.index import build_index, main as index_main
+from assistant.index import main as index_main
+from assistant.kernel import DataFormatError, IndexNotFoundError, InvalidInputError
+from assistant.retrieval import (
+    BM25Retriever,
+    build_index,
+    chunk_text,
+    find_java_home,
+    html_to_text,
+    java_version,
+    read_collection,
+)
 
 
 def test_java_found_is_new_enough():
@@ -97,5 +103,5 @@ def test_default_collection_is_readable():
 def test_text_helpers():
     assert html_to_text("<p>a &amp; b</p><style>p{}</style><div>c</div>") == "a & b\n\nc"
     words = " ".join(f"w{i}." for i in range(300))
-    parts = split_passages(words, max_words=120)
+    parts = chunk_text(words, max_words=120)
     assert [len(p.split()) for p in parts] == [120, 120, 60]

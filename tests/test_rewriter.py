@@ -8,19 +8,30 @@ otherwise; the shipped adapter is exercised once, when it is present.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import os
+from dataclasses import replace
 
 import pytest
 import torch
 
-from assistant._types import Rewrite
-from assistant.errors import ModelNotFoundError
-from rewriting import TRAINED_ADAPTER, load_rewriter
-from rewriting._base import OriginalRewriter
-from rewriting._causal import CausalLMRewriter, RewriterConfig, drift_reason, inference_dtype, lookup_draft
-from rewriting._copy import CopyHead
-from rewriting._prompt import IGNORE_INDEX, PromptConfig, chat_prompt, encode_example, plain_prompt_ids, turns
+from assistant.kernel import ModelNotFoundError, Rewrite
+from rewriting import (
+    IGNORE_INDEX,
+    TRAINED_ADAPTER,
+    CausalLMRewriter,
+    CopyHead,
+    OriginalRewriter,
+    PromptConfig,
+    RewriterConfig,
+    chat_prompt,
+    drift_reason,
+    encode_example,
+    inference_dtype,
+    load_rewriter,
+    lookup_draft,
+    plain_prompt_ids,
+    turns,
+)
 
 HISTORY = [
     "Who was Ada Lovelace?",

@@ -241,7 +241,7 @@ def test_score_cli_missing_index_exits_2(tmp_path, capsys):
 
 
 def test_score_uses_rewrite_batch_and_reports_notes(tmp_path, capsys, monkeypatch):
-    from assistant._types import Rewrite
+    from assistant.kernel import Rewrite
 
     class BatchRewriter:
         """Rewrites by lookup; says so in a note when it falls back to the question."""

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from assistant import _session as S
-from assistant.errors import DataFormatError, InvalidInputError
-from eval.labels import read_labels
+from assistant import session as S
+from assistant.kernel import DataFormatError, InvalidInputError, Rewrite, read_labels
 
 ADA = "Who was Ada Lovelace?"
 
@@ -21,7 +20,7 @@ def play(services, session, question, **kw):
 def test_a_turn_streams_the_rewrite_before_the_answer(app_services):
     session = S.Session()
     steps = play(app_services, session, "  Who was Ada Lovelace?  ")
-    assert [s.rewrite for s in steps] == [None, S.Rewrite(ADA)]
+    assert [s.rewrite for s in steps] == [None, Rewrite(ADA)]
     assert [s.question for s in steps] == [ADA, ADA]
     [turn] = session.conversation.turns
     assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
@@ -159,7 +158,7 @@ def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversatio
     with pytest.raises(InvalidInputError, match="finished"):
         list(S.replay_step(app_services, session))
     first, second = session.info
-    assert first.scores == {"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0}
+    assert first.scores == pytest.approx({"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0})
     # The second question is rewritten with the file's history; ours is the question itself.
     assert second.history == (ADA, "A mathematician.")
     assert (second.reference, second.reference_kind) == ("Who was Ada Lovelace's father?", "replay")

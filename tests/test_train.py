@@ -10,11 +10,17 @@ import json
 import pytest
 import torch
 
+from rewriting import CausalLMRewriter, PromptConfig, encode_example
 from rewriting import train as train_module
-from rewriting._causal import CausalLMRewriter
 from rewriting.data import RewriteExample
-from rewriting.train import TrainConfig, batch_loss, collate, encode_examples, make_batches, train
-from rewriting._prompt import PromptConfig, encode_example
+from rewriting.train import (
+    TrainConfig,
+    batch_loss,
+    collate,
+    encode_examples,
+    make_batches,
+    train,
+)
 
 # A memorisable toy task: each conversation asks about one person, then
 # "Where was he born?" must become "Where was <person> born?".

@@ -6,8 +6,14 @@ import json
 
 import pytest
 
-from assistant._uploads import UploadLimits, check_uploads, index_uploads, read_passages, read_text
-from assistant.errors import DataFormatError, InvalidInputError
+from assistant.kernel import DataFormatError, InvalidInputError
+from assistant.session import (
+    UploadLimits,
+    check_uploads,
+    index_uploads,
+    read_passages,
+    read_text,
+)
 
 
 def make_pdf(lines: list[str]) -> bytes:

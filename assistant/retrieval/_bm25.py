@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
+from ..kernel import IndexNotFoundError, InvalidInputError, Passage, RetrieverConfig
 from ._java import import_pyserini
-from ._types import Passage
-from .config import RetrieverConfig
-from .errors import IndexNotFoundError, InvalidInputError
 
 __all__ = ["Retriever", "BM25Retriever"]
 

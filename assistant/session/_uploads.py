@@ -21,10 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._collection import DOCUMENT_SUFFIXES, html_to_text, read_collection, split_passages
-from ._retriever import BM25Retriever
-from .config import RetrieverConfig, cache_dir
-from .errors import DataFormatError, InvalidInputError
+from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir
+from ..retrieval import (
+    DOCUMENT_SUFFIXES,
+    BM25Retriever,
+    chunk_text,
+    html_to_text,
+    read_collection,
+)
 
 __all__ = [
     "UPLOAD_SUFFIXES",
@@ -141,7 +145,7 @@ def read_passages(paths: Sequence[Path]) -> list[dict]:
                 # The reader names the temporary path; the user knows the file by its name.
                 raise DataFormatError(str(error).replace(str(path), path.name)) from None
             continue
-        for number, text in enumerate(split_passages(read_text(path))):
+        for number, text in enumerate(chunk_text(read_text(path))):
             passages.append({"id": f"{path.name}#{number}", "contents": text, "title": path.stem, "url": ""})
     return passages
 
@@ -174,7 +178,7 @@ def index_uploads(
     The index build reports progress with tqdm, which the app's
     ``gr.Progress(track_tqdm=True)`` shows in the browser.
     """
-    from .index import build_index
+    from ..retrieval import build_index
 
     paths = check_uploads(paths, limits)
     passages = read_passages(paths)

@@ -6,13 +6,19 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from ._reader import Reader, SentenceReader
-from ._retriever import BM25Retriever, Retriever
-from ._types import Conversation, Rewrite, Turn
-from .config import AssistantConfig, ReaderConfig, RetrieverConfig
-from .errors import InvalidInputError
+from .kernel import (
+    AssistantConfig,
+    Conversation,
+    InvalidInputError,
+    ReaderConfig,
+    RetrieverConfig,
+    Rewrite,
+    Turn,
+)
+from .readers import Reader, build_reader
+from .retrieval import BM25Retriever, Retriever
 
-__all__ = ["Assistant", "validate_question"]
+__all__ = ["Assistant", "validate_question", "turn_to_json"]
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -53,12 +59,7 @@ class Assistant:
         from rewriting import load_rewriter
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
-        if config.reader == "generative":
-            from ._generative import GenerativeReader
-
-            reader = GenerativeReader.from_pretrained(config=reader_config)
-        else:
-            reader = SentenceReader.from_pretrained(config=reader_config)
+        reader = build_reader(config.reader, reader_config)
         return cls(load_rewriter(config.rewriter), retriever, reader, config, retriever_config)
 
     def history_window(self, history: Sequence[str]) -> list[str]:
@@ -96,3 +97,14 @@ class Assistant:
 
 def _ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
+
+
+def turn_to_json(turn: Turn) -> dict:
+    """A turn in the terminal chat's JSON layout."""
+    return {
+        "question": turn.question,
+        "rewrite": turn.rewrite.text,
+        "answer": turn.answer.text,
+        "sources": [{"id": p.id, "title": p.title, "score": round(p.score, 4), "text": p.text} for p in turn.sources],
+        "timings_ms": turn.timings_ms,
+    }

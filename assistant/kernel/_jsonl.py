@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import DataFormatError
+from ._errors import DataFormatError
 
 __all__ = ["json_lines"]
 

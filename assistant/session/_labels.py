@@ -29,23 +29,16 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.labels import LabelledRewrite, default_labels_path
+from ..kernel import InvalidInputError, LabelledRewrite, default_labels_path
 
-from .errors import InvalidInputError
-
-__all__ = ["LabelStore", "labels_path"]
-
-
-def labels_path() -> Path:
-    """``$CONVQA_LABELS``, else ``~/.cache/convqa/labels.jsonl``."""
-    return default_labels_path()
+__all__ = ["LabelStore"]
 
 
 class LabelStore:
     """Appends judged rewrites to the labels file at ``path``."""
 
     def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path is not None else labels_path()
+        self.path = Path(path) if path is not None else default_labels_path()
         self.lock_path = self.path.with_name(self.path.name + ".lock")
 
     def append(

@@ -26,8 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ._types import Answer, Passage
-from .config import ReaderConfig
+from ..kernel import Answer, Passage, ReaderConfig
 
 __all__ = ["GenerationConfig", "GenerativeReader", "is_yes_no_question", "clean_answer"]
 
@@ -106,9 +105,9 @@ class GenerativeReader:
         """Load the sentence reader's encoder and the language model once."""
         import torch
 
-        from rewriting._models import load_causal_lm
+        from rewriting import load_causal_lm
 
-        from ._reader import SentenceReader
+        from ._sentence import SentenceReader
 
         torch.set_num_threads(generation.threads)
         lm, tokenizer = load_causal_lm(model)

@@ -23,12 +23,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..kernel import (
+    AssistantError,
+    Conversation,
+    DataFormatError,
+    InvalidInputError,
+    Passage,
+    Rewrite,
+    Turn,
+)
+from ..pipeline import Assistant, _ms_since, turn_to_json, validate_question
 from ._labels import LabelStore
-from ._pipeline import Assistant, _ms_since, validate_question
-from ._types import Conversation, Passage, Rewrite, Turn
 from ._uploads import SessionIndex, UploadLimits, index_uploads, read_text
-from .chat import turn_to_json
-from .errors import AssistantError, DataFormatError, InvalidInputError
 
 __all__ = [
     "Services",
@@ -56,6 +62,7 @@ __all__ = [
     "use_default_collection",
     "multiple_choice",
     "language_notice",
+    "NOT_ENGLISH",
     "chat_messages",
     "turn_of_message",
     "metrics_rows",
@@ -91,14 +98,14 @@ class Services:
 
     def use(self):
         if self.similarity_encoder is None:
-            from eval.encoders import load_use
+            from ..encoders import load_use
 
             self.similarity_encoder = load_use()
         return self.similarity_encoder
 
     def minilm(self):
         if self.choice_encoder is None:
-            from eval.encoders import load_minilm
+            from ..encoders import load_minilm
 
             self.choice_encoder = load_minilm()
         return self.choice_encoder
@@ -521,7 +528,7 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
 
 def use_document(session: Session, text: str, name: str = "your document") -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting)."""
-    from eval._chunks import ChunkRetriever, split_passages
+    from ..retrieval import ChunkRetriever, split_passages
 
     text = (text or "").strip()
     if not text:
@@ -571,7 +578,7 @@ def source_status(services: Services, session: Session) -> str:
 def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str]):
     """Answer a multiple-choice question about ``document`` (or the session's
     single document when empty). Returns (choice, options used)."""
-    from eval.quality import MultipleChoiceReader, answer_multiple_choice
+    from ..readers import MultipleChoiceReader, answer_multiple_choice
 
     document = (document or "").strip() or (session.source.text if session.source else "")
     if not document:

@@ -24,7 +24,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .errors import JavaNotFoundError
+from ..kernel import JavaNotFoundError
 
 __all__ = ["find_java_home", "java_version", "import_pyserini"]
 

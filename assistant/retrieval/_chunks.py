@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from assistant._collection import split_passages as _split
-from assistant._types import Passage
+from ._collection import chunk_text
+
+from ..kernel import Passage
 
 __all__ = ["split_passages", "analyze", "BM25Config", "ChunkRetriever"]
 
@@ -33,7 +34,7 @@ def split_passages(
     text: str, doc_id: str = "doc", *, max_words: int = 100, title: str = "", url: str = ""
 ) -> list[Passage]:
     """One document as :class:`Passage` values, cut as the collection reader
-    cuts documents (:func:`assistant._collection.split_passages`: paragraphs
+    cuts documents (:func:`chunk_text`: paragraphs
     packed up to ``max_words`` words, long ones cut at sentence ends). Ids are
     ``{doc_id}_p{i}``, QReCC's passage-id layout; scores are 0.
 
@@ -44,7 +45,7 @@ def split_passages(
         raise ValueError(f"max_words must be >= 1, got {max_words}")
     return [
         Passage(id=f"{doc_id}_p{i}", text=chunk, score=0.0, title=title, url=url)
-        for i, chunk in enumerate(_split(text, max_words=max_words))
+        for i, chunk in enumerate(chunk_text(text, max_words=max_words))
     ]
 
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from assistant.errors import ModelNotFoundError
+from .kernel import ModelNotFoundError
 
 __all__ = ["USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
 

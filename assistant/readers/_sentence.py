@@ -13,10 +13,9 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ._types import Answer, Passage
-from .config import ReaderConfig
+from ..kernel import Answer, Passage, ReaderConfig
 
-__all__ = ["Reader", "SentenceReader", "split_sentences", "NOT_FOUND"]
+__all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
 NOT_FOUND = "I could not find an answer to that in the collection."
 
@@ -95,7 +94,7 @@ class SentenceReader:
 
     @classmethod
     def from_pretrained(cls, path: str | None = None, config: ReaderConfig = ReaderConfig()) -> "SentenceReader":
-        from eval.encoders import load_minilm
+        from ..encoders import load_minilm
 
         return cls(load_minilm(path), config)
 

@@ -18,14 +18,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
-from ._jsonl import json_lines
-from .errors import DataFormatError
+from ..kernel import DataFormatError, json_lines
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "default_collection_path",
     "html_to_text",
-    "split_passages",
+    "chunk_text",
     "read_collection",
     "read_document",
 ]
@@ -87,16 +86,16 @@ def html_to_text(markup: str) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def split_passages(text: str, max_words: int = 120) -> list[str]:
+def chunk_text(text: str, max_words: int = 120) -> list[str]:
     """Split a document into passages of at most ~``max_words`` words.
 
     Paragraphs are kept whole when they fit and packed together while the sum
     fits; a longer paragraph is cut at sentence ends. Passages of about a
     hundred words are what QReCC and DPR index, and what BM25 ranks well.
 
-    >>> split_passages("One two three.\\n\\nFour five.", max_words=3)
+    >>> chunk_text("One two three.\\n\\nFour five.", max_words=3)
     ['One two three.', 'Four five.']
-    >>> split_passages("A b. C d. E f.", max_words=4)
+    >>> chunk_text("A b. C d. E f.", max_words=4)
     ['A b. C d.', 'E f.']
     """
     units: list[str] = []
@@ -148,7 +147,7 @@ def _read_folder(path: Path) -> Iterator[dict]:
         raise DataFormatError(f"{path}: no {', '.join(DOCUMENT_SUFFIXES)} files in this folder.")
     for file in files:
         name = file.relative_to(path).as_posix()
-        for number, passage in enumerate(split_passages(read_document(file))):
+        for number, passage in enumerate(chunk_text(read_document(file))):
             yield {"id": f"{name}#{number}", "contents": passage, "title": file.stem, "url": ""}
 
 
@@ -182,7 +181,7 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
         text = read_document(path)
         return iter(
             {"id": f"{path.name}#{n}", "contents": p, "title": path.stem, "url": ""}
-            for n, p in enumerate(split_passages(text))
+            for n, p in enumerate(chunk_text(text))
         )
     raise DataFormatError(
         f"{path}: give a .jsonl collection (id, contents, title, url), a folder of "

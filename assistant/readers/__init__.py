@@ -1,0 +1,36 @@
+"""Readers: ``Reader.read(question, passages) -> Answer``, and multiple choice.
+
+:class:`SentenceReader` ranks the passages' sentences (MiniLM similarity and
+term overlap, interpolated with BM25 as QReCC does); :class:`GenerativeReader`
+has a causal LM phrase the answer from that evidence;
+:class:`MultipleChoiceReader` scores the options of a question about one long
+document (QuALITY).
+"""
+
+from ._build import READERS, build_reader
+from ._choice import Choice, MultipleChoiceReader, QualityConfig, answer_multiple_choice
+from ._generative import (
+    GenerationConfig,
+    GenerativeReader,
+    clean_answer,
+    is_yes_no_question,
+)
+from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
+
+__all__ = [
+    "Reader",
+    "READERS",
+    "build_reader",
+    "SentenceReader",
+    "GenerativeReader",
+    "GenerationConfig",
+    "MultipleChoiceReader",
+    "QualityConfig",
+    "Choice",
+    "answer_multiple_choice",
+    "split_sentences",
+    "term_overlap",
+    "is_yes_no_question",
+    "clean_answer",
+    "NOT_FOUND",
+]

@@ -1,0 +1,40 @@
+"""Retrieval: BM25 over a Lucene index (pyserini) or over one document in memory.
+
+``Retriever.search(query, k) -> list[Passage]`` is the stage's protocol;
+:class:`BM25Retriever` serves an index built by :func:`build_index`,
+:class:`ChunkRetriever` the passages of one document (CoQA, QuALITY, the
+app's single-document mode). Collections are read by :func:`read_collection`.
+"""
+
+from ._bm25 import BM25Retriever, Retriever
+from ._chunks import BM25Config, ChunkRetriever, analyze, split_passages
+from ._collection import (
+    DOCUMENT_SUFFIXES,
+    chunk_text,
+    default_collection_path,
+    html_to_text,
+    read_collection,
+    read_document,
+)
+from ._index import build_index, ensure_index
+from ._java import find_java_home, import_pyserini, java_version
+
+__all__ = [
+    "Retriever",
+    "BM25Retriever",
+    "ChunkRetriever",
+    "BM25Config",
+    "analyze",
+    "split_passages",
+    "chunk_text",
+    "DOCUMENT_SUFFIXES",
+    "default_collection_path",
+    "html_to_text",
+    "read_collection",
+    "read_document",
+    "build_index",
+    "ensure_index",
+    "import_pyserini",
+    "find_java_home",
+    "java_version",
+]
