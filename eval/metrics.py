@@ -32,6 +32,8 @@ from typing import Callable, Collection, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from assistant.kernel import sklearn_stopwords, tokens
+
 __all__ = [
     "normalize_answer",
     "exact_match",
@@ -212,20 +214,11 @@ def _rouge1_scorer(stem: bool):
     return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=stem)
 
 
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    # NLTK's English list needs a corpus download; scikit-learn ships one as
-    # data, so the option works offline.
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
 def _drop_stopwords(text: str) -> str:
     # rouge-score tokenises by lower-casing and splitting on non-alphanumerics;
     # dropping stop words on that same split keeps its tokenisation intact.
-    stop = _stopwords()
-    return " ".join(w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and w not in stop)
+    stop = sklearn_stopwords()
+    return " ".join(w for w in tokens(text, "rouge") if w not in stop)
 
 
 def rouge1_recall(

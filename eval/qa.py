@@ -52,7 +52,14 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from assistant.kernel import AssistantError, DataFormatError, InvalidInputError, Passage
+from assistant.encoders import CachedEncoder
+from assistant.kernel import (
+    AssistantError,
+    DataFormatError,
+    InvalidInputError,
+    Passage,
+    percentile,
+)
 from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, mrr, normalize_answer, token_f1
 
@@ -389,7 +396,7 @@ def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: s
         "upper_bound_f1": None,
         "upper_bound_em": None,
         "read_ms_median": round(statistics.median(timings), 1) if timings else None,
-        "read_ms_p95": round(timings[min(len(timings) - 1, int(0.95 * len(timings)))], 1) if timings else None,
+        "read_ms_p95": round(percentile(timings, 0.95), 1) if timings else None,
     }
     if setting != "known-context":
         summary["mrr"] = _mean_percent([mrr(r.retrieved, r.relevant) for r in results])
@@ -403,33 +410,14 @@ def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: s
 # ---------------------------------------------------------------- command line
 
 
-class _MemoEncoder:
-    """Encodes each distinct text once. The readers of a mu sweep embed the
-    same question and sentences; only their interpolation differs."""
-
-    def __init__(self, encoder, size: int = 20000) -> None:
-        self._encoder = encoder
-        self._size = size  # vectors kept; a turn needs a few hundred
-        self._vectors: dict[str, object] = {}
-
-    def encode(self, texts):
-        import numpy as np
-
-        texts = list(texts)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if missing:
-            if len(self._vectors) + len(missing) > self._size:
-                self._vectors.clear()
-            self._vectors.update(zip(missing, self._encoder.encode(missing)))
-        return np.stack([self._vectors[t] for t in texts]) if texts else self._encoder.encode([])
-
-
 def _readers(kind: str, mus: Sequence[float]):
     from assistant.kernel import ReaderConfig
     from assistant.readers import SentenceReader
 
     base = SentenceReader.from_pretrained()
-    encoder = _MemoEncoder(base.encoder) if len(mus) > 1 else base.encoder
+    # The readers of a mu sweep embed the same question and sentences; only
+    # their interpolation differs, so each text is encoded once.
+    encoder = CachedEncoder(base.encoder) if len(mus) > 1 else base.encoder
     selectors = [SentenceReader(encoder, dataclasses.replace(ReaderConfig(), mu=mu)) for mu in mus]
     if kind == "sentence":
         return selectors

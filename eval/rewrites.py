@@ -73,6 +73,7 @@ from assistant.kernel import (
     DataFormatError,
     LabelledRewrite,
     default_labels_path,
+    percentile,
     read_labels,
 )
 
@@ -492,7 +493,7 @@ def _cmd_bench(args) -> int:
     print(f"{'metric':<15}{'median ms':>10}{'p95 ms':>10}{'CPU ms':>10}")
     for name, runs in timings.items():
         walls = sorted(w for w, _ in runs[5:])  # the first runs warm caches up
-        p95 = walls[min(len(walls) - 1, math.ceil(0.95 * len(walls)) - 1)]
+        p95 = percentile(walls, 0.95)
         cpu = statistics.median(c for _, c in runs[5:])
         print(f"{name:<15}{1000 * statistics.median(walls):>10.1f}{1000 * p95:>10.1f}{1000 * cpu:>10.1f}")
     return 0

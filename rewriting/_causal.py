@@ -17,7 +17,7 @@ from typing import Sequence
 
 import torch
 
-from assistant.kernel import ModelNotFoundError, Rewrite
+from assistant.kernel import DRIFT_STOPWORDS, ModelNotFoundError, Rewrite, tokens
 
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
@@ -27,16 +27,6 @@ __all__ = ["RewriterConfig", "CausalLMRewriter", "drift_reason", "inference_dtyp
 
 # Written by rewriting.train next to the weights: how the model was trained to be prompted.
 RECIPE_FILE = "rewriter.json"
-
-_STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with from about as into over after before
-    than then so not no is are was were be been being am do does did done have has had having
-    can could will would shall should may might must what which who whom whose when where why
-    how that this these those there here it its it's he him his she her hers they them their
-    theirs we us our you your i me my mine one ones also too very just any some all more most
-    other else much many again s""".split()
-)
-
 
 @dataclass(frozen=True)
 class RewriterConfig:
@@ -82,7 +72,7 @@ class RewriterConfig:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"\w+(?:'\w+)?", text.lower())
+    return tokens(text, "word")
 
 
 def _stem(word: str) -> str:
@@ -93,7 +83,7 @@ def _stem(word: str) -> str:
 
 
 def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _words(text) if w not in _STOPWORDS}
+    return {_stem(w) for w in _words(text) if w not in DRIFT_STOPWORDS}
 
 
 def _same(a: str, b: str) -> bool:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import AssistantError, DataFormatError, json_lines
+from assistant.kernel import AssistantError, DataFormatError, json_lines, percentile
 
 __all__ = ["read_requests", "rewrite_file", "main"]
 
@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:
         ms = sorted(1000 * t for t in latencies)
-        p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+        p95 = percentile(ms, 0.95)
         print(f"latency over {len(ms)} questions with a history: median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms")
     return 0
 

@@ -25,6 +25,7 @@ from assistant.kernel import (  # noqa: E402
     AssistantConfig,
     Conversation,  # noqa: E402
     RetrieverConfig,
+    percentile,
 )
 from assistant.pipeline import Assistant  # noqa: E402
 from assistant.retrieval import (
@@ -42,11 +43,6 @@ SCRIPT = [
     ["Who was Napoleon?", "Where was he born?", "Which battles did he win?",
      "Where was he exiled?", "When did he die?"],
 ]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main(argv=None) -> int:

@@ -31,6 +31,9 @@ from urllib.parse import urlparse
 import numpy as np
 from tqdm import tqdm
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from assistant.kernel import percentile  # noqa: E402
+
 QUESTIONS = [
     "Who was Ada Lovelace?",
     "What did she write about?",
@@ -107,8 +110,8 @@ def run(url: str, sessions: int, turns: int, timeout: float) -> dict:
         "errors": len(errors),
         "first_errors": errors[:3],
         "sessions_isolated": all(r.get("isolated", False) for r in results),
-        "p50_s": round(float(np.percentile(latencies, 50)), 3) if done else None,
-        "p95_s": round(float(np.percentile(latencies, 95)), 3) if done else None,
+        "p50_s": round(percentile(latencies, 0.5), 3) if done else None,
+        "p95_s": round(percentile(latencies, 0.95), 3) if done else None,
         "max_s": round(float(latencies.max()), 3) if done else None,
         "wall_s": round(wall, 1),
         "turns_per_s": round(done / wall, 2) if wall else None,

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from assistant.kernel import DataFormatError
-from assistant.readers import Choice, MultipleChoiceReader, QualityConfig, answer_multiple_choice
+from assistant.readers import (
+    Choice,
+    MultipleChoiceReader,
+    QualityConfig,
+    answer_multiple_choice,
+)
 from eval import quality
 
 ROOT = Path(__file__).resolve().parents[1]

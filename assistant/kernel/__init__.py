@@ -1,10 +1,12 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading and the labels-file format. It imports nothing else of the
+JSONL reading, the labels-file format, the word lists and tokenisers, the
+one percentile, and the command lines' error ending. It imports nothing else of the
 project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
 
+from ._cli import run_cli
 from ._config import (
     AssistantConfig,
     ReaderConfig,
@@ -23,7 +25,18 @@ from ._errors import (
 )
 from ._jsonl import json_lines
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
+from ._stats import percentile
 from ._types import Answer, Conversation, Passage, Rewrite, Turn
+from ._words import (
+    AUXILIARY_VERBS,
+    DRIFT_STOPWORDS,
+    ENGLISH_FUNCTION_WORDS,
+    LUCENE_STOPWORDS,
+    READER_STOPWORDS,
+    TOKEN_PATTERNS,
+    sklearn_stopwords,
+    tokens,
+)
 
 __all__ = [
     "Passage",
@@ -48,4 +61,14 @@ __all__ = [
     "read_labels",
     "write_labels",
     "default_labels_path",
+    "percentile",
+    "run_cli",
+    "tokens",
+    "TOKEN_PATTERNS",
+    "READER_STOPWORDS",
+    "DRIFT_STOPWORDS",
+    "ENGLISH_FUNCTION_WORDS",
+    "LUCENE_STOPWORDS",
+    "AUXILIARY_VERBS",
+    "sklearn_stopwords",
 ]

@@ -26,15 +26,10 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..kernel import Answer, Passage, ReaderConfig
+from ..kernel import AUXILIARY_VERBS, Answer, Passage, ReaderConfig
 
 __all__ = ["GenerationConfig", "GenerativeReader", "is_yes_no_question", "clean_answer"]
 
-_AUXILIARIES = frozenset(
-    "is are was were am do does did have has had can could will would shall should may might must "
-    "isn't aren't wasn't weren't don't doesn't didn't haven't hasn't hadn't can't couldn't won't "
-    "wouldn't shouldn't".split()
-)
 _SYSTEM = "Answer the question in a few words, using the text."
 # One worked example: a 135M model copies the answer's form (a short phrase,
 # no "The answer is ...") far better from one example than from instructions.
@@ -64,7 +59,7 @@ def is_yes_no_question(question: str) -> bool:
     words = question.strip().lower().split()
     if not words:
         return False
-    return words[0] in _AUXILIARIES and " or " not in f" {question.lower()} "
+    return words[0] in AUXILIARY_VERBS and " or " not in f" {question.lower()} "
 
 
 def clean_answer(text: str) -> str:

@@ -13,7 +13,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..kernel import Answer, Passage, ReaderConfig
+from ..encoders import CachedEncoder
+from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
@@ -41,22 +42,15 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
-_STOPWORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have he her his how i if in into is it its "
-    "me my no not of on or she so such that the their them then there these they this to was were what "
-    "when where which who whom whose why will with would you your about tell more also".split()
-)
-
-
 def _terms(text: str) -> set[str]:
     """Content words, lower-cased, with plural/possessive "s" stripped.
 
     >>> sorted(_terms("What were Ada's father's books?"))
     ['ada', 'book', 'father']
     """
-    words = re.findall(r"[^\W_]+(?:'s)?", text.lower())
+    words = tokens(text, "term")
     stems = {re.sub(r"('s|s)$", "", w) if len(w) > 3 else w.removesuffix("'s") for w in words}
-    return {w for w in stems if w not in _STOPWORDS}
+    return {w for w in stems if w not in READER_STOPWORDS}
 
 
 def term_overlap(question: str, title: str, sentence: str) -> float:
@@ -84,13 +78,14 @@ class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
 
     ``encoder`` is any object with ``encode(list[str]) -> np.ndarray`` returning
-    L2-normalised rows (see :func:`eval.encoders.load_minilm`).
+    L2-normalised rows (see :func:`assistant.encoders.load_minilm`).
     """
 
     def __init__(self, encoder, config: ReaderConfig = ReaderConfig()):
         self.encoder = encoder
         self.config = config
-        self._cache: dict[str, np.ndarray] = {}  # sentence text -> vector, oldest first
+        # Sentence vectors by text: the same passages come back turn after turn.
+        self.sentences = CachedEncoder(encoder, config.cache_sentences)
 
     @classmethod
     def from_pretrained(cls, path: str | None = None, config: ReaderConfig = ReaderConfig()) -> "SentenceReader":
@@ -110,16 +105,9 @@ class SentenceReader:
     def _sentence_vectors(self, passages: Sequence[Passage], candidates) -> np.ndarray:
         # Sentences are embedded with their passage's title in front: "Her
         # father was Lord Byron" only matches "Ada Lovelace's father" once the
-        # encoder knows whose father it is. Vectors are cached by text: the
-        # same passages come back turn after turn in a conversation.
+        # encoder knows whose father it is.
         texts = [_with_title(passages[p].title, sentence) for p, _, sentence in candidates]
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, vector in zip(missing, self.encoder.encode(missing)):
-                self._cache[text] = vector
-            while len(self._cache) > self.config.cache_sentences:
-                self._cache.pop(next(iter(self._cache)))
-        return np.stack([self._cache[t] for t in texts])
+        return self.sentences.encode(texts)
 
     def scores(self, question: str, passages: Sequence[Passage], candidates) -> tuple[np.ndarray, np.ndarray]:
         """(similarity, combined score) per candidate sentence.

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from ..kernel import LUCENE_STOPWORDS, Passage, tokens
 from ._collection import chunk_text
-
-from ..kernel import Passage
 
 __all__ = ["split_passages", "analyze", "BM25Config", "ChunkRetriever"]
 
@@ -49,12 +48,6 @@ def split_passages(
     ]
 
 
-# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (what Anserini indexes with).
-_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such "
-    "that the their then there these they this to was will with".split()
-)
-_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 
 @lru_cache(maxsize=1)
@@ -78,9 +71,9 @@ def analyze(text: str) -> list[str]:
     ['driver', 'licenc', 'renew']
     """
     terms = []
-    for token in _TOKEN.findall(text.lower()):
+    for token in tokens(text, "lucene"):
         token = re.sub(r"['’]s$", "", token)
-        if token and token not in _STOP_WORDS:
+        if token and token not in LUCENE_STOPWORDS:
             terms.append(_stem(token))
     return terms
 

@@ -9,6 +9,7 @@ from ._labels import (
 )
 from ._session import (
     METRICS,
+    NOT_ENGLISH,
     Pending,
     Services,
     Session,
@@ -22,7 +23,6 @@ from ._session import (
     export_qrecc,
     judge,
     language_notice,
-    NOT_ENGLISH,
     load_replay,
     metrics_points,
     metrics_rows,

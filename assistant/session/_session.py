@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kernel import (
+    ENGLISH_FUNCTION_WORDS,
     AssistantError,
     Conversation,
     DataFormatError,
@@ -31,6 +32,7 @@ from ..kernel import (
     Passage,
     Rewrite,
     Turn,
+    tokens,
 )
 from ..pipeline import Assistant, _ms_since, turn_to_json, validate_question
 from ._labels import LabelStore
@@ -195,13 +197,6 @@ class Pending:
 
 # ---------------------------------------------------------------- input checks
 
-# Common English function words: a question with several words and none of
-# these is very likely not English.
-_ENGLISH = frozenset(
-    "a about after an and any are as at be been before by can could did do does for from had has have he her "
-    "him his how i in is it its me more my no not of on or she tell that the their them there they this to "
-    "was were what when where which who whom whose why will with would you your".split()
-)
 NOT_ENGLISH = (
     "This does not look like English. The collection and the models are English only, "
     "so the answer may be poor: try asking in English."
@@ -224,8 +219,8 @@ def language_notice(text: str) -> str:
     latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for c in letters)
     if latin / len(letters) < 0.5:
         return NOT_ENGLISH
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    if len(words) >= 4 and not _ENGLISH.intersection(words):
+    words = tokens(text, "letters")
+    if len(words) >= 4 and not ENGLISH_FUNCTION_WORDS.intersection(words):
         return NOT_ENGLISH
     return ""
 

@@ -1,0 +1,101 @@
+"""Words: every tokeniser and stop-word set of the project, each named for its job.
+
+They differ on purpose, and a union would change behaviour (German "also",
+"so", "am" would count as English in the language check, for one), so
+each purpose keeps its own set here, under a name that says what it is for.
+``tokens(text, kind)`` lower-cases and splits by the pattern of that kind.
+
+>>> tokens("Ada's father, Lord Byron (1788)", "rouge")
+['ada', 's', 'father', 'lord', 'byron', '1788']
+>>> tokens("Ada's father, Lord Byron (1788)", "word")
+["ada's", 'father', 'lord', 'byron', '1788']
+>>> tokens("Ada's father, Lord Byron (1788)", "letters")
+['ada', 's', 'father', 'lord', 'byron']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = [
+    "TOKEN_PATTERNS",
+    "tokens",
+    "READER_STOPWORDS",
+    "DRIFT_STOPWORDS",
+    "ENGLISH_FUNCTION_WORDS",
+    "LUCENE_STOPWORDS",
+    "AUXILIARY_VERBS",
+    "sklearn_stopwords",
+]
+
+TOKEN_PATTERNS = {
+    # rouge-score's tokenisation (alphanumeric runs): "same tokens" then means
+    # "every lexical metric sees the same words".
+    "rouge": re.compile(r"[a-z0-9]+"),
+    # Words with one inner apostrophe ("byron's"): the rewriter's drift guard.
+    "word": re.compile(r"\w+(?:'\w+)?"),
+    # Letters only, any script: the language check counts words, not numbers.
+    "letters": re.compile(r"[^\W\d_]+"),
+    # Letters and digits with a possessive 's kept: the sentence reader's terms.
+    "term": re.compile(r"[^\W_]+(?:'s)?"),
+    # Lucene's StandardTokenizer, near enough: inner apostrophes (straight or
+    # curly) stay inside the token, for the in-memory BM25.
+    "lucene": re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE),
+}
+
+
+def tokens(text: str, kind: str) -> list[str]:
+    """``text`` lower-cased and split by ``TOKEN_PATTERNS[kind]``."""
+    return TOKEN_PATTERNS[kind].findall(text.lower())
+
+
+# The sentence reader's question terms: function words and the words of
+# asking ("tell", "more", "also") carry no topic.
+READER_STOPWORDS = frozenset(
+    "a an and are as at be but by did do does for from had has have he her his how i if in into is it its "
+    "me my no not of on or she so such that the their them then there these they this to was were what "
+    "when where which who whom whose why will with would you your about tell more also".split()
+)
+
+# The rewriter's drift guard: a rewrite must keep the question's content
+# words, so this list is generous (pronouns, quantifiers, "s" of "it's").
+DRIFT_STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from about as into over after before
+    than then so not no is are was were be been being am do does did done have has had having
+    can could will would shall should may might must what which who whom whose when where why
+    how that this these those there here it its it's he him his she her hers they them their
+    theirs we us our you your i me my mine one ones also too very just any some all more most
+    other else much many again s""".split()
+)
+
+# The language check: a question of several words with none of these is very
+# likely not English.
+ENGLISH_FUNCTION_WORDS = frozenset(
+    "a about after an and any are as at be been before by can could did do does for from had has have he her "
+    "him his how i in is it its me more my no not of on or she tell that the their them there they this to "
+    "was were what when where which who whom whose why will with would you your".split()
+)
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (what Anserini indexes with).
+LUCENE_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such "
+    "that the their then there these they this to was will with".split()
+)
+
+# Auxiliaries that open a yes/no question ("Did she ...?").
+AUXILIARY_VERBS = frozenset(
+    "is are was were am do does did have has had can could will would shall should may might must "
+    "isn't aren't wasn't weren't don't doesn't didn't haven't hasn't hadn't can't couldn't won't "
+    "wouldn't shouldn't".split()
+)
+
+
+@lru_cache(maxsize=1)
+def sklearn_stopwords() -> frozenset[str]:
+    """scikit-learn's English list, for the metrics' stop-word option and the
+    labels builder (NLTK's needs a corpus download; scikit-learn ships its
+    list as data, so this works offline)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
