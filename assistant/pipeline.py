@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -14,11 +15,12 @@ from .kernel import (
     RetrieverConfig,
     Rewrite,
     Turn,
+    load_configs,
 )
 from .readers import Reader, build_reader
-from .retrieval import BM25Retriever, Retriever
+from .retrieval import BM25Retriever, Retriever, ensure_index
 
-__all__ = ["Assistant", "validate_question", "turn_to_json"]
+__all__ = ["Assistant", "build_assistant", "validate_question", "turn_to_json"]
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -27,7 +29,17 @@ def validate_question(question: str, max_chars: int) -> str:
     >>> validate_question("  Who was Ada?  ", 100)
     'Who was Ada?'
     """
+    if question is not None and not isinstance(question, str):
+        raise InvalidInputError(f"A question must be text, not {type(question).__name__}.")
     question = (question or "").strip()
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate: invalid UTF-8 read with errors="surrogateescape",
+        # or a broken character sent through the API. No stage can take it.
+        raise InvalidInputError(
+            "The question contains bytes that are not valid text (invalid UTF-8); please type it again."
+        ) from None
     if not question:
         raise InvalidInputError("Please type a question.")
     if len(question) > max_chars:
@@ -93,6 +105,16 @@ class Assistant:
         start = time.perf_counter()
         rewrite = self.rewrite(question, conversation.history())
         return self.answer(question, rewrite, _ms_since(start))
+
+
+def build_assistant(**overrides) -> Assistant:
+    """The assistant every entry point serves (app, terminal chat, scripts):
+    configs from :func:`~assistant.kernel.load_configs` (defaults, then
+    ``CONVQA_*``, then ``overrides``, i.e. flags), the index built first when
+    it is the default collection's, every stage loaded once."""
+    config, retrieval, reading = load_configs(**overrides)
+    index = ensure_index(retrieval.index_dir)
+    return Assistant.from_config(config, dataclasses.replace(retrieval, index_dir=str(index)), reading)
 
 
 def _ms_since(start: float) -> float:

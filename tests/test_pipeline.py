@@ -20,7 +20,7 @@ from assistant.kernel import (
     Rewrite,
     Turn,
 )
-from assistant.pipeline import Assistant
+from assistant.pipeline import Assistant, validate_question
 from assistant.readers import NOT_FOUND, SentenceReader, split_sentences
 from rewriting import OriginalRewriter
 
@@ -149,3 +149,18 @@ def test_terminal_chat_first_start_builds_the_default_index(tmp_path):
     [turn] = [json.loads(line) for line in result.stdout.splitlines()]
     assert turn["sources"][0]["id"] == "Ada Lovelace"
     assert (tmp_path / "cache" / "indexes" / "wiki-vital-en" / "convqa.json").exists()
+
+
+@pytest.mark.parametrize(
+    "question, message",
+    [
+        (None, "Please type a question."),
+        ("Who was \udcff\udcfe?", "not valid text"),
+        (42, "must be text"),
+    ],
+)
+def test_questions_no_stage_can_take_are_refused_with_a_message(question, message):
+    # A lone surrogate is what invalid UTF-8 becomes when stdin is read with
+    # surrogateescape, or what a client can send through the API.
+    with pytest.raises(InvalidInputError, match=message):
+        validate_question(question, 1000)

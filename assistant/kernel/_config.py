@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._errors import ConfigError
+
 __all__ = [
     "cache_dir",
     "default_index_dir",
@@ -18,6 +20,7 @@ __all__ = [
     "ReaderConfig",
     "AssistantConfig",
     "from_env",
+    "load_configs",
 ]
 
 
@@ -94,3 +97,24 @@ def from_env(config, prefix: str = "CONVQA_"):
             kind = type(getattr(config, field.name))
             changes[field.name] = kind(value)
     return dataclasses.replace(config, **changes)
+
+
+def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderConfig]:
+    """The three stage configs every entry point uses: defaults, then
+    ``CONVQA_*`` variables, then ``overrides`` (command-line flags; a value of
+    None means "flag not given"). An override that names no field is refused.
+
+    >>> load_configs(k=5, reader=None)[1].k
+    5
+    """
+    configs = (from_env(AssistantConfig()), from_env(RetrieverConfig()), from_env(ReaderConfig()))
+    known = {f.name for config in configs for f in dataclasses.fields(config)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return tuple(
+        dataclasses.replace(
+            config, **{f.name: overrides[f.name] for f in dataclasses.fields(config) if overrides.get(f.name) is not None}
+        )
+        for config in configs
+    )

@@ -7,6 +7,8 @@ __all__ = [
     "ModelNotFoundError",
     "InvalidInputError",
     "DataFormatError",
+    "ConfigError",
+    "IndexDamagedError",
 ]
 
 
@@ -32,3 +34,12 @@ class InvalidInputError(AssistantError):
 
 class DataFormatError(AssistantError):
     """A data file that is not in the format it was read as."""
+
+
+class ConfigError(AssistantError):
+    """A setting (``CONVQA_*`` variable or flag) of the wrong type, out of its
+    range, or unknown."""
+
+
+class IndexDamagedError(IndexNotFoundError):
+    """The index exists but Lucene finds it damaged (a checksum or a read fails)."""
