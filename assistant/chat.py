@@ -13,21 +13,14 @@ A turn that cannot be answered (empty line, too long ...) prints
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+from typing import Iterator
 
-from .kernel import (
-    AssistantConfig,
-    AssistantError,
-    Conversation,
-    InvalidInputError,
-    ReaderConfig,
-    RetrieverConfig,
-    Turn,
-    from_env,
-)
-from .pipeline import Assistant, turn_to_json
-from .retrieval import ensure_index
+from .kernel import AssistantError, Conversation, Turn, run_cli
+from .pipeline import build_assistant, turn_to_json
+from .readers import READERS
 
 __all__ = ["main"]
 
@@ -46,42 +39,51 @@ def _plain(turn: Turn) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults, retrieval = from_env(AssistantConfig()), from_env(RetrieverConfig())
+    # Flags default to None, "not given": the CONVQA_* settings (and then the
+    # configs' defaults) apply, as in the app.
     parser = argparse.ArgumentParser(prog="python -m assistant.chat", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object per turn")
-    parser.add_argument("--index", default=retrieval.index_dir, help="Lucene index folder (env CONVQA_INDEX_DIR)")
-    parser.add_argument("-k", type=int, default=retrieval.k, help="passages retrieved per turn (env CONVQA_K)")
-    parser.add_argument(
-        "--rewriter", default=defaults.rewriter, help="trained | prompted | original | model path (env CONVQA_REWRITER)"
-    )
-    parser.add_argument("--reader", default=defaults.reader, choices=["sentence", "generative"], help="answer reader")
+    parser.add_argument("--index", dest="index_dir", help="Lucene index folder (env CONVQA_INDEX_DIR)")
+    parser.add_argument("-k", type=int, help="passages retrieved per turn (env CONVQA_K; 10)")
+    parser.add_argument("--rewriter", help="trained | prompted | original | model path (env CONVQA_REWRITER)")
+    parser.add_argument("--reader", choices=READERS, help="answer reader (env CONVQA_READER; sentence)")
     return parser
 
 
+def _lines(stream) -> Iterator[str]:
+    """Input lines; bytes that are not UTF-8 become lone surrogates, which the
+    pipeline refuses with a message, instead of ending the chat."""
+    reader = io.TextIOWrapper(stream.buffer, encoding="utf-8", errors="surrogateescape") if hasattr(stream, "buffer") else stream
+    for line in reader:
+        yield line.rstrip("\n")
+
+
+def _say(args, question: str, message: str) -> None:
+    # A refused question is echoed with its undecodable bytes shown as \x..,
+    # so that the JSON line itself stays valid UTF-8.
+    shown = question.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    sys.stdout.write(json.dumps({"question": shown, "error": message}) + "\n" if args.json else f"error: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The chat; a bad setting, index or model ends it with one line, exit 2."""
+    return run_cli(_chat, argv)
+
+
+def _chat(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        index = ensure_index(args.index)
-        assistant = Assistant.from_config(
-            AssistantConfig(rewriter=args.rewriter, reader=args.reader),
-            RetrieverConfig(index_dir=str(index), k=args.k),
-            from_env(ReaderConfig()),
-        )
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    options = {"index_dir": args.index_dir, "k": args.k, "rewriter": args.rewriter, "reader": args.reader}
+    assistant = build_assistant(**options)
     conversation = Conversation()
-    for line in sys.stdin:
-        question = line.rstrip("\n")
+    for question in _lines(sys.stdin):
         try:
             turn = assistant.ask(question, conversation)
-        except InvalidInputError as error:
-            out = json.dumps({"question": question, "error": str(error)}) + "\n" if args.json else f"error: {error}\n"
-            sys.stdout.write(out)
-            sys.stdout.flush()
-            continue
-        conversation.add(turn)
-        sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n" if args.json else _plain(turn))
+        except AssistantError as error:
+            # A bad question or a damaged index: say so, and the conversation goes on.
+            _say(args, question, str(error))
+        else:
+            conversation.add(turn)
+            sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n" if args.json else _plain(turn))
         sys.stdout.flush()
     return 0
 

@@ -164,3 +164,46 @@ def test_questions_no_stage_can_take_are_refused_with_a_message(question, messag
     # surrogateescape, or what a client can send through the API.
     with pytest.raises(InvalidInputError, match=message):
         validate_question(question, 1000)
+
+
+def _chat(args, input, env_extra, tiny_index):
+    env = dict(os.environ, CONVQA_INDEX_DIR=str(tiny_index), **env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.chat", "--json", "--rewriter", "original", *args],
+        input=input, capture_output=True, cwd=ROOT, env=env, timeout=300,
+    )
+
+
+def test_terminal_chat_honours_the_settings_the_app_honours(tiny_index):
+    # The chat used to build fresh configs and drop CONVQA_MAX_QUESTION_CHARS & co.
+    result = _chat([], b"Who was the mathematician Ada Lovelace, then?\nAda?\n", {"CONVQA_MAX_QUESTION_CHARS": "10"}, tiny_index)
+    assert result.returncode == 0, result.stderr
+    refused, answered = [json.loads(line) for line in result.stdout.splitlines()]
+    assert "limited to 10" in refused["error"]
+    assert answered["question"] == "Ada?" and "error" not in answered
+
+
+def test_terminal_chat_survives_a_line_of_invalid_utf8(tiny_index):
+    result = _chat([], b"Who was Ada Lovelace?\n\xff\xfe\nWhat did she write?\n", {}, tiny_index)
+    assert result.returncode == 0, result.stderr.decode()
+    first, bad, third = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
+    assert first["sources"][0]["id"] == "ada"
+    assert bad == {"question": "\\xff\\xfe", "error": bad["error"]} and "not valid text" in bad["error"]
+    assert third["answer"].startswith("She wrote the first published algorithm")
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ({"CONVQA_K": "abc"}, "CONVQA_K='abc': k must be a whole number >= 1"),
+        ({"CONVQA_K": "0"}, "k (CONVQA_K) must be a whole number >= 1, got 0"),
+        ({"CONVQA_MU": "2"}, "mu (CONVQA_MU) must be a number from 0 to 1, got 2.0"),
+        ({"CONVQA_READER": "foo"}, "reader (CONVQA_READER) must be one of sentence, generative, got 'foo'"),
+        ({"CONVQA_KK": "3"}, "CONVQA_KK is not a setting (did you mean CONVQA_K?)"),
+    ],
+)
+def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, message):
+    result = _chat([], b"Who was Ada Lovelace?\n", setting, tiny_index)
+    stderr = result.stderr.decode()
+    assert result.returncode == 2 and result.stdout == b""
+    assert stderr.startswith(f"error: {message}") and stderr.count("\n") == 1, stderr

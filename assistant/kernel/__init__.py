@@ -8,10 +8,13 @@ project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 
 from ._cli import run_cli
 from ._config import (
+    ENV_VARIABLES,
+    READER_NAMES,
     AssistantConfig,
     ReaderConfig,
     RetrieverConfig,
     cache_dir,
+    check_environment,
     default_index_dir,
     from_env,
     load_configs,
@@ -60,6 +63,9 @@ __all__ = [
     "AssistantConfig",
     "from_env",
     "load_configs",
+    "check_environment",
+    "READER_NAMES",
+    "ENV_VARIABLES",
     "cache_dir",
     "default_index_dir",
     "json_lines",

@@ -2,11 +2,16 @@
 
 Each field can be set from the environment (``CONVQA_<FIELD>``) by
 :func:`from_env` and from command-line flags by the CLIs; flags win.
+Settings are checked where they are read, the nanoGPT way: a value of the
+wrong type, out of its range, or a ``CONVQA_*`` variable that names no
+setting is refused with one :class:`ConfigError` line naming the setting and
+what it accepts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +26,67 @@ __all__ = [
     "AssistantConfig",
     "from_env",
     "load_configs",
+    "check_environment",
+    "READER_NAMES",
+    "ENV_VARIABLES",
 ]
+
+# The readers ``reader`` / ``CONVQA_READER`` / ``--reader`` accept.
+READER_NAMES = ("sentence", "generative")
+
+# CONVQA_* variables that are not config fields, and what reads them.
+ENV_VARIABLES = {
+    "CONVQA_CACHE": "indexes and converted models (cache_dir)",
+    "CONVQA_LABELS": "the feedback labels file",
+    "CONVQA_DATA": "the shared datasets (rewriting.data.data_dir)",
+    "CONVQA_SCREENSHOTS": "where the browser tests save screenshots",
+}
+
+# Inclusive bounds of the numeric settings (None: unbounded on that side).
+_BOUNDS = {
+    "k": (1, None),
+    "bm25_k1": (0, None),
+    "bm25_b": (0, 1),
+    "mu": (0, 1),
+    "min_similarity": (-1, 1),
+    "read_k": (1, None),
+    "max_sentences": (1, None),
+    "cache_sentences": (1, None),
+    "min_sentence_chars": (0, None),
+    "history_turns": (0, None),
+    "max_question_chars": (1, None),
+}
+
+
+def _describe(name: str, kind: type) -> str:
+    low, high = _BOUNDS.get(name, (None, None))
+    what = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}[kind]
+    if low is not None and high is not None:
+        return f"{what} from {low} to {high}"
+    if low is not None:
+        return f"{what} >= {low}"
+    return what
+
+
+def _check(config) -> None:
+    """Raise ConfigError unless every field of ``config`` has its type and range."""
+    for field in dataclasses.fields(config):
+        value, default = getattr(config, field.name), field.default
+        kind = type(default)
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        low, high = _BOUNDS.get(field.name, (None, None))
+        if ok and low is not None and value < low or ok and high is not None and value > high:
+            ok = False
+        if not ok:
+            raise ConfigError(
+                f"{field.name} (CONVQA_{field.name.upper()}) must be {_describe(field.name, kind)}, got {value!r}"
+            )
+    if getattr(config, "reader", READER_NAMES[0]) not in READER_NAMES:
+        raise ConfigError(f"reader (CONVQA_READER) must be one of {', '.join(READER_NAMES)}, got {config.reader!r}")
+    if hasattr(config, "rewriter") and not config.rewriter.strip():
+        raise ConfigError("rewriter (CONVQA_REWRITER) must be trained, prompted, original or a model path, got ''")
 
 
 def cache_dir() -> Path:
@@ -43,6 +108,9 @@ class RetrieverConfig:
     # Anserini's BM25 defaults (also QReCC's): k1 saturates term frequency, b normalises length.
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
+
+    def __post_init__(self) -> None:
+        _check(self)
 
 
 @dataclass(frozen=True)
@@ -66,6 +134,9 @@ class ReaderConfig:
     # Sentences shorter than this many characters (headings, "See also") are skipped.
     min_sentence_chars: int = 20
 
+    def __post_init__(self) -> None:
+        _check(self)
+
 
 @dataclass(frozen=True)
 class AssistantConfig:
@@ -81,6 +152,9 @@ class AssistantConfig:
     # message instead of being truncated silently.
     max_question_chars: int = 1000
 
+    def __post_init__(self) -> None:
+        _check(self)
+
 
 def from_env(config, prefix: str = "CONVQA_"):
     """A copy of ``config`` with fields overridden by ``CONVQA_<FIELD>`` variables.
@@ -92,11 +166,49 @@ def from_env(config, prefix: str = "CONVQA_"):
     """
     changes = {}
     for field in dataclasses.fields(config):
-        value = os.environ.get(prefix + field.name.upper())
+        name = prefix + field.name.upper()
+        value = os.environ.get(name)
         if value is not None:
-            kind = type(getattr(config, field.name))
-            changes[field.name] = kind(value)
+            changes[field.name] = _parse(name, field.name, value, type(getattr(config, field.name)))
     return dataclasses.replace(config, **changes)
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _parse(variable: str, field: str, text: str, kind: type):
+    """``text`` as a value of ``kind``; "False" is false (``bool("False")`` is not)."""
+    text = text.strip()
+    try:
+        if kind is bool:
+            if text.lower() not in _TRUE + _FALSE:
+                raise ValueError
+            return text.lower() in _TRUE
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"{variable}={text!r}: {field} must be {_describe(field, kind)}") from None
+
+
+def check_environment(prefix: str = "CONVQA_") -> None:
+    """Refuse a ``CONVQA_*`` variable that names no setting (a misspelling
+    would otherwise be ignored without a word).
+
+    >>> os.environ["CONVQA_KK"] = "5"
+    >>> check_environment()
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS
+    >>> del os.environ["CONVQA_KK"]
+    """
+    known = set(ENV_VARIABLES) | {
+        prefix + f.name.upper() for config in (AssistantConfig, RetrieverConfig, ReaderConfig)
+        for f in dataclasses.fields(config)
+    }
+    for name in sorted(os.environ):
+        if name.startswith(prefix) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(f"{name} is not a setting{hint}; known: {', '.join(sorted(known))}")
 
 
 def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderConfig]:
@@ -107,6 +219,7 @@ def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderC
     >>> load_configs(k=5, reader=None)[1].k
     5
     """
+    check_environment()
     configs = (from_env(AssistantConfig()), from_env(RetrieverConfig()), from_env(ReaderConfig()))
     known = {f.name for config in configs for f in dataclasses.fields(config)}
     unknown = sorted(set(overrides) - known)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from ..kernel import InvalidInputError, ReaderConfig
+from ..kernel import READER_NAMES, InvalidInputError, ReaderConfig
 from ._sentence import Reader, SentenceReader
 
 __all__ = ["READERS", "build_reader"]
 
-# The names ``--reader`` and ``CONVQA_READER`` accept.
-READERS = ("sentence", "generative")
+# The names ``--reader`` and ``CONVQA_READER`` accept (the kernel owns the
+# list, so that configs can be checked where they are read).
+READERS = READER_NAMES
 
 
 def build_reader(name: str = "sentence", config: ReaderConfig = ReaderConfig()) -> Reader:
