@@ -19,6 +19,7 @@ from ._prompt import (
     plain_prompt_ids,
     turns,
 )
+from ._recipe import RECIPE_FILE, Recipe
 
 __all__ = [
     "Rewriter",
@@ -30,6 +31,7 @@ __all__ = [
     "REWRITERS",
     "TRAINED_ADAPTER",
     "RECIPE_FILE",
+    "Recipe",
     "drift_reason",
     "inference_dtype",
     "lookup_draft",
@@ -48,7 +50,6 @@ __all__ = [
 _LAZY = {
     "CausalLMRewriter": "_causal",
     "RewriterConfig": "_causal",
-    "RECIPE_FILE": "_causal",
     "drift_reason": "_causal",
     "inference_dtype": "_causal",
     "lookup_draft": "_causal",
@@ -103,6 +104,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:
-    from ._causal import CausalLMRewriter, _read_recipe
+    from ._causal import CausalLMRewriter
 
-    return CausalLMRewriter.from_pretrained(_read_recipe(directory).get("base", "smollm2"), adapter=directory, config=config)
+    recipe = Recipe.read(directory) or Recipe()  # no file: an adapter of the default base
+    return CausalLMRewriter.from_pretrained(recipe.base, adapter=directory, config=config)

@@ -47,6 +47,7 @@ import torch  # noqa: E402
 
 from ._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
 from ._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
+from ._recipe import Recipe  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "make_batches", "encode_examples", "batch_loss", "train", "main"]
 
@@ -230,17 +231,13 @@ def _save_weights(model, copy_head, output: Path, config: TrainConfig) -> None:
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    from ._causal import RECIPE_FILE
-
     model.peft_config["default"].base_model_name_or_path = config.base
     model.save_pretrained(str(output))  # adapter_config.json + adapter_model.safetensors
     state = {k: v.detach().to(torch.float16).contiguous() for k, v in get_peft_model_state_dict(model).items()}
     save_file(state, str(output / "adapter_model.safetensors"), metadata={"format": "pt"})
-    recipe = {"base": config.base, "prompt_format": "plain", "prompt": asdict(config.prompt), "copy": config.copy}
     if copy_head is not None:
         save_file({k: v.contiguous() for k, v in copy_head.state_dict().items()}, str(output / COPY_HEAD_FILE))
-        recipe["copy_head"] = {"copy_dim": config.copy_dim}
-    (output / RECIPE_FILE).write_text(json.dumps(recipe, indent=2) + "\n")
+    Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim).write(output)
 
 
 def train(train_examples, dev_examples, output: Path, config: TrainConfig, model=None, tokenizer=None, progress: bool = True) -> dict:
