@@ -16,7 +16,7 @@ from typing import Sequence
 
 import torch
 
-from assistant.kernel import DRIFT_STOPWORDS, ModelNotFoundError, Rewrite, tokens
+from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._copy import COPY_HEAD_FILE, CopyHead
@@ -123,6 +123,20 @@ def _clean(text: str) -> str:
     return line
 
 
+def _refuse_non_text(question: str, history: Sequence[str]) -> None:
+    """A lone surrogate (invalid UTF-8 read with errors="surrogateescape", or
+    a broken character from an API) makes the tokenizer raise a TypeError;
+    say what is wrong instead."""
+    for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
+        try:
+            str(text).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(
+                f"{where} contains characters that are not valid text (a lone surrogate, e.g. from invalid UTF-8); "
+                "please type it again."
+            ) from None
+
+
 class CausalLMRewriter:
     """Rewrites with a causal LM; see :meth:`from_pretrained`.
 
@@ -184,7 +198,13 @@ class CausalLMRewriter:
         return self.rewrite_batch([(question, history)])[0]
 
     def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
-        """Rewrite many ``(question, history)`` pairs, batching the model calls."""
+        """Rewrite many ``(question, history)`` pairs, batching the model calls.
+
+        :class:`InvalidInputError` when any text is not valid Unicode (checked
+        before any model call).
+        """
+        for question, history in items:
+            _refuse_non_text(question, history)
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(items):

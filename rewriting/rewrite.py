@@ -27,9 +27,19 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import AssistantError, DataFormatError, json_lines, percentile
+from assistant.kernel import ConfigError, DataFormatError, json_lines, percentile, run_cli
 
 __all__ = ["read_requests", "rewrite_file", "main"]
+
+
+def _is_text(value: str) -> bool:
+    """False for a lone surrogate (a JSON escape such as "\\ud800"): no model
+    or output file can take it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_requests(path: str | os.PathLike) -> list[dict]:
@@ -45,6 +55,8 @@ def read_requests(path: str | os.PathLike) -> list[dict]:
         history = record.get("history", [])
         if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
             raise DataFormatError(f"{where}: 'history' must be a list of strings (question and answer alternating)")
+        if not all(_is_text(t) for t in [record["question"], *history]):
+            raise DataFormatError(f"{where}: a text holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text")
         if record["id"] in seen:
             raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
         seen.add(record["id"])
@@ -65,31 +77,28 @@ def rewrite_file(
     from tqdm import tqdm
 
     output = Path(output)
-    batch = None if latencies is not None else getattr(rewriter, "rewrite_batch", None)
-    results = []
-    with tqdm(total=len(requests), desc="rewriting", unit="q", file=sys.stderr, disable=not progress) as bar:
-        # Chunks of several batches: the rewriter groups similar lengths within
-        # a chunk (less padding) while the bar still moves often.
-        step = batch_size * 4
-        for start in range(0, len(requests), step):
-            chunk = requests[start : start + step]
-            items = [(r["question"], r["history"]) for r in chunk]
-            if batch:
-                results += batch(items)
-            else:
-                for question, history in items:
-                    began = time.perf_counter()
-                    results.append(rewriter.rewrite(question, history))
-                    if latencies is not None and history:
-                        latencies.append(time.perf_counter() - began)
-            bar.update(len(chunk))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
+    handle, tmp = _temporary_beside(output)  # before the work: an unwritable path fails at once
     try:
+        results = []
+        batch = None if latencies is not None else getattr(rewriter, "rewrite_batch", None)
+        with tqdm(total=len(requests), desc="rewriting", unit="q", file=sys.stderr, disable=not progress) as bar:
+            # Chunks of several batches: the rewriter groups similar lengths within
+            # a chunk (less padding) while the bar still moves often.
+            step = batch_size * 4
+            for start in range(0, len(requests), step):
+                chunk = requests[start : start + step]
+                items = [(r["question"], r["history"]) for r in chunk]
+                if batch:
+                    results += batch(items)
+                else:
+                    for question, history in items:
+                        began = time.perf_counter()
+                        results.append(rewriter.rewrite(question, history))
+                        if latencies is not None and history:
+                            latencies.append(time.perf_counter() - began)
+                bar.update(len(chunk))
         with os.fdopen(handle, "w", encoding="utf-8") as f:
+            handle = None
             for request, result in zip(requests, results):
                 line = {"id": request["id"], "rewrite": result.text}
                 if result.note:
@@ -97,14 +106,40 @@ def rewrite_file(
                 if result.rejected:
                     line["rejected"] = result.rejected
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        os.replace(tmp, output)
+        try:
+            os.replace(tmp, output)
+        except OSError as error:
+            raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
     except BaseException:
+        if handle is not None:
+            os.close(handle)
         Path(tmp).unlink(missing_ok=True)
         raise
     return len(results)
 
 
+def _temporary_beside(output: Path) -> tuple[int, str]:
+    """An open temporary file in ``output``'s folder (made if missing), for an
+    atomic rename once complete; :class:`ConfigError` when it cannot be written."""
+    if output.is_dir():
+        raise ConfigError(f"cannot write the output {output}: it is a folder; give a file path")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
+    except OSError as error:
+        raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
+    return handle, tmp
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; a user's error ends in one line and exit status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.rewrite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, help='JSONL: {"id", "question", "history"} per line')
     parser.add_argument("--output", required=True, help='JSONL: {"id", "rewrite"} per line')
@@ -121,25 +156,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, "error: --draft-tokens must be 0 or more\n")
     from rewriting import load_rewriter
 
-    try:
-        requests = read_requests(args.input)
-        rewriter = load_rewriter(args.model, dtype=args.dtype)
-        if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
-            rewriter.config = dataclasses.replace(rewriter.config, batch_size=args.batch_size)
-        if args.draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
-            rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=args.draft_tokens)
-        latencies = None
-        if args.latency:
-            latencies = []
-            warm = next((r for r in requests if r["history"]), None)
-            if warm:  # first call pays one-off costs (allocations, kernel selection)
-                rewriter.rewrite(warm["question"], warm["history"])
-        began = time.perf_counter()
-        count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies)
-        seconds = time.perf_counter() - began
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    requests = read_requests(args.input)
+    handle, tmp = _temporary_beside(Path(args.output))  # fail before the model loads, not after the work
+    os.close(handle)
+    os.unlink(tmp)
+    rewriter = load_rewriter(args.model, dtype=args.dtype)
+    if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
+        rewriter.config = dataclasses.replace(rewriter.config, batch_size=args.batch_size)
+    if args.draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
+        rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=args.draft_tokens)
+    latencies = None
+    if args.latency:
+        latencies = []
+        warm = next((r for r in requests if r["history"]), None)
+        if warm:  # first call pays one-off costs (allocations, kernel selection)
+            rewriter.rewrite(warm["question"], warm["history"])
+    began = time.perf_counter()
+    count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies)
+    seconds = time.perf_counter() - began
     print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:
         ms = sorted(1000 * t for t in latencies)

@@ -29,6 +29,7 @@ import math
 import os
 import random
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +45,8 @@ from typing import Sequence
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
+
+from assistant.kernel import ConfigError, DataFormatError, run_cli  # noqa: E402
 
 from ._copy import COPY_HEAD_FILE, CopyHead  # noqa: E402
 from ._prompt import IGNORE_INDEX, PromptConfig, encode_example  # noqa: E402
@@ -240,6 +243,17 @@ def _save_weights(model, copy_head, output: Path, config: TrainConfig) -> None:
     Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim).write(output)
 
 
+def prepare_output(output: Path) -> None:
+    """Make the run's folder; :class:`ConfigError` when it cannot be written
+    (found before any data is read or model loaded)."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
+    except OSError as error:
+        raise ConfigError(f"cannot write the output folder {output}: {error.strerror or error}; give a writable --output") from error
+
+
 def train(train_examples, dev_examples, output: Path, config: TrainConfig, model=None, tokenizer=None, progress: bool = True) -> dict:
     """Train and write the adapter to ``output``; returns a summary dict.
 
@@ -256,7 +270,7 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
 
     from ._models import load_causal_lm
 
-    output.mkdir(parents=True, exist_ok=True)
+    prepare_output(output)
     torch.manual_seed(config.seed)
     if model is None:
         model, tokenizer = load_causal_lm(config.base)
@@ -264,7 +278,7 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
     train_set = encode_examples(tokenizer, train_examples, config)
     dev_set = encode_examples(tokenizer, dev_examples, config)
     if not train_set:
-        raise ValueError("no training examples with a history (first turns are not trained on)")
+        raise DataFormatError("no training examples with a history (first turns are not trained on); give files with later turns")
 
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout, target_modules="all-linear", task_type="CAUSAL_LM")
     model = get_peft_model(model, lora)
@@ -279,7 +293,7 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
     if checkpoint.is_file():
         state = torch.load(checkpoint, weights_only=False)
         if _fixed(state["config"]) != _fixed(asdict(config)):
-            raise ValueError(f"{checkpoint} was written with other settings; use another --output or delete it to start over")
+            raise ConfigError(f"{checkpoint} was written with other settings; use another --output or delete it to start over")
         set_peft_model_state_dict(model, state["adapter"])
         if copy_head is not None:
             copy_head.load_state_dict(state["copy_head"])
@@ -365,6 +379,22 @@ def _split_record(files, train_examples, dev_examples, from_file) -> dict:
     return {"files": [str(f) for f in files], "train": by_file(train_examples), "dev": by_file(dev_examples)}
 
 
+def _check_ranges(config: TrainConfig) -> None:
+    """:class:`ConfigError` for a flag outside its range (not a traceback later)."""
+    at_least = {name: 1 for name in ("steps", "batch_size", "lora_r", "lora_alpha", "save_every", "copy_dim")}
+    at_least.update({name: 0 for name in ("warmup", "eval_every", "eval_examples", "stop_after")})
+    at_least.update({name: 0 if "answer" in name else 1 for name in asdict(config.prompt)})  # answers may be left out
+    for name, low in at_least.items():
+        value = getattr(config.prompt, name) if name in asdict(config.prompt) else getattr(config, name)
+        if value < low:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}, not {value}")
+    if not config.lr > 0:
+        raise ConfigError(f"--lr must be above 0, not {config.lr}")
+    for name in ("dev_fraction", "lora_dropout"):
+        if not 0 <= getattr(config, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be within [0, 1), not {getattr(config, name)}")
+
+
 def _card(output: Path, command: str, config: TrainConfig, summary: dict, train_examples, dev_examples) -> str:
     from collections import Counter
 
@@ -396,6 +426,11 @@ Reproduce (same data, same seed; resumes if interrupted):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; a user's error ends in one line and exit status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", nargs="+", required=True, metavar="FILE", help="QReCC, CANARD or TREC CAsT json files")
     parser.add_argument("--dev", metavar="FILE", help="held-out file (default: split --train files by conversation)")
@@ -415,31 +450,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
     args = parser.parse_args(argv)
 
-    from assistant.kernel import AssistantError
     from rewriting.data import load_examples, split_by_conversation
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}
     config = TrainConfig(**fields, prompt=PromptConfig(**{k: getattr(args, k) for k in asdict(prompt_defaults)}))
-    try:
-        from_file: dict[int, str] = {}
-        examples = []
-        for path in args.train:
-            loaded = load_examples(path, args.format)
-            from_file.update({id(e): Path(path).name for e in loaded})
-            examples += loaded
-        if args.dev:
-            train_examples = examples
-            dev_examples = load_examples(args.dev, args.format)
-            from_file.update({id(e): Path(args.dev).name for e in dev_examples})
-        else:
-            train_examples, dev_examples = split_by_conversation(examples, config.dev_fraction, config.seed)
-        args.output.mkdir(parents=True, exist_ok=True)
-        split = _split_record(args.train + ([args.dev] if args.dev else []), train_examples, dev_examples, from_file)
-        (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
-        summary = train(train_examples, dev_examples, args.output, config)
-    except (AssistantError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    _check_ranges(config)
+    prepare_output(args.output)
+    from_file: dict[int, str] = {}
+    examples = []
+    for path in args.train:
+        loaded = load_examples(path, args.format)
+        from_file.update({id(e): Path(path).name for e in loaded})
+        examples += loaded
+    if args.dev:
+        train_examples = examples
+        dev_examples = load_examples(args.dev, args.format)
+        from_file.update({id(e): Path(args.dev).name for e in dev_examples})
+    else:
+        train_examples, dev_examples = split_by_conversation(examples, config.dev_fraction, config.seed)
+    split = _split_record(args.train + ([args.dev] if args.dev else []), train_examples, dev_examples, from_file)
+    (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
+    summary = train(train_examples, dev_examples, args.output, config)
     command = "python -m rewriting.train " + " ".join(sys.argv[1:] if argv is None else argv)
     (args.output / "README.md").write_text(_card(args.output, command, config, summary, train_examples, dev_examples))
     print(json.dumps(summary))
