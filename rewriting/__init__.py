@@ -11,6 +11,7 @@ from pathlib import Path
 from assistant.kernel import ModelNotFoundError
 
 from ._base import OriginalRewriter, Rewriter
+from ._batching import BatchingRewriter
 from ._prompt import (
     IGNORE_INDEX,
     PromptConfig,
@@ -24,6 +25,7 @@ from ._recipe import RECIPE_FILE, Recipe
 __all__ = [
     "Rewriter",
     "OriginalRewriter",
+    "BatchingRewriter",
     "CausalLMRewriter",
     "RewriterConfig",
     "load_rewriter",
