@@ -11,6 +11,7 @@ from pathlib import Path
 from assistant.kernel import ModelNotFoundError
 
 from ._base import OriginalRewriter, Rewriter
+from ._batching import BatchingRewriter
 from ._prompt import (
     IGNORE_INDEX,
     PromptConfig,
@@ -19,10 +20,12 @@ from ._prompt import (
     plain_prompt_ids,
     turns,
 )
+from ._recipe import RECIPE_FILE, Recipe
 
 __all__ = [
     "Rewriter",
     "OriginalRewriter",
+    "BatchingRewriter",
     "CausalLMRewriter",
     "RewriterConfig",
     "load_rewriter",
@@ -30,6 +33,7 @@ __all__ = [
     "REWRITERS",
     "TRAINED_ADAPTER",
     "RECIPE_FILE",
+    "Recipe",
     "drift_reason",
     "inference_dtype",
     "lookup_draft",
@@ -48,7 +52,6 @@ __all__ = [
 _LAZY = {
     "CausalLMRewriter": "_causal",
     "RewriterConfig": "_causal",
-    "RECIPE_FILE": "_causal",
     "drift_reason": "_causal",
     "inference_dtype": "_causal",
     "lookup_draft": "_causal",
@@ -103,6 +106,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:
-    from ._causal import CausalLMRewriter, _read_recipe
+    from ._causal import CausalLMRewriter
 
-    return CausalLMRewriter.from_pretrained(_read_recipe(directory).get("base", "smollm2"), adapter=directory, config=config)
+    recipe = Recipe.read(directory) or Recipe()  # no file: an adapter of the default base
+    return CausalLMRewriter.from_pretrained(recipe.base, adapter=directory, config=config)

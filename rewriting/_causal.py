@@ -9,7 +9,6 @@ user's own question whenever the model's output no longer carries its intent.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,16 +16,16 @@ from typing import Sequence
 
 import torch
 
-from assistant.kernel import DRIFT_STOPWORDS, ModelNotFoundError, Rewrite, tokens
+from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
 
+from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
+from ._recipe import RECIPE_FILE, Recipe
 
 __all__ = ["RewriterConfig", "CausalLMRewriter", "drift_reason", "inference_dtype", "lookup_draft", "RECIPE_FILE"]
 
-# Written by rewriting.train next to the weights: how the model was trained to be prompted.
-RECIPE_FILE = "rewriter.json"
 
 @dataclass(frozen=True)
 class RewriterConfig:
@@ -124,6 +123,20 @@ def _clean(text: str) -> str:
     return line
 
 
+def _refuse_non_text(question: str, history: Sequence[str]) -> None:
+    """A lone surrogate (invalid UTF-8 read with errors="surrogateescape", or
+    a broken character from an API) makes the tokenizer raise a TypeError;
+    say what is wrong instead."""
+    for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
+        try:
+            str(text).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(
+                f"{where} contains characters that are not valid text (a lone surrogate, e.g. from invalid UTF-8); "
+                "please type it again."
+            ) from None
+
+
 class CausalLMRewriter:
     """Rewrites with a causal LM; see :meth:`from_pretrained`.
 
@@ -154,26 +167,26 @@ class CausalLMRewriter:
 
         The adapter is merged into the weights: the same speed as the base model.
         """
-        model, tokenizer = load_causal_lm(name_or_path)
         recipe_dir = Path(adapter) if adapter is not None else Path(name_or_path)
-        recipe = _read_recipe(recipe_dir)
+        recipe = Recipe.read(recipe_dir)
         if adapter is not None:
-            if not (Path(adapter) / "adapter_config.json").is_file():
-                raise ModelNotFoundError(f"no LoRA adapter in '{adapter}' (adapter_config.json missing)")
+            if not (Path(adapter) / ADAPTER_CONFIG).is_file():
+                raise ModelNotFoundError(f"no LoRA adapter in '{adapter}' ({ADAPTER_CONFIG} missing)")
+            check_adapter(Path(adapter), recipe)  # before the base model is read
+        elif recipe is not None and recipe.copy:
+            check_weights(recipe_dir / COPY_HEAD_FILE)
+        model, tokenizer = load_causal_lm(name_or_path)
+        if adapter is not None:
             from peft import PeftModel
 
             model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
-        if recipe and config.prompt_format == "auto":
-            config = replace(
-                config,
-                prompt_format=recipe.get("prompt_format", "plain"),
-                prompt=PromptConfig(**recipe.get("prompt", {})),
-            )
+        if recipe is not None and config.prompt_format == "auto":
+            config = replace(config, prompt_format=recipe.prompt_format, prompt=recipe.prompt)
         copy_head = None
-        if recipe.get("copy"):
+        if recipe is not None and recipe.copy:
             from safetensors.torch import load_file
 
-            copy_head = CopyHead(model.config.hidden_size, **recipe.get("copy_head", {}))
+            copy_head = CopyHead(model.config.hidden_size, recipe.copy_dim)
             copy_head.load_state_dict(load_file(str(recipe_dir / COPY_HEAD_FILE)))
         dtype = inference_dtype(config.dtype)
         model.to(dtype)  # after the merge: LoRA deltas are added in float32
@@ -185,7 +198,13 @@ class CausalLMRewriter:
         return self.rewrite_batch([(question, history)])[0]
 
     def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
-        """Rewrite many ``(question, history)`` pairs, batching the model calls."""
+        """Rewrite many ``(question, history)`` pairs, batching the model calls.
+
+        :class:`InvalidInputError` when any text is not valid Unicode (checked
+        before any model call).
+        """
+        for question, history in items:
+            _refuse_non_text(question, history)
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(items):
@@ -352,12 +371,3 @@ def lookup_draft(tokens: Sequence[int], size: int, max_ngram: int = 3) -> list[i
                 return list(tokens[start + n : start + n + size])
     return []
 
-
-def _read_recipe(directory: Path) -> dict:
-    path = directory / RECIPE_FILE
-    if not path.is_file():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise ModelNotFoundError(f"{path} is unreadable ({error}); retrain or restore the adapter directory") from error

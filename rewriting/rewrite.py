@@ -1,6 +1,7 @@
 """Rewrite a file of conversational questions in batches.
 
     python -m rewriting.rewrite --input IN.jsonl --output OUT.jsonl [--model NAME_OR_PATH] [--batch-size N] [--latency]
+        [--ray [ADDRESS] [--actors N]]
 
 Input lines: ``{"id", "question", "history"}`` with ``history`` the earlier
 turns' texts, question and answer alternating, oldest first (QReCC's
@@ -12,6 +13,9 @@ never leaves a truncated file behind. ``--model`` takes what
 It prints the throughput; with ``--latency`` it rewrites one question at a
 time after a warm-up call and prints the median and p95 latency of the
 questions that have a history (first turns skip the model).
+``--ray`` runs the rewrites on a Ray cluster through a pool of ``--actors``
+rewriter copies (:mod:`rewriting._ray`; needs ``pip install 'ray[data]'``)
+and writes the same file; without it, ray is never imported.
 """
 
 from __future__ import annotations
@@ -25,11 +29,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from assistant.kernel import AssistantError, DataFormatError, json_lines, percentile
+from assistant.kernel import ConfigError, DataFormatError, json_lines, percentile, run_cli
 
-__all__ = ["read_requests", "rewrite_file", "main"]
+__all__ = ["read_requests", "rewrite_file", "write_rewrites", "configure", "main"]
+
+
+def _is_text(value: str) -> bool:
+    """False for a lone surrogate (a JSON escape such as "\\ud800"): no model
+    or output file can take it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_requests(path: str | os.PathLike) -> list[dict]:
@@ -45,6 +59,8 @@ def read_requests(path: str | os.PathLike) -> list[dict]:
         history = record.get("history", [])
         if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
             raise DataFormatError(f"{where}: 'history' must be a list of strings (question and answer alternating)")
+        if not all(_is_text(t) for t in [record["question"], *history]):
+            raise DataFormatError(f"{where}: a text holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text")
         if record["id"] in seen:
             raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
         seen.add(record["id"])
@@ -62,11 +78,14 @@ def rewrite_file(
     list, every question is rewritten alone and the seconds each call took
     (questions with a history only) are appended to it.
     """
+    return write_rewrites(requests, lambda: _rewrite_all(rewriter, requests, batch_size, progress, latencies), output)
+
+
+def _rewrite_all(rewriter, requests: Sequence[dict], batch_size: int, progress: bool, latencies: list | None) -> list:
     from tqdm import tqdm
 
-    output = Path(output)
-    batch = None if latencies is not None else getattr(rewriter, "rewrite_batch", None)
     results = []
+    batch = None if latencies is not None else getattr(rewriter, "rewrite_batch", None)
     with tqdm(total=len(requests), desc="rewriting", unit="q", file=sys.stderr, disable=not progress) as bar:
         # Chunks of several batches: the rewriter groups similar lengths within
         # a chunk (less padding) while the bar still moves often.
@@ -83,28 +102,69 @@ def rewrite_file(
                     if latencies is not None and history:
                         latencies.append(time.perf_counter() - began)
             bar.update(len(chunk))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
+    return results
+
+
+def write_rewrites(requests: Sequence[dict], produce: Callable[[], list], output: str | os.PathLike) -> int:
+    """Write ``produce()``'s rewrites (one per request, in order) to ``output``
+    atomically; returns the count. The temporary file is opened before
+    ``produce`` runs, so an unwritable path fails before the work."""
+    output = Path(output)
+    handle, tmp = _temporary_beside(output)
     try:
+        results = produce()
         with os.fdopen(handle, "w", encoding="utf-8") as f:
-            for request, result in zip(requests, results):
+            handle = None
+            for request, result in zip(requests, results, strict=True):
                 line = {"id": request["id"], "rewrite": result.text}
                 if result.note:
                     line["note"] = result.note
                 if result.rejected:
                     line["rejected"] = result.rejected
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        os.replace(tmp, output)
+        try:
+            os.replace(tmp, output)
+        except OSError as error:
+            raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
     except BaseException:
+        if handle is not None:
+            os.close(handle)
         Path(tmp).unlink(missing_ok=True)
         raise
     return len(results)
 
 
+def _temporary_beside(output: Path) -> tuple[int, str]:
+    """An open temporary file in ``output``'s folder (made if missing), for an
+    atomic rename once complete; :class:`ConfigError` when it cannot be written."""
+    if output.is_dir():
+        raise ConfigError(f"cannot write the output {output}: it is a folder; give a file path")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
+    except OSError as error:
+        raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
+    return handle, tmp
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; a user's error ends in one line and exit status 2."""
+    return run_cli(_main, argv)
+
+
+def configure(rewriter, batch_size: int, draft_tokens: int | None):
+    """``rewriter`` with the command line's batch size and draft length, where it has them."""
+    if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
+        rewriter.config = dataclasses.replace(rewriter.config, batch_size=batch_size)
+    if draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
+        rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=draft_tokens)
+    return rewriter
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.rewrite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, help='JSONL: {"id", "question", "history"} per line')
     parser.add_argument("--output", required=True, help='JSONL: {"id", "rewrite"} per line')
@@ -114,32 +174,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
                         help="model weights' dtype (auto: bfloat16 where the CPU has native bf16, else float32)")
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
+    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                        help="rewrite on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a local one)")
+    parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.exit(2, "error: --batch-size must be at least 1\n")
     if args.draft_tokens is not None and args.draft_tokens < 0:
         parser.exit(2, "error: --draft-tokens must be 0 or more\n")
-    from rewriting import load_rewriter
+    if args.ray is not None and (args.latency or args.actors < 1):
+        parser.exit(2, "error: --ray takes --actors of at least 1 and no --latency\n")
 
-    try:
-        requests = read_requests(args.input)
-        rewriter = load_rewriter(args.model, dtype=args.dtype)
-        if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
-            rewriter.config = dataclasses.replace(rewriter.config, batch_size=args.batch_size)
-        if args.draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
-            rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=args.draft_tokens)
+    requests = read_requests(args.input)
+    handle, tmp = _temporary_beside(Path(args.output))  # fail before the model loads, not after the work
+    os.close(handle)
+    os.unlink(tmp)
+    began = time.perf_counter()  # with --ray, the actors' model loads count too
+    if args.ray is not None:
+        from ._ray import rewrite_with_ray  # ray is imported only here
+
+        settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens}
+        count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
+        latencies = None
+    else:
+        from rewriting import load_rewriter
+
+        rewriter = configure(load_rewriter(args.model, dtype=args.dtype), args.batch_size, args.draft_tokens)
         latencies = None
         if args.latency:
             latencies = []
             warm = next((r for r in requests if r["history"]), None)
             if warm:  # first call pays one-off costs (allocations, kernel selection)
                 rewriter.rewrite(warm["question"], warm["history"])
-        began = time.perf_counter()
+        began = time.perf_counter()  # the model's load and warm-up are not the throughput's
         count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies)
-        seconds = time.perf_counter() - began
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    seconds = time.perf_counter() - began
     print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:
         ms = sorted(1000 * t for t in latencies)

@@ -415,3 +415,85 @@ def test_only_training_asks_openmp_threads_not_to_spin():
     run = lambda module: subprocess.run([sys.executable, "-c", probe.format(module)], env=env, capture_output=True, text=True, check=True).stdout.strip()  # noqa: E731
     assert run("rewriting") == "None"
     assert run("rewriting.train") == "PASSIVE"
+
+
+# --- unwritable output and bad text ------------------------------------------------
+
+
+def _one_request(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "q", "question": "Why?", "history": ["Hi", "Hello"]}) + "\n")
+    return src
+
+
+def test_cli_output_under_a_file_exits_2_in_one_line(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / "dir" / "x.jsonl"
+    assert main(["--input", str(_one_request(tmp_path)), "--output", str(out), "--model", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write the output {out}") and err.count("\n") == 1
+
+
+def test_cli_output_that_is_a_folder_exits_2_in_one_line(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "keep").write_text("")  # a folder rename cannot replace
+    assert main(["--input", str(_one_request(tmp_path)), "--output", str(folder), "--model", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write the output {folder}") and err.count("\n") == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["keep"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders, so there is nothing to refuse")
+def test_cli_read_only_folder_exits_2_in_one_line(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        assert main(["--input", str(_one_request(tmp_path)), "--output", str(locked / "x.jsonl"), "--model", "original"]) == 2
+    finally:
+        locked.chmod(0o700)
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write the output") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("field", ["question", "history"])
+def test_cli_lone_surrogate_in_a_line_exits_2_naming_it(tmp_path, capsys, field):
+    from rewriting.rewrite import main
+
+    record = {"id": "q", "question": "Why?", "history": ["Hi", "Hello"]}
+    record[field] = "Why\ud800?" if field == "question" else ["Hi\udcff", "Hello"]
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(record) + "\n")  # JSON escapes the surrogate as \ud800
+    assert main(["--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]) == 2
+    err = capsys.readouterr().err
+    assert "line 1: a text holds a lone surrogate" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "question, history, where",
+    [
+        ("Why\udcff?", HISTORY[:2], "The question"),
+        ("Who was Ada\ud800?", [], "The question"),  # a first turn too, though it skips the model
+        ("Why?", ["Who was Ada\udc80?", "A mathematician."], "An earlier turn"),
+        ("Why?", ["Who was Ada?", "A mathematician\udc80."], "An earlier turn"),
+    ],
+)
+def test_lone_surrogates_are_refused_with_invalid_input(tiny_gpt2, question, history, where):
+    from assistant.kernel import InvalidInputError
+
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=2))
+    with pytest.raises(TypeError):
+        tok.encode(question + "".join(history))  # what the tokenizer alone would do
+    with pytest.raises(InvalidInputError, match=f"^{where}.*not valid text"):
+        rewriter.rewrite(question, history)
+    with pytest.raises(InvalidInputError, match=f"^{where}"):
+        rewriter.rewrite_batch([("Why?", HISTORY[:2]), (question, history)])

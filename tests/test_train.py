@@ -6,10 +6,12 @@ writes the split and a loadable adapter, and bad input exits with status 2.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
 
+from assistant.kernel import ConfigError
 from rewriting import CausalLMRewriter, PromptConfig, encode_example
 from rewriting import train as train_module
 from rewriting.data import RewriteExample
@@ -163,7 +165,7 @@ def test_resume_with_other_settings_is_refused(tiny_gpt2, tmp_path):
     model, tok = tiny_gpt2
     train(_examples(), [], tmp_path, _config(steps=2), model=model, tokenizer=tok, progress=False)
     model, tok = _fresh_tiny()
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ConfigError, match="other settings"):
         train(_examples(), [], tmp_path, _config(steps=3), model=model, tokenizer=tok, progress=False)
 
 
@@ -219,3 +221,43 @@ def test_cli_unreadable_file_exits_2_naming_it(tmp_path, capsys):
     assert train_module.main(["--train", str(bad), "--output", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and err.startswith("error: ")
+
+
+def test_cli_unwritable_output_exits_2_in_one_line(tmp_path, capsys):
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert train_module.main(["--train", str(data), "--output", str(blocker / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write the output folder") and str(blocker / "run") in err and err.count("\n") == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders, so there is nothing to refuse")
+def test_cli_read_only_output_exits_2_in_one_line(tmp_path, capsys):
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        assert train_module.main(["--train", str(data), "--output", str(locked)]) == 2
+    finally:
+        locked.chmod(0o700)
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write the output folder") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("flag, value, message", [("--steps", "0", "--steps must be at least 1"), ("--dev-fraction", "1.5", "--dev-fraction must be within [0, 1)"),
+                                                  ("--lr", "0", "--lr must be above 0")])
+def test_cli_flag_out_of_range_exits_2_in_one_line(tmp_path, capsys, flag, value, message):
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    assert train_module.main(["--train", str(data), "--output", str(tmp_path / "run"), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_no_example_with_a_history_is_a_data_error(tiny_gpt2, tmp_path):
+    from assistant.kernel import DataFormatError
+
+    model, tok = tiny_gpt2
+    first = RewriteExample("qrecc:9:1", "qrecc", "9", 1, "Who was Alan Turing?", (), "Who was Alan Turing?")
+    with pytest.raises(DataFormatError, match="no training examples with a history"):
+        train([first], [], tmp_path, _config(steps=1), model=model, tokenizer=tok, progress=False)

@@ -1,0 +1,116 @@
+"""How a trained rewriter must be prompted: ``rewriter.json`` next to its weights.
+
+:mod:`rewriting.train` writes it; :class:`CausalLMRewriter.from_pretrained`
+and :func:`rewriting.load_rewriter` read it. The file's layout is unchanged
+from before this type existed, so adapters trained earlier (the committed
+one included) still load, and a new run writes the same bytes.
+
+>>> Recipe(base="smollm2").to_json()["prompt"]["max_input_tokens"]
+160
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from assistant.kernel import ModelNotFoundError
+
+from ._prompt import PromptConfig
+
+__all__ = ["Recipe", "RECIPE_FILE", "damaged"]
+
+# Written by rewriting.train next to the weights: how the model was trained to be prompted.
+RECIPE_FILE = "rewriter.json"
+
+
+def damaged(path: str | Path, what: str) -> ModelNotFoundError:
+    """The one-line error for a damaged file of an adapter directory, saying what to do."""
+    return ModelNotFoundError(
+        f"{path} is damaged ({what}); restore it from git (git checkout -- {path}), "
+        "retrain the adapter (python -m rewriting.train), or use --rewriter prompted"
+    )
+
+_FORMATS = ("plain", "chat")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What training fixed and inference must repeat."""
+
+    # Base model the adapter was trained on: "smollm2" (the packaged
+    # SmolLM2-135M-Instruct), a path or a cached hub name. "smollm2" is the
+    # only base the repo can load offline without a user's own model.
+    base: str = "smollm2"
+    # The input format; rewriting.train only trains the plain one.
+    prompt_format: str = "plain"
+    # The plain format's token budgets used in training; inference must use
+    # the same, or the model sees inputs cut differently from what it learned.
+    prompt: PromptConfig = field(default_factory=PromptConfig)
+    # Whether a Transformer++ copy head (copy_head.safetensors) was trained.
+    copy: bool = False
+    # Width of the copy head's projections; CopyHead's own default when the
+    # file does not say (it only says when copy is on).
+    copy_dim: int = 128
+
+    def to_json(self) -> dict:
+        """The file's layout: ``copy_head`` appears only with a copy head."""
+        record = {"base": self.base, "prompt_format": self.prompt_format, "prompt": asdict(self.prompt), "copy": self.copy}
+        if self.copy:
+            record["copy_head"] = {"copy_dim": self.copy_dim}
+        return record
+
+    def write(self, directory: str | Path) -> Path:
+        """Write ``directory/rewriter.json``; returns its path."""
+        path = Path(directory) / RECIPE_FILE
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def from_json(cls, record: object, where: str = RECIPE_FILE) -> "Recipe":
+        """Check and convert a parsed file; :class:`ModelNotFoundError` names what is wrong."""
+
+        def bad(what: str) -> ModelNotFoundError:
+            return damaged(where, what)
+
+        if not isinstance(record, dict):
+            raise bad(f"expected a JSON object, found {type(record).__name__}")
+        known = {"base", "prompt_format", "prompt", "copy", "copy_head"}
+        if set(record) - known:
+            raise bad(f"unknown key(s) {', '.join(sorted(set(record) - known))}")
+        base = record.get("base", cls.base)
+        if not isinstance(base, str) or not base.strip():
+            raise bad("'base' must be a model name or path")
+        prompt_format = record.get("prompt_format", cls.prompt_format)
+        if prompt_format not in _FORMATS:
+            raise bad(f"'prompt_format' must be one of {', '.join(_FORMATS)}, not {prompt_format!r}")
+        budgets = record.get("prompt", {})
+        names = {f.name for f in fields(PromptConfig)}
+        if not isinstance(budgets, dict) or set(budgets) - names:
+            raise bad(f"'prompt' must be an object with keys among {', '.join(sorted(names))}")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in budgets.values()):
+            raise bad("'prompt' budgets must be whole numbers of tokens")
+        copy = record.get("copy", False)
+        if not isinstance(copy, bool):
+            raise bad("'copy' must be true or false")
+        head = record.get("copy_head", {})
+        copy_dim = head.get("copy_dim", cls.copy_dim) if isinstance(head, dict) else None
+        if not isinstance(copy_dim, int) or isinstance(copy_dim, bool) or copy_dim < 1 or (isinstance(head, dict) and set(head) - {"copy_dim"}):
+            raise bad("'copy_head' must be {\"copy_dim\": a positive whole number}")
+        return cls(base=base, prompt_format=prompt_format, prompt=PromptConfig(**budgets), copy=copy, copy_dim=copy_dim)
+
+    @classmethod
+    def read(cls, directory: str | Path) -> "Recipe | None":
+        """The recipe saved in ``directory``; None when there is none (a plain
+        model directory, not one written by rewriting.train)."""
+        path = Path(directory) / RECIPE_FILE
+        if not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise damaged(path, f"unreadable: {error.strerror or error}") from error
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise damaged(path, f"not JSON: {error}") from error
+        return cls.from_json(record, str(path))

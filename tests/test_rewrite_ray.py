@@ -1,0 +1,112 @@
+"""Tests for ``python -m rewriting.rewrite --ray``: ray is imported only with
+--ray, a missing ray is one line, and (where ray is installed) the Ray run
+writes the single-process run's file byte for byte."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HISTORY = ["Who was Ada Lovelace?", "An English mathematician.", "What did she write?", "Notes on the Analytical Engine."]
+
+
+def _requests(path: Path) -> Path:
+    lines = [
+        {"id": "a", "question": "Who was Ada Lovelace?", "history": []},
+        {"id": "b", "question": "Who was her father?", "history": HISTORY},
+        {"id": 3, "question": "Why?", "history": HISTORY[:2]},
+        {"id": "d", "question": "Where did she live and what did she study at home?", "history": HISTORY[:3]},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _cli(tmp_path, *args):
+    """The command in a fresh interpreter whose `import ray` finds a stand-in that refuses."""
+    fake = tmp_path / "fake"
+    (fake / "ray").mkdir(parents=True, exist_ok=True)
+    (fake / "ray" / "__init__.py").write_text('raise ImportError("the stand-in ray was imported")\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), str(ROOT)])}
+    return subprocess.run([sys.executable, "-m", "rewriting.rewrite", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_without_ray_flag_ray_is_never_imported_and_with_it_a_missing_ray_is_one_line(tmp_path):
+    src = _requests(tmp_path / "in.jsonl")
+    plain = _cli(tmp_path, "--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--model", "original")
+    assert plain.returncode == 0, plain.stderr
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 4
+    with_ray = _cli(tmp_path, "--input", str(src), "--output", str(tmp_path / "ray.jsonl"), "--model", "original", "--ray")
+    assert with_ray.returncode == 2
+    assert with_ray.stderr.startswith("error: --ray needs the ray package (the stand-in ray was imported)")
+    assert with_ray.stderr.count("\n") == 1 and not (tmp_path / "ray.jsonl").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed in this venv (pip install 'ray[data]' to run the Ray path)")
+@pytest.mark.parametrize("actors", [1, 2])
+def test_the_ray_run_writes_the_single_process_file(tiny_gpt2, tmp_path, actors):
+    from rewriting.rewrite import main
+
+    model, tok = tiny_gpt2
+    model_dir = tmp_path / "model"
+    model.save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    src = _requests(tmp_path / "in.jsonl")
+    common = ["--input", str(src), "--model", str(model_dir), "--dtype", "float32", "--batch-size", "2"]
+    assert main([*common, "--output", str(tmp_path / "single.jsonl")]) == 0
+    assert main([*common, "--output", str(tmp_path / "ray.jsonl"), "--ray", "--actors", str(actors)]) == 0
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+
+
+class _StandInDataset:
+    """The few Ray Data calls rewriting._ray makes, done in process: rows cut
+    into batches as numpy columns, batches run on a fixed set of actor objects
+    and returned in reverse (a cluster finishes in any order)."""
+
+    made: list = []
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def map_batches(self, cls, fn_constructor_kwargs, batch_size, batch_format, compute):
+        import numpy as np
+
+        assert batch_format == "numpy"
+        actors = [cls(**fn_constructor_kwargs) for _ in range(compute.size)]
+        _StandInDataset.made.append(len(actors))
+        chunks = [self.rows[i : i + batch_size] for i in range(0, len(self.rows), batch_size)]
+        out = []
+        for n, chunk in enumerate(reversed(chunks)):
+            result = actors[n % len(actors)]({key: np.array([row[key] for row in chunk]) for key in chunk[0]})
+            out += [dict(zip(result, values)) for values in zip(*result.values())]
+        return _StandInDataset(out)
+
+    def take_all(self):
+        return self.rows
+
+
+def test_the_ray_path_puts_rows_back_in_input_order_with_a_stand_in_ray(tmp_path, monkeypatch):
+    # Not Ray itself (see the test above for that): checks our side of the calls.
+    import types
+
+    from rewriting.rewrite import main
+
+    fake = types.ModuleType("ray")
+    fake.init = lambda **kwargs: None
+    fake.data = types.SimpleNamespace(from_items=_StandInDataset, ActorPoolStrategy=lambda size: types.SimpleNamespace(size=size))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"Question {i}?", "history": HISTORY[: i % 4]}) + "\n" for i in range(10)))
+    common = ["--input", str(src), "--model", "original", "--batch-size", "1"]  # 4 rows a batch: 3 batches
+    assert main([*common, "--output", str(tmp_path / "single.jsonl")]) == 0
+    assert main([*common, "--output", str(tmp_path / "ray.jsonl"), "--ray", "--actors", "3"]) == 0
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    assert _StandInDataset.made == [3]  # --actors is the pool size
+    assert [json.loads(line)["id"] for line in (tmp_path / "ray.jsonl").read_text().splitlines()] == list(range(10))
