@@ -1,8 +1,8 @@
 """The browser app: ``python app.py [--port N] [--host H]``.
 
 This file only wires the UI: it builds the Gradio Blocks and connects each
-control to a function of :mod:`assistant._session`, which holds the logic
-(one :class:`~assistant._session.Session` per browser tab, in a ``gr.State``).
+control to a function of :mod:`assistant.session`, which holds the logic
+(one :class:`~assistant.session.Session` per browser tab, in a ``gr.State``).
 The chat is also an API: ``Client(URL).predict("Who was Ada Lovelace?",
 api_name="/chat")`` (see the README).
 """

@@ -1,0 +1,135 @@
+"""A session's state: the shared Services and one browser tab's Session.
+
+``app.py`` holds a :class:`Session` per browser tab in a ``gr.State`` (so two
+users never see each other's history) and calls the plain functions of this
+package with it and with the server-wide :class:`Services` (models and index,
+loaded once). Nothing here imports gradio: every function can be tested directly.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..kernel import Conversation, Rewrite
+from ..pipeline import Assistant
+from ._labels import LabelStore
+from ._uploads import SessionIndex, UploadLimits
+
+# The live rewrite-quality metrics, as QReCC's Table 3 reports them.
+METRICS = ("ROUGE-1 R", "USE", "R@10")
+
+
+@dataclass
+class Services:
+    """What all sessions share: loaded once per server."""
+
+    assistant: Assistant
+    labels: LabelStore = field(default_factory=LabelStore)
+    # USE for the similarity metric (eval.encoders.load_use); loaded on first use.
+    similarity_encoder: object = None
+    # MiniLM for multiple choice (eval.encoders.load_minilm); loaded on first use.
+    choice_encoder: object = None
+    limits: UploadLimits = UploadLimits()
+    # Where sessions' upload indexes go (None: <cache>/sessions).
+    sessions_root: Path | None = None
+    # What the default index holds, for the status line.
+    collection_name: str = "the Wikipedia vital-article summaries"
+
+    def use(self):
+        if self.similarity_encoder is None:
+            from ..encoders import load_use
+
+            self.similarity_encoder = load_use()
+        return self.similarity_encoder
+
+    def minilm(self):
+        if self.choice_encoder is None:
+            from ..encoders import load_minilm
+
+            self.choice_encoder = load_minilm()
+        return self.choice_encoder
+
+
+@dataclass
+class TurnInfo:
+    """What the session knows about a turn beyond the :class:`Turn` itself."""
+
+    system_rewrite: Rewrite  # the rewriter's output, kept when the user corrects it
+    history: tuple[str, ...]  # the history the rewriter saw (QReCC Context layout)
+    reference: str = ""  # a human rewrite: the replayed file's, or the user's correction
+    reference_kind: str = ""  # "replay" | "correction" | "confirmed"
+    scores: dict[str, float] = field(default_factory=dict)  # METRICS of system_rewrite vs reference
+    judgement: int | None = None  # the user's last thumbs: 1 up, 0 down
+    awaiting_reference: bool = False  # thumbs down before there was a reference
+    notice: str = ""  # e.g. "this does not look like English"
+    example_id: str = ""  # the replayed example's id
+
+
+@dataclass
+class Source:
+    """A session's own retrieval source instead of the default index."""
+
+    kind: str  # "uploads" | "document"
+    name: str  # what the status line calls it
+    retriever: object  # assistant Retriever
+    text: str = ""  # the whole document (single-document mode; multiple choice reads it)
+    index: SessionIndex | None = None  # on-disk index of uploads, removed on close
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+
+@dataclass
+class Replay:
+    """A conversations file being replayed turn by turn."""
+
+    name: str
+    conversations: dict[str, list]  # conversation id -> its RewriteExamples, in turn order
+    conversation_id: str = ""
+    position: int = 0  # next turn to play
+
+    @property
+    def turns(self) -> list:
+        return self.conversations.get(self.conversation_id, [])
+
+    def remaining(self) -> int:
+        return len(self.turns) - self.position
+
+
+@dataclass
+class Session:
+    """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
+
+    conversation: Conversation = field(default_factory=Conversation)
+    info: list[TurnInfo] = field(default_factory=list)
+    conversation_no: int = 1
+    source: Source | None = None
+    replay: Replay | None = None
+    choice_reader: object = None  # eval.quality.MultipleChoiceReader, keeps the prepared document
+    selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
+    _id: str = ""
+
+    @property
+    def id(self) -> str:
+        """A random id, drawn on first use: each deep copy of an empty session gets its own."""
+        if not self._id:
+            self._id = uuid.uuid4().hex[:12]
+        return self._id
+
+    def close(self) -> None:
+        """Free what the session holds on disk (its uploads' index)."""
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A turn in progress, for streaming: the rewrite comes before the answer."""
+
+    question: str
+    rewrite: Rewrite | None = None
+

@@ -1,0 +1,229 @@
+"""A session's turns: ask, correct, judge, select, undo, start over, export."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..kernel import AssistantError, Conversation, InvalidInputError, Rewrite
+from ..pipeline import Assistant, _ms_since, turn_to_json, validate_question
+from ._language import language_notice
+from ._state import Pending, Services, Session, TurnInfo
+from ._views import turn_of_message
+
+
+def _assistant(services: Services, session: Session) -> Assistant:
+    if session.source is None:
+        return services.assistant
+    return dataclasses.replace(services.assistant, retriever=session.source.retriever)
+
+
+def _score(services: Services, session: Session, info: TurnInfo) -> None:
+    from eval.metrics import embedding_similarity, r_at_k, rouge1_recall
+
+    if not info.reference:
+        info.scores = {}
+        return
+    reference, candidate = info.reference, info.system_rewrite.text
+    retriever = _assistant(services, session).retriever
+    info.scores = {
+        "ROUGE-1 R": rouge1_recall(reference, candidate),
+        "USE": embedding_similarity(services.use(), reference, candidate),
+        "R@10": r_at_k(retriever, reference, candidate, k=10),
+    }
+
+
+def ask(
+    services: Services,
+    session: Session,
+    question: str,
+    *,
+    history: Sequence[str] | None = None,
+    reference: str = "",
+    example_id: str = "",
+) -> Iterator[Pending]:
+    """Run one turn, yielding as it goes; the finished turn is in ``session``.
+
+    Yields ``Pending(question)`` before rewriting and ``Pending(question,
+    rewrite)`` once the rewrite is known (the UI shows it while retrieval and
+    reading run). ``history`` overrides the conversation's own (replay gives
+    the file's); ``reference`` is a human rewrite to score ours against.
+    Raises InvalidInputError (with the message to show) for a bad question.
+    """
+    assistant = _assistant(services, session)
+    question = validate_question(question, assistant.config.max_question_chars)
+    history = assistant.history_window(session.conversation.history() if history is None else history)
+    yield Pending(question)
+    start = time.perf_counter()
+    rewrite = assistant.rewrite(question, history)
+    rewrite_ms = _ms_since(start)
+    yield Pending(question, rewrite)
+    turn = assistant.answer(question, rewrite, rewrite_ms)
+    info = TurnInfo(
+        system_rewrite=rewrite,
+        history=tuple(history),
+        reference=reference,
+        reference_kind="replay" if reference else "",
+        notice=language_notice(question),
+        example_id=example_id,
+    )
+    _score(services, session, info)
+    session.conversation.add(turn)
+    session.info.append(info)
+    session.selected = None
+
+
+def ask_json(services: Services, session: Session, question: str) -> dict:
+    """One turn for API clients: the terminal chat's JSON, or ``{"error"}``."""
+    try:
+        for _ in ask(services, session, question):
+            pass
+    except AssistantError as error:
+        # The question is echoed shortened: a refused 20,000-character one need not come back whole.
+        return {"question": question[:200], "error": str(error)}
+    turn, info = session.conversation.turns[-1], session.info[-1]
+    result = turn_to_json(turn)
+    result.update(turn=len(session.conversation.turns), conversation=session.conversation_no)
+    if info.notice:
+        result["notice"] = info.notice
+    return result
+
+
+def correct(services: Services, session: Session, index: int, corrected: str) -> str:
+    """Re-run turn ``index`` with the user's corrected rewrite; returns a status.
+
+    The correction becomes the turn's reference rewrite (unless a replayed
+    file gave one), so the metrics score the system's rewrite against it, and
+    a thumbs-down given before it is recorded now with it as the reference.
+    """
+    if not session.info:
+        raise InvalidInputError("There is no turn to correct yet: ask a question first.")
+    if not -len(session.info) <= index < len(session.info):
+        raise InvalidInputError(f"There is no turn {index + 1}.")
+    index %= len(session.info)
+    assistant = _assistant(services, session)
+    corrected = validate_question(corrected, assistant.config.max_question_chars)
+    old, info = session.conversation.turns[index], session.info[index]
+    rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
+    session.conversation.turns[index] = assistant.answer(old.question, rewrite)
+    if not info.reference or info.reference_kind in ("correction", "confirmed"):
+        info.reference, info.reference_kind = corrected, "correction"
+    _score(services, session, info)
+    status = f"Turn {index + 1} re-run with your rewrite."
+    if info.awaiting_reference:
+        info.awaiting_reference = False
+        info.judgement = None
+        status += " " + judge(services, session, index, 0)
+    return status
+
+
+def judge(services: Services, session: Session, index: int, label: int) -> str:
+    """Record a thumbs up (1) / down (0) on turn ``index``'s rewrite; returns a status.
+
+    The labels file needs a reference rewrite on every line. Replayed turns
+    and corrected turns have one. Without one, a thumbs up records the
+    rewrite as its own reference (``reference_kind`` "confirmed": the user
+    accepted it as what they would write), and a thumbs down waits for the
+    user's correction, which is then recorded as the reference.
+    """
+    if not 0 <= index < len(session.info):
+        raise InvalidInputError("That message is not part of a turn that can be judged.")
+    info, turn = session.info[index], session.conversation.turns[index]
+    verdict = "👍 correct" if label == 1 else "👎 incorrect"
+    if info.judgement == label:
+        return f"Turn {index + 1}: already recorded as {verdict}."
+    reference, kind = info.reference, info.reference_kind
+    if not reference:
+        if label == 0:
+            info.judgement, info.awaiting_reference = 0, True
+            return (
+                f"Turn {index + 1}: 👎 noted. Type the correct rewrite under 'Correct the rewrite' and "
+                "press Re-run: your correction is recorded as the reference with this judgement."
+            )
+        reference, kind = info.system_rewrite.text, "confirmed"
+    services.labels.append(
+        id=f"app:{session.id}:{session.conversation_no}:{index + 1}",
+        history=info.history,
+        question=turn.question,
+        rewrite=info.system_rewrite.text,
+        reference=reference,
+        label=label,
+        reference_kind=kind,
+    )
+    info.judgement, info.awaiting_reference = label, False
+    return f"Turn {index + 1}: recorded {verdict} in {services.labels.path.name}."
+
+
+def select_turn(session: Session, message_index: int) -> int:
+    """Point the correction box and the thumbs at the turn of a clicked chat
+    message; returns the turn's index."""
+    index = turn_of_message(message_index)
+    if not 0 <= index < len(session.info):
+        raise InvalidInputError("That message is not part of a finished turn.")
+    session.selected = index
+    return index
+
+
+def target_turn(session: Session) -> int:
+    """The selected turn, else the last one (-1 when there is none)."""
+    if session.selected is not None and session.selected < len(session.info):
+        return session.selected
+    return len(session.info) - 1
+
+
+def undo(session: Session) -> str:
+    """Drop the last turn (a replayed one is played again next)."""
+    turn = session.conversation.undo()
+    if turn is None:
+        return "Nothing to undo."
+    info = session.info.pop()
+    session.selected = None
+    if info.example_id and session.replay is not None and session.replay.position > 0:
+        session.replay.position -= 1
+    return f"Removed the turn “{turn.question[:60]}”."
+
+
+def new_conversation(session: Session) -> str:
+    """Start over (the session's documents stay; a replay is stopped)."""
+    session.conversation = Conversation()
+    session.info = []
+    session.conversation_no += 1
+    session.selected = None
+    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
+    return "New conversation."
+
+
+def export_qrecc(session: Session) -> list[dict]:
+    """The conversation in QReCC's layout (rewriting.data reads it back).
+
+    ``Context`` holds the earlier questions and answers, oldest first;
+    ``Rewrite`` is the rewrite the turn was answered with.
+    """
+    records = []
+    for number, turn in enumerate(session.conversation.turns, 1):
+        context = Conversation(session.conversation.turns[: number - 1]).history()
+        records.append(
+            {
+                "Context": context,
+                "Question": turn.question,
+                "Rewrite": turn.rewrite.text,
+                "Answer": turn.answer.text,
+                "Conversation_no": session.conversation_no,
+                "Turn_no": number,
+            }
+        )
+    return records
+
+
+def write_export(session: Session, folder: str | Path) -> Path:
+    """Write :func:`export_qrecc` to a JSON file in ``folder`` and return its path."""
+    if not session.conversation.turns:
+        raise InvalidInputError("The conversation is empty: nothing to export yet.")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"conversation-{session.id}-{session.conversation_no}.json"
+    path.write_text(json.dumps(export_qrecc(session), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
