@@ -18,6 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
+import functools
 import logging
 import sys
 import tempfile
@@ -54,16 +55,52 @@ CSS = """
 EXAMPLES = ["Who was Ada Lovelace?", "What did she write about?", "Who was her father?"]
 
 
-def _plot(session: S.Session):
+class LiveMetrics:
+    """QReCC's live rewrite metrics for :attr:`assistant.session.Services.scorer`:
+    ROUGE-1 recall, USE similarity and R@10 of the system's rewrite against a
+    reference. Injected from here because nothing in assistant/ imports eval/."""
+
+    names = S.METRICS
+
+    def __init__(self):
+        self._use = None
+        self._lock = threading.Lock()
+
+    def load(self):
+        """The USE encoder, loaded once (sessions score from several threads)."""
+        with self._lock:
+            if self._use is None:
+                from assistant.encoders import load_use
+
+                self._use = load_use()
+        return self._use
+
+    def __call__(self, reference: str, candidate: str, retriever) -> dict[str, float]:
+        from eval.metrics import embedding_similarity, r_at_k, rouge1_recall
+
+        return {
+            "ROUGE-1 R": rouge1_recall(reference, candidate),
+            "USE": embedding_similarity(self.load(), reference, candidate),
+            "R@10": r_at_k(retriever, reference, candidate, k=10),
+        }
+
+
+@functools.cache
+def live_metrics() -> LiveMetrics:
+    """One :class:`LiveMetrics` per process: USE is loaded once."""
+    return LiveMetrics()
+
+
+def _plot(session: S.Session, metrics=S.METRICS):
     """The running mean of each metric across turns, drawn on the server
     (matplotlib's object API: no global pyplot state shared between sessions)."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    points = S.metrics_points(session)
+    points = S.metrics_points(session, metrics)
     figure = Figure(figsize=(4.8, 2.5), dpi=110)
     axes = figure.add_subplot()
-    for metric, color in zip(S.METRICS, ("#2563eb", "#f59e0b", "#10b981")):
+    for metric, color in zip(metrics, ("#2563eb", "#f59e0b", "#10b981")):
         mine = [p for p in points if p["metric"] == metric]
         axes.plot([p["turn"] for p in mine], [p["mean"] for p in mine], marker="o", ms=3, color=color, label=metric)
     axes.set_ylim(0, 1.05)
@@ -90,6 +127,8 @@ def _status(text: str, error: bool = False) -> str:
 def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Blocks:
     """The Blocks for ``services`` (loaded once, shared by all sessions)."""
     export_dir = export_dir or tempfile.mkdtemp(prefix="convqa-export-")
+    if services.scorer is None:  # the app always shows the live metrics
+        services.scorer, services.metrics = live_metrics(), LiveMetrics.names
 
     def views(session, status="", pending=None):
         if pending is not None:
@@ -99,8 +138,8 @@ def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Bloc
         return (
             S.chat_messages(session),
             status,
-            S.metrics_rows(session),
-            _plot(session),
+            S.metrics_rows(session, services.metrics),
+            _plot(session, services.metrics),
             correction_box(session),
             session,
         )
@@ -110,8 +149,8 @@ def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Bloc
         if index < 0:
             return gr.update(value="", label="Correct the rewrite (ask a question first)")
         return gr.update(
-            value=session.conversation.turns[index].rewrite.text,
-            label=f"Correct the rewrite of turn {index + 1}" + (" (the last)" if index == len(session.info) - 1 else ""),
+            value=session.turns[index].turn.rewrite.text,
+            label=f"Correct the rewrite of turn {index + 1}" + (" (the last)" if index == len(session.turns) - 1 else ""),
         )
 
     def attempt(action):
@@ -181,7 +220,7 @@ def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Bloc
         path, error = attempt(lambda: S.write_export(session, export_dir))
         if error:
             return gr.update(visible=False), _status(error, error=True)
-        return gr.update(value=str(path), visible=True), _status(f"Exported {len(session.conversation.turns)} turns.")
+        return gr.update(value=str(path), visible=True), _status(f"Exported {len(session.turns)} turns.")
 
     def on_replay_load(upload, path, session):
         source = upload or (path or "").strip()
@@ -351,10 +390,10 @@ def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Bloc
                         "similarity and R@10 of the system's rewrite against it."
                     )
                     metrics_table = gr.Dataframe(
-                        headers=["turn", *S.METRICS], datatype=["str", "number", "number", "number"],
+                        headers=["turn", *services.metrics], datatype=["str", *["number"] * len(services.metrics)],
                         interactive=False, elem_id="metrics-table", wrap=True,
                     )
-                    metrics_plot = gr.Plot(_plot(S.Session()), show_label=False, elem_id="metrics-plot")
+                    metrics_plot = gr.Plot(_plot(S.Session(), services.metrics), show_label=False, elem_id="metrics-plot")
 
         turn_outputs = [chatbot, status, metrics_table, metrics_plot, correction, session]
         turn_events = {"concurrency_limit": TURN_CONCURRENCY, "concurrency_id": "turn", "api_visibility": "private"}
@@ -445,9 +484,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     remove_stale_sessions()
-    services = S.Services(assistant, LabelStore())
+    metrics = live_metrics()
+    services = S.Services(assistant, LabelStore(), scorer=metrics, metrics=metrics.names)
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
-    threading.Thread(target=services.use, name="load-use", daemon=True).start()
+    threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
     serve(build_app(services), args.host, args.port)
     return 0
 

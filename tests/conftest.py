@@ -162,3 +162,20 @@ def qrecc_conversations(tmp_path):
     path = tmp_path / "qrecc.json"
     path.write_text(json.dumps(records))
     return path
+
+
+# ---------------------------------------------------------------- live metrics
+
+@pytest.fixture(scope="session")
+def live_metrics():
+    """The app's live metrics (eval.metrics, USE loaded once per process)."""
+    import app
+
+    return app.live_metrics()
+
+
+@pytest.fixture
+def scored_services(app_services, live_metrics):
+    """:func:`app_services` with the app's live metrics injected, as ``app.main`` does."""
+    app_services.scorer = live_metrics
+    return app_services

@@ -12,6 +12,14 @@ from assistant.kernel import DataFormatError, InvalidInputError, Rewrite, read_l
 ADA = "Who was Ada Lovelace?"
 
 
+def turns(session):
+    return [entry.turn for entry in session.turns]
+
+
+def infos(session):
+    return [entry.info for entry in session.turns]
+
+
 def play(services, session, question, **kw):
     """Run a turn; return the Pending values it streamed."""
     return list(S.ask(services, session, question, **kw))
@@ -22,7 +30,7 @@ def test_a_turn_streams_the_rewrite_before_the_answer(app_services):
     steps = play(app_services, session, "  Who was Ada Lovelace?  ")
     assert [s.rewrite for s in steps] == [None, Rewrite(ADA)]
     assert [s.question for s in steps] == [ADA, ADA]
-    [turn] = session.conversation.turns
+    [turn] = turns(session)
     assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
     assert [p.id for p in turn.sources] == ["ada", "babbage"]
     assert set(turn.timings_ms) == {"rewrite", "retrieve", "read", "total"}
@@ -50,8 +58,8 @@ def test_three_turns_show_question_rewrite_answer_and_sources(app_services):
     assert "<mark>Ada Lovelace was an English mathematician and writer.</mark>" in first
     assert "BM25 " in first and "Charles Babbage" in first and "⏱ Timings" in first
     # The history the rewriter saw is kept per turn (QReCC Context layout).
-    assert session.info[2].history == (ADA, session.conversation.turns[0].answer.text,
-                                       "What did she write about?", session.conversation.turns[1].answer.text)
+    assert infos(session)[2].history == (ADA, turns(session)[0].answer.text,
+                                       "What did she write about?", turns(session)[1].answer.text)
     assert [S.turn_of_message(i) for i in (0, 2, 3, 8)] == [0, 0, 1, 2]
 
 
@@ -69,11 +77,11 @@ def test_bad_questions_get_messages_and_the_session_goes_on(app_services):
                               ("x" * 20_000, "That message is 20,000 characters long; questions are limited to 1,000")):
         with pytest.raises(InvalidInputError, match=message):
             play(app_services, session, question)
-    assert session.conversation.turns == []
+    assert turns(session) == []
     assert S.ask_json(app_services, session, "")["error"] == "Please type a question."
     assert len(S.ask_json(app_services, session, "y" * 20_000)["question"]) == 200
     play(app_services, session, "Wer war die Tochter von Lord Byron?")
-    assert session.info[0].notice == S.NOT_ENGLISH
+    assert infos(session)[0].notice == S.NOT_ENGLISH
     assert S.NOT_ENGLISH in S.chat_messages(session)[2]["content"]
     assert S.ask_json(app_services, session, ADA)["turn"] == 2
 
@@ -90,27 +98,28 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     assert S.undo(session).startswith("Removed the turn “What is Paris?")
     path = S.write_export(session, tmp_path)
     records = json.loads(path.read_text())
-    turns = session.conversation.turns
+    done = turns(session)
     assert records == [
-        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": turns[0].answer.text,
+        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": done[0].answer.text,
          "Conversation_no": 1, "Turn_no": 1},
-        {"Context": [ADA, turns[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
-         "Answer": turns[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
+        {"Context": [ADA, done[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
+         "Answer": done[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
     ]
     # The export reads back as a QReCC file (so it can be replayed).
     assert [e.id for e in load_examples(path)] == ["qrecc:1:1", "qrecc:1:2"]
     S.new_conversation(session)
-    assert (session.conversation.turns, session.info, session.conversation_no) == ([], [], 2)
+    assert (session.turns, session.history(), session.conversation_no) == ([], [], 2)
 
 
-def test_correction_reruns_the_turn_and_scores_the_system_rewrite(app_services):
+def test_correction_reruns_the_turn_and_scores_the_system_rewrite(scored_services):
+    app_services = scored_services
     session = S.Session()
     play(app_services, session, ADA)
     play(app_services, session, "What did she write about?")
-    assert not session.conversation.turns[1].answer.found
+    assert not turns(session)[1].answer.found
     status = S.correct(app_services, session, -1, "What did Ada Lovelace write about?")
     assert status == "Turn 2 re-run with your rewrite."
-    turn, info = session.conversation.turns[1], session.info[1]
+    turn, info = turns(session)[1], infos(session)[1]
     assert turn.question == "What did she write about?"
     assert turn.rewrite.text == "What did Ada Lovelace write about?"
     assert turn.answer.found and turn.sources[0].id == "ada"
@@ -141,13 +150,14 @@ def test_thumbs_write_labels_eval_can_read(app_services):
     assert (first.label, first.rewrite, first.reference, first.extra["reference_kind"]) == (1, ADA, ADA, "confirmed")
     assert (second.label, second.question, second.rewrite, second.reference) == (
         0, "What did she write about?", "What did she write about?", "What did Ada Lovelace write about?")
-    assert second.history == (ADA, session.conversation.turns[0].answer.text)
+    assert second.history == (ADA, turns(session)[0].answer.text)
     assert second.id == f"app:{session.id}:1:2"
     with pytest.raises(InvalidInputError):
         S.judge(app_services, session, 5, 1)
 
 
-def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversations):
+def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversations):
+    app_services = scored_services
     session = S.Session()
     with pytest.raises(InvalidInputError, match="Load a conversations file"):
         list(S.replay_step(app_services, session))
@@ -157,7 +167,7 @@ def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversatio
         list(S.replay_step(app_services, session))
     with pytest.raises(InvalidInputError, match="finished"):
         list(S.replay_step(app_services, session))
-    first, second = session.info
+    first, second = infos(session)
     assert first.scores == pytest.approx({"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0})
     # The second question is rewritten with the file's history; ours is the question itself.
     assert second.history == (ADA, "A mathematician.")
@@ -200,7 +210,7 @@ def test_single_document_mode_searches_inside_the_document(app_services):
             "It was designed by Charles Babbage in 1837. It had a mill and a store.")
     assert S.use_document(session, text, "Engine").startswith("Answering from the document “Engine”")
     play(app_services, session, "Who designed the Analytical Engine?")
-    turn = session.conversation.turns[0]
+    turn = turns(session)[0]
     assert {p.id for p in turn.sources} == {"Engine_p0"}
     assert turn.answer.source_id == "Engine_p0" and turn.answer.text in text
     assert S.use_collection_document(app_services, session, "ada").startswith("Answering from the document “Ada")
@@ -238,8 +248,8 @@ def test_sessions_never_share_a_conversation(app_services):
     alice, bob = S.Session(), S.Session()
     play(app_services, alice, ADA)
     play(app_services, bob, "What is Paris?")
-    assert [t.question for t in alice.conversation.turns] == [ADA]
-    assert [t.question for t in bob.conversation.turns] == ["What is Paris?"]
+    assert [t.question for t in turns(alice)] == [ADA]
+    assert [t.question for t in turns(bob)] == ["What is Paris?"]
     assert alice.id != bob.id
 
 
@@ -252,9 +262,9 @@ def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     with pytest.raises(InvalidInputError):
         S.select_turn(session, 9)
     S.correct(app_services, session, S.target_turn(session), "What did Ada Lovelace write about?")
-    assert [t.rewrite.text for t in session.conversation.turns] == [
+    assert [t.rewrite.text for t in turns(session)] == [
         ADA, "What did Ada Lovelace write about?", "What is Paris?"]
-    assert session.conversation.turns[2].answer.source_id == "paris"  # later turns stay as they were
+    assert turns(session)[2].answer.source_id == "paris"  # later turns stay as they were
     assert S.judge(app_services, session, S.target_turn(session), 1).startswith("Turn 2: recorded 👍")
     S.undo(session)
     assert S.target_turn(session) == 1 and session.selected is None
@@ -267,7 +277,7 @@ def test_uploads_become_the_session_source_until_it_closes(app_services, tmp_pat
     session = S.Session()
     assert S.use_uploads(app_services, session, [notes]) == "Answering from your upload (notes.md; 1 passage)."
     play(app_services, session, "What did the Difference Engine compute?")
-    assert session.conversation.turns[0].sources[0].id == "notes.md#0"
+    assert turns(session)[0].sources[0].id == "notes.md#0"
     [folder] = (tmp_path / "sessions").iterdir()
     session.close()
     assert not folder.exists() and session.source is None
@@ -281,3 +291,24 @@ def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json"):
         with pytest.raises(InvalidInputError, match="Only files under"):
             S.shared_data_file(outside)
+
+
+def test_the_pipeline_streams_the_rewrite_then_the_turn(tiny_assistant):
+    steps = tiny_assistant.steps("  Who was her father?  ", [ADA, "A mathematician."])
+    rewrite = next(steps)
+    assert rewrite == Rewrite("Who was her father?")
+    [turn] = list(steps)
+    assert (turn.question, turn.rewrite) == ("Who was her father?", rewrite)
+    assert turn.timings_ms["rewrite"] >= 0.0
+    with pytest.raises(InvalidInputError, match="Please type a question"):
+        next(tiny_assistant.steps("  ", []))
+
+
+def test_without_a_scorer_turns_are_not_scored(app_services, qrecc_conversations):
+    assert app_services.scorer is None
+    session = S.Session()
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    list(S.replay_step(app_services, session))
+    assert infos(session)[0].reference == ADA and infos(session)[0].scores == {}
+    assert S.metrics_rows(session) == [] and S.metrics_points(session) == []

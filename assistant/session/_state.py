@@ -9,16 +9,20 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import Conversation, Rewrite
+from ..kernel import Conversation, Rewrite, Turn
 from ..pipeline import Assistant
 from ._labels import LabelStore
 from ._uploads import SessionIndex, UploadLimits
 
 # The live rewrite-quality metrics, as QReCC's Table 3 reports them.
 METRICS = ("ROUGE-1 R", "USE", "R@10")
+
+# (reference rewrite, system rewrite, retriever) -> {metric name: value}.
+Scorer = Callable[[str, str, object], dict[str, float]]
 
 
 @dataclass
@@ -27,8 +31,12 @@ class Services:
 
     assistant: Assistant
     labels: LabelStore = field(default_factory=LabelStore)
-    # USE for the similarity metric (eval.encoders.load_use); loaded on first use.
-    similarity_encoder: object = None
+    # The live metrics of a rewrite against a reference. Injected (app.py
+    # builds it from eval.metrics) because nothing in assistant/ imports
+    # eval/; None: turns are not scored.
+    scorer: Scorer | None = None
+    # The names the scorer returns, in the order the metrics panel shows them.
+    metrics: tuple[str, ...] = METRICS
     # MiniLM for multiple choice (eval.encoders.load_minilm); loaded on first use.
     choice_encoder: object = None
     limits: UploadLimits = UploadLimits()
@@ -36,13 +44,6 @@ class Services:
     sessions_root: Path | None = None
     # What the default index holds, for the status line.
     collection_name: str = "the Wikipedia vital-article summaries"
-
-    def use(self):
-        if self.similarity_encoder is None:
-            from ..encoders import load_use
-
-            self.similarity_encoder = load_use()
-        return self.similarity_encoder
 
     def minilm(self):
         if self.choice_encoder is None:
@@ -60,11 +61,20 @@ class TurnInfo:
     history: tuple[str, ...]  # the history the rewriter saw (QReCC Context layout)
     reference: str = ""  # a human rewrite: the replayed file's, or the user's correction
     reference_kind: str = ""  # "replay" | "correction" | "confirmed"
-    scores: dict[str, float] = field(default_factory=dict)  # METRICS of system_rewrite vs reference
+    scores: dict[str, float] = field(default_factory=dict)  # the scorer's metrics of system_rewrite vs reference
     judgement: int | None = None  # the user's last thumbs: 1 up, 0 down
     awaiting_reference: bool = False  # thumbs down before there was a reference
     notice: str = ""  # e.g. "this does not look like English"
     example_id: str = ""  # the replayed example's id
+
+
+@dataclass
+class SessionTurn:
+    """One turn of a session: the pipeline's :class:`Turn` and what the
+    session knows about it, kept together so they can never fall out of step."""
+
+    turn: Turn
+    info: TurnInfo
 
 
 @dataclass
@@ -103,8 +113,7 @@ class Replay:
 class Session:
     """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
 
-    conversation: Conversation = field(default_factory=Conversation)
-    info: list[TurnInfo] = field(default_factory=list)
+    turns: list[SessionTurn] = field(default_factory=list)
     conversation_no: int = 1
     source: Source | None = None
     replay: Replay | None = None
@@ -118,6 +127,11 @@ class Session:
         if not self._id:
             self._id = uuid.uuid4().hex[:12]
         return self._id
+
+    def history(self, upto: int | None = None) -> list[str]:
+        """The questions and answers of the turns before ``upto`` (all by
+        default), oldest first: QReCC's Context layout."""
+        return Conversation([t.turn for t in self.turns[:upto]]).history()
 
     def close(self) -> None:
         """Free what the session holds on disk (its uploads' index)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, Conversation, InvalidInputError, Rewrite
-from ..pipeline import Assistant, _ms_since, turn_to_json, validate_question
+from ..kernel import AssistantError, InvalidInputError, Rewrite
+from ..pipeline import Assistant, turn_to_json, validate_question
 from ._language import language_notice
-from ._state import Pending, Services, Session, TurnInfo
+from ._state import Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
 
@@ -22,18 +21,17 @@ def _assistant(services: Services, session: Session) -> Assistant:
 
 
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
-    from eval.metrics import embedding_similarity, r_at_k, rouge1_recall
-
-    if not info.reference:
+    if not info.reference or services.scorer is None:
         info.scores = {}
         return
-    reference, candidate = info.reference, info.system_rewrite.text
     retriever = _assistant(services, session).retriever
-    info.scores = {
-        "ROUGE-1 R": rouge1_recall(reference, candidate),
-        "USE": embedding_similarity(services.use(), reference, candidate),
-        "R@10": r_at_k(retriever, reference, candidate, k=10),
-    }
+    info.scores = dict(services.scorer(info.reference, info.system_rewrite.text, retriever))
+
+
+def _turn_index(session: Session, index: int, message: str) -> int:
+    if not 0 <= index < len(session.turns):
+        raise InvalidInputError(message)
+    return index
 
 
 def ask(
@@ -55,15 +53,16 @@ def ask(
     """
     assistant = _assistant(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
-    history = assistant.history_window(session.conversation.history() if history is None else history)
+    history = assistant.history_window(session.history() if history is None else history)
     yield Pending(question)
-    start = time.perf_counter()
-    rewrite = assistant.rewrite(question, history)
-    rewrite_ms = _ms_since(start)
-    yield Pending(question, rewrite)
-    turn = assistant.answer(question, rewrite, rewrite_ms)
+    turn = None
+    for step in assistant.steps(question, history):
+        if isinstance(step, Rewrite):
+            yield Pending(question, step)
+        else:
+            turn = step
     info = TurnInfo(
-        system_rewrite=rewrite,
+        system_rewrite=turn.rewrite,
         history=tuple(history),
         reference=reference,
         reference_kind="replay" if reference else "",
@@ -71,8 +70,7 @@ def ask(
         example_id=example_id,
     )
     _score(services, session, info)
-    session.conversation.add(turn)
-    session.info.append(info)
+    session.turns.append(SessionTurn(turn, info))
     session.selected = None
 
 
@@ -84,11 +82,11 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
     except AssistantError as error:
         # The question is echoed shortened: a refused 20,000-character one need not come back whole.
         return {"question": question[:200], "error": str(error)}
-    turn, info = session.conversation.turns[-1], session.info[-1]
-    result = turn_to_json(turn)
-    result.update(turn=len(session.conversation.turns), conversation=session.conversation_no)
-    if info.notice:
-        result["notice"] = info.notice
+    last = session.turns[-1]
+    result = turn_to_json(last.turn)
+    result.update(turn=len(session.turns), conversation=session.conversation_no)
+    if last.info.notice:
+        result["notice"] = last.info.notice
     return result
 
 
@@ -99,16 +97,17 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     file gave one), so the metrics score the system's rewrite against it, and
     a thumbs-down given before it is recorded now with it as the reference.
     """
-    if not session.info:
+    if not session.turns:
         raise InvalidInputError("There is no turn to correct yet: ask a question first.")
-    if not -len(session.info) <= index < len(session.info):
+    if not -len(session.turns) <= index < len(session.turns):
         raise InvalidInputError(f"There is no turn {index + 1}.")
-    index %= len(session.info)
+    index %= len(session.turns)
     assistant = _assistant(services, session)
     corrected = validate_question(corrected, assistant.config.max_question_chars)
-    old, info = session.conversation.turns[index], session.info[index]
+    entry = session.turns[index]
+    info = entry.info
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
-    session.conversation.turns[index] = assistant.answer(old.question, rewrite)
+    entry.turn = assistant.answer(entry.turn.question, rewrite)
     if not info.reference or info.reference_kind in ("correction", "confirmed"):
         info.reference, info.reference_kind = corrected, "correction"
     _score(services, session, info)
@@ -129,9 +128,8 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
     accepted it as what they would write), and a thumbs down waits for the
     user's correction, which is then recorded as the reference.
     """
-    if not 0 <= index < len(session.info):
-        raise InvalidInputError("That message is not part of a turn that can be judged.")
-    info, turn = session.info[index], session.conversation.turns[index]
+    _turn_index(session, index, "That message is not part of a turn that can be judged.")
+    info, turn = session.turns[index].info, session.turns[index].turn
     verdict = "👍 correct" if label == 1 else "👎 incorrect"
     if info.judgement == label:
         return f"Turn {index + 1}: already recorded as {verdict}."
@@ -160,26 +158,24 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
 def select_turn(session: Session, message_index: int) -> int:
     """Point the correction box and the thumbs at the turn of a clicked chat
     message; returns the turn's index."""
-    index = turn_of_message(message_index)
-    if not 0 <= index < len(session.info):
-        raise InvalidInputError("That message is not part of a finished turn.")
+    index = _turn_index(session, turn_of_message(message_index), "That message is not part of a finished turn.")
     session.selected = index
     return index
 
 
 def target_turn(session: Session) -> int:
     """The selected turn, else the last one (-1 when there is none)."""
-    if session.selected is not None and session.selected < len(session.info):
+    if session.selected is not None and session.selected < len(session.turns):
         return session.selected
-    return len(session.info) - 1
+    return len(session.turns) - 1
 
 
 def undo(session: Session) -> str:
     """Drop the last turn (a replayed one is played again next)."""
-    turn = session.conversation.undo()
-    if turn is None:
+    if not session.turns:
         return "Nothing to undo."
-    info = session.info.pop()
+    last = session.turns.pop()
+    turn, info = last.turn, last.info
     session.selected = None
     if info.example_id and session.replay is not None and session.replay.position > 0:
         session.replay.position -= 1
@@ -188,8 +184,7 @@ def undo(session: Session) -> str:
 
 def new_conversation(session: Session) -> str:
     """Start over (the session's documents stay; a replay is stopped)."""
-    session.conversation = Conversation()
-    session.info = []
+    session.turns = []
     session.conversation_no += 1
     session.selected = None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
@@ -203,11 +198,11 @@ def export_qrecc(session: Session) -> list[dict]:
     ``Rewrite`` is the rewrite the turn was answered with.
     """
     records = []
-    for number, turn in enumerate(session.conversation.turns, 1):
-        context = Conversation(session.conversation.turns[: number - 1]).history()
+    for number, entry in enumerate(session.turns, 1):
+        turn = entry.turn
         records.append(
             {
-                "Context": context,
+                "Context": session.history(number - 1),
                 "Question": turn.question,
                 "Rewrite": turn.rewrite.text,
                 "Answer": turn.answer.text,
@@ -220,7 +215,7 @@ def export_qrecc(session: Session) -> list[dict]:
 
 def write_export(session: Session, folder: str | Path) -> Path:
     """Write :func:`export_qrecc` to a JSON file in ``folder`` and return its path."""
-    if not session.conversation.turns:
+    if not session.turns:
         raise InvalidInputError("The conversation is empty: nothing to export yet.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

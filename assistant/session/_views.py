@@ -119,7 +119,8 @@ def chat_messages(session: Session, pending: Pending | None = None) -> list[dict
     """The chat as Gradio "messages": per turn the question, the rewrite step
     (collapsible, marked as the system's) and the answer with its sources."""
     messages: list[dict] = []
-    for turn, info in zip(session.conversation.turns, session.info):
+    for entry in session.turns:
+        turn, info = entry.turn, entry.info
         messages.append({"role": "user", "content": escape_markdown(turn.question)})
         messages.append(_rewrite_message(turn, info))
         messages.append({"role": "assistant", "content": _answer_html(turn, info)})
@@ -140,27 +141,28 @@ def turn_of_message(index: int) -> int:
     return index // _MESSAGES_PER_TURN
 
 
-def metrics_rows(session: Session) -> list[list]:
-    """Per scored turn: turn, the three metrics; then the running mean row."""
+def metrics_rows(session: Session, metrics: Sequence[str] = METRICS) -> list[list]:
+    """Per scored turn: turn, each metric; then the running mean row."""
     rows = [
-        [str(number), *(round(info.scores[m], 3) for m in METRICS)]
-        for number, info in enumerate(session.info, 1)
-        if info.scores
+        [str(number), *(round(entry.info.scores[m], 3) for m in metrics)]
+        for number, entry in enumerate(session.turns, 1)
+        if entry.info.scores
     ]
     if rows:
-        means = [round(sum(row[1 + i] for row in rows) / len(rows), 3) for i in range(len(METRICS))]
+        means = [round(sum(row[1 + i] for row in rows) / len(rows), 3) for i in range(len(metrics))]
         rows.append([f"mean of {len(rows)}", *means])
     return rows
 
 
-def metrics_points(session: Session) -> list[dict]:
+def metrics_points(session: Session, metrics: Sequence[str] = METRICS) -> list[dict]:
     """The running mean of each metric after each scored turn, for the plot."""
-    points, totals, count = [], dict.fromkeys(METRICS, 0.0), 0
-    for number, info in enumerate(session.info, 1):
+    points, totals, count = [], dict.fromkeys(metrics, 0.0), 0
+    for number, entry in enumerate(session.turns, 1):
+        info = entry.info
         if not info.scores:
             continue
         count += 1
-        for metric in METRICS:
+        for metric in metrics:
             totals[metric] += info.scores[metric]
             points.append({"turn": number, "metric": metric, "mean": round(totals[metric] / count, 3)})
     return points
