@@ -21,6 +21,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import argparse
 import functools
 import logging
+import secrets
 import tempfile
 import threading
 from pathlib import Path
@@ -37,6 +38,18 @@ log = logging.getLogger("convqa.app")
 
 # Two cores: two turns at once keep both busy; more would only slow each one.
 TURN_CONCURRENCY = 2
+# Waiting events beyond this are refused at once (the browser says "This
+# application is currently busy. Please try again.") instead of queueing
+# for minutes.
+QUEUE_SIZE = 128
+# Sessions whose state Gradio keeps in memory; the oldest go first. Closed
+# tabs' states are deleted by Gradio itself (and then their uploads).
+STATE_SESSIONS = 1000
+# Gradio's copies of uploads: every hour, those older than a day are deleted,
+# and all of them when the server starts.
+UPLOAD_CACHE = (3600, 86400)
+# Where the browser keeps the user's conversations (localStorage).
+STORAGE_KEY = "convqa-conversations"
 # The app's look, beside this file.
 CSS_FILE = Path(__file__).with_name("app.css")
 
@@ -148,14 +161,16 @@ class Actions:
     # ------------------------------------------------------------ views
 
     def views(self, session, status="", pending=None):
-        """The outputs of every turn event: chat, status, metrics table and plot, correction box, state."""
+        """The outputs of every turn event: chat, status, metrics table and plot,
+        correction box, state, the conversations list and what the browser keeps."""
         if pending is not None:
             # Mid-turn only the chat changes; re-sending the plot at every
             # streamed step can leave it half drawn.
-            return S.chat_messages(session, pending), status, gr.skip(), gr.skip(), gr.skip(), session
+            return S.chat_messages(session, pending), status, *[gr.skip()] * 3, session, gr.skip(), gr.skip()
         metrics = self.services.metrics
+        choices = gr.update(choices=S.conversation_choices(session), value=session.conversation_no)
         return (S.chat_messages(session), status, S.metrics_rows(session, metrics), _plot(session, metrics),
-                self.correction_box(session), session)
+                self.correction_box(session), session, choices, S.saved_state(session))
 
     @staticmethod
     def correction_box(session):
@@ -178,6 +193,17 @@ class Actions:
                 break
             yield self.views(session, "", pending)
         yield self.views(session, _status(done))
+
+    # ------------------------------------------------------------ conversations kept in the browser
+
+    def restore(self, saved, session):
+        """On page load: the conversations this browser kept."""
+        return self.views(session, _run(lambda: S.restore_state(session, saved)))
+
+    def switch(self, number, session):
+        if number is None:  # the list was cleared, not a conversation picked
+            return self.views(session)
+        return self.views(session, _run(lambda: S.switch_conversation(session, int(number))))
 
     # ------------------------------------------------------------ chat and rewrite
 
@@ -204,6 +230,9 @@ class Actions:
         )
         return self.correction_box(session), status, session
 
+    def stopped(self, session):
+        return self.views(session, _status("Stopped: the turn was not added."))
+
     def undo(self, session):
         return self.views(session, _run(lambda: S.undo(session)))
 
@@ -222,6 +251,7 @@ class Actions:
         if not upload and not (path or "").strip():
             return gr.update(), _status("Upload a QReCC, CANARD or CAsT file, or give its path.", error=True), session
         name = os.path.basename(upload) if upload else None
+        S.track_uploads(session, [upload])
         ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name))
         if error:
             return gr.update(choices=[], value=None), _status(error, error=True), session
@@ -255,15 +285,19 @@ class Actions:
 
     def upload(self, files, session, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
         paths = [_path(f) for f in (files or [])]
+        S.track_uploads(session, paths)
         status = _run(lambda: S.use_uploads(self.services, session, paths))
         return status, self.source(session), session
 
     def document(self, file, text, title, session):
+        limits = self.services.limits
+
         def choose():
             if file:
-                return S.use_document_file(session, _path(file))
+                S.track_uploads(session, [_path(file)])
+                return S.use_document_file(session, _path(file), limits)
             if (text or "").strip():
-                return S.use_document(session, text, "your text")
+                return S.use_document(session, text, "your text", limits)
             return S.use_collection_document(self.services, session, title)
 
         return _run(choose), self.source(session), session
@@ -305,9 +339,12 @@ def _chat_panel(services: S.Services) -> SimpleNamespace:
     ui.status = gr.Markdown("", elem_id="cqa-status")
     gr.Examples(EXAMPLES, inputs=ui.question, label="Try")
     with gr.Row():
+        ui.stop = gr.Button("⏹ Stop", size="sm", variant="stop", elem_id="stop")
         ui.new = gr.Button("🆕 New conversation", size="sm", elem_id="new")
         ui.undo = gr.Button("↩️ Undo last turn", size="sm", elem_id="undo")
         ui.export = gr.Button("⬇️ Export JSON (QReCC)", size="sm", elem_id="export")
+    ui.conversations = gr.Dropdown(label="Your conversations (kept in this browser)", choices=[],
+                                   elem_id="conversations", interactive=True)
     ui.export_file = gr.File(label="Exported conversation", visible=False, elem_id="export-file")
     return ui
 
@@ -426,20 +463,23 @@ def _layout(services: S.Services) -> SimpleNamespace:
 # ---------------------------------------------------------------- wiring
 
 
-def _wire(ui: SimpleNamespace, act: Actions, session: gr.State) -> None:
-    """Connect every control to its action."""
+def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState) -> list:
+    """Connect every control to its action; returns the load events."""
     chat, rewrite, replay, docs, choice, api = ui.chat, ui.rewrite, ui.replay, ui.documents, ui.choice, ui.api
-    turn_outputs = [chat.chatbot, chat.status, ui.metrics.table, ui.metrics.plot, rewrite.correction, session]
+    turn_outputs = [chat.chatbot, chat.status, ui.metrics.table, ui.metrics.plot, rewrite.correction, session,
+                    chat.conversations, store]
     turn = {"concurrency_limit": TURN_CONCURRENCY, "concurrency_id": "turn", "api_visibility": "private"}
     light = {"concurrency_limit": None, "api_visibility": "private"}
     # The box is emptied as the question is taken, so that a question typed
-    # while the previous turn still streams is never wiped.
-    asked = gr.State("")
+    # while the previous turn still streams is never wiped; the status says
+    # the turn waits until the queue starts it (Gradio shows the position).
+    asked, running = gr.State(""), []
+    waiting = _status("⏳ Waiting for a free slot…")
     for trigger in (chat.question.submit, chat.ask.click):
-        trigger(lambda q: ("", q), [chat.question], [chat.question, asked], queue=False, api_visibility="private").then(
-            act.ask, [asked, session], turn_outputs, **turn
-        )
-    rewrite.rerun.click(act.rerun, [rewrite.correction, session], turn_outputs, **turn)
+        running.append(trigger(lambda q: ("", q, waiting), [chat.question], [chat.question, asked, chat.status],
+                               queue=False, api_visibility="private").then(act.ask, [asked, session], turn_outputs, **turn))
+    running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session], turn_outputs, **turn))
+    chat.conversations.input(act.switch, [chat.conversations, session], turn_outputs, **light)
     chat.chatbot.like(act.like, [session], turn_outputs, **light)
     chat.chatbot.select(act.select, [session], [rewrite.correction, chat.status, session], **light)
     rewrite.up.click(functools.partial(act.thumb, 1), [session], turn_outputs, **light)
@@ -450,10 +490,10 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State) -> None:
     chat.export.click(act.export, [session], [chat.export_file, chat.status], **light)
     replay.load.click(act.replay_load, [replay.file, replay.path, session], [replay.pick, chat.status, session], **light)
     replay.start.click(act.replay_start, [replay.pick, session], turn_outputs, **light)
-    replay.next.click(act.replay_next, [session], turn_outputs, **turn)
-    replay.all.click(act.replay_all, [session], turn_outputs, **turn)
+    running.append(replay.next.click(act.replay_next, [session], turn_outputs, **turn))
+    running.append(replay.all.click(act.replay_all, [session], turn_outputs, **turn))
     source_outputs = [docs.status, chat.source, session]
-    docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn)
+    running.append(docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn))
     docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn)
     docs.use_default.click(act.default, [session], source_outputs, **light)
     choice.choose.click(act.choice, [choice.document, choice.question, *choice.options, session],
@@ -462,24 +502,49 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State) -> None:
     api.chat.click(act.api_chat, [api.question, session], [api.result, session], api_name="chat",
                    concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
     api.new.click(act.api_new, [session], [api.result, session], api_name="new", concurrency_limit=None)
+    # Stop ends a running turn (or replay, or indexing); the finished turns stay.
+    chat.stop.click(act.stopped, [session], turn_outputs, cancels=running, **light)
+    return turn_outputs
 
 
-def build_app(services: S.Services, *, export_dir: str | None = None) -> gr.Blocks:
-    """The Blocks for ``services`` (loaded once, shared by all sessions)."""
+def build_app(services: S.Services, *, export_dir: str | None = None, secret: str | None = None) -> gr.Blocks:
+    """The Blocks for ``services`` (loaded once, shared by all sessions).
+
+    ``secret`` encrypts the conversations the browser keeps; it must outlive
+    the server for them to survive a restart (None: a new one, for tests).
+    """
     if services.scorer is None:  # the app always shows the live metrics
         services.scorer, services.metrics = live_metrics(), LiveMetrics.names
     act = Actions(services, export_dir or tempfile.mkdtemp(prefix="convqa-export-"))
-    with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False) as demo:
+    with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False, delete_cache=UPLOAD_CACHE) as demo:
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
-        _wire(_layout(services), act, session)
-    demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=128)
+        store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
+        turn_outputs = _wire(_layout(services), act, session, store)
+        demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private")
+    demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 
 
-def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, **launch):
-    """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True)."""
+def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
+          limits: S.UploadLimits = S.UploadLimits(), **launch):  # noqa: B008 (frozen)
+    """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True).
+    Gradio's own upload route refuses files over ``limits.max_file_mb``."""
     css = CSS_FILE.read_text(encoding="utf-8")
-    return demo.launch(server_name=host, server_port=port, css=css, theme=gr.themes.Soft(), show_error=False, **launch)
+    return demo.launch(server_name=host, server_port=port, css=css, theme=gr.themes.Soft(), show_error=False,
+                       max_file_size=int(limits.max_file_mb * 1e6), state_session_capacity=STATE_SESSIONS, **launch)
+
+
+def browser_secret(path: Path | None = None) -> str:
+    """The key the browsers' saved conversations are encrypted with, kept in
+    ``<cache>/app-secret`` (made on first start, readable by its owner only)."""
+    from assistant.kernel import cache_dir
+
+    path = path or cache_dir() / "app-secret"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(32), encoding="utf-8")
+    return path.read_text(encoding="utf-8").strip()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -507,7 +572,7 @@ def _main(argv: list[str] | None) -> int:
     services = S.Services(assistant, S.LabelStore(), scorer=metrics, metrics=metrics.names)
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
-    serve(build_app(services), args.host, args.port)
+    serve(build_app(services, secret=browser_secret()), args.host, args.port, limits=services.limits)
     return 0
 
 

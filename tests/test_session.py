@@ -312,3 +312,94 @@ def test_without_a_scorer_turns_are_not_scored(app_services, qrecc_conversations
     list(S.replay_step(app_services, session))
     assert infos(session)[0].reference == ADA and infos(session)[0].scores == {}
     assert S.metrics_rows(session) == [] and S.metrics_points(session) == []
+
+
+def test_conversations_round_trip_through_the_browser_json(app_services):
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "Who was her father?")
+    S.judge(app_services, session, 0, 1)
+    assert S.new_conversation(session) == "New conversation."
+    play(app_services, session, "What is Paris?")
+    saved = json.loads(json.dumps(S.saved_state(session)))  # what the browser keeps: plain JSON
+    assert saved["current"] == 2 and sorted(saved["conversations"]) == ["1", "2"]
+    # A new tab (or the same one after a reload or a server restart) gets them back.
+    restored = S.Session()
+    assert S.restore_state(restored, saved) == "Restored 2 conversations saved in this browser."
+    assert restored.id == session.id  # labels' ids stay the same
+    assert S.chat_messages(restored) == S.chat_messages(session)
+    assert S.conversation_choices(restored) == [(f"1: {ADA}", 1), ("2: What is Paris?", 2)]
+    assert S.switch_conversation(restored, 1) == "Back to conversation 1 (2 turns)."
+    assert [t.question for t in turns(restored)] == [ADA, "Who was her father?"]
+    assert infos(restored)[0].judgement == 1 and infos(restored)[1].history == (ADA, turns(restored)[0].answer.text)
+    # The restored conversation goes on with its own history.
+    play(app_services, restored, "What did she write about?")
+    assert infos(restored)[2].history[:2] == (ADA, turns(restored)[0].answer.text)
+    assert S.switch_conversation(restored, 2).startswith("Back to conversation 2 (1 turn)")
+    S.new_conversation(restored)
+    assert restored.conversation_no == 3 and sorted(restored.archive) == ["1", "2"]
+    with pytest.raises(InvalidInputError, match="no conversation 9"):
+        S.switch_conversation(restored, 9)
+
+
+def test_unreadable_saved_conversations_are_refused_whole(app_services):
+    session = S.Session()
+    assert S.restore_state(session, None) == ""
+    for bad in ("text", {"version": 1}, {"version": 1, "current": 1, "conversations": {"1": [{"turn": {}}]}},
+                {"version": 0, "current": 1, "conversations": {}}):
+        with pytest.raises(DataFormatError):
+            S.restore_state(session, bad)
+        assert session.turns == [] and session.archive == {}
+
+
+def test_null_and_broken_questions_through_the_api_get_a_message(app_services):
+    session = S.Session()
+    for question, message in ((None, "Please type a question."), ("Who was \ud800 Ada?", "not valid text")):
+        result = S.ask_json(app_services, session, question)
+        assert message in result["error"]
+        json.dumps(result, ensure_ascii=False).encode("utf-8")  # it can be sent back
+    assert S.ask_json(app_services, session, "Who was \ud800 Ada?")["question"] == "Who was ? Ada?"
+    assert S.ask_json(app_services, session, 42)["question"] is None
+    assert S.ask_json(app_services, session, ADA)["turn"] == 1
+
+
+def test_one_document_mode_applies_the_upload_limits(app_services, tmp_path):
+    session = S.Session()
+    limits = S.UploadLimits(max_file_mb=0.001)  # 1,000 bytes
+    big = tmp_path / "big.txt"
+    big.write_text("Ada wrote notes. " * 100)
+    with pytest.raises(InvalidInputError, match="big.txt is 0.0 MB; files are limited to 0.001 MB each"):
+        S.use_document_file(session, big, limits)
+    with pytest.raises(InvalidInputError, match="unsupported file type"):
+        S.use_document_file(session, tmp_path / "notes.exe", limits)
+    with pytest.raises(InvalidInputError, match="documents are limited to 0.001 MB"):
+        S.use_document(session, big.read_text(), "pasted", limits)
+    assert session.source is None
+    small = tmp_path / "small.txt"
+    small.write_text("Ada wrote notes.")
+    assert S.use_document_file(session, small, limits).startswith("Answering from the document “small”")
+
+
+def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
+    session = S.Session()
+    folder = tmp_path / "gradio" / "abc123"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("x")
+    shared = tmp_path / "gradio" / "other"
+    shared.mkdir()
+    (shared / "a.txt").write_text("a")
+    (shared / "b.txt").write_text("b")
+    S.track_uploads(session, [str(folder / "notes.txt"), shared / "a.txt", None])
+    session.close()
+    assert not folder.exists() and not (shared / "a.txt").exists()
+    assert (shared / "b.txt").exists() and session.uploads == set()
+
+
+def test_toggling_a_thumb_writes_a_line_only_when_the_judgement_changes(app_services, qrecc_conversations):
+    session = S.Session()
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    list(S.replay_step(app_services, session))
+    for label in (1, 1, 0, 0, 1):
+        S.judge(app_services, session, 0, label)
+    assert [line["label"] for line in app_services.labels.read()] == [1, 0, 1]

@@ -12,13 +12,21 @@ from ._replay import load_replay, replay_step, shared_data_file, start_replay
 from ._sources import (
     multiple_choice,
     source_status,
+    track_uploads,
     use_collection_document,
     use_default_collection,
     use_document,
     use_document_file,
     use_uploads,
 )
-from ._state import METRICS, Pending, Services, Session, TurnInfo
+from ._state import METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
+from ._store import (
+    MAX_CONVERSATIONS,
+    conversation_choices,
+    restore_state,
+    saved_state,
+    switch_conversation,
+)
 from ._turns import (
     ask,
     ask_json,
@@ -53,14 +61,17 @@ from ._views import (
 )
 
 __all__ = [
+    "MAX_CONVERSATIONS",
     "METRICS",
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",
     "LabelStore",
     "Pending",
+    "Scorer",
     "Services",
     "Session",
     "SessionIndex",
+    "SessionTurn",
     "TurnInfo",
     "UploadLimits",
     "ask",
@@ -68,6 +79,7 @@ __all__ = [
     "chat_messages",
     "check_uploads",
     "choice_html",
+    "conversation_choices",
     "correct",
     "escape_markdown",
     "export_qrecc",
@@ -84,12 +96,16 @@ __all__ = [
     "read_text",
     "remove_stale_sessions",
     "replay_step",
+    "restore_state",
+    "saved_state",
     "select_turn",
     "sessions_dir",
     "shared_data_file",
     "source_status",
     "start_replay",
+    "switch_conversation",
     "target_turn",
+    "track_uploads",
     "turn_of_message",
     "undo",
     "use_collection_document",

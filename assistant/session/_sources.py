@@ -3,6 +3,7 @@ document; and multiple choice over a document."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,7 +11,10 @@ from pathlib import Path
 from ..kernel import InvalidInputError
 from ..pipeline import validate_question
 from ._state import Services, Session, Source
-from ._uploads import index_uploads, read_text
+from ._uploads import UploadLimits, check_uploads, index_uploads, read_text
+
+# Frozen: one shared default is safe.
+DEFAULT_LIMITS = UploadLimits()
 
 
 def _set_source(session: Session, source: Source | None) -> None:
@@ -26,23 +30,35 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     return f"Answering from {session.source.name}."
 
 
-def use_document(session: Session, text: str, name: str = "your document") -> str:
-    """Converse about one document: retrieval runs inside it (CoQA's setting)."""
+def use_document(session: Session, text: str, name: str = "your document", limits: UploadLimits = DEFAULT_LIMITS) -> str:
+    """Converse about one document: retrieval runs inside it (CoQA's setting).
+    ``limits`` bound its size as they bound an upload's."""
     from ..retrieval import ChunkRetriever, split_passages
 
     text = (text or "").strip()
     if not text:
         raise InvalidInputError("Paste a document, upload one, or give the title of an article first.")
+    size = len(text.encode("utf-8", "replace"))
+    if size > limits.max_file_mb * 1e6:
+        raise InvalidInputError(
+            f"{name} is {size / 1e6:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
+        )
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
                                 ChunkRetriever(passages), text=text))
     return f"Answering from {session.source.name}."
 
 
-def use_document_file(session: Session, path: str | Path) -> str:
-    """Single-document mode over one uploaded .txt/.md/.html/.pdf file."""
-    path = Path(path)
-    return use_document(session, read_text(path), path.stem)
+def use_document_file(session: Session, path: str | Path, limits: UploadLimits = DEFAULT_LIMITS) -> str:
+    """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
+    checked against ``limits`` like every upload."""
+    [path] = check_uploads([path], dataclasses.replace(limits, max_files=1))
+    return use_document(session, read_text(path), path.stem, limits)
+
+
+def track_uploads(session: Session, paths) -> None:
+    """Remember files uploaded through the UI, to delete them when the session ends."""
+    session.uploads.update(str(p if isinstance(p, (str, Path)) else p.name) for p in paths or () if p)
 
 
 def use_collection_document(services: Services, session: Session, title: str) -> str:

@@ -115,10 +115,14 @@ class Session:
 
     turns: list[SessionTurn] = field(default_factory=list)
     conversation_no: int = 1
+    # The user's other conversations, as saved JSON (see saved_state): number -> turns.
+    archive: dict[str, list] = field(default_factory=dict)
     source: Source | None = None
     replay: Replay | None = None
     choice_reader: object = None  # eval.quality.MultipleChoiceReader, keeps the prepared document
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
+    # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
+    uploads: set[str] = field(default_factory=set)
     _id: str = ""
 
     @property
@@ -134,10 +138,18 @@ class Session:
         return Conversation([t.turn for t in self.turns[:upto]]).history()
 
     def close(self) -> None:
-        """Free what the session holds on disk (its uploads' index)."""
+        """Free what the session holds on disk: its uploads' index and the uploaded files."""
         if self.source is not None:
             self.source.close()
             self.source = None
+        for name in sorted(self.uploads):
+            path = Path(name)
+            path.unlink(missing_ok=True)
+            try:
+                path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
+            except OSError:
+                pass  # not empty, or gone
+        self.uploads.clear()
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from ..kernel import AssistantError, InvalidInputError, Rewrite
 from ..pipeline import Assistant, turn_to_json, validate_question
 from ._language import language_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
+from ._store import _turn_json
 from ._views import turn_of_message
 
 
@@ -74,14 +75,22 @@ def ask(
     session.selected = None
 
 
+def _echo(question) -> str | None:
+    """A refused question as it can be sent back in JSON: shortened (a
+    20,000-character one need not come back whole), a lone surrogate
+    replaced, anything not text as None."""
+    if not isinstance(question, str):
+        return None
+    return question[:200].encode("utf-8", "replace").decode("utf-8")
+
+
 def ask_json(services: Services, session: Session, question: str) -> dict:
     """One turn for API clients: the terminal chat's JSON, or ``{"error"}``."""
     try:
         for _ in ask(services, session, question):
             pass
     except AssistantError as error:
-        # The question is echoed shortened: a refused 20,000-character one need not come back whole.
-        return {"question": question[:200], "error": str(error)}
+        return {"question": _echo(question), "error": str(error)}
     last = session.turns[-1]
     result = turn_to_json(last.turn)
     result.update(turn=len(session.turns), conversation=session.conversation_no)
@@ -183,9 +192,12 @@ def undo(session: Session) -> str:
 
 
 def new_conversation(session: Session) -> str:
-    """Start over (the session's documents stay; a replay is stopped)."""
+    """Start over (the session's documents stay; a replay is stopped); the
+    conversation so far is kept in ``session.archive``."""
+    if session.turns:
+        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
     session.turns = []
-    session.conversation_no += 1
+    session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
     session.selected = None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
     return "New conversation."
