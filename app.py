@@ -201,8 +201,10 @@ class Actions:
         return self.views(session, _run(lambda: S.restore_state(session, saved)))
 
     def switch(self, number, session):
-        if number is None:  # the list was cleared, not a conversation picked
-            return self.views(session)
+        if number is None or number == session.conversation_no:
+            # The list was cleared, or it repeats the pick it was just set to:
+            # the status keeps what the pick said.
+            return self.views(session, gr.skip())
         return self.views(session, _run(lambda: S.switch_conversation(session, int(number))))
 
     # ------------------------------------------------------------ chat and rewrite
