@@ -37,7 +37,7 @@ class Services:
     scorer: Scorer | None = None
     # The names the scorer returns, in the order the metrics panel shows them.
     metrics: tuple[str, ...] = METRICS
-    # MiniLM for multiple choice (eval.encoders.load_minilm); loaded on first use.
+    # MiniLM for multiple choice (assistant.encoders.load_minilm); loaded on first use.
     choice_encoder: object = None
     limits: UploadLimits = UploadLimits()
     # Where sessions' upload indexes go (None: <cache>/sessions).
@@ -119,7 +119,7 @@ class Session:
     archive: dict[str, list] = field(default_factory=dict)
     source: Source | None = None
     replay: Replay | None = None
-    choice_reader: object = None  # eval.quality.MultipleChoiceReader, keeps the prepared document
+    choice_reader: object = None  # assistant.readers.MultipleChoiceReader, keeps the prepared document
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
     # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
     uploads: set[str] = field(default_factory=set)
