@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .kernel import (
     AssistantConfig,
@@ -20,7 +20,7 @@ from .kernel import (
 from .readers import Reader, build_reader
 from .retrieval import BM25Retriever, Retriever, ensure_index
 
-__all__ = ["Assistant", "build_assistant", "validate_question", "turn_to_json"]
+__all__ = ["Assistant", "build_assistant", "turn_to_json", "validate_question"]
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -66,7 +66,7 @@ class Assistant:
         config: AssistantConfig = AssistantConfig(),
         retriever_config: RetrieverConfig = RetrieverConfig(),
         reader_config: ReaderConfig = ReaderConfig(),
-    ) -> "Assistant":
+    ) -> Assistant:
         """Load every stage once (index, encoders, language model)."""
         from rewriting import load_rewriter
 
@@ -99,12 +99,22 @@ class Assistant:
         timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)
 
-    def ask(self, question: str, conversation: Conversation) -> Turn:
-        """Answer ``question`` given the earlier turns; the caller adds the Turn."""
+    def steps(self, question: str, history: Sequence[str]) -> Iterator[Rewrite | Turn]:
+        """One turn as it goes: yields the :class:`Rewrite` as soon as it is
+        known (a UI shows it while retrieval and reading run), then the
+        finished :class:`Turn`. Raises InvalidInputError for a bad question
+        before anything runs."""
         question = validate_question(question, self.config.max_question_chars)
         start = time.perf_counter()
-        rewrite = self.rewrite(question, conversation.history())
-        return self.answer(question, rewrite, _ms_since(start))
+        rewrite = self.rewrite(question, history)
+        rewrite_ms = _ms_since(start)
+        yield rewrite
+        yield self.answer(question, rewrite, rewrite_ms)
+
+    def ask(self, question: str, conversation: Conversation) -> Turn:
+        """Answer ``question`` given the earlier turns; the caller adds the Turn."""
+        *_, turn = self.steps(question, conversation.history())
+        return turn
 
 
 def build_assistant(**overrides) -> Assistant:

@@ -162,3 +162,62 @@ def qrecc_conversations(tmp_path):
     path = tmp_path / "qrecc.json"
     path.write_text(json.dumps(records))
     return path
+
+
+# ---------------------------------------------------------------- live metrics
+
+@pytest.fixture(scope="session")
+def live_metrics():
+    """The app's live metrics (eval.metrics, USE loaded once per process)."""
+    import app
+
+    return app.live_metrics()
+
+
+@pytest.fixture
+def scored_services(app_services, live_metrics):
+    """:func:`app_services` with the app's live metrics injected, as ``app.main`` does."""
+    app_services.scorer = live_metrics
+    return app_services
+
+
+class GatedRewriter:
+    """The "original" rewriter, but every rewrite first waits for ``gate``:
+    a turn that is still running, without any timing."""
+
+    def __init__(self):
+        import threading
+
+        from rewriting import OriginalRewriter
+
+        self.gate, self.inner = threading.Event(), OriginalRewriter()
+
+    def rewrite(self, question, history):
+        if not self.gate.wait(timeout=300):
+            raise TimeoutError("the test never opened the gate")
+        return self.inner.rewrite(question, history)
+
+
+@pytest.fixture(scope="session")
+def gated_app_server(retriever, minilm, tmp_path_factory):
+    """The app over the tiny index whose turns wait for the rewriter's gate.
+
+    Yields (url, rewriter); tests set ``rewriter.gate`` to let turns finish.
+    """
+    import app
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+    from assistant.session import LabelStore, Services
+
+    folder = tmp_path_factory.mktemp("gated-app")
+    rewriter = GatedRewriter()
+    services = Services(Assistant(rewriter, retriever, SentenceReader(minilm)), LabelStore(folder / "labels.jsonl"),
+                        sessions_root=folder / "sessions")
+    demo = app.build_app(services, export_dir=str(folder / "exports"))
+    port = _free_port()
+    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/", rewriter
+    finally:
+        rewriter.gate.set()
+        demo.close()

@@ -53,3 +53,17 @@ def test_a_missing_index_is_a_one_line_error(tmp_path, capsys):
     assert app.main(["--index", str(tmp_path / "nowhere"), "--rewriter", "original"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: No index at") and err.count("\n") == 1
+
+
+def test_a_null_question_through_the_api_is_a_message_and_the_conversation_goes_on(client_factory):
+    client = client_factory()
+    result = client.predict(None, api_name="/chat")
+    assert result["error"] == "Please type a question."
+    assert client.predict("Who was Ada Lovelace?", api_name="/chat")["turn"] == 1
+
+
+def test_the_browser_secret_is_made_once_and_kept(tmp_path):
+    path = tmp_path / "cache" / "app-secret"
+    secret = app.browser_secret(path)
+    assert len(secret) >= 32 and app.browser_secret(path) == secret
+    assert path.stat().st_mode & 0o077 == 0

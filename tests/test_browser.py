@@ -214,3 +214,50 @@ def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tm
     assert answer.locator(".cqa-used .cqa-title").inner_text() == "engine"
     # Another session still answers from the default collection.
     assert other.locator("#cqa-source").inner_text() == "Answering from the Wikipedia vital-article summaries."
+
+
+def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
+    page = open_page()
+    ask(page, ADA)
+    ask(page, "Who was her father?")
+    page.reload()
+    page.wait_for_selector("#question textarea")
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
+    assert page.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
+    status_text(page, "Restored 1 conversation")
+    # A second conversation; then back to the first, which goes on.
+    page.click("#new")
+    status_text(page, "New conversation")
+    ask(page, "What is Paris?")
+    assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
+    page.locator("#conversations input").click()
+    page.get_by_role("option", name=re.compile(r"^1: Who was Ada")).click()
+    status_text(page, "Back to conversation 1")
+    assert page.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
+    page.reload()
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
+    status_text(page, "Restored 2 conversations")
+    shoot(page, "conversations")
+
+
+def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
+    url, rewriter = gated_app_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#question textarea")
+        page.fill("#question textarea", ADA)
+        page.click("#ask")
+        # The rewriter waits for the gate: the turn is running.
+        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
+        page.click("#stop")
+        status_text(page, "Stopped")
+        page.locator("#chat").get_by_text("Rewriting the question…").wait_for(state="detached")
+        rewriter.gate.set()
+        assert answers(page).count() == 0
+        ask(page, "What is Paris?")  # the session goes on; the stopped turn never joins it
+        assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
+    finally:
+        context.close()

@@ -12,6 +12,14 @@ from assistant.kernel import DataFormatError, InvalidInputError, Rewrite, read_l
 ADA = "Who was Ada Lovelace?"
 
 
+def turns(session):
+    return [entry.turn for entry in session.turns]
+
+
+def infos(session):
+    return [entry.info for entry in session.turns]
+
+
 def play(services, session, question, **kw):
     """Run a turn; return the Pending values it streamed."""
     return list(S.ask(services, session, question, **kw))
@@ -22,7 +30,7 @@ def test_a_turn_streams_the_rewrite_before_the_answer(app_services):
     steps = play(app_services, session, "  Who was Ada Lovelace?  ")
     assert [s.rewrite for s in steps] == [None, Rewrite(ADA)]
     assert [s.question for s in steps] == [ADA, ADA]
-    [turn] = session.conversation.turns
+    [turn] = turns(session)
     assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
     assert [p.id for p in turn.sources] == ["ada", "babbage"]
     assert set(turn.timings_ms) == {"rewrite", "retrieve", "read", "total"}
@@ -50,8 +58,8 @@ def test_three_turns_show_question_rewrite_answer_and_sources(app_services):
     assert "<mark>Ada Lovelace was an English mathematician and writer.</mark>" in first
     assert "BM25 " in first and "Charles Babbage" in first and "⏱ Timings" in first
     # The history the rewriter saw is kept per turn (QReCC Context layout).
-    assert session.info[2].history == (ADA, session.conversation.turns[0].answer.text,
-                                       "What did she write about?", session.conversation.turns[1].answer.text)
+    assert infos(session)[2].history == (ADA, turns(session)[0].answer.text,
+                                       "What did she write about?", turns(session)[1].answer.text)
     assert [S.turn_of_message(i) for i in (0, 2, 3, 8)] == [0, 0, 1, 2]
 
 
@@ -69,11 +77,11 @@ def test_bad_questions_get_messages_and_the_session_goes_on(app_services):
                               ("x" * 20_000, "That message is 20,000 characters long; questions are limited to 1,000")):
         with pytest.raises(InvalidInputError, match=message):
             play(app_services, session, question)
-    assert session.conversation.turns == []
+    assert turns(session) == []
     assert S.ask_json(app_services, session, "")["error"] == "Please type a question."
     assert len(S.ask_json(app_services, session, "y" * 20_000)["question"]) == 200
     play(app_services, session, "Wer war die Tochter von Lord Byron?")
-    assert session.info[0].notice == S.NOT_ENGLISH
+    assert infos(session)[0].notice == S.NOT_ENGLISH
     assert S.NOT_ENGLISH in S.chat_messages(session)[2]["content"]
     assert S.ask_json(app_services, session, ADA)["turn"] == 2
 
@@ -90,27 +98,28 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     assert S.undo(session).startswith("Removed the turn “What is Paris?")
     path = S.write_export(session, tmp_path)
     records = json.loads(path.read_text())
-    turns = session.conversation.turns
+    done = turns(session)
     assert records == [
-        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": turns[0].answer.text,
+        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": done[0].answer.text,
          "Conversation_no": 1, "Turn_no": 1},
-        {"Context": [ADA, turns[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
-         "Answer": turns[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
+        {"Context": [ADA, done[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
+         "Answer": done[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
     ]
     # The export reads back as a QReCC file (so it can be replayed).
     assert [e.id for e in load_examples(path)] == ["qrecc:1:1", "qrecc:1:2"]
     S.new_conversation(session)
-    assert (session.conversation.turns, session.info, session.conversation_no) == ([], [], 2)
+    assert (session.turns, session.history(), session.conversation_no) == ([], [], 2)
 
 
-def test_correction_reruns_the_turn_and_scores_the_system_rewrite(app_services):
+def test_correction_reruns_the_turn_and_scores_the_system_rewrite(scored_services):
+    app_services = scored_services
     session = S.Session()
     play(app_services, session, ADA)
     play(app_services, session, "What did she write about?")
-    assert not session.conversation.turns[1].answer.found
+    assert not turns(session)[1].answer.found
     status = S.correct(app_services, session, -1, "What did Ada Lovelace write about?")
     assert status == "Turn 2 re-run with your rewrite."
-    turn, info = session.conversation.turns[1], session.info[1]
+    turn, info = turns(session)[1], infos(session)[1]
     assert turn.question == "What did she write about?"
     assert turn.rewrite.text == "What did Ada Lovelace write about?"
     assert turn.answer.found and turn.sources[0].id == "ada"
@@ -141,13 +150,14 @@ def test_thumbs_write_labels_eval_can_read(app_services):
     assert (first.label, first.rewrite, first.reference, first.extra["reference_kind"]) == (1, ADA, ADA, "confirmed")
     assert (second.label, second.question, second.rewrite, second.reference) == (
         0, "What did she write about?", "What did she write about?", "What did Ada Lovelace write about?")
-    assert second.history == (ADA, session.conversation.turns[0].answer.text)
+    assert second.history == (ADA, turns(session)[0].answer.text)
     assert second.id == f"app:{session.id}:1:2"
     with pytest.raises(InvalidInputError):
         S.judge(app_services, session, 5, 1)
 
 
-def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversations):
+def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversations):
+    app_services = scored_services
     session = S.Session()
     with pytest.raises(InvalidInputError, match="Load a conversations file"):
         list(S.replay_step(app_services, session))
@@ -157,7 +167,7 @@ def test_replay_scores_against_the_human_rewrite(app_services, qrecc_conversatio
         list(S.replay_step(app_services, session))
     with pytest.raises(InvalidInputError, match="finished"):
         list(S.replay_step(app_services, session))
-    first, second = session.info
+    first, second = infos(session)
     assert first.scores == pytest.approx({"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0})
     # The second question is rewritten with the file's history; ours is the question itself.
     assert second.history == (ADA, "A mathematician.")
@@ -200,7 +210,7 @@ def test_single_document_mode_searches_inside_the_document(app_services):
             "It was designed by Charles Babbage in 1837. It had a mill and a store.")
     assert S.use_document(session, text, "Engine").startswith("Answering from the document “Engine”")
     play(app_services, session, "Who designed the Analytical Engine?")
-    turn = session.conversation.turns[0]
+    turn = turns(session)[0]
     assert {p.id for p in turn.sources} == {"Engine_p0"}
     assert turn.answer.source_id == "Engine_p0" and turn.answer.text in text
     assert S.use_collection_document(app_services, session, "ada").startswith("Answering from the document “Ada")
@@ -238,8 +248,8 @@ def test_sessions_never_share_a_conversation(app_services):
     alice, bob = S.Session(), S.Session()
     play(app_services, alice, ADA)
     play(app_services, bob, "What is Paris?")
-    assert [t.question for t in alice.conversation.turns] == [ADA]
-    assert [t.question for t in bob.conversation.turns] == ["What is Paris?"]
+    assert [t.question for t in turns(alice)] == [ADA]
+    assert [t.question for t in turns(bob)] == ["What is Paris?"]
     assert alice.id != bob.id
 
 
@@ -252,9 +262,9 @@ def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     with pytest.raises(InvalidInputError):
         S.select_turn(session, 9)
     S.correct(app_services, session, S.target_turn(session), "What did Ada Lovelace write about?")
-    assert [t.rewrite.text for t in session.conversation.turns] == [
+    assert [t.rewrite.text for t in turns(session)] == [
         ADA, "What did Ada Lovelace write about?", "What is Paris?"]
-    assert session.conversation.turns[2].answer.source_id == "paris"  # later turns stay as they were
+    assert turns(session)[2].answer.source_id == "paris"  # later turns stay as they were
     assert S.judge(app_services, session, S.target_turn(session), 1).startswith("Turn 2: recorded 👍")
     S.undo(session)
     assert S.target_turn(session) == 1 and session.selected is None
@@ -267,7 +277,7 @@ def test_uploads_become_the_session_source_until_it_closes(app_services, tmp_pat
     session = S.Session()
     assert S.use_uploads(app_services, session, [notes]) == "Answering from your upload (notes.md; 1 passage)."
     play(app_services, session, "What did the Difference Engine compute?")
-    assert session.conversation.turns[0].sources[0].id == "notes.md#0"
+    assert turns(session)[0].sources[0].id == "notes.md#0"
     [folder] = (tmp_path / "sessions").iterdir()
     session.close()
     assert not folder.exists() and session.source is None
@@ -281,3 +291,115 @@ def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json"):
         with pytest.raises(InvalidInputError, match="Only files under"):
             S.shared_data_file(outside)
+
+
+def test_the_pipeline_streams_the_rewrite_then_the_turn(tiny_assistant):
+    steps = tiny_assistant.steps("  Who was her father?  ", [ADA, "A mathematician."])
+    rewrite = next(steps)
+    assert rewrite == Rewrite("Who was her father?")
+    [turn] = list(steps)
+    assert (turn.question, turn.rewrite) == ("Who was her father?", rewrite)
+    assert turn.timings_ms["rewrite"] >= 0.0
+    with pytest.raises(InvalidInputError, match="Please type a question"):
+        next(tiny_assistant.steps("  ", []))
+
+
+def test_without_a_scorer_turns_are_not_scored(app_services, qrecc_conversations):
+    assert app_services.scorer is None
+    session = S.Session()
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    list(S.replay_step(app_services, session))
+    assert infos(session)[0].reference == ADA and infos(session)[0].scores == {}
+    assert S.metrics_rows(session) == [] and S.metrics_points(session) == []
+
+
+def test_conversations_round_trip_through_the_browser_json(app_services):
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "Who was her father?")
+    S.judge(app_services, session, 0, 1)
+    assert S.new_conversation(session) == "New conversation."
+    play(app_services, session, "What is Paris?")
+    saved = json.loads(json.dumps(S.saved_state(session)))  # what the browser keeps: plain JSON
+    assert saved["current"] == 2 and sorted(saved["conversations"]) == ["1", "2"]
+    # A new tab (or the same one after a reload or a server restart) gets them back.
+    restored = S.Session()
+    assert S.restore_state(restored, saved) == "Restored 2 conversations saved in this browser."
+    assert restored.id == session.id  # labels' ids stay the same
+    assert S.chat_messages(restored) == S.chat_messages(session)
+    assert S.conversation_choices(restored) == [(f"1: {ADA}", 1), ("2: What is Paris?", 2)]
+    assert S.switch_conversation(restored, 1) == "Back to conversation 1 (2 turns)."
+    assert [t.question for t in turns(restored)] == [ADA, "Who was her father?"]
+    assert infos(restored)[0].judgement == 1 and infos(restored)[1].history == (ADA, turns(restored)[0].answer.text)
+    # The restored conversation goes on with its own history.
+    play(app_services, restored, "What did she write about?")
+    assert infos(restored)[2].history[:2] == (ADA, turns(restored)[0].answer.text)
+    assert S.switch_conversation(restored, 2).startswith("Back to conversation 2 (1 turn)")
+    S.new_conversation(restored)
+    assert restored.conversation_no == 3 and sorted(restored.archive) == ["1", "2"]
+    with pytest.raises(InvalidInputError, match="no conversation 9"):
+        S.switch_conversation(restored, 9)
+
+
+def test_unreadable_saved_conversations_are_refused_whole(app_services):
+    session = S.Session()
+    assert S.restore_state(session, None) == ""
+    for bad in ("text", {"version": 1}, {"version": 1, "current": 1, "conversations": {"1": [{"turn": {}}]}},
+                {"version": 0, "current": 1, "conversations": {}}):
+        with pytest.raises(DataFormatError):
+            S.restore_state(session, bad)
+        assert session.turns == [] and session.archive == {}
+
+
+def test_null_and_broken_questions_through_the_api_get_a_message(app_services):
+    session = S.Session()
+    for question, message in ((None, "Please type a question."), ("Who was \ud800 Ada?", "not valid text")):
+        result = S.ask_json(app_services, session, question)
+        assert message in result["error"]
+        json.dumps(result, ensure_ascii=False).encode("utf-8")  # it can be sent back
+    assert S.ask_json(app_services, session, "Who was \ud800 Ada?")["question"] == "Who was ? Ada?"
+    assert S.ask_json(app_services, session, 42)["question"] is None
+    assert S.ask_json(app_services, session, ADA)["turn"] == 1
+
+
+def test_one_document_mode_applies_the_upload_limits(app_services, tmp_path):
+    session = S.Session()
+    limits = S.UploadLimits(max_file_mb=0.001)  # 1,000 bytes
+    big = tmp_path / "big.txt"
+    big.write_text("Ada wrote notes. " * 100)
+    with pytest.raises(InvalidInputError, match="big.txt is 0.0 MB; files are limited to 0.001 MB each"):
+        S.use_document_file(session, big, limits)
+    with pytest.raises(InvalidInputError, match="unsupported file type"):
+        S.use_document_file(session, tmp_path / "notes.exe", limits)
+    with pytest.raises(InvalidInputError, match="documents are limited to 0.001 MB"):
+        S.use_document(session, big.read_text(), "pasted", limits)
+    assert session.source is None
+    small = tmp_path / "small.txt"
+    small.write_text("Ada wrote notes.")
+    assert S.use_document_file(session, small, limits).startswith("Answering from the document “small”")
+
+
+def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
+    session = S.Session()
+    folder = tmp_path / "gradio" / "abc123"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("x")
+    shared = tmp_path / "gradio" / "other"
+    shared.mkdir()
+    (shared / "a.txt").write_text("a")
+    (shared / "b.txt").write_text("b")
+    S.track_uploads(session, [str(folder / "notes.txt"), shared / "a.txt", None])
+    session.close()
+    assert not folder.exists() and not (shared / "a.txt").exists()
+    assert (shared / "b.txt").exists() and session.uploads == set()
+
+
+def test_toggling_a_thumb_writes_a_line_only_when_the_judgement_changes(app_services, qrecc_conversations):
+    session = S.Session()
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    list(S.replay_step(app_services, session))
+    for label in (1, 1, 0, 0, 1):
+        S.judge(app_services, session, 0, label)
+    assert [line["label"] for line in app_services.labels.read()] == [1, 0, 1]

@@ -32,14 +32,14 @@ from ..retrieval import (
 
 __all__ = [
     "UPLOAD_SUFFIXES",
-    "UploadLimits",
     "SessionIndex",
+    "UploadLimits",
     "check_uploads",
-    "read_text",
-    "read_passages",
     "index_uploads",
-    "sessions_dir",
+    "read_passages",
+    "read_text",
     "remove_stale_sessions",
+    "sessions_dir",
 ]
 
 UPLOAD_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf", ".jsonl")

@@ -1,0 +1,71 @@
+"""Replaying a QReCC / CANARD / CAsT conversations file turn by turn."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..kernel import DataFormatError, InvalidInputError
+from ._state import Pending, Replay, Services, Session
+from ._turns import ask, new_conversation
+
+
+def load_replay(session: Session, path: str | Path, name: str | None = None) -> list[str]:
+    """Read a QReCC, CANARD or CAsT file; returns its conversation ids."""
+    from rewriting.data import load_examples
+
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path}: no such file.")
+    try:
+        examples = load_examples(path)
+    except DataFormatError as error:
+        raise DataFormatError(str(error).replace(str(path), name or path.name)) from None
+    except UnicodeDecodeError:
+        raise DataFormatError(f"{name or path.name} is not UTF-8 JSON.") from None
+    if not examples:
+        raise DataFormatError(f"{name or path.name} holds no question with a human rewrite.")
+    conversations: dict[str, list] = {}
+    for example in examples:
+        conversations.setdefault(example.conversation_id, []).append(example)
+    for turns in conversations.values():
+        turns.sort(key=lambda e: e.turn)
+    session.replay = Replay(name or path.name, conversations)
+    return list(conversations)
+
+
+def shared_data_file(path: str) -> Path:
+    """A replay file named by path, which must lie in the shared data folder
+    (``$CONVQA_DATA``): a hosted app must not open any file on the server."""
+    from rewriting.data import data_dir
+
+    root = data_dir().resolve()
+    resolved = Path(path.strip()).expanduser().resolve()
+    if not resolved.is_relative_to(root):
+        raise InvalidInputError(f"Only files under {root} can be opened by path; upload other files instead.")
+    return resolved
+
+
+def start_replay(session: Session, conversation_id: str) -> str:
+    """Begin a new conversation that replays ``conversation_id``."""
+    if session.replay is None:
+        raise InvalidInputError("Load a conversations file first.")
+    if conversation_id not in session.replay.conversations:
+        raise InvalidInputError(f"No conversation {conversation_id!r} in {session.replay.name}.")
+    replay = session.replay
+    new_conversation(session)
+    session.replay = dataclasses.replace(replay, conversation_id=conversation_id, position=0)
+    return f"Replaying conversation {conversation_id} ({len(session.replay.turns)} turns)."
+
+
+def replay_step(services: Services, session: Session) -> Iterator[Pending]:
+    """Play the replay's next question (rewritten with the file's history)."""
+    replay = session.replay
+    if replay is None or not replay.conversation_id:
+        raise InvalidInputError("Load a conversations file and pick a conversation first.")
+    if replay.remaining() <= 0:
+        raise InvalidInputError(f"Conversation {replay.conversation_id} is finished: pick another one.")
+    example = replay.turns[replay.position]
+    yield from ask(services, session, example.question, history=example.history, reference=example.rewrite, example_id=example.id)
+    replay.position += 1

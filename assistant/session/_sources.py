@@ -1,0 +1,108 @@
+"""Where a session's answers come from: the default index, uploads, one
+document; and multiple choice over a document."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..kernel import InvalidInputError
+from ..pipeline import validate_question
+from ._state import Services, Session, Source
+from ._uploads import UploadLimits, check_uploads, index_uploads, read_text
+
+# Frozen: one shared default is safe.
+DEFAULT_LIMITS = UploadLimits()
+
+
+def _set_source(session: Session, source: Source | None) -> None:
+    if session.source is not None and session.source is not source:
+        session.source.close()
+    session.source = source
+
+
+def use_uploads(services: Services, session: Session, paths: Sequence[str | Path]) -> str:
+    """Index the uploads for this session and answer from them from now on."""
+    index = index_uploads(paths, services.limits, services.assistant.retriever_config, services.sessions_root)
+    _set_source(session, Source("uploads", index.describe(), index.retriever, index=index))
+    return f"Answering from {session.source.name}."
+
+
+def use_document(session: Session, text: str, name: str = "your document", limits: UploadLimits = DEFAULT_LIMITS) -> str:
+    """Converse about one document: retrieval runs inside it (CoQA's setting).
+    ``limits`` bound its size as they bound an upload's."""
+    from ..retrieval import ChunkRetriever, split_passages
+
+    text = (text or "").strip()
+    if not text:
+        raise InvalidInputError("Paste a document, upload one, or give the title of an article first.")
+    size = len(text.encode("utf-8", "replace"))
+    if size > limits.max_file_mb * 1e6:
+        raise InvalidInputError(
+            f"{name} is {size / 1e6:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
+        )
+    passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
+    _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
+                                ChunkRetriever(passages), text=text))
+    return f"Answering from {session.source.name}."
+
+
+def use_document_file(session: Session, path: str | Path, limits: UploadLimits = DEFAULT_LIMITS) -> str:
+    """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
+    checked against ``limits`` like every upload."""
+    [path] = check_uploads([path], dataclasses.replace(limits, max_files=1))
+    return use_document(session, read_text(path), path.stem, limits)
+
+
+def track_uploads(session: Session, paths) -> None:
+    """Remember files uploaded through the UI, to delete them when the session ends."""
+    session.uploads.update(str(p if isinstance(p, (str, Path)) else p.name) for p in paths or () if p)
+
+
+def use_collection_document(services: Services, session: Session, title: str) -> str:
+    """Single-document mode over one article of the default collection,
+    named by its title (any case); a wrong title gets the closest ones."""
+    title = " ".join((title or "").split())
+    if not title:
+        raise InvalidInputError("Type the title of an article of the collection.")
+    retriever = services.assistant.retriever
+    found = retriever.documents([title]) if hasattr(retriever, "documents") else []
+    if not found:
+        hits = retriever.search(title, 5)
+        found = [p for p in hits if (p.title or p.id).casefold() == title.casefold()]
+        if not found:
+            close = ", ".join(f"“{p.title or p.id}”" for p in hits)
+            raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
+    passage = found[0]
+    return use_document(session, passage.text, passage.title or passage.id)
+
+
+def use_default_collection(services: Services, session: Session) -> str:
+    _set_source(session, None)
+    return f"Answering from {services.collection_name}."
+
+
+def source_status(services: Services, session: Session) -> str:
+    return f"Answering from {services.collection_name}." if session.source is None else f"Answering from {session.source.name}."
+
+
+# ---------------------------------------------------------------- multiple choice
+
+
+def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str]):
+    """Answer a multiple-choice question about ``document`` (or the session's
+    single document when empty). Returns (choice, options used)."""
+    from ..readers import MultipleChoiceReader, answer_multiple_choice
+
+    document = (document or "").strip() or (session.source.text if session.source else "")
+    if not document:
+        raise InvalidInputError("Paste the document (or choose one under 'Your documents') first.")
+    question = validate_question(question, services.assistant.config.max_question_chars)
+    options = [o.strip() for o in options if o and o.strip()]
+    if len(options) < 2:
+        raise InvalidInputError("Give at least two options.")
+    if session.choice_reader is None:
+        session.choice_reader = MultipleChoiceReader(services.minilm())
+    return answer_multiple_choice(document, question, options, reader=session.choice_reader), options

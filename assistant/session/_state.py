@@ -1,0 +1,161 @@
+"""A session's state: the shared Services and one browser tab's Session.
+
+``app.py`` holds a :class:`Session` per browser tab in a ``gr.State`` (so two
+users never see each other's history) and calls the plain functions of this
+package with it and with the server-wide :class:`Services` (models and index,
+loaded once). Nothing here imports gradio: every function can be tested directly.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..kernel import Conversation, Rewrite, Turn
+from ..pipeline import Assistant
+from ._labels import LabelStore
+from ._uploads import SessionIndex, UploadLimits
+
+# The live rewrite-quality metrics, as QReCC's Table 3 reports them.
+METRICS = ("ROUGE-1 R", "USE", "R@10")
+
+# (reference rewrite, system rewrite, retriever) -> {metric name: value}.
+Scorer = Callable[[str, str, object], dict[str, float]]
+
+
+@dataclass
+class Services:
+    """What all sessions share: loaded once per server."""
+
+    assistant: Assistant
+    labels: LabelStore = field(default_factory=LabelStore)
+    # The live metrics of a rewrite against a reference. Injected (app.py
+    # builds it from eval.metrics) because nothing in assistant/ imports
+    # eval/; None: turns are not scored.
+    scorer: Scorer | None = None
+    # The names the scorer returns, in the order the metrics panel shows them.
+    metrics: tuple[str, ...] = METRICS
+    # MiniLM for multiple choice (assistant.encoders.load_minilm); loaded on first use.
+    choice_encoder: object = None
+    limits: UploadLimits = UploadLimits()
+    # Where sessions' upload indexes go (None: <cache>/sessions).
+    sessions_root: Path | None = None
+    # What the default index holds, for the status line.
+    collection_name: str = "the Wikipedia vital-article summaries"
+
+    def minilm(self):
+        if self.choice_encoder is None:
+            from ..encoders import load_minilm
+
+            self.choice_encoder = load_minilm()
+        return self.choice_encoder
+
+
+@dataclass
+class TurnInfo:
+    """What the session knows about a turn beyond the :class:`Turn` itself."""
+
+    system_rewrite: Rewrite  # the rewriter's output, kept when the user corrects it
+    history: tuple[str, ...]  # the history the rewriter saw (QReCC Context layout)
+    reference: str = ""  # a human rewrite: the replayed file's, or the user's correction
+    reference_kind: str = ""  # "replay" | "correction" | "confirmed"
+    scores: dict[str, float] = field(default_factory=dict)  # the scorer's metrics of system_rewrite vs reference
+    judgement: int | None = None  # the user's last thumbs: 1 up, 0 down
+    awaiting_reference: bool = False  # thumbs down before there was a reference
+    notice: str = ""  # e.g. "this does not look like English"
+    example_id: str = ""  # the replayed example's id
+
+
+@dataclass
+class SessionTurn:
+    """One turn of a session: the pipeline's :class:`Turn` and what the
+    session knows about it, kept together so they can never fall out of step."""
+
+    turn: Turn
+    info: TurnInfo
+
+
+@dataclass
+class Source:
+    """A session's own retrieval source instead of the default index."""
+
+    kind: str  # "uploads" | "document"
+    name: str  # what the status line calls it
+    retriever: object  # assistant Retriever
+    text: str = ""  # the whole document (single-document mode; multiple choice reads it)
+    index: SessionIndex | None = None  # on-disk index of uploads, removed on close
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
+
+@dataclass
+class Replay:
+    """A conversations file being replayed turn by turn."""
+
+    name: str
+    conversations: dict[str, list]  # conversation id -> its RewriteExamples, in turn order
+    conversation_id: str = ""
+    position: int = 0  # next turn to play
+
+    @property
+    def turns(self) -> list:
+        return self.conversations.get(self.conversation_id, [])
+
+    def remaining(self) -> int:
+        return len(self.turns) - self.position
+
+
+@dataclass
+class Session:
+    """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
+
+    turns: list[SessionTurn] = field(default_factory=list)
+    conversation_no: int = 1
+    # The user's other conversations, as saved JSON (see saved_state): number -> turns.
+    archive: dict[str, list] = field(default_factory=dict)
+    source: Source | None = None
+    replay: Replay | None = None
+    choice_reader: object = None  # assistant.readers.MultipleChoiceReader, keeps the prepared document
+    selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
+    # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
+    uploads: set[str] = field(default_factory=set)
+    _id: str = ""
+
+    @property
+    def id(self) -> str:
+        """A random id, drawn on first use: each deep copy of an empty session gets its own."""
+        if not self._id:
+            self._id = uuid.uuid4().hex[:12]
+        return self._id
+
+    def history(self, upto: int | None = None) -> list[str]:
+        """The questions and answers of the turns before ``upto`` (all by
+        default), oldest first: QReCC's Context layout."""
+        return Conversation([t.turn for t in self.turns[:upto]]).history()
+
+    def close(self) -> None:
+        """Free what the session holds on disk: its uploads' index and the uploaded files."""
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+        for name in sorted(self.uploads):
+            path = Path(name)
+            path.unlink(missing_ok=True)
+            try:
+                path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
+            except OSError:
+                pass  # not empty, or gone
+        self.uploads.clear()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A turn in progress, for streaming: the rewrite comes before the answer."""
+
+    question: str
+    rewrite: Rewrite | None = None
+

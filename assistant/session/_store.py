@@ -1,0 +1,103 @@
+"""A session's conversations as plain JSON, for the browser to keep.
+
+The app keeps this JSON in the browser (``gr.BrowserState``), so a reload or
+a server restart loses no conversation, and a user can keep several and
+switch between them. What comes back from a browser is untrusted: a value
+that does not read back whole is refused with DataFormatError, never half
+restored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn
+from ._state import Session, SessionTurn, TurnInfo
+
+# Bump when the layout changes: an older value is then ignored, not misread.
+STORE_VERSION = 1
+# Conversations kept per browser; the oldest go first. localStorage holds a
+# few MB per site, and each turn carries its sources' text.
+MAX_CONVERSATIONS = 20
+
+
+def _turn_json(entry: SessionTurn) -> dict:
+    return {"turn": dataclasses.asdict(entry.turn), "info": dataclasses.asdict(entry.info)}
+
+
+def _turn_from_json(data: dict) -> SessionTurn:
+    turn, info = data["turn"], dict(data["info"])
+    info["system_rewrite"] = Rewrite(**info["system_rewrite"])
+    info["history"] = tuple(str(text) for text in info["history"])
+    return SessionTurn(
+        Turn(
+            question=str(turn["question"]),
+            rewrite=Rewrite(**turn["rewrite"]),
+            answer=Answer(**turn["answer"]),
+            sources=tuple(Passage(**p) for p in turn["sources"]),
+            timings_ms={str(k): float(v) for k, v in turn["timings_ms"].items()},
+        ),
+        TurnInfo(**info),
+    )
+
+
+def _title(turns: list[dict]) -> str:
+    return turns[0]["turn"]["question"][:60] if turns else "(empty)"
+
+
+def saved_state(session: Session) -> dict:
+    """The session's conversations (the current one included) as JSON."""
+    conversations = dict(session.archive)
+    if session.turns or not conversations:
+        conversations[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+    keep = sorted(conversations, key=int)[-MAX_CONVERSATIONS:]
+    return {
+        "version": STORE_VERSION,
+        "id": session.id,
+        "current": session.conversation_no,
+        "conversations": {key: conversations[key] for key in keep},
+    }
+
+
+def restore_state(session: Session, data: Any) -> str:
+    """Put the conversations of :func:`saved_state` back into an empty
+    ``session``; returns a status. ``None`` (nothing saved) leaves it empty."""
+    if data is None:
+        return ""
+    try:
+        if data.get("version") != STORE_VERSION:
+            raise DataFormatError("saved conversations are from another version of the app")
+        conversations = {str(int(key)): list(turns) for key, turns in data["conversations"].items()}
+        current = str(int(data["current"]))
+        turns = [_turn_from_json(t) for t in conversations.get(current, [])]
+        saved_id = str(data.get("id") or "")
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise DataFormatError(f"The conversations saved in this browser cannot be read ({type(error).__name__}).") from None
+    session.archive = {key: value for key, value in conversations.items() if key != current}
+    session.turns, session.conversation_no, session.selected = turns, int(current), None
+    if saved_id.isalnum():
+        session._id = saved_id  # the labels' ids stay the same across a reload
+    kept = len(conversations)
+    return f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser."
+
+
+def conversation_choices(session: Session) -> list[tuple[str, int]]:
+    """(label, number) of every conversation, the current one included, oldest first."""
+    saved = saved_state(session)["conversations"]
+    return [(f"{key}: {_title(turns)}", int(key)) for key, turns in saved.items()]
+
+
+def switch_conversation(session: Session, number: int) -> str:
+    """Make conversation ``number`` the current one (the current one is kept)."""
+    key = str(number)
+    if number == session.conversation_no:
+        return f"Conversation {number} is the current one."
+    if key not in session.archive:
+        raise InvalidInputError(f"There is no conversation {number} in this browser.")
+    turns = [_turn_from_json(t) for t in session.archive.pop(key)]
+    if session.turns:
+        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+    session.turns, session.conversation_no, session.selected = turns, number, None
+    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
+    return f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."

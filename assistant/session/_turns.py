@@ -1,0 +1,236 @@
+"""A session's turns: ask, correct, judge, select, undo, start over, export."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..kernel import AssistantError, InvalidInputError, Rewrite
+from ..pipeline import Assistant, turn_to_json, validate_question
+from ._language import language_notice
+from ._state import Pending, Services, Session, SessionTurn, TurnInfo
+from ._store import _turn_json
+from ._views import turn_of_message
+
+
+def _assistant(services: Services, session: Session) -> Assistant:
+    if session.source is None:
+        return services.assistant
+    return dataclasses.replace(services.assistant, retriever=session.source.retriever)
+
+
+def _score(services: Services, session: Session, info: TurnInfo) -> None:
+    if not info.reference or services.scorer is None:
+        info.scores = {}
+        return
+    retriever = _assistant(services, session).retriever
+    info.scores = dict(services.scorer(info.reference, info.system_rewrite.text, retriever))
+
+
+def _turn_index(session: Session, index: int, message: str) -> int:
+    if not 0 <= index < len(session.turns):
+        raise InvalidInputError(message)
+    return index
+
+
+def ask(
+    services: Services,
+    session: Session,
+    question: str,
+    *,
+    history: Sequence[str] | None = None,
+    reference: str = "",
+    example_id: str = "",
+) -> Iterator[Pending]:
+    """Run one turn, yielding as it goes; the finished turn is in ``session``.
+
+    Yields ``Pending(question)`` before rewriting and ``Pending(question,
+    rewrite)`` once the rewrite is known (the UI shows it while retrieval and
+    reading run). ``history`` overrides the conversation's own (replay gives
+    the file's); ``reference`` is a human rewrite to score ours against.
+    Raises InvalidInputError (with the message to show) for a bad question.
+    """
+    assistant = _assistant(services, session)
+    question = validate_question(question, assistant.config.max_question_chars)
+    history = assistant.history_window(session.history() if history is None else history)
+    yield Pending(question)
+    turn = None
+    for step in assistant.steps(question, history):
+        if isinstance(step, Rewrite):
+            yield Pending(question, step)
+        else:
+            turn = step
+    info = TurnInfo(
+        system_rewrite=turn.rewrite,
+        history=tuple(history),
+        reference=reference,
+        reference_kind="replay" if reference else "",
+        notice=language_notice(question),
+        example_id=example_id,
+    )
+    _score(services, session, info)
+    session.turns.append(SessionTurn(turn, info))
+    session.selected = None
+
+
+def _echo(question) -> str | None:
+    """A refused question as it can be sent back in JSON: shortened (a
+    20,000-character one need not come back whole), a lone surrogate
+    replaced, anything not text as None."""
+    if not isinstance(question, str):
+        return None
+    return question[:200].encode("utf-8", "replace").decode("utf-8")
+
+
+def ask_json(services: Services, session: Session, question: str) -> dict:
+    """One turn for API clients: the terminal chat's JSON, or ``{"error"}``."""
+    try:
+        for _ in ask(services, session, question):
+            pass
+    except AssistantError as error:
+        return {"question": _echo(question), "error": str(error)}
+    last = session.turns[-1]
+    result = turn_to_json(last.turn)
+    result.update(turn=len(session.turns), conversation=session.conversation_no)
+    if last.info.notice:
+        result["notice"] = last.info.notice
+    return result
+
+
+def correct(services: Services, session: Session, index: int, corrected: str) -> str:
+    """Re-run turn ``index`` with the user's corrected rewrite; returns a status.
+
+    The correction becomes the turn's reference rewrite (unless a replayed
+    file gave one), so the metrics score the system's rewrite against it, and
+    a thumbs-down given before it is recorded now with it as the reference.
+    """
+    if not session.turns:
+        raise InvalidInputError("There is no turn to correct yet: ask a question first.")
+    if not -len(session.turns) <= index < len(session.turns):
+        raise InvalidInputError(f"There is no turn {index + 1}.")
+    index %= len(session.turns)
+    assistant = _assistant(services, session)
+    corrected = validate_question(corrected, assistant.config.max_question_chars)
+    entry = session.turns[index]
+    info = entry.info
+    rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
+    entry.turn = assistant.answer(entry.turn.question, rewrite)
+    if not info.reference or info.reference_kind in ("correction", "confirmed"):
+        info.reference, info.reference_kind = corrected, "correction"
+    _score(services, session, info)
+    status = f"Turn {index + 1} re-run with your rewrite."
+    if info.awaiting_reference:
+        info.awaiting_reference = False
+        info.judgement = None
+        status += " " + judge(services, session, index, 0)
+    return status
+
+
+def judge(services: Services, session: Session, index: int, label: int) -> str:
+    """Record a thumbs up (1) / down (0) on turn ``index``'s rewrite; returns a status.
+
+    The labels file needs a reference rewrite on every line. Replayed turns
+    and corrected turns have one. Without one, a thumbs up records the
+    rewrite as its own reference (``reference_kind`` "confirmed": the user
+    accepted it as what they would write), and a thumbs down waits for the
+    user's correction, which is then recorded as the reference.
+    """
+    _turn_index(session, index, "That message is not part of a turn that can be judged.")
+    info, turn = session.turns[index].info, session.turns[index].turn
+    verdict = "👍 correct" if label == 1 else "👎 incorrect"
+    if info.judgement == label:
+        return f"Turn {index + 1}: already recorded as {verdict}."
+    reference, kind = info.reference, info.reference_kind
+    if not reference:
+        if label == 0:
+            info.judgement, info.awaiting_reference = 0, True
+            return (
+                f"Turn {index + 1}: 👎 noted. Type the correct rewrite under 'Correct the rewrite' and "
+                "press Re-run: your correction is recorded as the reference with this judgement."
+            )
+        reference, kind = info.system_rewrite.text, "confirmed"
+    services.labels.append(
+        id=f"app:{session.id}:{session.conversation_no}:{index + 1}",
+        history=info.history,
+        question=turn.question,
+        rewrite=info.system_rewrite.text,
+        reference=reference,
+        label=label,
+        reference_kind=kind,
+    )
+    info.judgement, info.awaiting_reference = label, False
+    return f"Turn {index + 1}: recorded {verdict} in {services.labels.path.name}."
+
+
+def select_turn(session: Session, message_index: int) -> int:
+    """Point the correction box and the thumbs at the turn of a clicked chat
+    message; returns the turn's index."""
+    index = _turn_index(session, turn_of_message(message_index), "That message is not part of a finished turn.")
+    session.selected = index
+    return index
+
+
+def target_turn(session: Session) -> int:
+    """The selected turn, else the last one (-1 when there is none)."""
+    if session.selected is not None and session.selected < len(session.turns):
+        return session.selected
+    return len(session.turns) - 1
+
+
+def undo(session: Session) -> str:
+    """Drop the last turn (a replayed one is played again next)."""
+    if not session.turns:
+        return "Nothing to undo."
+    last = session.turns.pop()
+    turn, info = last.turn, last.info
+    session.selected = None
+    if info.example_id and session.replay is not None and session.replay.position > 0:
+        session.replay.position -= 1
+    return f"Removed the turn “{turn.question[:60]}”."
+
+
+def new_conversation(session: Session) -> str:
+    """Start over (the session's documents stay; a replay is stopped); the
+    conversation so far is kept in ``session.archive``."""
+    if session.turns:
+        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+    session.turns = []
+    session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
+    session.selected = None
+    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
+    return "New conversation."
+
+
+def export_qrecc(session: Session) -> list[dict]:
+    """The conversation in QReCC's layout (rewriting.data reads it back).
+
+    ``Context`` holds the earlier questions and answers, oldest first;
+    ``Rewrite`` is the rewrite the turn was answered with.
+    """
+    records = []
+    for number, entry in enumerate(session.turns, 1):
+        turn = entry.turn
+        records.append(
+            {
+                "Context": session.history(number - 1),
+                "Question": turn.question,
+                "Rewrite": turn.rewrite.text,
+                "Answer": turn.answer.text,
+                "Conversation_no": session.conversation_no,
+                "Turn_no": number,
+            }
+        )
+    return records
+
+
+def write_export(session: Session, folder: str | Path) -> Path:
+    """Write :func:`export_qrecc` to a JSON file in ``folder`` and return its path."""
+    if not session.turns:
+        raise InvalidInputError("The conversation is empty: nothing to export yet.")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"conversation-{session.id}-{session.conversation_no}.json"
+    path.write_text(json.dumps(export_qrecc(session), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
