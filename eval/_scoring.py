@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from assistant.kernel import DataFormatError
+from assistant.kernel import ConfigError, DataFormatError
 
 from . import metrics as M
 
@@ -54,11 +54,11 @@ class Scorer:
     def __init__(self, names: Sequence[str], *, use=None, minilm=None, retriever=None) -> None:
         unknown = [n for n in names if n not in METRICS]
         if unknown:
-            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+            raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
         needs = {"use": use, "use_angular": use, "minilm": minilm, "r_at_10": retriever}
         missing = [n for n in names if n in needs and needs[n] is None]
         if missing:
-            raise ValueError(f"metric(s) {', '.join(missing)} need a model or index that was not given")
+            raise ConfigError(f"metric(s) {', '.join(missing)} need a model or index that was not given")
         self.names = tuple(names)
         self.use, self.minilm, self.retriever = use, minilm, retriever
         self._reference_ids: dict[str, list[str]] = {}

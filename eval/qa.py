@@ -44,7 +44,7 @@ import sys
 import time
 from typing import Sequence
 
-from assistant.kernel import AssistantError, InvalidInputError
+from assistant.kernel import InvalidInputError, run_cli
 
 from ._qa_data import (
     QATurn,
@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
     parser.add_argument("--index", help="Lucene index of the passages (python -m assistant.index)")
@@ -91,47 +91,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mu", default="0.7", help="reader weight vs retrieval; a comma-separated list sweeps it")
     parser.add_argument("--read-k", type=int, default=5, help="passages given to the reader (the reader's read_k caps it too)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N turns")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    if args.write_collection:
+        count = write_collection(collection_passages(args.data), args.write_collection)
+        print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
+        return 0
     try:
-        if args.write_collection:
-            count = write_collection(collection_passages(args.data), args.write_collection)
-            print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
-            return 0
-        try:
-            mus = [float(x) for x in args.mu.split(",")]
-        except ValueError:
-            raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
-        turns = load_turns(args.data)[: args.limit]
-        retriever = None
-        if args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns):
-            if not args.index:
-                raise InvalidInputError(f"--index is needed for the {args.setting} setting")
-            from assistant.retrieval import BM25Retriever
+        mus = [float(x) for x in args.mu.split(",")]
+    except ValueError:
+        raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
+    turns = load_turns(args.data)[: args.limit]
+    retriever = None
+    if args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns):
+        if not args.index:
+            raise InvalidInputError(f"--index is needed for the {args.setting} setting")
+        from assistant.retrieval import BM25Retriever
 
-            retriever = BM25Retriever.from_index(args.index)
-        rewriter = None
-        if args.setting != "human-rewrite":
-            from rewriting import load_rewriter
+        retriever = BM25Retriever.from_index(args.index)
+    rewriter = None
+    if args.setting != "human-rewrite":
+        from rewriting import load_rewriter
 
-            rewriter = load_rewriter(args.rewriter)
-        from tqdm import tqdm
+        rewriter = load_rewriter(args.rewriter)
+    from tqdm import tqdm
 
-        readers = build_readers(args.reader, mus)
-        start = time.perf_counter()
-        results = run_turns(
-            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,
-            progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
-        )
-        elapsed = time.perf_counter() - start
-        summaries = [summarize(turns, results, args.setting, i) for i in range(len(mus))]
-        for i, (mu, s) in enumerate(zip(mus, summaries)):
-            s.update(mu=mu, reader=args.reader, rewriter=args.rewriter if rewriter else None,
-                     turns_per_s=round(len(turns) / elapsed, 2) if elapsed else None)
-            if i:  # later readers of a sweep reuse the first one's vectors: their times mean nothing
-                s.update(read_ms_median=None, read_ms_p95=None)
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    readers = build_readers(args.reader, mus)
+    start = time.perf_counter()
+    results = run_turns(
+        turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,
+        progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
+    )
+    elapsed = time.perf_counter() - start
+    summaries = [summarize(turns, results, args.setting, i) for i in range(len(mus))]
+    for i, (mu, s) in enumerate(zip(mus, summaries)):
+        s.update(mu=mu, reader=args.reader, rewriter=args.rewriter if rewriter else None,
+                 turns_per_s=round(len(turns) / elapsed, 2) if elapsed else None)
+        if i:  # later readers of a sweep reuse the first one's vectors: their times mean nothing
+            s.update(read_ms_median=None, read_ms_p95=None)
     if args.json:
         print(json.dumps(summaries[0] if len(mus) == 1 else summaries))
     else:

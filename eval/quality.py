@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import AssistantError, DataFormatError
+from assistant.kernel import ConfigError, DataFormatError, run_cli
 from assistant.readers import MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
 
@@ -222,7 +222,7 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
     parser.add_argument("--json", action="store_true", help='print {"n", "accuracy", "n_hard", "hard_accuracy"}')
@@ -232,25 +232,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--k", type=int, default=defaults.k, help="passages extracted per question")
     parser.add_argument("--passage-words", type=int, default=defaults.passage_words, help="words per passage")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
     try:
         mus = [float(x) for x in args.mu.split(",")]
     except ValueError:
         mus = [-1.0]
     if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
-        print("error: need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1", file=sys.stderr)
-        return 2
-    try:
-        from tqdm import tqdm
+        raise ConfigError("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
+    from tqdm import tqdm
 
-        articles = load_quality(args.data)
-        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
-        results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-        if len(mus) > 1:
-            results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    articles = load_quality(args.data)
+    reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
+    results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    if len(mus) > 1:
+        results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
     if args.json:
         print(json.dumps(results[0] if len(mus) == 1 else results))
         return 0

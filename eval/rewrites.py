@@ -61,7 +61,13 @@ import os
 import sys
 from pathlib import Path
 
-from assistant.kernel import AssistantError, default_labels_path, read_labels
+from assistant.kernel import (
+    DataFormatError,
+    InvalidInputError,
+    default_labels_path,
+    read_labels,
+    run_cli,
+)
 
 from ._bench import bench_metrics
 from ._plots import plot_distributions
@@ -118,7 +124,7 @@ def _cmd_score(args) -> int:
 
     sources = [args.rewriter is not None, args.rewrites is not None, args.system is not None]
     if sum(sources) > 1:
-        return _fail("give only one of --rewriter NAME, --rewrites FILE.jsonl, --system KEY")
+        raise InvalidInputError("give only one of --rewriter NAME, --rewrites FILE.jsonl, --system KEY")
     if not any(sources):
         args.rewriter = DEFAULT_REWRITER
     examples = load_examples(args.data)
@@ -129,7 +135,7 @@ def _cmd_score(args) -> int:
         known = {ex.id for ex in examples}
         stray = [i for i in given if i not in known]
         if stray:
-            return _fail(f"{args.rewrites}: {len(stray)} id(s) not in {args.data}, e.g. {stray[0]!r}")
+            raise DataFormatError(f"{args.rewrites}: {len(stray)} id(s) not in {args.data}, e.g. {stray[0]!r}")
         examples = [ex for ex in examples if ex.id in given]
         candidates = [given[ex.id] for ex in examples]
     elif args.system is not None:
@@ -137,7 +143,7 @@ def _cmd_score(args) -> int:
         candidates = [ex.systems[args.system] for ex in examples]
     if not examples:
         shipped = sorted({key for ex in load_examples(args.data) for key in ex.systems})
-        return _fail(f"no turns to score in {args.data} with the rewrites given (systems in it: {shipped or 'none'})")
+        raise DataFormatError(f"no turns to score in {args.data} with the rewrites given (systems in it: {shipped or 'none'})")
     if args.rewriter is not None:
         candidates = rewrite_with(args.rewriter, examples)
     result = score_examples(examples, candidates, _scorer(args.metrics, args.index, args.torch_threads))
@@ -155,7 +161,7 @@ def _validate_file(
 ) -> int:
     labels = read_labels(path)
     if len({item.label for item in labels}) < 2:
-        return _fail(f"{path}: all {len(labels)} rewrites have the same label; validation needs both labels")
+        raise DataFormatError(f"{path}: all {len(labels)} rewrites have the same label; validation needs both labels")
     scorer = _scorer(metric_arg, index, torch_threads)
     scores = scorer.score_all([x.reference for x in labels], [x.rewrite for x in labels], desc="scoring labels")
     result = validate(labels, scores)
@@ -203,11 +209,6 @@ def _cmd_table(args) -> int:
     others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
     print(comparison_table(groups, rewriters, others, _scorer(args.metrics, args.index, args.torch_threads)))
     return 0
-
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -265,21 +266,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        if args.command == "score":
-            return _cmd_score(args)
-        if args.command == "validate":
-            return _validate_file(args.labels, args.json, args.plot, args.metrics, args.index, args.torch_threads)
-        if args.command == "bench":
-            return _cmd_bench(args)
-        if args.command == "export":
-            return _cmd_export(args)
-        if args.command == "table":
-            return _cmd_table(args)
-        return _cmd_default(args)
-    except (AssistantError, ValueError, ImportError) as err:
-        return _fail(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    if args.command == "score":
+        return _cmd_score(args)
+    if args.command == "validate":
+        return _validate_file(args.labels, args.json, args.plot, args.metrics, args.index, args.torch_threads)
+    if args.command == "bench":
+        return _cmd_bench(args)
+    if args.command == "export":
+        return _cmd_export(args)
+    if args.command == "table":
+        return _cmd_table(args)
+    return _cmd_default(args)
 
 
 if __name__ == "__main__":
