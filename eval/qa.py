@@ -34,6 +34,15 @@ answer have no relevant passage and still count); and the extractive upper
 bound: the best span F1 / EM over the retrieved passages. All in percent.
 ``--mu 0,0.1,...`` sweeps the reader's interpolation weight, retrieving and
 embedding once (reader latency is then reported for the first mu only).
+
+``--json`` prints one shape whatever the number of runs: a list with one
+object per mu (one for a single ``--mu``), in ``--mu`` order::
+
+    [{"setting", "n", "f1", "em", "mrr", "r@10", "r@100", "upper_bound_f1",
+      "upper_bound_em", "read_ms_median", "read_ms_p95", "mu", "reader",
+      "rewriter", "turns_per_s"}, ...]
+
+in percent, null where a metric does not apply to the setting.
 """
 
 from __future__ import annotations
@@ -84,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
     parser.add_argument("--index", help="Lucene index of the passages (python -m assistant.index)")
     parser.add_argument("--setting", default="end-to-end", choices=SETTINGS)
-    parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    parser.add_argument("--json", action="store_true", help="print the metrics as JSON: a list, one object per mu")
     parser.add_argument("--write-collection", metavar="OUT", help="write the data's passages as a JSONL collection and exit")
     parser.add_argument("--rewriter", default="original", help="original | prompted | trained | a model path")
     parser.add_argument("--reader", default="sentence", help="sentence | generative")
@@ -138,7 +147,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if i:  # later readers of a sweep reuse the first one's vectors: their times mean nothing
             s.update(read_ms_median=None, read_ms_p95=None)
     if args.json:
-        print(json.dumps(summaries[0] if len(mus) == 1 else summaries))
+        print(json.dumps(summaries))
     else:
         print(format_summaries(summaries, mus))
         print(f"{len(turns)} turns in {elapsed:.1f} s ({len(turns) / elapsed:.2f} turns/s, all readers)")

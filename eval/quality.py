@@ -27,9 +27,11 @@ QuALITY data is here), so they flatter the score a little: BENCHMARKS.md
 gives the whole sweep.
 
 Accuracy is reported on all questions and on the HARD subset
-(``difficult == 1``) when the file has the flag; ``--json`` prints
-``{"n", "accuracy", "n_hard", "hard_accuracy"}`` with ``null`` where a split
-is absent. Chance is 25%.
+(``difficult == 1``) when the file has the flag. ``--json`` prints one
+shape whatever the number of runs: a list with one object per mu (one for a
+single ``--mu``), in ``--mu`` order,
+``[{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``, accuracies as
+fractions with ``null`` where a split is absent. Chance is 25%.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def _fmt(value) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
-    parser.add_argument("--json", action="store_true", help='print {"n", "accuracy", "n_hard", "hard_accuracy"}')
+    parser.add_argument("--json", action="store_true", help='print [{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object per mu')
     defaults = QualityConfig()
     parser.add_argument(
         "--mu", default=str(defaults.mu), help="embedding weight (1 - mu: BM25); a comma-separated list runs a sweep"
@@ -253,10 +255,9 @@ def _main(argv: Sequence[str] | None) -> int:
     articles = load_quality(args.data)
     reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
     results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-    if len(mus) > 1:
-        results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
+    results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
     if args.json:
-        print(json.dumps(results[0] if len(mus) == 1 else results))
+        print(json.dumps(results))
         return 0
     print(f"{'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
     for mu, result in zip(mus, results):

@@ -177,6 +177,17 @@ def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
         assert 0 < s["f1"] < 100
 
 
+def test_cli_json_is_a_list_for_one_run_too(md2d_file):
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context", "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    [summary] = json.loads(out.stdout)
+    assert (summary["mu"], summary["n"], summary["setting"]) == (0.7, 4, "known-context")
+    assert summary["mrr"] is None and 0 <= summary["f1"] <= 100  # no retrieval metrics in known context
+
+
 def test_cli_errors_exit_2(md2d_file):
     out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
                          cwd=ROOT, capture_output=True, text=True, check=False)
