@@ -46,30 +46,42 @@ class QATurn:
 
 
 def load_qrecc(path: str | Path) -> list[QATurn]:
-    """QReCC json: a list of turns with the official or the SCAI-style keys."""
-    try:
-        rows = json.loads(Path(path).read_text(encoding="utf-8"))
-        turns = []
-        for row in rows:
-            answer = row["Answer"] if "Answer" in row else row["Truth_answer"]
-            rewrite = row.get("Rewrite", row.get("Truth_rewrite"))
-            history = row["Context"] if "Context" in row else row.get("NewContext", [])
-            turns.append(
-                QATurn(
-                    conversation=str(row["Conversation_no"]),
-                    turn=int(row["Turn_no"]),
-                    question=row["Question"],
-                    history=tuple(history),
-                    answer=answer or "",
-                    rewrite=rewrite or None,
-                    gold_ids=tuple(row.get("Truth_passages") or ()),
-                )
-            )
-        return turns
-    except OSError as error:
-        raise DataFormatError(f"cannot read {path}: {error}") from error
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise DataFormatError(f"{path} is not QReCC json (a list of turns with QReCC's keys): {error!r}") from error
+    """QReCC json, official or SCAI/InfoCQR sample keys, read by the one
+    QReCC reader, :func:`rewriting.data.load_examples` (strict: a malformed
+    record raises :class:`DataFormatError` naming it; turns without a
+    question or a human rewrite are skipped with a warning). The gold
+    passage ids come from :func:`_truth_passages`."""
+    from rewriting.data import load_examples
+
+    examples = load_examples(path, fmt="qrecc")
+    gold = _truth_passages(path)
+    return [
+        QATurn(
+            conversation=ex.conversation_id,
+            turn=ex.turn,
+            question=ex.question,
+            history=ex.history,
+            answer=ex.answer,
+            rewrite=ex.rewrite or None,
+            gold_ids=gold.get((ex.conversation_id, ex.turn), ()),
+        )
+        for ex in examples
+    ]
+
+
+def _truth_passages(path: str | Path) -> dict[tuple[str, int], tuple[str, ...]]:
+    # Adapter: rewriting.data's RewriteExample does not carry QReCC's
+    # Truth_passages (the gold passage ids of the SCAI layout) yet, so they
+    # are read here, keyed like the examples: (conversation, turn). The file
+    # has passed load_examples already, so only this key is checked.
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))
+    passages = {}
+    for i, row in enumerate(rows):
+        ids = row.get("Truth_passages") or []
+        if not isinstance(ids, list) or not all(isinstance(pid, str) for pid in ids):
+            raise DataFormatError(f"{path}: record {i}: 'Truth_passages' should be a list of passage ids")
+        passages[(str(row["Conversation_no"]), row["Turn_no"])] = tuple(ids)
+    return passages
 
 
 def _multidoc2dial_rows(path: str | Path) -> list[dict]:

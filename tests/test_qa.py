@@ -58,6 +58,22 @@ def test_load_qrecc_official_and_scai_keys(qrecc_file, tmp_path):
         qa.load_qrecc(scai)
 
 
+
+def test_load_qrecc_is_as_strict_as_the_rewriting_reader(tmp_path):
+    # The one QReCC reader (rewriting.data) refuses a history that is not
+    # question/answer pairs, and a turn number that is not a number.
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps([{**QRECC[1], "Context": ["only a question"]}]))
+    with pytest.raises(DataFormatError, match="record 0.*even number"):
+        qa.load_qrecc(path)
+    path.write_text(json.dumps([{**QRECC[0], "Turn_no": "1"}]))
+    with pytest.raises(DataFormatError, match="Turn_no"):
+        qa.load_qrecc(path)
+    path.write_text(json.dumps([{**QRECC[0], "Truth_passages": "u_p0"}]))
+    with pytest.raises(DataFormatError, match="Truth_passages"):
+        qa.load_qrecc(path)
+
+
 MD2D = [
     {"input": "Renew a license\n\nYou can renew your license online or by mail.\n\nFees\n\nThe fee is 30 dollars.",
      "instructions": ["How can I renew my license?", "How much is it?"],
