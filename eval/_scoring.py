@@ -88,12 +88,14 @@ class Scorer:
         if "bleu" in self.names:
             out["bleu"] = np.array([M.bleu(r, c) for r, c in zip(references, candidates)])
         if {"use", "use_angular"} & set(self.names):
-            # One encoding serves both: angular is a function of the cosine.
-            cosines = M.embedding_similarities(self.use, references, candidates, batch_size=BATCH)
-            if "use" in self.names:
-                out["use"] = cosines
-            if "use_angular" in self.names:
-                out["use_angular"] = 1.0 - np.arccos(np.clip(cosines, -1.0, 1.0)) / np.pi
+            # One encoding serves both; the angular similarity is metrics' own
+            # (stable next to cos = 1, where arccos of the cosine is not).
+            wanted = {"use": "cosine", "use_angular": "angular"}
+            measures = [m for name, m in wanted.items() if name in self.names]
+            table = M.embedding_similarity_table(self.use, references, candidates, measures, batch_size=BATCH)
+            for name, measure in wanted.items():
+                if name in self.names:
+                    out[name] = table[measure]
         if "minilm" in self.names:
             out["minilm"] = M.embedding_similarities(self.minilm, references, candidates, batch_size=BATCH)
         if "r_at_10" in self.names:
