@@ -128,23 +128,22 @@ def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: s
     return summary
 
 
-def build_readers(kind: str, mus: Sequence[float]):
+def build_readers(kind: str, mus: Sequence[float]) -> list:
+    """One reader of kind ``kind`` (:data:`assistant.readers.READERS`) per
+    ``mu``, loaded once by :func:`assistant.readers.build_reader`: the models
+    are shared, only the interpolation weight differs."""
     from assistant.kernel import ReaderConfig
-    from assistant.readers import SentenceReader
+    from assistant.readers import GenerativeReader, SentenceReader, build_reader
 
-    base = SentenceReader.from_pretrained()
+    first = build_reader(kind, ReaderConfig())
+    base = first.selector if isinstance(first, GenerativeReader) else first
     # The readers of a mu sweep embed the same question and sentences; only
     # their interpolation differs, so each text is encoded once.
     encoder = CachedEncoder(base.encoder) if len(mus) > 1 else base.encoder
     selectors = [SentenceReader(encoder, dataclasses.replace(ReaderConfig(), mu=mu)) for mu in mus]
-    if kind == "sentence":
+    if not isinstance(first, GenerativeReader):
         return selectors
-    if kind == "generative":
-        from assistant.readers import GenerativeReader
-
-        generative = GenerativeReader.from_pretrained()
-        return [GenerativeReader(s, generative.model, generative.tokenizer, generative.config) for s in selectors]
-    raise InvalidInputError(f"--reader must be 'sentence' or 'generative', not {kind!r}")
+    return [GenerativeReader(s, first.model, first.tokenizer, first.config) for s in selectors]
 
 
 def format_summaries(summaries: Sequence[dict], mus: Sequence[float]) -> str:

@@ -41,7 +41,6 @@ from assistant.kernel import (
     Answer,
     Conversation,
     DataFormatError,
-    InvalidInputError,
     Rewrite,
     Turn,
     run_cli,
@@ -278,18 +277,10 @@ def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
     from assistant.kernel import AssistantConfig, RetrieverConfig
     from assistant.pipeline import Assistant
+    from assistant.readers import build_reader
     from rewriting import load_rewriter
 
-    if args.reader == "generative":
-        from assistant.readers import GenerativeReader
-
-        reader = GenerativeReader.from_pretrained()
-    elif args.reader == "sentence":
-        from assistant.readers import SentenceReader
-
-        reader = SentenceReader.from_pretrained()
-    else:
-        raise InvalidInputError(f"--reader must be 'sentence' or 'generative', not {args.reader!r}")
+    reader = build_reader(args.reader)
     rewriter = load_rewriter(args.rewriter)
     config = AssistantConfig(rewriter=args.rewriter, reader=args.reader, history_turns=args.history_turns)
 

@@ -208,6 +208,11 @@ def test_cli_errors_exit_2(md2d_file):
     out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
                          cwd=ROOT, capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "--index" in out.stderr
+    # The reader is chosen by assistant.readers.build_reader, which names the choices.
+    out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context",
+                          "--reader", "nope"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and "nope" in out.stderr and "sentence, generative" in out.stderr
+    assert out.stderr.startswith("error:") and len(out.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.skipif(not (DATA / "multidoc2dial" / "multidoc_qa.jsonl").is_file(), reason="shared data absent")
