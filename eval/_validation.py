@@ -15,7 +15,25 @@ import numpy as np
 
 from assistant.kernel import LabelledRewrite
 
-__all__ = ["bootstrap_ci", "validate", "format_validation_table", "json_safe"]
+__all__ = ["latest_judgements", "bootstrap_ci", "validate", "format_validation_table", "json_safe"]
+
+
+def latest_judgements(labels: Sequence[LabelledRewrite]) -> tuple[list[LabelledRewrite], int]:
+    """(the last judgement of each turn, the number of earlier ones it superseded).
+
+    The app appends a line each time a turn is judged, so a turn judged
+    again (a changed mind, a corrected reference) has several lines with
+    the same ``id``: the last one wins, at its own place in the file.
+
+    >>> from assistant.kernel import LabelledRewrite as L
+    >>> kept, superseded = latest_judgements([L("a", (), "q", "r1", "ref", 0), L("b", (), "q", "r", "ref", 1),
+    ...                                       L("a", (), "q", "r2", "ref", 1)])
+    >>> [(x.id, x.rewrite, x.label) for x in kept], superseded
+    ([('b', 'r', 1), ('a', 'r2', 1)], 1)
+    """
+    last = {item.id: i for i, item in enumerate(labels)}
+    kept = [item for i, item in enumerate(labels) if last[item.id] == i]
+    return kept, len(labels) - len(kept)
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -25,7 +25,10 @@
 ``python -m eval.rewrites validate --labels FILE [--json] [--plot OUT.png]``
     For every metric: Pearson r with the 0/1 labels (point-biserial), a 95%
     percentile-bootstrap interval for r (1,000 resamples of the lines, seed
-    0), ROC AUC, and the mean score per label (metric scale 0-1); a table
+    0), ROC AUC, and the mean score per label (metric scale 0-1), counting
+    each turn once: of several lines with the same ``id`` (a turn judged
+    again in the app) only the last counts, and a note on stderr says how
+    many earlier lines were skipped; a table
     ranked by r like QReCC's Table 3, and with ``--plot`` each metric's score
     distribution per label. ``--json`` prints ``{"n": N, "n_correct": c,
     "n_incorrect": i, "metrics": {"rouge1_recall": {"pearson": r, "auc": a,
@@ -90,7 +93,7 @@ from ._table import (
     read_outputs,
     read_rewrites,
 )
-from ._validation import bootstrap_ci, format_validation_table, json_safe, validate
+from ._validation import bootstrap_ci, format_validation_table, json_safe, latest_judgements, validate
 
 __all__ = [
     "METRICS",
@@ -159,7 +162,13 @@ def _validate_file(
     index: str | None,
     torch_threads: int = TORCH_THREADS,
 ) -> int:
-    labels = read_labels(path)
+    labels, superseded = latest_judgements(read_labels(path))
+    if superseded:
+        print(
+            f"note: {path}: skipped {superseded} superseded line(s): a turn judged more than once "
+            "counts only with its last judgement",
+            file=sys.stderr,
+        )
     if len({item.label for item in labels}) < 2:
         raise DataFormatError(f"{path}: all {len(labels)} rewrites have the same label; validation needs both labels")
     scorer = _scorer(metric_arg, index, torch_threads)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from assistant.kernel import read_labels
 from eval.rewrites import main
 
 # Reference "w1 w2 w3 w4"; the candidates contain 4, 3, 2, 1 and 0 of its words,
@@ -49,6 +50,47 @@ def test_validate_reproduces_known_correlation(tmp_path, capsys):
     assert rouge["mean_incorrect"] == pytest.approx(0.25)
     assert len(rouge["ci"]) == 2
     assert set(out["metrics"]) == {"rouge1_recall", "bleu"}
+
+
+def test_validate_counts_only_the_last_judgement_of_a_turn(tmp_path, capsys):
+    # t3 judged twice: first wrongly as incorrect, then as correct. Only the
+    # last line counts, so the statistics are those of LABELS; keeping the
+    # first would give labels 1, 1, 0, 0, 0 (r = 0.866 for ROUGE-1 recall).
+    path = write_labels(tmp_path / "labels.jsonl", labels=[1, 1, 0, 0, 0])
+    with path.open("a") as f:
+        f.write(json.dumps({"id": "t3", "history": [], "question": "q2", "rewrite": CANDIDATES[3],
+                            "reference": REFERENCE, "label": 1}) + "\n")
+    assert main(["validate", "--labels", str(path), "--metrics", "rouge1_recall", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
+    assert out["metrics"]["rouge1_recall"]["pearson"] == pytest.approx(1 / math.sqrt(3))
+    assert "skipped 1 superseded line" in captured.err
+
+
+def test_validate_reads_unicode_line_separators_inside_strings(tmp_path, capsys):
+    # json.dumps(ensure_ascii=False) leaves these characters raw inside
+    # strings; only "\n" ends a JSONL line, so each record is still one line.
+    odd = ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85"]
+    path = tmp_path / "labels.jsonl"
+    lines = [
+        json.dumps(
+            {"id": f"t{i}", "history": [f"q{ch}q", f"a{ch}a"], "question": f"and{ch}then?",
+             "rewrite": c.replace(" ", ch, 1), "reference": REFERENCE, "label": y, "note": "".join(odd)},
+            ensure_ascii=False,
+        )
+        for i, (c, y, ch) in enumerate(zip(CANDIDATES, LABELS, odd))
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    raw = path.read_text(encoding="utf-8")
+    # JSON escapes the C0 controls (\x0b, \x0c, \x1c); U+2028, U+2029 and
+    # U+0085, which str.splitlines also splits on, stay raw in the file.
+    assert all(ch in raw for ch in ("\u2028", "\u2029", "\x85")) and raw.count("\n") == 5
+    assert [item.history for item in read_labels(path)] == [(f"q{ch}q", f"a{ch}a") for ch in odd]
+    out = run_json(capsys, ["validate", "--labels", str(path), "--metrics", "rouge1_recall", "--json"])
+    assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
+    # The odd characters separate words like a space: the same ROUGE-1 scores.
+    assert out["metrics"]["rouge1_recall"]["pearson"] == pytest.approx(1 / math.sqrt(3))
 
 
 def test_validate_table_is_ranked_and_plot_written(tmp_path, capsys):
