@@ -11,7 +11,7 @@ reads and the app appends)::
 0 = incorrect. ``reference`` is a human rewrite of the same question, the text
 the metrics compare ``rewrite`` with. Other keys are allowed and kept (the
 built set adds ``kind`` and ``source``). Blank lines are skipped; any other
-malformed line raises :class:`~assistant.errors.DataFormatError` naming its
+malformed line raises :class:`~assistant.kernel.DataFormatError` naming its
 line number: nothing is dropped silently.
 
 The built label set

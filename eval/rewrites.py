@@ -33,7 +33,7 @@
     distribution per label. ``--json`` prints ``{"n": N, "n_correct": c,
     "n_incorrect": i, "metrics": {"rouge1_recall": {"pearson": r, "auc": a,
     "ci": [lo, hi], "mean_correct": m1, "mean_incorrect": m0}, ...}}``. The
-    labels format is in :mod:`eval.labels`.
+    labels format is :func:`assistant.kernel.read_labels`'s (described in :mod:`eval.labels`).
 
 ``python -m eval.rewrites [--metrics LIST] [--json]``
     Validates the labels the app collected (``$CONVQA_LABELS``, default
