@@ -39,12 +39,11 @@ from typing import Callable, Mapping, Sequence
 
 from assistant.kernel import (
     Answer,
-    AssistantError,
     Conversation,
     DataFormatError,
-    InvalidInputError,
     Rewrite,
     Turn,
+    run_cli,
 )
 from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
@@ -278,18 +277,10 @@ def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
     from assistant.kernel import AssistantConfig, RetrieverConfig
     from assistant.pipeline import Assistant
+    from assistant.readers import build_reader
     from rewriting import load_rewriter
 
-    if args.reader == "generative":
-        from assistant.readers import GenerativeReader
-
-        reader = GenerativeReader.from_pretrained()
-    elif args.reader == "sentence":
-        from assistant.readers import SentenceReader
-
-        reader = SentenceReader.from_pretrained()
-    else:
-        raise InvalidInputError(f"--reader must be 'sentence' or 'generative', not {args.reader!r}")
+    reader = build_reader(args.reader)
     rewriter = load_rewriter(args.rewriter)
     config = AssistantConfig(rewriter=args.rewriter, reader=args.reader, history_turns=args.history_turns)
 
@@ -299,7 +290,7 @@ def _assistant_factory(args) -> Callable[[Story], object]:
     return make_assistant
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.coqa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="official CoQA file, e.g. coqa-dev-v1.0.json")
     action = parser.add_mutually_exclusive_group(required=True)
@@ -312,23 +303,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=3, help="passages of the story given to the reader")
     parser.add_argument("--passage-words", type=int, default=100, help="words per passage when splitting a story")
     parser.add_argument("--limit", type=int, default=None, help="only the first N stories (with --predict)")
-    args = parser.parse_args(argv)
-    try:
-        if args.pred:
-            gold, sources = load_gold(args.data)
-            scores = evaluate(gold, sources, load_predictions(args.pred))
-            print(json.dumps(scores, indent=2) if args.json else format_table(scores))
-            return 0
-        from tqdm import tqdm
+    return parser
 
-        stories = load_stories(args.data)[: args.limit]
-        rows = predict(stories, _assistant_factory(args), progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-        Path(args.predict).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    if args.pred:
+        gold, sources = load_gold(args.data)
+        scores = evaluate(gold, sources, load_predictions(args.pred))
+        print(json.dumps(scores, indent=2) if args.json else format_table(scores))
         return 0
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    from tqdm import tqdm
+
+    stories = load_stories(args.data)[: args.limit]
+    rows = predict(stories, _assistant_factory(args), progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    Path(args.predict).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

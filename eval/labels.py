@@ -11,7 +11,7 @@ reads and the app appends)::
 0 = incorrect. ``reference`` is a human rewrite of the same question, the text
 the metrics compare ``rewrite`` with. Other keys are allowed and kept (the
 built set adds ``kind`` and ``source``). Blank lines are skipped; any other
-malformed line raises :class:`~assistant.errors.DataFormatError` naming its
+malformed line raises :class:`~assistant.kernel.DataFormatError` naming its
 line number: nothing is dropped silently.
 
 The built label set
@@ -69,9 +69,11 @@ from pathlib import Path
 
 from assistant.kernel import (
     DataFormatError,
+    InvalidInputError,
     LabelledRewrite,
     sklearn_stopwords,
     tokens,
+    run_cli,
     write_labels,
 )
 
@@ -217,7 +219,7 @@ def build_label_set(data: str | os.PathLike, negatives: int | None = None, seed:
     return positives + chosen
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.labels", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="build the label set from the shared data (see the module docstring)")
@@ -227,19 +229,23 @@ def main(argv: list[str] | None = None) -> int:
         "--negatives", type=int, default=None, help="negatives to sample (default: as many as positives; -1: all)"
     )
     build.add_argument("--seed", type=int, default=0, help="sampling seed")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
 
     from rewriting.data import data_dir
 
     data = Path(args.data) if args.data else data_dir()
     if not (data / _MULTIPLE_REFS).is_file():
-        print(f"error: {data} has no {_MULTIPLE_REFS}: give the shared data folder with --data", file=sys.stderr)
-        return 2
-    try:
-        labels = build_label_set(data, negatives=args.negatives, seed=args.seed)
-    except DataFormatError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise InvalidInputError(f"{data} has no {_MULTIPLE_REFS}: give the shared data folder with --data")
+    labels = build_label_set(data, negatives=args.negatives, seed=args.seed)
     count = write_labels(labels, args.out)
     kinds: dict[str, int] = {}
     for item in labels:

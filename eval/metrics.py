@@ -49,6 +49,7 @@ __all__ = [
     "Encoder",
     "embedding_similarity",
     "embedding_similarities",
+    "embedding_similarity_table",
     "Searcher",
     "result_ids",
     "r_at_k",
@@ -368,17 +369,49 @@ def embedding_similarities(
     >>> embedding_similarities(Letters(), ["ab", "ab"], ["a", "ab"], angular=True).tolist()
     [0.75, 1.0]
     """
+    measure = "angular" if angular else "cosine"
+    return embedding_similarity_table(encoder, references, candidates, (measure,), batch_size=batch_size)[measure]
+
+
+# The measures embedding_similarity_table computes, by name.
+_EMBEDDING_MEASURES = {"cosine": cosine, "angular": angular_similarity}
+
+
+def embedding_similarity_table(
+    encoder: Encoder,
+    references: Sequence[str],
+    candidates: Sequence[str],
+    measures: Sequence[str] = ("cosine", "angular"),
+    *,
+    batch_size: int = 64,
+) -> dict[str, np.ndarray]:
+    """Several similarities of the same pairs from one encoding: ``{measure:
+    scores}`` for ``measures`` among ``"cosine"`` (:func:`cosine`) and
+    ``"angular"`` (:func:`angular_similarity`). Distinct texts are encoded
+    once, in batches of ``batch_size``.
+
+    >>> class Letters:
+    ...     def encode(self, texts):
+    ...         return np.array([[t.count("a"), t.count("b")] for t in texts], float)
+    >>> {k: v.round(4).tolist() for k, v in embedding_similarity_table(Letters(), ["ab"], ["a"]).items()}
+    {'cosine': [0.7071], 'angular': [0.75]}
+    """
     if len(references) != len(candidates):
         raise ValueError(f"{len(references)} references but {len(candidates)} candidates")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    unknown = [m for m in measures if m not in _EMBEDDING_MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure(s) {unknown}; choose from {list(_EMBEDDING_MEASURES)}")
     distinct = list(dict.fromkeys([*references, *candidates]))
     if not distinct:
-        return np.zeros(0)
+        return {m: np.zeros(0) for m in measures}
     rows = [encoder.encode(distinct[i : i + batch_size]) for i in range(0, len(distinct), batch_size)]
     vectors = dict(zip(distinct, np.concatenate([np.asarray(r, dtype=np.float64) for r in rows])))
-    score = angular_similarity if angular else cosine
-    return np.array([score(vectors[r], vectors[c]) for r, c in zip(references, candidates)])
+    return {
+        m: np.array([_EMBEDDING_MEASURES[m](vectors[r], vectors[c]) for r, c in zip(references, candidates)])
+        for m in measures
+    }
 
 
 # ---------------------------------------------------------------- rewrites (retrieval)

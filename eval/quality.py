@@ -27,9 +27,11 @@ QuALITY data is here), so they flatter the score a little: BENCHMARKS.md
 gives the whole sweep.
 
 Accuracy is reported on all questions and on the HARD subset
-(``difficult == 1``) when the file has the flag; ``--json`` prints
-``{"n", "accuracy", "n_hard", "hard_accuracy"}`` with ``null`` where a split
-is absent. Chance is 25%.
+(``difficult == 1``) when the file has the flag. ``--json`` prints one
+shape whatever the number of runs: a list with one object per mu (one for a
+single ``--mu``), in ``--mu`` order,
+``[{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``, accuracies as
+fractions with ``null`` where a split is absent. Chance is 25%.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import AssistantError, DataFormatError
+from assistant.kernel import ConfigError, DataFormatError, run_cli
 from assistant.readers import MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
 
@@ -222,37 +224,40 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
-    parser.add_argument("--json", action="store_true", help='print {"n", "accuracy", "n_hard", "hard_accuracy"}')
+    parser.add_argument("--json", action="store_true", help='print [{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object per mu')
     defaults = QualityConfig()
     parser.add_argument(
         "--mu", default=str(defaults.mu), help="embedding weight (1 - mu: BM25); a comma-separated list runs a sweep"
     )
     parser.add_argument("--k", type=int, default=defaults.k, help="passages extracted per question")
     parser.add_argument("--passage-words", type=int, default=defaults.passage_words, help="words per passage")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; bad input ends in one ``error:`` line and status 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
     try:
         mus = [float(x) for x in args.mu.split(",")]
     except ValueError:
         mus = [-1.0]
     if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
-        print("error: need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1", file=sys.stderr)
-        return 2
-    try:
-        from tqdm import tqdm
+        raise ConfigError("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
+    from tqdm import tqdm
 
-        articles = load_quality(args.data)
-        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
-        results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-        if len(mus) > 1:
-            results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
-    except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    articles = load_quality(args.data)
+    reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
+    results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
     if args.json:
-        print(json.dumps(results[0] if len(mus) == 1 else results))
+        print(json.dumps(results))
         return 0
     print(f"{'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
     for mu, result in zip(mus, results):

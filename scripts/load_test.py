@@ -31,7 +31,9 @@ from urllib.parse import urlparse
 import numpy as np
 from tqdm import tqdm
 
+# Run as a file (python scripts/load_test.py): the repository root is not on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from assistant.kernel import percentile  # noqa: E402
 
 QUESTIONS = [

@@ -139,11 +139,11 @@ def test_bleu_matches_nltk_with_method1():
 
 
 def test_cosine_and_angular_hand_computed():
-    assert cosine([1, 0], [0, 1]) == 0.0
+    assert cosine([1, 0], [0, 1]) == pytest.approx(0.0)
     assert cosine([3, 4], [6, 8]) == pytest.approx(1.0)
     assert cosine([0, 0], [1, 1]) == 0.0
     assert angular_similarity([1, 0], [0, 1]) == pytest.approx(0.5)
-    assert angular_similarity([1, 0], [1, 0]) == 1.0
+    assert angular_similarity([1, 0], [1, 0]) == pytest.approx(1.0)
     # 60 degrees: cos = 0.5, angular = 1 - 1/3
     v = [math.cos(math.pi / 3), math.sin(math.pi / 3)]
     assert cosine([1, 0], v) == pytest.approx(0.5)
@@ -290,7 +290,7 @@ def test_validate_hand_computed_and_constant_metric():
     assert stats["metrics"]["x"]["pearson"] == pytest.approx(1 / math.sqrt(3))
     assert stats["metrics"]["x"]["auc"] == pytest.approx(5 / 6)
     assert math.isnan(stats["metrics"]["flat"]["pearson"])
-    assert stats["metrics"]["flat"]["auc"] == 0.5
+    assert stats["metrics"]["flat"]["auc"] == pytest.approx(0.5)
 
 
 def test_bootstrap_ci_is_seeded_and_shrinks_with_n():

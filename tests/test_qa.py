@@ -58,6 +58,22 @@ def test_load_qrecc_official_and_scai_keys(qrecc_file, tmp_path):
         qa.load_qrecc(scai)
 
 
+
+def test_load_qrecc_is_as_strict_as_the_rewriting_reader(tmp_path):
+    # The one QReCC reader (rewriting.data) refuses a history that is not
+    # question/answer pairs, and a turn number that is not a number.
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps([{**QRECC[1], "Context": ["only a question"]}]))
+    with pytest.raises(DataFormatError, match="record 0.*even number"):
+        qa.load_qrecc(path)
+    path.write_text(json.dumps([{**QRECC[0], "Turn_no": "1"}]))
+    with pytest.raises(DataFormatError, match="Turn_no"):
+        qa.load_qrecc(path)
+    path.write_text(json.dumps([{**QRECC[0], "Truth_passages": "u_p0"}]))
+    with pytest.raises(DataFormatError, match="Truth_passages"):
+        qa.load_qrecc(path)
+
+
 MD2D = [
     {"input": "Renew a license\n\nYou can renew your license online or by mail.\n\nFees\n\nThe fee is 30 dollars.",
      "instructions": ["How can I renew my license?", "How much is it?"],
@@ -177,10 +193,26 @@ def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
         assert 0 < s["f1"] < 100
 
 
+def test_cli_json_is_a_list_for_one_run_too(md2d_file):
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context", "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    [summary] = json.loads(out.stdout)
+    assert (summary["mu"], summary["n"], summary["setting"]) == (0.7, 4, "known-context")
+    assert summary["mrr"] is None and 0 <= summary["f1"] <= 100  # no retrieval metrics in known context
+
+
 def test_cli_errors_exit_2(md2d_file):
     out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
                          cwd=ROOT, capture_output=True, text=True, check=False)
     assert out.returncode == 2 and "--index" in out.stderr
+    # The reader is chosen by assistant.readers.build_reader, which names the choices.
+    out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context",
+                          "--reader", "nope"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and "nope" in out.stderr and "sentence, generative" in out.stderr
+    assert out.stderr.startswith("error:") and len(out.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.skipif(not (DATA / "multidoc2dial" / "multidoc_qa.jsonl").is_file(), reason="shared data absent")

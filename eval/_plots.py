@@ -1,0 +1,38 @@
+"""Plots of the rewrite metrics: each metric's score distribution per label."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from assistant.kernel import LabelledRewrite
+
+__all__ = ["plot_distributions"]
+
+
+def plot_distributions(labels: Sequence[LabelledRewrite], scores: dict[str, np.ndarray], out: str) -> None:
+    """One histogram panel per metric: its scores for correct vs incorrect rewrites."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers or in CI
+    import matplotlib.pyplot as plt
+
+    y = np.array([item.label for item in labels])
+    cols = min(3, len(scores))
+    rows = math.ceil(len(scores) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    bins = np.linspace(0.0, 1.0, 21)
+    for ax, (name, values) in zip(axes.flat, scores.items()):
+        values = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
+        ax.hist(values[y == 1], bins=bins, alpha=0.6, label=f"correct ({(y == 1).sum()})", color="tab:green")
+        ax.hist(values[y == 0], bins=bins, alpha=0.6, label=f"incorrect ({(y == 0).sum()})", color="tab:red")
+        ax.set_title(name)
+        ax.set_xlabel("score")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(scores) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,173 @@
+"""Reading the QA evaluation data: QReCC json, LEval's MultiDoc2Dial, SCAI's passages.
+
+Every reader gives :class:`QATurn` values; ``write_collection`` writes
+passages as the JSONL collection ``python -m assistant.index`` reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from assistant.kernel import DataFormatError, Passage
+from assistant.retrieval import split_passages
+
+__all__ = [
+    "QATurn",
+    "load_qrecc",
+    "load_multidoc2dial",
+    "multidoc2dial_passages",
+    "scai_passages",
+    "load_turns",
+    "collection_passages",
+    "write_collection",
+]
+
+# Words per passage when we split documents: the collection reader's size.
+PASSAGE_WORDS = 100
+
+
+@dataclass(frozen=True)
+class QATurn:
+    """One evaluation turn, whatever file it came from."""
+
+    conversation: str
+    turn: int
+    question: str
+    history: tuple[str, ...]  # earlier turns' texts, question and answer alternating (QReCC's Context)
+    answer: str  # the gold answer ("" = no answer)
+    rewrite: str | None = None  # the human rewrite, when the data has one
+    gold_ids: tuple[str, ...] = ()  # gold passage ids (QReCC's Truth_passages)
+    context: tuple[Passage, ...] = ()  # gold context carried by the data itself (MultiDoc2Dial)
+
+
+def load_qrecc(path: str | Path) -> list[QATurn]:
+    """QReCC json, official or SCAI/InfoCQR sample keys, read by the one
+    QReCC reader, :func:`rewriting.data.load_examples` (strict: a malformed
+    record raises :class:`DataFormatError` naming it; turns without a
+    question or a human rewrite are skipped with a warning). The gold
+    passage ids come from :func:`_truth_passages`."""
+    from rewriting.data import load_examples
+
+    examples = load_examples(path, fmt="qrecc")
+    gold = _truth_passages(path)
+    return [
+        QATurn(
+            conversation=ex.conversation_id,
+            turn=ex.turn,
+            question=ex.question,
+            history=ex.history,
+            answer=ex.answer,
+            rewrite=ex.rewrite or None,
+            gold_ids=gold.get((ex.conversation_id, ex.turn), ()),
+        )
+        for ex in examples
+    ]
+
+
+def _truth_passages(path: str | Path) -> dict[tuple[str, int], tuple[str, ...]]:
+    # Adapter: rewriting.data's RewriteExample does not carry QReCC's
+    # Truth_passages (the gold passage ids of the SCAI layout) yet, so they
+    # are read here, keyed like the examples: (conversation, turn). The file
+    # has passed load_examples already, so only this key is checked.
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))
+    passages = {}
+    for i, row in enumerate(rows):
+        ids = row.get("Truth_passages") or []
+        if not isinstance(ids, list) or not all(isinstance(pid, str) for pid in ids):
+            raise DataFormatError(f"{path}: record {i}: 'Truth_passages' should be a list of passage ids")
+        passages[(str(row["Conversation_no"]), row["Turn_no"])] = tuple(ids)
+    return passages
+
+
+def _multidoc2dial_rows(path: str | Path) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        for row in rows:
+            if not (isinstance(row["input"], str) and len(row["instructions"]) == len(row["outputs"])):
+                raise ValueError("instructions and outputs differ in length")
+        return rows
+    except OSError as error:
+        raise DataFormatError(f"cannot read {path}: {error}") from error
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise DataFormatError(f"{path} is not LEval's MultiDoc2Dial jsonl (input, instructions, outputs): {error!r}") from error
+
+
+def _document_groups(rows: Sequence[dict]) -> dict[str, str]:
+    """Each distinct ``input`` -> its group id ``md2d{g}`` (first-seen order):
+    LEval repeats some document groups across lines."""
+    groups: dict[str, str] = {}
+    for row in rows:
+        groups.setdefault(row["input"], f"md2d{len(groups)}")
+    return groups
+
+
+def multidoc2dial_passages(path: str | Path) -> list[Passage]:
+    """The passages of every distinct document group, as indexed."""
+    rows = _multidoc2dial_rows(path)
+    return [
+        passage
+        for text, group in _document_groups(rows).items()
+        for passage in split_passages(text, doc_id=group, max_words=PASSAGE_WORDS)
+    ]
+
+
+def load_multidoc2dial(path: str | Path) -> list[QATurn]:
+    """One conversation per line: user turns as questions, agent answers as gold,
+    the line's own documents as the known context."""
+    rows = _multidoc2dial_rows(path)
+    groups = _document_groups(rows)
+    turns = []
+    for line, row in enumerate(rows):
+        context = tuple(split_passages(row["input"], doc_id=groups[row["input"]], max_words=PASSAGE_WORDS))
+        history: list[str] = []
+        for number, (question, answer) in enumerate(zip(row["instructions"], row["outputs"]), start=1):
+            answer = " ".join(answer.split())
+            turns.append(QATurn(f"md2d-line{line}", number, question.strip(), tuple(history), answer, context=context))
+            history += [question.strip(), answer]
+    return turns
+
+
+def scai_passages(path: str | Path) -> list[Passage]:
+    """The distinct passages of SCAI-QReCC-21's ``batch1-top1.csv``."""
+    passages: dict[str, Passage] = {}
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                ids = ast.literal_eval(row["passage_ids"])
+                texts = ast.literal_eval(row["passages"])
+                for pid, text in zip(ids, texts):
+                    url = pid.rsplit("_p", 1)[0]
+                    passages.setdefault(pid, Passage(pid, " ".join(text.split()), 0.0, url=url))
+    except OSError as error:
+        raise DataFormatError(f"cannot read {path}: {error}") from error
+    except (KeyError, ValueError, SyntaxError, csv.Error) as error:
+        raise DataFormatError(f"{path} is not SCAI's batch csv (passage_ids, passages): {error!r}") from error
+    return list(passages.values())
+
+
+def load_turns(path: str | Path) -> list[QATurn]:
+    """QReCC json or MultiDoc2Dial jsonl, told apart by the suffix."""
+    return load_multidoc2dial(path) if str(path).endswith(".jsonl") else load_qrecc(path)
+
+
+def collection_passages(path: str | Path) -> list[Passage]:
+    """The passages of a MultiDoc2Dial jsonl or a SCAI csv."""
+    if str(path).endswith(".csv"):
+        return scai_passages(path)
+    return multidoc2dial_passages(path)
+
+
+def write_collection(passages: Iterable[Passage], out: str | Path) -> int:
+    """Write passages as the JSONL collection ``assistant.index`` reads."""
+    count = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        for p in passages:
+            handle.write(json.dumps({"id": p.id, "contents": p.text, "title": p.title, "url": p.url}, ensure_ascii=False) + "\n")
+            count += 1
+    return count

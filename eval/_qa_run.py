@@ -1,0 +1,157 @@
+"""Running the QA evaluation: answer every turn in a setting, then QReCC's metrics."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from assistant.encoders import CachedEncoder
+from assistant.kernel import DataFormatError, InvalidInputError, Passage, percentile
+from assistant.retrieval import ChunkRetriever
+
+from ._qa_data import QATurn
+from ._qa_metrics import closest_span, hit_at_k, relevant_ids
+from .metrics import exact_match, mrr, token_f1
+
+__all__ = ["SETTINGS", "TurnResult", "run_turns", "summarize", "build_readers", "format_summaries"]
+
+SETTINGS = ("end-to-end", "known-context", "human-rewrite")
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    query: str
+    answers: tuple[str, ...]  # one per reader (mu)
+    read_ms: tuple[float, ...]
+    retrieved: tuple[str, ...] = ()  # ranked ids (end-to-end / human-rewrite)
+    relevant: frozenset[str] = frozenset()
+    upper_em: float | None = None
+    upper_f1: float | None = None
+
+
+def run_turns(
+    turns: Sequence[QATurn],
+    setting: str,
+    readers: Sequence,
+    *,
+    rewriter=None,
+    retriever=None,
+    depth: int = 100,
+    read_k: int = 5,
+    progress: Callable = lambda iterable, **_: iterable,
+) -> list[TurnResult]:
+    """Answer every turn in ``setting`` with each reader (e.g. one per mu).
+
+    Retrieval (``depth`` passages, for MRR/R@100 and the upper bound) and the
+    rewrite are done once per turn; each reader reads the first ``read_k``.
+    """
+    if setting not in SETTINGS:
+        raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    results = []
+    for turn in progress(turns, desc=setting, unit="turn"):
+        if setting == "human-rewrite":
+            if not turn.rewrite:
+                raise DataFormatError(
+                    f"turn {turn.conversation}/{turn.turn} has no human rewrite: "
+                    "the human-rewrite setting needs QReCC data"
+                )
+            query = turn.rewrite
+        else:
+            query = rewriter.rewrite(turn.question, list(turn.history)).text if rewriter else turn.question
+        upper = (None, None)
+        retrieved: list[Passage] = []
+        relevant: set[str] = set()
+        if setting == "known-context":
+            if turn.context:
+                passages = ChunkRetriever(turn.context).search(query, read_k) or list(turn.context[:read_k])
+            elif turn.gold_ids and retriever is not None and hasattr(retriever, "documents"):
+                passages = retriever.documents(list(turn.gold_ids))
+            else:
+                raise DataFormatError(
+                    f"turn {turn.conversation}/{turn.turn} has no gold context: known-context needs "
+                    "Truth_passages found in the index, or MultiDoc2Dial documents"
+                )
+        else:
+            retrieved = retriever.search(query, depth) if query.split() else []
+            passages = retrieved[:read_k]
+            relevant = relevant_ids(retrieved, turn.answer)
+            if retrieved:
+                spans = [closest_span(p.text, turn.answer)[0] for p in retrieved] if turn.answer.strip() else [""]
+                upper = (
+                    max(exact_match(turn.answer, s) for s in spans),
+                    max(token_f1(turn.answer, s) for s in spans),
+                )
+        answers, timings = [], []
+        for reader in readers:
+            start = time.perf_counter()
+            answer = reader.read(query, passages)
+            timings.append((time.perf_counter() - start) * 1000)
+            answers.append(answer.text if answer.found else "")
+        results.append(
+            TurnResult(query, tuple(answers), tuple(timings), tuple(p.id for p in retrieved),
+                       frozenset(relevant), *upper)
+        )
+    return results
+
+
+def _mean_percent(values: Sequence[float]) -> float | None:
+    return round(100 * sum(values) / len(values), 2) if values else None
+
+
+def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: str, reader_index: int = 0) -> dict:
+    """The setting's metrics for one reader, in percent (None where undefined)."""
+    golds = [t.answer for t in turns]
+    predictions = [r.answers[reader_index] for r in results]
+    timings = sorted(r.read_ms[reader_index] for r in results)
+    summary = {
+        "setting": setting,
+        "n": len(turns),
+        "f1": _mean_percent([token_f1(g, p) for g, p in zip(golds, predictions)]),
+        "em": _mean_percent([exact_match(g, p) for g, p in zip(golds, predictions)]),
+        "mrr": None,
+        "r@10": None,
+        "r@100": None,
+        "upper_bound_f1": None,
+        "upper_bound_em": None,
+        "read_ms_median": round(statistics.median(timings), 1) if timings else None,
+        "read_ms_p95": round(percentile(timings, 0.95), 1) if timings else None,
+    }
+    if setting != "known-context":
+        summary["mrr"] = _mean_percent([mrr(r.retrieved, r.relevant) for r in results])
+        summary["r@10"] = _mean_percent([hit_at_k(r.retrieved, r.relevant, 10) for r in results])
+        summary["r@100"] = _mean_percent([hit_at_k(r.retrieved, r.relevant, 100) for r in results])
+        summary["upper_bound_f1"] = _mean_percent([r.upper_f1 or 0.0 for r in results])
+        summary["upper_bound_em"] = _mean_percent([r.upper_em or 0.0 for r in results])
+    return summary
+
+
+def build_readers(kind: str, mus: Sequence[float]) -> list:
+    """One reader of kind ``kind`` (:data:`assistant.readers.READERS`) per
+    ``mu``, loaded once by :func:`assistant.readers.build_reader`: the models
+    are shared, only the interpolation weight differs."""
+    from assistant.kernel import ReaderConfig
+    from assistant.readers import GenerativeReader, SentenceReader, build_reader
+
+    first = build_reader(kind, ReaderConfig())
+    base = first.selector if isinstance(first, GenerativeReader) else first
+    # The readers of a mu sweep embed the same question and sentences; only
+    # their interpolation differs, so each text is encoded once.
+    encoder = CachedEncoder(base.encoder) if len(mus) > 1 else base.encoder
+    selectors = [SentenceReader(encoder, dataclasses.replace(ReaderConfig(), mu=mu)) for mu in mus]
+    if not isinstance(first, GenerativeReader):
+        return selectors
+    return [GenerativeReader(s, first.model, first.tokenizer, first.config) for s in selectors]
+
+
+def format_summaries(summaries: Sequence[dict], mus: Sequence[float]) -> str:
+    def cell(value):
+        return "-" if value is None else f"{value:.2f}"
+
+    columns = ["f1", "em", "mrr", "r@10", "r@100", "upper_bound_f1", "read_ms_median", "read_ms_p95"]
+    lines = [f"{'setting':<15}{'mu':>5}{'n':>5}" + "".join(f"{c:>16}" for c in columns)]
+    for mu, s in zip(mus, summaries):
+        lines.append(f"{s['setting']:<15}{mu:>5.2f}{s['n']:>5}" + "".join(f"{cell(s[c]):>16}" for c in columns))
+    return "\n".join(lines)
