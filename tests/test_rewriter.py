@@ -396,7 +396,7 @@ def test_cli_original_model_copies_questions(tmp_path):
 # --- the shipped adapter ------------------------------------------------------
 
 
-@pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="no trained adapter in the checkout")
+@pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="missing prerequisite: the trained adapter (restore rewriting/adapters/ from git)")
 def test_trained_rewriter_resolves_the_pronoun():
     rewriter = load_rewriter("trained")
     assert rewriter.rewrite("Who was Ada Lovelace?", []).text == "Who was Ada Lovelace?"
