@@ -9,10 +9,9 @@ what to do.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ._recipe import Recipe, damaged
+from ._recipe import Recipe, damaged, read_json
 
 __all__ = ["ADAPTER_CONFIG", "ADAPTER_WEIGHTS", "check_adapter"]
 
@@ -25,12 +24,7 @@ _REQUIRED = ("peft_type", "r", "target_modules")
 def check_adapter(directory: Path, recipe: Recipe | None) -> None:
     """Raise :class:`ModelNotFoundError` naming the first damaged file of the adapter."""
     config_path = directory / ADAPTER_CONFIG
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise damaged(config_path, f"unreadable: {error.strerror or error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise damaged(config_path, f"not JSON: {error}") from error
+    config = read_json(config_path)
     if not isinstance(config, dict):
         raise damaged(config_path, f"expected a JSON object, found {type(config).__name__}")
     missing = [key for key in _REQUIRED if key not in config]

@@ -32,7 +32,18 @@ def damaged(path: str | Path, what: str) -> ModelNotFoundError:
         "retrain the adapter (python -m rewriting.train), or use --rewriter prompted"
     )
 
+
 _FORMATS = ("plain", "chat")
+
+
+def read_json(path: Path):
+    """The JSON in ``path``, or a :func:`damaged` error saying why it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise damaged(path, f"unreadable: {error.strerror or error}") from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise damaged(path, f"not JSON: {error}") from error
 
 
 @dataclass(frozen=True)
@@ -107,10 +118,4 @@ class Recipe:
         path = Path(directory) / RECIPE_FILE
         if not path.is_file():
             return None
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise damaged(path, f"unreadable: {error.strerror or error}") from error
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise damaged(path, f"not JSON: {error}") from error
-        return cls.from_json(record, str(path))
+        return cls.from_json(read_json(path), str(path))
