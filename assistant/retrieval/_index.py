@@ -1,10 +1,11 @@
 """Building a Lucene BM25 index (the engine of ``python -m assistant.index``).
 
 The build streams: passages are read, turned into Lucene JSON and handed to
-Anserini in batches of ``_BATCH``, so Python holds one batch whatever the
+Anserini in batches of ``_BATCH``, so Python holds at most four batches whatever the
 collection's size (Lucene buffers in its own bounded RAM buffer and flushes
 segments to disk). Anserini's ``SimpleIndexer`` indexes each batch on
-``threads`` threads of its own.
+``threads`` threads of its own, while a Python thread reads and encodes the
+next batches (at most two wait).
 
 Duplicate ids are found by Lucene, not by a Python set of every id: each
 passage's id is one term of the index's ``id`` field, so after the build a
@@ -23,11 +24,14 @@ start would take for a good one.
 from __future__ import annotations
 
 import json
+import queue
 import shutil
 import sys
 import tempfile
+import threading
+from contextlib import closing
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from tqdm import tqdm
 
@@ -85,18 +89,12 @@ def build_index(
         # because add_batch_dict would keep only id and contents.
         indexer = LuceneIndexer(args=["-index", str(staging), "-storeRaw"], threads=threads)
         try:
-            batch: list[str] = []
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
-                for passage in passages:
-                    batch.append(json.dumps(_lucene_doc(passage), ensure_ascii=False))
-                    if len(batch) == batch_size:
+                with closing(_prefetched(_batches(passages, batch_size))) as batches:
+                    for batch in batches:
                         count += _add(indexer, batch, count)
                         bar.update(len(batch))
-                        batch = []
-                if batch:
-                    count += _add(indexer, batch, count)
-                    bar.update(len(batch))
         finally:
             indexer.close()
         if count == 0:
@@ -110,6 +108,61 @@ def build_index(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+def _batches(passages: Iterable[dict], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for passage in passages:
+        batch.append(json.dumps(_lucene_doc(passage), ensure_ascii=False))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+_DONE = object()
+
+
+def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[str]]:
+    """``batches``, read and encoded on a thread of their own while Lucene
+    indexes the previous one (pyjnius releases the GIL during Java calls).
+    At most ``depth`` batches wait, so memory stays bounded; an error while
+    reading (a bad line) is raised here, in the caller's thread."""
+    waiting: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                waiting.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(_DONE)
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            put(error)
+
+    reader = threading.Thread(target=produce, name="index-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = waiting.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _add(indexer, batch: list[str], before: int) -> int:
