@@ -15,6 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
+from ._shapes import ShapeConfig, answer_kind, definition_subject, lead_passage, short_span
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
@@ -79,19 +80,24 @@ class SentenceReader:
 
     ``encoder`` is any object with ``encode(list[str]) -> np.ndarray`` returning
     L2-normalised rows (see :func:`assistant.encoders.load_minilm`).
+    ``shapes`` turns on definitions from the subject's article and short
+    answers (:class:`ShapeConfig`; both off by default).
     """
 
-    def __init__(self, encoder, config: ReaderConfig = ReaderConfig()):
+    def __init__(self, encoder, config: ReaderConfig = ReaderConfig(), shapes: ShapeConfig = ShapeConfig()):
         self.encoder = encoder
         self.config = config
+        self.shapes = shapes
         # Sentence vectors by text: the same passages come back turn after turn.
         self.sentences = CachedEncoder(encoder, config.cache_sentences)
 
     @classmethod
-    def from_pretrained(cls, path: str | None = None, config: ReaderConfig = ReaderConfig()) -> "SentenceReader":
+    def from_pretrained(
+        cls, path: str | None = None, config: ReaderConfig = ReaderConfig(), shapes: ShapeConfig = ShapeConfig()
+    ) -> "SentenceReader":
         from ..encoders import load_minilm
 
-        return cls(load_minilm(path), config)
+        return cls(load_minilm(path), config, shapes)
 
     def candidates(self, passages: Sequence[Passage]) -> list[tuple[int, int, str]]:
         """(passage index, sentence index, sentence) for every usable sentence."""
@@ -126,6 +132,32 @@ class SentenceReader:
         return similarity, mu * reader + (1 - mu) * retrieval
 
     def read(self, question: str, passages: Sequence[Passage]) -> Answer:
+        if self.shapes.definitions:
+            definition = self._definition(question, passages)
+            if definition is not None:
+                return definition
+        answer = self._best_sentences(question, passages)
+        if self.shapes.short_answers and answer.found:
+            kind = answer_kind(question)
+            best = split_sentences(answer.evidence)[:1]
+            title = next((p.title for p in passages if p.id == answer.source_id), "")
+            span = short_span(kind, question, best[0], title) if kind and best else None
+            if span:
+                return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
+        return answer
+
+    def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:
+        """The lead of the subject's own article, when one was retrieved."""
+        subject = definition_subject(question)
+        lead = lead_passage(subject, passages) if subject else None
+        sentences = split_sentences(lead.text)[: self.shapes.definition_sentences] if lead else []
+        if not sentences:
+            return None
+        top = max(p.score for p in passages)
+        text = " ".join(sentences)
+        return Answer(text, lead.score / top if top > 0 else 0.0, evidence=text, source_id=lead.id)
+
+    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> Answer:
         passages = passages[: self.config.read_k]
         candidates = self.candidates(passages)
         if not candidates:

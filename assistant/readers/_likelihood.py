@@ -1,0 +1,103 @@
+"""Multiple choice by a causal LM's likelihood of each option (QuALITY's LM baselines).
+
+QuALITY's baselines extract the passages nearest the question and let a
+model score each option given them. Without a trained multiple-choice head,
+a causal LM can still score: the option whose tokens are most likely after
+"<passages> Question: <q> Answer:" is chosen. Any causal LM loads by name or
+path (:func:`rewriting.load_causal_lm`); the score is the mean log-probability
+per option token by default, so that long options are not punished for
+their length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..kernel import InvalidInputError
+from ..retrieval import ChunkRetriever, split_passages
+from ._choice import Choice
+
+__all__ = ["LikelihoodConfig", "LikelihoodChoiceReader"]
+
+
+@dataclass(frozen=True)
+class LikelihoodConfig:
+    # Words per article passage and passages extracted per question: as the
+    # embedding reader (QualityConfig), so the two read the same evidence.
+    passage_words: int = 60
+    k: int = 4
+    # Context tokens at most (the passages, cut from the front when longer):
+    # a small LM's window, and the cost of a forward pass, bound it.
+    max_context_tokens: int = 768
+    # Mean log-probability per option token (True) or the sum (False): the
+    # sum prefers short options whatever they say.
+    mean: bool = True
+    # CPU threads for torch; the deployment target has 2 cores.
+    threads: int = 2
+
+
+class LikelihoodChoiceReader:
+    """``answer(document, question, options) -> Choice`` scored by a causal LM.
+
+    ``model``/``tokenizer``: a causal LM in eval mode and its tokenizer; use
+    :meth:`from_pretrained` to load one by name or path.
+    """
+
+    def __init__(self, model, tokenizer, config: LikelihoodConfig = LikelihoodConfig()) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.config = config
+
+    @classmethod
+    def from_pretrained(cls, model: str = "smollm2", config: LikelihoodConfig = LikelihoodConfig()) -> "LikelihoodChoiceReader":
+        import torch
+
+        from rewriting import load_causal_lm
+
+        torch.set_num_threads(config.threads)
+        lm, tokenizer = load_causal_lm(model)
+        return cls(lm, tokenizer, config)
+
+    def _window(self) -> int:
+        # GPT-2 calls it n_positions, most others max_position_embeddings.
+        config = self.model.config
+        return int(getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 2048)
+
+    def option_scores(self, context: str, options: Sequence[str]) -> list[float]:
+        """Each option's log-likelihood after ``context`` (mean per token, or sum)."""
+        import torch
+
+        prefix = self.tokenizer.encode(context, add_special_tokens=False)
+        scores = []
+        for option in options:
+            target = self.tokenizer.encode(" " + option.strip(), add_special_tokens=False)
+            if not target:
+                raise InvalidInputError("an option is empty")
+            room = min(self.config.max_context_tokens, self._window() - len(target))
+            if room < 1:
+                raise InvalidInputError("an option is longer than the language model's window")
+            ids = (prefix[-room:] if prefix else [self.tokenizer.eos_token_id]) + target
+            with torch.no_grad():
+                logits = self.model(torch.tensor([ids])).logits[0].float()
+            logprobs = torch.log_softmax(logits[len(ids) - len(target) - 1 : -1], dim=-1)
+            picked = logprobs[torch.arange(len(target)), torch.tensor(target)]
+            scores.append(float(picked.mean() if self.config.mean else picked.sum()))
+        return scores
+
+    def answer(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> Choice:
+        if len(options) < 2:
+            raise InvalidInputError("a multiple-choice question needs at least two options")
+        passages = split_passages(document, doc_id, max_words=self.config.passage_words)
+        if not passages:
+            raise InvalidInputError("the document has no text to answer from")
+        # The k passages BM25 ranks highest for the question (stable, so an
+        # all-zero ranking keeps the document's start), read in document order.
+        ranked = np.argsort(-np.asarray(ChunkRetriever(passages).scores(question)), kind="stable")[: self.config.k]
+        context = "\n".join(passages[int(r)].text for r in sorted(ranked))
+        scores = self.option_scores(f"{context}\nQuestion: {question.strip()}\nAnswer:", options)
+        # Every option rests on the same evidence: the passage BM25 ranked first.
+        top = passages[int(ranked[0])]
+        return Choice(index=int(np.argmax(scores)), scores=tuple(scores), evidence=tuple(top for _ in options))

@@ -1,0 +1,199 @@
+"""Answers shaped by the question: a definition from the subject's own article,
+and a short span (a date, a number, a name) where the question asks for one.
+
+QReCC's and CoQA's gold answers are short for factoid questions ("1852",
+"three", "Lord Byron") and a definition for "Who was X?". The sentence
+reader's best sentence carries the answer in both cases, but F1 against a
+short gold answer punishes the rest of the sentence, and for "Who was X?"
+the best-matching sentence is often a detail, not the article's first
+sentence, which is where an encyclopaedia defines its subject. Both are
+off by default (:class:`ShapeConfig`): the lead turns them on after measuring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..kernel import Passage, tokens
+
+__all__ = ["ShapeConfig", "definition_subject", "answer_kind", "short_span", "lead_passage"]
+
+
+@dataclass(frozen=True)
+class ShapeConfig:
+    # "Who was X?", "What is X?", "Tell me about X": answer with the first
+    # sentence(s) of X's own article when a retrieved passage has X's title.
+    # Off until measured against the sentence reader (eval.qa, CoQA).
+    definitions: bool = False
+    # Sentences of the lead that make the definition: an encyclopaedia's
+    # first sentence says what its subject is; the next one is usually detail.
+    definition_sentences: int = 1
+    # "When ...", "How many ...", "Who <did something>": answer with the
+    # date, number or name in the best sentence (the sentence stays the
+    # evidence). Off until measured.
+    short_answers: bool = False
+
+
+_ARTICLES = ("the ", "a ", "an ")
+_DEFINITION = re.compile(
+    r"^\s*(?:(?:who|what)\s+(?:is|was|are|were)|tell\s+me\s+(?:more\s+)?about)\s+(?P<x>.+?)[\s?.!]*$",
+    re.IGNORECASE,
+)
+
+
+def definition_subject(question: str) -> str | None:
+    """The X of "Who was X?" / "What is X?" / "Tell me about X", or None.
+
+    A role ("the father of Ada", "the capital of France") is not a subject
+    with an article of its own: those are factoid questions.
+
+    >>> definition_subject("Who was Ada Lovelace?"), definition_subject("What is a quokka?")
+    ('Ada Lovelace', 'a quokka')
+    >>> [definition_subject(q) for q in ("Who was the father of Ada?", "Who was Ada's father?", "Who wrote it?")]
+    [None, None, None]
+    """
+    match = _DEFINITION.match(question)
+    if not match:
+        return None
+    subject = match.group("x").strip()
+    if re.search(r"\w['’]s?\b", subject):
+        return None  # "Ada Lovelace's father": a role, named through its holder
+    lowered = subject.lower()
+    for article in _ARTICLES:
+        if lowered.startswith(article):
+            rest = subject[len(article):].split()
+            # "the Beatles" names a subject; "the first man on the moon" a role.
+            if len(rest) > 1 and rest[0][:1].islower():
+                return None
+    return subject
+
+
+def _title_key(text: str) -> str:
+    # "The Quokka", "quokka" and "Quokka (animal)" name the same article.
+    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    words = tokens(text, "rouge")
+    if words and words[0] in ("the", "a", "an"):
+        words = words[1:]
+    return " ".join(words)
+
+
+def lead_passage(subject: str, passages: Sequence[Passage]) -> Passage | None:
+    """The first passage of the subject's own article among ``passages``:
+    its title names the subject; a document's first passage (``_p0``, ``#0``)
+    wins over a later one, then the retriever's order.
+
+    >>> ps = [Passage("x_p3", "Later.", 2.0, "Ada Lovelace"), Passage("x_p0", "Ada was...", 1.0, "Ada Lovelace")]
+    >>> lead_passage("Ada Lovelace", ps).id, lead_passage("Charles Babbage", ps)
+    ('x_p0', None)
+    """
+    key = _title_key(subject)
+    matches = [p for p in passages if key and _title_key(p.title) == key]
+    if not matches:
+        return None
+    first = [p for p in matches if re.search(r"(_p|#)0$", p.id)]
+    return (first or matches)[0]
+
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_YEAR = r"\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?"
+# Most specific first: a full date, then a month and year, then a year, a decade, a century.
+_DATE = re.compile(
+    rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s+{_YEAR}"
+    rf"|{_MONTH}\s+{_YEAR}"
+    rf"|\d{{4}}s"
+    rf"|(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+century"
+    rf"|{_YEAR})\b"
+)
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion dozen dozens hundreds thousands millions"
+).split()
+_NUMBER = re.compile(
+    r"(?:[$£€]\s?)?\b(?:\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
+    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|percent|per cent))*(?:\s?%)?",
+    re.IGNORECASE,
+)
+# Capitalised words that start sentences or clauses without naming anyone.
+_NOT_NAMES = frozenset(
+    "the a an he she it they his her its their this that these those in on at of by for from with after "
+    "before during when while however also and but or as there here we i you our".split()
+)
+_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
+
+
+def answer_kind(question: str) -> str | None:
+    """"date", "number" or "name" when the question asks for one, else None.
+
+    >>> [answer_kind(q) for q in ("When did she die?", "How many books?", "Who wrote it?", "Who was Ada?", "Why?")]
+    ['date', 'number', 'name', None, None]
+    """
+    q = question.strip().lower()
+    if re.match(r"^(?:when\b|(?:in|since|until)?\s*what\s+(?:year|date|century|decade)\b)", q):
+        return "date"
+    if re.match(r"^how\s+(?:many|much|old|long|far|big|tall|high|large)\b", q):
+        return "number"
+    if re.match(r"^(?:who|whom)\b", q) and definition_subject(question) is None:
+        return "name"
+    return None
+
+
+def _asked(question: str) -> set[str]:
+    return set(tokens(question, "rouge"))
+
+
+def _names(sentence: str, question: str) -> list[str]:
+    asked = _asked(question)
+    found = []
+    for match in _NAME.finditer(sentence):
+        words = match.group().rstrip(".").split()
+        # Drop leading words that only start the sentence or a clause ("Her", "In").
+        while words and words[0].lower() in _NOT_NAMES:
+            words = words[1:]
+        name = " ".join(words)
+        if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
+            found.append(name)
+    return found
+
+
+_PRONOUN_START = re.compile(r"^\s*(?:he|she|they)\b", re.IGNORECASE)
+
+
+def short_span(kind: str, question: str, sentence: str, title: str = "") -> str | None:
+    """The span of ``sentence`` that answers a ``kind`` question, or None.
+
+    A sentence about a person that starts "She ..." names her only in its
+    passage's ``title``: that is the name a "who" question gets.
+
+    >>> short_span("date", "When did Ada Lovelace die?", "She died on 27 November 1852 in London.")
+    '27 November 1852'
+    >>> short_span("number", "How many children did she have?", "In 1838 she had three children.")
+    'three'
+    >>> short_span("name", "Who was Ada Lovelace's father?", "Her father was the poet Lord Byron.")
+    'Lord Byron'
+    >>> short_span("name", "Who wrote the notes?", "She wrote the notes for Babbage.", title="Ada Lovelace")
+    'Ada Lovelace'
+    """
+    if kind == "date":
+        match = _DATE.search(sentence)
+        return match.group().strip() if match else None
+    if kind == "number":
+        asked = _asked(question)
+        # The day and year of a date are not the count or age asked for.
+        spans = [m.group().strip() for m in _NUMBER.finditer(_DATE.sub(" ", sentence))]
+        spans = [s for s in spans if not set(tokens(s, "rouge")) <= asked]
+        # A bare four-digit number is usually a year, not the count asked for.
+        counts = [s for s in spans if not re.fullmatch(r"1\d{3}|20\d{2}", s)]
+        return (counts or spans or [None])[0]
+    if kind == "name":
+        if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
+            return re.sub(r"\s*\([^)]*\)", "", title).strip()
+        names = _names(sentence, question)
+        return names[0] if names else None
+    raise ValueError(f"unknown answer kind {kind!r}")

@@ -1,0 +1,210 @@
+"""Retrieval, measured as the field reports it: MRR, nDCG@3 and recall by trec_eval.
+
+``python -m eval.retrieval --data FILE... [--rewriter NAME | --rewrites R.jsonl]``
+``[--split SPLIT] [--distractors SPEC...] [--index DIR] [--run OUT.trec] [--qrels OUT] [--json]``
+
+Builds a judged collection (:mod:`eval._judged`: each CAsT 2021 turn's
+canonical passage and each CAsT 2022 turn's response is relevant to it, among
+distractors), indexes it with :func:`assistant.retrieval.build_index` (once:
+the index is kept under the cache folder, named by a digest of the
+collection; ``--index DIR`` puts it elsewhere), rewrites every turn, searches
+the top 100 with BM25, writes the run (TREC format) and the qrels, and
+scores the run with pyserini's trec_eval.
+
+Rewrites: ``original`` (the question as asked), ``human`` (the manual
+rewrite), ``automatic`` (the CAsT organisers' automatic rewrite; only the
+turns that have one: CAsT 2021), any name or path ``rewriting.load_rewriter``
+takes (``trained``, the default, ``prompted``, an adapter or a model), or a
+JSONL of ``{"id", "rewrite"}`` (ids as ``rewriting.data.load_examples`` gives
+them, or ``<file>#<id>`` as ``eval.rewrites export`` writes them; a turn the
+file lacks is scored with its question when it is a first turn, which no
+rewriter rewrites, and left out otherwise). A rewriter sees the history as
+:func:`rewriting.data.load_examples` reads it: earlier questions and answers
+alternating, answers clipped.
+
+``--split``: only the turns a training run (its ``split.json``) held out.
+``--distractors``: ``default`` (the default collection), LEval JSONL files
+(NQ Wikipedia pages, MultiDoc2Dial documents), collections as
+``assistant.index`` reads them, or ``none``; default: the default collection
+and the shared NQ and MultiDoc2Dial files.
+
+Prints a table (all turns, then each CAsT year); ``--json`` prints
+``{"n", "mrr", "ndcg_cut_3", "recall_10", "recall_100"}``, fractions.
+Bad input exits with status 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from tqdm import tqdm
+
+from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
+from assistant.retrieval import BM25Retriever, build_index
+from rewriting.data import data_dir, load_examples
+
+from ._judged import JudgedCollection, JudgedQuery, collection_key, default_distractors, judged_collection, write_qrels
+from ._judged_trec import MEASURES, trec_eval, write_run
+from ._table import read_rewrites
+from .rewrites import _held_out, _rewrite_with
+
+__all__ = ["DEPTH", "judged_index", "rewrite_queries", "evaluate", "main"]
+
+# Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
+# scored at depths of 100 and more.
+DEPTH = 100
+# The rewriter scored when neither --rewriter nor --rewrites is given: the app's.
+DEFAULT_REWRITER = "trained"
+# Marks an index as this collection's (the digest of its passages).
+_KEY_FILE = "judged.json"
+
+
+def judged_index(collection: JudgedCollection, index_dir: str | Path | None = None) -> Path:
+    """The index of ``collection``: reused when ``index_dir`` (default: the
+    cache folder's ``indexes/judged-<digest>``) holds this collection's,
+    built there otherwise."""
+    key = collection_key(collection.passages)
+    index_dir = Path(index_dir) if index_dir is not None else cache_dir() / "indexes" / f"judged-{key}"
+    marker = index_dir / _KEY_FILE
+    try:
+        if json.loads(marker.read_text(encoding="utf-8")).get("key") == key and (index_dir / "convqa.json").is_file():
+            return index_dir
+    except (OSError, ValueError, AttributeError):
+        pass
+    build_index(collection.passages, index_dir, total=len(collection.passages), description="Indexing the judged collection")
+    marker.write_text(json.dumps({"key": key, "passages": len(collection.passages)}), encoding="utf-8")
+    return index_dir
+
+
+def _given_rewrites(path: str, queries: Sequence[JudgedQuery]) -> dict[str, str]:
+    given = {key.split("#", 1)[-1]: text for key, text in read_rewrites(path).items()}
+    known = {i for q in queries for i in q.example_ids}
+    stray = [i for i in given if i not in known]
+    if stray:
+        raise DataFormatError(f"{path}: {len(stray)} id(s) are no turn of the data, e.g. {stray[0]!r}")
+    found = {}
+    for q in queries:
+        text = next((given[i] for i in q.example_ids if i in given), None)
+        if text is None and not q.example.history:
+            text = q.example.question
+        if text is not None:
+            found[q.qid] = text
+    return found
+
+
+def rewrite_queries(queries: Sequence[JudgedQuery], rewriter: str | None, rewrites: str | None) -> dict[str, str]:
+    """``{qid: query text}``; turns a source has no rewrite for are left out."""
+    if rewrites is not None:
+        return _given_rewrites(rewrites, queries)
+    if rewriter == "original":
+        return {q.qid: q.example.question for q in queries}
+    if rewriter == "human":
+        return {q.qid: q.example.rewrite for q in queries}
+    if rewriter == "automatic":
+        found = {q.qid: q.example.systems["cast_automatic"] for q in queries if "cast_automatic" in q.example.systems}
+        if not found:
+            raise DataFormatError(
+                "no turn of the data has an automatic rewrite (CAsT 2021's topics have them, 2022's do not)"
+            )
+        return found
+    texts = _rewrite_with(rewriter, [q.example for q in queries])
+    return {q.qid: text for q, text in zip(queries, texts)}
+
+
+def evaluate(
+    queries: Sequence[JudgedQuery], texts: dict[str, str], retriever, run: Path, qrels: Path, tag: str
+) -> dict:
+    """Search each query's text, write the run and the qrels, score them.
+
+    Returns ``{"n", measures..., "by_source": {source: {"n", measures...}}}``.
+    """
+    scored = [q for q in queries if q.qid in texts]
+    if not scored:
+        raise InvalidInputError("no turn left to score (check --split and --rewrites)")
+    results = {}
+    for q in tqdm(scored, desc="searching", unit="turn", file=sys.stderr):
+        text = texts[q.qid]
+        # A query with no words finds nothing: it scores 0, as in trec_eval.
+        results[q.qid] = retriever.search(text, DEPTH) if text.split() else []
+    write_run(results, run, tag)
+    write_qrels(scored, qrels)
+    mean, per_query = trec_eval(qrels, run)
+    summary = {"n": len(scored), **mean, "by_source": {}}
+    for source in sorted({q.example.source for q in scored}):
+        mine = [q for q in scored if q.example.source == source]
+        zero = dict.fromkeys(MEASURES.values(), 0.0)
+        summary["by_source"][source] = {"n": len(mine)} | {
+            m: sum(per_query.get(q.qid, zero)[m] for q in mine) / len(mine) for m in MEASURES.values()
+        }
+    return summary
+
+
+def _print_table(summary: dict) -> None:
+    names = {"mrr": "MRR", "ndcg_cut_3": "nDCG@3", "recall_10": "R@10", "recall_100": "R@100"}
+    print(f"{'turns':<12}{'n':>6}" + "".join(f"{name:>9}" for name in names.values()))
+    rows = [("all", summary)] + (list(summary["by_source"].items()) if len(summary["by_source"]) > 1 else [])
+    for label, row in rows:
+        print(f"{label:<12}{row['n']:>6}" + "".join(f"{row[m]:>9.4f}" for m in names))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.retrieval",
+        description="Retrieval on a judged collection built from CAsT 2021-22 (MRR, nDCG@3, R@10, R@100 by trec_eval).",
+    )
+    parser.add_argument("--data", nargs="+", required=True, help="CAsT 2021 / 2022 topic files (their turns and judged passages)")
+    parser.add_argument(
+        "--rewriter",
+        help=f"original, human, automatic, or a rewriting.load_rewriter name/path (default: {DEFAULT_REWRITER})",
+    )
+    parser.add_argument("--rewrites", help='JSONL of {"id", "rewrite"} to search instead of running a rewriter')
+    parser.add_argument("--split", help="a training run's split.json: only the turns it held out")
+    parser.add_argument(
+        "--distractors",
+        nargs="+",
+        help="default, LEval JSONL files, collections, or none (default: the default collection, NQ, MultiDoc2Dial)",
+    )
+    parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
+    parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
+    parser.add_argument("--qrels", help="write the qrels here (default: next to --run as .qrels, else temporary)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.rewriter is not None and args.rewrites is not None:
+        raise InvalidInputError("give only one of --rewriter NAME and --rewrites FILE.jsonl")
+    rewriter = args.rewriter or (None if args.rewrites else DEFAULT_REWRITER)
+    distractors = args.distractors or default_distractors(data_dir())
+    if distractors == ["none"]:
+        distractors = []
+    collection = judged_collection(args.data, distractors)
+    queries = list(collection.queries)
+    if args.split is not None:
+        held = {ex.id for path in args.data for ex in _held_out(load_examples(path), args.split, path)}
+        queries = [q for q in queries if held.intersection(q.example_ids)]
+    texts = rewrite_queries(queries, rewriter, args.rewrites)
+    retriever = BM25Retriever.from_index(judged_index(collection, args.index))
+    with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
+        run = Path(args.run) if args.run else Path(scratch) / "run.trec"
+        qrels = Path(args.qrels) if args.qrels else (run.with_suffix(".qrels") if args.run else Path(scratch) / "qrels")
+        summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name)
+    if args.json:
+        print(json.dumps({"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}))
+    else:
+        _print_table(summary)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli(_main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""eval.retrieval: a judged collection from CAsT topics, BM25 runs, trec_eval scores.
+
+The tiny collection below is built so that BM25's ranking can be followed by
+hand (one rare word per subject, repeated where a passage must win), and the
+expected metric values are computed from those ranks in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from eval.retrieval import main
+
+QUOKKA = "The quokka is a small marsupial; the quokka lives on Rottnest Island near Perth."
+GRAZE = "Quokkas eat grasses and leaves at night."
+ROTTNEST = "Rottnest Island lies off Western Australia; Rottnest Island is a short ferry ride from Fremantle."
+NUMBAT = "The numbat is a marsupial of Western Australia; a numbat eats termites, a numbat has stripes."
+ASK = "Which numbat fact would you like to hear?"
+WOODLAND = "Numbats live in eucalypt woodland in the south west."
+STRIPES = "The numbat's stripes: white stripes across the numbat's back hide it among fallen logs."
+
+
+def _turn(number, raw, manual, passage, automatic=None):
+    turn = {"number": number, "raw_utterance": raw, "manual_rewritten_utterance": manual, "passage": passage}
+    if automatic is not None:
+        turn["automatic_rewritten_utterance"] = automatic
+    return turn
+
+
+@pytest.fixture
+def cast2021(tmp_path):
+    topics = [
+        {"number": 106, "turn": [
+            _turn(1, "What is a quokka?", "What is a quokka?", QUOKKA, "What is a quokka?"),
+            _turn(2, "What does it eat?", "What does the quokka eat?", GRAZE, "What does it eat?"),
+        ]},
+        {"number": 107, "turn": [
+            _turn(1, "Where is Rottnest Island?", "Where is Rottnest Island?", ROTTNEST, "Where is Rottnest Island?"),
+            # The same passage as 106's first turn, laid out differently: one passage, judged for both.
+            _turn(2, "Tell me about the quokka there.", "Tell me about the quokka on Rottnest Island.",
+                  QUOKKA.replace(" ", "\n", 2), "Tell me about the quokka on Rottnest Island."),
+        ]},
+    ]
+    path = tmp_path / "2021_manual_evaluation_topics_v1.0.json"
+    path.write_text(json.dumps(topics))
+    return path
+
+
+@pytest.fixture
+def cast2022(tmp_path):
+    def turn(number, utterance, manual, response):
+        return {"number": number, "utterance": utterance, "manual_rewritten_utterance": manual, "response": response}
+
+    first = ("1-1", "What is a numbat?", "What is a numbat?")
+    topics = [
+        {"number": 132, "turn": [turn(*first, NUMBAT), turn("1-3", "Where does it live?", "Where does the numbat live?", WOODLAND)]},
+        # The other branch answers the same first turn with a clarifying question: both responses are judged for it.
+        {"number": 132, "turn": [turn(*first, ASK), turn("2-1", "Why the stripes?", "Why does the numbat have stripes?", STRIPES)]},
+    ]
+    path = tmp_path / "2022_evaluation_topics_flattened_duplicated_v1.0.json"
+    path.write_text(json.dumps(topics))
+    return path
+
+
+@pytest.fixture
+def distractors(tmp_path):
+    path = tmp_path / "distractors.jsonl"
+    rows = [
+        {"id": "panda", "title": "Giant panda", "contents": "Pandas eat bamboo; pandas eat little else."},
+        {"id": "perth", "title": "Perth", "contents": "Perth is the capital of Western Australia."},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path / "cache"))
+
+
+def _run(capsys, *args):
+    code = main([*map(str, args), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def _lines(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+
+# Relevant passages' ranks (the run files are pinned below), and from them:
+# RR = 1/rank; nDCG@3 = sum(1/log2(rank+1)) over the relevant in the top 3,
+# divided by the same for an ideal ranking; recall@k = share found in the top k.
+NDCG_RANK_2 = 1 / math.log2(3)  # one relevant passage, at rank 2
+NDCG_RANKS_1_4 = 1 / (1 + 1 / math.log2(3))  # two relevant, at ranks 1 and 4
+
+
+def test_original_human_and_automatic_rewrites_scored_by_trec_eval(cast2021, cast2022, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, cast2022, "--distractors", distractors]
+
+    original, err = _run(capsys, *data, "--rewriter", "original", "--run", tmp_path / "original.trec")
+    assert "Indexing the judged collection" in err
+    run = _lines(tmp_path / "original.trec")
+    ranked = {qid: [line[2] for line in run if line[0] == qid] for qid in dict.fromkeys(line[0] for line in run)}
+    # "What does it eat?": the short panda distractor says "eat" twice and wins.
+    assert ranked["106_2"][:2] == ["distractors0-0_p0", "cast2021_106_2"]
+    # "What is a numbat?": both branches' responses are judged; the clarifying
+    # question is fourth, out of nDCG@3's reach but within R@10's.
+    assert ranked["132_1-1"] == ["cast2022_132_1-1", "cast2022_132_2-1", "cast2022_132_1-3", "cast2022_132_1-1_1"]
+    assert all(ranked[q][0] == f"cast{2021 if q.startswith('10') else 2022}_{q}" for q in ("106_1", "107_1", "132_1-3", "132_2-1"))
+    # 107_2's own passage is 106_1's text: one passage, judged for both turns.
+    assert ranked["107_2"][0] == "cast2021_106_1"
+    assert run[0][1] == "Q0" and run[0][3] == "1" and run[0][5] == "original"
+    # Seven turns: 2021's four; 2022's three distinct turn ids (1-1 is in both branches).
+    assert original == pytest.approx(
+        {"n": 7, "mrr": 6.5 / 7, "ndcg_cut_3": (5 + NDCG_RANK_2 + NDCG_RANKS_1_4) / 7, "recall_10": 1.0, "recall_100": 1.0},
+        abs=1e-4,  # trec_eval prints four decimals
+    )
+    assert _lines(tmp_path / "original.qrels") == [
+        ["106_1", "0", "cast2021_106_1", "1"],
+        ["106_2", "0", "cast2021_106_2", "1"],
+        ["107_1", "0", "cast2021_107_1", "1"],
+        ["107_2", "0", "cast2021_106_1", "1"],
+        ["132_1-1", "0", "cast2022_132_1-1", "1"],
+        ["132_1-1", "0", "cast2022_132_1-1_1", "1"],
+        ["132_1-3", "0", "cast2022_132_1-3", "1"],
+        ["132_2-1", "0", "cast2022_132_2-1", "1"],
+    ]
+
+    # "What does the quokka eat?" finds its passage first; the index is reused.
+    human, err = _run(capsys, *data, "--rewriter", "human")
+    assert "Indexing" not in err
+    assert human == pytest.approx(
+        {"n": 7, "mrr": 1.0, "ndcg_cut_3": (6 + NDCG_RANKS_1_4) / 7, "recall_10": 1.0, "recall_100": 1.0}, abs=1e-4
+    )
+    # Only CAsT 2021 has automatic rewrites; its 106_2 is the question as asked.
+    automatic, _ = _run(capsys, *data, "--rewriter", "automatic")
+    assert automatic == pytest.approx(
+        {"n": 4, "mrr": 3.5 / 4, "ndcg_cut_3": (3 + NDCG_RANK_2) / 4, "recall_10": 1.0, "recall_100": 1.0}, abs=1e-4
+    )
+    assert len(list((tmp_path / "cache" / "indexes").glob("judged-*"))) == 1
+
+
+def test_table_per_year(cast2021, cast2022, distractors, tmp_path, capsys):
+    assert main(["--data", str(cast2021), str(cast2022), "--distractors", str(distractors),
+                 "--rewriter", "original", "--index", str(tmp_path / "idx")]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert rows[0] == ["turns", "n", "MRR", "nDCG@3", "R@10", "R@100"]
+    assert [row[:2] for row in rows[1:]] == [["all", "7"], ["cast2021", "4"], ["cast2022", "3"]]
+    # 2021: ranks 1, 2, 1, 1; 2022: 1 and 4 (two judged), 1, 1.
+    assert float(rows[2][2]) == pytest.approx(3.5 / 4, abs=1e-4)
+    assert float(rows[3][3]) == pytest.approx((2 + NDCG_RANKS_1_4) / 3, abs=1e-4)
+    assert (tmp_path / "idx" / "judged.json").is_file()
+
+
+def test_rewrites_file_and_split(cast2021, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, "--distractors", distractors]
+    rewrites = tmp_path / "r.jsonl"
+    # As eval.rewrites export names turns: "<file>#<id>".
+    rewrites.write_text(json.dumps({"id": f"{cast2021.name}#cast2021:106:2", "rewrite": "What does the quokka eat?"}) + "\n")
+    # First turns (106_1, 107_1) are searched as asked; 107_2 has no rewrite and is left out.
+    given, _ = _run(capsys, *data, "--rewrites", rewrites)
+    assert given == pytest.approx({"n": 3, "mrr": 1.0, "ndcg_cut_3": 1.0, "recall_10": 1.0, "recall_100": 1.0}, abs=1e-4)
+
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(cast2021)], "dev": {cast2021.name: ["cast2021:106:1", "cast2021:106:2"]}}))
+    held_out, _ = _run(capsys, *data, "--rewriter", "original", "--split", split)
+    assert held_out == pytest.approx(
+        {"n": 2, "mrr": 0.75, "ndcg_cut_3": (1 + NDCG_RANK_2) / 2, "recall_10": 1.0, "recall_100": 1.0}, abs=1e-4
+    )
+
+
+def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_conversations, tmp_path, capsys):
+    def error(*args):
+        assert main([*map(str, args)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ")
+        return err[0]
+
+    assert "automatic rewrite" in error("--data", cast2022, "--distractors", "none", "--rewriter", "automatic")
+    assert "CAsT 2021 or 2022" in error("--data", qrecc_conversations, "--rewriter", "original")
+    assert "only one of" in error("--data", cast2021, "--rewriter", "human", "--rewrites", tmp_path / "r.jsonl")
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
+    assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)

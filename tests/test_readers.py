@@ -1,0 +1,202 @@
+"""Reading: definitions from the subject's article, short answers, and
+multiple choice by a causal LM's likelihood (a tiny random GPT-2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from assistant.kernel import InvalidInputError, Passage
+from assistant.readers import (
+    LikelihoodChoiceReader,
+    LikelihoodConfig,
+    SentenceReader,
+    ShapeConfig,
+    answer_kind,
+    definition_subject,
+    short_span,
+)
+from conftest import TINY_COLLECTION
+
+BY_ID = {p["id"]: p for p in TINY_COLLECTION}
+DEATH = Passage(
+    "death", "Ada Lovelace died on 27 November 1852 in London, aged 36. She had three children with William King.",
+    2.0, "Ada Lovelace",
+)
+
+
+def passages(*ids):
+    """Tiny-collection passages in this order, with falling BM25-like scores."""
+    return [Passage(i, BY_ID[i]["contents"], 3.0 - n * 0.5, BY_ID[i]["title"]) for n, i in enumerate(ids)]
+
+
+@pytest.fixture(scope="module")
+def readers():
+    from assistant.encoders import load_minilm
+
+    encoder = load_minilm()
+    return SentenceReader(encoder), SentenceReader(encoder, shapes=ShapeConfig(definitions=True, short_answers=True))
+
+
+def test_new_behaviour_is_off_by_default():
+    assert ShapeConfig().definitions is False and ShapeConfig().short_answers is False
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def test_definition_comes_from_the_subjects_own_article(readers):
+    plain, shaped = readers
+    ranked = passages("ada", "byron")  # Ada's article ranks first: it names Byron
+    # The sentence reader answers with the sentence that mentions him most ...
+    assert plain.read("Tell me about Lord Byron", ranked).text == "Her father was the poet Lord Byron."
+    # ... a definition is the first sentence of his own article.
+    for question in ("Tell me about Lord Byron", "Who was Lord Byron?", "who is lord byron"):
+        answer = shaped.read(question, ranked)
+        assert (answer.text, answer.evidence, answer.source_id) == (
+            "George Gordon Byron was an English poet.", "George Gordon Byron was an English poet.", "byron",
+        )
+        assert answer.found and answer.score == pytest.approx(2.5 / 3.0)  # its BM25 against the best
+
+
+def test_a_documents_first_passage_is_its_lead():
+    from assistant.readers import lead_passage
+
+    later = Passage("byron_p2", "He died in Greece.", 5.0, "Lord Byron")
+    first = Passage("byron_p0", "George Gordon Byron was an English poet.", 1.0, "Lord Byron (poet)")
+    assert lead_passage("Lord Byron", [later, first]) is first
+    assert lead_passage("Lord Byron", [later]) is later
+    assert lead_passage("Charles Babbage", [later, first]) is None
+
+
+def test_without_the_article_or_for_a_role_the_sentence_reader_answers(readers):
+    plain, shaped = readers
+    # No passage is Byron's article: no definition to give.
+    assert shaped.read("Who was Lord Byron?", passages("ada", "paris")).text == plain.read(
+        "Who was Lord Byron?", passages("ada", "paris")
+    ).text
+    assert definition_subject("Who was the first man on the moon?") is None
+    assert definition_subject("What is the capital of France?") is None
+    assert definition_subject("What is a quokka?") == "a quokka"
+    assert definition_subject("Tell me more about the Beatles.") == "the Beatles"
+
+
+# ---------------------------------------------------------------- short answers
+
+
+def test_question_kinds():
+    kinds = {
+        "When did she die?": "date", "In what year was it built?": "date", "How many children did she have?": "number",
+        "How old was she?": "number", "Who wrote it?": "name", "Who was Ada Lovelace's father?": "name",
+        "Who was Ada Lovelace?": None, "What did she write?": None, "Why did she go?": None,
+    }
+    assert {q: answer_kind(q) for q in kinds} == kinds
+
+
+def test_short_answers_are_spans_of_the_best_sentence(readers):
+    plain, shaped = readers
+    sentence = "Ada Lovelace died on 27 November 1852 in London, aged 36."
+    assert plain.read("When did Ada Lovelace die?", [DEATH]).text.startswith(sentence)
+    expected = {
+        "When did Ada Lovelace die?": ("27 November 1852", sentence),
+        # The day and the year of the date are not an age.
+        "How old was Ada Lovelace when she died?": ("36", sentence),
+        "How many children did Ada Lovelace have?": ("three", "She had three children with William King."),
+    }
+    for question, (text, evidence) in expected.items():
+        answer = shaped.read(question, [DEATH])
+        assert (answer.text, answer.evidence, answer.source_id) == (text, evidence, "death")
+
+
+def test_a_who_question_gets_a_name(readers):
+    plain, shaped = readers
+    father = shaped.read("Who was Ada Lovelace's father?", passages("ada", "byron"))
+    assert (father.text, father.evidence) == ("Lord Byron", "Her father was the poet Lord Byron.")
+    assert plain.read("Who was Ada Lovelace's father?", passages("ada", "byron")).text == "Her father was the poet Lord Byron."
+    # "She wrote ...": the name is her article's title, not Babbage's, whom the sentence names.
+    author = shaped.read("Who wrote the first published algorithm?", passages("ada", "babbage"))
+    assert author.text == "Ada Lovelace"
+    assert author.evidence.startswith("She wrote the first published algorithm")
+
+
+def test_no_span_keeps_the_sentence(readers):
+    plain, shaped = readers
+    # Asked for a date, the best sentence has none: the sentence is the answer.
+    question = "When did Ada Lovelace write about the Analytical Engine?"
+    assert shaped.read(question, passages("ada")).text == plain.read(question, passages("ada")).text
+    assert short_span("date", question, "She wrote notes.") is None
+    assert short_span("number", "How many?", "No numbers here.") is None
+    assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
+
+
+# ---------------------------------------------------------------- multiple choice by likelihood
+
+DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."
+QUESTION = "What colour was the door?"
+
+
+def _log_likelihood(model, tokenizer, context: str, option: str) -> tuple[float, int]:
+    """Sum of log p(option tokens | context) from one forward pass, and the token count."""
+    import torch
+
+    prefix = tokenizer.encode(context)
+    target = tokenizer.encode(" " + option)
+    with torch.no_grad():
+        logits = model(torch.tensor([prefix + target])).logits[0]
+    logprobs = torch.log_softmax(logits, dim=-1)
+    total = sum(float(logprobs[len(prefix) + i - 1, t]) for i, t in enumerate(target))
+    return total, len(target)
+
+
+def test_options_are_scored_by_their_log_likelihood(tiny_gpt2):
+    model, tokenizer = tiny_gpt2
+    options = ["blue", "a bright shade of red", "green"]
+    context = f"{DOCUMENT}\nQuestion: {QUESTION}\nAnswer:"  # one passage: the document is short
+    by_hand = [_log_likelihood(model, tokenizer, context, o) for o in options]
+
+    mean = LikelihoodChoiceReader(model, tokenizer).answer(DOCUMENT, QUESTION, options)
+    assert mean.scores == pytest.approx([total / n for total, n in by_hand], abs=1e-4)
+    assert mean.index == max(range(3), key=lambda i: mean.scores[i])
+    assert [p.id for p in mean.evidence] == ["doc_p0"] * 3
+
+    summed = LikelihoodChoiceReader(model, tokenizer, LikelihoodConfig(mean=False)).answer(DOCUMENT, QUESTION, options)
+    assert summed.scores == pytest.approx([total for total, _ in by_hand], abs=1e-4)
+
+
+def test_the_option_the_model_expects_is_chosen(tiny_gpt2):
+    import torch
+
+    model, tokenizer = tiny_gpt2
+    reader = LikelihoodChoiceReader(model, tokenizer)
+    context = f"{DOCUMENT}\nQuestion: {QUESTION}\nAnswer:"
+    # Teach the tiny model this one answer; then the reader must pick it.
+    ids = torch.tensor([tokenizer.encode(context + " blue")])
+    model.train()
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(40):
+        optimiser.zero_grad()
+        model(ids, labels=ids).loss.backward()
+        optimiser.step()
+    model.eval()
+    choice = reader.answer(DOCUMENT, QUESTION, ["red", "blue", "green"])
+    assert choice.index == 1
+    assert choice.scores[1] > max(choice.scores[0], choice.scores[2])
+
+
+def test_long_documents_fit_the_window_and_bad_questions_are_refused(tiny_gpt2):
+    model, tokenizer = tiny_gpt2  # n_positions = 256
+    long_document = "\n\n".join(f"Paragraph {i} says the door was painted again in year {i}." * 6 for i in range(40))
+    choice = LikelihoodChoiceReader(model, tokenizer).answer(long_document, QUESTION, ["blue", "red"])
+    assert len(choice.scores) == 2 and all(math.isfinite(s) for s in choice.scores)
+    with pytest.raises(InvalidInputError, match="at least two"):
+        LikelihoodChoiceReader(model, tokenizer).answer(DOCUMENT, QUESTION, ["blue"])
+
+
+def test_any_causal_lm_loads_by_path(tiny_gpt2, tmp_path):
+    model, tokenizer = tiny_gpt2
+    model.save_pretrained(tmp_path / "lm")
+    tokenizer.save_pretrained(tmp_path / "lm")
+    loaded = LikelihoodChoiceReader.from_pretrained(str(tmp_path / "lm"), LikelihoodConfig(threads=1))
+    expected = LikelihoodChoiceReader(model, tokenizer).answer(DOCUMENT, QUESTION, ["blue", "red"]).scores
+    assert loaded.answer(DOCUMENT, QUESTION, ["blue", "red"]).scores == pytest.approx(expected, abs=1e-4)
