@@ -48,10 +48,17 @@ from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_
 from assistant.retrieval import BM25Retriever, build_index
 from rewriting.data import data_dir, load_examples
 
-from ._judged import JudgedCollection, JudgedQuery, collection_key, default_distractors, judged_collection, write_qrels
+from ._judged import (
+    JudgedCollection,
+    JudgedQuery,
+    collection_key,
+    default_distractors,
+    judged_collection,
+    write_qrels,
+)
 from ._judged_trec import MEASURES, trec_eval, write_run
+from ._scoring import held_out, rewrite_with
 from ._table import read_rewrites
-from .rewrites import _held_out, _rewrite_with
 
 __all__ = ["DEPTH", "judged_index", "rewrite_queries", "evaluate", "main"]
 
@@ -112,7 +119,7 @@ def rewrite_queries(queries: Sequence[JudgedQuery], rewriter: str | None, rewrit
                 "no turn of the data has an automatic rewrite (CAsT 2021's topics have them, 2022's do not)"
             )
         return found
-    texts = _rewrite_with(rewriter, [q.example for q in queries])
+    texts = rewrite_with(rewriter, [q.example for q in queries])
     return {q.qid: text for q, text in zip(queries, texts)}
 
 
@@ -187,7 +194,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     collection = judged_collection(args.data, distractors)
     queries = list(collection.queries)
     if args.split is not None:
-        held = {ex.id for path in args.data for ex in _held_out(load_examples(path), args.split, path)}
+        held = {ex.id for path in args.data for ex in held_out(load_examples(path), args.split, path)}
         queries = [q for q in queries if held.intersection(q.example_ids)]
     texts = rewrite_queries(queries, rewriter, args.rewrites)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
