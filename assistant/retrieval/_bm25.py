@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -32,6 +33,9 @@ class BM25Retriever:
     def __init__(self, searcher, index_dir: str = ""):
         self._searcher = searcher
         self.index_dir = index_dir
+        # pyserini's searcher is not safe to share: concurrent searches (the
+        # app's sessions) raised NullPointerException reading the hits.
+        self._lock = threading.Lock()
 
     @classmethod
     def from_index(cls, index_dir: str | Path, config: RetrieverConfig = RetrieverConfig()) -> "BM25Retriever":
@@ -61,16 +65,20 @@ class BM25Retriever:
         words = query.split()
         if not words:
             raise InvalidInputError("The query is empty.")
-        hits = self._searcher.search(" ".join(words[:_MAX_QUERY_WORDS]), k=k)
-        return [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
+        with self._lock:
+            hits = self._searcher.search(" ".join(words[:_MAX_QUERY_WORDS]), k=k)
+            found = [(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
+        return [self._passage(*hit) for hit in found]
 
     def documents(self, ids: Sequence[str]) -> list[Passage]:
         """Passages by id (score 0), e.g. the gold passages of an evaluation."""
         passages = []
         for doc_id in ids:
-            doc = self._searcher.doc(doc_id)
+            with self._lock:
+                doc = self._searcher.doc(doc_id)
+                raw = None if doc is None else doc.raw()
             if doc is not None:
-                passages.append(self._passage(doc_id, 0.0, doc.raw()))
+                passages.append(self._passage(doc_id, 0.0, raw))
         return passages
 
     @staticmethod
