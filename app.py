@@ -103,7 +103,7 @@ class LiveMetrics:
         }
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def live_metrics() -> LiveMetrics:
     """One :class:`LiveMetrics` per process: USE is loaded once."""
     return LiveMetrics()

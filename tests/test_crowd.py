@@ -228,3 +228,50 @@ def test_one_retriever_searched_from_many_threads_gives_each_its_own_hits(retrie
     for query_results, alone in zip(results, expected * 2):
         assert not isinstance(query_results, Exception), query_results
         assert query_results == [alone] * rounds
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def test_a_session_keeps_only_the_conversations_it_can_save(tiny_assistant, tmp_path):
+    services = S.Services(tiny_assistant, S.LabelStore(tmp_path / "labels.jsonl"))
+    session = S.Session()
+    for number in range(1, S.MAX_CONVERSATIONS + 6):
+        S.ask_json(services, session, f"Who was Ada Lovelace? ({number})")
+        S.new_conversation(session)
+    assert len(session.archive) == S.MAX_CONVERSATIONS - 1
+    assert sorted(map(int, session.archive)) == list(range(7, S.MAX_CONVERSATIONS + 6))
+    S.ask_json(services, session, "What is Paris?")
+    saved = S.saved_state(session)["conversations"]
+    assert len(saved) == S.MAX_CONVERSATIONS and str(session.conversation_no) in saved
+
+
+def test_the_model_loaders_keep_a_bounded_number_of_models():
+    from assistant.encoders import load_minilm, load_use
+
+    assert load_minilm.cache_info().maxsize is not None and load_use.cache_info().maxsize is not None
+
+
+def test_the_batchers_threads_use_the_torch_threads_of_a_single_call(causal):
+    import torch
+
+    seen = []
+
+    class Threads:
+        def encode(self, texts):
+            seen.append(torch.get_num_threads())
+            return np.zeros((len(texts), 1))
+
+        def rewrite(self, question, history):
+            seen.append(torch.get_num_threads())
+            return causal.rewrite(question, history)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        with BatchingEncoder(Threads()) as encoder, BatchingRewriter(Threads()) as rewriter:
+            encoder.encode(["Ada"])
+            rewriter.rewrite("Who?", [])
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
