@@ -4,8 +4,22 @@ This file only wires the UI: per-panel builders make the Gradio components,
 :class:`Actions` turns each event into a call of :mod:`assistant.session`
 (which holds the logic, one :class:`~assistant.session.Session` per browser
 tab in a ``gr.State``), and :func:`build_app` connects the two. The chat is
-also an API: ``Client(URL).predict("Who was Ada Lovelace?", api_name="/chat")``
-(see the README).
+also an API (see the README):
+
+- ``/chat``: ``Client(URL).predict("Who was Ada Lovelace?", api_name="/chat")``
+  answers in the client's own conversation (one per ``Client``) with the
+  terminal chat's JSON; ``/new`` starts a new conversation.
+- ``/rewrite``: ``Client(URL).predict("Who was her father?", ["Who was Ada
+  Lovelace?", "An English mathematician."], api_name="/rewrite")`` gives
+  ``{"rewrite": "...", "note": "..."}``, the self-contained form of the
+  question after that history (QReCC's ``Context``: the earlier questions
+  and answers, oldest first; ``[]`` for a first turn), or ``{"question",
+  "error"}`` for bad input. No session state: each call stands alone.
+
+The server shares its models between sessions: ``main`` builds the assistant
+with ``batching=True``, so the rewrites (chat and ``/rewrite`` alike) and the
+reader's sentence encodings of turns that run at the same time are decoded as
+one batch, on one worker thread per model.
 """
 
 from __future__ import annotations
@@ -36,8 +50,11 @@ __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
 log = logging.getLogger("convqa.app")
 
-# Two cores: two turns at once keep both busy; more would only slow each one.
-TURN_CONCURRENCY = 2
+# Turns in flight at once: as many as one batch of the model batchers
+# (assistant.pipeline.BATCH_SIZE), so that their rewrites and encodings
+# coalesce. The model calls are serialised on the batchers' threads, so more
+# turns at once do not oversubscribe the two cores.
+TURN_CONCURRENCY = 8
 # Waiting events beyond this are refused at once (the browser says "This
 # application is currently busy. Please try again.") instead of queueing
 # for minutes.
@@ -86,7 +103,7 @@ class LiveMetrics:
         }
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def live_metrics() -> LiveMetrics:
     """One :class:`LiveMetrics` per process: USE is loaded once."""
     return LiveMetrics()
@@ -316,6 +333,9 @@ class Actions:
     def api_chat(self, question, session):
         return S.ask_json(self.services, session, question), session
 
+    def api_rewrite(self, question, history):
+        return S.rewrite_json(self.services, question, history)
+
     @staticmethod
     def api_new(session):
         S.new_conversation(session)
@@ -434,7 +454,8 @@ def _metrics_panel(services: S.Services) -> SimpleNamespace:
 def _api_panel() -> SimpleNamespace:
     # Hidden: the API (gradio_client) reaches the session through these.
     return SimpleNamespace(question=gr.Textbox(visible=False), result=gr.JSON(visible=False),
-                           chat=gr.Button(visible=False), new=gr.Button(visible=False))
+                           history=gr.JSON(visible=False), chat=gr.Button(visible=False),
+                           new=gr.Button(visible=False), rewrite=gr.Button(visible=False))
 
 
 def _layout(services: S.Services) -> SimpleNamespace:
@@ -504,6 +525,9 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     api.chat.click(act.api_chat, [api.question, session], [api.result, session], api_name="chat",
                    concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
     api.new.click(act.api_new, [session], [api.result, session], api_name="new", concurrency_limit=None)
+    # No session: a rewrite of the given question and history, batched with the chat's.
+    api.rewrite.click(act.api_rewrite, [api.question, api.history], [api.result], api_name="rewrite",
+                      concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
     chat.stop.click(act.stopped, [session], turn_outputs, cancels=running, **light)
     return turn_outputs
@@ -568,10 +592,12 @@ def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start
-    assistant = build_assistant(rewriter=args.rewriter, reader=args.reader, index_dir=args.index)
+    assistant = build_assistant(rewriter=args.rewriter, reader=args.reader, index_dir=args.index, batching=True)
     S.remove_stale_sessions()
     metrics = live_metrics()
-    services = S.Services(assistant, S.LabelStore(), scorer=metrics, metrics=metrics.names)
+    # Multiple choice encodes through the reader's batched MiniLM when it has one.
+    services = S.Services(assistant, S.LabelStore(), scorer=metrics, metrics=metrics.names,
+                          choice_encoder=getattr(assistant.reader, "encoder", None))
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
     serve(build_app(services, secret=browser_secret()), args.host, args.port, limits=services.limits)

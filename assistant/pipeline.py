@@ -1,4 +1,12 @@
-"""The assistant: rewrite, retrieve, read. One method, no conversation state."""
+"""The assistant: rewrite, retrieve, read. One method, no conversation state.
+
+A server built with ``build_assistant(batching=True)`` shares its models
+between the turns of different sessions: rewrites that arrive together are
+decoded as one batch (:class:`rewriting.BatchingRewriter`) and the sentence
+reader's encoder calls are encoded as one
+(:class:`assistant.encoders.BatchingEncoder`), each on its own worker thread,
+so many turns can be in flight without running many model calls at once.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +25,18 @@ from .kernel import (
     Turn,
     load_configs,
 )
-from .readers import Reader, build_reader
+from .encoders import BatchingEncoder, load_minilm
+from .readers import Reader, SentenceReader, build_reader
 from .retrieval import BM25Retriever, Retriever, ensure_index
 
-__all__ = ["Assistant", "build_assistant", "turn_to_json", "validate_question"]
+__all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
+
+# Calls merged into one model call by the batchers: the causal rewriter's own
+# batch size (RewriterConfig.batch_size), one forward pass.
+BATCH_SIZE = 8
+# How long the first waiting call waits for others: short next to one forward
+# pass, so a lone visitor barely notices it.
+BATCH_WINDOW_MS = 5.0
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -66,13 +82,28 @@ class Assistant:
         config: AssistantConfig = AssistantConfig(),
         retriever_config: RetrieverConfig = RetrieverConfig(),
         reader_config: ReaderConfig = ReaderConfig(),
+        *,
+        batching: bool = False,
     ) -> Assistant:
-        """Load every stage once (index, encoders, language model)."""
-        from rewriting import load_rewriter
+        """Load every stage once (index, encoders, language model).
+
+        ``batching``: concurrent callers' rewrites and sentence encodings are
+        batched (see the module docstring); for a server with many sessions.
+        The generative reader's own language model is not batched.
+        """
+        from rewriting import BatchingRewriter, load_rewriter
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
-        reader = build_reader(config.reader, reader_config)
-        return cls(load_rewriter(config.rewriter), retriever, reader, config, retriever_config)
+        rewriter = load_rewriter(config.rewriter)
+        if batching:
+            rewriter = BatchingRewriter(rewriter, BATCH_SIZE, BATCH_WINDOW_MS)
+        if batching and config.reader == "sentence":
+            # Wrapped before the reader is built: its CachedEncoder then sends
+            # only the unseen sentences to the batcher.
+            reader = SentenceReader(BatchingEncoder(load_minilm(), BATCH_SIZE, BATCH_WINDOW_MS), reader_config)
+        else:
+            reader = build_reader(config.reader, reader_config)
+        return cls(rewriter, retriever, reader, config, retriever_config)
 
     def history_window(self, history: Sequence[str]) -> list[str]:
         """The last ``history_turns`` question/answer pairs of ``history``."""
@@ -117,14 +148,15 @@ class Assistant:
         return turn
 
 
-def build_assistant(**overrides) -> Assistant:
+def build_assistant(*, batching: bool = False, **overrides) -> Assistant:
     """The assistant every entry point serves (app, terminal chat, scripts):
     configs from :func:`~assistant.kernel.load_configs` (defaults, then
     ``CONVQA_*``, then ``overrides``, i.e. flags), the index built first when
-    it is the default collection's, every stage loaded once."""
+    it is the default collection's, every stage loaded once. ``batching``:
+    see :meth:`Assistant.from_config` (the app serves with it)."""
     config, retrieval, reading = load_configs(**overrides)
     index = ensure_index(retrieval.index_dir)
-    return Assistant.from_config(config, dataclasses.replace(retrieval, index_dir=str(index)), reading)
+    return Assistant.from_config(config, dataclasses.replace(retrieval, index_dir=str(index)), reading, batching=batching)
 
 
 def _ms_since(start: float) -> float:

@@ -17,8 +17,9 @@ def client_factory(app_server):
 
 def test_only_the_documented_endpoints_are_public(client_factory):
     api = client_factory().view_api(print_info=False, return_format="dict")
-    assert sorted(api["named_endpoints"]) == ["/chat", "/new"]
+    assert sorted(api["named_endpoints"]) == ["/chat", "/new", "/rewrite"]
     assert [p["parameter_name"] for p in api["named_endpoints"]["/chat"]["parameters"]] == ["question"]
+    assert [p["parameter_name"] for p in api["named_endpoints"]["/rewrite"]["parameters"]] == ["question", "history"]
 
 
 def test_chat_api_keeps_one_conversation_per_client(client_factory):
@@ -67,3 +68,54 @@ def test_the_browser_secret_is_made_once_and_kept(tmp_path):
     secret = app.browser_secret(path)
     assert len(secret) >= 32 and app.browser_secret(path) == secret
     assert path.stat().st_mode & 0o077 == 0
+
+
+class Shouting:
+    """A rewriter whose output shows what it was given (the tiny app's own is "original")."""
+
+    def rewrite(self, question, history):
+        from assistant.kernel import Rewrite
+
+        return Rewrite(f"{question.upper()} after {len(history)}", note="shouted")
+
+
+def test_rewrite_api_takes_a_question_and_its_history_and_keeps_no_state(client_factory, app_server):
+    from rewriting import BatchingRewriter
+
+    _, services = app_server
+    client = client_factory()
+    ada = ["Who was Ada Lovelace?", "An English mathematician."]
+    assert client.predict("Who was her father?", ada, api_name="/rewrite") == {"rewrite": "Who was her father?", "note": ""}
+    original = services.assistant.rewriter
+    with BatchingRewriter(Shouting(), max_batch=2, window_ms=1) as batched:
+        services.assistant.rewriter = batched  # the served assistant's, as app.main builds it
+        try:
+            assert client.predict("Who was her father?", ada, api_name="/rewrite") == {
+                "rewrite": "WHO WAS HER FATHER? after 2", "note": "shouted"}
+            # The history window is the assistant's (the last history_turns pairs); no state between calls.
+            assert client.predict("and then?", ["q", "a"] * 10, api_name="/rewrite")["rewrite"] == "AND THEN? after 6"
+            assert client.predict("first?", [], api_name="/rewrite")["rewrite"] == "FIRST? after 0"
+        finally:
+            services.assistant.rewriter = original
+    # /rewrite started no conversation of this client's.
+    assert client.predict("Who was Ada Lovelace?", api_name="/chat")["turn"] == 1
+
+
+@pytest.mark.parametrize(
+    "question, history, error",
+    [
+        ("   ", [], "Please type a question."),
+        ("Who was her father?", "Who was Ada?", "The history must be a list of texts"),
+        ("Who was her father?", ["Who was Ada?", 3], "The history must be a list of texts"),
+        ("Who was her father?", {"a": 1}, "The history must be a list of texts"),
+        ("Who?", ["x"] * 201, "The history has 201 texts; at most 200"),
+        ("Who?", ["x" * 10_001], "A text of the history is 10,001 characters long"),
+    ],
+)
+def test_rewrite_api_refuses_bad_input_with_a_message(client_factory, question, history, error):
+    result = client_factory().predict(question, history, api_name="/rewrite")
+    assert set(result) == {"question", "error"} and result["error"].startswith(error)
+
+
+def test_rewrite_api_takes_a_missing_history_as_a_first_turn(client_factory):
+    assert client_factory().predict("Who was Ada Lovelace?", None, api_name="/rewrite")["rewrite"] == "Who was Ada Lovelace?"

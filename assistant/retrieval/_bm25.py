@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -36,6 +37,9 @@ class BM25Retriever:
         self._searcher = searcher
         self.index_dir = index_dir
         self._java_error = java_exception()
+        # pyserini's searcher is not safe to share: concurrent searches (the
+        # app's sessions) raised NullPointerException reading the hits.
+        self._lock = threading.Lock()
 
     @classmethod
     def from_index(
@@ -68,10 +72,12 @@ class BM25Retriever:
     def search(self, query: str, k: int = 10) -> list[Passage]:
         query = self._query(query)
         try:
-            hits = self._searcher.search(query, k=k)
-            return [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
+            with self._lock:
+                hits = self._searcher.search(query, k=k)
+                found = [(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
+        return [self._passage(*hit) for hit in found]
 
     def batch_search(self, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list[Passage]]:
         """:meth:`search` for each query, on ``threads`` Lucene threads; the
@@ -79,11 +85,12 @@ class BM25Retriever:
         texts = [self._query(query) for query in queries]
         qids = [str(number) for number in range(len(texts))]
         try:
-            results = self._searcher.batch_search(texts, qids, k=k, threads=threads)
-            return [
-                [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
-                for qid in qids
-            ]
+            with self._lock:
+                results = self._searcher.batch_search(texts, qids, k=k, threads=threads)
+                return [
+                    [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
+                    for qid in qids
+                ]
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
 
@@ -91,10 +98,11 @@ class BM25Retriever:
         """Passages by id (score 0), e.g. the gold passages of an evaluation."""
         passages = []
         try:
-            for doc_id in ids:
-                doc = self._searcher.doc(doc_id)
-                if doc is not None:
-                    passages.append(self._passage(doc_id, 0.0, doc.raw()))
+            with self._lock:
+                for doc_id in ids:
+                    doc = self._searcher.doc(doc_id)
+                    if doc is not None:
+                        passages.append(self._passage(doc_id, 0.0, doc.raw()))
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
         return passages

@@ -11,7 +11,7 @@ from ..kernel import AssistantError, InvalidInputError, Rewrite
 from ..pipeline import Assistant, turn_to_json, validate_question
 from ._language import language_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
-from ._store import _turn_json
+from ._store import MAX_CONVERSATIONS, _turn_json
 from ._views import turn_of_message
 
 
@@ -97,6 +97,34 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
     if last.info.notice:
         result["notice"] = last.info.notice
     return result
+
+
+# Longest history the /rewrite API takes, in texts: QReCC's longest Context
+# is far shorter, and the rewriter reads only the last few turns anyway.
+MAX_HISTORY_TEXTS = 200
+# Longest text of that history: a long answer fits; a whole document does not.
+MAX_HISTORY_CHARS = 10_000
+
+
+def rewrite_json(services: Services, question: str, history) -> dict:
+    """The rewrite of ``question`` after ``history`` (QReCC's Context: earlier
+    questions and answers, oldest first), for API clients, with no session:
+    ``{"rewrite", "note"}``, or ``{"question", "error"}`` for bad input."""
+    assistant = services.assistant
+    try:
+        question = validate_question(question, assistant.config.max_question_chars)
+        history = [] if history is None else history
+        if not isinstance(history, (list, tuple)) or not all(isinstance(text, str) for text in history):
+            raise InvalidInputError("The history must be a list of texts: earlier questions and answers, oldest first.")
+        if len(history) > MAX_HISTORY_TEXTS:
+            raise InvalidInputError(f"The history has {len(history):,} texts; at most {MAX_HISTORY_TEXTS} are taken.")
+        for text in history:
+            if len(text) > MAX_HISTORY_CHARS:
+                raise InvalidInputError(f"A text of the history is {len(text):,} characters long; at most {MAX_HISTORY_CHARS:,} are taken.")
+        rewrite = assistant.rewrite(question, history)
+    except AssistantError as error:
+        return {"question": _echo(question), "error": str(error)}
+    return {"rewrite": rewrite.text, "note": rewrite.note}
 
 
 def correct(services: Services, session: Session, index: int, corrected: str) -> str:
@@ -196,6 +224,9 @@ def new_conversation(session: Session) -> str:
     conversation so far is kept in ``session.archive``."""
     if session.turns:
         session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+        # Only the newest are ever saved or listed (saved_state): the rest would only take memory.
+        for key in sorted(session.archive, key=int)[: -(MAX_CONVERSATIONS - 1)]:
+            del session.archive[key]
     session.turns = []
     session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
     session.selected = None

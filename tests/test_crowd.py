@@ -1,0 +1,277 @@
+"""Serving a crowd: concurrent sessions share the models through the batchers
+(BatchingRewriter, BatchingEncoder) and each still gets what it would alone.
+
+Batches that must hold every caller close because they are full (a window far
+longer than the test), so no assertion depends on timing; where the number of
+callers is not known in advance the window is short and only results are
+compared.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from assistant import session as S
+from assistant.encoders import BatchingEncoder, Encoder
+from assistant.kernel import AssistantConfig, ConfigError, Conversation, RetrieverConfig
+from assistant.pipeline import Assistant
+from assistant.readers import SentenceReader
+from rewriting import BatchingRewriter, CausalLMRewriter, RewriterConfig
+
+LONG = 60_000  # ms: batches close because they are full, never by the clock
+
+# One scripted conversation per session: different questions and histories,
+# so a batch mixes prompts of different lengths.
+SCRIPTS = [
+    ["Who was Ada Lovelace?", "What did she write?", "Who was her father?"],
+    ["What is Paris?", "What stands there?", "Is it the capital?"],
+    ["Who was Charles Babbage?", "What did he originate?", "Was he English?"],
+    ["What is Python?", "What does its design emphasise?", "Is it high-level?"],
+    ["Who was Lord Byron?", "What movement was he part of?", "Was he a poet?"],
+    ["Who was Ada Lovelace?", "Was she a writer?", "What engine did she write about?"],
+]
+
+
+def _concurrently(function, arguments):
+    """Call ``function(*a)`` for each ``a`` on its own thread, all released at
+    once; each result, or the exception it raised, in argument order."""
+    barrier = threading.Barrier(len(arguments))
+    results: list = [None] * len(arguments)
+
+    def call(index):
+        barrier.wait()
+        try:
+            results[index] = function(*arguments[index])
+        except Exception as error:  # noqa: BLE001 - the test inspects it
+            results[index] = error
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(arguments))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class Recording:
+    """Wraps an encoder or rewriter; records each model call's size and thread."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls: list[tuple[int, str]] = []
+
+    def encode(self, texts):
+        self.calls.append((len(texts), threading.current_thread().name))
+        return self.inner.encode(texts)
+
+    def rewrite(self, question, history):
+        return self.rewrite_batch([(question, history)])[0]
+
+    def rewrite_batch(self, items):
+        self.calls.append((len(items), threading.current_thread().name))
+        return self.inner.rewrite_batch(items)
+
+
+class Lengths:
+    """A deterministic encoder: one row per text, [length, number of vowels];
+    a text containing "boom" makes the whole call fail."""
+
+    def encode(self, texts):
+        if any("boom" in t for t in texts):
+            raise ValueError("boom in the input")
+        return np.array([[float(len(t)), float(sum(c in "aeiou" for c in t))] for t in texts]).reshape(-1, 2)
+
+
+# ---------------------------------------------------------------- BatchingEncoder
+
+
+def test_concurrent_encodes_are_one_call_and_each_caller_gets_its_own_rows(minilm):
+    calls = [["Ada Lovelace was a mathematician."], ["Paris is a city.", "Python is a language.", "Byron wrote."],
+             ["The Eiffel Tower stands in Paris."], ["Charles Babbage designed an engine.", "Ada wrote notes."]]
+    alone = [minilm.encode(texts) for texts in calls]
+    recording = Recording(minilm)
+    with BatchingEncoder(recording, max_batch=len(calls), window_ms=LONG) as batched:
+        assert isinstance(batched, Encoder)
+        together = _concurrently(batched.encode, [(texts,) for texts in calls])
+    assert recording.calls == [(sum(map(len, calls)), "encode-batcher")]
+    for mine, expected in zip(together, alone):
+        assert mine.shape == expected.shape
+        np.testing.assert_allclose(mine, expected, atol=1e-5)  # padded with others' texts: same up to float noise
+
+
+def test_calls_beyond_max_batch_go_in_the_next_call():
+    recording = Recording(Lengths())
+    calls = [(["a"],), (["bb", "ccc"],), (["dddd"],), (["eeeee"],)]
+    with BatchingEncoder(recording, max_batch=2, window_ms=LONG) as batched:
+        results = _concurrently(batched.encode, calls)
+    # Two calls per model call, whichever arrived first: five texts in two calls.
+    assert len(recording.calls) == 2 and sum(size for size, _ in recording.calls) == 5
+    for (texts,), rows in zip(calls, results):
+        np.testing.assert_array_equal(rows, Lengths().encode(texts))
+
+
+def test_a_failing_input_fails_only_its_own_caller():
+    recording = Recording(Lengths())
+    calls = [(["Ada", "Byron"],), (["a boom here"],), (["Paris"],)]
+    with BatchingEncoder(recording, max_batch=3, window_ms=LONG) as batched:
+        results = _concurrently(batched.encode, calls)
+    assert isinstance(results[1], ValueError) and "boom" in str(results[1])
+    np.testing.assert_array_equal(results[0], Lengths().encode(["Ada", "Byron"]))
+    np.testing.assert_array_equal(results[2], Lengths().encode(["Paris"]))
+    # The batch of all three failed, then each call ran alone.
+    sizes = [size for size, _ in recording.calls]
+    assert sizes[0] == 4 and sorted(sizes[1:]) == [1, 1, 2]
+
+
+def test_an_empty_call_in_a_batch_gets_no_rows():
+    with BatchingEncoder(Lengths(), max_batch=2, window_ms=LONG) as batched:
+        empty, full = _concurrently(batched.encode, [([],), (["abc"],)])
+    assert empty.shape == (0, 2)
+    np.testing.assert_array_equal(full, [[3.0, 1.0]])
+
+
+def test_a_lone_call_waits_out_the_window_and_matches_the_encoder():
+    with BatchingEncoder(Lengths(), max_batch=8, window_ms=1) as batched:
+        np.testing.assert_array_equal(batched.encode(["Ada", "Byron"]), Lengths().encode(["Ada", "Byron"]))
+
+
+def test_closed_encoder_refuses_new_calls():
+    batched = BatchingEncoder(Lengths())
+    batched.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        batched.encode(["Ada"])
+
+
+@pytest.mark.parametrize("settings", [{"max_batch": 0}, {"max_batch": 2.5}, {"window_ms": -1}])
+def test_settings_out_of_range_are_config_errors(settings):
+    with pytest.raises(ConfigError):
+        BatchingEncoder(Lengths(), **settings)
+
+
+# ---------------------------------------------------------------- sessions at once
+
+
+@pytest.fixture
+def causal(tiny_gpt2):
+    model, tok = tiny_gpt2  # float32 weights: batched greedy decoding equals one at a time
+    return CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=8))
+
+
+def _play(services, script):
+    """One session plays ``script`` through the API's turn function."""
+    session = S.Session()
+    replies = [S.ask_json(services, session, question) for question in script]
+    for reply in replies:
+        reply.pop("timings_ms")
+    return replies
+
+
+def test_sessions_at_once_get_what_each_gets_alone(causal, retriever, minilm, tmp_path):
+    alone = S.Services(Assistant(causal, retriever, SentenceReader(minilm)), S.LabelStore(tmp_path / "a.jsonl"))
+    sequential = [_play(alone, script) for script in SCRIPTS]
+    assert all("error" not in reply for replies in sequential for reply in replies)
+
+    rewrites = Recording(causal)
+    # Every session rewrites once per turn: each round of rewrites fills one
+    # batch. The encoder's calls depend on its cache, so its window is short.
+    with BatchingRewriter(rewrites, max_batch=len(SCRIPTS), window_ms=LONG) as rewriter, \
+            BatchingEncoder(minilm, max_batch=len(SCRIPTS), window_ms=5) as encoder:
+        crowd = S.Services(Assistant(rewriter, retriever, SentenceReader(encoder)), S.LabelStore(tmp_path / "b.jsonl"))
+        concurrent = _concurrently(lambda script: _play(crowd, script), [(script,) for script in SCRIPTS])
+    assert rewrites.calls == [(len(SCRIPTS), "rewrite-batcher")] * len(SCRIPTS[0])
+    for mine, expected in zip(concurrent, sequential):
+        assert not isinstance(mine, Exception), mine
+        assert [(r["rewrite"], r["answer"], r["turn"]) for r in mine] == [
+            (r["rewrite"], r["answer"], r["turn"]) for r in expected]
+        assert [[s["id"] for s in r["sources"]] for r in mine] == [[s["id"] for s in r["sources"]] for r in expected]
+        assert [[s["score"] for s in r["sources"]] for r in mine] == [
+            pytest.approx([s["score"] for s in r["sources"]]) for r in expected]
+
+
+def test_rewrite_api_calls_at_once_are_one_batch_with_each_callers_own_rewrite(causal, retriever, minilm, tmp_path):
+    items = [("What did she write?", ["Who was Ada Lovelace?", "A mathematician."]),
+             ("Who was her father?", ["Who was Ada Lovelace?", "A mathematician.", "What did she write?", "Notes."]),
+             ("Is it the capital?", ["What is Paris?", "A city in France."]),
+             ("Who was Charles Babbage?", [])]
+    expected = [{"rewrite": r.text, "note": r.note} for r in (causal.rewrite(q, h) for q, h in items)]
+    rewrites = Recording(causal)
+    with BatchingRewriter(rewrites, max_batch=len(items), window_ms=LONG) as rewriter:
+        services = S.Services(Assistant(rewriter, retriever, SentenceReader(minilm)), S.LabelStore(tmp_path / "l.jsonl"))
+        results = _concurrently(lambda q, h: S.rewrite_json(services, q, h), items)
+    assert results == expected
+    assert rewrites.calls == [(len(items), "rewrite-batcher")]
+
+
+def test_the_batching_assistant_wraps_the_models_it_loads(tiny_index):
+    assistant = Assistant.from_config(AssistantConfig(rewriter="original"), RetrieverConfig(index_dir=str(tiny_index)),
+                                      batching=True)
+    try:
+        assert isinstance(assistant.rewriter, BatchingRewriter)
+        assert isinstance(assistant.reader, SentenceReader) and isinstance(assistant.reader.encoder, BatchingEncoder)
+        # The reader's own cache sits in front of the batcher: seen sentences never reach it.
+        assert assistant.reader.sentences.encoder is assistant.reader.encoder
+        turn = assistant.ask("Who was Ada Lovelace?", Conversation())
+        assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
+    finally:
+        assistant.rewriter.close()
+        assistant.reader.encoder.close()
+
+
+def test_one_retriever_searched_from_many_threads_gives_each_its_own_hits(retriever):
+    queries = ["Ada Lovelace", "Paris capital", "Python language", "Lord Byron poet", "Babbage engine", "mathematician"]
+    expected = [retriever.search(q, 3) for q in queries]
+    rounds = 10
+    results = _concurrently(lambda q: [retriever.search(q, 3) for _ in range(rounds)], [(q,) for q in queries * 2])
+    for query_results, alone in zip(results, expected * 2):
+        assert not isinstance(query_results, Exception), query_results
+        assert query_results == [alone] * rounds
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def test_a_session_keeps_only_the_conversations_it_can_save(tiny_assistant, tmp_path):
+    services = S.Services(tiny_assistant, S.LabelStore(tmp_path / "labels.jsonl"))
+    session = S.Session()
+    for number in range(1, S.MAX_CONVERSATIONS + 6):
+        S.ask_json(services, session, f"Who was Ada Lovelace? ({number})")
+        S.new_conversation(session)
+    assert len(session.archive) == S.MAX_CONVERSATIONS - 1
+    assert sorted(map(int, session.archive)) == list(range(7, S.MAX_CONVERSATIONS + 6))
+    S.ask_json(services, session, "What is Paris?")
+    saved = S.saved_state(session)["conversations"]
+    assert len(saved) == S.MAX_CONVERSATIONS and str(session.conversation_no) in saved
+
+
+def test_the_model_loaders_keep_a_bounded_number_of_models():
+    from assistant.encoders import load_minilm, load_use
+
+    assert load_minilm.cache_info().maxsize is not None and load_use.cache_info().maxsize is not None
+
+
+def test_the_batchers_threads_use_the_torch_threads_of_a_single_call(causal):
+    import torch
+
+    seen = []
+
+    class Threads:
+        def encode(self, texts):
+            seen.append(torch.get_num_threads())
+            return np.zeros((len(texts), 1))
+
+        def rewrite(self, question, history):
+            seen.append(torch.get_num_threads())
+            return causal.rewrite(question, history)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        with BatchingEncoder(Threads()) as encoder, BatchingRewriter(Threads()) as rewriter:
+            encoder.encode(["Ada"])
+            rewriter.rewrite("Who?", [])
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
