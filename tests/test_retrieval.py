@@ -7,7 +7,7 @@ import json
 import pytest
 
 from assistant.index import main as index_main
-from assistant.kernel import DataFormatError, IndexNotFoundError, InvalidInputError
+from assistant.kernel import DataFormatError, IndexDamagedError, IndexNotFoundError, InvalidInputError
 from assistant.retrieval import (
     BM25Retriever,
     build_index,
@@ -58,7 +58,7 @@ def test_missing_and_corrupt_index(tmp_path):
         BM25Retriever.from_index(tmp_path / "absent")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "segments_1").write_bytes(b"not a lucene file")
-    with pytest.raises(IndexNotFoundError, match="cannot be opened"):
+    with pytest.raises(IndexDamagedError, match="is damaged .*rebuild it with `python -m assistant.index"):
         BM25Retriever.from_index(tmp_path / "bad")
 
 
@@ -105,3 +105,54 @@ def test_text_helpers():
     words = " ".join(f"w{i}." for i in range(300))
     parts = chunk_text(words, max_words=120)
     assert [len(p.split()) for p in parts] == [120, 120, 60]
+
+
+def test_chunk_text_bounds_any_text():
+    # A paragraph with no sentence end, as a scraped table or a log dump is.
+    text = " ".join(f"cell{i}" for i in range(1000))
+    parts = chunk_text(text, max_words=120)
+    assert [len(p.split()) for p in parts] == [120] * 8 + [40]
+    assert " ".join(parts) == text
+    # A run with no space at all is cut at the character bound.
+    blob = "x" * 10_000
+    parts = chunk_text(blob, max_words=120)
+    assert all(len(p) <= 120 * 32 for p in parts) and "".join(parts) == blob
+    # One over-long sentence among normal ones: only it is cut.
+    long_sentence = " ".join(["word"] * 300) + "."
+    parts = chunk_text(f"Short one. {long_sentence} Short two.", max_words=120)
+    assert all(len(p.split()) <= 120 for p in parts)
+    assert " ".join(parts).split() == f"Short one. {long_sentence} Short two.".split()
+    # Words longer than the bound inside prose: no passage passes either bound.
+    mixed = ("see " + "y" * 5000 + " then more words. ") * 3
+    parts = chunk_text(mixed, max_words=50, max_chars=1000)
+    assert all(len(p.split()) <= 50 and len(p) <= 1000 for p in parts)
+    assert "".join(parts).replace(" ", "") == mixed.replace(" ", "")
+
+
+def test_chunk_text_keeps_normal_text_as_before():
+    # Prose whose sentences fit: the same passages as the sentence packer gave.
+    sentences = [" ".join(f"s{n}w{i}" for i in range(17)) + "." for n in range(30)]
+    # Paragraphs of 3 sentences (51 words, kept whole) and of 8 (136, cut).
+    paragraphs = "\n\n".join([" ".join(sentences[:3]), " ".join(sentences[3:11]), " ".join(sentences[11:14])])
+    parts = chunk_text(paragraphs, max_words=120)
+    assert parts == _sentence_packer(paragraphs, 120)
+    assert [len(p.split()) for p in parts] == [51 + 4 * 17, 4 * 17 + 51]
+
+
+def _sentence_packer(text, max_words):
+    # The packer as it was before passages were bounded: paragraphs whole when
+    # they fit, else their sentences, packed while the word count fits.
+    import re
+
+    units = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = re.sub(r"\s+", " ", paragraph).strip()
+        if paragraph:
+            units += [paragraph] if len(paragraph.split()) <= max_words else re.split(r"(?<=[.!?])\s+", paragraph)
+    passages, current = [], []
+    for unit in units:
+        if current and len(" ".join(current + [unit]).split()) > max_words:
+            passages.append(" ".join(current))
+            current = []
+        current.append(unit)
+    return passages + [" ".join(current)] if current else passages

@@ -25,22 +25,25 @@ def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     [{'q': 'a\u2028b\x0cc\x85d'}]
     """
     path = Path(path)
+    # Streamed line by line, so a file of any size costs one line of memory;
+    # lines end at "\n" only (JSON strings may hold U+2028 and U+2029 raw).
     try:
-        # Split at "\n" only: str.splitlines() also splits at U+2028/U+2029,
-        # \x0b, \x0c, \x1c-\x1e and \x85, which json.dumps(ensure_ascii=False)
-        # writes raw inside strings (pasted text, form feeds from PDFs).
-        lines = path.read_text(encoding="utf-8").split("\n")
+        file = path.open("rb")
     except FileNotFoundError as err:
         raise DataFormatError(f"{path}: no such file") from err
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
         raise DataFormatError(f"{path}: cannot read it as UTF-8 text ({err})") from err
-    for number, line in enumerate(lines, 1):
-        line = line.removesuffix("\r")  # a file written on Windows
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-        yield where, record
+    with file:
+        for number, raw in enumerate(file, 1):
+            where = f"{path}, line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataFormatError(f"{where}: cannot read it as UTF-8 text ({err})") from err
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
+            yield where, record

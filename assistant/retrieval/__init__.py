@@ -11,12 +11,13 @@ from ._chunks import BM25Config, ChunkRetriever, analyze, split_passages
 from ._collection import (
     DOCUMENT_SUFFIXES,
     chunk_text,
+    collection_size,
     default_collection_path,
     html_to_text,
     read_collection,
     read_document,
 )
-from ._index import build_index, ensure_index
+from ._index import build_index, ensure_index, verify_index
 from ._java import find_java_home, import_pyserini, java_version
 
 __all__ = [
@@ -32,8 +33,10 @@ __all__ = [
     "html_to_text",
     "read_collection",
     "read_document",
+    "collection_size",
     "build_index",
     "ensure_index",
+    "verify_index",
     "import_pyserini",
     "find_java_home",
     "java_version",

@@ -8,6 +8,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from ..kernel import IndexNotFoundError, InvalidInputError, Passage, RetrieverConfig
 from ._java import import_pyserini
+from ._lucene import damaged, java_exception, verify_checksums
 
 __all__ = ["Retriever", "BM25Retriever"]
 
@@ -27,14 +28,22 @@ class BM25Retriever:
     """Lucene BM25 over an index built by :mod:`assistant.index`.
 
     Use :meth:`from_index`; ``__init__`` takes an open ``LuceneSearcher``.
+    Any Lucene failure while searching (a file damaged after opening) is
+    raised as :class:`~assistant.kernel.IndexDamagedError`.
     """
 
     def __init__(self, searcher, index_dir: str = ""):
         self._searcher = searcher
         self.index_dir = index_dir
+        self._java_error = java_exception()
 
     @classmethod
-    def from_index(cls, index_dir: str | Path, config: RetrieverConfig = RetrieverConfig()) -> "BM25Retriever":
+    def from_index(
+        cls, index_dir: str | Path, config: RetrieverConfig = RetrieverConfig(), *, verify: bool = True
+    ) -> "BM25Retriever":
+        """Open the index at ``index_dir``; with ``verify`` (the default) every
+        file's checksum is checked first, so a damaged index is refused with
+        :class:`~assistant.kernel.IndexDamagedError` at start, not mid-answer."""
         index_dir = Path(index_dir)
         if not (index_dir.is_dir() and any(index_dir.glob("segments_*"))):
             raise IndexNotFoundError(
@@ -42,13 +51,12 @@ class BM25Retriever:
                 f"`python -m assistant.index --input COLLECTION --index {index_dir}`."
             )
         lucene = import_pyserini()
+        if verify:
+            verify_checksums(index_dir)
         try:
             searcher = lucene.LuceneSearcher(str(index_dir))
-        except Exception as error:  # jnius raises JavaException for any Lucene failure
-            raise IndexNotFoundError(
-                f"The index at {index_dir} cannot be opened ({str(error).splitlines()[0]}). "
-                f"Rebuild it with `python -m assistant.index --index {index_dir}`."
-            ) from None
+        except java_exception() as error:  # what jnius raises for any Lucene failure
+            raise damaged(index_dir, error) from None
         searcher.set_bm25(config.bm25_k1, config.bm25_b)
         return cls(searcher, str(index_dir))
 
@@ -58,20 +66,45 @@ class BM25Retriever:
         return self._searcher.num_docs
 
     def search(self, query: str, k: int = 10) -> list[Passage]:
-        words = query.split()
-        if not words:
-            raise InvalidInputError("The query is empty.")
-        hits = self._searcher.search(" ".join(words[:_MAX_QUERY_WORDS]), k=k)
-        return [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
+        query = self._query(query)
+        try:
+            hits = self._searcher.search(query, k=k)
+            return [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
+        except self._java_error as error:
+            raise damaged(self.index_dir, error) from None
+
+    def batch_search(self, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list[Passage]]:
+        """:meth:`search` for each query, on ``threads`` Lucene threads; the
+        results in query order, each as :meth:`search` would return it."""
+        texts = [self._query(query) for query in queries]
+        qids = [str(number) for number in range(len(texts))]
+        try:
+            results = self._searcher.batch_search(texts, qids, k=k, threads=threads)
+            return [
+                [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
+                for qid in qids
+            ]
+        except self._java_error as error:
+            raise damaged(self.index_dir, error) from None
 
     def documents(self, ids: Sequence[str]) -> list[Passage]:
         """Passages by id (score 0), e.g. the gold passages of an evaluation."""
         passages = []
-        for doc_id in ids:
-            doc = self._searcher.doc(doc_id)
-            if doc is not None:
-                passages.append(self._passage(doc_id, 0.0, doc.raw()))
+        try:
+            for doc_id in ids:
+                doc = self._searcher.doc(doc_id)
+                if doc is not None:
+                    passages.append(self._passage(doc_id, 0.0, doc.raw()))
+        except self._java_error as error:
+            raise damaged(self.index_dir, error) from None
         return passages
+
+    @staticmethod
+    def _query(query: str) -> str:
+        words = query.split()
+        if not words:
+            raise InvalidInputError("The query is empty.")
+        return " ".join(words[:_MAX_QUERY_WORDS])
 
     @staticmethod
     def _passage(doc_id: str, score: float, raw: str | None) -> Passage:

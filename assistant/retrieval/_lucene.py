@@ -1,0 +1,117 @@
+"""Lucene checks through pyjnius: checksums of an index and duplicate ids.
+
+Both run in Java over the index files, so they cost no Python memory
+whatever the index's size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..kernel import IndexDamagedError
+from ._java import import_pyserini
+
+__all__ = ["java_exception", "damaged", "verify_checksums", "duplicate_id", "open_reader"]
+
+# Anserini's document generator indexes each passage's id as one untokenized
+# term of this field.
+_ID_FIELD = "id"
+
+
+def _classes():
+    import_pyserini("pyserini.pyclass")  # starts the JVM with our settings first
+    from jnius import autoclass
+
+    return autoclass
+
+
+def java_exception() -> type[Exception]:
+    """pyjnius' ``JavaException``: what any Lucene failure raises in Python."""
+    import_pyserini("pyserini.pyclass")
+    from jnius import JavaException
+
+    return JavaException
+
+
+def damaged(index_dir: str | Path, error: BaseException) -> IndexDamagedError:
+    """The one-line error for a damaged index, naming the rebuild command."""
+    lines = str(error).strip().splitlines()
+    reason = (lines[0] if lines else type(error).__name__).removeprefix("JVM exception occurred: ")
+    # Damaged bytes may be quoted in Lucene's message; keep the line printable.
+    reason = "".join(c if c.isprintable() else "?" for c in reason)
+    if len(reason) > 240:
+        reason = reason[:240] + "..."
+    return IndexDamagedError(
+        f"the index at {index_dir} is damaged ({reason}); rebuild it with "
+        f"`python -m assistant.index --input COLLECTION --index {index_dir}`"
+    )
+
+
+def open_reader(index_dir: str | Path):
+    """A Lucene ``DirectoryReader`` on ``index_dir`` (close it when done)."""
+    autoclass = _classes()
+    path = autoclass("java.io.File")(str(index_dir)).toPath()
+    directory = autoclass("org.apache.lucene.store.FSDirectory").open(path)
+    return autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+
+
+def verify_checksums(index_dir: str | Path) -> int:
+    """Verify every file's checksum in the index at ``index_dir``; return its doc count.
+
+    Opening the reader checks the commit (``segments_N``) and each segment's
+    header and footer; ``checkIntegrity()`` then reads each segment's files
+    (terms ``.tim``, postings ``.doc``, stored fields ``.fdt`` ...) end to end
+    against their CRC32 footers. That is one sequential read of the index,
+    cheaper than ``CheckIndex``, which also decodes every posting. Raises
+    :class:`IndexDamagedError` on any failure.
+    """
+    JavaException = java_exception()
+    reader = None
+    try:
+        reader = open_reader(index_dir)
+        for leaf in reader.leaves().toArray():
+            leaf.reader().checkIntegrity()
+        return reader.numDocs()
+    except JavaException as error:
+        raise damaged(index_dir, error) from None
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def duplicate_id(reader) -> str | None:
+    """An id that more than one document of ``reader`` carries, or None.
+
+    Lucene keeps the ids as the sorted terms of the ``id`` field, each with
+    its document frequency, so Lucene answers without Python holding any id:
+    a segment's term count equal to its document count rules out duplicates
+    inside it (one call); across several segments we walk the merged term
+    dictionary once in sorted order and stop at the first term in more than
+    one document (the "sorted external pass", done by Lucene's own files).
+    """
+    autoclass = _classes()
+    leaves = reader.leaves().toArray()
+    for leaf in leaves:
+        segment = leaf.reader()
+        terms = segment.terms(_ID_FIELD)
+        if terms is not None and terms.size() != segment.numDocs():
+            return _first_repeated(terms.iterator())
+    if len(leaves) <= 1:
+        return None
+    from jnius import cast
+
+    # The cast picks getTerms(IndexReader, String): jnius would otherwise try
+    # the LeafReader overload with a DirectoryReader.
+    merged = autoclass("org.apache.lucene.index.MultiTerms").getTerms(
+        cast("org.apache.lucene.index.IndexReader", reader), _ID_FIELD
+    )
+    return _first_repeated(merged.iterator()) if merged is not None else None
+
+
+def _first_repeated(terms_enum) -> str | None:
+    while True:
+        term = terms_enum.next()
+        if term is None:
+            return None
+        if terms_enum.docFreq() > 1:
+            return term.utf8ToString()

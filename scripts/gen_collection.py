@@ -1,0 +1,109 @@
+"""Generate a synthetic passage collection for indexing benchmarks.
+
+    python scripts/gen_collection.py --out DIR [--passages 1000000] [--shards 8] [--seed 0]
+
+Writes ``--shards`` JSONL files ``DIR/part-NNN.jsonl`` (pyserini's
+JsonCollection folder layout, which ``python -m assistant.index`` reads too),
+one ``{"id", "contents", "title", "url"}`` passage a line. The same arguments
+always give the same bytes: words are drawn by a seeded numpy PCG64 stream.
+
+Text is realistic in the ways that drive Lucene's cost: word frequencies
+follow Zipf's law (rank r drawn with weight 1 / r**s) over a vocabulary of
+made-up pronounceable words, passage lengths vary around QReCC's (about a
+hundred words), and passages come in pages of a few passages sharing a
+title, with ids like QReCC's ``<page>_p<n>``. Each passage's contents starts
+with its title, so our indexer (which prefixes the title when missing) and
+pyserini's plain JsonCollection index the very same text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+_ONSETS = ["", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
+           "br", "ch", "cl", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"]
+_CODAS = ["", "", "n", "r", "s", "t", "l", "m", "nd", "rt", "st", "ng"]
+
+
+def vocabulary(size: int, rng: np.random.Generator) -> list[str]:
+    """``size`` distinct made-up words; the shortest tend to get the top ranks,
+    as function words do in real text."""
+    words: list[str] = []
+    seen: set[str] = set()
+    while len(words) < size:
+        syllables = 1 + int(rng.integers(0, 2 + 3 * len(words) // size))
+        word = "".join(
+            _ONSETS[rng.integers(len(_ONSETS))] + _VOWELS[rng.integers(len(_VOWELS))]
+            + _CODAS[rng.integers(len(_CODAS))]
+            for _ in range(syllables)
+        )
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def generate(passages: int, shards: int, out: Path, seed: int = 0, vocab: int = 50_000,
+             zipf: float = 1.07, progress: bool = True) -> int:
+    rng = np.random.default_rng(seed)
+    words = vocabulary(vocab, rng)
+    weights = 1.0 / np.arange(1, vocab + 1) ** zipf
+    cumulative = np.cumsum(weights / weights.sum())
+    out.mkdir(parents=True, exist_ok=True)
+    files = [open(out / f"part-{n:03d}.jsonl", "w", encoding="utf-8") for n in range(shards)]
+    written = page = 0
+    try:
+        with tqdm(total=passages, unit=" passages", file=sys.stderr, disable=not progress) as bar:
+            while written < passages:
+                # Titles draw from the rarer half of the vocabulary, as names do.
+                title_ranks = vocab // 2 + rng.integers(0, vocab // 2, size=1 + int(rng.integers(0, 3)))
+                title = " ".join(words[r].capitalize() for r in title_ranks.tolist())
+                in_page = min(1 + int(rng.integers(0, 6)), passages - written)
+                lengths = np.clip(rng.normal(110, 35, size=in_page).astype(int), 20, 220)
+                ranks = np.searchsorted(cumulative, rng.random(int(lengths.sum())), side="right")
+                draws = [words[r] for r in ranks.clip(0, vocab - 1).tolist()]
+                start = 0
+                for number, length in enumerate(lengths.tolist()):
+                    body = " ".join(draws[start:start + length])
+                    start += length
+                    record = {
+                        "id": f"page{page:07d}_p{number}",
+                        "contents": f"{title}. {body.capitalize()}.",
+                        "title": title,
+                        "url": f"https://example.org/{title.replace(' ', '_')}",
+                    }
+                    files[written % shards].write(json.dumps(record) + "\n")
+                    written += 1
+                bar.update(in_page)
+                page += 1
+    finally:
+        for file in files:
+            file.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, type=Path, help="output folder (JSONL shards)")
+    parser.add_argument("--passages", type=int, default=1_000_000)
+    parser.add_argument("--shards", type=int, default=8, help="JSONL files to spread passages over")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary size")
+    parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent s (English is about 1)")
+    args = parser.parse_args(argv)
+    if args.passages < 1 or args.shards < 1 or args.vocab < 10:
+        parser.error("--passages and --shards must be >= 1, --vocab >= 10")
+    count = generate(args.passages, args.shards, args.out, args.seed, args.vocab, args.zipf)
+    print(json.dumps({"out": str(args.out), "passages": count, "shards": args.shards, "seed": args.seed}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The streaming indexer, collection formats, batch search and damaged indexes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tracemalloc
+
+import pytest
+
+from assistant.index import main as index_main
+from assistant.kernel import DataFormatError, IndexDamagedError, IndexNotFoundError
+from assistant.retrieval import (
+    BM25Retriever,
+    build_index,
+    collection_size,
+    read_collection,
+    verify_index,
+)
+
+_WORDS = ("river bridge castle harbour garden market tower valley forest island mountain lake "
+          "station museum library theatre church palace square street").split()
+
+
+def _passage(number: int) -> dict:
+    # Deterministic text: each passage mixes a few words picked by its number.
+    words = [_WORDS[(number * 7 + i * 3) % len(_WORDS)] for i in range(12)] + [f"code{number}"]
+    return {"id": f"p{number}", "contents": " ".join(words) + ".", "title": f"Place {number % 40}", "url": ""}
+
+
+def _write_jsonl(path, records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+@pytest.fixture(scope="module")
+def medium_index(tmp_path_factory):
+    """600 passages: postings and term files big enough to damage in their middle."""
+    index_dir = tmp_path_factory.mktemp("medium") / "index"
+    build_index((_passage(n) for n in range(600)), index_dir, progress=False)
+    return index_dir
+
+
+def _peak_python_memory(build) -> int:
+    tracemalloc.start()
+    try:
+        build()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_build_streams_a_generator_without_holding_the_collection(tmp_path):
+    produced = []
+
+    def passages(count):
+        for n in range(count):
+            produced.append(n)
+            yield _passage(n)
+
+    build_index(passages(10), tmp_path / "warm", progress=False)  # imports and JVM start
+    small = _peak_python_memory(lambda: build_index(passages(2000), tmp_path / "small", progress=False))
+    large = _peak_python_memory(lambda: build_index(passages(10000), tmp_path / "large", progress=False))
+    # Holding the 8000 extra passages (a list of dicts, a set of ids) would
+    # cost megabytes; streaming costs the same batch whatever the size.
+    assert large - small < 500_000, (small, large)
+    assert len(produced) == 12010
+    retriever = BM25Retriever.from_index(tmp_path / "large")
+    assert retriever.size == 10000
+    assert retriever.search("code1234", 3)[0].id == "p1234"
+
+
+def test_threads_index_the_same_documents_and_scores(tmp_path):
+    records = [_passage(n) for n in range(2500)]
+    one = build_index(iter(records), tmp_path / "one", progress=False, threads=1)
+    four = build_index(iter(records), tmp_path / "four", progress=False, threads=4)
+    assert one == four == 2500
+    a, b = BM25Retriever.from_index(tmp_path / "one"), BM25Retriever.from_index(tmp_path / "four")
+    for query in ("castle harbour", "code17 museum", "island lake palace"):
+        hits_a, hits_b = a.search(query, 50), b.search(query, 50)
+        assert [h.score for h in hits_a] == pytest.approx([h.score for h in hits_b], rel=1e-6)
+        assert {h.id for h in hits_a if h.score > hits_a[-1].score} == {
+            h.id for h in hits_b if h.score > hits_b[-1].score}
+
+
+def test_duplicate_ids_are_found_across_segments(tmp_path):
+    # Four threads each write their own segment, so a repeated id at the two
+    # ends of the stream sits in two segments; one in a single segment too.
+    records = [_passage(n) for n in range(2500)]
+    build_index(iter(records), tmp_path / "ok", progress=False, threads=4)
+    assert len(list((tmp_path / "ok").glob("*.si"))) > 1  # several segments indeed
+    across = records + [dict(_passage(7), contents="another text")]
+    with pytest.raises(DataFormatError, match="Duplicate passage id 'p7'"):
+        build_index(iter(across), tmp_path / "dup", progress=False, threads=4)
+    assert not (tmp_path / "dup").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("dup")] == []  # no staging left
+    with pytest.raises(DataFormatError, match="Duplicate passage id 'p1'"):
+        build_index(iter([_passage(1), _passage(2), _passage(1)]), tmp_path / "dup1", progress=False)
+
+
+def test_jsonl_folder_and_qrecc_collection(tmp_path, capsys):
+    # apple/ml-qrecc's paragraph_chunker.py writes {"id": "<page>_p<n>", "contents"}
+    # lines into .jsonl files mirroring its input's subfolders.
+    root = tmp_path / "collection-paragraph"
+    _write_jsonl(root / "commoncrawl" / "a.jsonl", [
+        {"id": "http://tea.example/_p0", "contents": "Tea is an aromatic beverage."},
+        {"id": "http://tea.example/_p1", "contents": "Green tea comes from China."},
+    ])
+    _write_jsonl(root / "wayback" / "b.jsonl", [{"id": "http://coffee.example/_p0", "contents": "Coffee is brewed."}])
+    passages = list(read_collection(root))
+    assert [p["id"] for p in passages] == ["http://tea.example/_p0", "http://tea.example/_p1", "http://coffee.example/_p0"]
+    assert collection_size(root) == 3
+    assert index_main(["--input", str(root), "--index", str(tmp_path / "idx"), "--threads", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"index": str(tmp_path / "idx"), "passages": 3}
+    assert BM25Retriever.from_index(tmp_path / "idx").search("coffee", 1)[0].id == "http://coffee.example/_p0"
+    (root / "notes.txt").write_text("A stray document.")
+    with pytest.raises(DataFormatError, match="both .jsonl passages and documents"):
+        read_collection(root)
+
+
+def test_collection_size_is_cheap_and_honest(tmp_path, tiny_collection):
+    assert collection_size(tiny_collection) == 5
+    no_newline = tmp_path / "last.jsonl"
+    no_newline.write_text('{"id": "1", "contents": "a"}\n{"id": "2", "contents": "b"}')
+    assert collection_size(no_newline) == 2
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Text.")
+    assert collection_size(docs) is None  # passages only known once chunked
+    assert collection_size() == sum(1 for _ in read_collection())
+
+
+def test_cli_rejects_bad_threads(tmp_path, tiny_collection, capsys):
+    assert index_main(["--input", str(tiny_collection), "--index", str(tmp_path / "i"), "--threads", "0"]) == 2
+    assert "threads must be at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "i").exists()
+
+
+def test_batch_search_equals_search(retriever):
+    queries = ["Who was the father of Ada Lovelace?", "Paris Eiffel Tower", "English", "python code",
+               "nothing matches zzzz", "English mathematician"]
+    batched = retriever.batch_search(queries, k=3, threads=2)
+    assert len(batched) == len(queries)
+    for query, hits in zip(queries, batched):
+        single = retriever.search(query, 3)
+        assert [(h.id, h.title, h.text, h.url) for h in hits] == [(h.id, h.title, h.text, h.url) for h in single]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in single])
+    assert batched[0][0].id == "ada" and batched[4] == []
+    assert retriever.batch_search([], k=3) == []
+
+
+def _damaged_copy(index_dir, tmp_path, suffix: str):
+    copy = tmp_path / f"damaged-{suffix}"
+    shutil.copytree(index_dir, copy)
+    target = next(copy.glob(f"*.{suffix}"))  # compound files are off: .tim/.doc exist as such
+    data = bytearray(target.read_bytes())
+    assert len(data) > 512, f"{target.name} too small to damage its middle"
+    middle = len(data) // 2 - 32
+    for i in range(middle, middle + 64):
+        data[i] ^= 0xFF
+    target.write_bytes(bytes(data))
+    return copy
+
+
+@pytest.mark.parametrize("suffix", ["tim", "doc"])
+def test_damaged_index_is_refused_with_one_line(medium_index, tmp_path, suffix):
+    assert verify_index(medium_index) == 600
+    damaged = _damaged_copy(medium_index, tmp_path, suffix)
+    for check in (verify_index, BM25Retriever.from_index):
+        with pytest.raises(IndexDamagedError) as caught:
+            check(damaged)
+        message = str(caught.value)
+        assert "\n" not in message and message.isprintable()
+        assert message.startswith(f"the index at {damaged} is damaged (")
+        assert "checksum failed" in message
+        assert message.endswith(f"rebuild it with `python -m assistant.index --input COLLECTION --index {damaged}`")
+    # A damaged index is still an index that cannot serve: callers catching
+    # IndexNotFoundError keep working.
+    assert issubclass(IndexDamagedError, IndexNotFoundError)
+
+
+def test_lucene_failure_at_search_time_is_index_damaged(tiny_index, tmp_path):
+    # Unchecked at open, damaged terms fail inside Lucene when a search reads them.
+    retriever = BM25Retriever.from_index(_damaged_copy(tiny_index, tmp_path, "tim"), verify=False)
+    with pytest.raises(IndexDamagedError, match="is damaged"):
+        retriever.search("Who was the father of Ada Lovelace?", 3)
+    with pytest.raises(IndexDamagedError, match="is damaged"):
+        retriever.batch_search(["Ada Lovelace", "Paris"], k=3)
