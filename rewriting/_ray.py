@@ -163,7 +163,8 @@ def map_on_ray(
     rows = [{"index": i, "chunk": json.dumps(part, ensure_ascii=False)} for i, part in enumerate(chunks)]
     if not rows:
         return []
-    dataset = ray.data.from_items(rows).map_batches(
+    # A block a row: a block goes to one actor whole, so fewer blocks would idle the pool.
+    dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
         _Actor,
         fn_constructor_kwargs={"worker": worker, "settings": settings},
         batch_size=1,  # a row is already a chunk of the single-process run

@@ -100,7 +100,7 @@ def _stand_in_ray():
     fake.util = types.SimpleNamespace(get_node_ip_address=lambda: "10.0.0.7")
     fake.get_runtime_context = lambda: types.SimpleNamespace(get_node_id=lambda: "f" * 56)
     context = types.SimpleNamespace(enable_progress_bars=True)
-    fake.data = types.SimpleNamespace(from_items=_StandInDataset, ActorPoolStrategy=lambda size: types.SimpleNamespace(size=size),
+    fake.data = types.SimpleNamespace(from_items=lambda rows, override_num_blocks: _StandInDataset(rows), ActorPoolStrategy=lambda size: types.SimpleNamespace(size=size),
                                       DataContext=types.SimpleNamespace(get_current=lambda: context))
     return fake
 
