@@ -85,7 +85,8 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere
         # One CPU slot an actor: the pool is all the work (the rows are made
         # here), and Ray gives each actor one BLAS/torch thread to match.
-        ray.init(num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
+        # "local": a new instance of our own, even where a `ray start` one runs.
+        ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
                  runtime_env=runtime_env, **quiet)
     _shipped = wanted
     # Our own bar counts items; Ray Data's would count chunks. Its one-off
