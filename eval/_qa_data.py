@@ -48,13 +48,11 @@ class QATurn:
 def load_qrecc(path: str | Path) -> list[QATurn]:
     """QReCC json, official or SCAI/InfoCQR sample keys, read by the one
     QReCC reader, :func:`rewriting.data.load_examples` (strict: a malformed
-    record raises :class:`DataFormatError` naming it; turns without a
-    question or a human rewrite are skipped with a warning). The gold
-    passage ids come from :func:`_truth_passages`."""
+    record, e.g. a ``Truth_passages`` that is not a list of ids, raises
+    :class:`DataFormatError` naming it; turns without a question or a human
+    rewrite are skipped with a warning)."""
     from rewriting.data import load_examples
 
-    examples = load_examples(path, fmt="qrecc")
-    gold = _truth_passages(path)
     return [
         QATurn(
             conversation=ex.conversation_id,
@@ -63,25 +61,10 @@ def load_qrecc(path: str | Path) -> list[QATurn]:
             history=ex.history,
             answer=ex.answer,
             rewrite=ex.rewrite or None,
-            gold_ids=gold.get((ex.conversation_id, ex.turn), ()),
+            gold_ids=ex.passages,
         )
-        for ex in examples
+        for ex in load_examples(path, fmt="qrecc")
     ]
-
-
-def _truth_passages(path: str | Path) -> dict[tuple[str, int], tuple[str, ...]]:
-    # Adapter: rewriting.data's RewriteExample does not carry QReCC's
-    # Truth_passages (the gold passage ids of the SCAI layout) yet, so they
-    # are read here, keyed like the examples: (conversation, turn). The file
-    # has passed load_examples already, so only this key is checked.
-    rows = json.loads(Path(path).read_text(encoding="utf-8"))
-    passages = {}
-    for i, row in enumerate(rows):
-        ids = row.get("Truth_passages") or []
-        if not isinstance(ids, list) or not all(isinstance(pid, str) for pid in ids):
-            raise DataFormatError(f"{path}: record {i}: 'Truth_passages' should be a list of passage ids")
-        passages[(str(row["Conversation_no"]), row["Turn_no"])] = tuple(ids)
-    return passages
 
 
 def _multidoc2dial_rows(path: str | Path) -> list[dict]:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from assistant.encoders import CachedEncoder
-from assistant.kernel import DataFormatError, InvalidInputError, Passage, percentile
+from assistant.kernel import DataFormatError, InvalidInputError, percentile
 from assistant.retrieval import ChunkRetriever
 
 from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
-from .metrics import exact_match, mrr, token_f1
+from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
 __all__ = ["SETTINGS", "TurnResult", "run_turns", "summarize", "build_readers", "format_summaries"]
 
@@ -41,28 +41,23 @@ def run_turns(
     retriever=None,
     depth: int = 100,
     read_k: int = 5,
+    search_threads: int = SEARCH_THREADS,
     progress: Callable = lambda iterable, **_: iterable,
 ) -> list[TurnResult]:
     """Answer every turn in ``setting`` with each reader (e.g. one per mu).
 
-    Retrieval (``depth`` passages, for MRR/R@100 and the upper bound) and the
-    rewrite are done once per turn; each reader reads the first ``read_k``.
+    The rewrite is done once per turn; the retrieval (``depth`` passages, for
+    MRR/R@100 and the upper bound) of all turns is one multi-threaded batch
+    search (``search_threads`` Lucene threads), each query's results as its
+    own search gives them; each reader reads the first ``read_k``.
     """
     if setting not in SETTINGS:
         raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    queries = [_query(turn, setting, rewriter) for turn in progress(turns, desc=f"{setting}: queries", unit="turn")]
+    found = search_all(retriever, queries, depth, search_threads) if setting != "known-context" else [[] for _ in turns]
     results = []
-    for turn in progress(turns, desc=setting, unit="turn"):
-        if setting == "human-rewrite":
-            if not turn.rewrite:
-                raise DataFormatError(
-                    f"turn {turn.conversation}/{turn.turn} has no human rewrite: "
-                    "the human-rewrite setting needs QReCC data"
-                )
-            query = turn.rewrite
-        else:
-            query = rewriter.rewrite(turn.question, list(turn.history)).text if rewriter else turn.question
+    for turn, query, retrieved in progress(zip(turns, queries, found), total=len(turns), desc=setting, unit="turn"):
         upper = (None, None)
-        retrieved: list[Passage] = []
         relevant: set[str] = set()
         if setting == "known-context":
             if turn.context:
@@ -75,7 +70,6 @@ def run_turns(
                     "Truth_passages found in the index, or MultiDoc2Dial documents"
                 )
         else:
-            retrieved = retriever.search(query, depth) if query.split() else []
             passages = retrieved[:read_k]
             relevant = relevant_ids(retrieved, turn.answer)
             if retrieved:
@@ -95,6 +89,16 @@ def run_turns(
                        frozenset(relevant), *upper)
         )
     return results
+
+
+def _query(turn: QATurn, setting: str, rewriter) -> str:
+    if setting != "human-rewrite":
+        return rewriter.rewrite(turn.question, list(turn.history)).text if rewriter else turn.question
+    if not turn.rewrite:
+        raise DataFormatError(
+            f"turn {turn.conversation}/{turn.turn} has no human rewrite: the human-rewrite setting needs QReCC data"
+        )
+    return turn.rewrite
 
 
 def _mean_percent(values: Sequence[float]) -> float | None:

@@ -25,7 +25,11 @@ __all__ = [
     "Scorer",
     "load_retriever",
     "metric_names",
+    "check_metric_names",
     "score_examples",
+    "score_means",
+    "rewrite_chunk",
+    "note_departures",
     "rewrite_with",
     "held_out",
     "format_score_table",
@@ -46,25 +50,29 @@ class Scorer:
     """Computes the rewrite metrics for batches of (reference, candidate) pairs.
 
     Encoders and the retriever are passed in ready (``from_defaults`` loads
-    them); a metric whose model is missing cannot be asked for. Reference
-    result ids for R@10 are cached, so a reference searched once (e.g. for
-    another rewriter, or a repeated text) is not searched again.
+    them); a metric whose model is missing cannot be asked for. R@10's
+    searches of a batch are one multi-threaded batch search
+    (``search_threads`` Lucene threads). Reference result ids are cached, so
+    a reference searched once (e.g. for another rewriter, or a repeated
+    text) is not searched again.
     """
 
-    def __init__(self, names: Sequence[str], *, use=None, minilm=None, retriever=None) -> None:
-        unknown = [n for n in names if n not in METRICS]
-        if unknown:
-            raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
+    def __init__(self, names: Sequence[str], *, use=None, minilm=None, retriever=None,
+                 search_threads: int = M.SEARCH_THREADS) -> None:
+        check_metric_names(names)
         needs = {"use": use, "use_angular": use, "minilm": minilm, "r_at_10": retriever}
         missing = [n for n in names if n in needs and needs[n] is None]
         if missing:
             raise ConfigError(f"metric(s) {', '.join(missing)} need a model or index that was not given")
         self.names = tuple(names)
         self.use, self.minilm, self.retriever = use, minilm, retriever
+        self.search_threads = search_threads
         self._reference_ids: dict[str, list[str]] = {}
 
     @classmethod
-    def from_defaults(cls, names: Sequence[str], index: str | None = None, torch_threads: int = 0) -> "Scorer":
+    def from_defaults(
+        cls, names: Sequence[str], index: str | None = None, torch_threads: int = 0, search_threads: int = M.SEARCH_THREADS
+    ) -> "Scorer":
         """Loads what ``names`` need: USE, MiniLM, and the BM25 index at
         ``index`` (raises :class:`~assistant.kernel.IndexNotFoundError`).
         ``torch_threads`` > 0 sets the process's torch threads when MiniLM is
@@ -78,7 +86,7 @@ class Scorer:
 
             torch.set_num_threads(torch_threads)
         retriever = load_retriever(index) if "r_at_10" in names else None
-        return cls(names, use=use, minilm=minilm, retriever=retriever)
+        return cls(names, use=use, minilm=minilm, retriever=retriever, search_threads=search_threads)
 
     def score(self, references: Sequence[str], candidates: Sequence[str]) -> dict[str, np.ndarray]:
         """Each metric's score for each pair, in [0, 1], in input order."""
@@ -99,7 +107,7 @@ class Scorer:
         if "minilm" in self.names:
             out["minilm"] = M.embedding_similarities(self.minilm, references, candidates, batch_size=BATCH)
         if "r_at_10" in self.names:
-            out["r_at_10"] = np.array([self._r_at_10(r, c) for r, c in zip(references, candidates)])
+            out["r_at_10"] = self._r_at_10(references, candidates)
         return {name: out[name] for name in self.names}
 
     def score_all(
@@ -115,13 +123,26 @@ class Scorer:
                 bar.update(len(references[start : start + BATCH]))
         return {name: np.concatenate(p) if p else np.zeros(0) for name, p in parts.items()}
 
-    def _r_at_10(self, reference: str, candidate: str) -> float:
-        if candidate.strip() == reference.strip():
-            return 1.0
-        ids = self._reference_ids.get(reference)
-        if ids is None:
-            ids = self._reference_ids[reference] = M.result_ids(self.retriever, reference, K)
-        return M.r_at_k(self.retriever, reference, candidate, K, reference_ids=ids)
+    def _r_at_10(self, references: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        # A candidate equal to its reference scores 1 unsearched (r_at_k); the
+        # rest, and references not cached yet, are searched in one batch.
+        pairs = list(zip(references, candidates))
+        searched = [i for i, (r, c) in enumerate(pairs) if c.strip() != r.strip()]
+        new = list(dict.fromkeys(references[i] for i in searched if references[i] not in self._reference_ids))
+        found = M.batch_result_ids(self.retriever, [*new, *(candidates[i] for i in searched)], K, self.search_threads)
+        self._reference_ids.update(zip(new, found))
+        ids = dict(zip(searched, found[len(new) :]))
+        return np.array([
+            1.0 if i not in ids else M.r_at_k(self.retriever, r, c, K, reference_ids=self._reference_ids[r], candidate_ids=ids[i])
+            for i, (r, c) in enumerate(pairs)
+        ])
+
+
+def check_metric_names(names: Sequence[str]) -> None:
+    """:class:`ConfigError` naming any of ``names`` not in :data:`METRICS`."""
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(METRICS)}")
 
 
 def load_retriever(index: str | None):
@@ -169,7 +190,11 @@ def _mean_block(scores: dict[str, np.ndarray], mask: np.ndarray) -> dict:
 def score_examples(examples, candidates: Sequence[str], scorer: Scorer) -> dict:
     """Mean scores (percent) of ``candidates`` against the examples' human
     rewrites, over all turns and (``after_first``) over turns after the first."""
-    scores = scorer.score_all([ex.rewrite for ex in examples], list(candidates))
+    return score_means(examples, scorer.score_all([ex.rewrite for ex in examples], list(candidates)))
+
+
+def score_means(examples, scores: dict[str, np.ndarray]) -> dict:
+    """:func:`score_examples`' result from each turn's scores (in example order)."""
     everything = np.ones(len(examples), dtype=bool)
     result = _mean_block(scores, everything)
     result["after_first"] = _mean_block(scores, np.array([ex.turn > 1 for ex in examples], dtype=bool))
@@ -182,23 +207,29 @@ def rewrite_with(name: str, examples) -> list[str]:
     from rewriting import load_rewriter
 
     rewriter = load_rewriter(name)
-    # Causal-LM rewriters decode a padded batch at once (rewrite_batch); any
-    # other Rewriter goes one turn at a time.
-    batch_fn = getattr(rewriter, "rewrite_batch", None)
-    size = REWRITE_BATCH if batch_fn is not None else 1
     rewrites = []
     with tqdm(total=len(examples), desc=f"rewriting ({name})", unit="turn", file=sys.stderr) as bar:
-        for start in range(0, len(examples), size):
-            chunk = examples[start : start + size]
-            if batch_fn is not None:
-                rewrites += batch_fn([(ex.question, list(ex.context)) for ex in chunk])
-            else:
-                rewrites += [rewriter.rewrite(ex.question, list(ex.context)) for ex in chunk]
+        for start in range(0, len(examples), REWRITE_BATCH):
+            chunk = examples[start : start + REWRITE_BATCH]
+            rewrites += rewrite_chunk(rewriter, [(ex.question, list(ex.context)) for ex in chunk])
             bar.update(len(chunk))
-    noted = sum(1 for r in rewrites if r.note)
-    if noted:
-        print(f"note: {noted} of {len(rewrites)} rewrites departed from the model's output", file=sys.stderr)
+    note_departures(sum(1 for r in rewrites if r.note), len(rewrites))
     return [r.text for r in rewrites]
+
+
+def rewrite_chunk(rewriter, items: Sequence[tuple[str, list[str]]]) -> list:
+    """One chunk of (question, history) pairs rewritten: causal-LM rewriters
+    decode a padded batch at once (``rewrite_batch``), any other Rewriter
+    goes one turn at a time."""
+    batch_fn = getattr(rewriter, "rewrite_batch", None)
+    if batch_fn is not None:
+        return list(batch_fn(list(items)))
+    return [rewriter.rewrite(question, history) for question, history in items]
+
+
+def note_departures(noted: int, total: int) -> None:
+    if noted:
+        print(f"note: {noted} of {total} rewrites departed from the model's output", file=sys.stderr)
 
 
 def held_out(examples, split_path: str, data_path: str) -> list:

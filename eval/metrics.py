@@ -52,6 +52,9 @@ __all__ = [
     "embedding_similarity_table",
     "Searcher",
     "result_ids",
+    "batch_result_ids",
+    "search_all",
+    "SEARCH_THREADS",
     "r_at_k",
 ]
 
@@ -417,6 +420,11 @@ def embedding_similarity_table(
 # ---------------------------------------------------------------- rewrites (retrieval)
 
 
+# Lucene threads for the eval commands' batch searches: the 2 cores of the
+# machine they are sized for. Results do not depend on it.
+SEARCH_THREADS = 2
+
+
 class Searcher(Protocol):
     """What R@k needs of a retriever (``assistant`` retrievers qualify)."""
 
@@ -432,6 +440,38 @@ def result_ids(retriever: Searcher, query: str, k: int = 10) -> list[str]:
     return [passage.id for passage in retriever.search(query, k)][:k]
 
 
+def batch_result_ids(retriever: Searcher, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list[str]]:
+    """:func:`result_ids` of every query, in query order: one multi-threaded
+    ``batch_search`` (``threads`` Lucene threads) where the retriever has it,
+    else one search a query. Empty queries retrieve nothing, as there.
+
+    >>> from types import SimpleNamespace as P
+    >>> class Toy:
+    ...     def search(self, query, k):
+    ...         return [P(id=query + str(i)) for i in range(3)][:k]
+    >>> batch_result_ids(Toy(), ["a", " ", "b"], k=2)
+    [['a0', 'a1'], [], ['b0', 'b1']]
+    """
+    return [[passage.id for passage in passages][:k] for passages in search_all(retriever, queries, k, threads)]
+
+
+def search_all(retriever: Searcher, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list]:
+    """The top-``k`` passages of every query, in query order, each list as
+    ``retriever.search`` gives it: one multi-threaded ``batch_search`` where
+    the retriever has one (:class:`assistant.retrieval.BM25Retriever`), else
+    a search a query. An empty query retrieves nothing (retrievers refuse it)."""
+    asked = [i for i, query in enumerate(queries) if query.split()]
+    many = getattr(retriever, "batch_search", None)
+    if many is not None and asked:
+        found = many([queries[i] for i in asked], k, threads)
+    else:
+        found = [retriever.search(queries[i], k) for i in asked]
+    results: list[list] = [[] for _ in queries]
+    for i, passages in zip(asked, found, strict=True):
+        results[i] = list(passages)
+    return results
+
+
 def r_at_k(
     retriever: Searcher,
     reference: str,
@@ -439,13 +479,15 @@ def r_at_k(
     k: int = 10,
     *,
     reference_ids: Sequence[str] | None = None,
+    candidate_ids: Sequence[str] | None = None,
 ) -> float:
     """QReCC's R@k between two queries: how many of the reference's top-k
     results the candidate's top-k results recover, divided by the number of
     results the reference got (at most k; fewer on a small index).
 
     Pass ``reference_ids`` (from :func:`result_ids`) to reuse the reference's
-    results across rewriters. A candidate equal to the reference scores 1.0
+    results across rewriters, and ``candidate_ids`` for results searched
+    already (e.g. by :func:`batch_result_ids`). A candidate equal to the reference scores 1.0
     without searching. When the reference retrieves nothing (e.g. only stop
     words), the score is 1.0 if the candidate retrieves nothing too (the
     result lists agree) and 0.0 otherwise, so every turn gets a score and a
@@ -469,7 +511,7 @@ def r_at_k(
     if candidate.strip() == reference.strip():
         return 1.0
     ref = list(reference_ids)[:k] if reference_ids is not None else result_ids(retriever, reference, k)
-    cand = result_ids(retriever, candidate, k)
+    cand = list(candidate_ids)[:k] if candidate_ids is not None else result_ids(retriever, candidate, k)
     if not ref:
         return float(not cand)
     return len(set(ref).intersection(cand)) / len(ref)

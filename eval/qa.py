@@ -1,6 +1,7 @@
 """QReCC-style question answering evaluation: end to end, human rewrite, known context.
 
 ``python -m eval.qa --data FILE --index DIR [--setting end-to-end|known-context|human-rewrite] [--json]``
+``[--search-threads N] [--ray [ADDRESS] [--actors N]]``
 
 Data (detected from the file):
 
@@ -35,6 +36,13 @@ bound: the best span F1 / EM over the retrieved passages. All in percent.
 ``--mu 0,0.1,...`` sweeps the reader's interpolation weight, retrieving and
 embedding once (reader latency is then reported for the first mu only).
 
+The retrieval of all turns is one batch search on ``--search-threads``
+Lucene threads. ``--ray`` answers the turns on a Ray cluster (ADDRESS;
+none: ``RAY_ADDRESS`` or a new local instance) in ``--actors`` workers,
+each loading the rewriter, index and readers once (the index must be at
+``--index`` on every node); the metrics are the single-process run's (the
+timings are the workers'). Without it ray is never imported.
+
 ``--json`` prints one shape whatever the number of runs: a list with one
 object per mu (one for a single ``--mu``), in ``--mu`` order::
 
@@ -66,6 +74,7 @@ from ._qa_data import (
     write_collection,
 )
 from ._qa_metrics import RELEVANCE_THRESHOLD, closest_span, hit_at_k, relevant_ids
+from .metrics import SEARCH_THREADS
 from ._qa_run import SETTINGS, TurnResult, build_readers, format_summaries, run_turns, summarize
 
 __all__ = [
@@ -89,6 +98,8 @@ __all__ = [
 
 
 def _parser() -> argparse.ArgumentParser:
+    from rewriting import add_ray_arguments
+
     parser = argparse.ArgumentParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
     parser.add_argument("--index", help="Lucene index of the passages (python -m assistant.index)")
@@ -100,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mu", default="0.7", help="reader weight vs retrieval; a comma-separated list sweeps it")
     parser.add_argument("--read-k", type=int, default=5, help="passages given to the reader (the reader's read_k caps it too)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N turns")
+    parser.add_argument("--search-threads", type=int, default=SEARCH_THREADS,
+                        help=f"Lucene threads for the batch search of all turns (default {SEARCH_THREADS})")
+    add_ray_arguments(parser)
     return parser
 
 
@@ -119,30 +133,41 @@ def _main(argv: Sequence[str] | None) -> int:
     except ValueError:
         raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
     turns = load_turns(args.data)[: args.limit]
-    retriever = None
-    if args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns):
-        if not args.index:
-            raise InvalidInputError(f"--index is needed for the {args.setting} setting")
-        from assistant.retrieval import BM25Retriever
+    needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
+    if needs_index and not args.index:
+        raise InvalidInputError(f"--index is needed for the {args.setting} setting")
+    uses_rewriter = args.setting != "human-rewrite"
+    if args.ray is not None:
+        from ._on_ray import qa_on_ray  # ray is imported only here
 
-        retriever = BM25Retriever.from_index(args.index)
-    rewriter = None
-    if args.setting != "human-rewrite":
-        from rewriting import load_rewriter
+        settings = {"setting": args.setting, "index": args.index if needs_index else None,
+                    "rewriter": args.rewriter if uses_rewriter else None, "reader": args.reader, "mus": mus,
+                    "read_k": args.read_k, "search_threads": args.search_threads}
+        start = time.perf_counter()  # with --ray, the workers' loads count too
+        results = qa_on_ray(turns, settings, args.ray or None, args.actors)
+    else:
+        retriever = None
+        if needs_index:
+            from assistant.retrieval import BM25Retriever
 
-        rewriter = load_rewriter(args.rewriter)
-    from tqdm import tqdm
+            retriever = BM25Retriever.from_index(args.index)
+        rewriter = None
+        if uses_rewriter:
+            from rewriting import load_rewriter
 
-    readers = build_readers(args.reader, mus)
-    start = time.perf_counter()
-    results = run_turns(
-        turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,
-        progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
-    )
+            rewriter = load_rewriter(args.rewriter)
+        from tqdm import tqdm
+
+        readers = build_readers(args.reader, mus)
+        start = time.perf_counter()
+        results = run_turns(
+            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,
+            search_threads=args.search_threads, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
+        )
     elapsed = time.perf_counter() - start
     summaries = [summarize(turns, results, args.setting, i) for i in range(len(mus))]
     for i, (mu, s) in enumerate(zip(mus, summaries)):
-        s.update(mu=mu, reader=args.reader, rewriter=args.rewriter if rewriter else None,
+        s.update(mu=mu, reader=args.reader, rewriter=args.rewriter if uses_rewriter else None,
                  turns_per_s=round(len(turns) / elapsed, 2) if elapsed else None)
         if i:  # later readers of a sweep reuse the first one's vectors: their times mean nothing
             s.update(read_ms_median=None, read_ms_p95=None)

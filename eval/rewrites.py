@@ -1,7 +1,7 @@
 """Rewrite quality: score rewriters, and check which metric tracks human labels.
 
 ``python -m eval.rewrites score --data FILE [--rewriter NAME | --rewrites FILE.jsonl | --system KEY]``
-``[--index DIR] [--metrics LIST] [--json]``
+``[--index DIR] [--metrics LIST] [--json] [--search-threads N] [--ray [ADDRESS] [--actors N]]``
     Scores rewrites against the human rewrites of a QReCC, CANARD or CAsT file
     (read by :func:`rewriting.data.load_examples`): ROUGE-1 recall (human
     rewrite as target), BLEU, USE cosine and angular similarity, MiniLM cosine,
@@ -20,7 +20,13 @@
     as asked; default ``trained``, the app's), a JSONL file of ``{"id",
     "rewrite"}`` (ids as ``load_examples`` gives them; only those turns are
     scored), or another system's outputs shipped in the data
-    (``--system cast_automatic``).
+    (``--system cast_automatic``). R@10's searches are batch searches on
+    ``--search-threads`` Lucene threads. ``--ray`` does the rewriting and
+    scoring on a Ray cluster (ADDRESS; none: ``RAY_ADDRESS`` or a new local
+    instance) in ``--actors`` workers, each loading the rewriter, encoders
+    and index once (the index must be at ``--index`` on every node), and
+    prints what the single-process run prints; without it ray is never
+    imported.
 
 ``python -m eval.rewrites validate --labels FILE [--json] [--plot OUT.png]``
     For every metric: Pearson r with the 0/1 labels (point-biserial), a 95%
@@ -73,16 +79,19 @@ from assistant.kernel import (
 )
 
 from ._bench import bench_metrics
+from .metrics import SEARCH_THREADS
 from ._plots import plot_distributions
 from ._scoring import (
     METRICS,
     Scorer,
+    check_metric_names,
     format_score_table,
     held_out,
     load_retriever,
     metric_names,
     rewrite_with,
     score_examples,
+    score_means,
 )
 from ._table import (
     GROUPS,
@@ -118,8 +127,19 @@ TABLE_METRICS = ("rouge1_recall", "use", "r_at_10")
 TORCH_THREADS = 1
 
 
-def _scorer(metrics: str | None, index: str | None, torch_threads: int) -> Scorer:
-    return Scorer.from_defaults(metric_names(metrics, index is not None), index, torch_threads)
+def _scorer(metrics: str | None, index: str | None, torch_threads: int, search_threads: int = SEARCH_THREADS) -> Scorer:
+    return Scorer.from_defaults(metric_names(metrics, index is not None), index, torch_threads, search_threads)
+
+
+def _score_on_ray(args, examples, candidates) -> dict:
+    from ._on_ray import score_on_ray  # ray is imported only here
+
+    names = metric_names(args.metrics, args.index is not None)
+    check_metric_names(names)  # here, not once per worker
+    settings = {"names": names, "index": args.index, "torch_threads": args.torch_threads,
+                "search_threads": args.search_threads, "rewriter": args.rewriter}
+    scores, _ = score_on_ray(examples, candidates, settings, args.ray or None, args.actors)
+    return score_means(examples, scores)
 
 
 def _cmd_score(args) -> int:
@@ -147,9 +167,12 @@ def _cmd_score(args) -> int:
     if not examples:
         shipped = sorted({key for ex in load_examples(args.data) for key in ex.systems})
         raise DataFormatError(f"no turns to score in {args.data} with the rewrites given (systems in it: {shipped or 'none'})")
-    if args.rewriter is not None:
-        candidates = rewrite_with(args.rewriter, examples)
-    result = score_examples(examples, candidates, _scorer(args.metrics, args.index, args.torch_threads))
+    if args.ray is not None:
+        result = _score_on_ray(args, examples, None if args.rewriter is not None else candidates)
+    else:
+        if args.rewriter is not None:
+            candidates = rewrite_with(args.rewriter, examples)
+        result = score_examples(examples, candidates, _scorer(args.metrics, args.index, args.torch_threads, args.search_threads))
     print(json.dumps(result) if args.json else format_score_table(result))
     return 0
 
@@ -221,6 +244,8 @@ def _cmd_table(args) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from rewriting import add_ray_arguments
+
     parser = argparse.ArgumentParser(
         prog="python -m eval.rewrites",
         description="Score rewriters against human rewrites, and validate the metrics against human labels.",
@@ -243,6 +268,9 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
     score.add_argument("--metrics", help=metric_help)
     score.add_argument("--json", action="store_true", help="print one JSON object")
+    score.add_argument("--search-threads", type=int, default=SEARCH_THREADS,
+                       help=f"Lucene threads for R@10's batch searches (default {SEARCH_THREADS})")
+    add_ray_arguments(score)
 
     check = commands.add_parser("validate", help="correlate each metric with human correct/incorrect labels")
     check.add_argument("--labels", required=True, help="labels JSONL (format: see eval.labels)")

@@ -45,6 +45,9 @@ __all__ = [
     "IGNORE_INDEX",
     "CopyHead",
     "COPY_HEAD_FILE",
+    "map_on_ray",
+    "import_ray",
+    "add_ray_arguments",
 ]
 
 # Names that pull in torch and transformers (~3 s), imported on first use so
@@ -58,6 +61,10 @@ _LAZY = {
     "load_causal_lm": "_models",
     "CopyHead": "_copy",
     "COPY_HEAD_FILE": "_copy",
+    # Ray itself is imported only when a --ray run calls map_on_ray.
+    "map_on_ray": "_ray",
+    "import_ray": "_ray",
+    "add_ray_arguments": "_ray",
 }
 
 # The adapter the app uses by default, committed with the repo (see its README.md).

@@ -1,25 +1,45 @@
-"""``python -m rewriting.rewrite --ray``: the same rewrites, on a Ray cluster.
+"""Batch work on a Ray cluster: ``--ray`` of ``rewriting.rewrite``, ``eval.rewrites score`` and ``eval.qa``.
 
-The requests become a Ray Dataset; ``map_batches`` runs them through a
-fixed pool of actors, each of which loads the rewriter once (the load costs
-far more than a batch). Each row carries its input position, and the rows
-are put back in that order, so the output file is the single-process one:
-same ids, order and text (with float32 weights, batched decoding equals
-one-at-a-time decoding, so how Ray cuts the rows into batches does not
-matter).
+:func:`map_on_ray` is the one way these commands use Ray: the items are cut
+into the chunks the single-process run uses, the chunks become a Ray Dataset
+(one row a chunk), and ``map_batches`` runs them through a fixed pool of
+actors, each of which builds its worker (rewriter, scorer, searcher,
+reader) once: the load costs far more than a chunk. Each row carries its
+chunk's position and the results are put back in that order, so a command
+gets what its single-process loop computes, chunk for chunk: same ids,
+order, text and numbers.
 
-Only this module imports ray, and only ``--ray`` imports this module.
+A worker's :class:`~assistant.kernel.AssistantError` (no index, no model on
+that node) comes back as a row, not as a Ray failure, and is raised on the
+driver as the same kind of error naming the node.
+
+Only this module imports ray, and only when :func:`map_on_ray` runs
+(``--ray``); :func:`add_ray_arguments` gives every such command the same flags.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import logging
+import os
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
-from assistant.kernel import ConfigError, Rewrite
+from assistant.kernel import AssistantError, ConfigError, Rewrite
 
-__all__ = ["rewrite_with_ray", "import_ray"]
+__all__ = ["map_on_ray", "import_ray", "add_ray_arguments", "rewrite_with_ray"]
+
+# The repository's packages, shipped to the workers (``py_modules``) so the
+# worker classes are importable there; a caller adds its own (e.g. "eval").
+_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGES = ("assistant", "rewriting")
+# Object store of a local instance: rows are chunks of JSON text, far below
+# this; the default (30% of memory) would claim shared memory other work needs.
+_LOCAL_OBJECT_STORE = 256 * 2**20
+# The packages the instance this process started ships; None: none started here.
+_shipped: frozenset[str] | None = None
 
 
 def import_ray():
@@ -32,8 +52,141 @@ def import_ray():
     return ray
 
 
-class _RewriteActor:
-    """One rewriter per actor, loaded once; called with a batch of rows."""
+def add_ray_arguments(parser, default_actors: int = 2) -> None:
+    """``--ray [ADDRESS]`` and ``--actors N`` (at least 1) on ``parser``."""
+
+    def actors(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+        return int(text)
+
+    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                        help="run on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a new local one)")
+    parser.add_argument("--actors", type=actors, default=default_actors,
+                        help=f"with --ray: worker copies, each loading its models once (default {default_actors})")
+
+
+def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:
+    """Connect to ``address`` (None: ``RAY_ADDRESS``, else a new local instance)."""
+    global _shipped
+    wanted = frozenset((*_PACKAGES, *packages))
+    if ray.is_initialized():
+        if _shipped is None or wanted <= _shipped:
+            return  # the caller's own session, or ours with every package needed
+        ray.shutdown()  # ours, started for a command that shipped fewer packages
+    runtime_env = {
+        "py_modules": [str(_ROOT / name) for name in sorted(wanted)],
+        "env_vars": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    }
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if address or os.environ.get("RAY_ADDRESS"):
+        ray.init(address=address, runtime_env=runtime_env, **quiet)
+    else:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere
+        # One CPU slot an actor: the pool is all the work (the rows are made
+        # here), and Ray gives each actor one BLAS/torch thread to match.
+        # "local": a new instance of our own, even where a `ray start` one runs.
+        ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
+                 runtime_env=runtime_env, **quiet)
+    _shipped = wanted
+    # Our own bar counts items; Ray Data's would count chunks. Its one-off
+    # notice that its bars are off is not the user's concern.
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
+
+
+class _Actor:
+    """One worker per actor, built once; called with a batch of chunk rows."""
+
+    def __init__(self, worker: Callable[[dict], Any], settings: dict):
+        import ray
+
+        self.node = f"Ray node {ray.util.get_node_ip_address()} (id {ray.get_runtime_context().get_node_id()[:12]})"
+        self.error: AssistantError | None = None
+        try:
+            self.worker = worker(settings)
+        except AssistantError as error:  # reported per row: a constructor failure would be an opaque ActorDiedError
+            self.error = error
+
+    def __call__(self, batch: dict) -> dict:
+        out: dict[str, list] = {"index": [], "result": [], "error": [], "kind": []}
+        for index, chunk in zip(batch["index"], batch["chunk"]):
+            result, error = "", self.error
+            if error is None:
+                try:
+                    result = json.dumps(self.worker(json.loads(str(chunk))), ensure_ascii=False)
+                except AssistantError as failure:
+                    error = failure
+            out["index"].append(int(index))
+            out["result"].append(result)
+            out["error"].append(f"on {self.node}: {error}" if error is not None else "")
+            out["kind"].append(type(error).__name__ if error is not None else "")
+        return out
+
+
+def _raise(kind: str, message: str) -> None:
+    import assistant.kernel as kernel
+
+    cls = getattr(kernel, kind, None)
+    if not (isinstance(cls, type) and issubclass(cls, AssistantError)):
+        cls = AssistantError
+    raise cls(message)
+
+
+def map_on_ray(
+    items: Sequence,
+    worker: Callable[[dict], Any],
+    settings: dict,
+    *,
+    chunk: int,
+    address: str | None,
+    actors: int,
+    packages: Sequence[str] = (),
+    desc: str = "working",
+) -> list:
+    """``worker(settings)(items[i:i + chunk])`` for every chunk, on ``actors``
+    actors of the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new
+    local instance); the results, one per item, in item order.
+
+    ``worker`` is a class importable on the workers (from ``assistant``,
+    ``rewriting`` or one of ``packages``, which are shipped); called with a
+    list of items it returns one result per item. Items, settings and
+    results are JSON values. The Python dependencies must be installed on
+    the workers already. Progress (items) goes to stderr.
+    """
+    from tqdm import tqdm
+
+    ray = import_ray()
+    _connect(ray, address, actors, packages)
+    chunks = [list(items[start : start + chunk]) for start in range(0, len(items), chunk)]
+    # Chunks as JSON text: a column of ragged nested values would not survive every batch format.
+    rows = [{"index": i, "chunk": json.dumps(part, ensure_ascii=False)} for i, part in enumerate(chunks)]
+    if not rows:
+        return []
+    # A block a row: a block goes to one actor whole, so fewer blocks would idle the pool.
+    dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
+        _Actor,
+        fn_constructor_kwargs={"worker": worker, "settings": settings},
+        batch_size=1,  # a row is already a chunk of the single-process run
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+    )
+    done: dict[int, list] = {}
+    with tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr) as bar:
+        for row in dataset.iter_rows():
+            if row["error"]:
+                _raise(str(row["kind"]), str(row["error"]))
+            index = int(row["index"])
+            done[index] = json.loads(str(row["result"]))
+            bar.update(len(chunks[index]))
+    if sorted(done) != list(range(len(chunks))) or any(len(done[i]) != len(chunks[i]) for i in done):
+        raise RuntimeError("the Ray run lost or repeated rows")  # a bug, not a user's error
+    return [result for i in range(len(chunks)) for result in done[i]]
+
+
+class _RewriteWorker:
+    """A rewriter, loaded once; rewrites a chunk as ``rewriting.rewrite`` does."""
 
     def __init__(self, settings: dict):
         from rewriting import load_rewriter
@@ -41,46 +194,21 @@ class _RewriteActor:
 
         self.rewriter = configure(load_rewriter(settings["model"], dtype=settings["dtype"]), settings["batch_size"], settings["draft_tokens"])
 
-    def __call__(self, batch: dict) -> dict:
-        items = [(str(q), json.loads(str(h))) for q, h in zip(batch["question"], batch["history"])]
+    def __call__(self, chunk: list) -> list:
+        items = [(item["question"], item["history"]) for item in chunk]
         many = getattr(self.rewriter, "rewrite_batch", None)
         results = many(items) if many else [self.rewriter.rewrite(q, h) for q, h in items]
-        return {
-            "index": [int(i) for i in batch["index"]],
-            "text": [r.text for r in results],
-            "note": [r.note for r in results],
-            "rejected": [r.rejected for r in results],
-        }
+        return [[r.text, r.note, r.rejected] for r in results]
 
 
 def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | None, actors: int) -> list[Rewrite]:
     """Rewrite ``requests`` (as read by :func:`rewriting.rewrite.read_requests`)
-    on the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new local one)
-    with ``actors`` rewriter copies; one Rewrite per request, in order.
+    on the cluster at ``address`` with ``actors`` rewriter copies; one Rewrite
+    per request, in order, each chunk the single-process run's (``batch_size * 4``).
 
     ``settings``: model, dtype, batch_size, draft_tokens, as the command
-    line gives them. The ``rewriting`` and ``assistant`` packages travel to
-    the workers (``py_modules``); their Python dependencies must be installed
-    there already.
+    line gives them.
     """
-    ray = import_ray()
-    root = Path(__file__).resolve().parent.parent
-    ray.init(
-        address=address,
-        ignore_reinit_error=True,
-        log_to_driver=False,
-        runtime_env={"py_modules": [str(root / "rewriting"), str(root / "assistant")], "env_vars": {"HF_HUB_OFFLINE": "1"}},
-    )
-    # History as JSON text: a column of ragged lists would not survive every batch format.
-    rows = [{"index": i, "question": r["question"], "history": json.dumps(r["history"], ensure_ascii=False)} for i, r in enumerate(requests)]
-    dataset = ray.data.from_items(rows).map_batches(
-        _RewriteActor,
-        fn_constructor_kwargs={"settings": settings},
-        batch_size=settings["batch_size"] * 4,  # as the single-process run's chunks
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=actors),
-    )
-    done = sorted(dataset.take_all(), key=lambda row: int(row["index"]))
-    if [int(row["index"]) for row in done] != list(range(len(requests))):
-        raise RuntimeError("the Ray run lost or repeated rows")  # a bug, not a user's error
-    return [Rewrite(str(row["text"]), str(row["note"]), str(row["rejected"])) for row in done]
+    items = [{"question": r["question"], "history": r["history"]} for r in requests]
+    results = map_on_ray(items, _RewriteWorker, settings, chunk=settings["batch_size"] * 4, address=address, actors=actors, desc="rewriting")
+    return [Rewrite(text, note, rejected) for text, note, rejected in results]

@@ -12,7 +12,8 @@ Formats (``load_examples`` sniffs them; ``detect_format`` says which):
     The official json (``Context, Question, Rewrite, Answer, Conversation_no,
     Turn_no``) and the InfoCQR sample variant (``Question, Truth_rewrite,
     Truth_answer, NewContext, ...``); the history is ``Context``, resp.
-    ``NewContext``, as it is. The two differ in what earlier questions they
+    ``NewContext``, as it is; ``Truth_passages`` (gold passage ids), where a
+    record has it, becomes :attr:`RewriteExample.passages`. The two differ in what earlier questions they
     hold, the opposite of what the shared data's README says:
 
     - official ``Context`` holds earlier turns' *rewrites* (in
@@ -91,6 +92,8 @@ class RewriteExample:
     rewrite: str  # the human (manual) rewrite: the training/eval target
     answer: str = ""  # this turn's gold answer when the data has one
     title: str = ""  # CANARD "article: section", else ""
+    # Gold passage ids (QReCC's Truth_passages, where the file has them).
+    passages: tuple[str, ...] = ()
     # Other systems' rewrites of this turn, e.g. {"cast_automatic": ...}.
     # Left out of the hash (a dict has none) but compared for equality.
     systems: Mapping[str, str] = field(default_factory=dict, hash=False)
@@ -320,6 +323,7 @@ def _qrecc_examples(records: list[Any], path) -> tuple[list[RewriteExample], int
         turn = _field(rec, "Turn_no", int, where)
         answer_key = "Truth_answer" if sample else "Answer"
         answer = _field(rec, answer_key, str, where) if answer_key in rec else ""
+        passages = _truth_passages(rec, where)
         mismatched += len(history) != 2 * (turn - 1)
         if not question.strip() or not rewrite.strip():
             skipped += 1
@@ -334,10 +338,22 @@ def _qrecc_examples(records: list[Any], path) -> tuple[list[RewriteExample], int
                 history=history,
                 rewrite=rewrite,
                 answer=answer,
+                passages=passages,
             )
         )
     _warn_turn_mismatch(mismatched, "Turn_no", path)
     return examples, skipped
+
+
+def _truth_passages(rec: dict, where: str) -> tuple[str, ...]:
+    """QReCC's ``Truth_passages`` (the SCAI layout's gold passage ids): a list
+    of strings when present; absent or null, none."""
+    ids = rec.get("Truth_passages")
+    if ids is None:
+        return ()
+    if not isinstance(ids, list) or not all(isinstance(pid, str) for pid in ids):
+        raise DataFormatError(f"{where}: 'Truth_passages' should be a list of passage ids (strings), found {ids!r:.80}")
+    return tuple(ids)
 
 
 def _canard_examples(records: list[Any], path) -> tuple[list[RewriteExample], int]:

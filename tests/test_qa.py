@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -222,3 +223,46 @@ def test_shared_data_loads():
     assert len({p.id for p in qa.multidoc2dial_passages(DATA / "multidoc2dial" / "multidoc_qa.jsonl")}) > 100
     assert len(qa.scai_passages(DATA / "qrecc" / "scai" / "batch1-top1.csv")) == 326
     assert len(qa.load_qrecc(DATA / "qrecc" / "qrecc_test_sample.json")) == 53
+
+
+class PerQuery:
+    """The real retriever without batch_search: one search a query."""
+
+    def __init__(self, inner):
+        self.inner, self.queries = inner, []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        return self.inner.search(query, k)
+
+
+def test_retrieval_of_all_turns_is_one_batch_search_equal_to_searching_each(qrecc_file, retriever, monkeypatch):
+    turns = qa.load_qrecc(qrecc_file)
+    batches = []
+    real = type(retriever).batch_search
+
+    def recording(self, queries, k=10, threads=1):
+        batches.append((list(queries), k, threads))
+        return real(self, queries, k, threads)
+
+    monkeypatch.setattr(type(retriever), "batch_search", recording)
+    batched = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, search_threads=2)
+    one_by_one = PerQuery(retriever)
+    each = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=one_by_one)
+    assert batches == [([t.rewrite for t in turns], 100, 2)] and one_by_one.queries == [t.rewrite for t in turns]
+    assert batched == [dataclasses.replace(r, read_ms=b.read_ms) for r, b in zip(each, batched)]
+    assert [r.retrieved[:1] for r in batched] == [("ada",), ("paris",), ()]
+
+
+def test_gold_passages_come_from_the_one_qrecc_reader(tmp_path):
+    from rewriting.data import load_examples
+
+    path = tmp_path / "scai.json"
+    path.write_text(json.dumps([{"Conversation_no": 7, "Turn_no": 1, "Question": "q?", "Truth_rewrite": "q?", "Truth_answer": "",
+                                 "Truth_passages": ["u_p0", "u_p3"], "NewContext": []},
+                                {**QRECC[0], "Truth_passages": None}, QRECC[1]]))
+    assert [ex.passages for ex in load_examples(path)] == [("u_p0", "u_p3"), (), ()]
+    assert [t.gold_ids for t in qa.load_qrecc(path)] == [("u_p0", "u_p3"), (), ()]
+    path.write_text(json.dumps([{**QRECC[0], "Truth_passages": ["u_p0", 3]}]))
+    with pytest.raises(DataFormatError, match="record 0.*'Truth_passages' should be a list of passage ids"):
+        load_examples(path)

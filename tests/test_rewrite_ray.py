@@ -87,24 +87,34 @@ class _StandInDataset:
             out += [dict(zip(result, values)) for values in zip(*result.values())]
         return _StandInDataset(out)
 
-    def take_all(self):
-        return self.rows
+    def iter_rows(self):
+        return iter(self.rows)
+
+
+def _stand_in_ray():
+    import types
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False
+    fake.init = lambda **kwargs: None
+    fake.util = types.SimpleNamespace(get_node_ip_address=lambda: "10.0.0.7")
+    fake.get_runtime_context = lambda: types.SimpleNamespace(get_node_id=lambda: "f" * 56)
+    context = types.SimpleNamespace(enable_progress_bars=True)
+    fake.data = types.SimpleNamespace(from_items=lambda rows, override_num_blocks: _StandInDataset(rows), ActorPoolStrategy=lambda size: types.SimpleNamespace(size=size),
+                                      DataContext=types.SimpleNamespace(get_current=lambda: context))
+    return fake
 
 
 def test_the_ray_path_puts_rows_back_in_input_order_with_a_stand_in_ray(tmp_path, monkeypatch):
     # Not Ray itself (see the test above for that): checks our side of the calls.
-    import types
-
     from rewriting.rewrite import main
 
-    fake = types.ModuleType("ray")
-    fake.init = lambda **kwargs: None
-    fake.data = types.SimpleNamespace(from_items=_StandInDataset, ActorPoolStrategy=lambda size: types.SimpleNamespace(size=size))
+    fake = _stand_in_ray()
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setitem(sys.modules, "ray.data", fake.data)
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps({"id": i, "question": f"Question {i}?", "history": HISTORY[: i % 4]}) + "\n" for i in range(10)))
-    common = ["--input", str(src), "--model", "original", "--batch-size", "1"]  # 4 rows a batch: 3 batches
+    common = ["--input", str(src), "--model", "original", "--batch-size", "1"]  # chunks of 4 requests: 3 rows
     assert main([*common, "--output", str(tmp_path / "single.jsonl")]) == 0
     assert main([*common, "--output", str(tmp_path / "ray.jsonl"), "--ray", "--actors", "3"]) == 0
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()

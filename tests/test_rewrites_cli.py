@@ -357,3 +357,38 @@ def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
     assert "| mine |  |  | 60.0 | 60.0 |" in lines  # (1 + 1/5) / 2
     # On the one turn it has: theirs 4/5 of the words, mine and original 1/5.
     assert "| cast (1) | cast_automatic | 80.0 | 20.0 | 20.0 |" in lines
+
+
+class SearchSpy:
+    """The real BM25 retriever, recording which of its search calls are made."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def search(self, query, k):
+        self.calls.append(("search", query))
+        return self.inner.search(query, k)
+
+    def batch_search(self, queries, k, threads):
+        self.calls.append(("batch", list(queries), threads))
+        return self.inner.batch_search(queries, k, threads)
+
+
+def test_r_at_10_is_one_batch_search_equal_to_searching_each_query(retriever):
+    from eval.metrics import r_at_k
+    from eval.rewrites import Scorer
+
+    references = ["Ada Lovelace father", "Ada Lovelace father", "capital of France", "Python language", "the"]
+    candidates = ["her father", "poet Byron", "capital of France", "Babbage engine", "Ada"]
+    spy = SearchSpy(retriever)
+    scorer = Scorer(["r_at_10"], retriever=spy, search_threads=3)
+    scores = scorer.score(references, candidates)["r_at_10"]
+    assert list(scores) == [r_at_k(retriever, r, c) for r, c in zip(references, candidates)]
+    assert 0 < sum(scores) < len(scores)
+    # One batch: each new reference once, then every candidate unequal to its reference.
+    assert spy.calls == [("batch", ["Ada Lovelace father", "Python language", "the",
+                                    "her father", "poet Byron", "Babbage engine", "Ada"], 3)]
+    spy.calls.clear()
+    assert list(scorer.score(references[:2], ["her father", "Lovelace"])["r_at_10"]) == [
+        r_at_k(retriever, references[0], "her father"), r_at_k(retriever, references[1], "Lovelace")]
+    assert spy.calls == [("batch", ["her father", "Lovelace"], 3)]  # the references' results are cached

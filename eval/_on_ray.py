@@ -1,0 +1,166 @@
+"""``--ray`` of ``eval.rewrites score`` and ``eval.qa``: the same loops, on a Ray cluster.
+
+Both run through :func:`rewriting.map_on_ray` (one owner of "start or
+connect to Ray, an actor pool, rows back in order"). Each actor builds its
+worker once (rewriter, scorer with its encoders and index; or rewriter,
+index and readers) and is given the chunks the single-process run works in,
+so the per-turn scores and answers are the ones it computes: the driver
+puts them together exactly as the single-process command does.
+
+Every worker opens the index itself: at a path every node can read (a
+shared folder) or a copy on each node at the same path. A worker that
+cannot says so, naming its node.
+
+Only ``--ray`` imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from assistant.kernel import IndexNotFoundError, Passage
+
+from ._qa_data import QATurn
+from ._qa_run import TurnResult
+from ._scoring import BATCH, REWRITE_BATCH, note_departures, rewrite_chunk
+
+__all__ = ["score_on_ray", "qa_on_ray"]
+
+# The eval packages travel to the workers with assistant and rewriting.
+_PACKAGES = ("eval",)
+# Turns an eval.qa chunk holds: a batch search each, and a progress tick.
+QA_CHUNK = 16
+
+# A score chunk (BATCH pairs) must hold whole rewrite chunks, so that the
+# rewriter decodes the single-process run's batches.
+assert BATCH % REWRITE_BATCH == 0
+
+
+@contextlib.contextmanager
+def _index_hint():
+    try:
+        yield
+    except IndexNotFoundError as error:
+        raise type(error)(f"{error} Every Ray node opens the index at this path: put it on a shared folder or copy it to each node.") from error
+
+
+class ScoreWorker:
+    """``eval.rewrites score``'s work for one chunk of turns: rewrite (when a
+    rewriter is named), then every metric, as :meth:`Scorer.score` does."""
+
+    def __init__(self, settings: dict):
+        from rewriting import load_rewriter
+
+        from ._scoring import Scorer
+
+        with _index_hint():
+            self.scorer = Scorer.from_defaults(settings["names"], settings["index"], settings["torch_threads"], settings["search_threads"])
+        self.rewriter = load_rewriter(settings["rewriter"]) if settings["rewriter"] else None
+
+    def __call__(self, chunk: list) -> list:
+        notes = [False] * len(chunk)
+        if self.rewriter is not None:
+            candidates = []
+            for start in range(0, len(chunk), REWRITE_BATCH):
+                part = chunk[start : start + REWRITE_BATCH]
+                rewrites = rewrite_chunk(self.rewriter, [(item["question"], item["context"]) for item in part])
+                candidates += [r.text for r in rewrites]
+                notes[start : start + len(part)] = [bool(r.note) for r in rewrites]
+        else:
+            candidates = [item["candidate"] for item in chunk]
+        scores = self.scorer.score([item["reference"] for item in chunk], candidates)
+        return [
+            {"candidate": candidate, "note": note, "scores": {name: float(values[i]) for name, values in scores.items()}}
+            for i, (candidate, note) in enumerate(zip(candidates, notes))
+        ]
+
+
+def score_on_ray(examples, candidates: Sequence[str] | None, settings: dict, address: str | None, actors: int):
+    """Each turn's scores (and, with ``settings["rewriter"]``, its rewrite),
+    in example order: ``(scores by metric, candidates)``, as
+    :meth:`Scorer.score_all` over :func:`rewrite_with`'s rewrites gives them.
+    ``settings``: names, index, torch_threads, search_threads, rewriter."""
+    from rewriting import map_on_ray
+
+    if settings["rewriter"]:
+        items = [{"reference": ex.rewrite, "question": ex.question, "context": list(ex.context)} for ex in examples]
+    else:
+        items = [{"reference": ex.rewrite, "candidate": c} for ex, c in zip(examples, candidates, strict=True)]
+    results = map_on_ray(items, ScoreWorker, settings, chunk=BATCH, address=address, actors=actors, packages=_PACKAGES, desc="scoring")
+    if settings["rewriter"]:
+        note_departures(sum(r["note"] for r in results), len(results))
+    scores = {name: np.array([r["scores"][name] for r in results], dtype=float) for name in settings["names"]}
+    return scores, [r["candidate"] for r in results]
+
+
+class QAWorker:
+    """``eval.qa``'s :func:`run_turns` for one chunk of turns, with the
+    rewriter, index and readers loaded once."""
+
+    def __init__(self, settings: dict):
+        from ._qa_run import build_readers
+
+        self.settings = settings
+        self.retriever = None
+        if settings["index"]:
+            from assistant.retrieval import BM25Retriever
+
+            with _index_hint():
+                self.retriever = BM25Retriever.from_index(settings["index"])
+        self.rewriter = None
+        if settings["rewriter"]:
+            from rewriting import load_rewriter
+
+            self.rewriter = load_rewriter(settings["rewriter"])
+        self.readers = build_readers(settings["reader"], settings["mus"])
+
+    def __call__(self, chunk: list) -> list:
+        from ._qa_run import run_turns
+
+        s = self.settings
+        results = run_turns(
+            [turn_from_json(t) for t in chunk], s["setting"], self.readers, rewriter=self.rewriter,
+            retriever=self.retriever, read_k=s["read_k"], search_threads=s["search_threads"],
+        )
+        return [result_to_json(r) for r in results]
+
+
+def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, actors: int) -> list[TurnResult]:
+    """:func:`run_turns` of every turn on the cluster, in turn order.
+    ``settings``: setting, index, rewriter, reader, mus, read_k, search_threads."""
+    from rewriting import map_on_ray
+
+    items = [turn_to_json(t) for t in turns]
+    results = map_on_ray(items, QAWorker, settings, chunk=QA_CHUNK, address=address, actors=actors, packages=_PACKAGES, desc=settings["setting"])
+    return [result_from_json(r) for r in results]
+
+
+def turn_to_json(turn: QATurn) -> dict:
+    return dataclasses.asdict(turn)
+
+
+def turn_from_json(data: dict) -> QATurn:
+    return QATurn(**{
+        **data,
+        "history": tuple(data["history"]),
+        "gold_ids": tuple(data["gold_ids"]),
+        "context": tuple(Passage(**p) for p in data["context"]),
+    })
+
+
+def result_to_json(result: TurnResult) -> dict:
+    return {**dataclasses.asdict(result), "relevant": sorted(result.relevant)}
+
+
+def result_from_json(data: dict) -> TurnResult:
+    return TurnResult(**{
+        **data,
+        "answers": tuple(data["answers"]),
+        "read_ms": tuple(data["read_ms"]),
+        "retrieved": tuple(data["retrieved"]),
+        "relevant": frozenset(data["relevant"]),
+    })

@@ -1,0 +1,153 @@
+"""``--ray`` of ``eval.rewrites score`` and ``eval.qa``: ray is imported only
+with --ray, and (where ray is installed) a local Ray instance prints what the
+single-process run prints; a worker without the index names its node."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ADA = "Who was Ada Lovelace?"
+# A tiny QReCC file (official layout) whose questions the tiny index (conftest) can answer.
+QRECC = [
+    {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": "An English mathematician and writer.",
+     "Conversation_no": 1, "Turn_no": 1},
+    {"Context": [ADA, "An English mathematician and writer."], "Question": "Who was her father?",
+     "Rewrite": "Who was Ada Lovelace's father?", "Answer": "the poet Lord Byron", "Conversation_no": 1, "Turn_no": 2},
+    {"Context": [ADA, "An English mathematician and writer.", "Who was her father?", "the poet Lord Byron"],
+     "Question": "What did he write?", "Rewrite": "What did Lord Byron write?", "Answer": "poems",
+     "Conversation_no": 1, "Turn_no": 3},
+    {"Context": [], "Question": "What is the capital of France?", "Rewrite": "What is the capital of France?",
+     "Answer": "Paris", "Conversation_no": 2, "Turn_no": 1},
+    {"Context": ["What is the capital of France?", "Paris"], "Question": "What stands there?",
+     "Rewrite": "What stands in Paris?", "Answer": "The Eiffel Tower", "Conversation_no": 2, "Turn_no": 2},
+]
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="ray is not installed in this venv (pip install 'ray[data]' to run the Ray path)")
+
+
+@pytest.fixture
+def qrecc_file(tmp_path):
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps(QRECC))
+    return path
+
+
+def many_turns(path: Path, copies: int) -> Path:
+    """QRECC ``copies`` times over, as conversations of their own: enough
+    turns for several chunks (eval.qa: 16 turns, score: 64), so both actors
+    work and the rows come back out of order."""
+    records = [{**r, "Conversation_no": r["Conversation_no"] + 10 * copy} for copy in range(copies) for r in QRECC]
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_without_ray_flag_no_ray_module_is_imported(qrecc_file, tiny_index, tmp_path):
+    # A fresh interpreter runs both commands, then lists the ray modules it loaded.
+    script = textwrap.dedent(f"""
+        import sys
+        from eval import qa, rewrites
+        assert rewrites.main(["score", "--data", {str(qrecc_file)!r}, "--rewriter", "original",
+                              "--index", {str(tiny_index)!r}, "--metrics", "rouge1_recall,r_at_10", "--json"]) == 0
+        assert qa.main(["--data", {str(qrecc_file)!r}, "--setting", "human-rewrite", "--index", {str(tiny_index)!r},
+                        "--json"]) == 0
+        print(sorted(m for m in sys.modules if m == "ray" or m.startswith("ray.")), file=sys.stderr)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.rstrip().endswith("[]"), out.stderr[-500:]
+
+
+def test_with_ray_flag_a_missing_ray_is_one_line(qrecc_file, tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "ray").mkdir(parents=True)
+    (fake / "ray" / "__init__.py").write_text('raise ImportError("the stand-in ray was imported")\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), str(ROOT)])}
+    for argv in (["eval.rewrites", "score", "--data", str(qrecc_file), "--rewriter", "original", "--metrics", "bleu", "--ray"],
+                 ["eval.qa", "--data", str(qrecc_file), "--setting", "human-rewrite", "--index", "x", "--ray"]):
+        out = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2
+        assert out.stderr.startswith("error: --ray needs the ray package (the stand-in ray was imported)"), out.stderr
+        assert out.stderr.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray instance for the module's tests (the commands start it), shut down after."""
+    yield
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def _json(capsys, module, argv):
+    assert module.main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@needs_ray
+def test_score_on_ray_prints_the_single_process_scores(local_ray, qrecc_file, tiny_index, tmp_path, capsys):
+    from eval import rewrites
+
+    data = many_turns(tmp_path / "many.json", 30)  # 150 turns: 3 chunks
+    common = ["score", "--data", str(data), "--index", str(tiny_index), "--metrics", "rouge1_recall,bleu,r_at_10", "--json"]
+    for source, n in ((["--rewriter", "original"], 150), (["--rewrites", str(_rewrites_file(tmp_path))], 3)):
+        single = _json(capsys, rewrites, [*common, *source])
+        on_ray = _json(capsys, rewrites, [*common, *source, "--ray", "--actors", "2"])
+        assert on_ray == single  # the same numbers, not just close: the same per-turn scores, summed in the same order
+        assert single["n"] == n and 0 < single["r_at_10"] < 100
+
+
+def _rewrites_file(tmp_path) -> Path:
+    # Rewrites that differ from the human ones, so R@10 searches for them.
+    path = tmp_path / "rw.jsonl"
+    lines = [{"id": "qrecc:1:2", "rewrite": "Who was the father of Ada?"}, {"id": "qrecc:2:2", "rewrite": "Eiffel Tower"},
+             {"id": "qrecc:1:3", "rewrite": "the the"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+# Timings are the workers' own: everything else must be the single-process run's.
+_TIMINGS = ("read_ms_median", "read_ms_p95", "turns_per_s")
+
+
+@needs_ray
+def test_qa_on_ray_prints_the_single_process_metrics(local_ray, tmp_path, tiny_index, capsys):
+    from eval import qa
+
+    data = many_turns(tmp_path / "many.json", 4)  # 20 turns: 2 chunks
+    common = ["--data", str(data), "--index", str(tiny_index), "--rewriter", "original", "--mu", "0.7,1.0", "--json"]
+    single = _json(capsys, qa, common)
+    on_ray = _json(capsys, qa, [*common, "--ray", "--actors", "2"])
+    strip = [{k: v for k, v in s.items() if k not in _TIMINGS} for s in single]
+    assert [{k: v for k, v in s.items() if k not in _TIMINGS} for s in on_ray] == strip
+    assert [s["mu"] for s in on_ray] == [0.7, 1.0] and single[0]["n"] == 20 and single[0]["mrr"] > 0
+
+
+@needs_ray
+def test_a_worker_without_the_index_names_its_node(local_ray, qrecc_file, tmp_path, capsys):
+    import ray
+
+    from eval import qa, rewrites
+
+    missing = tmp_path / "no-index"
+    assert qa.main(["--data", str(qrecc_file), "--index", str(missing), "--setting", "human-rewrite", "--ray", "--actors", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    node = ray.util.get_node_ip_address()  # a local instance: the driver's node is the workers'
+    assert err.startswith(f"error: on Ray node {node} (id ") and f"No Lucene index at {missing}" in err
+    assert "put it on a shared folder or copy it to each node" in err
+    argv = ["score", "--data", str(qrecc_file), "--rewriter", "original", "--index", str(missing), "--metrics", "r_at_10",
+            "--ray", "--actors", "1"]
+    assert rewrites.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"error: on Ray node {node} (id ") and f"No Lucene index at {missing}" in err
