@@ -31,7 +31,7 @@ QRECC = [
      "Rewrite": "What stands in Paris?", "Answer": "The Eiffel Tower", "Conversation_no": 2, "Turn_no": 2},
 ]
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                               reason="ray is not installed in this venv (pip install 'ray[data]' to run the Ray path)")
+                               reason="missing prerequisite: ray (pip install -r requirements-ray.txt)")
 
 
 @pytest.fixture

@@ -216,7 +216,7 @@ def test_cli_errors_exit_2(md2d_file):
     assert out.stderr.startswith("error:") and len(out.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.skipif(not (DATA / "multidoc2dial" / "multidoc_qa.jsonl").is_file(), reason="shared data absent")
+@pytest.mark.skipif(not (DATA / "multidoc2dial" / "multidoc_qa.jsonl").is_file(), reason="missing prerequisite: shared data (multidoc2dial)")
 def test_shared_data_loads():
     turns = qa.load_multidoc2dial(DATA / "multidoc2dial" / "multidoc_qa.jsonl")
     assert len(turns) == 158

