@@ -15,6 +15,9 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from rewriting import BatchingRewriter, load_rewriter
+
+from .encoders import BatchingEncoder, load_minilm
 from .kernel import (
     AssistantConfig,
     Conversation,
@@ -25,7 +28,6 @@ from .kernel import (
     Turn,
     load_configs,
 )
-from .encoders import BatchingEncoder, load_minilm
 from .readers import Reader, SentenceReader, build_reader
 from .retrieval import BM25Retriever, Retriever, ensure_index
 
@@ -91,7 +93,6 @@ class Assistant:
         batched (see the module docstring); for a server with many sessions.
         The generative reader's own language model is not batched.
         """
-        from rewriting import BatchingRewriter, load_rewriter
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
         rewriter = load_rewriter(config.rewriter)

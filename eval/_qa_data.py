@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 
 from assistant.kernel import DataFormatError, Passage
 from assistant.retrieval import split_passages
+from rewriting.data import load_examples
 
 __all__ = [
     "QATurn",
@@ -51,7 +52,6 @@ def load_qrecc(path: str | Path) -> list[QATurn]:
     record, e.g. a ``Truth_passages`` that is not a list of ids, raises
     :class:`DataFormatError` naming it; turns without a question or a human
     rewrite are skipped with a warning)."""
-    from rewriting.data import load_examples
 
     return [
         QATurn(

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from assistant.encoders import CachedEncoder
-from assistant.kernel import DataFormatError, InvalidInputError, percentile
+from assistant.kernel import (
+    DataFormatError,
+    InvalidInputError,
+    ReaderConfig,
+    percentile,
+)
+from assistant.readers import GenerativeReader, SentenceReader, build_reader
 from assistant.retrieval import ChunkRetriever
 
 from ._qa_data import QATurn
@@ -136,8 +142,6 @@ def build_readers(kind: str, mus: Sequence[float]) -> list:
     """One reader of kind ``kind`` (:data:`assistant.readers.READERS`) per
     ``mu``, loaded once by :func:`assistant.readers.build_reader`: the models
     are shared, only the interpolation weight differs."""
-    from assistant.kernel import ReaderConfig
-    from assistant.readers import GenerativeReader, SentenceReader, build_reader
 
     first = build_reader(kind, ReaderConfig())
     base = first.selector if isinstance(first, GenerativeReader) else first

@@ -14,7 +14,10 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from assistant.kernel import ConfigError, DataFormatError
+from assistant.encoders import load_minilm, load_use
+from assistant.kernel import ConfigError, DataFormatError, default_index_dir
+from assistant.retrieval import BM25Retriever
+from rewriting import load_rewriter
 
 from . import metrics as M
 
@@ -77,7 +80,6 @@ class Scorer:
         ``index`` (raises :class:`~assistant.kernel.IndexNotFoundError`).
         ``torch_threads`` > 0 sets the process's torch threads when MiniLM is
         loaded (for the commands here, which run in a process of their own)."""
-        from assistant.encoders import load_minilm, load_use
 
         use = load_use() if {"use", "use_angular"} & set(names) else None
         minilm = load_minilm() if "minilm" in names else None
@@ -147,14 +149,11 @@ def check_metric_names(names: Sequence[str]) -> None:
 
 def load_retriever(index: str | None):
     """The BM25 retriever on ``index`` (None: the default collection's index)."""
-    from assistant.kernel import default_index_dir
-    from assistant.retrieval import BM25Retriever
 
     return BM25Retriever.from_index(str(index or default_index_dir()))
 
 
 def _default_index_ready() -> bool:
-    from assistant.kernel import default_index_dir
 
     # What BM25Retriever.from_index accepts: a folder with a Lucene commit point.
     return any(Path(default_index_dir()).glob("segments_*"))
@@ -204,7 +203,6 @@ def score_means(examples, scores: dict[str, np.ndarray]) -> dict:
 def rewrite_with(name: str, examples) -> list[str]:
     """Every example's question rewritten by the rewriter ``name``
     (``rewriting.load_rewriter``), with a progress bar on stderr."""
-    from rewriting import load_rewriter
 
     rewriter = load_rewriter(name)
     rewrites = []

@@ -39,14 +39,19 @@ from typing import Callable, Mapping, Sequence
 
 from assistant.kernel import (
     Answer,
+    AssistantConfig,
     Conversation,
     DataFormatError,
+    RetrieverConfig,
     Rewrite,
     Turn,
     run_cli,
 )
+from assistant.pipeline import Assistant
+from assistant.readers import build_reader
 from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
+from rewriting import load_rewriter
 
 __all__ = [
     "IN_DOMAIN",
@@ -275,10 +280,6 @@ def predict(
 
 def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
-    from assistant.kernel import AssistantConfig, RetrieverConfig
-    from assistant.pipeline import Assistant
-    from assistant.readers import build_reader
-    from rewriting import load_rewriter
 
     reader = build_reader(args.reader)
     rewriter = load_rewriter(args.rewriter)

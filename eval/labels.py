@@ -71,11 +71,12 @@ from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
     LabelledRewrite,
+    run_cli,
     sklearn_stopwords,
     tokens,
-    run_cli,
     write_labels,
 )
+from rewriting.data import data_dir, load_examples
 
 __all__ = ["build_label_set", "main"]
 
@@ -151,7 +152,6 @@ def _second_worker(data: Path) -> list[LabelledRewrite]:
 def _negatives(data: Path) -> tuple[list[LabelledRewrite], list[LabelledRewrite]]:
     import warnings
 
-    from rewriting.data import load_examples
 
     dependent_2020 = _cast2020_dependent(data)
     originals, previous = [], []
@@ -240,7 +240,6 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
 
-    from rewriting.data import data_dir
 
     data = Path(args.data) if args.data else data_dir()
     if not (data / _MULTIPLE_REFS).is_file():

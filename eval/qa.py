@@ -62,6 +62,8 @@ import time
 from typing import Sequence
 
 from assistant.kernel import InvalidInputError, run_cli
+from assistant.retrieval import BM25Retriever
+from rewriting import add_ray_arguments, load_rewriter
 
 from ._qa_data import (
     QATurn,
@@ -74,8 +76,15 @@ from ._qa_data import (
     write_collection,
 )
 from ._qa_metrics import RELEVANCE_THRESHOLD, closest_span, hit_at_k, relevant_ids
+from ._qa_run import (
+    SETTINGS,
+    TurnResult,
+    build_readers,
+    format_summaries,
+    run_turns,
+    summarize,
+)
 from .metrics import SEARCH_THREADS
-from ._qa_run import SETTINGS, TurnResult, build_readers, format_summaries, run_turns, summarize
 
 __all__ = [
     "SETTINGS",
@@ -98,7 +107,6 @@ __all__ = [
 
 
 def _parser() -> argparse.ArgumentParser:
-    from rewriting import add_ray_arguments
 
     parser = argparse.ArgumentParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
@@ -148,12 +156,10 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         retriever = None
         if needs_index:
-            from assistant.retrieval import BM25Retriever
 
             retriever = BM25Retriever.from_index(args.index)
         rewriter = None
         if uses_rewriter:
-            from rewriting import load_rewriter
 
             rewriter = load_rewriter(args.rewriter)
         from tqdm import tqdm

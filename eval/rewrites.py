@@ -77,9 +77,10 @@ from assistant.kernel import (
     read_labels,
     run_cli,
 )
+from rewriting import add_ray_arguments
+from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
-from .metrics import SEARCH_THREADS
 from ._plots import plot_distributions
 from ._scoring import (
     METRICS,
@@ -102,7 +103,14 @@ from ._table import (
     read_outputs,
     read_rewrites,
 )
-from ._validation import bootstrap_ci, format_validation_table, json_safe, latest_judgements, validate
+from ._validation import (
+    bootstrap_ci,
+    format_validation_table,
+    json_safe,
+    latest_judgements,
+    validate,
+)
+from .metrics import SEARCH_THREADS
 
 __all__ = [
     "METRICS",
@@ -143,7 +151,6 @@ def _score_on_ray(args, examples, candidates) -> dict:
 
 
 def _cmd_score(args) -> int:
-    from rewriting.data import load_examples
 
     sources = [args.rewriter is not None, args.rewrites is not None, args.system is not None]
     if sum(sources) > 1:
@@ -234,7 +241,6 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_table(args) -> int:
-    from rewriting.data import data_dir
 
     groups = held_out_groups(args.split)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
@@ -244,7 +250,6 @@ def _cmd_table(args) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from rewriting import add_ray_arguments
 
     parser = argparse.ArgumentParser(
         prog="python -m eval.rewrites",

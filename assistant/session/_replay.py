@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
+from rewriting.data import data_dir, load_examples
+
 from ..kernel import DataFormatError, InvalidInputError
 from ._state import Pending, Replay, Services, Session
 from ._turns import ask, new_conversation
@@ -13,7 +15,6 @@ from ._turns import ask, new_conversation
 
 def load_replay(session: Session, path: str | Path, name: str | None = None) -> list[str]:
     """Read a QReCC, CANARD or CAsT file; returns its conversation ids."""
-    from rewriting.data import load_examples
 
     path = Path(path)
     if not path.is_file():
@@ -38,7 +39,6 @@ def load_replay(session: Session, path: str | Path, name: str | None = None) -> 
 def shared_data_file(path: str) -> Path:
     """A replay file named by path, which must lie in the shared data folder
     (``$CONVQA_DATA``): a hosted app must not open any file on the server."""
-    from rewriting.data import data_dir
 
     root = data_dir().resolve()
     resolved = Path(path.strip()).expanduser().resolve()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from ..kernel import InvalidInputError
 from ..pipeline import validate_question
+from ..readers import MultipleChoiceReader, answer_multiple_choice
+from ..retrieval import ChunkRetriever, split_passages
 from ._state import Services, Session, Source
 from ._uploads import UploadLimits, check_uploads, index_uploads, read_text
 
@@ -33,7 +35,6 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
 def use_document(session: Session, text: str, name: str = "your document", limits: UploadLimits = DEFAULT_LIMITS) -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting).
     ``limits`` bound its size as they bound an upload's."""
-    from ..retrieval import ChunkRetriever, split_passages
 
     text = (text or "").strip()
     if not text:
@@ -94,7 +95,6 @@ def source_status(services: Services, session: Session) -> str:
 def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str]):
     """Answer a multiple-choice question about ``document`` (or the session's
     single document when empty). Returns (choice, options used)."""
-    from ..readers import MultipleChoiceReader, answer_multiple_choice
 
     document = (document or "").strip() or (session.source.text if session.source else "")
     if not document:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..encoders import load_minilm
 from ..kernel import Conversation, Rewrite, Turn
 from ..pipeline import Assistant
 from ._labels import LabelStore
@@ -47,7 +48,6 @@ class Services:
 
     def minilm(self):
         if self.choice_encoder is None:
-            from ..encoders import load_minilm
 
             self.choice_encoder = load_minilm()
         return self.choice_encoder

@@ -25,6 +25,7 @@ from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
     BM25Retriever,
+    build_index,
     chunk_text,
     html_to_text,
     read_collection,
@@ -178,7 +179,6 @@ def index_uploads(
     The index build reports progress with tqdm, which the app's
     ``gr.Progress(track_tqdm=True)`` shows in the browser.
     """
-    from ..retrieval import build_index
 
     paths = check_uploads(paths, limits)
     passages = read_passages(paths)
