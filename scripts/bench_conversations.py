@@ -15,6 +15,14 @@ fact (of 36), the follow-up rewrites naming the subject (of 24), and each
 miss. ``--set`` overrides a :class:`~assistant.kernel.ReaderConfig` field
 (``--set definitions=true --set short_answers=true``), parsed as its
 ``CONVQA_*`` variable is.
+
+``--compare FIELD=VALUE[,FIELD=VALUE]`` (repeatable) also reads every turn
+with a variant sentence reader (the same encoder, the run's ReaderConfig
+with those fields changed) on the same rewrite and the same retrieved
+passages, and counts its answers with their fact: one pass of the
+rewriter for several reader settings. The follow-ups' rewrites then rest
+on the main run's answers, not the variant's, so a variant's count is a
+reader comparison at fixed rewrites; a ``--set`` run is the full one.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from pathlib import Path
 # Run as a file (python scripts/bench_conversations.py): the repository root is not on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.kernel import ConfigError, Conversation, DataFormatError, ReaderConfig, run_cli  # noqa: E402
+from assistant.kernel import ConfigError, Conversation, DataFormatError, ReaderConfig, from_env, run_cli  # noqa: E402
 
 # (article title, the name a follow-up's rewrite must contain, [(question, fact), ...]).
 # The facts were read off the articles (read_collection()), not off answers.
@@ -126,11 +134,29 @@ def reader_settings(pairs: list[str]) -> dict[str, str]:
     return variables
 
 
-def score(assistant, conversations=CONVERSATIONS, *, progress=lambda it, **_: it) -> dict:
+def variant_config(base: ReaderConfig, pairs: list[str]) -> ReaderConfig:
+    """``base`` with the ``FIELD=VALUE`` pairs applied, parsed by ``from_env``."""
+    variables = reader_settings(pairs)
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        return from_env(base)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def score(assistant, conversations=CONVERSATIONS, *, variants=(), progress=lambda it, **_: it) -> dict:
     """Run the conversations; count answers with their fact and follow-up
-    rewrites naming their subject (both case-insensitive), and list misses."""
+    rewrites naming their subject (both case-insensitive), and list misses.
+    ``variants``: (label, reader) pairs that also read each turn's rewrite
+    and passages."""
     found = named = follow_ups = answers = 0
     misses = []
+    compared = [{"set": label, "answers_with_fact": 0, "misses": []} for label, _ in variants]
     for title, name, turns in progress(conversations, desc="conversations", unit="conversation"):
         conversation = Conversation()
         for number, (question, fact) in enumerate(turns, start=1):
@@ -143,6 +169,12 @@ def score(assistant, conversations=CONVERSATIONS, *, progress=lambda it, **_: it
                 found += 1
             else:
                 misses.append({"miss": "fact", "expected": fact, **record})
+            for (_, reader), tally in zip(variants, compared):
+                answer = reader.read(turn.rewrite.text, turn.sources).text
+                if fact.lower() in answer.lower():
+                    tally["answers_with_fact"] += 1
+                else:
+                    tally["misses"].append({"miss": "fact", "expected": fact, **record, "answer": answer})
             if number > 1:
                 follow_ups += 1
                 if name.lower() in turn.rewrite.text.lower():
@@ -150,7 +182,7 @@ def score(assistant, conversations=CONVERSATIONS, *, progress=lambda it, **_: it
                 else:
                     misses.append({"miss": "rewrite", "expected": name, **record})
     return {"answers_with_fact": found, "answers": answers, "rewrites_naming_subject": named,
-            "follow_ups": follow_ups, "misses": misses}
+            "follow_ups": follow_ups, "misses": misses, "variants_at_fixed_rewrites": compared}
 
 
 def main(argv=None) -> int:
@@ -162,16 +194,28 @@ def _main(argv) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a ReaderConfig field (repeatable), e.g. definitions=true")
     parser.add_argument("--rewriter", default="trained", help="trained (default), prompted, original or a model path")
+    parser.add_argument("--compare", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
+                        help="also read each turn with these reader settings, at the same rewrites (repeatable)")
     args = parser.parse_args(argv)
     os.environ.update(reader_settings(args.set))
+    wanted = [[pair for pair in group.split(",") if pair.strip()] for group in args.compare]
+    for group in wanted:
+        reader_settings(group)  # refuse a bad --compare before loading anything
     check_facts()
 
     from tqdm import tqdm
 
     from assistant.pipeline import build_assistant
+    from assistant.readers import SentenceReader
 
     assistant = build_assistant(rewriter=args.rewriter)
-    result = score(assistant, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    if wanted and not isinstance(assistant.reader, SentenceReader):
+        raise ConfigError("--compare varies the sentence reader; run with the sentence reader")
+    variants = [
+        (",".join(group), SentenceReader(assistant.reader.encoder, variant_config(assistant.reader.config, group)))
+        for group in wanted
+    ]
+    result = score(assistant, variants=variants, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
     reading = assistant.reader.config if hasattr(assistant.reader, "config") else None
     settings = {"rewriter": args.rewriter, "reader": assistant.config.reader,
                 "reader_config": dataclasses.asdict(reading) if isinstance(reading, ReaderConfig) else None}
