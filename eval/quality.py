@@ -26,12 +26,19 @@ are the best point of a sweep on the LEval subset itself (no held-out
 QuALITY data is here), so they flatter the score a little: BENCHMARKS.md
 gives the whole sweep.
 
+``--reader likelihood [--model NAME_OR_PATH]`` scores the options instead
+by a causal LM's mean log-likelihood of each option after the same
+extracted passages and the question (:class:`LikelihoodChoiceReader`; the
+default model is the bundled SmolLM2-135M); ``--mu`` does not apply to it.
+
 Accuracy is reported on all questions and on the HARD subset
 (``difficult == 1``) when the file has the flag. ``--json`` prints one
-shape whatever the number of runs: a list with one object per mu (one for a
-single ``--mu``), in ``--mu`` order,
-``[{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``, accuracies as
-fractions with ``null`` where a split is absent. Chance is 25%.
+shape whatever the reader and the number of runs: a list with one object
+per mu (one for a single ``--mu``, and one, ``mu`` null, for the likelihood
+reader), in ``--mu`` order,
+``[{"reader", "model", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``,
+``model`` null for the embedding reader (MiniLM), accuracies as fractions
+with ``null`` where a split is absent. Chance is 25%.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.kernel import ConfigError, DataFormatError, run_cli
-from assistant.readers import MultipleChoiceReader, QualityConfig
+from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
 
 __all__ = [
@@ -58,6 +65,8 @@ __all__ = [
 ]
 
 LETTERS = "ABCD"
+# ``--reader``: the embedding reader (MultipleChoiceReader) first, the default.
+READERS = ("embedding", "likelihood")
 
 
 @dataclass(frozen=True)
@@ -227,10 +236,21 @@ def _fmt(value) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
-    parser.add_argument("--json", action="store_true", help='print [{"mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object per mu')
+    parser.add_argument(
+        "--json", action="store_true",
+        help='print [{"reader", "model", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object per mu',
+    )
     defaults = QualityConfig()
     parser.add_argument(
-        "--mu", default=str(defaults.mu), help="embedding weight (1 - mu: BM25); a comma-separated list runs a sweep"
+        "--reader", choices=READERS, default=READERS[0],
+        help="embedding: MiniLM cosine and BM25 (default); likelihood: a causal LM's log-likelihood of each option",
+    )
+    parser.add_argument(
+        "--model", default=None, help="the likelihood reader's causal LM, a name or path (default: smollm2)"
+    )
+    parser.add_argument(
+        "--mu", default=None,
+        help=f"embedding weight (1 - mu: BM25), default {defaults.mu}; a comma-separated list runs a sweep",
     )
     parser.add_argument("--k", type=int, default=defaults.k, help="passages extracted per question")
     parser.add_argument("--passage-words", type=int, default=defaults.passage_words, help="words per passage")
@@ -244,8 +264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.reader == "likelihood" and args.mu is not None:
+        raise ConfigError("--mu weighs the embedding reader's scores; the likelihood reader takes none")
+    if args.reader == "embedding" and args.model is not None:
+        raise ConfigError("--model names the likelihood reader's language model; add --reader likelihood")
     try:
-        mus = [float(x) for x in args.mu.split(",")]
+        mus = [float(x) for x in (args.mu or str(QualityConfig().mu)).split(",")]
     except ValueError:
         mus = [-1.0]
     if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
@@ -253,16 +277,26 @@ def _main(argv: Sequence[str] | None) -> int:
     from tqdm import tqdm
 
     articles = load_quality(args.data)
-    reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
-    results = evaluate_sweep(articles, reader, mus, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-    results = [{"mu": mu, **result} for mu, result in zip(mus, results)]
+    progress = lambda it, **kw: tqdm(it, file=sys.stderr, **kw)  # noqa: E731
+    if args.reader == "likelihood":
+        model = args.model or "smollm2"
+        reader = LikelihoodChoiceReader.from_pretrained(model, LikelihoodConfig(passage_words=args.passage_words, k=args.k))
+        results = [{"reader": "likelihood", "model": model, "mu": None, **evaluate(articles, reader, progress=progress)}]
+    else:
+        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
+        sweep = evaluate_sweep(articles, reader, mus, progress=progress)
+        results = [{"reader": "embedding", "model": None, "mu": mu, **result} for mu, result in zip(mus, sweep)]
     if args.json:
         print(json.dumps(results))
         return 0
-    print(f"{'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
-    for mu, result in zip(mus, results):
+    print(f"{'reader':>10} {'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
+    for result in results:
         n_hard = "-" if result["n_hard"] is None else result["n_hard"]
-        print(f"{mu:>5.2f}  {result['n']:>5}{_fmt(result['accuracy']):>10}{n_hard:>8}{_fmt(result['hard_accuracy']):>10}")
+        mu = "-" if result["mu"] is None else f"{result['mu']:.2f}"
+        print(
+            f"{result['reader']:>10} {mu:>5}  {result['n']:>5}{_fmt(result['accuracy']):>10}"
+            f"{n_hard:>8}{_fmt(result['hard_accuracy']):>10}"
+        )
     return 0
 
 

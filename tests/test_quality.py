@@ -144,7 +144,42 @@ def test_cli_json(official_file):
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
     # One shape for one run and a sweep: a list, one object per mu.
-    assert json.loads(out.stdout) == [{"mu": 1.0, "n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}]
+    assert json.loads(out.stdout) == [
+        {"reader": "embedding", "model": None, "mu": 1.0, "n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}
+    ]
+
+
+def test_cli_likelihood_reader_scores_with_the_named_model(tiny_gpt2, official_file, tmp_path):
+    from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig
+
+    model, tokenizer = tiny_gpt2
+    model.save_pretrained(tmp_path / "lm")
+    tokenizer.save_pretrained(tmp_path / "lm")
+    articles = quality.load_quality(official_file)
+    config = LikelihoodConfig(passage_words=12, k=2)
+    expected = quality.evaluate(articles, LikelihoodChoiceReader(model, tokenizer, config))
+    # By hand: a question is right when its gold option has the highest likelihood.
+    reader = LikelihoodChoiceReader(model, tokenizer, config)
+    right = [
+        max(range(4), key=lambda i, s=reader.answer(articles[0].text, q.question, q.options).scores: s[i]) == q.gold
+        for q in articles[0].questions
+    ]
+    assert expected["n"] == 4 and expected["accuracy"] == pytest.approx(sum(right) / 4)
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.quality", "--data", str(official_file), "--json", "--passage-words", "12", "--k", "2",
+         "--reader", "likelihood", "--model", str(tmp_path / "lm")],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    assert json.loads(out.stdout) == [{"reader": "likelihood", "model": str(tmp_path / "lm"), "mu": None, **expected}]
+
+
+@pytest.mark.parametrize("flags", [["--reader", "likelihood", "--mu", "0.5"], ["--model", "smollm2"]])
+def test_cli_refuses_flags_of_the_other_reader(official_file, flags):
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.quality", "--data", str(official_file), *flags],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 2 and out.stderr.startswith("error:") and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_cli_bad_input_exits_2(tmp_path):

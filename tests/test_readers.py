@@ -7,12 +7,11 @@ import math
 
 import pytest
 
-from assistant.kernel import InvalidInputError, Passage
+from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs
 from assistant.readers import (
     LikelihoodChoiceReader,
     LikelihoodConfig,
     SentenceReader,
-    ShapeConfig,
     answer_kind,
     definition_subject,
     short_span,
@@ -36,11 +35,40 @@ def readers():
     from assistant.encoders import load_minilm
 
     encoder = load_minilm()
-    return SentenceReader(encoder), SentenceReader(encoder, shapes=ShapeConfig(definitions=True, short_answers=True))
+    return SentenceReader(encoder), SentenceReader(encoder, ReaderConfig(definitions=True, short_answers=True))
 
 
 def test_new_behaviour_is_off_by_default():
-    assert ShapeConfig().definitions is False and ShapeConfig().short_answers is False
+    assert ReaderConfig().definitions is False and ReaderConfig().short_answers is False
+
+
+def test_shapes_are_reader_settings_from_env_and_overrides(monkeypatch):
+    # One owner: CONVQA_* variables and build_assistant's overrides reach them.
+    monkeypatch.setenv("CONVQA_DEFINITIONS", "1")
+    monkeypatch.setenv("CONVQA_DEFINITION_SENTENCES", "2")
+    *_, reading = load_configs(short_answers=True)
+    assert (reading.definitions, reading.definition_sentences, reading.short_answers) == (True, 2, True)
+    monkeypatch.setenv("CONVQA_SHORT_ANSWERS", "maybe")
+    with pytest.raises(ConfigError, match="short_answers"):
+        load_configs()
+    with pytest.raises(ConfigError, match="definition_sentences"):
+        ReaderConfig(definition_sentences=0)
+
+
+def test_definition_sentences_sets_the_length_of_a_definition(readers):
+    plain, _ = readers
+    two = SentenceReader(plain.encoder, ReaderConfig(definitions=True, definition_sentences=2))
+    assert two.read("Who was Lord Byron?", passages("ada", "byron")).text == (
+        "George Gordon Byron was an English poet. He was one of the leading figures of the Romantic movement."
+    )
+
+
+def test_build_reader_passes_the_settings_on(readers):
+    from assistant.readers import build_reader
+
+    built = build_reader("sentence", ReaderConfig(definitions=True))  # MiniLM is loaded once per process
+    answer = built.read("Who was Lord Byron?", passages("ada", "byron"))
+    assert answer.text == "George Gordon Byron was an English poet."
 
 
 # ---------------------------------------------------------------- definitions

@@ -53,6 +53,7 @@ _BOUNDS = {
     "max_sentences": (1, None),
     "cache_sentences": (1, None),
     "min_sentence_chars": (0, None),
+    "definition_sentences": (1, None),
     "history_turns": (0, None),
     "max_question_chars": (1, None),
 }
@@ -133,6 +134,18 @@ class ReaderConfig:
     cache_sentences: int = 20_000
     # Sentences shorter than this many characters (headings, "See also") are skipped.
     min_sentence_chars: int = 20
+    # "Who was X?", "What is X?", "Tell me about X": answer with the first
+    # sentence(s) of X's own article when a retrieved passage has X's title,
+    # since an encyclopaedia defines its subject there and the best-matching
+    # sentence is often a detail. Off until measured (scripts/bench_conversations.py).
+    definitions: bool = False
+    # Sentences of the lead that make the definition: an encyclopaedia's
+    # first sentence says what its subject is; the next one is usually detail.
+    definition_sentences: int = 1
+    # "When ...", "How many ...", "Who <did something>": answer with the date,
+    # number or name in the best sentence (the sentence stays the evidence),
+    # as CoQA's and QReCC's gold answers are short. Off until measured.
+    short_answers: bool = False
 
     def __post_init__(self) -> None:
         _check(self)
@@ -197,7 +210,7 @@ def check_environment(prefix: str = "CONVQA_") -> None:
     >>> check_environment()
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     >>> del os.environ["CONVQA_KK"]
     """
     known = set(ENV_VARIABLES) | {

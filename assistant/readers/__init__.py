@@ -5,9 +5,9 @@ term overlap, interpolated with BM25 as QReCC does); :class:`GenerativeReader`
 has a causal LM phrase the answer from that evidence;
 :class:`MultipleChoiceReader` scores the options of a question about one long
 document (QuALITY) by embeddings, :class:`LikelihoodChoiceReader` by a causal
-LM's likelihood. :class:`ShapeConfig` (off by default) shapes the sentence
-reader's answer by the question: a definition from the subject's own
-article, a short date, number or name.
+LM's likelihood. ``ReaderConfig.definitions`` and ``short_answers`` (off by default) shape
+the sentence reader's answer by the question: a definition from the
+subject's own article, a short date, number or name.
 """
 
 from ._build import READERS, build_reader
@@ -20,7 +20,7 @@ from ._generative import (
     is_yes_no_question,
 )
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
-from ._shapes import ShapeConfig, answer_kind, definition_subject, lead_passage, short_span
+from ._shapes import answer_kind, definition_subject, lead_passage, short_span
 
 __all__ = [
     "Reader",
@@ -35,7 +35,6 @@ __all__ = [
     "answer_multiple_choice",
     "LikelihoodChoiceReader",
     "LikelihoodConfig",
-    "ShapeConfig",
     "definition_subject",
     "lead_passage",
     "answer_kind",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..kernel import READER_NAMES, InvalidInputError, ReaderConfig
 from ._sentence import Reader, SentenceReader
-from ._shapes import ShapeConfig
 
 __all__ = ["READERS", "build_reader"]
 
@@ -13,15 +12,16 @@ __all__ = ["READERS", "build_reader"]
 READERS = READER_NAMES
 
 
-def build_reader(name: str = "sentence", config: ReaderConfig = ReaderConfig(), shapes: ShapeConfig = ShapeConfig()) -> Reader:
+def build_reader(name: str = "sentence", config: ReaderConfig = ReaderConfig()) -> Reader:
     """A loaded reader by name: ``"sentence"`` (extractive, fast) or
     ``"generative"`` (a causal LM phrases the answer from the sentence
-    reader's evidence); ``shapes`` as :class:`SentenceReader` takes it.
+    reader's evidence); both read ``config`` (definitions and short answers
+    included).
     Raises :class:`InvalidInputError` for another name."""
     if name == "sentence":
-        return SentenceReader.from_pretrained(config=config, shapes=shapes)
+        return SentenceReader.from_pretrained(config=config)
     if name == "generative":
         from ._generative import GenerativeReader
 
-        return GenerativeReader.from_pretrained(config=config, shapes=shapes)
+        return GenerativeReader.from_pretrained(config=config)
     raise InvalidInputError(f"unknown reader {name!r}: choose one of {', '.join(READERS)}")

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..kernel import AUXILIARY_VERBS, Answer, Passage, ReaderConfig
-from ._shapes import ShapeConfig
 
 __all__ = ["GenerationConfig", "GenerativeReader", "is_yes_no_question", "clean_answer"]
 
@@ -97,7 +96,6 @@ class GenerativeReader:
         config: ReaderConfig = ReaderConfig(),
         generation: GenerationConfig = GenerationConfig(),
         encoder_path: str | None = None,
-        shapes: ShapeConfig = ShapeConfig(),
     ) -> "GenerativeReader":
         """Load the sentence reader's encoder and the language model once."""
         import torch
@@ -108,7 +106,7 @@ class GenerativeReader:
 
         torch.set_num_threads(generation.threads)
         lm, tokenizer = load_causal_lm(model)
-        return cls(SentenceReader.from_pretrained(encoder_path, config, shapes), lm, tokenizer, generation)
+        return cls(SentenceReader.from_pretrained(encoder_path, config), lm, tokenizer, generation)
 
     def _first_token(self, word: str) -> list[int]:
         # After a chat template the answer starts a line ("Yes"); after

@@ -11,6 +11,7 @@ their length.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -67,24 +68,39 @@ class LikelihoodChoiceReader:
         return int(getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 2048)
 
     def option_scores(self, context: str, options: Sequence[str]) -> list[float]:
-        """Each option's log-likelihood after ``context`` (mean per token, or sum)."""
+        """Each option's log-likelihood after ``context`` (mean per token, or sum).
+
+        The context is read once and a copy of its key/value cache extends
+        it for each option (a copy: a cache grows in place, and a cut-back API
+        differs between transformers versions): the context is hundreds
+        of tokens, an option a few, so this costs about one forward pass per
+        question instead of one per option. Every option therefore sees the
+        same context, cut from the front to leave room for the longest.
+        """
         import torch
 
         prefix = self.tokenizer.encode(context, add_special_tokens=False)
+        targets = [self.tokenizer.encode(" " + option.strip(), add_special_tokens=False) for option in options]
+        if not all(targets):
+            raise InvalidInputError("an option is empty")
+        room = min(self.config.max_context_tokens, self._window() - max(len(t) for t in targets))
+        if room < 1:
+            raise InvalidInputError("an option is longer than the language model's window")
+        ids = prefix[-room:] if prefix else [self.tokenizer.eos_token_id]
         scores = []
-        for option in options:
-            target = self.tokenizer.encode(" " + option.strip(), add_special_tokens=False)
-            if not target:
-                raise InvalidInputError("an option is empty")
-            room = min(self.config.max_context_tokens, self._window() - len(target))
-            if room < 1:
-                raise InvalidInputError("an option is longer than the language model's window")
-            ids = (prefix[-room:] if prefix else [self.tokenizer.eos_token_id]) + target
-            with torch.no_grad():
-                logits = self.model(torch.tensor([ids])).logits[0].float()
-            logprobs = torch.log_softmax(logits[len(ids) - len(target) - 1 : -1], dim=-1)
-            picked = logprobs[torch.arange(len(target)), torch.tensor(target)]
-            scores.append(float(picked.mean() if self.config.mean else picked.sum()))
+        with torch.no_grad():
+            out = self.model(torch.tensor([ids]), use_cache=True)
+            cache = out.past_key_values
+            # The context's last position predicts each option's first token.
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+            for target in targets:
+                picked = first[target[:1]]
+                if len(target) > 1:
+                    past = copy.deepcopy(cache)
+                    logits = self.model(torch.tensor([target[:-1]]), past_key_values=past, use_cache=True).logits[0]
+                    logprobs = torch.log_softmax(logits.float(), dim=-1)
+                    picked = torch.cat([picked, logprobs[torch.arange(len(target) - 1), torch.tensor(target[1:])]])
+                scores.append(float(picked.mean() if self.config.mean else picked.sum()))
         return scores
 
     def answer(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> Choice:

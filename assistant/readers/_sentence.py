@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
-from ._shapes import ShapeConfig, answer_kind, definition_subject, lead_passage, short_span
+from ._shapes import answer_kind, definition_subject, lead_passage, short_span
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
@@ -80,24 +80,21 @@ class SentenceReader:
 
     ``encoder`` is any object with ``encode(list[str]) -> np.ndarray`` returning
     L2-normalised rows (see :func:`assistant.encoders.load_minilm`).
-    ``shapes`` turns on definitions from the subject's article and short
-    answers (:class:`ShapeConfig`; both off by default).
+    ``config.definitions`` and ``config.short_answers`` turn on definitions
+    from the subject's article and short answers (both off by default).
     """
 
-    def __init__(self, encoder, config: ReaderConfig = ReaderConfig(), shapes: ShapeConfig = ShapeConfig()):
+    def __init__(self, encoder, config: ReaderConfig = ReaderConfig()):
         self.encoder = encoder
         self.config = config
-        self.shapes = shapes
         # Sentence vectors by text: the same passages come back turn after turn.
         self.sentences = CachedEncoder(encoder, config.cache_sentences)
 
     @classmethod
-    def from_pretrained(
-        cls, path: str | None = None, config: ReaderConfig = ReaderConfig(), shapes: ShapeConfig = ShapeConfig()
-    ) -> "SentenceReader":
+    def from_pretrained(cls, path: str | None = None, config: ReaderConfig = ReaderConfig()) -> "SentenceReader":
         from ..encoders import load_minilm
 
-        return cls(load_minilm(path), config, shapes)
+        return cls(load_minilm(path), config)
 
     def candidates(self, passages: Sequence[Passage]) -> list[tuple[int, int, str]]:
         """(passage index, sentence index, sentence) for every usable sentence."""
@@ -132,12 +129,12 @@ class SentenceReader:
         return similarity, mu * reader + (1 - mu) * retrieval
 
     def read(self, question: str, passages: Sequence[Passage]) -> Answer:
-        if self.shapes.definitions:
+        if self.config.definitions:
             definition = self._definition(question, passages)
             if definition is not None:
                 return definition
         answer = self._best_sentences(question, passages)
-        if self.shapes.short_answers and answer.found:
+        if self.config.short_answers and answer.found:
             kind = answer_kind(question)
             best = split_sentences(answer.evidence)[:1]
             title = next((p.title for p in passages if p.id == answer.source_id), "")
@@ -150,7 +147,7 @@ class SentenceReader:
         """The lead of the subject's own article, when one was retrieved."""
         subject = definition_subject(question)
         lead = lead_passage(subject, passages) if subject else None
-        sentences = split_sentences(lead.text)[: self.shapes.definition_sentences] if lead else []
+        sentences = split_sentences(lead.text)[: self.config.definition_sentences] if lead else []
         if not sentences:
             return None
         top = max(p.score for p in passages)

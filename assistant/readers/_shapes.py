@@ -7,33 +7,19 @@ reader's best sentence carries the answer in both cases, but F1 against a
 short gold answer punishes the rest of the sentence, and for "Who was X?"
 the best-matching sentence is often a detail, not the article's first
 sentence, which is where an encyclopaedia defines its subject. Both are
-off by default (:class:`ShapeConfig`): the lead turns them on after measuring.
+off by default (``ReaderConfig.definitions`` and ``short_answers``,
+``CONVQA_DEFINITIONS`` / ``CONVQA_SHORT_ANSWERS``): the lead turns them on
+after measuring.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Sequence
 
 from ..kernel import Passage, tokens
 
-__all__ = ["ShapeConfig", "definition_subject", "answer_kind", "short_span", "lead_passage"]
-
-
-@dataclass(frozen=True)
-class ShapeConfig:
-    # "Who was X?", "What is X?", "Tell me about X": answer with the first
-    # sentence(s) of X's own article when a retrieved passage has X's title.
-    # Off until measured against the sentence reader (eval.qa, CoQA).
-    definitions: bool = False
-    # Sentences of the lead that make the definition: an encyclopaedia's
-    # first sentence says what its subject is; the next one is usually detail.
-    definition_sentences: int = 1
-    # "When ...", "How many ...", "Who <did something>": answer with the
-    # date, number or name in the best sentence (the sentence stays the
-    # evidence). Off until measured.
-    short_answers: bool = False
+__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage"]
 
 
 _ARTICLES = ("the ", "a ", "an ")

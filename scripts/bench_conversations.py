@@ -1,0 +1,227 @@
+"""Twelve three-turn conversations about people and places, end to end.
+
+    python scripts/bench_conversations.py [--set FIELD=VALUE ...] [--rewriter trained]
+
+Each conversation opens with a definitional question ("Who was Pablo
+Picasso?", "What is Tokyo?") and goes on with two follow-ups that name the
+subject only by a pronoun ("When did he die?", "What river is it on?").
+Every fact an answer must contain is a word or number of the subject's own
+article in the default collection (the Wikipedia vital-article summaries);
+the script checks that before it runs, so a changed collection fails loudly
+instead of scoring misses. The turns go through
+:func:`assistant.pipeline.build_assistant` (the trained rewriter, the
+default index) and the script prints, as JSON, the answers containing their
+fact (of 36), the follow-up rewrites naming the subject (of 24), and each
+miss. ``--set`` overrides a :class:`~assistant.kernel.ReaderConfig` field
+(``--set definitions=true --set short_answers=true``), parsed as its
+``CONVQA_*`` variable is.
+
+``--compare FIELD=VALUE[,FIELD=VALUE]`` (repeatable) also reads every turn
+with a variant sentence reader (the same encoder, the run's ReaderConfig
+with those fields changed) on the same rewrite and the same retrieved
+passages, and counts its answers with their fact: one pass of the
+rewriter for several reader settings. The follow-ups' rewrites then rest
+on the main run's answers, not the variant's, so a variant's count is a
+reader comparison at fixed rewrites; a ``--set`` run is the full one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+# Run as a file (python scripts/bench_conversations.py): the repository root is not on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from assistant.kernel import ConfigError, Conversation, DataFormatError, ReaderConfig, from_env, run_cli  # noqa: E402
+
+# (article title, the name a follow-up's rewrite must contain, [(question, fact), ...]).
+# The facts were read off the articles (read_collection()), not off answers.
+CONVERSATIONS = [
+    ("Pablo Picasso", "Picasso", [
+        ("Who was Pablo Picasso?", "painter"),
+        ("What is his most famous anti-war painting?", "Guernica"),
+        ("When did he die?", "1973"),
+    ]),
+    ("William Shakespeare", "Shakespeare", [
+        ("Who was William Shakespeare?", "playwright"),
+        ("How many plays did he write?", "39"),
+        ("How many sonnets did he write?", "154"),
+    ]),
+    ("Cleopatra", "Cleopatra", [
+        ("Who was Cleopatra?", "Egypt"),
+        ("What was her first language?", "Greek"),
+        ("What did Egypt become after her death?", "Roman"),
+    ]),
+    ("Marie Curie", "Curie", [
+        ("Who was Marie Curie?", "physicist"),
+        ("With whom did she share the Nobel Prize in Physics?", "Pierre"),
+        ("Which elements did she discover?", "polonium"),
+    ]),
+    ("Albert Einstein", "Einstein", [
+        ("Who was Albert Einstein?", "physicist"),
+        ("What is he best known for?", "relativity"),
+        ("When did he receive the Nobel Prize in Physics?", "1921"),
+    ]),
+    ("Queen Victoria", "Victoria", [
+        ("Who was Queen Victoria?", "United Kingdom"),
+        ("When did she die?", "1901"),
+        ("What title did she get in 1876?", "Empress of India"),
+    ]),
+    ("Abraham Lincoln", "Lincoln", [
+        ("Who was Abraham Lincoln?", "president"),
+        ("When was he assassinated?", "1865"),
+        ("Which war did he lead the country through?", "Civil War"),
+    ]),
+    ("Nelson Mandela", "Mandela", [
+        ("Who was Nelson Mandela?", "apartheid"),
+        ("When did he become president?", "1994"),
+        ("Which party did he lead?", "African National Congress"),
+    ]),
+    ("Galileo Galilei", "Galileo", [
+        ("Who was Galileo Galilei?", "astronomer"),
+        ("Where was he born?", "Pisa"),
+        ("What has he been called the father of?", "observational astronomy"),
+    ]),
+    ("Paris", "Paris", [
+        ("What is Paris?", "capital"),
+        ("Which river is it on?", "Seine"),
+        ("What is its nickname?", "City of Light"),
+    ]),
+    ("Tokyo", "Tokyo", [
+        ("What is Tokyo?", "Japan"),
+        ("What is its population?", "14 million"),
+        ("How many people live in its greater area?", "33 million"),
+    ]),
+    ("Mount Everest", "Everest", [
+        ("What is Mount Everest?", "highest mountain"),
+        ("Which border does it mark?", "Nepal"),
+        ("How high is it?", "8,848"),
+    ]),
+]
+
+
+def check_facts(conversations=CONVERSATIONS, collection=None) -> None:
+    """Raise DataFormatError unless every fact is in its subject's article."""
+    from assistant.retrieval import read_collection
+
+    articles: dict[str, str] = {}
+    for passage in read_collection(collection):
+        articles[passage["title"]] = articles.get(passage["title"], "") + " " + passage["contents"]
+    for title, _, turns in conversations:
+        if title not in articles:
+            raise DataFormatError(f"the collection has no article titled {title!r}; pick another subject")
+        for question, fact in turns:
+            if fact.lower() not in articles[title].lower():
+                raise DataFormatError(f"{title!r}: the fact {fact!r} for {question!r} is not in its article")
+
+
+def reader_settings(pairs: list[str]) -> dict[str, str]:
+    """``FIELD=VALUE`` pairs as ``CONVQA_FIELD`` variables: the kernel's
+    ``from_env`` parses and checks them, as it does for the app."""
+    fields = {f.name for f in dataclasses.fields(ReaderConfig)}
+    variables = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in fields:
+            raise ConfigError(f"--set {pair!r}: give FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}")
+        variables[f"CONVQA_{name.upper()}"] = value
+    return variables
+
+
+def variant_config(base: ReaderConfig, pairs: list[str]) -> ReaderConfig:
+    """``base`` with the ``FIELD=VALUE`` pairs applied, parsed by ``from_env``."""
+    variables = reader_settings(pairs)
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        return from_env(base)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def score(assistant, conversations=CONVERSATIONS, *, variants=(), progress=lambda it, **_: it) -> dict:
+    """Run the conversations; count answers with their fact and follow-up
+    rewrites naming their subject (both case-insensitive), and list misses.
+    ``variants``: (label, reader) pairs that also read each turn's rewrite
+    and passages."""
+    found = named = follow_ups = answers = 0
+    misses = []
+    compared = [{"set": label, "answers_with_fact": 0, "misses": []} for label, _ in variants]
+    for title, name, turns in progress(conversations, desc="conversations", unit="conversation"):
+        conversation = Conversation()
+        for number, (question, fact) in enumerate(turns, start=1):
+            turn = assistant.ask(question, conversation)
+            conversation.add(turn)
+            answers += 1
+            record = {"subject": title, "turn": number, "question": question, "rewrite": turn.rewrite.text,
+                      "answer": turn.answer.text}
+            if fact.lower() in turn.answer.text.lower():
+                found += 1
+            else:
+                misses.append({"miss": "fact", "expected": fact, **record})
+            for (_, reader), tally in zip(variants, compared):
+                answer = reader.read(turn.rewrite.text, turn.sources).text
+                if fact.lower() in answer.lower():
+                    tally["answers_with_fact"] += 1
+                else:
+                    tally["misses"].append({"miss": "fact", "expected": fact, **record, "answer": answer})
+            if number > 1:
+                follow_ups += 1
+                if name.lower() in turn.rewrite.text.lower():
+                    named += 1
+                else:
+                    misses.append({"miss": "rewrite", "expected": name, **record})
+    return {"answers_with_fact": found, "answers": answers, "rewrites_naming_subject": named,
+            "follow_ups": follow_ups, "misses": misses, "variants_at_fixed_rewrites": compared}
+
+
+def main(argv=None) -> int:
+    return run_cli(_main, argv)
+
+
+def _main(argv) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a ReaderConfig field (repeatable), e.g. definitions=true")
+    parser.add_argument("--rewriter", default="trained", help="trained (default), prompted, original or a model path")
+    parser.add_argument("--compare", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
+                        help="also read each turn with these reader settings, at the same rewrites (repeatable)")
+    args = parser.parse_args(argv)
+    os.environ.update(reader_settings(args.set))
+    wanted = [[pair for pair in group.split(",") if pair.strip()] for group in args.compare]
+    for group in wanted:
+        reader_settings(group)  # refuse a bad --compare before loading anything
+    check_facts()
+
+    from tqdm import tqdm
+
+    from assistant.pipeline import build_assistant
+    from assistant.readers import SentenceReader
+
+    assistant = build_assistant(rewriter=args.rewriter)
+    if wanted and not isinstance(assistant.reader, SentenceReader):
+        raise ConfigError("--compare varies the sentence reader; run with the sentence reader")
+    variants = [
+        (",".join(group), SentenceReader(assistant.reader.encoder, variant_config(assistant.reader.config, group)))
+        for group in wanted
+    ]
+    result = score(assistant, variants=variants, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    reading = assistant.reader.config if hasattr(assistant.reader, "config") else None
+    settings = {"rewriter": args.rewriter, "reader": assistant.config.reader,
+                "reader_config": dataclasses.asdict(reading) if isinstance(reading, ReaderConfig) else None}
+    print(json.dumps({**settings, **result}, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
