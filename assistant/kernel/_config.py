@@ -137,14 +137,17 @@ class ReaderConfig:
     # "Who was X?", "What is X?", "Tell me about X": answer with the first
     # sentence(s) of X's own article when a retrieved passage has X's title,
     # since an encyclopaedia defines its subject there and the best-matching
-    # sentence is often a detail. Off until measured (scripts/bench_conversations.py).
-    definitions: bool = False
+    # sentence is often a detail. On: it found more facts in the twelve
+    # conversations of scripts/bench_conversations.py and changed no
+    # MultiDoc2Dial answer (BENCHMARKS.md §10).
+    definitions: bool = True
     # Sentences of the lead that make the definition: an encyclopaedia's
     # first sentence says what its subject is; the next one is usually detail.
     definition_sentences: int = 1
     # "When ...", "How many ...", "Who <did something>": answer with the date,
     # number or name in the best sentence (the sentence stays the evidence),
-    # as CoQA's and QReCC's gold answers are short. Off until measured.
+    # as CoQA's and QReCC's gold answers are short. Off: it picked the wrong
+    # span more often than it shortened a right answer (BENCHMARKS.md §10).
     short_answers: bool = False
 
     def __post_init__(self) -> None:
