@@ -14,10 +14,10 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
+import rewriting
 from assistant.encoders import load_minilm, load_use
 from assistant.kernel import ConfigError, DataFormatError, default_index_dir
 from assistant.retrieval import BM25Retriever
-from rewriting import load_rewriter
 
 from . import metrics as M
 
@@ -204,7 +204,7 @@ def rewrite_with(name: str, examples) -> list[str]:
     """Every example's question rewritten by the rewriter ``name``
     (``rewriting.load_rewriter``), with a progress bar on stderr."""
 
-    rewriter = load_rewriter(name)
+    rewriter = rewriting.load_rewriter(name)
     rewrites = []
     with tqdm(total=len(examples), desc=f"rewriting ({name})", unit="turn", file=sys.stderr) as bar:
         for start in range(0, len(examples), REWRITE_BATCH):
