@@ -85,9 +85,11 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere
         # One CPU slot an actor: the pool is all the work (the rows are made
         # here), and Ray gives each actor one BLAS/torch thread to match.
-        # "local": a new instance of our own, even where a `ray start` one runs.
+        # "local": a new instance of our own, even where a `ray start` one runs;
+        # on the loopback address, so that a one-machine run talks to nothing
+        # but itself.
         ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
-                 runtime_env=runtime_env, **quiet)
+                 runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
     _shipped = wanted
     # Our own bar counts items; Ray Data's would count chunks. Its one-off
     # notice that its bars are off is not the user's concern.
