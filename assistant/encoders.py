@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import OrderedDict
-from concurrent.futures import Future
 from functools import lru_cache
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .kernel import ConfigError, ModelNotFoundError
+from .kernel import MicroBatcher, ModelNotFoundError
 
 __all__ = ["Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm"]
 
@@ -86,7 +84,8 @@ class CachedEncoder:
 
 
 class BatchingEncoder:
-    """An :class:`Encoder` that encodes concurrent calls to ``encoder`` as one.
+    """An :class:`Encoder` that encodes concurrent calls to ``encoder`` as one
+    (an :class:`assistant.kernel.MicroBatcher` whose items are the calls' text lists).
 
     Each ``encode()`` is queued; one worker thread takes the calls that arrive
     within ``window_ms`` of the oldest waiting one (at most ``max_batch``
@@ -112,34 +111,16 @@ class BatchingEncoder:
     """
 
     def __init__(self, encoder: Encoder, max_batch: int = 8, window_ms: float = 5.0) -> None:
-        if not isinstance(max_batch, int) or max_batch < 1:
-            raise ConfigError(f"max_batch must be a whole number of at least 1, not {max_batch!r}")
-        if not window_ms >= 0:
-            raise ConfigError(f"window_ms must be 0 or more, not {window_ms!r}")
         self.encoder = encoder
+        self._batcher = MicroBatcher(self._run, max_batch, window_ms, name="encode-batcher")
         self.max_batch = max_batch
-        self.window_s = window_ms / 1000
-        self._pending: list[tuple[float, list[str], Future]] = []
-        self._ready = threading.Condition()
-        self._closed = False
-        self._worker = threading.Thread(target=self._serve, name="encode-batcher", daemon=True)
-        self._worker.start()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        future: Future = Future()
-        with self._ready:
-            if self._closed:
-                raise RuntimeError("this BatchingEncoder is closed")
-            self._pending.append((time.monotonic(), list(texts), future))
-            self._ready.notify()
-        return future.result()
+        return self._batcher.run([list(texts)])[0]
 
     def close(self) -> None:
         """Finish the queued calls, then stop the worker."""
-        with self._ready:
-            self._closed = True
-            self._ready.notify()
-        self._worker.join()
+        self._batcher.close()
 
     def __enter__(self) -> "BatchingEncoder":
         return self
@@ -147,45 +128,13 @@ class BatchingEncoder:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _next_batch(self) -> list[tuple[list[str], Future]]:
-        """Wait for work; then for the window to pass from the oldest call's
-        arrival or the batch to fill. Empty when closed and drained."""
-        with self._ready:
-            while not self._pending and not self._closed:
-                self._ready.wait()
-            if not self._pending:
-                return []
-            deadline = self._pending[0][0] + self.window_s
-            while len(self._pending) < self.max_batch and not self._closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._ready.wait(left)
-            taken, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
-        return [(texts, future) for _, texts, future in taken]
-
-    def _serve(self) -> None:
-        while batch := self._next_batch():
-            if len(batch) == 1:
-                self._run_alone(*batch[0])
-                continue
-            try:
-                rows = np.asarray(self.encoder.encode([t for texts, _ in batch for t in texts]))
-            except Exception:  # noqa: BLE001 - whose texts failed it? each call alone gets its own result or error
-                for texts, future in batch:
-                    self._run_alone(texts, future)
-                continue
-            start = 0
-            for texts, future in batch:
-                # A copy: a caller (or its cache) keeps only its own rows alive, not the batch's.
-                future.set_result(rows[start : start + len(texts)].copy())
-                start += len(texts)
-
-    def _run_alone(self, texts: list[str], future: Future) -> None:
-        try:
-            future.set_result(self.encoder.encode(texts))
-        except Exception as error:  # noqa: BLE001 - re-raised in the caller's thread by future.result()
-            future.set_exception(error)
+    def _run(self, calls: list[list[str]]) -> list[np.ndarray]:
+        if len(calls) == 1:
+            return [self.encoder.encode(calls[0])]
+        rows = np.asarray(self.encoder.encode([t for texts in calls for t in texts]))
+        starts = np.cumsum([0] + [len(texts) for texts in calls])
+        # Copies: a caller (or its cache) keeps only its own rows alive, not the batch's.
+        return [rows[start:end].copy() for start, end in zip(starts[:-1], starts[1:])]
 
 
 # BLAS threads for USE. One: its matrices are small (a pair of questions

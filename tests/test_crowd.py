@@ -16,7 +16,7 @@ import pytest
 
 from assistant import session as S
 from assistant.encoders import BatchingEncoder, Encoder
-from assistant.kernel import AssistantConfig, ConfigError, Conversation, RetrieverConfig
+from assistant.kernel import AssistantConfig, ConfigError, Conversation, MicroBatcher, RetrieverConfig
 from assistant.pipeline import Assistant
 from assistant.readers import SentenceReader
 from rewriting import BatchingRewriter, CausalLMRewriter, RewriterConfig
@@ -83,6 +83,34 @@ class Lengths:
         if any("boom" in t for t in texts):
             raise ValueError("boom in the input")
         return np.array([[float(len(t)), float(sum(c in "aeiou" for c in t))] for t in texts]).reshape(-1, 2)
+
+
+# ---------------------------------------------------------------- MicroBatcher (the one batcher)
+
+
+def test_the_micro_batcher_runs_all_callers_items_in_one_call_in_arrival_order_per_caller():
+    calls = []
+
+    def tens(items):
+        calls.append((list(items), threading.current_thread().name))
+        return [item * 10 for item in items]
+
+    arguments = [([1, 2],), ([3],), ([4, 5, 6],)]
+    with MicroBatcher(tens, max_batch=6, window_ms=LONG, name="tens") as batcher:
+        results = _concurrently(batcher.run, arguments)
+    assert results == [[10, 20], [30], [40, 50, 60]]
+    assert len(calls) == 1 and sorted(calls[0][0]) == [1, 2, 3, 4, 5, 6] and calls[0][1] == "tens"
+
+
+def test_the_micro_batcher_retries_a_failed_batch_item_by_item():
+    def halves(items):
+        if 0 in items:
+            raise ZeroDivisionError("a zero among the items")
+        return [1 / item for item in items]
+
+    with MicroBatcher(halves, max_batch=3, window_ms=LONG) as batcher:
+        good, bad, other = _concurrently(batcher.run, [([2],), ([0],), ([4],)])
+    assert good == [0.5] and other == [0.25] and isinstance(bad, ZeroDivisionError)
 
 
 # ---------------------------------------------------------------- BatchingEncoder

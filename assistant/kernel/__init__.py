@@ -6,6 +6,7 @@ one percentile, and the command lines' error ending. It imports nothing else of 
 project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
 
+from ._batching import MicroBatcher
 from ._cli import run_cli
 from ._config import (
     ENV_VARIABLES,
@@ -74,6 +75,7 @@ __all__ = [
     "write_labels",
     "default_labels_path",
     "percentile",
+    "MicroBatcher",
     "run_cli",
     "tokens",
     "TOKEN_PATTERNS",

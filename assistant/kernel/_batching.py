@@ -1,0 +1,130 @@
+"""Micro-batching: the calls of many threads that arrive together, run as one.
+
+When several users ask at once, each model call on its own thread would run
+one input at a time (or fight over the cores). A :class:`MicroBatcher`
+queues the calls; one worker thread takes the calls that arrive within a
+short window of the oldest waiting one (at most ``max_batch``) and hands
+them to ``run_batch`` together, then gives each caller its own result. Only
+the worker calls ``run_batch``, so the model behind it need not be
+thread-safe and model calls never run side by side.
+
+The rewriter's and the encoder's batchers (``rewriting.BatchingRewriter``,
+``assistant.encoders.BatchingEncoder``) are thin faces over this one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from typing import Callable, Generic, Sequence, TypeVar
+
+from ._errors import ConfigError
+
+__all__ = ["MicroBatcher"]
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class MicroBatcher(Generic[Item, Result]):
+    """Runs ``run_batch(items) -> results`` (one result per item, in order)
+    on the items of all callers that arrive within ``window_ms`` of each
+    other, at most ``max_batch`` at a time, on one worker thread ``name``.
+
+    ``max_batch``: items merged at most. ``window_ms``: how long the oldest
+    waiting item waits for company; a batch goes as soon as it is full.
+    A batch that fails is retried item by item, so an error goes back only to
+    the caller whose item caused it. Use as a context manager or call
+    :meth:`close`.
+
+    >>> with MicroBatcher(lambda xs: [x * 10 for x in xs]) as batcher:
+    ...     batcher.run([1, 2, 3])
+    [10, 20, 30]
+    """
+
+    def __init__(
+        self,
+        run_batch: Callable[[list[Item]], Sequence[Result]],
+        max_batch: int = 8,
+        window_ms: float = 5.0,
+        name: str = "micro-batcher",
+    ) -> None:
+        if not isinstance(max_batch, int) or max_batch < 1:
+            raise ConfigError(f"max_batch must be a whole number of at least 1, not {max_batch!r}")
+        if not window_ms >= 0:
+            raise ConfigError(f"window_ms must be 0 or more, not {window_ms!r}")
+        self.run_batch = run_batch
+        self.max_batch = max_batch
+        self.window_s = window_ms / 1000
+        self._pending: list[tuple[float, Item, Future]] = []
+        self._ready = threading.Condition()
+        self._closed = False
+        self._worker = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._worker.start()
+
+    def run(self, items: Sequence[Item]) -> list[Result]:
+        """Queue ``items`` with everyone else's and wait; results in ``items``' order.
+        An item's error is raised here, in its caller's thread."""
+        return [future.result() for future in self.submit(items)]
+
+    def submit(self, items: Sequence[Item]) -> list[Future]:
+        """Queue ``items``; one future per item."""
+        futures = [Future() for _ in items]
+        with self._ready:
+            if self._closed:
+                raise RuntimeError(f"this {self._worker.name} is closed")
+            now = time.monotonic()
+            self._pending += [(now, item, future) for item, future in zip(items, futures)]
+            self._ready.notify()
+        return futures
+
+    def close(self) -> None:
+        """Finish the queued calls, then stop the worker."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+        self._worker.join()
+
+    def __enter__(self) -> "MicroBatcher[Item, Result]":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _next_batch(self) -> list[tuple[Item, Future]]:
+        """Wait for work; then for the window to pass from the oldest call's
+        arrival or the batch to fill. Empty when closed and drained."""
+        with self._ready:
+            while not self._pending and not self._closed:
+                self._ready.wait()
+            if not self._pending:
+                return []
+            deadline = self._pending[0][0] + self.window_s
+            while len(self._pending) < self.max_batch and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._ready.wait(left)
+            taken, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
+        return [(item, future) for _, item, future in taken]
+
+    def _serve(self) -> None:
+        while batch := self._next_batch():
+            if len(batch) == 1:
+                self._run_alone(*batch[0])
+                continue
+            try:
+                results = list(self.run_batch([item for item, _ in batch]))
+            except Exception:  # noqa: BLE001 - whose item failed it? each alone gets its own result or error
+                for item, future in batch:
+                    self._run_alone(item, future)
+                continue
+            for (_, future), result in zip(batch, results):
+                future.set_result(result)
+
+    def _run_alone(self, item: Item, future: Future) -> None:
+        try:
+            future.set_result(list(self.run_batch([item]))[0])
+        except Exception as error:  # noqa: BLE001 - re-raised in the caller's thread by future.result()
+            future.set_exception(error)
