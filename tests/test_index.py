@@ -83,6 +83,21 @@ def test_threads_index_the_same_documents_and_scores(tmp_path):
             h.id for h in hits_b if h.score > hits_b[-1].score}
 
 
+def test_passages_come_back_as_given_whatever_their_characters(tmp_path):
+    # Non-ASCII and separator characters cross to Java as JSON escapes; a text
+    # that starts with its title is stored once, one that does not keeps its own.
+    passages = [
+        {"id": "zoe", "contents": "Zoë visited 東京 in spring.\u2028Then Kraków\x0c.", "title": "Zoë", "url": "u1"},
+        {"id": "tokyo", "contents": "東京 is a city on Honshu.", "title": "Tokyo", "url": ""},
+    ]
+    build_index(iter(passages), tmp_path / "index", progress=False)
+    retriever = BM25Retriever.from_index(tmp_path / "index")
+    hits = {hit.id: hit for hit in retriever.search("東京 Kraków spring", 2)}
+    assert hits["zoe"].text == passages[0]["contents"] and hits["zoe"].title == "Zoë" and hits["zoe"].url == "u1"
+    assert hits["tokyo"].text == passages[1]["contents"] and hits["tokyo"].title == "Tokyo"
+    assert retriever.search("Tokyo Honshu", 1)[0].id == "tokyo"  # the title is searchable all the same
+
+
 def test_duplicate_ids_are_found_across_segments(tmp_path):
     # Four threads each write their own segment, so a repeated id at the two
     # ends of the stream sits in two segments; one in a single segment too.

@@ -7,13 +7,16 @@ segments to disk). Anserini's ``SimpleIndexer`` indexes each batch on
 ``threads`` threads of its own, while a Python thread reads and encodes the
 next batches (at most two wait).
 
-Duplicate ids are found by Lucene, not by a Python set of every id: each
-passage's id is one term of the index's ``id`` field, so after the build a
-segment whose term count is below its document count has a repeated id, and
-across segments one sorted walk of the merged term dictionary finds the
-first id in two documents (see :func:`._lucene.duplicate_id`). The check
-costs no Python memory; its price is that a duplicate is reported when the
-build ends, not at the line where it occurs.
+Duplicate ids are found without a Python set of every id. While reading,
+each id's 64-bit hash goes into a flat array (8 bytes a passage, up to
+:data:`_MAX_HASHES` passages); after the build the sorted array shows in
+one NumPy pass whether any two ids may be equal. Only then (or past the
+cap) does Lucene name the id: each passage's id is one term of the index's
+``id`` field, so a segment whose term count is below its document count has
+a repeated id, and across segments one sorted walk of the merged term
+dictionary finds the first id in two documents (see
+:func:`._lucene.duplicate_id`), exact but two Java calls a term. A
+duplicate is reported when the build ends, not at the line where it occurs.
 
 The index is written to a temporary folder next to ``DIR``, checked
 (duplicates, then every file's checksum) and only then renamed into place,
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import queue
+from array import array
 import shutil
 import sys
 import tempfile
@@ -33,6 +37,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 from tqdm import tqdm
 
 from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir
@@ -47,14 +52,23 @@ __all__ = ["build_index", "ensure_index", "verify_index"]
 # indexing thread gets a share of the batch, so it grows with the threads.
 _BATCH = 512
 
+# Passages whose id hashes the duplicate check keeps (8 bytes each: 512 MB
+# at the cap, QReCC's 54M passages fit under it); a larger collection is
+# checked by Lucene's term walk alone, which holds nothing in Python.
+_MAX_HASHES = 64_000_000
+
 
 def _lucene_doc(passage: dict) -> dict:
     # Lucene ranks "contents"; the title goes in front of it so that a passage
     # from deep inside a document still matches its subject's name. The text
     # we show is kept apart in "text" (stored in the raw JSON).
+    # "text" is stored only where it differs from "contents" (the retriever
+    # shows "contents" when it is absent): the same words need not be
+    # encoded, passed to Java, parsed and stored twice.
     title, text = passage["title"], passage["contents"]
-    contents = text if not title or text.startswith(title) else f"{title}\n{text}"
-    return {"id": passage["id"], "contents": contents, "text": text, "title": title, "url": passage["url"]}
+    if not title or text.startswith(title):
+        return {"id": passage["id"], "contents": text, "title": title, "url": passage["url"]}
+    return {"id": passage["id"], "contents": f"{title}\n{text}", "text": text, "title": title, "url": passage["url"]}
 
 
 def build_index(
@@ -91,7 +105,8 @@ def build_index(
         try:
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
-                with closing(_prefetched(_batches(passages, batch_size))) as batches:
+                hashes = array("q")
+                with closing(_prefetched(_batches(passages, batch_size, hashes))) as batches:
                     for batch in batches:
                         count += _add(indexer, batch, count)
                         bar.update(len(batch))
@@ -99,7 +114,7 @@ def build_index(
             indexer.close()
         if count == 0:
             raise DataFormatError("The collection has no passages: nothing to index.")
-        _check_ids(staging, count, JavaException)
+        _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count}))
         if index_dir.exists():
@@ -110,10 +125,15 @@ def build_index(
     return count
 
 
-def _batches(passages: Iterable[dict], size: int) -> Iterator[list[str]]:
+def _batches(passages: Iterable[dict], size: int, hashes: array) -> Iterator[list[str]]:
+    """Lucene JSON strings, ``size`` a batch; each id's hash appended to ``hashes``."""
     batch: list[str] = []
     for passage in passages:
-        batch.append(json.dumps(_lucene_doc(passage), ensure_ascii=False))
+        if len(hashes) < _MAX_HASHES:
+            hashes.append(hash(passage["id"]))
+        # ASCII-escaped JSON: Java reads the escapes back to the same text,
+        # and escaping is cheaper than encoding raw UTF-8 here.
+        batch.append(json.dumps(_lucene_doc(passage)))
         if len(batch) == size:
             yield batch
             batch = []
@@ -178,12 +198,21 @@ def _add(indexer, batch: list[str], before: int) -> int:
     return added
 
 
-def _check_ids(staging: Path, count: int, JavaException) -> None:
+def _may_repeat(hashes: array, count: int) -> bool:
+    """Whether two ids may be equal: two equal hashes, or ids past the cap."""
+    if len(hashes) < count:
+        return True
+    ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _check_ids(staging: Path, count: int, hashes: array, JavaException) -> None:
     reader = open_reader(staging)
     try:
         if reader.numDocs() != count:
             raise DataFormatError(f"Lucene holds {reader.numDocs()} passages of the {count} given.")
-        repeated = duplicate_id(reader)
+        # Distinct hashes mean distinct ids; equal ones may be a collision, so Lucene decides.
+        repeated = duplicate_id(reader) if _may_repeat(hashes, count) else None
     except JavaException as error:
         raise DataFormatError(f"Cannot read back the new index ({str(error).splitlines()[0]}).") from None
     finally:
