@@ -159,6 +159,13 @@ def test_no_span_keeps_the_sentence(readers):
     assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
 
 
+def test_a_number_with_separators_is_one_span_not_a_year():
+    # "8,848" once lost its "848" to the year pattern and came out as "8,".
+    assert short_span("number", "How high is Everest?", "Everest is 8,848 metres high.") == "8,848"
+    assert short_span("number", "How many people?", "About 2,500 people lived there in 1900.") == "2,500"
+    assert short_span("date", "When was it?", "It is 8,848 metres high and was measured in 1856.") == "1856"
+
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

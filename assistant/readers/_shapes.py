@@ -86,7 +86,8 @@ _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
-_YEAR = r"\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?"
+# Not a part of a longer number: the "848" of "8,848" or the "500" of "2.500" is no year.
+_YEAR = r"(?<![\d,.])\d{3,4}(?![,.]?\d)(?:\s*(?:BC|BCE|AD|CE)\b)?"
 # Most specific first: a full date, then a month and year, then a year, a decade, a century.
 _DATE = re.compile(
     rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}"
@@ -161,6 +162,8 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     '27 November 1852'
     >>> short_span("number", "How many children did she have?", "In 1838 she had three children.")
     'three'
+    >>> short_span("number", "How high is Mount Everest?", "Mount Everest is 8,848 metres high.")
+    '8,848'
     >>> short_span("name", "Who was Ada Lovelace's father?", "Her father was the poet Lord Byron.")
     'Lord Byron'
     >>> short_span("name", "Who wrote the notes?", "She wrote the notes for Babbage.", title="Ada Lovelace")
