@@ -16,7 +16,7 @@ import json
 import sys
 
 from assistant.kernel import run_cli
-from assistant.retrieval import build_index, collection_size, read_collection
+from assistant.retrieval import index_collection
 
 __all__ = ["main"]
 
@@ -42,8 +42,7 @@ def _build(argv: list[str] | None) -> int:
     )
     parser.add_argument("--json", action="store_true", help='print {"index", "passages"} as JSON')
     args = parser.parse_args(argv)
-    passages = read_collection(args.input)
-    count = build_index(passages, args.index, total=collection_size(args.input), threads=args.threads)
+    count = index_collection(args.input, args.index, threads=args.threads)
     if args.json:
         print(json.dumps({"index": args.index, "passages": count}))
     else:

@@ -14,6 +14,7 @@ from assistant.retrieval import (
     BM25Retriever,
     build_index,
     collection_size,
+    index_collection,
     read_collection,
     verify_index,
 )
@@ -59,14 +60,16 @@ def test_build_streams_a_generator_without_holding_the_collection(tmp_path):
             yield _passage(n)
 
     build_index(passages(10), tmp_path / "warm", progress=False)  # imports and JVM start
-    small = _peak_python_memory(lambda: build_index(passages(2000), tmp_path / "small", progress=False))
-    large = _peak_python_memory(lambda: build_index(passages(10000), tmp_path / "large", progress=False))
-    # Holding the 8000 extra passages (a list of dicts, a set of ids) would
-    # cost megabytes; streaming costs the same batch whatever the size.
-    assert large - small < 500_000, (small, large)
-    assert len(produced) == 12010
+    # Both sizes are past the few batches the build keeps in flight.
+    small = _peak_python_memory(lambda: build_index(passages(5000), tmp_path / "small", progress=False))
+    large = _peak_python_memory(lambda: build_index(passages(20000), tmp_path / "large", progress=False))
+    # Holding the 20000 passages (a list of dicts, a set of ids) would cost
+    # about 9 MB; streaming costs the few batches in flight (about 200 kB
+    # each) whatever the size, and the id hashes 8 bytes a passage.
+    assert large < 4_000_000 and large - small < 1_500_000, (small, large)
+    assert len(produced) == 25010
     retriever = BM25Retriever.from_index(tmp_path / "large")
-    assert retriever.size == 10000
+    assert retriever.size == 20000
     assert retriever.search("code1234", 3)[0].id == "p1234"
 
 
@@ -96,6 +99,71 @@ def test_passages_come_back_as_given_whatever_their_characters(tmp_path):
     assert hits["zoe"].text == passages[0]["contents"] and hits["zoe"].title == "Zoë" and hits["zoe"].url == "u1"
     assert hits["tokyo"].text == passages[1]["contents"] and hits["tokyo"].title == "Tokyo"
     assert retriever.search("Tokyo Honshu", 1)[0].id == "tokyo"  # the title is searchable all the same
+
+
+def test_a_collection_indexed_from_its_lines_equals_one_indexed_from_its_passages(tmp_path):
+    # Lines already in the indexer's form go to Lucene as they are; the others
+    # (a number id, a title the text does not start with, an extra field, a
+    # null title) are read and encoded. Both routes must give the same index.
+    lines = [
+        {"id": "a", "contents": "Ada Lovelace wrote the first program.", "title": "Ada Lovelace", "url": "u"},
+        {"id": "b", "contents": "Tea comes from China."},
+        {"id": 7, "contents": "Seven is a number.", "title": "Seven"},
+        {"id": "c", "contents": "The engine was never built.", "title": "Analytical Engine", "url": ""},
+        {"id": "d", "contents": "Zoë went to 東京.", "title": None, "extra": 1},
+    ]
+    _write_jsonl(tmp_path / "coll" / "part-0.jsonl", lines[:3])
+    _write_jsonl(tmp_path / "coll" / "part-1.jsonl", lines[3:])
+    assert index_collection(tmp_path / "coll", tmp_path / "lines", progress=False) == 5
+    build_index(read_collection(tmp_path / "coll"), tmp_path / "passages", progress=False)
+    by_lines = BM25Retriever.from_index(tmp_path / "lines")
+    by_passages = BM25Retriever.from_index(tmp_path / "passages")
+    for query in ("Ada program", "tea China", "seven number", "Analytical Engine built", "Zoë 東京"):
+        assert by_lines.search(query, 5) == by_passages.search(query, 5)
+    assert by_lines.search("Analytical Engine", 1)[0].text == "The engine was never built."  # title searchable, not shown
+    with pytest.raises(DataFormatError, match=r"part-0.jsonl, line 2"):
+        _write_jsonl(tmp_path / "bad" / "part-0.jsonl", [lines[0], {"contents": "no id"}])
+        index_collection(tmp_path / "bad", tmp_path / "bad-index", progress=False)
+
+
+def _hit_groups(hits):
+    # Several threads may order tied hits either way: compare ids above the last score.
+    return [round(h.score, 4) for h in hits], {h.id for h in hits if h.score > hits[-1].score}
+
+
+def test_anserini_reads_lines_in_indexer_form_itself_with_the_same_result(tmp_path):
+    records = [dict(_passage(n), contents=f"Place {n % 40} " + _passage(n)["contents"]) for n in range(3000)]
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", records[:1700])
+    _write_jsonl(tmp_path / "coll" / "b.jsonl", records[1700:])
+    assert index_collection(tmp_path / "coll", tmp_path / "direct", progress=False, threads=2) == 3000
+    build_index(iter(records), tmp_path / "streamed", progress=False)
+    direct, streamed = BM25Retriever.from_index(tmp_path / "direct"), BM25Retriever.from_index(tmp_path / "streamed")
+    for query in ("castle harbour", "code17 museum", "Place 3 island"):
+        assert _hit_groups(direct.search(query, 30)) == _hit_groups(streamed.search(query, 30))
+    assert direct.search("code2999", 1)[0].text == records[2999]["contents"]
+    assert verify_index(tmp_path / "direct") == 3000
+
+
+def test_a_late_line_that_needs_encoding_sends_the_build_back_to_streaming(tmp_path):
+    # The first 1000 lines are in the indexer's form; line 1200 has a title its text does not start with.
+    records = [dict(_passage(n), title="") for n in range(1500)]
+    records[1200] = dict(records[1200], title="Harbour Town")
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", records)
+    assert index_collection(tmp_path / "coll", tmp_path / "index", progress=False, threads=2) == 1500
+    retriever = BM25Retriever.from_index(tmp_path / "index")
+    assert retriever.search("Harbour Town", 1)[0].id == "p1200"  # its title was put in front of its text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll", "index"]  # no staging or links left
+
+
+def test_the_direct_route_names_a_bad_line_and_finds_duplicates(tmp_path):
+    good = [dict(_passage(n), title="") for n in range(1200)]
+    _write_jsonl(tmp_path / "bad" / "a.jsonl", good + [{"contents": "no id here"}])
+    with pytest.raises(DataFormatError, match=r"a.jsonl, line 1201"):
+        index_collection(tmp_path / "bad", tmp_path / "bad-index", progress=False, threads=2)
+    _write_jsonl(tmp_path / "dup" / "a.jsonl", good + [dict(_passage(5), title="", contents="again")])
+    with pytest.raises(DataFormatError, match="Duplicate passage id 'p5'"):
+        index_collection(tmp_path / "dup", tmp_path / "dup-index", progress=False, threads=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "dup"]  # no index, staging or links left
 
 
 def test_duplicate_ids_are_found_across_segments(tmp_path):

@@ -30,7 +30,7 @@ from ._errors import (
     JavaNotFoundError,
     ModelNotFoundError,
 )
-from ._jsonl import json_lines
+from ._jsonl import json_lines, json_lines_with_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._stats import percentile
 from ._types import Answer, Conversation, Passage, Rewrite, Turn
@@ -70,6 +70,7 @@ __all__ = [
     "cache_dir",
     "default_index_dir",
     "json_lines",
+    "json_lines_with_text",
     "LabelledRewrite",
     "read_labels",
     "write_labels",

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from ._errors import DataFormatError
 
-__all__ = ["json_lines"]
+__all__ = ["json_lines", "json_lines_with_text"]
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
@@ -24,6 +24,14 @@ def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     >>> [record for _, record in json_lines(f.name)]
     [{'q': 'a\u2028b\x0cc\x85d'}]
     """
+    for where, record, _ in json_lines_with_text(path):
+        yield where, record
+
+
+def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, str]]:
+    """:func:`json_lines` with each line's own text third (its line end
+    stripped), for a caller that passes a valid line on unchanged (the
+    indexer hands such lines to Lucene as they are)."""
     path = Path(path)
     # Streamed line by line, so a file of any size costs one line of memory;
     # lines end at "\n" only (JSON strings may hold U+2028 and U+2029 raw).
@@ -46,4 +54,4 @@ def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-            yield where, record
+            yield where, record, line.rstrip("\r\n")

@@ -17,7 +17,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
-from ._index import build_index, ensure_index, verify_index
+from ._index import build_index, ensure_index, index_collection, verify_index
 from ._java import find_java_home, import_pyserini, java_version
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "read_document",
     "collection_size",
     "build_index",
+    "index_collection",
     "ensure_index",
     "verify_index",
     "import_pyserini",

@@ -176,18 +176,42 @@ def read_document(path: Path) -> str:
     return raw
 
 
+def jsonl_passage(where: str, record) -> dict:
+    """One JSONL line's record as a passage (id, contents, title, url; all
+    str); ``where`` names the line in the error for a record without them."""
+    if not isinstance(record, dict) or "id" not in record or "contents" not in record:
+        raise DataFormatError(
+            f'{where}: each line needs "id" and "contents" ("title" and "url" are optional).'
+        )
+    return {
+        "id": str(record["id"]),
+        "contents": str(record["contents"]),
+        "title": str(record.get("title") or ""),
+        "url": str(record.get("url") or ""),
+    }
+
+
 def _read_jsonl(path: Path) -> Iterator[dict]:
     for where, record in json_lines(path):
-        if not isinstance(record, dict) or "id" not in record or "contents" not in record:
-            raise DataFormatError(
-                f'{where}: each line needs "id" and "contents" ("title" and "url" are optional).'
-            )
-        yield {
-            "id": str(record["id"]),
-            "contents": str(record["contents"]),
-            "title": str(record.get("title") or ""),
-            "url": str(record.get("url") or ""),
-        }
+        yield jsonl_passage(where, record)
+
+
+def jsonl_sources(path: str | Path) -> list[Path] | None:
+    """The JSONL files of the collection at ``path`` (one file, or a folder's
+    ``.jsonl`` files in sorted order), or None for a collection of another kind."""
+    path = Path(path)
+    if path.is_dir():
+        files = _jsonl_files(path)
+        if files:
+            documents = [p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES]
+            if documents:
+                raise DataFormatError(
+                    f"{path}: holds both .jsonl passages and documents ({documents[0].name}); "
+                    "give a folder of one kind."
+                )
+            return files
+        return None
+    return [path] if path.suffix == ".jsonl" and path.exists() else None
 
 
 def _jsonl_files(path: Path) -> list[Path]:
@@ -229,19 +253,11 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
     path = default_collection_path() if path is None else Path(path)
     if not path.exists():
         raise DataFormatError(f"{path}: no such file or folder.")
+    jsonl = jsonl_sources(path)
+    if jsonl is not None:
+        return _read_jsonl_folder(jsonl)
     if path.is_dir():
-        jsonl = _jsonl_files(path)
-        if jsonl:
-            documents = [p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES]
-            if documents:
-                raise DataFormatError(
-                    f"{path}: holds both .jsonl passages and documents ({documents[0].name}); "
-                    "give a folder of one kind."
-                )
-            return _read_jsonl_folder(jsonl)
         return _read_folder(path)
-    if path.suffix == ".jsonl":
-        return _read_jsonl(path)
     if path.name == "summaries_en-us.json":
         return _read_wiki_summaries(path)
     if path.suffix.lower() in DOCUMENT_SUFFIXES:

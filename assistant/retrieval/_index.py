@@ -1,15 +1,19 @@
 """Building a Lucene BM25 index (the engine of ``python -m assistant.index``).
 
 The build streams: passages are read, turned into Lucene JSON and handed to
-Anserini in batches of ``_BATCH``, so Python holds at most four batches whatever the
+Anserini in batches of ``_BATCH``, so Python holds a few batches whatever the
 collection's size (Lucene buffers in its own bounded RAM buffer and flushes
-segments to disk). Anserini's ``SimpleIndexer`` indexes each batch on
-``threads`` threads of its own, while a Python thread reads and encodes the
-next batches (at most two wait).
+segments to disk), or, for JSONL lines that need no encoding, Anserini
+reads the files itself (``_direct``). In the streaming route ``threads`` feeding threads each hand one batch at a time
+to Anserini's ``SimpleIndexer``, which indexes it on one Java thread, so
+``threads`` batches are indexed at once and one crosses into Java while the
+others are indexed; a Python thread reads and encodes the next batches (at
+most two wait). A JSONL line already in the indexer's form is passed on as
+it is (:func:`index_collection`).
 
 Duplicate ids are found without a Python set of every id. While reading,
 each id's 64-bit hash goes into a flat array (8 bytes a passage, up to
-:data:`_MAX_HASHES` passages); after the build the sorted array shows in
+:data:`MAX_HASHES` passages); after the build the sorted array shows in
 one NumPy pass whether any two ids may be equal. Only then (or past the
 cap) does Lucene name the id: each passage's id is one term of the index's
 ``id`` field, so a segment whose term count is below its document count has
@@ -28,34 +32,32 @@ from __future__ import annotations
 
 import json
 import queue
-from array import array
 import shutil
 import sys
 import tempfile
 import threading
+from array import array
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir
-from ._collection import collection_size, read_collection
+from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
+from ._collection import collection_size, jsonl_passage, jsonl_sources, read_collection
+from ._direct import MAX_HASHES, RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form
 from ._java import import_pyserini
 from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
 
-__all__ = ["build_index", "ensure_index", "verify_index"]
+__all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 
 # Passages handed to Lucene per call: one JNI round trip each, so batching
-# matters (~10x faster than one at a time), while memory stays small. Each
-# indexing thread gets a share of the batch, so it grows with the threads.
+# matters (~10x faster than one at a time), while memory stays small.
 _BATCH = 512
 
-# Passages whose id hashes the duplicate check keeps (8 bytes each: 512 MB
-# at the cap, QReCC's 54M passages fit under it); a larger collection is
-# checked by Lucene's term walk alone, which holds nothing in Python.
-_MAX_HASHES = 64_000_000
+
 
 
 def _lucene_doc(passage: dict) -> dict:
@@ -89,29 +91,84 @@ def build_index(
     more index faster where there are cores to spare, but the order, and so
     the order of tied hits, then varies between builds.
     """
+    return _build(_encoded(passages), index_dir, total=total, progress=progress,
+                  description=description, threads=threads)
+
+
+def index_collection(
+    path: str | Path | None,
+    index_dir: str | Path,
+    *,
+    progress: bool = True,
+    description: str = "Indexing",
+    threads: int = 1,
+) -> int:
+    """Index the collection at ``path`` (any form :func:`read_collection`
+    reads; None: the default collection) into ``index_dir``, as
+    :func:`build_index` does, and return the passage count.
+
+    A JSONL line already in the indexer's own form (a string id; only id,
+    contents, title and url; contents starting with the title, or no title)
+    goes to Lucene as it is, unparsed by a second encoding: most of what a
+    large collection costs in Python. With ``threads`` above one and every
+    line in that form, Anserini reads the files itself, as pyserini's CLI
+    does (:func:`._direct.index_lines`); one thread keeps the streaming
+    route, whose order, and so whose index, is the same at every build.
+    """
     if threads < 1:
         raise ConfigError(f"threads must be at least 1, not {threads}.")
-    index_dir = Path(index_dir)
-    index_dir.parent.mkdir(parents=True, exist_ok=True)
-    LuceneIndexer = import_pyserini("pyserini.index.lucene").LuceneIndexer
-    JavaException = java_exception()
-    staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
-    batch_size = _BATCH * threads
-    count = 0
-    try:
+    files = jsonl_sources(path) if path is not None else None
+    total = collection_size(path)
+    if files is not None and threads > 1 and in_indexer_form(files):
+        count = _staged(index_dir, lambda staging: index_lines(files, staging, threads=threads, total=total,
+                                                                progress=progress, description=description))
+        if count is not None:
+            return count
+        # A later line needs encoding after all: the streaming route does it.
+    encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path))
+    return _build(encoded, index_dir, total=total, progress=progress,
+                  description=description, threads=threads)
+
+
+def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: int | None,
+           progress: bool, description: str, threads: int) -> int:
+    if threads < 1:
+        raise ConfigError(f"threads must be at least 1, not {threads}.")
+
+    def fill(staging: Path) -> tuple[int, array]:
+        LuceneIndexer = import_pyserini("pyserini.index.lucene").LuceneIndexer
         # -storeRaw keeps each passage's JSON for display; we add raw JSON strings
-        # because add_batch_dict would keep only id and contents.
-        indexer = LuceneIndexer(args=["-index", str(staging), "-storeRaw"], threads=threads)
+        # because add_batch_dict would keep only id and contents. One Java
+        # thread a call: the parallelism is the feeding threads' (_add_all).
+        indexer = LuceneIndexer(
+            args=["-index", str(staging), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB)], threads=1
+        )
+        hashes = array("q")
         try:
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
-                hashes = array("q")
-                with closing(_prefetched(_batches(passages, batch_size, hashes))) as batches:
-                    for batch in batches:
-                        count += _add(indexer, batch, count)
-                        bar.update(len(batch))
+                with closing(_prefetched(_batches(encoded, _BATCH, hashes))) as batches:
+                    count = _add_all(indexer, batches, bar, threads)
         finally:
             indexer.close()
+        return count, hashes
+
+    return _staged(index_dir, fill)
+
+
+def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | None]) -> int | None:
+    """Build in a temporary folder next to ``index_dir`` with ``fill``
+    (which returns the passage count and the ids' hashes, or None to give
+    up), check the ids and every checksum, then rename it into place."""
+    index_dir = Path(index_dir)
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    JavaException = java_exception()
+    staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
+    try:
+        filled = fill(staging)
+        if filled is None:
+            return None
+        count, hashes = filled
         if count == 0:
             raise DataFormatError("The collection has no passages: nothing to index.")
         _check_ids(staging, count, hashes, JavaException)
@@ -125,15 +182,34 @@ def build_index(
     return count
 
 
-def _batches(passages: Iterable[dict], size: int, hashes: array) -> Iterator[list[str]]:
-    """Lucene JSON strings, ``size`` a batch; each id's hash appended to ``hashes``."""
-    batch: list[str] = []
+def _encoded(passages: Iterable[dict]) -> Iterator[tuple[str, str]]:
+    """(id, Lucene JSON) for each passage."""
     for passage in passages:
-        if len(hashes) < _MAX_HASHES:
-            hashes.append(hash(passage["id"]))
         # ASCII-escaped JSON: Java reads the escapes back to the same text,
         # and escaping is cheaper than encoding raw UTF-8 here.
-        batch.append(json.dumps(_lucene_doc(passage)))
+        yield passage["id"], json.dumps(_lucene_doc(passage))
+
+
+def _encoded_jsonl(files: list[Path]) -> Iterator[tuple[str, str]]:
+    """(id, Lucene JSON) for each line of ``files``: the line itself when it
+    is what :func:`_lucene_doc` would write (same fields, same text), else
+    the passage read and encoded as :func:`build_index` does."""
+    for file in files:
+        for where, record, line in json_lines_with_text(file):
+            if indexer_form(record):
+                yield record["id"], line
+            else:
+                passage = jsonl_passage(where, record)
+                yield passage["id"], json.dumps(_lucene_doc(passage))
+
+
+def _batches(encoded: Iterable[tuple[str, str]], size: int, hashes: array) -> Iterator[list[str]]:
+    """Lucene JSON strings, ``size`` a batch; each id's hash appended to ``hashes``."""
+    batch: list[str] = []
+    for doc_id, document in encoded:
+        if len(hashes) < MAX_HASHES:
+            hashes.append(hash(doc_id))
+        batch.append(document)
         if len(batch) == size:
             yield batch
             batch = []
@@ -183,6 +259,26 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[s
     finally:
         stop.set()
         reader.join()
+
+
+def _add_all(indexer, batches: Iterator[list[str]], bar, threads: int) -> int:
+    """Hand ``batches`` to Lucene from ``threads`` threads, one batch each
+    at a time, and one more waiting: while batches are indexed the next one
+    crosses into Java (a single caller leaves Lucene idle while it converts,
+    and Anserini's own threads wait for each other at the end of every
+    batch). With one thread the documents keep their order. Returns the
+    passages added; the first failure is raised."""
+    count = 0
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="index-feed") as pool:
+        running: list = []
+        for batch in batches:
+            running.append(pool.submit(_add, indexer, batch, count))
+            count += len(batch)
+            if len(running) == threads + 1:
+                bar.update(running.pop(0).result())
+        for future in running:
+            bar.update(future.result())
+    return count
 
 
 def _add(indexer, batch: list[str], before: int) -> int:

@@ -48,10 +48,13 @@ def damaged(index_dir: str | Path, error: BaseException) -> IndexDamagedError:
 
 
 def open_reader(index_dir: str | Path):
-    """A Lucene ``DirectoryReader`` on ``index_dir`` (close it when done)."""
+    """A Lucene ``DirectoryReader`` on ``index_dir`` (close it when done),
+    for the checks: it reads through buffers (``NIOFSDirectory``), not memory
+    maps, so reading a large index end to end does not map all of its files
+    into this process's resident memory as ``FSDirectory.open`` would."""
     autoclass = _classes()
     path = autoclass("java.io.File")(str(index_dir)).toPath()
-    directory = autoclass("org.apache.lucene.store.FSDirectory").open(path)
+    directory = autoclass("org.apache.lucene.store.NIOFSDirectory")(path)
     return autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
 
 

@@ -1,0 +1,145 @@
+"""Indexing JSONL files with Anserini's own reader, as pyserini's CLI does.
+
+When every line of a JSONL collection is already what the indexer would
+write (see :func:`indexer_form`), nothing needs to pass through Python:
+Anserini's ``IndexCollection`` reads the files on its own threads, exactly
+as ``python -m pyserini.index.lucene -collection JsonCollection`` does. Python
+reads the same lines once alongside it, to check them (an unreadable line is
+named, a line that needs encoding sends the build back to the streaming
+route) and to keep each id's hash for the duplicate check; the progress bar
+follows Anserini's own counter of indexed documents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import tempfile
+import threading
+from array import array
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..kernel import DataFormatError, json_lines, json_lines_with_text
+from ._collection import jsonl_passage
+from ._java import import_pyserini
+
+__all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "indexer_form", "in_indexer_form", "index_lines"]
+
+# Lucene's indexing RAM buffer (MB) before it flushes a segment. Anserini's
+# default is 4096; a smaller buffer keeps the JVM's heap small and measured
+# no slower on 1M passages (BENCHMARKS.md §9).
+RAM_BUFFER_MB = 256
+
+# Passages whose id hashes the duplicate check keeps (8 bytes each: 512 MB
+# at the cap, QReCC's 54M passages fit under it); a larger collection is
+# checked by Lucene's term walk alone, which holds nothing in Python.
+MAX_HASHES = 64_000_000
+
+_FIELDS = frozenset(("id", "contents", "title", "url"))
+
+# Lines checked before the build picks Anserini's reader: a collection that
+# needs encoding almost always shows it on its first line.
+_HEAD = 1000
+
+# Seconds between two looks at Anserini's counter once Python has read everything.
+_POLL_S = 0.5
+
+
+def indexer_form(record) -> bool:
+    """Whether a JSONL record is what the indexer would write for it: a
+    string id, only id, contents, title and url (strings), and contents
+    that start with the title (or no title), so that Lucene can take the
+    line as it is."""
+    if type(record) is not dict or not record.keys() <= _FIELDS:
+        return False
+    contents, title = record.get("contents"), record.get("title", "")
+    return (type(record.get("id")) is str and type(contents) is str and type(title) is str
+            and contents.startswith(title) and type(record.get("url", "")) is str)
+
+
+def in_indexer_form(files: list[Path]) -> bool:
+    """Whether the first lines of ``files`` are all in :func:`indexer_form`."""
+    lines = itertools.chain.from_iterable(json_lines(file) for file in files)
+    return all(indexer_form(record) for _, record in itertools.islice(lines, _HEAD))
+
+
+def index_lines(
+    files: list[Path], staging: Path, *, threads: int, total: int | None, progress: bool, description: str
+) -> tuple[int, array] | None:
+    """Index ``files`` into the empty folder ``staging`` with Anserini's
+    ``IndexCollection`` on ``threads`` threads; the passage count and the
+    ids' hashes, or None when a line is not in :func:`indexer_form` (the
+    caller then encodes the collection itself). A line that is no passage
+    raises :class:`DataFormatError` naming it."""
+    import_pyserini("pyserini.index.lucene")  # the JVM, configured our way
+    from jnius import autoclass
+
+    links = Path(tempfile.mkdtemp(prefix=staging.name + ".input.", dir=staging.parent))
+    try:
+        # Anserini reads a folder: one link per file, so it reads exactly ours.
+        for number, file in enumerate(files):
+            (links / f"{number:06d}.jsonl").symlink_to(file.resolve())
+        arguments = autoclass("java.util.ArrayList")()
+        for argument in ("-collection", "JsonCollection", "-input", str(links), "-index", str(staging),
+                         "-threads", str(threads), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB), "-quiet"):
+            arguments.add(argument)
+        options = autoclass("io.anserini.index.IndexCollection$Args")()
+        autoclass("org.kohsuke.args4j.CmdLineParser")(options).parseArgument(arguments)
+        indexer = autoclass("io.anserini.index.IndexCollection")(options)
+        counters = indexer.getCounters()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                indexer.run()
+            except BaseException as error:  # noqa: BLE001 - handed to the caller's thread below
+                failure.append(error)
+
+        java = threading.Thread(target=run, name="anserini-index", daemon=True)
+        java.start()  # pyjnius lets go of the GIL in Java, so Python reads alongside
+        with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
+                  file=sys.stderr, smoothing=0.1) as bar:
+            try:
+                checked = _check_lines(files, java, counters, bar)
+            finally:
+                # Anserini cannot be stopped midway; its folder is removed with ours.
+                while java.is_alive():
+                    java.join(_POLL_S)
+                    bar.update(counters.indexed.get() - bar.n)
+        if failure:
+            raise DataFormatError(f"Anserini could not index the collection: {str(failure[0]).splitlines()[0]}")
+        if checked is None:
+            return None
+        count, hashes = checked
+        indexed = counters.indexed.get()
+        if indexed != count:
+            raise DataFormatError(
+                f"Lucene indexed {indexed} of the {count} passages ({counters.empty.get()} empty, "
+                f"{counters.unindexable.get()} unindexable, {counters.errors.get()} failed); "
+                "every passage needs a non-empty contents."
+            )
+        return count, hashes
+    finally:
+        for link in links.iterdir():
+            link.unlink()
+        links.rmdir()
+
+
+def _check_lines(files: list[Path], java: threading.Thread, counters, bar) -> tuple[int, array] | None:
+    """Every line checked as Anserini reads it; (count, hashes), or None at
+    the first line that needs encoding. The bar shows Anserini's count."""
+    hashes = array("q")
+    count = 0
+    for file in files:
+        for where, record, _ in json_lines_with_text(file):
+            if not indexer_form(record):
+                jsonl_passage(where, record)  # a line that is no passage at all is named
+                return None
+            if count < MAX_HASHES:
+                hashes.append(hash(record["id"]))
+            count += 1
+            if count % 20_000 == 0:
+                bar.update(counters.indexed.get() - bar.n)
+    return count, hashes
