@@ -1,7 +1,7 @@
 """Build a Lucene BM25 index: ``python -m assistant.index --input PATH --index DIR``.
 
 The build streams the collection (memory stays bounded whatever its size),
-indexes on ``--threads`` Anserini threads, shows progress with an ETA when
+indexes on ``--threads`` threads, shows progress with an ETA when
 the passage count can be read cheaply (JSONL line counts) and the rate
 otherwise, checks ids are unique and every file's checksum, and writes to a
 temporary folder next to ``DIR`` that is renamed into place when complete,
@@ -37,8 +37,9 @@ def _build(argv: list[str] | None) -> int:
     parser.add_argument("--index", required=True, help="output index folder (replaced if it exists)")
     parser.add_argument(
         "--threads", type=int, default=1,
-        help="Anserini indexing threads (default 1: documents keep collection order, so "
-        "rebuilds are identical; more are faster on spare cores but tied hits may reorder)",
+        help="indexing threads (default 1: documents keep collection order, so rebuilds are "
+        "identical; more are faster on spare cores but tied hits may reorder; with 2 or more, "
+        "JSONL lines that need no change are read by Anserini itself)",
     )
     parser.add_argument("--json", action="store_true", help='print {"index", "passages"} as JSON')
     args = parser.parse_args(argv)

@@ -63,10 +63,10 @@ _BATCH = 512
 def _lucene_doc(passage: dict) -> dict:
     # Lucene ranks "contents"; the title goes in front of it so that a passage
     # from deep inside a document still matches its subject's name. The text
-    # we show is kept apart in "text" (stored in the raw JSON).
-    # "text" is stored only where it differs from "contents" (the retriever
-    # shows "contents" when it is absent): the same words need not be
-    # encoded, passed to Java, parsed and stored twice.
+    # we show is kept apart in "text" (stored in the raw JSON), only where it
+    # differs from "contents" (the retriever shows "contents" when it is
+    # absent): the same words need not be encoded, passed to Java, parsed
+    # and stored twice.
     title, text = passage["title"], passage["contents"]
     if not title or text.startswith(title):
         return {"id": passage["id"], "contents": text, "title": title, "url": passage["url"]}
@@ -85,8 +85,8 @@ def build_index(
     """Index ``passages`` into ``index_dir`` (replacing it) and return their count.
 
     ``passages`` may be any iterable, read once. ``total`` (when known) gives
-    the progress bar its ETA; otherwise it shows the rate. ``threads`` are
-    Anserini's indexing threads: one keeps documents in input order, so an
+    the progress bar its ETA; otherwise it shows the rate. ``threads``:
+    batches indexed at once; one keeps documents in input order, so an
     index is the same at every build (BM25 breaks score ties by that order);
     more index faster where there are cores to spare, but the order, and so
     the order of tied hits, then varies between builds.
