@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from ..kernel import DataFormatError, json_lines, json_lines_with_text
 from ._collection import jsonl_passage
-from ._java import import_pyserini
+from ._java import import_pyserini, leaving_java
 
 __all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "indexer_form", "in_indexer_form", "index_lines"]
 
@@ -91,6 +91,7 @@ def index_lines(
         counters = indexer.getCounters()
         failure: list[BaseException] = []
 
+        @leaving_java
         def run() -> None:
             try:
                 indexer.run()

@@ -37,7 +37,6 @@ import sys
 import tempfile
 import threading
 from array import array
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -48,7 +47,7 @@ from tqdm import tqdm
 from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
 from ._collection import collection_size, jsonl_passage, jsonl_sources, read_collection
 from ._direct import MAX_HASHES, RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form
-from ._java import import_pyserini
+from ._java import import_pyserini, leaving_java
 from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
@@ -263,21 +262,46 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[s
 
 def _add_all(indexer, batches: Iterator[list[str]], bar, threads: int) -> int:
     """Hand ``batches`` to Lucene from ``threads`` threads, one batch each
-    at a time, and one more waiting: while batches are indexed the next one
-    crosses into Java (a single caller leaves Lucene idle while it converts,
-    and Anserini's own threads wait for each other at the end of every
-    batch). With one thread the documents keep their order. Returns the
-    passages added; the first failure is raised."""
+    at a time, and one more waiting each: while batches are indexed the next
+    one crosses into Java (a single caller leaves Lucene idle while it
+    converts, and Anserini's own threads wait for each other at the end of
+    every batch). With one thread the documents keep their order. Returns
+    the passages added; the first failure is raised."""
+    waiting: queue.Queue = queue.Queue(maxsize=threads)
+    failures: list[BaseException] = []
+    progress = threading.Lock()
+
+    @leaving_java
+    def feed() -> None:
+        while (item := waiting.get()) is not _DONE:
+            if failures:
+                continue  # drain: the build has failed
+            batch, before = item
+            try:
+                added = _add(indexer, batch, before)
+            except BaseException as error:  # noqa: BLE001 - raised in the caller's thread below
+                failures.append(error)
+                continue
+            with progress:
+                bar.update(added)
+
+    feeders = [threading.Thread(target=feed, name=f"index-feed-{n}", daemon=True) for n in range(threads)]
+    for feeder in feeders:
+        feeder.start()
     count = 0
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="index-feed") as pool:
-        running: list = []
+    try:
         for batch in batches:
-            running.append(pool.submit(_add, indexer, batch, count))
+            if failures:
+                break
+            waiting.put((batch, count))
             count += len(batch)
-            if len(running) == threads + 1:
-                bar.update(running.pop(0).result())
-        for future in running:
-            bar.update(future.result())
+    finally:
+        for _ in feeders:
+            waiting.put(_DONE)
+        for feeder in feeders:
+            feeder.join()
+    if failures:
+        raise failures[0]
     return count
 
 
