@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import sys
 import tempfile
-import threading
 from array import array
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from tqdm import tqdm
 
 from ..kernel import DataFormatError, json_lines, json_lines_with_text
 from ._collection import jsonl_passage
-from ._java import import_pyserini, leaving_java
+from ._java import import_pyserini
 
 __all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "indexer_form", "in_indexer_form", "index_lines"]
 
@@ -89,28 +88,21 @@ def index_lines(
         autoclass("org.kohsuke.args4j.CmdLineParser")(options).parseArgument(arguments)
         indexer = autoclass("io.anserini.index.IndexCollection")(options)
         counters = indexer.getCounters()
-        failure: list[BaseException] = []
+        # Anserini indexes on a thread the JVM starts itself: Python threads
+        # that call Java crashed the process after Ray had run in it.
+        from jnius import cast
 
-        @leaving_java
-        def run() -> None:
-            try:
-                indexer.run()
-            except BaseException as error:  # noqa: BLE001 - handed to the caller's thread below
-                failure.append(error)
-
-        java = threading.Thread(target=run, name="anserini-index", daemon=True)
-        java.start()  # pyjnius lets go of the GIL in Java, so Python reads alongside
+        java = autoclass("java.lang.Thread")(cast("java.lang.Runnable", indexer), "anserini-index")
+        java.start()
         with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                   file=sys.stderr, smoothing=0.1) as bar:
             try:
-                checked = _check_lines(files, java, counters, bar)
+                checked = _check_lines(files, counters, bar)
             finally:
                 # Anserini cannot be stopped midway; its folder is removed with ours.
-                while java.is_alive():
-                    java.join(_POLL_S)
+                while java.isAlive():
+                    java.join(int(_POLL_S * 1000))
                     bar.update(counters.indexed.get() - bar.n)
-        if failure:
-            raise DataFormatError(f"Anserini could not index the collection: {str(failure[0]).splitlines()[0]}")
         if checked is None:
             return None
         count, hashes = checked
@@ -128,7 +120,7 @@ def index_lines(
         links.rmdir()
 
 
-def _check_lines(files: list[Path], java: threading.Thread, counters, bar) -> tuple[int, array] | None:
+def _check_lines(files: list[Path], counters, bar) -> tuple[int, array] | None:
     """Every line checked as Anserini reads it; (count, hashes), or None at
     the first line that needs encoding. The bar shows Anserini's count."""
     hashes = array("q")

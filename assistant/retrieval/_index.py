@@ -4,11 +4,10 @@ The build streams: passages are read, turned into Lucene JSON and handed to
 Anserini in batches of ``_BATCH``, so Python holds a few batches whatever the
 collection's size (Lucene buffers in its own bounded RAM buffer and flushes
 segments to disk), or, for JSONL lines that need no encoding, Anserini
-reads the files itself (``_direct``). In the streaming route ``threads`` feeding threads each hand one batch at a time
-to Anserini's ``SimpleIndexer``, which indexes it on one Java thread, so
-``threads`` batches are indexed at once and one crosses into Java while the
-others are indexed; a Python thread reads and encodes the next batches (at
-most two wait). A JSONL line already in the indexer's form is passed on as
+reads the files itself (``_direct``). In the streaming route Anserini's
+``SimpleIndexer`` indexes each batch on ``threads`` threads of its own,
+while a Python thread reads and encodes the next batches (at most two
+wait); only this thread calls Java. A JSONL line already in the indexer's form is passed on as
 it is (:func:`index_collection`).
 
 Duplicate ids are found without a Python set of every id. While reading,
@@ -47,7 +46,7 @@ from tqdm import tqdm
 from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
 from ._collection import collection_size, jsonl_passage, jsonl_sources, read_collection
 from ._direct import MAX_HASHES, RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form
-from ._java import import_pyserini, leaving_java
+from ._java import import_pyserini
 from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
@@ -137,17 +136,16 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
     def fill(staging: Path) -> tuple[int, array]:
         LuceneIndexer = import_pyserini("pyserini.index.lucene").LuceneIndexer
         # -storeRaw keeps each passage's JSON for display; we add raw JSON strings
-        # because add_batch_dict would keep only id and contents. One Java
-        # thread a call: the parallelism is the feeding threads' (_add_all).
+        # because add_batch_dict would keep only id and contents.
         indexer = LuceneIndexer(
-            args=["-index", str(staging), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB)], threads=1
+            args=["-index", str(staging), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB)], threads=threads
         )
         hashes = array("q")
         try:
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
                 with closing(_prefetched(_batches(encoded, _BATCH, hashes))) as batches:
-                    count = _add_all(indexer, batches, bar, threads)
+                    count = _add_all(indexer, batches, bar)
         finally:
             indexer.close()
         return count, hashes
@@ -260,48 +258,14 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[s
         reader.join()
 
 
-def _add_all(indexer, batches: Iterator[list[str]], bar, threads: int) -> int:
-    """Hand ``batches`` to Lucene from ``threads`` threads, one batch each
-    at a time, and one more waiting each: while batches are indexed the next
-    one crosses into Java (a single caller leaves Lucene idle while it
-    converts, and Anserini's own threads wait for each other at the end of
-    every batch). With one thread the documents keep their order. Returns
-    the passages added; the first failure is raised."""
-    waiting: queue.Queue = queue.Queue(maxsize=threads)
-    failures: list[BaseException] = []
-    progress = threading.Lock()
-
-    @leaving_java
-    def feed() -> None:
-        while (item := waiting.get()) is not _DONE:
-            if failures:
-                continue  # drain: the build has failed
-            batch, before = item
-            try:
-                added = _add(indexer, batch, before)
-            except BaseException as error:  # noqa: BLE001 - raised in the caller's thread below
-                failures.append(error)
-                continue
-            with progress:
-                bar.update(added)
-
-    feeders = [threading.Thread(target=feed, name=f"index-feed-{n}", daemon=True) for n in range(threads)]
-    for feeder in feeders:
-        feeder.start()
+def _add_all(indexer, batches: Iterator[list[str]], bar) -> int:
+    """Hand ``batches`` to Lucene from this thread: Java calls from Python
+    threads of our own crashed the process after Ray had run in it.
+    Returns the passages added."""
     count = 0
-    try:
-        for batch in batches:
-            if failures:
-                break
-            waiting.put((batch, count))
-            count += len(batch)
-    finally:
-        for _ in feeders:
-            waiting.put(_DONE)
-        for feeder in feeders:
-            feeder.join()
-    if failures:
-        raise failures[0]
+    for batch in batches:
+        count += _add(indexer, batch, count)
+        bar.update(len(batch))
     return count
 
 
