@@ -88,8 +88,8 @@ def index_lines(
         autoclass("org.kohsuke.args4j.CmdLineParser")(options).parseArgument(arguments)
         indexer = autoclass("io.anserini.index.IndexCollection")(options)
         counters = indexer.getCounters()
-        # Anserini indexes on a thread the JVM starts itself: Python threads
-        # that call Java crashed the process after Ray had run in it.
+        # Anserini indexes on a thread the JVM starts itself, so no Python
+        # thread of ours stays attached to the JVM (pyjnius never detaches one).
         from jnius import cast
 
         java = autoclass("java.lang.Thread")(cast("java.lang.Runnable", indexer), "anserini-index")

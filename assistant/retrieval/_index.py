@@ -7,7 +7,7 @@ segments to disk), or, for JSONL lines that need no encoding, Anserini
 reads the files itself (``_direct``). In the streaming route Anserini's
 ``SimpleIndexer`` indexes each batch on ``threads`` threads of its own,
 while a Python thread reads and encodes the next batches (at most two
-wait); only this thread calls Java. A JSONL line already in the indexer's form is passed on as
+wait). A JSONL line already in the indexer's form is passed on as
 it is (:func:`index_collection`).
 
 Duplicate ids are found without a Python set of every id. While reading,
@@ -259,9 +259,7 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[s
 
 
 def _add_all(indexer, batches: Iterator[list[str]], bar) -> int:
-    """Hand ``batches`` to Lucene from this thread: Java calls from Python
-    threads of our own crashed the process after Ray had run in it.
-    Returns the passages added."""
+    """Hand ``batches`` to Lucene from this thread; the passages added."""
     count = 0
     for batch in batches:
         count += _add(indexer, batch, count)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..kernel import JavaNotFoundError
 
-__all__ = ["find_java_home", "java_version", "import_pyserini", "leaving_java"]
+__all__ = ["find_java_home", "java_version", "import_pyserini"]
 
 MIN_JAVA = 21
 
@@ -132,26 +132,3 @@ def _configure_java() -> None:
         jnius_config.add_options(f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.xml')}")
 
     pyserini.setup.configure_classpath = configure_classpath
-
-
-def leaving_java(function):
-    """``function`` made fit to be the body of a short-lived thread that
-    calls Java: when it returns or raises, its thread leaves the JVM.
-
-    pyjnius attaches a thread to the JVM at its first Java call and, off
-    Android, never detaches it; a thread that ends still attached leaves the
-    JVM a dangling thread record, which can crash the process later (seen
-    as a segmentation fault in the test suite).
-    """
-
-    @functools.wraps(function)
-    def run(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        finally:
-            from jnius import detach
-
-            detach()
-
-    return run
-
