@@ -56,8 +56,6 @@ __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 _BATCH = 512
 
 
-
-
 def _lucene_doc(passage: dict) -> dict:
     # Lucene ranks "contents"; the title goes in front of it so that a passage
     # from deep inside a document still matches its subject's name. The text
@@ -83,8 +81,8 @@ def build_index(
     """Index ``passages`` into ``index_dir`` (replacing it) and return their count.
 
     ``passages`` may be any iterable, read once. ``total`` (when known) gives
-    the progress bar its ETA; otherwise it shows the rate. ``threads``:
-    batches indexed at once; one keeps documents in input order, so an
+    the progress bar its ETA; otherwise it shows the rate. ``threads`` are
+    Anserini's indexing threads: one keeps documents in input order, so an
     index is the same at every build (BM25 breaks score ties by that order);
     more index faster where there are cores to spare, but the order, and so
     the order of tied hits, then varies between builds.
@@ -145,7 +143,10 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
                 with closing(_prefetched(_batches(encoded, _BATCH, hashes))) as batches:
-                    count = _add_all(indexer, batches, bar)
+                    count = 0
+                    for batch in batches:
+                        count += _add(indexer, batch, count)
+                        bar.update(len(batch))
         finally:
             indexer.close()
         return count, hashes
@@ -256,15 +257,6 @@ def _prefetched(batches: Iterator[list[str]], depth: int = 2) -> Iterator[list[s
     finally:
         stop.set()
         reader.join()
-
-
-def _add_all(indexer, batches: Iterator[list[str]], bar) -> int:
-    """Hand ``batches`` to Lucene from this thread; the passages added."""
-    count = 0
-    for batch in batches:
-        count += _add(indexer, batch, count)
-        bar.update(len(batch))
-    return count
 
 
 def _add(indexer, batch: list[str], before: int) -> int:
