@@ -52,7 +52,8 @@ from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 
 # Passages handed to Lucene per call: one JNI round trip each, so batching
-# matters (~10x faster than one at a time), while memory stays small.
+# matters (~10x faster than one at a time), while memory stays small. Each
+# indexing thread gets a share of the batch, so it grows with the threads.
 _BATCH = 512
 
 
@@ -142,7 +143,7 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
         try:
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
                       file=sys.stderr, smoothing=0.1) as bar:
-                with closing(_prefetched(_batches(encoded, _BATCH, hashes))) as batches:
+                with closing(_prefetched(_batches(encoded, _BATCH * threads, hashes))) as batches:
                     count = 0
                     for batch in batches:
                         count += _add(indexer, batch, count)
