@@ -588,8 +588,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _main(argv: list[str] | None) -> int:
     from assistant.pipeline import build_assistant
+    from assistant.retrieval import use_serving_java
 
     args = _parser().parse_args(argv)
+    use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start
     assistant = build_assistant(rewriter=args.rewriter, reader=args.reader, index_dir=args.index, batching=True)

@@ -21,6 +21,7 @@ from typing import Iterator
 from .kernel import AssistantError, Conversation, Turn, run_cli
 from .pipeline import build_assistant, turn_to_json
 from .readers import READERS
+from .retrieval import use_serving_java
 
 __all__ = ["main"]
 
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 def _chat(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     options = {"index_dir": args.index_dir, "k": args.k, "rewriter": args.rewriter, "reader": args.reader}
+    use_serving_java()  # a chat searches for as long as it runs
     assistant = build_assistant(**options)
     conversation = Conversation()
     for question in _lines(sys.stdin):

@@ -27,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_test import QUESTIONS, start_app, stop_app  # noqa: E402 - the one way scripts start the app
 
 # The turn count of the first memory sample: by then every cache of the tiny
-# demo has seen each question, and the queue's threads exist.
+# demo has seen each question, and the queue's threads exist. Later samples
+# come every --sample-every turns, so that a leak shows as a slope and a
+# cache filling up as a curve that flattens.
 FIRST_SAMPLE = 200
 
 
@@ -46,10 +48,10 @@ def rss_mb(pid: int) -> float:
 
 class Tickets:
     """Hands out turn numbers 1..total to the clients; samples the server's
-    RSS when the FIRST_SAMPLE-th turn is done."""
+    RSS when the FIRST_SAMPLE-th turn is done, then every ``every`` turns."""
 
-    def __init__(self, total: int, pid: int, bar):
-        self.total, self.pid, self.bar = total, pid, bar
+    def __init__(self, total: int, pid: int, bar, every: int = 0):
+        self.total, self.pid, self.bar, self.every = total, pid, bar, every
         self.issued = self.done = 0
         self.samples: dict[str, float] = {}
         self.errors: list[str] = []
@@ -67,8 +69,9 @@ class Tickets:
             self.done += 1
             if error:
                 self.errors.append(error)
-            if self.done == FIRST_SAMPLE:
-                self.samples[str(FIRST_SAMPLE)] = rss_mb(self.pid)
+            later = self.every and self.done > FIRST_SAMPLE and (self.done - FIRST_SAMPLE) % self.every == 0
+            if (self.done == FIRST_SAMPLE or later) and self.done < self.total:
+                self.samples[str(self.done)] = rss_mb(self.pid)
         self.bar.update(1)
 
 
@@ -94,10 +97,10 @@ def _client(url: str, tickets: Tickets, new_every: int, timeout: float) -> None:
             tickets.finished(f"{type(error).__name__}: {error}")
 
 
-def soak(url: str, pid: int, turns: int, clients: int, new_every: int, timeout: float) -> dict:
+def soak(url: str, pid: int, turns: int, clients: int, new_every: int, timeout: float, every: int = 0) -> dict:
     start = rss_mb(pid)
     with tqdm(total=turns, desc="turns", file=sys.stderr) as bar:
-        tickets = Tickets(turns, pid, bar)
+        tickets = Tickets(turns, pid, bar, every)
         threads = [threading.Thread(target=_client, args=(url, tickets, new_every, timeout), name=f"client-{i}")
                    for i in range(clients)]
         for thread in threads:
@@ -124,15 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-every", type=int, default=20,
                         help="each client starts a new conversation every N turns (default 20; 0: never)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per turn (default 300)")
+    parser.add_argument("--sample-every", type=int, default=200,
+                        help=f"RSS samples after turn {FIRST_SAMPLE} and then every N turns (default 200; 0: only then and at the end)")
     parser.add_argument("--rewriter", help="passed to app.py")
     parser.add_argument("--index", help="passed to app.py")
     args = parser.parse_args(argv)
-    if not (1 <= args.turns <= 1_000_000 and 1 <= args.clients <= 64 and args.new_every >= 0 and args.timeout > 0):
-        print("error: --turns must be 1 to 1000000, --clients 1 to 64, --new-every >= 0, --timeout > 0", file=sys.stderr)
+    if not (1 <= args.turns <= 1_000_000 and 1 <= args.clients <= 64 and args.new_every >= 0 and args.timeout > 0
+            and args.sample_every >= 0):
+        print("error: --turns must be 1 to 1000000, --clients 1 to 64, --new-every >= 0, --sample-every >= 0, --timeout > 0",
+              file=sys.stderr)
         return 2
     url, process = start_app(args.rewriter, args.index)
     try:
-        result = soak(url, process.pid, args.turns, args.clients, args.new_every, args.timeout)
+        result = soak(url, process.pid, args.turns, args.clients, args.new_every, args.timeout, args.sample_every)
     finally:
         stop_app(process)
     print(json.dumps(result))

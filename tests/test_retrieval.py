@@ -12,6 +12,7 @@ from assistant.retrieval import (
     BM25Retriever,
     build_index,
     chunk_text,
+    SERVING_JAVA_OPTIONS,
     find_java_home,
     html_to_text,
     java_version,
@@ -21,6 +22,43 @@ from assistant.retrieval import (
 
 def test_java_found_is_new_enough():
     assert java_version(find_java_home()) >= 21
+
+
+_SERVING_PROBE = """
+import json, sys
+from assistant.retrieval import use_serving_java, BM25Retriever
+given = use_serving_java()
+hits = BM25Retriever.from_index(sys.argv[1]).search("Ada Lovelace", 3)
+from jnius import autoclass
+jvm_args = list(autoclass("java.lang.management.ManagementFactory").getRuntimeMXBean().getInputArguments())
+try:
+    use_serving_java()
+    late = ""
+except RuntimeError as error:
+    late = str(error)
+print(json.dumps({"given": list(given), "jvm": jvm_args, "hits": len(hits), "late": late}))
+"""
+
+
+@pytest.mark.parametrize("env, expected", [(None, list(SERVING_JAVA_OPTIONS)), ("-Xmx300m", ["-Xmx300m"])])
+def test_serving_java_options_reach_the_jvm(tiny_index, retriever, env, expected):
+    """The app's JVM gets the serving options (or $CONVQA_JAVA_OPTIONS instead),
+    and asking for them once Java runs is an error, not silently ignored.
+    A subprocess: a JVM starts once per process."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k != "CONVQA_JAVA_OPTIONS"}
+    if env is not None:
+        environment["CONVQA_JAVA_OPTIONS"] = env
+    out = subprocess.run([sys.executable, "-c", _SERVING_PROBE, str(tiny_index)], capture_output=True, text=True,
+                         env=environment, timeout=300, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["given"] == expected
+    assert all(option in result["jvm"] for option in expected)
+    assert result["hits"] == len(retriever.search("Ada Lovelace", 3))  # it searches as without the options
+    assert "before the process's first search" in result["late"]
 
 
 def test_top_k_is_pinned(retriever):

@@ -18,7 +18,7 @@ from ._collection import (
     read_document,
 )
 from ._index import build_index, ensure_index, index_collection, verify_index
-from ._java import find_java_home, import_pyserini, java_version
+from ._java import SERVING_JAVA_OPTIONS, find_java_home, import_pyserini, java_version, use_serving_java
 
 __all__ = [
     "Retriever",
@@ -40,5 +40,7 @@ __all__ = [
     "verify_index",
     "import_pyserini",
     "find_java_home",
+    "use_serving_java",
+    "SERVING_JAVA_OPTIONS",
     "java_version",
 ]

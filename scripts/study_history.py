@@ -1,0 +1,128 @@
+"""What history the trained rewriter is given: ``python scripts/study_history.py DIR [--groups qrecc cast] [--variants ...]``.
+
+Two of issue 14's levers, measured on the held-out turns without retraining:
+
+* ``rewrites``: the app knows each earlier turn's rewrite, and QReCC's own
+  context holds rewrites; here each earlier question of the history is
+  replaced by the rewriter's own rewrite of that turn, made first, turn by
+  turn, as a chat would have made it (a first turn's rewrite is its question);
+* ``budget=N``: a prompt of N tokens instead of the 160 the adapter was trained
+  with (more earlier turns fit; prefill costs more);
+* ``answers=N``: answers kept for the last N turns instead of 2.
+
+Variants combine with ``+``, e.g. ``rewrites+budget=256``; ``base`` is the
+default. The turns are those ``python -m eval.rewrites export --split SPLIT
+--dir DIR`` wrote to ``DIR/<group>.jsonl`` (run it first). For every group and
+variant this writes ``DIR/<group>.<variant>.jsonl``
+in the format ``rewriting.rewrite`` writes (ids as ``eval.rewrites export``
+gives them), so that ``python -m eval.rewrites table --split SPLIT --dir DIR``
+scores them side by side and ``python -m eval.retrieval --rewrites
+DIR/cast.<variant>.jsonl`` searches with them. Existing files are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from assistant.kernel import json_lines  # noqa: E402
+from rewriting import load_rewriter  # noqa: E402
+from rewriting.data import load_examples  # noqa: E402
+
+SPLIT = "rewriting/adapters/smollm2-qr/split.json"
+
+
+def parse_variant(text: str) -> dict:
+    """``{"rewrites": bool, "budget": int | None, "answers": int | None}``."""
+    found = {"rewrites": False, "budget": None, "answers": None}
+    for part in text.split("+"):
+        name, _, value = part.partition("=")
+        if name == "base" and not value:
+            continue
+        if name == "rewrites" and not value:
+            found["rewrites"] = True
+        elif name in ("budget", "answers") and value.isdigit():
+            found[name] = int(value)
+        else:
+            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N)")
+    return found
+
+
+def with_rewrites(example, done: dict[tuple[str, int], str]) -> tuple[str, ...]:
+    """The example's context with each earlier question replaced by its rewrite."""
+    history = list(example.history)
+    for i in range(0, len(history), 2):
+        history[i] = done.get((example.conversation_id, i // 2 + 1), history[i])
+    return dataclasses.replace(example, history=tuple(history)).context
+
+
+def rewrite_group(rewriter, items, use_rewrites: bool) -> dict[str, str]:
+    """``{key: rewrite}``; with ``use_rewrites``, turn by turn across conversations."""
+    if not use_rewrites:
+        results = rewriter.rewrite_batch([(ex.question, list(ex.context)) for _, ex in items])
+        return {key: r.text for (key, _), r in zip(items, results)}
+    by_turn: dict[int, list] = defaultdict(list)
+    for key, ex in items:
+        by_turn[ex.turn].append((key, ex))
+    # A conversation's first turn is never rewritten (and not among the items).
+    done = {(ex.conversation_id, 1): ex.history[0] for _, ex in items if ex.history}
+    out: dict[str, str] = {}
+    for turn in sorted(by_turn):
+        batch = by_turn[turn]
+        results = rewriter.rewrite_batch([(ex.question, list(with_rewrites(ex, done))) for _, ex in batch])
+        for (key, ex), r in zip(batch, results):
+            out[key] = r.text
+            done[(ex.conversation_id, ex.turn)] = r.text
+        print(f"  turn {turn}: {len(batch)} rewritten", file=sys.stderr)
+    return out
+
+
+def exported_turns(directory: Path, group: str, split: str) -> list:
+    """``[(key, RewriteExample)]`` of the turns ``eval.rewrites export`` wrote
+    to ``DIR/<group>.jsonl`` (keys ``<file>#<id>``), read back from the data
+    files the split names: the conversation and turn number come with them."""
+    files = json.loads(Path(split).read_text(encoding="utf-8"))["files"]
+    examples = {f"{Path(path).name}#{ex.id}": ex for path in files for ex in load_examples(path)}
+    return [(record["id"], examples[record["id"]]) for _, record in json_lines(directory / f"{group}.jsonl")]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--split", default=SPLIT)
+    parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"])
+    parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=256", "rewrites+budget=256"])
+    args = parser.parse_args()
+    variants = {v: parse_variant(v) for v in args.variants}
+    rewriter = load_rewriter("trained")
+    base = rewriter.config
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for group in args.groups:
+        items = exported_turns(args.dir, group, args.split)
+        for name, v in variants.items():
+            path = args.dir / f"{group}.{name}.jsonl"
+            if path.exists():
+                continue
+            prompt = base.prompt
+            if v["budget"] is not None:
+                prompt = dataclasses.replace(prompt, max_input_tokens=v["budget"])
+            if v["answers"] is not None:
+                prompt = dataclasses.replace(prompt, answer_turns=v["answers"])
+            rewriter.config = dataclasses.replace(base, prompt=prompt)
+            print(f"{group} {name}: {len(items)} turns", file=sys.stderr)
+            texts = rewrite_group(rewriter, items, v["rewrites"])
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps({"id": k, "rewrite": texts[k]}, ensure_ascii=False) + "\n" for k, _ in items),
+                           encoding="utf-8")
+            tmp.replace(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
