@@ -40,6 +40,7 @@ ENV_VARIABLES = {
     "CONVQA_LABELS": "the feedback labels file",
     "CONVQA_DATA": "the shared datasets (rewriting.data.data_dir)",
     "CONVQA_SCREENSHOTS": "where the browser tests save screenshots",
+    "CONVQA_JAVA_OPTIONS": "the JVM options of the app and the chat (assistant.retrieval.use_serving_java)",
 }
 
 # Inclusive bounds of the numeric settings (None: unbounded on that side).
@@ -213,7 +214,7 @@ def check_environment(prefix: str = "CONVQA_") -> None:
     >>> check_environment()
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     >>> del os.environ["CONVQA_KK"]
     """
     known = set(ENV_VARIABLES) | {
