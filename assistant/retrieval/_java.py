@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import glob
 import importlib
+import logging
 import os
 import re
 import subprocess
@@ -50,15 +51,18 @@ def use_serving_java() -> tuple[str, ...]:
     """Start this process's Java with the serving options (``$CONVQA_JAVA_OPTIONS``,
     else :data:`SERVING_JAVA_OPTIONS`); returns them.
 
-    Call it before the first search or index of the process: a JVM runs once
-    per process, so options given after it started would be silently ignored;
-    this raises RuntimeError instead.
+    Call it before the first search or index of the process: a JVM starts
+    once per process, so when Java already runs (a test or a notebook that
+    searched first) the options cannot apply; that is logged as a warning and
+    ``()`` returned, and the process goes on with the JVM it has.
     """
     import jnius_config
 
     options = tuple(os.environ[SERVING_JAVA_ENV].split()) if os.environ.get(SERVING_JAVA_ENV) else SERVING_JAVA_OPTIONS
     if jnius_config.vm_running:
-        raise RuntimeError("use_serving_java() must come before the process's first search: Java has started")
+        logging.getLogger(__name__).warning(
+            "Java already runs in this process: its options stay as they are, not %s", " ".join(options))
+        return ()
     _extra_options[:] = options
     return options
 
