@@ -48,8 +48,9 @@ _extra_options: list[str] = []
 
 
 def use_serving_java() -> tuple[str, ...]:
-    """Start this process's Java with the serving options (``$CONVQA_JAVA_OPTIONS``,
-    else :data:`SERVING_JAVA_OPTIONS`); returns them.
+    """Have this process's Java start with the serving options
+    (``$CONVQA_JAVA_OPTIONS``, else :data:`SERVING_JAVA_OPTIONS`) when it
+    starts, at the first search or index; returns them.
 
     Call it before the first search or index of the process: a JVM starts
     once per process, so when Java already runs (a test or a notebook that
