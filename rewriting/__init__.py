@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from assistant.kernel import ModelNotFoundError
@@ -32,6 +33,7 @@ __all__ = [
     "load_causal_lm",
     "REWRITERS",
     "TRAINED_ADAPTER",
+    "TRAINED_INPUT_TOKENS",
     "RECIPE_FILE",
     "Recipe",
     "drift_reason",
@@ -69,6 +71,11 @@ _LAZY = {
 
 # The adapter the app uses by default, committed with the repo (see its README.md).
 TRAINED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "smollm2-qr"
+# The committed adapter's prompt budget at inference (RewriterConfig.max_input_tokens):
+# trained on 160-token prompts, it rewrote better with 256 on every held-out
+# group, for a little more prefill (BENCHMARKS.md §10). Other adapters keep
+# their recipe's budget: only this one was measured.
+TRAINED_INPUT_TOKENS = 256
 # Names load_rewriter knows besides a model path or an adapter directory.
 REWRITERS = ("trained", "prompted", "original")
 
@@ -105,7 +112,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
                 f"the trained adapter is missing from {TRAINED_ADAPTER}; restore it from git, "
                 "retrain it (see its README.md), or use --rewriter prompted"
             )
-        return _from_adapter(TRAINED_ADAPTER, config)
+        return _from_adapter(TRAINED_ADAPTER, replace(config, max_input_tokens=TRAINED_INPUT_TOKENS))
     path = Path(key).expanduser()
     if (path / "adapter_config.json").is_file():
         return _from_adapter(path, config)

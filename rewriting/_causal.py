@@ -35,9 +35,13 @@ class RewriterConfig:
     # format) or "auto": the recipe saved with trained weights, else "chat"
     # when the tokenizer has a chat template, else "plain".
     prompt_format: str = "auto"
-    # Token budgets of the plain format; must match those used in training
-    # (from_pretrained reads them from the saved recipe).
+    # Token budgets of the plain format; the questions' and answers' must match
+    # those used in training (from_pretrained reads them from the saved recipe).
     prompt: PromptConfig = field(default_factory=PromptConfig)
+    # Whole plain prompt in tokens at inference; None: prompt.max_input_tokens,
+    # the training budget. A longer one keeps earlier turns that training's
+    # budget cut off, for more prefill time (BENCHMARKS.md §10 measures both).
+    max_input_tokens: int | None = None
     # Earlier turns shown in the chat format: a 135M model loses track of
     # which question to rewrite when shown more.
     chat_history_turns: int = 3
@@ -236,7 +240,10 @@ class CausalLMRewriter:
         if self.config.prompt_format == "chat":
             text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
             return self.tokenizer.encode(text, add_special_tokens=False)
-        return plain_prompt_ids(self.tokenizer, question, history, self.config.prompt)
+        prompt = self.config.prompt
+        if self.config.max_input_tokens is not None:
+            prompt = replace(prompt, max_input_tokens=self.config.max_input_tokens)
+        return plain_prompt_ids(self.tokenizer, question, history, prompt)
 
     @torch.inference_mode()
     def _generate(self, prompts: list[list[int]]) -> list[tuple[list[int], bool]]:

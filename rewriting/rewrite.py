@@ -155,12 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_cli(_main, argv)
 
 
-def configure(rewriter, batch_size: int, draft_tokens: int | None):
-    """``rewriter`` with the command line's batch size and draft length, where it has them."""
-    if hasattr(rewriter, "config") and hasattr(rewriter.config, "batch_size"):
-        rewriter.config = dataclasses.replace(rewriter.config, batch_size=batch_size)
-    if draft_tokens is not None and hasattr(rewriter, "config") and hasattr(rewriter.config, "draft_tokens"):
-        rewriter.config = dataclasses.replace(rewriter.config, draft_tokens=draft_tokens)
+def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tokens: int | None = None):
+    """``rewriter`` with the command line's batch size, draft length and prompt
+    budget, where it has them (None: its own)."""
+    changes = {"batch_size": batch_size, "draft_tokens": draft_tokens, "max_input_tokens": max_input_tokens}
+    config = getattr(rewriter, "config", None)
+    if config is not None:
+        known = {name: value for name, value in changes.items() if value is not None and hasattr(config, name)}
+        rewriter.config = dataclasses.replace(config, **known)
     return rewriter
 
 
@@ -174,6 +176,8 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
                         help="model weights' dtype (auto: bfloat16 where the CPU has native bf16, else float32)")
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
+    parser.add_argument("--max-input-tokens", type=int,
+                        help="a trained rewriter's prompt budget in tokens (default: the rewriter's own)")
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                         help="rewrite on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a local one)")
     parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
@@ -182,6 +186,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --batch-size must be at least 1\n")
     if args.draft_tokens is not None and args.draft_tokens < 0:
         parser.exit(2, "error: --draft-tokens must be 0 or more\n")
+    if args.max_input_tokens is not None and args.max_input_tokens < 32:
+        parser.exit(2, "error: --max-input-tokens must be at least 32 (the question and the format need them)\n")
     if args.ray is not None and (args.latency or args.actors < 1):
         parser.exit(2, "error: --ray takes --actors of at least 1 and no --latency\n")
 
@@ -193,13 +199,14 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.ray is not None:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
-        settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens}
+        settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
+                    "max_input_tokens": args.max_input_tokens}
         count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         latencies = None
     else:
         from rewriting import load_rewriter
 
-        rewriter = configure(load_rewriter(args.model, dtype=args.dtype), args.batch_size, args.draft_tokens)
+        rewriter = configure(load_rewriter(args.model, dtype=args.dtype), args.batch_size, args.draft_tokens, args.max_input_tokens)
         latencies = None
         if args.latency:
             latencies = []

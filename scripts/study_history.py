@@ -6,12 +6,14 @@ Two of issue 14's levers, measured on the held-out turns without retraining:
   context holds rewrites; here each earlier question of the history is
   replaced by the rewriter's own rewrite of that turn, made first, turn by
   turn, as a chat would have made it (a first turn's rewrite is its question);
-* ``budget=N``: a prompt of N tokens instead of the 160 the adapter was trained
-  with (more earlier turns fit; prefill costs more);
+* ``budget=N``: a prompt of N tokens instead of the app's
+  (``rewriting.TRAINED_INPUT_TOKENS``; the adapter was trained with 160): more
+  earlier turns fit, prefill costs more;
 * ``answers=N``: answers kept for the last N turns instead of 2.
 
-Variants combine with ``+``, e.g. ``rewrites+budget=256``; ``base`` is the
-default. The turns are those ``python -m eval.rewrites export --split SPLIT
+Variants combine with ``+``, e.g. ``rewrites+budget=160``; ``base`` is the
+app's default (the variants were first measured with a 160-token base, as
+BENCHMARKS.md §10 reports). The turns are those ``python -m eval.rewrites export --split SPLIT
 --dir DIR`` wrote to ``DIR/<group>.jsonl`` (run it first). For every group and
 variant this writes ``DIR/<group>.<variant>.jsonl``
 in the format ``rewriting.rewrite`` writes (ids as ``eval.rewrites export``
@@ -97,7 +99,7 @@ def main() -> int:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--split", default=SPLIT)
     parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"])
-    parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=256", "rewrites+budget=256"])
+    parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=160", "rewrites+budget=160"])
     args = parser.parse_args()
     variants = {v: parse_variant(v) for v in args.variants}
     rewriter = load_rewriter("trained")
@@ -110,11 +112,10 @@ def main() -> int:
             if path.exists():
                 continue
             prompt = base.prompt
-            if v["budget"] is not None:
-                prompt = dataclasses.replace(prompt, max_input_tokens=v["budget"])
             if v["answers"] is not None:
                 prompt = dataclasses.replace(prompt, answer_turns=v["answers"])
-            rewriter.config = dataclasses.replace(base, prompt=prompt)
+            budget = base.max_input_tokens if v["budget"] is None else v["budget"]
+            rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget)
             print(f"{group} {name}: {len(items)} turns", file=sys.stderr)
             texts = rewrite_group(rewriter, items, v["rewrites"])
             tmp = path.with_suffix(".tmp")

@@ -18,10 +18,12 @@ from assistant.kernel import ModelNotFoundError, Rewrite
 from rewriting import (
     IGNORE_INDEX,
     TRAINED_ADAPTER,
+    TRAINED_INPUT_TOKENS,
     CausalLMRewriter,
     CopyHead,
     OriginalRewriter,
     PromptConfig,
+    Recipe,
     RewriterConfig,
     chat_prompt,
     drift_reason,
@@ -76,6 +78,24 @@ def test_plain_prompt_keeps_newest_turns_within_budget(tiny_gpt2):
     assert text.endswith("Question: And the last one?\nRewrite:")
     # Answers only for the most recent answer_turns turns.
     assert "Answer 29." in text and "Answer 28." in text and "Answer 27." not in text
+
+
+def test_an_inference_budget_keeps_more_earlier_turns_than_the_training_one(tiny_gpt2):
+    model, tok = tiny_gpt2
+    history = []
+    for i in range(30):
+        history += [f"Question number {i} about topic {i}?", f"Answer {i}."]
+    trained = PromptConfig(max_input_tokens=60)
+    short = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained))
+    long = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained, max_input_tokens=120))
+    short_ids = short._prompt_ids("And the last one?", history)
+    long_ids = long._prompt_ids("And the last one?", history)
+    assert short_ids == plain_prompt_ids(tok, "And the last one?", history, trained)
+    assert 60 < len(long_ids) <= 120
+    oldest_short = min(i for i in range(30) if f"Question number {i} " in tok.decode(short_ids))
+    text = tok.decode(long_ids)
+    assert f"Question number {oldest_short - 1} " in text and text.endswith("Question: And the last one?\nRewrite:")
+    assert "Answer 27." not in text  # the other budgets stay the training ones
 
 
 def test_plain_prompt_skips_empty_answers(tiny_gpt2):
@@ -319,7 +339,24 @@ def test_cli_refuses_a_negative_draft_length(tmp_path):
     assert exit_info.value.code == 2
 
 
-def test_inference_dtype_rejects_unknown_names():
+def test_cli_refuses_a_prompt_budget_too_small_for_the_question(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--max-input-tokens", "8"])
+    assert exit_info.value.code == 2
+    assert "--max-input-tokens must be at least 32" in capsys.readouterr().err
+
+
+def test_configure_sets_only_what_the_rewriter_has(tiny_gpt2):
+    from rewriting.rewrite import configure
+
+    _, tok = tiny_gpt2
+    causal = configure(CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain")), 4, None, 256)
+    assert (causal.config.batch_size, causal.config.draft_tokens, causal.config.max_input_tokens) == (4, 8, 256)
+    assert isinstance(configure(OriginalRewriter(), 4, 0, 256), OriginalRewriter)
+
+
     assert inference_dtype("float32") == torch.float32
     with pytest.raises(ValueError, match="dtype must be"):
         inference_dtype("float16")
@@ -402,6 +439,11 @@ def test_trained_rewriter_resolves_the_pronoun():
     assert rewriter.rewrite("Who was Ada Lovelace?", []).text == "Who was Ada Lovelace?"
     result = rewriter.rewrite("What did she write about?", HISTORY[:2])
     assert "Ada Lovelace" in result.text and "write" in result.text and result.note == ""
+    # Prompts at the measured inference budget; every other budget is the recipe's.
+    assert rewriter.config.max_input_tokens == TRAINED_INPUT_TOKENS
+    assert rewriter.config.prompt == Recipe.read(TRAINED_ADAPTER).prompt
+    long_history = [text for i in range(12) for text in (f"What did Ada Lovelace write in {1830 + i}?", "Notes.")]
+    assert 160 < len(rewriter._prompt_ids("And later?", long_history)) <= TRAINED_INPUT_TOKENS
 
 
 def test_only_training_asks_openmp_threads_not_to_spin():
