@@ -29,7 +29,7 @@ from .kernel import (
     load_configs,
 )
 from .readers import Reader, SentenceReader, build_reader
-from .retrieval import BM25Retriever, Retriever, ensure_index
+from .retrieval import BM25Retriever, Retriever, ensure_index, expand_query
 
 __all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
 
@@ -115,15 +115,18 @@ class Assistant:
         """The self-contained form of a (validated) ``question``."""
         return self.rewriter.rewrite(question, self.history_window(history))
 
-    def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0) -> Turn:
-        """Retrieve and read for a rewrite already decided.
+    def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0, previous: str = "") -> Turn:
+        """Retrieve and read for a rewrite already decided; ``previous`` is the
+        previous turn's rewrite ("" on a first turn), whose words widen the
+        search (:func:`~assistant.retrieval.expand_query`), not the reading.
 
         The UI uses this to show the rewrite before the answer, and to re-run
         a turn with the user's corrected rewrite.
         """
         timings = {"rewrite": rewrite_ms}
         mark = time.perf_counter()
-        passages = self.retriever.search(rewrite.text, self.retriever_config.k)
+        query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats)
+        passages = self.retriever.search(query, self.retriever_config.k)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
         answer = self.reader.read(rewrite.text, passages)
@@ -131,21 +134,23 @@ class Assistant:
         timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)
 
-    def steps(self, question: str, history: Sequence[str]) -> Iterator[Rewrite | Turn]:
+    def steps(self, question: str, history: Sequence[str], previous: str = "") -> Iterator[Rewrite | Turn]:
         """One turn as it goes: yields the :class:`Rewrite` as soon as it is
         known (a UI shows it while retrieval and reading run), then the
-        finished :class:`Turn`. Raises InvalidInputError for a bad question
-        before anything runs."""
+        finished :class:`Turn`. ``previous``: the previous turn's rewrite (see
+        :meth:`answer`). Raises InvalidInputError for a bad question before
+        anything runs."""
         question = validate_question(question, self.config.max_question_chars)
         start = time.perf_counter()
         rewrite = self.rewrite(question, history)
         rewrite_ms = _ms_since(start)
         yield rewrite
-        yield self.answer(question, rewrite, rewrite_ms)
+        yield self.answer(question, rewrite, rewrite_ms, previous if history else "")
 
     def ask(self, question: str, conversation: Conversation) -> Turn:
         """Answer ``question`` given the earlier turns; the caller adds the Turn."""
-        *_, turn = self.steps(question, conversation.history())
+        previous = conversation.turns[-1].rewrite.text if conversation.turns else ""
+        *_, turn = self.steps(question, conversation.history(), previous)
         return turn
 
 

@@ -1,7 +1,7 @@
 """Retrieval, measured as the field reports it: MRR, nDCG@3 and recall by trec_eval.
 
 ``python -m eval.retrieval --data FILE... [--rewriter NAME | --rewrites R.jsonl]``
-``[--split SPLIT] [--distractors SPEC...] [--index DIR] [--run OUT.trec] [--qrels OUT] [--json]``
+``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--index DIR] [--run OUT.trec] [--qrels OUT] [--json]``
 
 Builds a judged collection (:mod:`eval._judged`: each CAsT 2021 turn's
 canonical passage and each CAsT 2022 turn's response is relevant to it, among
@@ -23,6 +23,12 @@ rewriter rewrites, and left out otherwise). A rewriter sees the history as
 alternating, answers clipped.
 
 ``--split``: only the turns a training run (its ``split.json``) held out.
+``--expansion-repeats N``: search as the app does
+(:func:`assistant.retrieval.expand_query`, ``RetrieverConfig.expansion_repeats``):
+each follow-up's query gains the content words of the previous turn's
+rewrite, by the same rewriter (a previous turn that is no judged turn counts
+with its question, or its human or automatic rewrite for those rewriters);
+default 0, the rewrite alone, as the field compares rewriters.
 ``--distractors``: ``default`` (the default collection), LEval JSONL files
 (NQ Wikipedia pages, MultiDoc2Dial documents), collections as
 ``assistant.index`` reads them, or ``none``; default: the default collection
@@ -45,7 +51,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
-from assistant.retrieval import BM25Retriever, build_index
+from assistant.retrieval import BM25Retriever, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
 from ._judged import (
@@ -60,7 +66,7 @@ from ._judged_trec import MEASURES, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
 from ._table import read_rewrites
 
-__all__ = ["DEPTH", "judged_index", "rewrite_queries", "evaluate", "main"]
+__all__ = ["DEPTH", "judged_index", "rewrite_queries", "previous_rewrites", "evaluate", "main"]
 
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
 # scored at depths of 100 and more.
@@ -123,6 +129,32 @@ def rewrite_queries(queries: Sequence[JudgedQuery], rewriter: str | None, rewrit
     return {q.qid: text for q, text in zip(queries, texts)}
 
 
+def previous_rewrites(queries: Sequence[JudgedQuery], texts: dict[str, str], examples, rewriter: str | None) -> dict[str, str]:
+    """``{qid: the previous turn's rewrite}`` ("" for a first turn) for every
+    query in ``texts``: the same source's text when the previous turn is a
+    query too, else its human or automatic rewrite for those rewriters, else
+    its question."""
+    by_turn = {(ex.source, ex.conversation_id, ex.turn): ex for ex in examples}
+    qid_of = {i: q.qid for q in queries for i in q.example_ids}
+    found = {}
+    for q in queries:
+        if q.qid not in texts:
+            continue
+        ex = q.example
+        before = by_turn.get((ex.source, ex.conversation_id, ex.turn - 1)) if ex.history else None
+        if before is None:
+            found[q.qid] = ex.history[-2] if len(ex.history) >= 2 else ""
+        elif qid_of.get(before.id) in texts:
+            found[q.qid] = texts[qid_of[before.id]]
+        elif rewriter == "human":
+            found[q.qid] = before.rewrite
+        elif rewriter == "automatic":
+            found[q.qid] = before.systems.get("cast_automatic", before.question)
+        else:
+            found[q.qid] = before.question
+    return found
+
+
 def evaluate(
     queries: Sequence[JudgedQuery], texts: dict[str, str], retriever, run: Path, qrels: Path, tag: str
 ) -> dict:
@@ -176,6 +208,11 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         help="default, LEval JSONL files, collections, or none (default: the default collection, NQ, MultiDoc2Dial)",
     )
+    parser.add_argument(
+        "--expansion-repeats", type=int, default=0,
+        help="search as the app does: the rewrite N times plus the previous turn's rewrite's content words "
+        "(the app's N: RetrieverConfig.expansion_repeats; default 0: the rewrite alone)",
+    )
     parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
     parser.add_argument("--qrels", help="write the qrels here (default: next to --run as .qrels, else temporary)")
@@ -191,12 +228,18 @@ def _main(argv: Sequence[str] | None = None) -> int:
     distractors = args.distractors or default_distractors(data_dir())
     if distractors == ["none"]:
         distractors = []
+    if args.expansion_repeats < 0:
+        raise InvalidInputError("--expansion-repeats must be 0 (off) or more")
     collection = judged_collection(args.data, distractors)
     queries = list(collection.queries)
+    examples = {path: load_examples(path) for path in args.data}
     if args.split is not None:
-        held = {ex.id for path in args.data for ex in held_out(load_examples(path), args.split, path)}
+        held = {ex.id for path in args.data for ex in held_out(examples[path], args.split, path)}
         queries = [q for q in queries if held.intersection(q.example_ids)]
     texts = rewrite_queries(queries, rewriter, args.rewrites)
+    if args.expansion_repeats:
+        previous = previous_rewrites(queries, texts, [ex for path in args.data for ex in examples[path]], rewriter)
+        texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
         run = Path(args.run) if args.run else Path(scratch) / "run.trec"

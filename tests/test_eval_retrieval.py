@@ -175,6 +175,21 @@ def test_rewrites_file_and_split(cast2021, distractors, tmp_path, capsys):
     )
 
 
+def test_expansion_searches_as_the_app_does(cast2021, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, "--distractors", distractors, "--rewriter", "original"]
+    _run(capsys, *data, "--expansion-repeats", "3", "--run", tmp_path / "expanded.trec")
+    run = _lines(tmp_path / "expanded.trec")
+    ranked = {qid: [line[2] for line in run if line[0] == qid] for qid in dict.fromkeys(line[0] for line in run)}
+    # "What does it eat?" x3 + "quokka", the content word of turn 1 as asked:
+    # the quokkas' grazing passage now beats the panda distractor (rank 2 without).
+    assert ranked["106_2"] == ["cast2021_106_2", "distractors0-0_p0", "cast2021_106_1"]
+    # First turns have no turn before: searched as asked, as without expansion.
+    assert ranked["106_1"] == ["cast2021_106_1", "cast2021_106_2"] and ranked["107_1"][0] == "cast2021_107_1"
+    expanded, _ = _run(capsys, *data, "--expansion-repeats", "3")
+    plain, _ = _run(capsys, *data)
+    assert (expanded["mrr"], plain["mrr"]) == pytest.approx((1.0, 3.5 / 4), abs=1e-4)
+
+
 def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_conversations, tmp_path, capsys):
     def error(*args):
         assert main([*map(str, args)]) == 2
@@ -185,6 +200,7 @@ def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_con
     assert "automatic rewrite" in error("--data", cast2022, "--distractors", "none", "--rewriter", "automatic")
     assert "CAsT 2021 or 2022" in error("--data", qrecc_conversations, "--rewriter", "original")
     assert "only one of" in error("--data", cast2021, "--rewriter", "human", "--rewrites", tmp_path / "r.jsonl")
+    assert "--expansion-repeats must be 0" in error("--data", cast2021, "--rewriter", "human", "--expansion-repeats", "-1")
     stray = tmp_path / "stray.jsonl"
     stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
     assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)

@@ -17,6 +17,7 @@ from assistant.kernel import (
     InvalidInputError,
     Passage,
     ReaderConfig,
+    RetrieverConfig,
     Rewrite,
     Turn,
 )
@@ -90,6 +91,34 @@ def test_pipeline_turn_and_history(retriever, reader):
     # history_turns=1: only the last question/answer pair reaches the rewriter.
     assert rewriter.histories == [[], ["Who was Ada Lovelace?", first.answer.text], ["And her father?", third.answer.text]]
     assert third.answer.text == "Her father was the poet Lord Byron."
+
+
+class Recording:
+    """A stage that passes calls on and remembers the first argument of each."""
+
+    def __init__(self, inner, method):
+        self.inner, self.method, self.seen = inner, method, []
+        setattr(self, method, self._call)
+
+    def _call(self, first, *rest):
+        self.seen.append(first)
+        return getattr(self.inner, self.method)(first, *rest)
+
+
+def test_a_follow_up_is_searched_with_the_previous_rewrites_words_and_read_as_rewritten(retriever, reader):
+    search, read = Recording(retriever, "search"), Recording(reader, "read")
+    assistant = Assistant(OriginalRewriter(), search, read)
+    conversation = Conversation()
+    conversation.add(assistant.ask("Who was Ada Lovelace?", conversation))
+    follow_up = assistant.ask("Who was her father?", conversation)
+    assert search.seen == ["Who was Ada Lovelace?", "Who was her father? " * 3 + "ada lovelace"]
+    assert read.seen == ["Who was Ada Lovelace?", "Who was her father?"] and follow_up.rewrite.text == "Who was her father?"
+    assert follow_up.answer.text == "Her father was the poet Lord Byron."
+
+    plain = Recording(retriever, "search")
+    assistant = Assistant(OriginalRewriter(), plain, reader, retriever_config=RetrieverConfig(expansion_repeats=0))
+    assistant.ask("Who was her father?", conversation)
+    assert plain.seen == ["Who was her father?"]
 
 
 @pytest.mark.parametrize("bad", ["", "   \n ", "x" * 20_000])

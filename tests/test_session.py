@@ -253,6 +253,32 @@ def test_sessions_never_share_a_conversation(app_services):
     assert alice.id != bob.id
 
 
+def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_services):
+    import dataclasses
+
+    queries = []
+    inner = app_services.assistant.retriever
+
+    class Recording:
+        def search(self, query, k):
+            queries.append(query)
+            return inner.search(query, k)
+
+    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=Recording())
+    session = S.Session()
+    for question in (ADA, "What did she write about?", "What is Paris?"):
+        play(app_services, session, question)
+    S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    S.correct(app_services, session, 0, "Who was Ada Lovelace, the mathematician?")
+    assert queries == [
+        ADA,
+        "What did she write about? " * 3 + "ada lovelace",
+        "What is Paris? " * 3 + "write",  # turn 2's rewrite as it was then
+        "What did Ada Lovelace write about? " * 3 + "ada lovelace",
+        "Who was Ada Lovelace, the mathematician?",  # a first turn has no turn before
+    ]
+
+
 def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     session = S.Session()
     for question in (ADA, "What did she write about?", "What is Paris?"):

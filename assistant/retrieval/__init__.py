@@ -8,6 +8,7 @@ app's single-document mode). Collections are read by :func:`read_collection`.
 
 from ._bm25 import BM25Retriever, Retriever
 from ._chunks import BM25Config, ChunkRetriever, analyze, split_passages
+from ._expansion import expand_query
 from ._collection import (
     DOCUMENT_SUFFIXES,
     chunk_text,
@@ -24,6 +25,7 @@ __all__ = [
     "Retriever",
     "BM25Retriever",
     "ChunkRetriever",
+    "expand_query",
     "BM25Config",
     "analyze",
     "split_passages",

@@ -55,9 +55,11 @@ def ask(
     assistant = _assistant(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
     history = assistant.history_window(session.history() if history is None else history)
+    # The turn before, as this session rewrote it (a replay asks its file's turns in order).
+    previous = session.turns[-1].turn.rewrite.text if session.turns and history else ""
     yield Pending(question)
     turn = None
-    for step in assistant.steps(question, history):
+    for step in assistant.steps(question, history, previous):
         if isinstance(step, Rewrite):
             yield Pending(question, step)
         else:
@@ -144,7 +146,8 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     entry = session.turns[index]
     info = entry.info
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
-    entry.turn = assistant.answer(entry.turn.question, rewrite)
+    previous = session.turns[index - 1].turn.rewrite.text if index else ""
+    entry.turn = assistant.answer(entry.turn.question, rewrite, previous=previous)
     if not info.reference or info.reference_kind in ("correction", "confirmed"):
         info.reference, info.reference_kind = corrected, "correction"
     _score(services, session, info)
