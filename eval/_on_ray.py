@@ -102,6 +102,8 @@ class QAWorker:
     rewriter, index and readers loaded once."""
 
     def __init__(self, settings: dict):
+        from assistant.kernel import ReaderConfig
+
         from ._qa_run import build_readers
 
         self.settings = settings
@@ -116,7 +118,7 @@ class QAWorker:
             from rewriting import load_rewriter
 
             self.rewriter = load_rewriter(settings["rewriter"])
-        self.readers = build_readers(settings["reader"], settings["mus"])
+        self.readers = build_readers(settings["reader"], settings["mus"], ReaderConfig(**settings["reader_config"]))
 
     def __call__(self, chunk: list) -> list:
         from ._qa_run import run_turns

@@ -138,17 +138,18 @@ def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: s
     return summary
 
 
-def build_readers(kind: str, mus: Sequence[float]) -> list:
+def build_readers(kind: str, mus: Sequence[float], config: ReaderConfig = ReaderConfig()) -> list:
     """One reader of kind ``kind`` (:data:`assistant.readers.READERS`) per
     ``mu``, loaded once by :func:`assistant.readers.build_reader`: the models
-    are shared, only the interpolation weight differs."""
+    are shared, only the interpolation weight differs. ``config``: every other
+    reader setting (``eval.qa`` passes the app's: defaults, then ``CONVQA_*``)."""
 
-    first = build_reader(kind, ReaderConfig())
+    first = build_reader(kind, config)
     base = first.selector if isinstance(first, GenerativeReader) else first
     # The readers of a mu sweep embed the same question and sentences; only
     # their interpolation differs, so each text is encoded once.
     encoder = CachedEncoder(base.encoder) if len(mus) > 1 else base.encoder
-    selectors = [SentenceReader(encoder, dataclasses.replace(ReaderConfig(), mu=mu)) for mu in mus]
+    selectors = [SentenceReader(encoder, dataclasses.replace(config, mu=mu)) for mu in mus]
     if not isinstance(first, GenerativeReader):
         return selectors
     return [GenerativeReader(s, first.model, first.tokenizer, first.config) for s in selectors]

@@ -35,6 +35,8 @@ answer have no relevant passage and still count); and the extractive upper
 bound: the best span F1 / EM over the retrieved passages. All in percent.
 ``--mu 0,0.1,...`` sweeps the reader's interpolation weight, retrieving and
 embedding once (reader latency is then reported for the first mu only).
+The reader's other settings are the app's: its defaults, then ``CONVQA_*``
+(e.g. ``CONVQA_SHORT_ANSWERS=true``, ``CONVQA_DEFINITIONS=false``).
 
 The retrieval of all turns is one batch search on ``--search-threads``
 Lucene threads. ``--ray`` answers the turns on a Ray cluster (ADDRESS;
@@ -56,12 +58,13 @@ in percent, null where a metric does not apply to the setting.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from typing import Sequence
 
-from assistant.kernel import InvalidInputError, run_cli
+from assistant.kernel import InvalidInputError, load_configs, run_cli
 from assistant.retrieval import BM25Retriever
 from rewriting import add_ray_arguments, load_rewriter
 
@@ -140,6 +143,8 @@ def _main(argv: Sequence[str] | None) -> int:
         mus = [float(x) for x in args.mu.split(",")]
     except ValueError:
         raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
+    # The reader's other settings as the app reads them (defaults, then CONVQA_*).
+    reading = load_configs()[2]
     turns = load_turns(args.data)[: args.limit]
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
     if needs_index and not args.index:
@@ -150,6 +155,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         settings = {"setting": args.setting, "index": args.index if needs_index else None,
                     "rewriter": args.rewriter if uses_rewriter else None, "reader": args.reader, "mus": mus,
+                    "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads}
         start = time.perf_counter()  # with --ray, the workers' loads count too
         results = qa_on_ray(turns, settings, args.ray or None, args.actors)
@@ -164,7 +170,7 @@ def _main(argv: Sequence[str] | None) -> int:
             rewriter = load_rewriter(args.rewriter)
         from tqdm import tqdm
 
-        readers = build_readers(args.reader, mus)
+        readers = build_readers(args.reader, mus, reading)
         start = time.perf_counter()
         results = run_turns(
             turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,

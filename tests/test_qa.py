@@ -205,6 +205,19 @@ def test_cli_json_is_a_list_for_one_run_too(md2d_file):
     assert summary["mrr"] is None and 0 <= summary["f1"] <= 100  # no retrieval metrics in known context
 
 
+def test_cli_reads_with_the_apps_reader_settings(md2d_file):
+    def f1(**env):
+        out = subprocess.run(
+            [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context", "--json"],
+            cwd=ROOT, capture_output=True, text=True, check=False, env={**os.environ, **env},
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)[0]["f1"]
+
+    # No sentence is ever as similar as 1.0: every answer is "not found", F1 0.
+    assert f1() > 0 and f1(CONVQA_MIN_SIMILARITY="1.0") == 0.0
+
+
 def test_cli_errors_exit_2(md2d_file):
     out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
                          cwd=ROOT, capture_output=True, text=True, check=False)
