@@ -269,3 +269,18 @@ def test_lucene_failure_at_search_time_is_index_damaged(tiny_index, tmp_path):
         retriever.search("Who was the father of Ada Lovelace?", 3)
     with pytest.raises(IndexDamagedError, match="is damaged"):
         retriever.batch_search(["Ada Lovelace", "Paris"], k=3)
+
+
+def test_both_builders_refuse_bad_threads_before_reading_anything(tmp_path, tiny_collection):
+    from assistant.kernel import ConfigError
+    from assistant.retrieval import build_index, index_collection
+
+    def unread():
+        raise AssertionError("the passages were read")
+        yield  # pragma: no cover
+
+    with pytest.raises(ConfigError, match="threads must be at least 1"):
+        build_index(unread(), tmp_path / "a", threads=0)
+    with pytest.raises(ConfigError, match="threads must be at least 1"):
+        index_collection(tiny_collection, tmp_path / "b", threads=0)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -24,7 +24,7 @@ from ..kernel import DataFormatError, json_lines, json_lines_with_text
 from ._collection import jsonl_passage
 from ._java import import_pyserini
 
-__all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "indexer_form", "in_indexer_form", "index_lines"]
+__all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "in_indexer_form", "index_lines"]
 
 # Lucene's indexing RAM buffer (MB) before it flushes a segment. Anserini's
 # default is 4096; a smaller buffer keeps the JVM's heap small and measured
@@ -35,6 +35,12 @@ RAM_BUFFER_MB = 256
 # at the cap, QReCC's 54M passages fit under it); a larger collection is
 # checked by Lucene's term walk alone, which holds nothing in Python.
 MAX_HASHES = 64_000_000
+
+
+def remember_id(hashes: array, doc_id: str) -> None:
+    """Keep ``doc_id``'s hash for the duplicate check, up to :data:`MAX_HASHES`."""
+    if len(hashes) < MAX_HASHES:
+        hashes.append(hash(doc_id))
 
 _FIELDS = frozenset(("id", "contents", "title", "url"))
 
@@ -130,8 +136,7 @@ def _check_lines(files: list[Path], counters, bar) -> tuple[int, array] | None:
             if not indexer_form(record):
                 jsonl_passage(where, record)  # a line that is no passage at all is named
                 return None
-            if count < MAX_HASHES:
-                hashes.append(hash(record["id"]))
+            remember_id(hashes, record["id"])
             count += 1
             if count % 20_000 == 0:
                 bar.update(counters.indexed.get() - bar.n)

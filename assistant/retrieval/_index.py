@@ -12,7 +12,7 @@ it is (:func:`index_collection`).
 
 Duplicate ids are found without a Python set of every id. While reading,
 each id's 64-bit hash goes into a flat array (8 bytes a passage, up to
-:data:`MAX_HASHES` passages); after the build the sorted array shows in
+:data:`._direct.MAX_HASHES` passages); after the build the sorted array shows in
 one NumPy pass whether any two ids may be equal. Only then (or past the
 cap) does Lucene name the id: each passage's id is one term of the index's
 ``id`` field, so a segment whose term count is below its document count has
@@ -45,7 +45,7 @@ from tqdm import tqdm
 
 from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
 from ._collection import collection_size, jsonl_passage, jsonl_sources, read_collection
-from ._direct import MAX_HASHES, RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form
+from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
 from ._java import import_pyserini
 from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
 
@@ -88,8 +88,14 @@ def build_index(
     more index faster where there are cores to spare, but the order, and so
     the order of tied hits, then varies between builds.
     """
+    _require_threads(threads)
     return _build(_encoded(passages), index_dir, total=total, progress=progress,
                   description=description, threads=threads)
+
+
+def _require_threads(threads: int) -> None:
+    if threads < 1:
+        raise ConfigError(f"threads must be at least 1, not {threads}.")
 
 
 def index_collection(
@@ -112,8 +118,7 @@ def index_collection(
     does (:func:`._direct.index_lines`); one thread keeps the streaming
     route, whose order, and so whose index, is the same at every build.
     """
-    if threads < 1:
-        raise ConfigError(f"threads must be at least 1, not {threads}.")
+    _require_threads(threads)
     files = jsonl_sources(path) if path is not None else None
     total = collection_size(path)
     if files is not None and threads > 1 and in_indexer_form(files):
@@ -129,8 +134,6 @@ def index_collection(
 
 def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: int | None,
            progress: bool, description: str, threads: int) -> int:
-    if threads < 1:
-        raise ConfigError(f"threads must be at least 1, not {threads}.")
 
     def fill(staging: Path) -> tuple[int, array]:
         LuceneIndexer = import_pyserini("pyserini.index.lucene").LuceneIndexer
@@ -206,8 +209,7 @@ def _batches(encoded: Iterable[tuple[str, str]], size: int, hashes: array) -> It
     """Lucene JSON strings, ``size`` a batch; each id's hash appended to ``hashes``."""
     batch: list[str] = []
     for doc_id, document in encoded:
-        if len(hashes) < MAX_HASHES:
-            hashes.append(hash(doc_id))
+        remember_id(hashes, doc_id)
         batch.append(document)
         if len(batch) == size:
             yield batch
