@@ -28,8 +28,11 @@ def _group(source: str) -> str:
     return "cast" if source.startswith("cast") else source
 
 
-def held_out_groups(split_path: str | Path) -> dict[str, list[tuple[str, RewriteExample]]]:
-    """``{group: [(key, example)]}``, the held-out turns after the first, in file order."""
+def held_out_groups(split_path: str | Path, trained_on: bool = False) -> dict[str, list[tuple[str, RewriteExample]]]:
+    """``{group: [(key, example)]}``, the held-out turns after the first, in
+    file order; with ``trained_on``, the split's other turns after the first
+    instead (the ones training saw: for choosing settings without touching
+    the held-out turns)."""
     try:
         split = json.loads(Path(split_path).read_text(encoding="utf-8"))
         files, dev = split["files"], split["dev"]
@@ -40,7 +43,7 @@ def held_out_groups(split_path: str | Path) -> dict[str, list[tuple[str, Rewrite
         name = Path(path).name
         wanted = set(dev.get(name, ()))
         for example in load_examples(path):
-            if example.id in wanted and example.history:
+            if (example.id in wanted) != trained_on and example.history:
                 groups[_group(example.source)].append((f"{name}#{example.id}", example))
     return dict(groups)
 

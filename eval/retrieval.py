@@ -18,7 +18,8 @@ takes (``trained``, the default, ``prompted``, an adapter or a model), or a
 JSONL of ``{"id", "rewrite"}`` (ids as ``rewriting.data.load_examples`` gives
 them, or ``<file>#<id>`` as ``eval.rewrites export`` writes them; a turn the
 file lacks is scored with its question when it is a first turn, which no
-rewriter rewrites, and left out otherwise). A rewriter sees the history as
+rewriter rewrites, and left out otherwise; a turn of the data with no judged
+passage is not searched, and an id that is no turn of the data is refused). A rewriter sees the history as
 :func:`rewriting.data.load_examples` reads it: earlier questions and answers
 alternating, answers clipped.
 
@@ -94,9 +95,11 @@ def judged_index(collection: JudgedCollection, index_dir: str | Path | None = No
     return index_dir
 
 
-def _given_rewrites(path: str, queries: Sequence[JudgedQuery]) -> dict[str, str]:
+def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] = frozenset()) -> dict[str, str]:
+    """The file's rewrites by qid. ``turns``: ids of every turn of the data,
+    judged or not; a rewrite of a turn with no judged passage is not searched."""
     given = {key.split("#", 1)[-1]: text for key, text in read_rewrites(path).items()}
-    known = {i for q in queries for i in q.example_ids}
+    known = {i for q in queries for i in q.example_ids} | set(turns)
     stray = [i for i in given if i not in known]
     if stray:
         raise DataFormatError(f"{path}: {len(stray)} id(s) are no turn of the data, e.g. {stray[0]!r}")
@@ -110,10 +113,13 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery]) -> dict[str, str]
     return found
 
 
-def rewrite_queries(queries: Sequence[JudgedQuery], rewriter: str | None, rewrites: str | None) -> dict[str, str]:
-    """``{qid: query text}``; turns a source has no rewrite for are left out."""
+def rewrite_queries(
+    queries: Sequence[JudgedQuery], rewriter: str | None, rewrites: str | None, turns: set[str] = frozenset()
+) -> dict[str, str]:
+    """``{qid: query text}``; turns a source has no rewrite for are left out.
+    ``turns``: see :func:`_given_rewrites`."""
     if rewrites is not None:
-        return _given_rewrites(rewrites, queries)
+        return _given_rewrites(rewrites, queries, turns)
     if rewriter == "original":
         return {q.qid: q.example.question for q in queries}
     if rewriter == "human":
@@ -236,7 +242,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.split is not None:
         held = {ex.id for path in args.data for ex in held_out(examples[path], args.split, path)}
         queries = [q for q in queries if held.intersection(q.example_ids)]
-    texts = rewrite_queries(queries, rewriter, args.rewrites)
+    texts = rewrite_queries(queries, rewriter, args.rewrites, {ex.id for path in args.data for ex in examples[path]})
     if args.expansion_repeats:
         previous = previous_rewrites(queries, texts, [ex for path in args.data for ex in examples[path]], rewriter)
         texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}

@@ -235,7 +235,7 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    for group, count in export_inputs(held_out_groups(args.split), args.dir).items():
+    for group, count in export_inputs(held_out_groups(args.split, args.trained_on), args.dir).items():
         print(f"{args.dir / group}.jsonl: {count} turns")
     return 0
 
@@ -287,6 +287,8 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write a split's held-out turns as rewriting.rewrite inputs, one file a source")
     export.add_argument("--split", required=True, help="a training run's split.json")
     export.add_argument("--dir", required=True, type=Path, help="folder for <group>.jsonl")
+    export.add_argument("--trained-on", action="store_true",
+                        help="the turns training saw instead of the held-out ones (to choose settings on)")
     table = commands.add_parser("table", help="every rewriter and other system on the same held-out turns (markdown)")
     table.add_argument("--split", required=True, help="a training run's split.json")
     table.add_argument("--dir", required=True, type=Path, help="folder with <group>.<rewriter>.jsonl outputs of rewriting.rewrite")

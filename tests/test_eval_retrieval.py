@@ -166,6 +166,13 @@ def test_rewrites_file_and_split(cast2021, distractors, tmp_path, capsys):
     # First turns (106_1, 107_1) are searched as asked; 107_2 has no rewrite and is left out.
     given, _ = _run(capsys, *data, "--rewrites", rewrites)
     assert given == pytest.approx({"n": 3, "mrr": 1.0, "ndcg_cut_3": 1.0, "recall_10": 1.0, "recall_100": 1.0}, abs=1e-4)
+    # A turn of the data with no judged passage is not searched; an id of no turn at all is refused (below).
+    topics = json.loads(cast2021.read_text())
+    topics[0]["turn"].append(_turn(3, "And where?", "Where does the quokka live?", ""))
+    cast2021.write_text(json.dumps(topics))
+    with rewrites.open("a") as out:
+        out.write(json.dumps({"id": "cast2021:106:3", "rewrite": "Where does the quokka live?"}) + "\n")
+    assert _run(capsys, *data, "--rewrites", rewrites)[0] == given
 
     split = tmp_path / "split.json"
     split.write_text(json.dumps({"files": [str(cast2021)], "dev": {cast2021.name: ["cast2021:106:1", "cast2021:106:2"]}}))

@@ -341,6 +341,18 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
     assert rows[1:] == ["| original |  | 60.0 |  | 60.0 |", "| good |  | 100.0 |  | 100.0 |"]
 
 
+def test_export_trained_on_writes_the_turns_the_split_did_not_hold_out(tmp_path):
+    data = canard_file(tmp_path / "canard.json")
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(data)], "dev": {"canard.json": ["canard:B:1"]}}))
+    held, seen = tmp_path / "held", tmp_path / "seen"
+    assert main(["export", "--split", str(split), "--dir", str(held)]) == 0
+    assert main(["export", "--split", str(split), "--dir", str(seen), "--trained-on"]) == 0
+    # B:1, the one held-out turn, is a first turn: nothing to rewrite there.
+    assert not (held / "canard.jsonl").exists() or (held / "canard.jsonl").read_text() == ""
+    assert [json.loads(line)["id"] for line in (seen / "canard.jsonl").read_text().splitlines()] == ["canard.json#canard:A:2"]
+
+
 def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
     from eval.rewrites import Scorer, comparison_table
     from rewriting.data import RewriteExample
