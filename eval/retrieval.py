@@ -239,12 +239,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     collection = judged_collection(args.data, distractors)
     queries = list(collection.queries)
     examples = {path: load_examples(path) for path in args.data}
+    every_turn = [ex for turns in examples.values() for ex in turns]
     if args.split is not None:
         held = {ex.id for path in args.data for ex in held_out(examples[path], args.split, path)}
         queries = [q for q in queries if held.intersection(q.example_ids)]
-    texts = rewrite_queries(queries, rewriter, args.rewrites, {ex.id for path in args.data for ex in examples[path]})
+    texts = rewrite_queries(queries, rewriter, args.rewrites, {ex.id for ex in every_turn})
     if args.expansion_repeats:
-        previous = previous_rewrites(queries, texts, [ex for path in args.data for ex in examples[path]], rewriter)
+        previous = previous_rewrites(queries, texts, every_turn, rewriter)
         texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:

@@ -65,11 +65,17 @@ def test_plain_prompt_shows_history_then_question(tiny_gpt2):
     )
 
 
-def test_plain_prompt_keeps_newest_turns_within_budget(tiny_gpt2):
-    _, tok = tiny_gpt2
+def _thirty_turns() -> list[str]:
+    """A history far longer than any prompt budget, each turn recognisable."""
     history = []
     for i in range(30):
         history += [f"Question number {i} about topic {i}?", f"Answer {i}."]
+    return history
+
+
+def test_plain_prompt_keeps_newest_turns_within_budget(tiny_gpt2):
+    _, tok = tiny_gpt2
+    history = _thirty_turns()
     config = PromptConfig(max_input_tokens=60)
     ids = plain_prompt_ids(tok, "And the last one?", history, config)
     text = tok.decode(ids)
@@ -82,9 +88,7 @@ def test_plain_prompt_keeps_newest_turns_within_budget(tiny_gpt2):
 
 def test_an_inference_budget_keeps_more_earlier_turns_than_the_training_one(tiny_gpt2):
     model, tok = tiny_gpt2
-    history = []
-    for i in range(30):
-        history += [f"Question number {i} about topic {i}?", f"Answer {i}."]
+    history = _thirty_turns()
     trained = PromptConfig(max_input_tokens=60)
     short = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained))
     long = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained, max_input_tokens=120))

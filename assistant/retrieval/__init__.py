@@ -8,7 +8,6 @@ app's single-document mode). Collections are read by :func:`read_collection`.
 
 from ._bm25 import BM25Retriever, Retriever
 from ._chunks import BM25Config, ChunkRetriever, analyze, split_passages
-from ._expansion import expand_query
 from ._collection import (
     DOCUMENT_SUFFIXES,
     chunk_text,
@@ -18,6 +17,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
+from ._expansion import expand_query
 from ._index import build_index, ensure_index, index_collection, verify_index
 from ._java import SERVING_JAVA_OPTIONS, find_java_home, import_pyserini, java_version, use_serving_java
 

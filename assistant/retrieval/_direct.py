@@ -42,6 +42,7 @@ def remember_id(hashes: array, doc_id: str) -> None:
     if len(hashes) < MAX_HASHES:
         hashes.append(hash(doc_id))
 
+
 _FIELDS = frozenset(("id", "contents", "title", "url"))
 
 # Lines checked before the build picks Anserini's reader: a collection that

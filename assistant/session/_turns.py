@@ -55,8 +55,9 @@ def ask(
     assistant = _assistant(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
     history = assistant.history_window(session.history() if history is None else history)
-    # The turn before, as this session rewrote it (a replay asks its file's turns in order).
-    previous = session.turns[-1].turn.rewrite.text if session.turns and history else ""
+    # The turn before, as this session rewrote it (a replay asks its file's
+    # turns in order); steps() ignores it on a turn with no history.
+    previous = session.turns[-1].turn.rewrite.text if session.turns else ""
     yield Pending(question)
     turn = None
     for step in assistant.steps(question, history, previous):
