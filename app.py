@@ -54,7 +54,7 @@ log = logging.getLogger("convqa.app")
 # (assistant.pipeline.BATCH_SIZE), so that their rewrites and encodings
 # coalesce. The model calls are serialised on the batchers' threads, so more
 # turns at once do not oversubscribe the two cores.
-TURN_CONCURRENCY = 8
+TURN_CONCURRENCY = 32
 # Waiting events beyond this are refused at once (the browser says "This
 # application is currently busy. Please try again.") instead of queueing
 # for minutes.

@@ -34,8 +34,10 @@ from .retrieval import BM25Retriever, Retriever, ensure_index, expand_query
 __all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
 
 # Calls merged into one model call by the batchers: the causal rewriter's own
-# batch size (RewriterConfig.batch_size), one forward pass.
-BATCH_SIZE = 8
+# batch size (RewriterConfig.batch_size), one forward pass. Decoding steps
+# cost about as much for 32 rows as for 8, so larger batches serve a crowd
+# faster (BENCHMARKS.md §8).
+BATCH_SIZE = 32
 # How long the first waiting call waits for others: short next to one forward
 # pass, so a lone visitor barely notices it.
 BATCH_WINDOW_MS = 5.0

@@ -48,9 +48,10 @@ class RewriterConfig:
     # Longest rewrite in tokens: human rewrites are under 40 tokens, and a
     # bound caps latency when a model fails to stop.
     max_new_tokens: int = 40
-    # Questions rewritten in one forward pass by rewrite_batch; larger batches
-    # give little on 2 CPU cores and pad more.
-    batch_size: int = 8
+    # Questions rewritten in one forward pass by rewrite_batch. A decoding
+    # step reads every weight whatever the rows, so more rows share that cost;
+    # prompts are sorted by length, so padding stays small (BENCHMARKS.md §8).
+    batch_size: int = 32
     # Prompt-lookup drafting for a single question (0: off). A rewrite mostly
     # copies the question and a name from the history, so the tokens after the
     # latest match of the last few generated tokens in the prompt are proposed
@@ -163,6 +164,9 @@ class CausalLMRewriter:
         eos |= set(generation_eos) if isinstance(generation_eos, (list, tuple)) else {generation_eos}
         self._eos = torch.tensor(sorted(i for i in eos if i is not None))
         self._eos_ids = frozenset(self._eos.tolist())
+        head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        if head is not None:
+            head.register_forward_pre_hook(_plain_strides)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, adapter: str | Path | None = None, config: RewriterConfig = RewriterConfig()):
@@ -266,7 +270,10 @@ class CausalLMRewriter:
             mask[row, width - len(ids) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp_min(0)
         want_hidden = self.copy_head is not None
-        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, output_hidden_states=want_hidden)
+        # logits_to_keep=1: only the last position's scores are read, and the
+        # LM head over every prompt position is a large share of a prompt's cost.
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                         output_hidden_states=want_hidden, logits_to_keep=1)
         source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
         source_mask = mask.bool()
         done = torch.zeros(batch, dtype=torch.bool)
@@ -319,7 +326,7 @@ class CausalLMRewriter:
         want_hidden = self.copy_head is not None
         source_ids = torch.tensor([prompt])
         source_mask = torch.ones_like(source_ids, dtype=torch.bool)
-        out = self.model(input_ids=source_ids, use_cache=True, output_hidden_states=want_hidden)
+        out = self.model(input_ids=source_ids, use_cache=True, output_hidden_states=want_hidden, logits_to_keep=1)
         source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
         generated = [int(self._scores(out, source_keys, source_ids, source_mask, last=1)[0, -1].argmax())]
         cache, seen = out.cache, len(prompt)  # tokens whose keys/values are cached
@@ -338,6 +345,30 @@ class CausalLMRewriter:
             if len(draft) > kept:
                 cache.crop(-(len(draft) - kept))  # forget the rejected draft tokens
         return self._until_eos(generated[: self.config.max_new_tokens])
+
+
+def _plain_strides(_module, args):
+    """The LM head's input with the strides of a fresh tensor. Scoring only the
+    last position (``logits_to_keep=1``) hands it a slice that keeps the whole
+    sequence's row stride, and a CPU bfloat16 product takes a far slower path
+    on it than on the same values laid out afresh (BENCHMARKS.md §8).
+
+    >>> hidden = torch.zeros(2, 5, 4)[:, -1:]
+    >>> hidden.stride(), _plain_strides(None, (hidden,))[0].stride()
+    ((20, 4, 1), (4, 4, 1))
+    >>> _plain_strides(None, (torch.zeros(2, 1, 4),)) is None
+    True
+    """
+    hidden = args[0]
+    return (hidden.clone(memory_format=torch.contiguous_format), *args[1:]) if hidden.stride() != _fresh_strides(hidden.shape) else None
+
+
+def _fresh_strides(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 def inference_dtype(name: str, native_bf16: bool | None = None) -> torch.dtype:

@@ -303,3 +303,13 @@ def test_the_batchers_threads_use_the_torch_threads_of_a_single_call(causal):
     finally:
         torch.set_num_threads(before)
     assert seen == [1, 1]
+
+
+def test_one_full_batch_of_turns_can_be_in_flight():
+    """The app runs as many turns at once as the batchers merge, and the
+    causal rewriter decodes that many in one pass: a smaller limit anywhere
+    would cap every batch below the others."""
+    import app
+    from assistant.pipeline import BATCH_SIZE
+
+    assert app.TURN_CONCURRENCY == BATCH_SIZE == RewriterConfig().batch_size
