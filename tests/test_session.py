@@ -278,6 +278,16 @@ def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_serv
         "Who was Ada Lovelace, the mathematician?",  # a first turn has no turn before
     ]
 
+    # No history shown to the rewriter: no turn before to widen the search with.
+    config = dataclasses.replace(app_services.assistant.config, history_turns=0)
+    app_services.assistant = dataclasses.replace(app_services.assistant, config=config)
+    queries.clear()
+    session = S.Session()
+    for question in (ADA, "What did she write about?"):
+        play(app_services, session, question)
+    S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert queries == [ADA, "What did she write about?", "What did Ada Lovelace write about?"]
+
 
 def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     session = S.Session()
