@@ -148,8 +148,7 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     info = entry.info
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
-    shown = assistant.history_window([text for e in session.turns[:index] for text in (e.turn.question, e.turn.answer.text)])
-    previous = session.turns[index - 1].turn.rewrite.text if shown else ""
+    previous = session.turns[index - 1].turn.rewrite.text if assistant.history_window(session.history(index)) else ""
     entry.turn = assistant.answer(entry.turn.question, rewrite, previous=previous)
     if not info.reference or info.reference_kind in ("correction", "confirmed"):
         info.reference, info.reference_kind = corrected, "correction"
