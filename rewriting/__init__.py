@@ -39,6 +39,9 @@ __all__ = [
     "drift_reason",
     "inference_dtype",
     "lookup_draft",
+    "PackedLinear",
+    "pack_linears",
+    "can_pack",
     "PromptConfig",
     "chat_prompt",
     "plain_prompt_ids",
@@ -61,6 +64,9 @@ _LAZY = {
     "inference_dtype": "_causal",
     "lookup_draft": "_causal",
     "load_causal_lm": "_models",
+    "PackedLinear": "_packing",
+    "pack_linears": "_packing",
+    "can_pack": "_packing",
     "CopyHead": "_copy",
     "COPY_HEAD_FILE": "_copy",
     # Ray itself is imported only when a --ray run calls map_on_ray.
@@ -88,14 +94,15 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rewriting' has no attribute {name!r}")
 
 
-def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
+def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
     with a two-example prompt. ``"trained"``: SmolLM2 with the committed LoRA
     adapter. Anything else: an adapter directory written by
     :mod:`rewriting.train`, or a causal LM path / cached hub name.
-    ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``).
+    ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
+    ``pack_weights=False`` keeps plain bfloat16 weights, to compare.
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
     key = name.strip()
@@ -103,7 +110,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto") -> Rewriter:
         return OriginalRewriter()
     from ._causal import CausalLMRewriter, RewriterConfig
 
-    config = RewriterConfig(dtype=dtype)
+    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights)
     if key == "prompted":
         return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":

@@ -21,6 +21,7 @@ from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundEr
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
+from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 from ._recipe import RECIPE_FILE, Recipe
 
@@ -67,6 +68,10 @@ class RewriterConfig:
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
     # steps gain little. Elsewhere float32: emulated bf16 is slower.
     dtype: str = "auto"
+    # Lay bfloat16 linear weights out once for oneDNN (rewriting._packing):
+    # otherwise every call re-lays them, which costs as much as a decoding
+    # step's product. Same outputs bit for bit; False only to compare.
+    pack_weights: bool = True
     # Drift guard: share of the question's content words the rewrite must
     # keep. 0.5 lets the model replace a vague word but not the whole question.
     min_content_overlap: float = 0.5
@@ -198,6 +203,8 @@ class CausalLMRewriter:
             copy_head.load_state_dict(load_file(str(recipe_dir / COPY_HEAD_FILE)))
         dtype = inference_dtype(config.dtype)
         model.to(dtype)  # after the merge: LoRA deltas are added in float32
+        if config.pack_weights:
+            pack_linears(model)  # after the merge and the cast: packed layers are final
         if copy_head is not None:
             copy_head.to(dtype)
         return cls(model, tokenizer, config, copy_head)
@@ -227,7 +234,8 @@ class CausalLMRewriter:
         size = max(1, self.config.batch_size)
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
-            outputs = self._generate([ids for _, ids in chunk])
+            opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
+            outputs = self._generate([ids for _, ids in chunk], opening)
             for (index, _), (ids, stopped) in zip(chunk, outputs):
                 text = self.tokenizer.decode(ids, skip_special_tokens=True)
                 # A finished first line counts as an end too: _clean keeps only it.
@@ -249,8 +257,20 @@ class CausalLMRewriter:
             prompt = replace(prompt, max_input_tokens=self.config.max_input_tokens)
         return plain_prompt_ids(self.tokenizer, question, history, prompt)
 
+    def _opening_draft(self, question: str) -> list[int]:
+        """The question's own first tokens, as the rewrite would start with
+        them: a rewrite mostly begins by copying the question, so these are
+        checked in the prompt's own pass (see :meth:`_generate_drafted`)."""
+        if self.config.draft_tokens <= 0:
+            return []
+        # The plain format's target starts with a space ("Rewrite: ..."); the
+        # chat format's answer starts a message.
+        text = " ".join(str(question).split())
+        text = " " + text if self.config.prompt_format == "plain" else text
+        return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
+
     @torch.inference_mode()
-    def _generate(self, prompts: list[list[int]]) -> list[tuple[list[int], bool]]:
+    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = ()) -> list[tuple[list[int], bool]]:
         """Greedy decoding; ``(token ids, ended_with_eos)`` per prompt.
 
         One prompt goes through :meth:`_generate_drafted` when drafting is on;
@@ -260,7 +280,7 @@ class CausalLMRewriter:
         hidden states at every step.
         """
         if len(prompts) == 1 and self.config.draft_tokens > 0:
-            return [self._generate_drafted(prompts[0])]
+            return [self._generate_drafted(prompts[0], opening)]
         batch, width = len(prompts), max(len(p) for p in prompts)
         pad = self.tokenizer.pad_token_id
         input_ids = torch.full((batch, width), pad, dtype=torch.long)
@@ -314,22 +334,30 @@ class CausalLMRewriter:
         hidden = out.hidden_states[-1][:, -logits.shape[1] :]
         return self.copy_head.log_probs(hidden, logits, source_keys, source_ids, source_mask)
 
-    def _generate_drafted(self, prompt: list[int]) -> tuple[list[int], bool]:
+    def _generate_drafted(self, prompt: list[int], opening: Sequence[int] = ()) -> tuple[list[int], bool]:
         """Greedy decoding of one prompt with prompt-lookup drafts.
 
         Each pass feeds the last chosen token plus a draft (see
         :func:`lookup_draft`); the model's own greedy choice at every position
         says how much of the draft stands, and the cache drops the rest. The
+        prompt's own pass checks ``opening`` the same way: a few more rows in
+        a pass of a hundred cost little, and each token kept saves a step. The
         output is what step-by-step greedy decoding gives, up to float rounding
         in near-ties.
         """
         want_hidden = self.copy_head is not None
+        opening = list(opening)
         source_ids = torch.tensor([prompt])
         source_mask = torch.ones_like(source_ids, dtype=torch.bool)
-        out = self.model(input_ids=source_ids, use_cache=True, output_hidden_states=want_hidden, logits_to_keep=1)
-        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
-        generated = [int(self._scores(out, source_keys, source_ids, source_mask, last=1)[0, -1].argmax())]
-        cache, seen = out.cache, len(prompt)  # tokens whose keys/values are cached
+        out = self.model(input_ids=torch.tensor([prompt + opening]), use_cache=True, output_hidden_states=want_hidden,
+                         logits_to_keep=len(opening) + 1)
+        source_keys = self.copy_head.keys(out.hidden_states[-1][:, : len(prompt)]) if want_hidden else None
+        choices = self._scores(out, source_keys, source_ids, source_mask, last=len(opening) + 1)[0].argmax(-1).tolist()
+        kept = self._kept(opening, choices)
+        generated = opening[:kept] + [choices[kept]]
+        cache, seen = out.cache, len(prompt) + kept  # tokens whose keys/values are cached
+        if len(opening) > kept:
+            cache.crop(-(len(opening) - kept))
         while len(generated) < self.config.max_new_tokens and generated[-1] not in self._eos_ids:
             room = self.config.max_new_tokens - len(generated)
             draft = lookup_draft(prompt + generated, min(self.config.draft_tokens, room), self.config.draft_ngram)
@@ -337,14 +365,20 @@ class CausalLMRewriter:
             positions = torch.arange(seen, seen + feed.shape[1])[None]
             out = self.model(input_ids=feed, position_ids=positions, cache=cache, use_cache=True, output_hidden_states=want_hidden)
             choices = self._scores(out, source_keys, source_ids, source_mask)[0].argmax(-1).tolist()
-            kept = 0
-            while kept < len(draft) and draft[kept] == choices[kept] and draft[kept] not in self._eos_ids:
-                kept += 1
+            kept = self._kept(draft, choices)
             generated += draft[:kept] + [choices[kept]]
             cache, seen = out.cache, seen + 1 + kept
             if len(draft) > kept:
                 cache.crop(-(len(draft) - kept))  # forget the rejected draft tokens
         return self._until_eos(generated[: self.config.max_new_tokens])
+
+    def _kept(self, draft: Sequence[int], choices: Sequence[int]) -> int:
+        """How many of the draft's tokens the model's own greedy choices confirm
+        (an end of text ends the rewrite, so nothing after one stands)."""
+        kept = 0
+        while kept < len(draft) and draft[kept] == choices[kept] and draft[kept] not in self._eos_ids:
+            kept += 1
+        return kept
 
 
 def _plain_strides(_module, args):

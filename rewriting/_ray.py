@@ -194,7 +194,7 @@ class _RewriteWorker:
         from rewriting import load_rewriter
         from rewriting.rewrite import configure
 
-        self.rewriter = configure(load_rewriter(settings["model"], dtype=settings["dtype"]), settings["batch_size"],
+        self.rewriter = configure(load_rewriter(settings["model"], dtype=settings["dtype"], pack_weights=settings.get("pack_weights", True)), settings["batch_size"],
                                   settings["draft_tokens"], settings.get("max_input_tokens"))
 
     def __call__(self, chunk: list) -> list:

@@ -175,6 +175,8 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--latency", action="store_true", help="one question at a time after a warm-up; print median/p95 latency")
     parser.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
                         help="model weights' dtype (auto: bfloat16 where the CPU has native bf16, else float32)")
+    parser.add_argument("--no-packing", action="store_true",
+                        help="keep plain bfloat16 weights instead of laying them out once for oneDNN (to compare; same output)")
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
     parser.add_argument("--max-input-tokens", type=int,
                         help="a trained rewriter's prompt budget in tokens (default: the rewriter's own)")
@@ -200,13 +202,13 @@ def _main(argv: Sequence[str] | None) -> int:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
         settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
-                    "max_input_tokens": args.max_input_tokens}
+                    "max_input_tokens": args.max_input_tokens, "pack_weights": not args.no_packing}
         count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         latencies = None
     else:
         from rewriting import load_rewriter
 
-        rewriter = configure(load_rewriter(args.model, dtype=args.dtype), args.batch_size, args.draft_tokens, args.max_input_tokens)
+        rewriter = configure(load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing), args.batch_size, args.draft_tokens, args.max_input_tokens)
         latencies = None
         if args.latency:
             latencies = []

@@ -221,6 +221,31 @@ def test_drafted_decoding_equals_step_by_step_decoding(tiny_gpt2, copy):
     model.forward = forward
 
 
+@pytest.mark.parametrize("right", [0, 3, 8])
+def test_an_opening_draft_checked_with_the_prompt_never_changes_the_output(tiny_gpt2, right):
+    # The prompt's own pass checks an opening draft: a right one saves steps,
+    # a wrong one (from its first token, or after `right` tokens) changes nothing.
+    model, tok = tiny_gpt2
+    config = RewriterConfig(prompt_format="plain", max_new_tokens=20)
+    drafted = CausalLMRewriter(model, tok, config)
+    stepwise = CausalLMRewriter(model, tok, replace(config, draft_tokens=0))
+    prompt = plain_prompt_ids(tok, "Who was her father?", HISTORY[:2])
+    expected = stepwise._generate([prompt])[0]
+    wrong = (expected[0][right] + 1) % len(tok) if right < 8 else None
+    opening = expected[0][:right] + ([wrong] * (8 - right) if wrong is not None else [])
+    passes = []
+    forward = model.forward
+    model.forward = lambda *args, **kwargs: passes.append(1) or forward(*args, **kwargs)
+    try:
+        assert drafted._generate([prompt], opening) == [expected]
+    finally:
+        model.forward = forward
+    if right == 8:
+        assert len(passes) <= 1 + 20 - 9  # the prompt's pass gave 9 tokens; at most one pass per token after
+    assert drafted._opening_draft("Who  was her father?") == tok.encode(" Who was her father?", add_special_tokens=False)[:8]
+    assert stepwise._opening_draft("Who was her father?") == []  # drafting off
+
+
 def test_lookup_draft_prefers_the_longest_latest_match():
     # [6, 7] occurs twice; the later occurrence's continuation wins over
     # the earlier one, and a 2-gram match over a 1-gram one.
