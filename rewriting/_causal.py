@@ -21,7 +21,7 @@ from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundEr
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
-from ._packing import pack_linears
+from ._packing import native_bf16 as cpu_has_native_bf16, pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 from ._recipe import RECIPE_FILE, Recipe
 
@@ -418,7 +418,7 @@ def inference_dtype(name: str, native_bf16: bool | None = None) -> torch.dtype:
     """
     if name == "auto":
         if native_bf16 is None:
-            native_bf16 = bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+            native_bf16 = cpu_has_native_bf16()
         return torch.bfloat16 if native_bf16 else torch.float32
     if name not in {"float32", "bfloat16"}:
         raise ValueError(f"dtype must be 'auto', 'float32' or 'bfloat16', not {name!r}")

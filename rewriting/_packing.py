@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["PackedLinear", "can_pack", "pack_linears"]
+__all__ = ["PackedLinear", "can_pack", "native_bf16", "pack_linears"]
+
+
+def native_bf16() -> bool:
+    """Whether the CPU multiplies bfloat16 natively, as oneDNN reports it
+    (AVX512-BF16 or AMX)."""
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def can_pack(dtype: torch.dtype) -> bool:
     """Whether this torch and CPU have oneDNN's bfloat16 linear kernel for ``dtype``."""
-    if dtype != torch.bfloat16 or not torch.backends.mkldnn.is_available():
-        return False
     ops = torch.ops.mkldnn
-    return bool(
-        hasattr(ops, "_reorder_linear_weight")
-        and hasattr(ops, "_linear_pointwise")
-        and torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
+    return dtype == torch.bfloat16 and native_bf16() and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise")
 
 
 class PackedLinear(torch.nn.Module):
@@ -58,13 +58,15 @@ def pack_linears(model: torch.nn.Module) -> int:
 
     For inference only: the packed layers have no trainable weight.
     """
+    if not can_pack(torch.bfloat16):
+        return 0
     targets = [
         (parent, name, child)
         for parent in model.modules()
         for name, child in parent.named_children()
         if type(child) is torch.nn.Linear and child.weight.dtype == torch.bfloat16 and child.weight.device.type == "cpu"
     ]
-    if not targets or not can_pack(torch.bfloat16):
+    if not targets:
         return 0
     for parent, name, child in targets:
         setattr(parent, name, PackedLinear(child))
