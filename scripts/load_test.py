@@ -12,6 +12,16 @@ own turns (turn numbers 1, 2, 3 ... in every reply: a shared conversation
 would number them across sessions). ``--sessions 100`` is a crowd on the free
 tier's queue (at most ``app.QUEUE_SIZE`` waiting events).
 
+Two clients. ``--client gradio`` (the default) plays each session through
+``gradio_client`` on its own thread, as a Python program would. Its Jobs
+poll for messages every 50 ms from a thread each, so on the 2 cores of the
+benchmarks the load generator takes a large share of the CPU the server is
+measured on (``client_cpu_s`` in the result says how much). ``--client lean``
+plays every session on one asyncio loop with raw HTTP: the same Gradio queue
+protocol a browser speaks (``queue/join``, then the session's
+``queue/data`` event stream), the same conversation and checks, little CPU:
+closer to a crowd whose browsers run elsewhere.
+
 Without ``--url`` it starts ``app.py`` itself on a free loopback port (with
 ``--rewriter``/``--index`` passed on) and stops it at the end. Loopback only:
 the URL must be on 127.0.0.1 or localhost. Every request is bounded by
@@ -21,6 +31,7 @@ the URL must be on 127.0.0.1 or localhost. Every request is bounded by
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -29,6 +40,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
@@ -135,8 +147,81 @@ def _session(url: str, questions: list[str], timeout: float, start: threading.Ba
     return {"latencies": latencies, "errors": errors, "answered": answered, "isolated": order_ok}
 
 
-def run(url: str, sessions: int, turns: int, timeout: float) -> dict:
+def _chat_endpoint(url: str) -> tuple[int, list[bool]]:
+    """The ``/chat`` event's index and, for each of its inputs, whether it is
+    session state (which a client sends as null: the server holds it)."""
+    with urllib.request.urlopen(url + "config", timeout=30) as response:
+        config = json.load(response)
+    kinds = {component["id"]: component["type"] for component in config["components"]}
+    for index, dependency in enumerate(config["dependencies"]):
+        if dependency.get("api_name") == "chat":
+            return index, [kinds[i] == "state" for i in dependency["inputs"]]
+    raise SystemExit(f"error: {url} has no /chat endpoint")
+
+
+async def _lean_turn(http, url: str, endpoint: tuple[int, list[bool]], session_hash: str, question: str) -> dict:
+    """One ``/chat`` call over Gradio's queue protocol (sse_v3): join the
+    queue, then read the session's event stream until this event completes."""
+    fn_index, state = endpoint
+    data = [None if is_state else question for is_state in state]
+    payload = {"data": data, "fn_index": fn_index, "session_hash": session_hash, "event_data": None, "trigger_id": None}
+    joined = await http.post(url + "gradio_api/queue/join", json=payload)
+    joined.raise_for_status()
+    event_id = joined.json()["event_id"]
+    async with http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": session_hash}) as stream:
+        stream.raise_for_status()
+        async for line in stream.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if message.get("event_id") != event_id or message.get("msg") != "process_completed":
+                continue
+            if not message.get("success"):
+                raise RuntimeError(f"the server failed the turn: {message.get('output')}")
+            return message["output"]["data"][0]
+    raise RuntimeError("the event stream ended before the turn completed")
+
+
+async def _lean_run(url: str, sessions: int, questions: list[str], timeout: float, bar) -> list[dict]:
+    import httpx
+
+    endpoint = _chat_endpoint(url)
+    limits = httpx.Limits(max_connections=2 * sessions + 10, max_keepalive_connections=2 * sessions + 10)
+
+    async def session(http) -> dict:
+        session_hash, latencies, errors, answered, order_ok = uuid.uuid4().hex, [], [], 0, True
+        for number, question in enumerate(questions, 1):
+            began = time.perf_counter()
+            try:
+                reply = await asyncio.wait_for(_lean_turn(http, url, endpoint, session_hash, question), timeout)
+            except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
+                errors.append(f"{type(error).__name__}: {error}")
+                order_ok = False
+                continue
+            finally:
+                bar.update(1)
+            latencies.append(time.perf_counter() - began)
+            if "error" in reply:
+                errors.append(reply["error"])
+            else:
+                answered += 1
+                order_ok = order_ok and reply.get("turn") == number
+        return {"latencies": latencies, "errors": errors, "answered": answered, "isolated": order_ok}
+
+    async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout)) as http:
+        return list(await asyncio.gather(*(session(http) for _ in range(sessions))))
+
+
+def run(url: str, sessions: int, turns: int, timeout: float, client: str = "gradio") -> dict:
+    """Play ``sessions`` conversations of ``turns`` turns at once against ``url``
+    with the ``client`` (``"gradio"`` or ``"lean"``); the result's figures."""
     questions = (QUESTIONS * (turns // len(QUESTIONS) + 1))[:turns]
+    if client == "lean":
+        with tqdm(total=sessions * turns, desc="turns", file=sys.stderr) as bar:
+            began, cpu_began = time.perf_counter(), time.process_time()
+            results = asyncio.run(_lean_run(url, sessions, questions, timeout, bar))
+            wall, client_cpu = time.perf_counter() - began, time.process_time() - cpu_began
+        return _summary(client, sessions, turns, results, wall, client_cpu)
     start = threading.Barrier(sessions + 1)
     with tqdm(total=sessions * turns, desc="turns", file=sys.stderr) as bar, \
             ThreadPoolExecutor(max_workers=sessions, thread_name_prefix="session") as pool:
@@ -145,14 +230,19 @@ def run(url: str, sessions: int, turns: int, timeout: float) -> dict:
             start.wait(timeout=600)
         except threading.BrokenBarrierError:
             pass  # the sessions say so in their errors
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), time.process_time()
         results = [future.result() for future in futures]  # each turn is bounded by --timeout
-        wall = time.perf_counter() - began
+        wall, client_cpu = time.perf_counter() - began, time.process_time() - cpu_began
+    return _summary(client, sessions, turns, results, wall, client_cpu)
+
+
+def _summary(client: str, sessions: int, turns: int, results: list[dict], wall: float, client_cpu: float) -> dict:
     latencies = [x for r in results for x in r["latencies"]]
     errors = [e for r in results for e in r["errors"]]
     requested, answered = sessions * turns, sum(r["answered"] for r in results)
     done = len(latencies)
     return {
+        "client": client,
         "sessions": sessions,
         "turns_per_session": turns,
         "turns_requested": requested,
@@ -166,6 +256,7 @@ def run(url: str, sessions: int, turns: int, timeout: float) -> dict:
         "max_s": round(max(latencies), 3) if done else None,
         "wall_s": round(wall, 1),
         "turns_per_s": round(answered / wall, 2) if wall else None,
+        "client_cpu_s": round(client_cpu, 1),
     }
 
 
@@ -177,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per turn (default 300)")
     parser.add_argument("--rewriter", help="passed to app.py when this script starts it")
     parser.add_argument("--index", help="passed to app.py when this script starts it")
+    parser.add_argument("--client", choices=("gradio", "lean"), default="gradio",
+                        help="gradio_client on a thread per session (default), or raw HTTP on one asyncio loop")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = parser.parse_args(argv)
     if not (1 <= args.sessions <= MAX_SESSIONS and args.turns >= 1 and args.timeout > 0):
@@ -191,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         url, process = start_app(args.rewriter, args.index)
     try:
-        result = run(url, args.sessions, args.turns, args.timeout)
+        result = run(url, args.sessions, args.turns, args.timeout, args.client)
     finally:
         if process is not None:
             stop_app(process)
