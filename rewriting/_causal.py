@@ -63,6 +63,13 @@ class RewriterConfig:
     # Longest n-gram of generated tokens looked up in the prompt; shorter ones
     # are tried when it is not found.
     draft_ngram: int = 3
+    # Rows one pass of a batch may feed, drafts included (0: no drafts in
+    # batches). Rows that end leave the batch, and once few are left each
+    # gets a draft of up to batch_draft_rows // rows - 1 tokens (none while 9
+    # or more are left). A pass of a few rows costs about one row's, but a
+    # batch's long tail of one or two rows would otherwise take a pass per
+    # token; 16, 32 and 64 measured alike (BENCHMARKS.md §8, session 10).
+    batch_draft_rows: int = 16
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -167,8 +174,7 @@ class CausalLMRewriter:
         eos = {tokenizer.eos_token_id}
         generation_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         eos |= set(generation_eos) if isinstance(generation_eos, (list, tuple)) else {generation_eos}
-        self._eos = torch.tensor(sorted(i for i in eos if i is not None))
-        self._eos_ids = frozenset(self._eos.tolist())
+        self._eos_ids = frozenset(i for i in eos if i is not None)
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
         if head is not None:
             head.register_forward_pre_hook(_plain_strides)
@@ -281,6 +287,18 @@ class CausalLMRewriter:
         """
         if len(prompts) == 1 and self.config.draft_tokens > 0:
             return [self._generate_drafted(prompts[0], opening)]
+        return self._generate_batch(prompts)
+
+    def _generate_batch(self, prompts: list[list[int]]) -> list[tuple[list[int], bool]]:
+        """Greedy decoding of a left-padded batch.
+
+        A row leaves the batch as soon as it ends, so the steps after the
+        median rewrite's end run on the few long ones only. Once the rows left
+        are few enough that ``batch_draft_rows`` has room, each carries a
+        prompt-lookup draft (:func:`lookup_draft`), as one prompt alone does:
+        rows accept different numbers of draft tokens, so a rejected token
+        stays in the cache, masked out, and each row keeps its own positions.
+        """
         batch, width = len(prompts), max(len(p) for p in prompts)
         pad = self.tokenizer.pad_token_id
         input_ids = torch.full((batch, width), pad, dtype=torch.long)
@@ -295,28 +313,62 @@ class CausalLMRewriter:
         out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
                          output_hidden_states=want_hidden, logits_to_keep=1)
         source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
-        source_mask = mask.bool()
-        done = torch.zeros(batch, dtype=torch.bool)
-        generated: list[torch.Tensor] = []
-        for _ in range(self.config.max_new_tokens):
-            token = self._scores(out, source_keys, input_ids, source_mask, last=1)[:, 0].argmax(-1)
-            token = torch.where(done, torch.full_like(token, pad), token)
-            generated.append(token)
-            done |= torch.isin(token, self._eos)
-            if done.all() or len(generated) == self.config.max_new_tokens:
-                break  # no forward pass for a token that will not be used
-            mask = torch.cat([mask, torch.ones((batch, 1), dtype=mask.dtype)], dim=1)
-            positions = positions[:, -1:] + 1
-            out = self.model(
-                input_ids=token[:, None],
-                attention_mask=mask,
-                position_ids=positions,
-                cache=out.cache,
-                use_cache=True,
-                output_hidden_states=want_hidden,
-            )
-        tokens = torch.stack(generated, dim=1) if generated else torch.zeros((batch, 0), dtype=torch.long)
-        return [self._until_eos(row) for row in tokens.tolist()]
+        source_ids, source_mask = input_ids, mask.bool()
+        generated: list[list[int]] = [[] for _ in prompts]
+        ended = [False] * batch
+        rows = list(range(batch))  # the prompts still decoding, in cache order
+        choices = self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0].argmax(-1).tolist()
+        accepted = [[token] for token in choices]
+        next_position = positions[:, -1] + 1  # each row's position for its next fed token
+        cache = out.cache
+        while True:
+            keep = []
+            for slot, row in enumerate(rows):
+                for token in accepted[slot]:
+                    if not ended[row] and len(generated[row]) < self.config.max_new_tokens:
+                        generated[row].append(token)
+                        ended[row] = token in self._eos_ids
+                if not ended[row] and len(generated[row]) < self.config.max_new_tokens:
+                    keep.append(slot)
+            if not keep:
+                break  # no forward pass for tokens that will not be used
+            if len(keep) < len(rows):  # finished rows leave the batch and the cache
+                index = torch.tensor(keep)
+                cache.batch_select_indices(index)
+                mask, next_position = mask[index], next_position[index]
+                if want_hidden:
+                    source_keys, source_ids, source_mask = source_keys[index], source_ids[index], source_mask[index]
+                rows = [rows[slot] for slot in keep]
+            drafts = self._batch_drafts(rows, prompts, generated)
+            feed_width = 1 + max(len(draft) for draft in drafts)
+            feed = torch.full((len(rows), feed_width), pad, dtype=torch.long)
+            fed = torch.zeros((len(rows), feed_width), dtype=mask.dtype)
+            for slot, (row, draft) in enumerate(zip(rows, drafts)):
+                feed[slot, : 1 + len(draft)] = torch.tensor([generated[row][-1], *draft])
+                fed[slot, : 1 + len(draft)] = 1
+            mask = torch.cat([mask, fed], dim=1)
+            out = self.model(input_ids=feed, attention_mask=mask, position_ids=next_position[:, None] + torch.arange(feed_width),
+                             cache=cache, use_cache=True, output_hidden_states=want_hidden)
+            cache = out.cache
+            choices = self._scores(out, source_keys, source_ids, source_mask).argmax(-1).tolist()
+            accepted = []
+            for slot, draft in enumerate(drafts):
+                kept = self._kept(draft, choices[slot])
+                accepted.append(draft[:kept] + [choices[slot][kept]])
+                mask[slot, mask.shape[1] - feed_width + 1 + kept :] = 0  # rejected draft tokens: never attended to
+                next_position[slot] += 1 + kept
+        return [self._until_eos(row) for row in generated]
+
+    def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
+        """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets
+        a pass over these rows be (none while the batch is large)."""
+        size = min(self.config.draft_tokens, self.config.batch_draft_rows // len(rows) - 1)
+        if size <= 0:
+            return [[] for _ in rows]
+        return [
+            lookup_draft(prompts[row] + generated[row], min(size, self.config.max_new_tokens - len(generated[row])), self.config.draft_ngram)
+            for row in rows
+        ]
 
     def _until_eos(self, row: list[int]) -> tuple[list[int], bool]:
         cut = next((i for i, token_id in enumerate(row) if token_id in self._eos_ids), None)

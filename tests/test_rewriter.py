@@ -196,6 +196,38 @@ def test_batched_decoding_equals_one_at_a_time(tiny_gpt2):
 
 
 @pytest.mark.parametrize("copy", [False, True])
+@pytest.mark.parametrize("draft_rows", [0, 16])
+def test_a_batch_whose_rows_end_apart_and_draft_equals_one_at_a_time_step_by_step(tiny_gpt2, draft_rows, copy):
+    # Rows that end leave the batch; the rows left draft (ragged acceptance:
+    # rejected tokens stay in the cache, masked out). Neither may change a
+    # row's greedy output. The copy gate makes outputs of prompt tokens, so
+    # drafts are found and some are right.
+    model, tok = tiny_gpt2
+    head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0) if copy else None
+    config = RewriterConfig(prompt_format="plain", max_new_tokens=16, batch_draft_rows=draft_rows)
+    batched = CausalLMRewriter(model, tok, config, copy_head=head)
+    stepwise = CausalLMRewriter(model, tok, replace(config, draft_tokens=0), copy_head=head)
+    prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]),
+                                                      ("When?", ["Hi", ""]), ("What did she write?", HISTORY)]]
+    # An end-of-text token that one row writes early, so rows end apart.
+    first = stepwise._generate([prompts[0]])[0][0]
+    for rewriter in (batched, stepwise):
+        rewriter._eos_ids = frozenset({first[2]})
+    expected = [stepwise._generate([p])[0] for p in prompts]
+    assert len({len(ids) for ids, _ in expected}) > 1 and any(stopped for _, stopped in expected)
+    shapes = []
+    forward = model.forward
+    model.forward = lambda *args, **kwargs: shapes.append(tuple(kwargs["input_ids"].shape)) or forward(*args, **kwargs)
+    try:
+        assert batched._generate(prompts) == expected
+    finally:
+        model.forward = forward
+    rows = [batch for batch, _ in shapes[1:]]
+    assert rows == sorted(rows, reverse=True) and rows[-1] < len(prompts)  # ended rows left
+    assert any(width > 1 for _, width in shapes[1:]) == bool(draft_rows)  # drafts only when asked
+
+
+@pytest.mark.parametrize("copy", [False, True])
 def test_drafted_decoding_equals_step_by_step_decoding(tiny_gpt2, copy):
     # Prompt-lookup drafts may only save forward passes, never change the greedy output.
     model, tok = tiny_gpt2
