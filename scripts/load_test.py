@@ -112,39 +112,58 @@ def stop_app(process: subprocess.Popen) -> None:
         process.wait(timeout=30)
 
 
+class _Session:
+    """What one session saw: each answered turn's latency, the errors, and
+    whether every reply was numbered as a turn of this session's own."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.answered, self.isolated = 0, True
+
+    def failed(self, error: Exception) -> None:
+        self.errors.append(f"{type(error).__name__}: {error}")
+        self.isolated = False  # the server may or may not have added that turn
+
+    def replied(self, number: int, reply: dict, seconds: float) -> None:
+        self.latencies.append(seconds)
+        if "error" in reply:
+            self.errors.append(reply["error"])
+        else:
+            self.answered += 1
+            self.isolated = self.isolated and reply.get("turn") == number
+
+    def result(self) -> dict:
+        return {"latencies": self.latencies, "errors": self.errors, "answered": self.answered, "isolated": self.isolated}
+
+
 def _session(url: str, questions: list[str], timeout: float, start: threading.Barrier, bar) -> dict:
     """One session's conversation; what it saw. Waits at ``start`` whatever
     happens, so that one session failing to connect never holds the others."""
     from gradio_client import Client
 
-    latencies, errors, answered, order_ok = [], [], 0, True
+    seen = _Session()
     try:
         client = Client(url, verbose=False)
     except Exception as error:  # noqa: BLE001 - a session that cannot connect is reported, not fatal
-        client, order_ok = None, False
-        errors.append(f"connect: {type(error).__name__}: {error}")
+        client, seen.isolated = None, False
+        seen.errors.append(f"connect: {type(error).__name__}: {error}")
     try:
         start.wait(timeout=600)
     except threading.BrokenBarrierError:
-        client, order_ok = None, False
-        errors.append("the sessions did not all start")
+        client, seen.isolated = None, False
+        seen.errors.append("the sessions did not all start")
     for number, question in enumerate(questions if client is not None else [], 1):
         began = time.perf_counter()
         try:
             reply = client.submit(question, api_name="/chat").result(timeout=timeout)
         except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-            errors.append(f"{type(error).__name__}: {error}")
-            order_ok = False  # the server may or may not have added that turn
+            seen.failed(error)
             continue
         finally:
             bar.update(1)
-        latencies.append(time.perf_counter() - began)
-        if "error" in reply:
-            errors.append(reply["error"])
-        else:
-            answered += 1
-            order_ok = order_ok and reply.get("turn") == number
-    return {"latencies": latencies, "errors": errors, "answered": answered, "isolated": order_ok}
+        seen.replied(number, reply, time.perf_counter() - began)
+    return seen.result()
 
 
 def _chat_endpoint(url: str) -> tuple[int, list[bool]]:
@@ -189,24 +208,18 @@ async def _lean_run(url: str, sessions: int, questions: list[str], timeout: floa
     limits = httpx.Limits(max_connections=2 * sessions + 10, max_keepalive_connections=2 * sessions + 10)
 
     async def session(http) -> dict:
-        session_hash, latencies, errors, answered, order_ok = uuid.uuid4().hex, [], [], 0, True
+        session_hash, seen = uuid.uuid4().hex, _Session()
         for number, question in enumerate(questions, 1):
             began = time.perf_counter()
             try:
                 reply = await asyncio.wait_for(_lean_turn(http, url, endpoint, session_hash, question), timeout)
             except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-                errors.append(f"{type(error).__name__}: {error}")
-                order_ok = False
+                seen.failed(error)
                 continue
             finally:
                 bar.update(1)
-            latencies.append(time.perf_counter() - began)
-            if "error" in reply:
-                errors.append(reply["error"])
-            else:
-                answered += 1
-                order_ok = order_ok and reply.get("turn") == number
-        return {"latencies": latencies, "errors": errors, "answered": answered, "isolated": order_ok}
+            seen.replied(number, reply, time.perf_counter() - began)
+        return seen.result()
 
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout)) as http:
         return list(await asyncio.gather(*(session(http) for _ in range(sessions))))
