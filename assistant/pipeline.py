@@ -152,7 +152,7 @@ class Assistant:
     def ask(self, question: str, conversation: Conversation) -> Turn:
         """Answer ``question`` given the earlier turns; the caller adds the Turn."""
         previous = conversation.turns[-1].rewrite.text if conversation.turns else ""
-        *_, turn = self.steps(question, conversation.history(), previous)
+        *_, turn = self.steps(question, conversation.history(self.config.history_rewrites), previous)
         return turn
 
 

@@ -77,9 +77,10 @@ def test_split_sentences():
     assert split_sentences("One. Two? \"Three\" four! five.") == ["One.", "Two?", '"Three" four! five.']
 
 
-def test_pipeline_turn_and_history(retriever, reader):
+@pytest.mark.parametrize("rewrites", [True, False])
+def test_pipeline_turn_and_history(retriever, reader, rewrites):
     rewriter = RecordingRewriter("Who was Ada Lovelace's father?")
-    assistant = Assistant(rewriter, retriever, reader, AssistantConfig(history_turns=1))
+    assistant = Assistant(rewriter, retriever, reader, AssistantConfig(history_turns=1, history_rewrites=rewrites))
     conversation = Conversation()
     first = assistant.ask("  Who was Ada Lovelace? ", conversation)
     assert first.question == "Who was Ada Lovelace?"
@@ -88,8 +89,10 @@ def test_pipeline_turn_and_history(retriever, reader):
     conversation.add(first)
     conversation.add(assistant.ask("And her father?", conversation))
     third = assistant.ask("What else?", conversation)
-    # history_turns=1: only the last question/answer pair reaches the rewriter.
-    assert rewriter.histories == [[], ["Who was Ada Lovelace?", first.answer.text], ["And her father?", third.answer.text]]
+    # history_turns=1: only the last question/answer pair reaches the rewriter,
+    # the question as it was rewritten (the recording rewriter's fixed text) or as asked.
+    earlier = [rewriter.text, rewriter.text] if rewrites else ["Who was Ada Lovelace?", "And her father?"]
+    assert rewriter.histories == [[], [earlier[0], first.answer.text], [earlier[1], third.answer.text]]
     assert third.answer.text == "Her father was the poet Lord Byron."
 
 

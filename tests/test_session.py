@@ -439,3 +439,27 @@ def test_toggling_a_thumb_writes_a_line_only_when_the_judgement_changes(app_serv
     for label in (1, 1, 0, 0, 1):
         S.judge(app_services, session, 0, label)
     assert [line["label"] for line in app_services.labels.read()] == [1, 0, 1]
+
+
+@pytest.mark.parametrize("rewrites", [True, False])
+def test_the_rewriter_sees_earlier_turns_as_they_were_rewritten_unless_told_otherwise(app_services, rewrites):
+    import dataclasses
+
+    seen = []
+    inner = app_services.assistant.rewriter
+
+    class Recording:
+        def rewrite(self, question, history):
+            seen.append(list(history))
+            return inner.rewrite(question, history)
+
+    config = dataclasses.replace(app_services.assistant.config, history_rewrites=rewrites)
+    app_services.assistant = dataclasses.replace(app_services.assistant, rewriter=Recording(), config=config)
+    session = S.Session()
+    for question in (ADA, "What did she write about?"):
+        play(app_services, session, question)
+    S.correct(app_services, session, 1, "What did Ada Lovelace write about?")  # the user's rewrite now stands for turn 2
+    play(app_services, session, "When did she die?")
+    turns = [entry.turn for entry in session.turns]
+    assert seen[-1] == [ADA, turns[0].answer.text,
+                        "What did Ada Lovelace write about?" if rewrites else "What did she write about?", turns[1].answer.text]

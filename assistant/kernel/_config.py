@@ -173,6 +173,11 @@ class AssistantConfig:
     # Earlier turns (question + answer pairs) given to the rewriter, as in CoQA's
     # "last n turns": older turns rarely carry the referent and cost decoding time.
     history_turns: int = 3
+    # The rewriter sees earlier turns as they were rewritten, not as asked:
+    # a rewrite names what a follow-up's pronoun left open, so a later turn's
+    # referent is in plain words. Better or level on every held-out group,
+    # and on retrieval (BENCHMARKS.md §10, session 10).
+    history_rewrites: bool = True
     # Longest question we accept, in characters; longer input is refused with a
     # message instead of being truncated silently.
     max_question_chars: int = 1000
@@ -222,7 +227,7 @@ def check_environment(prefix: str = "CONVQA_") -> None:
     >>> check_environment()
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     >>> del os.environ["CONVQA_KK"]
     """
     known = set(ENV_VARIABLES) | {

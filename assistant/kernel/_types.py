@@ -71,22 +71,26 @@ class Conversation:
 
     turns: list[Turn] = field(default_factory=list)
 
-    def history(self) -> list[str]:
+    def history(self, rewritten: bool = False) -> list[str]:
         """Earlier turns as texts, question and answer alternating, oldest first.
 
         This is QReCC's ``Context`` layout, the one every rewriter takes.
+        ``rewritten``: each earlier question as its turn was rewritten (and
+        searched), which resolves what the question as asked left open.
 
         >>> c = Conversation()
         >>> c.history()
         []
         >>> c.add(Turn("Who was Ada Lovelace?", Rewrite("Who was Ada Lovelace?"),
         ...            Answer("A mathematician.", 1.0)))
-        >>> c.history()
-        ['Who was Ada Lovelace?', 'A mathematician.']
+        >>> c.add(Turn("Who was her father?", Rewrite("Who was Ada Lovelace's father?"),
+        ...            Answer("Lord Byron.", 1.0)))
+        >>> c.history()[2:], c.history(rewritten=True)[2:]
+        (['Who was her father?', 'Lord Byron.'], ["Who was Ada Lovelace's father?", 'Lord Byron.'])
         """
         texts: list[str] = []
         for turn in self.turns:
-            texts += [turn.question, turn.answer.text]
+            texts += [turn.rewrite.text if rewritten else turn.question, turn.answer.text]
         return texts
 
     def add(self, turn: Turn) -> None:

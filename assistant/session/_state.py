@@ -132,10 +132,11 @@ class Session:
             self._id = uuid.uuid4().hex[:12]
         return self._id
 
-    def history(self, upto: int | None = None) -> list[str]:
+    def history(self, upto: int | None = None, rewritten: bool = False) -> list[str]:
         """The questions and answers of the turns before ``upto`` (all by
-        default), oldest first: QReCC's Context layout."""
-        return Conversation([t.turn for t in self.turns[:upto]]).history()
+        default), oldest first: QReCC's Context layout; ``rewritten``: see
+        :meth:`Conversation.history`."""
+        return Conversation([t.turn for t in self.turns[:upto]]).history(rewritten)
 
     def close(self) -> None:
         """Free what the session holds on disk: its uploads' index and the uploaded files."""

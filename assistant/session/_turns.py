@@ -54,7 +54,9 @@ def ask(
     """
     assistant = _assistant(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
-    history = assistant.history_window(session.history() if history is None else history)
+    if history is None:
+        history = session.history(rewritten=assistant.config.history_rewrites)
+    history = assistant.history_window(history)
     # The turn before, as this session rewrote it (a replay asks its file's
     # turns in order); steps() ignores it on a turn with no history.
     previous = session.turns[-1].turn.rewrite.text if session.turns else ""
