@@ -50,11 +50,13 @@ __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
 log = logging.getLogger("convqa.app")
 
-# Turns in flight at once: as many as one batch of the model batchers
-# (assistant.pipeline.BATCH_SIZE), so that their rewrites and encodings
-# coalesce. The model calls are serialised on the batchers' threads, so more
-# turns at once do not oversubscribe the two cores.
-TURN_CONCURRENCY = 32
+# Turns in flight at once: two batches of the model batchers
+# (assistant.pipeline.BATCH_SIZE), so that one batch is rewritten while the
+# turns of the one before are searched and read, instead of the rewriter
+# waiting for them (BENCHMARKS.md §8, session 10). The model calls are
+# serialised on the batchers' threads, so more turns at once do not
+# oversubscribe the two cores.
+TURN_CONCURRENCY = 64
 # Waiting events beyond this are refused at once (the browser says "This
 # application is currently busy. Please try again.") instead of queueing
 # for minutes.

@@ -305,11 +305,13 @@ def test_the_batchers_threads_use_the_torch_threads_of_a_single_call(causal):
     assert seen == [1, 1]
 
 
-def test_one_full_batch_of_turns_can_be_in_flight():
-    """The app runs as many turns at once as the batchers merge, and the
-    causal rewriter decodes that many in one pass: a smaller limit anywhere
-    would cap every batch below the others."""
+def test_two_full_batches_of_turns_can_be_in_flight():
+    """The batchers merge as many calls as the causal rewriter decodes in one
+    pass (a smaller limit anywhere would cap every batch below the others),
+    and the app runs two such batches of turns at once: one is rewritten
+    while the other is searched and read."""
     import app
     from assistant.pipeline import BATCH_SIZE
 
-    assert app.TURN_CONCURRENCY == BATCH_SIZE == RewriterConfig().batch_size
+    assert BATCH_SIZE == RewriterConfig().batch_size
+    assert app.TURN_CONCURRENCY == 2 * BATCH_SIZE
