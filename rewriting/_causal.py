@@ -321,15 +321,17 @@ class CausalLMRewriter:
         accepted = [[token] for token in choices]
         next_position = positions[:, -1] + 1  # each row's position for its next fed token
         cache = out.cache
+
+        def decoding(row: int) -> bool:
+            return not ended[row] and len(generated[row]) < self.config.max_new_tokens
+
         while True:
-            keep = []
             for slot, row in enumerate(rows):
                 for token in accepted[slot]:
-                    if not ended[row] and len(generated[row]) < self.config.max_new_tokens:
+                    if decoding(row):
                         generated[row].append(token)
                         ended[row] = token in self._eos_ids
-                if not ended[row] and len(generated[row]) < self.config.max_new_tokens:
-                    keep.append(slot)
+            keep = [slot for slot, row in enumerate(rows) if decoding(row)]
             if not keep:
                 break  # no forward pass for tokens that will not be used
             if len(keep) < len(rows):  # finished rows leave the batch and the cache
