@@ -33,6 +33,11 @@ class TrainConfig:
     # (RewriteExample.context), as evaluation does. False (--no-titles) shows
     # the turns only, as the committed default adapter was trained.
     titles: bool = True
+    # Earlier questions in a training turn's history: "asked" (as the file
+    # has them), "rewritten" (their human rewrites, as the app's history
+    # holds its own rewrites) or "both" (each turn twice). See
+    # rewriting.data.with_histories.
+    histories: str = "asked"
     # Train the Transformer++ copy head too.
     copy: bool = False
     # Width of the copy head's query/key projections.

@@ -63,6 +63,8 @@ __all__ = [
     "load_examples",
     "load_quretec",
     "split_by_conversation",
+    "HISTORIES",
+    "with_histories",
 ]
 
 FORMATS = ("qrecc", "canard", "cast")
@@ -217,6 +219,46 @@ def split_by_conversation(
         digest = hashlib.sha256(f"{seed}\0{ex.source}\0{group}".encode()).digest()
         (dev if int.from_bytes(digest[:8], "big") / 2**64 < dev_fraction else train).append(ex)
     return train, dev
+
+
+# How a training turn's earlier questions are shown: as the file has them,
+# replaced by their human rewrites (what the app gives the rewriter:
+# AssistantConfig.history_rewrites), or both, each turn twice.
+HISTORIES = ("asked", "rewritten", "both")
+
+
+def with_histories(examples: Iterable[RewriteExample], histories: str = "asked") -> list[RewriteExample]:
+    """The examples with their histories as ``histories`` says (:data:`HISTORIES`).
+
+    ``rewritten`` replaces each earlier question by that turn's human rewrite,
+    looked up in ``examples`` by (source, conversation, turn); a turn not
+    among them keeps its question (QReCC's sample files hold only some turns,
+    and their histories are rewrites already). ``both`` keeps every example
+    and adds its rewritten copy where that differs: the same targets, seen
+    with either kind of history.
+
+    >>> a = RewriteExample("q:c:1", "q", "c", 1, "Who wrote Hamlet?", (), "Who wrote Hamlet?")
+    >>> b = RewriteExample("q:c:2", "q", "c", 2, "When?", ("Who wrote it?", "Shakespeare"), "When did Shakespeare write Hamlet?")
+    >>> [e.history for e in with_histories([a, b], "rewritten")]
+    [(), ('Who wrote Hamlet?', 'Shakespeare')]
+    >>> len(with_histories([a, b], "both"))
+    3
+    """
+    examples = list(examples)
+    if histories not in HISTORIES:
+        raise ValueError(f"histories must be one of {', '.join(HISTORIES)}, not {histories!r}")
+    if histories == "asked":
+        return examples
+    rewrites = {(e.source, e.conversation_id, e.turn): e.rewrite for e in examples}
+    rewritten = []
+    for e in examples:
+        history = list(e.history)
+        for i in range(0, len(history), 2):
+            history[i] = rewrites.get((e.source, e.conversation_id, i // 2 + 1), history[i])
+        rewritten.append(dataclasses.replace(e, history=tuple(history)))
+    if histories == "rewritten":
+        return rewritten
+    return examples + [r for e, r in zip(examples, rewritten) if r.history != e.history]
 
 
 # --- reading and sniffing ---------------------------------------------------

@@ -50,6 +50,7 @@ from ._loop import Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
 from ._train_config import TrainConfig  # noqa: E402
+from .data import HISTORIES  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "collate", "make_batches", "encode_examples", "batch_loss", "dev_loss", "prepare_output", "train", "main"]
 
@@ -174,9 +175,11 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--copy", action="store_true", help="add the Transformer++ copy head")
     parser.add_argument("--no-titles", dest="titles", action="store_false", help="leave CANARD's article title out of the input")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
+    parser.add_argument("--histories", choices=HISTORIES, default=defaults.histories,
+                        help="earlier questions in training histories: as asked, as rewritten by the annotators, or both")
     args = parser.parse_args(argv)
 
-    from rewriting.data import load_examples, split_by_conversation
+    from rewriting.data import load_examples, split_by_conversation, with_histories
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}
     config = TrainConfig(**fields, prompt=PromptConfig(**{k: getattr(args, k) for k in asdict(prompt_defaults)}))
@@ -195,6 +198,8 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         train_examples, dev_examples = split_by_conversation(examples, config.dev_fraction, config.seed)
     split = _split_record(args.train + ([args.dev] if args.dev else []), train_examples, dev_examples, from_file)
+    # After the split, which it must not change: dev keeps the files' histories.
+    train_examples = with_histories(train_examples, config.histories)
     (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
     summary = train(train_examples, dev_examples, args.output, config)
     command = "python -m rewriting.train " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -22,6 +22,7 @@ from rewriting.data import (
     load_examples,
     load_quretec,
     split_by_conversation,
+    with_histories,
 )
 
 QRECC_TEST = "qrecc/qrecc_test_sample.json"
@@ -286,6 +287,34 @@ def test_split_is_deterministic_and_disjoint():
     assert other_train != train
     # a conversation's side does not depend on the other examples
     assert split_by_conversation(dev)[1] == dev
+
+
+def test_rewritten_histories_hold_the_earlier_turns_rewrites_and_the_same_answers():
+    examples = load(CANARD)
+    rewrites = {(e.conversation_id, e.turn): e.rewrite for e in examples}
+    rewritten = with_histories(examples, "rewritten")
+    assert [e.id for e in rewritten] == [e.id for e in examples]
+    changed = 0
+    for asked, new in zip(examples, rewritten):
+        assert (new.question, new.rewrite, new.title) == (asked.question, asked.rewrite, asked.title)
+        assert new.history[1::2] == asked.history[1::2]  # answers as they were
+        assert new.history[0::2] == tuple(rewrites[(asked.conversation_id, k + 1)] for k in range(len(asked.history) // 2))
+        changed += new.history != asked.history
+    assert changed > len(examples) // 2  # CANARD's follow-ups are mostly rewritten
+    both = with_histories(examples, "both")
+    assert both[: len(examples)] == examples and both[len(examples) :] == [r for e, r in zip(examples, rewritten) if r != e]
+    assert with_histories(examples, "asked") == examples
+    with pytest.raises(ValueError, match="asked, rewritten, both"):
+        with_histories(examples, "rewrites")
+
+
+def test_a_turn_missing_from_the_file_keeps_its_question_in_histories():
+    ex = by_id(QRECC_SAMPLE)
+    # The sample holds some turns of each conversation only: a history
+    # question whose turn is absent stays as asked.
+    kept = [e for e in with_histories(load(QRECC_SAMPLE), "rewritten") if e.history and (e.source, e.conversation_id, 1) not in
+            {(x.source, x.conversation_id, x.turn) for x in ex.values()}]
+    assert kept and all(e.history[0] == ex[e.id].history[0] for e in kept)
 
 
 def test_split_fraction_bounds():

@@ -215,6 +215,34 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     assert reloaded < _loss(_fresh_tiny()[0], tok, dev) - 1.0
 
 
+def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, capsys):
+    model, tok = _fresh_tiny()
+    base = tmp_path / "base"
+    model.save_pretrained(base)
+    tok.save_pretrained(base)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    # Official QReCC Context holds raw questions here; the first turn's
+    # rewrite differs from its question, so each follow-up gets a copy.
+    records = json.loads(data.read_text())
+    for r in records[0::2]:
+        r["Rewrite"] = r["Question"].replace("Who was", "Who is")
+    data.write_text(json.dumps(records))
+    counts = {}
+    for histories in ("asked", "both"):
+        argv = ["--train", str(data), "--output", str(tmp_path / histories), "--base", str(base), "--steps", "1", "--batch-size", "2",
+                "--lora-r", "4", "--dev-fraction", "0.25", "--eval-every", "0", "--histories", histories]
+        assert train_module.main(argv) == 0
+        counts[histories] = json.loads(capsys.readouterr().out)
+        # The split is made before the copies, so it does not move.
+        counts[histories]["split"] = (tmp_path / histories / "split.json").read_text()
+    assert counts["both"]["train_examples"] == 2 * counts["asked"]["train_examples"]
+    assert counts["both"]["split"] == counts["asked"]["split"]
+    assert counts["both"]["dev_examples"] == counts["asked"]["dev_examples"]
+    with pytest.raises(SystemExit):
+        train_module.main(["--train", str(data), "--output", str(tmp_path / "x"), "--histories", "rewrites"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
 def test_cli_unreadable_file_exits_2_naming_it(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
