@@ -1,4 +1,4 @@
-"""What history the trained rewriter is given: ``python scripts/study_history.py DIR [--groups qrecc cast] [--variants ...]``.
+"""What history the trained rewriter is given: ``python scripts/study_history.py DIR [--groups qrecc cast] [--variants ...] [--model ADAPTER]``.
 
 Two of issue 14's levers, measured on the held-out turns without retraining:
 
@@ -100,9 +100,12 @@ def main() -> int:
     parser.add_argument("--split", default=SPLIT)
     parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"])
     parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=160", "rewrites+budget=160"])
+    parser.add_argument("--model", default="trained",
+                        help="the rewriter (load_rewriter's name or an adapter directory; a directory's base "
+                        "budget is its rewriter.json's, so give budget=N to match the app's)")
     args = parser.parse_args()
     variants = {v: parse_variant(v) for v in args.variants}
-    rewriter = load_rewriter("trained")
+    rewriter = load_rewriter(args.model)
     base = rewriter.config
     args.dir.mkdir(parents=True, exist_ok=True)
     for group in args.groups:

@@ -166,6 +166,24 @@ def test_a_number_with_separators_is_one_span_not_a_year():
     assert short_span("date", "When was it?", "It is 8,848 metres high and was measured in 1856.") == "1856"
 
 
+def test_of_several_dates_or_numbers_the_one_next_to_the_questions_words_wins():
+    # The first date of the sentence is her accession; "die" is answered next to "death".
+    victoria = "Victoria was Queen of the United Kingdom from 20 June 1837 until her death in 1901."
+    assert short_span("date", "When did Queen Victoria die?", victoria, "Queen Victoria") == "1901"
+    assert short_span("date", "When did Victoria become queen?", victoria, "Queen Victoria") == "20 June 1837"
+    lincoln = "Abraham Lincoln was the 16th president, serving from 1861 until his assassination in 1865."
+    assert short_span("date", "When was Abraham Lincoln assassinated?", lincoln, "Abraham Lincoln") == "1865"
+    # A count is the number followed by what is counted; "154" is no year here.
+    works = "His works consist of some 39 plays, 154 sonnets, three long narrative poems and a few other verses."
+    assert short_span("number", "How many plays did he write?", works, "William Shakespeare") == "39"
+    assert short_span("number", "How many sonnets did he write?", works, "William Shakespeare") == "154"
+    assert short_span("number", "How many long poems did he write?", works, "William Shakespeare") == "three"
+    tokyo = "The Greater Tokyo Area, which includes parts of six neighboring prefectures, has 33 million residents."
+    assert short_span("number", "How many people live in the Greater Tokyo Area?", tokyo, "Tokyo") == "33 million"
+    # Without a word of the question in the sentence, the first span, as before.
+    assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
+
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

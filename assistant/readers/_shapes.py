@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import Passage, tokens
+from ..kernel import READER_STOPWORDS, Passage, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage"]
 
@@ -151,35 +151,92 @@ def _names(sentence: str, question: str) -> list[str]:
 
 _PRONOUN_START = re.compile(r"^\s*(?:he|she|they)\b", re.IGNORECASE)
 
+# Words whose forms share no prefix: "When did she die?" is answered next to
+# "her death", "When was he born?" next to "his birth".
+_SAME_WORD = {"die": "death", "died": "death", "dies": "death", "dying": "death", "dead": "death",
+              "born": "birth", "bore": "birth"}
+# What "how many people" counts is written as residents or a population.
+_PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
+
+
+def _stem(word: str) -> str:
+    # Five letters join "assassinated" and "assassination", "wrote" and "writer".
+    return _SAME_WORD.get(word, word)[:5]
+
+
+def _relation(question: str, title: str) -> set[str]:
+    """The question's content words that do not name its subject: in "When
+    did Queen Victoria die?" about the article "Queen Victoria", "die". They
+    sit next to the answer in a sentence that mentions several dates."""
+    subject = {_stem(w) for w in tokens(title, "rouge")}
+    return {_stem(w) for w in tokens(question, "term") if w not in READER_STOPWORDS and _stem(w) not in subject}
+
+
+def _counted(question: str) -> set[str]:
+    """The stem of what a "how many X" question counts (people: their synonyms)."""
+    match = re.match(r"^\s*how\s+many\s+([\w'-]+)", question, re.IGNORECASE)
+    if not match:
+        return set()
+    stem = _stem(match.group(1).lower())
+    return set(_PEOPLE) if stem in _PEOPLE else {stem}
+
+
+def _nearest(spans: list[re.Match], sentence: str, question: str, title: str) -> re.Match | None:
+    """The span nearest to a word of the question's relation; with none of
+    those words in the sentence, the first span."""
+    if not spans:
+        return None
+    wanted = _relation(question, title)
+    words = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
+    if not words:
+        return spans[0]
+
+    def gap(span: re.Match) -> int:  # characters between the span and the nearest such word
+        return min(span.start() - w.end() if w.end() <= span.start() else max(w.start() - span.end(), 0) for w in words)
+
+    return min(spans, key=gap)  # min keeps the first on a tie
+
 
 def short_span(kind: str, question: str, sentence: str, title: str = "") -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
 
-    A sentence about a person that starts "She ..." names her only in its
-    passage's ``title``: that is the name a "who" question gets.
+    Where a sentence holds several dates or numbers, the one next to the
+    question's own words wins (a count followed by the thing counted first),
+    else the first. A sentence about a person that starts "She ..." names her
+    only in its passage's ``title``: that is the name a "who" question gets.
 
     >>> short_span("date", "When did Ada Lovelace die?", "She died on 27 November 1852 in London.")
     '27 November 1852'
+    >>> short_span("date", "When did Queen Victoria die?", "Victoria was Queen from 20 June 1837 until her death in 1901.", "Queen Victoria")
+    '1901'
     >>> short_span("number", "How many children did she have?", "In 1838 she had three children.")
     'three'
     >>> short_span("number", "How high is Mount Everest?", "Mount Everest is 8,848 metres high.")
     '8,848'
+    >>> short_span("number", "How many people live in the Greater Tokyo Area?",
+    ...            "The Greater Tokyo Area, which includes parts of six prefectures, has 33 million residents.", "Tokyo")
+    '33 million'
     >>> short_span("name", "Who was Ada Lovelace's father?", "Her father was the poet Lord Byron.")
     'Lord Byron'
     >>> short_span("name", "Who wrote the notes?", "She wrote the notes for Babbage.", title="Ada Lovelace")
     'Ada Lovelace'
     """
     if kind == "date":
-        match = _DATE.search(sentence)
+        match = _nearest(list(_DATE.finditer(sentence)), sentence, question, title)
         return match.group().strip() if match else None
     if kind == "number":
         asked = _asked(question)
         # The day and year of a date are not the count or age asked for.
-        spans = [m.group().strip() for m in _NUMBER.finditer(_DATE.sub(" ", sentence))]
-        spans = [s for s in spans if not set(tokens(s, "rouge")) <= asked]
+        # A bare number is left to the year test below ("154 sonnets" is no date).
+        # Blanks of the same length keep the offsets the sentence's.
+        undated = _DATE.sub(lambda m: m.group() if m.group().isdigit() else " " * len(m.group()), sentence)
+        spans = [m for m in _NUMBER.finditer(undated) if m.group().strip() and not set(tokens(m.group(), "rouge")) <= asked]
         # A bare four-digit number is usually a year, not the count asked for.
-        counts = [s for s in spans if not re.fullmatch(r"1\d{3}|20\d{2}", s)]
-        return (counts or spans or [None])[0]
+        counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
+        counted = _counted(question)
+        named = [m for m in counts if any(_stem(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
+        match = named[0] if named else _nearest(counts, sentence, question, title)
+        return match.group().strip() if match else None
     if kind == "name":
         if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
             return re.sub(r"\s*\([^)]*\)", "", title).strip()
