@@ -5,7 +5,7 @@ term overlap, interpolated with BM25 as QReCC does); :class:`GenerativeReader`
 has a causal LM phrase the answer from that evidence;
 :class:`MultipleChoiceReader` scores the options of a question about one long
 document (QuALITY) by embeddings, :class:`LikelihoodChoiceReader` by a causal
-LM's likelihood. ``ReaderConfig.definitions`` and ``short_answers`` (off by default) shape
+LM's likelihood. ``ReaderConfig.definitions`` and ``short_answers`` (on by default) shape
 the sentence reader's answer by the question: a definition from the
 subject's own article, a short date, number or name.
 """

@@ -7,9 +7,9 @@ reader's best sentence carries the answer in both cases, but F1 against a
 short gold answer punishes the rest of the sentence, and for "Who was X?"
 the best-matching sentence is often a detail, not the article's first
 sentence, which is where an encyclopaedia defines its subject. Both are
-off by default (``ReaderConfig.definitions`` and ``short_answers``,
-``CONVQA_DEFINITIONS`` / ``CONVQA_SHORT_ANSWERS``): the lead turns them on
-after measuring.
+on by default, as measured (``ReaderConfig.definitions`` and
+``short_answers``; ``CONVQA_DEFINITIONS`` / ``CONVQA_SHORT_ANSWERS`` turn
+them off).
 """
 
 from __future__ import annotations
