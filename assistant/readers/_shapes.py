@@ -135,7 +135,8 @@ def _asked(question: str) -> set[str]:
     return set(tokens(question, "rouge"))
 
 
-def _names(sentence: str, question: str) -> list[str]:
+def _names(sentence: str, question: str) -> list[tuple[str, int, int]]:
+    """(name, start, end) of each name in ``sentence`` the question does not already hold."""
     asked = _asked(question)
     found = []
     for match in _NAME.finditer(sentence):
@@ -145,7 +146,8 @@ def _names(sentence: str, question: str) -> list[str]:
             words = words[1:]
         name = " ".join(words)
         if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
-            found.append(name)
+            at = match.start() + match.group().index(name)
+            found.append((name, at, at + len(name)))
     return found
 
 
@@ -167,8 +169,15 @@ def _stem(word: str) -> str:
 def _relation(question: str, title: str) -> set[str]:
     """The question's content words that do not name its subject: in "When
     did Queen Victoria die?" about the article "Queen Victoria", "die". They
-    sit next to the answer in a sentence that mentions several dates."""
-    subject = {_stem(w) for w in tokens(title, "rouge")}
+    sit next to the answer in a sentence that mentions several dates. Names
+    are the title's words and the question's capitalised ones after its
+    first ("Bonaparte" of "When did Napoleon Bonaparte die?" in "Napoleon").
+
+    >>> sorted(_relation("When did Napoleon Bonaparte die?", "Napoleon"))
+    ['death']
+    """
+    names = tokens(title, "rouge") + [w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()]
+    subject = {_stem(w) for w in names}
     return {_stem(w) for w in tokens(question, "term") if w not in READER_STOPWORDS and _stem(w) not in subject}
 
 
@@ -181,29 +190,37 @@ def _counted(question: str) -> set[str]:
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
 
 
-def _nearest(spans: list[re.Match], sentence: str, question: str, title: str) -> re.Match | None:
-    """The span nearest to a word of the question's relation; with none of
-    those words in the sentence, the first span."""
-    if not spans:
-        return None
-    wanted = _relation(question, title)
-    words = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
-    if not words:
-        return spans[0]
+def _nearest(spans: list, near: list[re.Match]):
+    """The span (anything with start() and end()) nearest to one of the words
+    ``near``; the first span when there are no such words."""
+    if not spans or not near:
+        return spans[0] if spans else None
 
-    def gap(span: re.Match) -> int:  # characters between the span and the nearest such word
-        return min(span.start() - w.end() if w.end() <= span.start() else max(w.start() - span.end(), 0) for w in words)
+    def gap(span) -> int:  # characters between the span and the nearest such word
+        return min(span.start() - w.end() if w.end() <= span.start() else max(w.start() - span.end(), 0) for w in near)
 
     return min(spans, key=gap)  # min keeps the first on a tie
+
+
+class _Span:
+    def __init__(self, text: str, start: int, end: int):
+        self.text, self._start, self._end = text, start, end
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "") -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
 
-    Where a sentence holds several dates or numbers, the one next to the
-    question's own words wins (a count followed by the thing counted first),
-    else the first. A sentence about a person that starts "She ..." names her
-    only in its passage's ``title``: that is the name a "who" question gets.
+    The span next to the question's own words (those that do not name the
+    passage's subject) wins; a count followed by the thing counted comes
+    first. A sentence with none of those words gives no span. A sentence
+    about a person that starts "She ..." names her only in its passage's
+    ``title``: that is the name a "who" question gets.
 
     >>> short_span("date", "When did Ada Lovelace die?", "She died on 27 November 1852 in London.")
     '27 November 1852'
@@ -220,9 +237,19 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     'Lord Byron'
     >>> short_span("name", "Who wrote the notes?", "She wrote the notes for Babbage.", title="Ada Lovelace")
     'Ada Lovelace'
+    >>> print(short_span("date", "When did Napoleon die?", "Napoleon was Emperor from 18 May 1804 until 1814.", "Napoleon"))
+    None
     """
+    if kind not in ("date", "number", "name"):
+        raise ValueError(f"unknown answer kind {kind!r}")
+    wanted = _relation(question, title)
+    near = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
+    # A sentence without the question's own words may be about something
+    # else ("Emperor from 18 May 1804" for "When did he die?"): the whole
+    # sentence says more than a guessed span.
+    unsure = bool(wanted) and not near
     if kind == "date":
-        match = _nearest(list(_DATE.finditer(sentence)), sentence, question, title)
+        match = None if unsure else _nearest(list(_DATE.finditer(sentence)), near)
         return match.group().strip() if match else None
     if kind == "number":
         asked = _asked(question)
@@ -235,11 +262,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         named = [m for m in counts if any(_stem(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
-        match = named[0] if named else _nearest(counts, sentence, question, title)
+        match = named[0] if named else None if unsure else _nearest(counts, near)
         return match.group().strip() if match else None
-    if kind == "name":
-        if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
-            return re.sub(r"\s*\([^)]*\)", "", title).strip()
-        names = _names(sentence, question)
-        return names[0] if names else None
-    raise ValueError(f"unknown answer kind {kind!r}")
+    if unsure:
+        return None
+    if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
+        return re.sub(r"\s*\([^)]*\)", "", title).strip()
+    name = _nearest([_Span(*found) for found in _names(sentence, question)], near)
+    return name.text if name else None
