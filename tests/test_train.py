@@ -122,6 +122,15 @@ def _fresh_tiny():
     return build_tiny_gpt2()
 
 
+def _saved_base(tmp_path):
+    """A fresh tiny GPT-2 saved as a --base folder, and its tokenizer."""
+    model, tok = _fresh_tiny()
+    base = tmp_path / "base"
+    model.save_pretrained(base)
+    tok.save_pretrained(base)
+    return base, tok
+
+
 def test_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     from peft import get_peft_model_state_dict
 
@@ -181,10 +190,7 @@ def _qrecc_file(path, people):
 def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     from rewriting.data import load_examples
 
-    model, tok = _fresh_tiny()
-    base = tmp_path / "base"
-    model.save_pretrained(base)
-    tok.save_pretrained(base)
+    base, tok = _saved_base(tmp_path)
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
     out = tmp_path / "run"
     argv = ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "10", "--batch-size", "4",
@@ -216,10 +222,7 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
 
 
 def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, capsys):
-    model, tok = _fresh_tiny()
-    base = tmp_path / "base"
-    model.save_pretrained(base)
-    tok.save_pretrained(base)
+    base, _ = _saved_base(tmp_path)
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
     # Official QReCC Context holds raw questions here; the first turn's
     # rewrite differs from its question, so each follow-up gets a copy.
