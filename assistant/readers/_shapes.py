@@ -135,8 +135,8 @@ def _asked(question: str) -> set[str]:
     return set(tokens(question, "rouge"))
 
 
-def _names(sentence: str, question: str) -> list[tuple[str, int, int]]:
-    """(name, start, end) of each name in ``sentence`` the question does not already hold."""
+def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each name in ``sentence`` the question does not already hold."""
     asked = _asked(question)
     found = []
     for match in _NAME.finditer(sentence):
@@ -147,7 +147,7 @@ def _names(sentence: str, question: str) -> list[tuple[str, int, int]]:
         name = " ".join(words)
         if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
             at = match.start() + match.group().index(name)
-            found.append((name, at, at + len(name)))
+            found.append((at, at + len(name), name))
     return found
 
 
@@ -162,7 +162,7 @@ _PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
 
 
 def _stem(word: str) -> str:
-    # Five letters join "assassinated" and "assassination", "wrote" and "writer".
+    # Five letters join "assassinated" and "assassination", "residents" and "resident".
     return _SAME_WORD.get(word, word)[:5]
 
 
@@ -190,27 +190,21 @@ def _counted(question: str) -> set[str]:
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
 
 
-def _nearest(spans: list, near: list[re.Match]):
-    """The span (anything with start() and end()) nearest to one of the words
-    ``near``; the first span when there are no such words."""
+def _spans(matches) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group().strip()) for m in matches]
+
+
+def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match]) -> str | None:
+    """The text of the (start, end, text) span nearest to one of the words
+    ``near``; the first span's when there are no such words."""
     if not spans or not near:
-        return spans[0] if spans else None
+        return spans[0][2] if spans else None
 
-    def gap(span) -> int:  # characters between the span and the nearest such word
-        return min(span.start() - w.end() if w.end() <= span.start() else max(w.start() - span.end(), 0) for w in near)
+    def gap(span: tuple[int, int, str]) -> int:  # characters between the span and the nearest such word
+        start, end, _ = span
+        return min(start - w.end() if w.end() <= start else max(w.start() - end, 0) for w in near)
 
-    return min(spans, key=gap)  # min keeps the first on a tie
-
-
-class _Span:
-    def __init__(self, text: str, start: int, end: int):
-        self.text, self._start, self._end = text, start, end
-
-    def start(self) -> int:
-        return self._start
-
-    def end(self) -> int:
-        return self._end
+    return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "") -> str | None:
@@ -249,8 +243,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     # sentence says more than a guessed span.
     unsure = bool(wanted) and not near
     if kind == "date":
-        match = None if unsure else _nearest(list(_DATE.finditer(sentence)), near)
-        return match.group().strip() if match else None
+        return None if unsure else _nearest(_spans(_DATE.finditer(sentence)), near)
     if kind == "number":
         asked = _asked(question)
         # The day and year of a date are not the count or age asked for.
@@ -262,11 +255,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         named = [m for m in counts if any(_stem(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
-        match = named[0] if named else None if unsure else _nearest(counts, near)
-        return match.group().strip() if match else None
+        if named:
+            return named[0].group().strip()
+        return None if unsure else _nearest(_spans(counts), near)
     if unsure:
         return None
     if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
         return re.sub(r"\s*\([^)]*\)", "", title).strip()
-    name = _nearest([_Span(*found) for found in _names(sentence, question)], near)
-    return name.text if name else None
+    return _nearest(_names(sentence, question), near)
