@@ -65,6 +65,7 @@ __all__ = [
     "split_by_conversation",
     "HISTORIES",
     "with_histories",
+    "with_rewritten_questions",
 ]
 
 FORMATS = ("qrecc", "canard", "cast")
@@ -250,15 +251,20 @@ def with_histories(examples: Iterable[RewriteExample], histories: str = "asked")
     if histories == "asked":
         return examples
     rewrites = {(e.source, e.conversation_id, e.turn): e.rewrite for e in examples}
-    rewritten = []
-    for e in examples:
-        history = list(e.history)
-        for i in range(0, len(history), 2):
-            history[i] = rewrites.get((e.source, e.conversation_id, i // 2 + 1), history[i])
-        rewritten.append(dataclasses.replace(e, history=tuple(history)))
+    rewritten = [with_rewritten_questions(e, rewrites) for e in examples]
     if histories == "rewritten":
         return rewritten
     return examples + [r for e, r in zip(examples, rewritten) if r.history != e.history]
+
+
+def with_rewritten_questions(example: RewriteExample, rewrites: Mapping[tuple[str, str, int], str]) -> RewriteExample:
+    """``example`` with each earlier question of its history replaced by
+    ``rewrites[(source, conversation_id, turn)]`` of that turn; a turn not
+    there keeps its question, and answers stay as they are."""
+    history = list(example.history)
+    for i in range(0, len(history), 2):
+        history[i] = rewrites.get((example.source, example.conversation_id, i // 2 + 1), history[i])
+    return dataclasses.replace(example, history=tuple(history))
 
 
 # --- reading and sniffing ---------------------------------------------------

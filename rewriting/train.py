@@ -50,7 +50,7 @@ from ._loop import Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
 from ._train_config import TrainConfig  # noqa: E402
-from .data import HISTORIES  # noqa: E402
+from .data import HISTORIES, load_examples, split_by_conversation, with_histories  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "collate", "make_batches", "encode_examples", "batch_loss", "dev_loss", "prepare_output", "train", "main"]
 
@@ -178,8 +178,6 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--histories", choices=HISTORIES, default=defaults.histories,
                         help="earlier questions in training histories: as asked, as rewritten by the annotators, or both")
     args = parser.parse_args(argv)
-
-    from rewriting.data import load_examples, split_by_conversation, with_histories
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}
     config = TrainConfig(**fields, prompt=PromptConfig(**{k: getattr(args, k) for k in asdict(prompt_defaults)}))

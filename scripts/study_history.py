@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assistant.kernel import json_lines  # noqa: E402
 from rewriting import load_rewriter  # noqa: E402
-from rewriting.data import load_examples  # noqa: E402
+from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
 
 SPLIT = "rewriting/adapters/smollm2-qr/split.json"
 
@@ -56,12 +56,9 @@ def parse_variant(text: str) -> dict:
     return found
 
 
-def with_rewrites(example, done: dict[tuple[str, int], str]) -> tuple[str, ...]:
+def with_rewrites(example, done: dict[tuple[str, str, int], str]) -> tuple[str, ...]:
     """The example's context with each earlier question replaced by its rewrite."""
-    history = list(example.history)
-    for i in range(0, len(history), 2):
-        history[i] = done.get((example.conversation_id, i // 2 + 1), history[i])
-    return dataclasses.replace(example, history=tuple(history)).context
+    return with_rewritten_questions(example, done).context
 
 
 def rewrite_group(rewriter, items, use_rewrites: bool) -> dict[str, str]:
@@ -73,14 +70,14 @@ def rewrite_group(rewriter, items, use_rewrites: bool) -> dict[str, str]:
     for key, ex in items:
         by_turn[ex.turn].append((key, ex))
     # A conversation's first turn is never rewritten (and not among the items).
-    done = {(ex.conversation_id, 1): ex.history[0] for _, ex in items if ex.history}
+    done = {(ex.source, ex.conversation_id, 1): ex.history[0] for _, ex in items if ex.history}
     out: dict[str, str] = {}
     for turn in sorted(by_turn):
         batch = by_turn[turn]
         results = rewriter.rewrite_batch([(ex.question, list(with_rewrites(ex, done))) for _, ex in batch])
         for (key, ex), r in zip(batch, results):
             out[key] = r.text
-            done[(ex.conversation_id, ex.turn)] = r.text
+            done[(ex.source, ex.conversation_id, ex.turn)] = r.text
         print(f"  turn {turn}: {len(batch)} rewritten", file=sys.stderr)
     return out
 
