@@ -38,6 +38,11 @@ class TrainConfig:
     # holds its own rewrites) or "both" (each turn twice). See
     # rewriting.data.with_histories.
     histories: str = "asked"
+    # Add a copy of each training turn whose rewrite brings a name in from the
+    # conversation, with that name swapped for another (rewriting.data.
+    # with_swapped_names): a names file, "collection" (the default
+    # collection's titles) or "" (off, as the committed adapter was trained).
+    swap_names: str = ""
     # Train the Transformer++ copy head too.
     copy: bool = False
     # Width of the copy head's query/key projections.

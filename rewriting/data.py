@@ -48,12 +48,14 @@ import dataclasses
 import hashlib
 import json
 import os
+import random
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-from assistant.kernel import DataFormatError
+from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, sklearn_stopwords
 
 __all__ = [
     "RewriteExample",
@@ -66,6 +68,9 @@ __all__ = [
     "HISTORIES",
     "with_histories",
     "with_rewritten_questions",
+    "load_names",
+    "resolved_name",
+    "with_swapped_names",
 ]
 
 FORMATS = ("qrecc", "canard", "cast")
@@ -265,6 +270,137 @@ def with_rewritten_questions(example: RewriteExample, rewrites: Mapping[tuple[st
     for i in range(0, len(history), 2):
         history[i] = rewrites.get((example.source, example.conversation_id, i // 2 + 1), history[i])
     return dataclasses.replace(example, history=tuple(history))
+
+
+# --- swapped names: the same turns about other subjects ---------------------
+
+# Lower-case words that may sit inside a name ("Prince of Wales", "Leonardo da Vinci").
+# "and" is left out: "Stevie Nicks and Sarah McLachlan" are two names.
+_NAME_JOINERS = ("of", "the", "de", "von", "van", "da", "del", "la", "le", "du")
+_CAPITALISED = r"[A-Z][\w'’.\-]*"
+_NAME = re.compile(rf"{_CAPITALISED}(?:\s+(?:(?:{'|'.join(map(re.escape, _NAME_JOINERS))})\s+)*{_CAPITALISED})*")
+_POSSESSIVE = re.compile(r"['’]s?$")
+# A question about a person says so with its pronoun.
+_PERSONAL = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b", re.IGNORECASE)
+
+
+def _names(text: str) -> list[str]:
+    """Runs of capitalised words in ``text``, less leading function words
+    ("What", "Did", "The") and a possessive ending."""
+    stop = sklearn_stopwords() | DRIFT_STOPWORDS
+    found = []
+    for match in _NAME.finditer(text):
+        words = match.group().split()
+        while words and words[0].lower() in stop:
+            words = words[1:]
+        if words:
+            words[-1] = _POSSESSIVE.sub("", words[-1])
+            found.append(" ".join(w for w in words if w))
+    return [n for n in found if n.lower() not in stop]
+
+
+def _occurs(phrase: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text) is not None
+
+
+def resolved_name(example: RewriteExample) -> str | None:
+    """The name the rewrite brings in from the conversation: the longest run
+    of capitalised words in ``example.rewrite`` that the question lacks and
+    the context (title or history) has, whole or by its last word (a
+    surname); ``None`` when there is none.
+
+    >>> e = RewriteExample("q:c:2", "q", "c", 2, "Where was he born?", ("Who wrote Emma?", "Jane Austen wrote it."), "Where was Jane Austen born?")
+    >>> resolved_name(e)
+    'Jane Austen'
+    >>> resolved_name(dataclasses.replace(e, rewrite="Where was he born?")) is None
+    True
+    """
+    context = " ".join(example.context)
+    candidates = [
+        name for name in _names(example.rewrite)
+        if _occurs(name, example.rewrite) and not _occurs(name, example.question)
+        and (_occurs(name, context) or (" " in name and _occurs(name.split()[-1], context)))
+    ]
+    return max(candidates, key=len) if candidates else None
+
+
+def load_names(path: str | os.PathLike) -> dict[str, bool]:
+    """Names to swap in (:func:`with_swapped_names`), each with whether it
+    names a person: a text file with one name per line (a tab and ``person``
+    after the ones that do), or a collection JSON keyed by article title (the
+    default collection's layout), where a person is an article whose summary
+    says he or she at least twice (its leads give no life years). Only titles that read as names are kept: capitalised words,
+    no digits or brackets."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise DataFormatError(f"{path}: cannot read the names file ({error.strerror}); give a text file with one name per line or a collection JSON") from error
+    if path.suffix == ".json":
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(f"{path}: not JSON ({error.msg}, line {error.lineno}); give a collection JSON keyed by title") from error
+        if not isinstance(records, dict):
+            raise DataFormatError(f"{path}: expected a JSON object keyed by article title, got a {type(records).__name__}")
+        candidates = {title: isinstance(r, dict) and len(_PERSONAL.findall(str(r.get("extract", "")))) >= 2 for title, r in records.items()}
+    else:
+        rows = [line.split("\t") for line in text.splitlines()]
+        candidates = {row[0]: len(row) > 1 and row[1].strip() == "person" for row in rows}
+    names = {n.strip(): person for n, person in sorted(candidates.items()) if _NAME.fullmatch(n.strip()) and not re.search(r"\d", n)}
+    if not names:
+        raise DataFormatError(f"{path}: no names in it (capitalised words, no digits or brackets)")
+    return names
+
+
+def with_swapped_names(examples: Iterable[RewriteExample], names: Mapping[str, bool], seed: int = 0) -> list[RewriteExample]:
+    """The examples, plus a copy of each that has a :func:`resolved_name` with
+    that name replaced everywhere (title, history, question, rewrite, answer;
+    its last word alone too, as a surname) by one of ``names``
+    (:func:`load_names`): a person's where the question says he or she,
+    another's otherwise, with as many words where there is one.
+
+    The copies teach the rewriter to carry whatever subject the conversation
+    names, not the subjects it has seen in training: held-out turns lose most
+    where the rewrite names a wrong entity. The name is drawn by a generator
+    seeded with ``seed`` and the example's id, so the copies are the same on
+    every run.
+
+    >>> e = RewriteExample("q:c:2", "q", "c", 2, "Where was he born?", ("Who wrote Emma?", "Jane Austen wrote it. Austen was English."), "Where was Jane Austen born?")
+    >>> copy = with_swapped_names([e], {"Ada Lovelace": True, "Great Wall": False})[1]
+    >>> copy.history[1], copy.rewrite, copy.id
+    ('Ada Lovelace wrote it. Lovelace was English.', 'Where was Ada Lovelace born?', 'q:c:2~swap')
+    """
+    examples = list(examples)
+    if not names:
+        raise ValueError("with_swapped_names needs at least one name")
+    pools: dict[tuple[bool, int], list[str]] = {}
+    for name, person in names.items():
+        pools.setdefault((person, len(name.split())), []).append(name)
+    copies = []
+    for example in examples:
+        old = resolved_name(example)
+        if old is None:
+            continue
+        person = bool(_PERSONAL.search(example.question))
+        pool = (pools.get((person, len(old.split())))
+                or [n for (p, _), group in pools.items() if p == person for n in group]
+                or list(names))
+        rng = random.Random(f"{seed}:{example.id}")
+        new = rng.choice([n for n in pool if n != old] or pool)
+        swaps = {old: new} | ({old.split()[-1]: new.split()[-1]} if " " in old else {})
+        # One pass, the full name before the surname, so that a new name is
+        # never swapped again ("Teena Marie" for "Marie Curie").
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, swaps)) + r")(?!\w)")
+
+        def swap(text: str) -> str:
+            return pattern.sub(lambda match: swaps[match.group()], text)
+
+        copies.append(dataclasses.replace(
+            example, id=example.id + "~swap", title=swap(example.title), question=swap(example.question),
+            history=tuple(swap(t) for t in example.history), rewrite=swap(example.rewrite), answer=swap(example.answer),
+        ))
+    return examples + copies
 
 
 # --- reading and sniffing ---------------------------------------------------

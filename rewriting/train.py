@@ -50,7 +50,7 @@ from ._loop import Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
 from ._train_config import TrainConfig  # noqa: E402
-from .data import HISTORIES, load_examples, split_by_conversation, with_histories  # noqa: E402
+from .data import HISTORIES, load_examples, load_names, split_by_conversation, with_histories, with_swapped_names  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "collate", "make_batches", "encode_examples", "batch_loss", "dev_loss", "prepare_output", "train", "main"]
 
@@ -142,7 +142,7 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Data: turns after the first (first turns are never rewritten) of the files in `split.json`,
   split by conversation (dev fraction {config.dev_fraction}, seed {config.seed}); `split.json`
   lists the exact ids on each side.
-- Train turns: {summary['train_examples']} ({counts(train_examples)}).
+- Train turns: {summary['train_examples']} ({counts(train_examples)}){f"; with name-swapped copies from `{config.swap_names}`" if config.swap_names else ""}.
 - Held-out dev turns: {summary['dev_examples']} ({counts(dev_examples)}).
 - Steps: {summary['steps']} of batch {config.batch_size}{"" if summary['steps'] == config.steps else f" (stopped early: the cosine schedule was for {config.steps})"}, lr {config.lr} (warm-up {config.warmup}, cosine to 10%),
   bf16 autocast: {config.bf16}, seed {config.seed}.
@@ -150,6 +150,15 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Training time: {summary['train_seconds']} s on this machine's CPU ({torch.get_num_threads()} threads).
 - Per-step losses: `train_log.jsonl`. Input format and budgets: `rewriter.json`.
 """
+
+
+def _names_path(value: str) -> Path:
+    """``--swap-names``: a file, or ``collection`` for the default collection's titles."""
+    if value != "collection":
+        return Path(value)
+    from assistant.retrieval import default_collection_path
+
+    return default_collection_path()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -177,6 +186,9 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
     parser.add_argument("--histories", choices=HISTORIES, default=defaults.histories,
                         help="earlier questions in training histories: as asked, as rewritten by the annotators, or both")
+    parser.add_argument("--swap-names", default=defaults.swap_names, metavar="FILE|collection",
+                        help="also train a copy of each turn with the name its rewrite resolves swapped for one of these "
+                             "(a text file, one name per line, or 'collection': the default collection's titles)")
     args = parser.parse_args(argv)
 
     fields = {k: getattr(args, k) for k in asdict(defaults) if k != "prompt" and hasattr(args, k)}
@@ -198,6 +210,8 @@ def _main(argv: Sequence[str] | None) -> int:
     split = _split_record(args.train + ([args.dev] if args.dev else []), train_examples, dev_examples, from_file)
     # After the split, which it must not change: dev keeps the files' histories.
     train_examples = with_histories(train_examples, config.histories)
+    if config.swap_names:
+        train_examples = with_swapped_names(train_examples, load_names(_names_path(config.swap_names)), config.seed)
     (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
     summary = train(train_examples, dev_examples, args.output, config)
     command = "python -m rewriting.train " + " ".join(sys.argv[1:] if argv is None else argv)

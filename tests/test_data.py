@@ -20,9 +20,12 @@ from rewriting.data import (
     data_dir,
     detect_format,
     load_examples,
+    load_names,
     load_quretec,
+    resolved_name,
     split_by_conversation,
     with_histories,
+    with_swapped_names,
 )
 
 QRECC_TEST = "qrecc/qrecc_test_sample.json"
@@ -467,3 +470,90 @@ def test_examples_are_hashable_and_comparable():
     b = RewriteExample("i", "qrecc", "1", 1, "q", (), "r", systems={"x": "y"})
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert a != RewriteExample("i", "qrecc", "1", 1, "q", (), "r")
+
+
+# --- swapped names ------------------------------------------------------------
+
+NAMES = {"Ada Lovelace": True, "Marie Curie": True, "Great Wall": False, "Mount Everest": False, "Zebra": False}
+
+
+def test_resolved_name_is_the_one_the_rewrite_brings_in_from_the_conversation():
+    e = RewriteExample("q:c:3", "q", "c", 3, "Did he win a Nobel Prize?",
+                       ("Who was Niels Bohr?", "Niels Bohr was a Danish physicist.", "What did Bohr study?", "Atoms."),
+                       "Did Niels Bohr win a Nobel Prize?")
+    # "Nobel Prize" is in the question; "Did" opens the sentence, it names nothing.
+    assert resolved_name(e) == "Niels Bohr"
+    # A surname in the history counts for the full name the rewrite gives.
+    only_surname = RewriteExample("q:c:2", "q", "c", 2, "Where did he work?", ("What did Bohr study?", "Atoms."), "Where did Niels Bohr work?")
+    assert resolved_name(only_surname) == "Niels Bohr"
+    # A name the conversation never gave (the rewriter would be inventing it) is not a resolved one.
+    invented = RewriteExample("q:c:2", "q", "c", 2, "Where did he work?", ("What is an atom?", "A particle."), "Where did Niels Bohr work?")
+    assert resolved_name(invented) is None
+    # Possessives are the name too.
+    possessive = RewriteExample("q:c:2", "q", "c", 2, "Who were his parents?", ("Who was Walter Scott?", "A novelist."), "Who were Walter Scott's parents?")
+    assert resolved_name(possessive) == "Walter Scott"
+
+
+def test_swapped_copies_replace_the_name_everywhere_and_keep_the_rest():
+    e = RewriteExample("q:c:3", "q", "c", 3, "Did he win a Nobel Prize?",
+                       ("Who was Niels Bohr?", "Niels Bohr was a Danish physicist.", "What did Bohr study?", "Atoms."),
+                       "Did Niels Bohr win a Nobel Prize?", answer="Bohr won it in 1922.")
+    plain = RewriteExample("q:d:2", "q", "d", 2, "What else?", ("What is an atom?", "A particle."), "What else is an atom?")
+    out = with_swapped_names([e, plain], NAMES)
+    assert out[:2] == [e, plain] and len(out) == 3  # the one without a resolved name gets no copy
+    copy = out[2]
+    # "he": a person of two words.
+    assert copy.rewrite in ("Did Ada Lovelace win a Nobel Prize?", "Did Marie Curie win a Nobel Prize?")
+    new = copy.rewrite[4:-19]
+    surname = new.split()[-1]
+    assert copy.history == (f"Who was {new}?", f"{new} was a Danish physicist.", f"What did {surname} study?", "Atoms.")
+    assert copy.answer == f"{surname} won it in 1922." and copy.question == e.question
+    assert copy.id == "q:c:3~swap" and (copy.source, copy.conversation_id, copy.turn) == ("q", "c", 3)
+    # Seeded: the same copies every time, others with another seed somewhere.
+    assert with_swapped_names([e, plain], NAMES) == out
+    seeds = {with_swapped_names([e], NAMES, seed)[1].rewrite for seed in range(20)}
+    assert len(seeds) == 2
+    with pytest.raises(ValueError, match="at least one name"):
+        with_swapped_names([e], {})
+
+
+def test_a_question_without_he_or_she_gets_a_name_that_is_not_a_person():
+    e = RewriteExample("q:c:2", "q", "c", 2, "How tall is it?", ("Where is Mont Blanc?", "In the Alps."), "How tall is Mont Blanc?")
+    (copy,) = with_swapped_names([e], NAMES)[1:]
+    assert copy.rewrite in ("How tall is Great Wall?", "How tall is Mount Everest?")
+
+
+def test_swapped_names_on_the_real_canard_turns():
+    examples = [e for e in load(CANARD) if e.history]
+    out = with_swapped_names(examples, NAMES)
+    copies = {c.id.removesuffix("~swap"): c for c in out[len(examples):]}
+    # Most CANARD rewrites resolve a name of the conversation.
+    assert len(copies) > len(examples) / 2
+    for e in examples:
+        copy = copies.get(e.id)
+        if copy is None:
+            continue
+        old = resolved_name(e)
+        assert old in e.rewrite and old not in copy.rewrite
+        assert any(n in copy.rewrite for n in NAMES)
+
+
+def test_load_names_from_a_collection_and_from_a_text_file(tmp_path):
+    collection = tmp_path / "c.json"
+    collection.write_text(json.dumps({
+        "Ada Lovelace": {"extract": "Ada Lovelace was a mathematician. She wrote the first program; her notes survive."},
+        "Great Wall": {"extract": "The Great Wall is a series of fortifications. It is long."},
+        "1984 (novel)": {"extract": "A novel."},
+        "bread": {"extract": "A food."},
+    }))
+    assert load_names(collection) == {"Ada Lovelace": True, "Great Wall": False}
+    listed = tmp_path / "names.txt"
+    listed.write_text("Marie Curie\tperson\nMount Everest\n\n")
+    assert load_names(listed) == {"Marie Curie": True, "Mount Everest": False}
+    for path, text, message in ((tmp_path / "x.json", "[1]", "keyed by article title"), (tmp_path / "y.json", "{", "not JSON"),
+                                (tmp_path / "z.txt", "lower case only\n", "no names")):
+        path.write_text(text)
+        with pytest.raises(DataFormatError, match=message):
+            load_names(path)
+    with pytest.raises(DataFormatError, match="cannot read"):
+        load_names(tmp_path / "missing.txt")

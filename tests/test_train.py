@@ -246,6 +246,27 @@ def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, 
     assert "invalid choice" in capsys.readouterr().err
 
 
+def test_cli_swap_names_adds_a_copy_of_each_follow_up_with_another_name(tmp_path, capsys):
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    names = tmp_path / "names.txt"
+    names.write_text("Ada Lovelace\tperson\nMarie Curie\tperson\n")
+    counts = {}
+    for run, extra in (("plain", []), ("swap", ["--swap-names", str(names)])):
+        argv = ["--train", str(data), "--output", str(tmp_path / run), "--base", str(base), "--steps", "1", "--batch-size", "2",
+                "--lora-r", "4", "--dev-fraction", "0.25", "--eval-every", "0", *extra]
+        assert train_module.main(argv) == 0
+        counts[run] = json.loads(capsys.readouterr().out)
+        counts[run]["split"] = (tmp_path / run / "split.json").read_text()
+    # Every follow-up names its person from the first turn, so each gets one copy.
+    assert counts["swap"]["train_examples"] == 2 * counts["plain"]["train_examples"]
+    assert counts["swap"]["split"] == counts["plain"]["split"]
+    assert counts["swap"]["dev_examples"] == counts["plain"]["dev_examples"]
+    assert f"name-swapped copies from `{names}`" in (tmp_path / "swap" / "README.md").read_text()
+    assert train_module.main(["--train", str(data), "--output", str(tmp_path / "x"), "--swap-names", str(tmp_path / "none.txt")]) == 2
+    assert "cannot read the names file" in capsys.readouterr().err
+
+
 def test_cli_unreadable_file_exits_2_naming_it(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
