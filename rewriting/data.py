@@ -52,8 +52,9 @@ import random
 import re
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, sklearn_stopwords
 
@@ -284,10 +285,16 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 _PERSONAL = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1)
+def _name_stopwords() -> frozenset[str]:
+    # Built once: _names runs for every training turn.
+    return sklearn_stopwords() | DRIFT_STOPWORDS
+
+
 def _names(text: str) -> list[str]:
     """Runs of capitalised words in ``text``, less leading function words
     ("What", "Did", "The") and a possessive ending."""
-    stop = sklearn_stopwords() | DRIFT_STOPWORDS
+    stop = _name_stopwords()
     found = []
     for match in _NAME.finditer(text):
         words = match.group().split()

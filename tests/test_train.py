@@ -221,6 +221,20 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     assert reloaded < _loss(_fresh_tiny()[0], tok, dev) - 1.0
 
 
+def _one_step_runs(tmp_path, capsys, data, base, runs: dict[str, list[str]]) -> dict[str, dict]:
+    """One tiny training step per run (name: extra flags); each run's printed
+    summary with its split.json text under "split" (copies of training turns
+    are made after the split, so it must not move)."""
+    counts = {}
+    for name, extra in runs.items():
+        argv = ["--train", str(data), "--output", str(tmp_path / name), "--base", str(base), "--steps", "1", "--batch-size", "2",
+                "--lora-r", "4", "--dev-fraction", "0.25", "--eval-every", "0", *extra]
+        assert train_module.main(argv) == 0
+        counts[name] = json.loads(capsys.readouterr().out)
+        counts[name]["split"] = (tmp_path / name / "split.json").read_text()
+    return counts
+
+
 def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, capsys):
     base, _ = _saved_base(tmp_path)
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
@@ -230,14 +244,7 @@ def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, 
     for r in records[0::2]:
         r["Rewrite"] = r["Question"].replace("Who was", "Who is")
     data.write_text(json.dumps(records))
-    counts = {}
-    for histories in ("asked", "both"):
-        argv = ["--train", str(data), "--output", str(tmp_path / histories), "--base", str(base), "--steps", "1", "--batch-size", "2",
-                "--lora-r", "4", "--dev-fraction", "0.25", "--eval-every", "0", "--histories", histories]
-        assert train_module.main(argv) == 0
-        counts[histories] = json.loads(capsys.readouterr().out)
-        # The split is made before the copies, so it does not move.
-        counts[histories]["split"] = (tmp_path / histories / "split.json").read_text()
+    counts = _one_step_runs(tmp_path, capsys, data, base, {h: ["--histories", h] for h in ("asked", "both")})
     assert counts["both"]["train_examples"] == 2 * counts["asked"]["train_examples"]
     assert counts["both"]["split"] == counts["asked"]["split"]
     assert counts["both"]["dev_examples"] == counts["asked"]["dev_examples"]
@@ -251,13 +258,7 @@ def test_cli_swap_names_adds_a_copy_of_each_follow_up_with_another_name(tmp_path
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
     names = tmp_path / "names.txt"
     names.write_text("Ada Lovelace\tperson\nMarie Curie\tperson\n")
-    counts = {}
-    for run, extra in (("plain", []), ("swap", ["--swap-names", str(names)])):
-        argv = ["--train", str(data), "--output", str(tmp_path / run), "--base", str(base), "--steps", "1", "--batch-size", "2",
-                "--lora-r", "4", "--dev-fraction", "0.25", "--eval-every", "0", *extra]
-        assert train_module.main(argv) == 0
-        counts[run] = json.loads(capsys.readouterr().out)
-        counts[run]["split"] = (tmp_path / run / "split.json").read_text()
+    counts = _one_step_runs(tmp_path, capsys, data, base, {"plain": [], "swap": ["--swap-names", str(names)]})
     # Every follow-up names its person from the first turn, so each gets one copy.
     assert counts["swap"]["train_examples"] == 2 * counts["plain"]["train_examples"]
     assert counts["swap"]["split"] == counts["plain"]["split"]
