@@ -51,6 +51,10 @@ class TrainConfig:
     clip: float = 1.0
     # Seed of the data order, LoRA init and dropout.
     seed: int = 0
+    # Seed of the dev split by conversation, apart from `seed`: a run with
+    # another seed then holds out the same turns, so two seeds compare (and
+    # can be averaged) on one dev set. 0 is the committed adapter's split.
+    split_seed: int = 0
     # Share of conversations held out as dev when no --dev file is given.
     dev_fraction: float = 0.2
     # Checkpoint period in steps (a resume loses at most this many).

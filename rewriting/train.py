@@ -140,7 +140,7 @@ Reproduce (same data, same seed; resumes if interrupted):
     {command}
 
 - Data: turns after the first (first turns are never rewritten) of the files in `split.json`,
-  split by conversation (dev fraction {config.dev_fraction}, seed {config.seed}); `split.json`
+  split by conversation (dev fraction {config.dev_fraction}, seed {config.split_seed}); `split.json`
   lists the exact ids on each side.
 - Train turns: {summary['train_examples']} ({counts(train_examples)}){f"; with name-swapped copies from `{config.swap_names}`" if config.swap_names else ""}.
 - Held-out dev turns: {summary['dev_examples']} ({counts(dev_examples)}).
@@ -174,7 +174,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--format", choices=("qrecc", "canard", "cast"), help="format of every file (default: detected)")
     defaults = TrainConfig()
     parser.add_argument("--base", default=defaults.base)
-    for name in ("steps", "stop_after", "batch_size", "lora_r", "lora_alpha", "seed", "save_every", "eval_every", "eval_examples", "warmup", "copy_dim"):
+    for name in ("steps", "stop_after", "batch_size", "lora_r", "lora_alpha", "seed", "split_seed", "save_every", "eval_every", "eval_examples", "warmup", "copy_dim"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
     for name in ("lr", "dev_fraction", "lora_dropout", "clip"):
         parser.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(defaults, name))
@@ -206,7 +206,7 @@ def _main(argv: Sequence[str] | None) -> int:
         dev_examples = load_examples(args.dev, args.format)
         from_file.update({id(e): Path(args.dev).name for e in dev_examples})
     else:
-        train_examples, dev_examples = split_by_conversation(examples, config.dev_fraction, config.seed)
+        train_examples, dev_examples = split_by_conversation(examples, config.dev_fraction, config.split_seed)
     split = _split_record(args.train + ([args.dev] if args.dev else []), train_examples, dev_examples, from_file)
     # After the split, which it must not change: dev keeps the files' histories.
     train_examples = with_histories(train_examples, config.histories)

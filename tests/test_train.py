@@ -268,6 +268,17 @@ def test_cli_swap_names_adds_a_copy_of_each_follow_up_with_another_name(tmp_path
     assert "cannot read the names file" in capsys.readouterr().err
 
 
+def test_cli_another_seed_holds_out_the_same_turns_unless_the_split_seed_moves(tmp_path, capsys):
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 4)
+    counts = _one_step_runs(tmp_path, capsys, data, base, {
+        "seed0": [], "seed1": ["--seed", "1"], "split1": ["--split-seed", "1"]})
+    assert counts["seed1"]["split"] == counts["seed0"]["split"]
+    assert counts["split1"]["split"] != counts["seed0"]["split"]
+    card = (tmp_path / "seed1" / "README.md").read_text()
+    assert "dev fraction 0.25, seed 0)" in card and "seed 1." in card
+
+
 def test_cli_unreadable_file_exits_2_naming_it(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
