@@ -18,8 +18,10 @@ from ._copy import COPY_HEAD_FILE
 from ._recipe import Recipe
 from ._train_config import fixed_settings
 
-__all__ = ["CHECKPOINT_FILE", "LOG_FILE", "prepare_output", "save_checkpoint", "resume", "save_adapter", "last_losses"]
+__all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "save_checkpoint", "resume", "save_adapter", "last_losses"]
 
+# The run's held-out and trained-on turn ids, written by rewriting.train.
+SPLIT_FILE = "split.json"
 CHECKPOINT_FILE = "checkpoint.pt"
 LOG_FILE = "train_log.jsonl"
 

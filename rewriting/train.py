@@ -45,7 +45,7 @@ import torch  # noqa: E402
 from assistant.kernel import ConfigError, DataFormatError, run_cli  # noqa: E402
 
 from ._batches import Batch, collate, encode_examples, make_batches  # noqa: E402
-from ._checkpoint import CHECKPOINT_FILE, last_losses, prepare_output, resume, save_adapter  # noqa: E402
+from ._checkpoint import CHECKPOINT_FILE, SPLIT_FILE, last_losses, prepare_output, resume, save_adapter  # noqa: E402
 from ._loop import Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
@@ -54,7 +54,6 @@ from .data import HISTORIES, load_examples, load_names, split_by_conversation, w
 
 __all__ = ["TrainConfig", "Batch", "collate", "make_batches", "encode_examples", "batch_loss", "dev_loss", "prepare_output", "train", "main"]
 
-SPLIT_FILE = "split.json"
 SUMMARY_FILE = "summary.json"
 
 

@@ -1,0 +1,102 @@
+"""Tests for rewriting.average: the averaged adapter's merged weights are the
+mean of its members' merged weights, it loads as a rewriter, and members
+that cannot be averaged exactly are refused with a one-line error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from rewriting import CausalLMRewriter, RewriterConfig
+from rewriting import average as average_module
+from rewriting import train as train_module
+from test_train import PEOPLE, _qrecc_file, _saved_base
+
+EXACT = RewriterConfig(dtype="float32", pack_weights=False)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The tiny base and two adapters trained on it with other seeds (one of
+    rank 4, one of rank 2 and another alpha) and the same split."""
+    tmp_path = tmp_path_factory.mktemp("average")
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    made = {}
+    for name, extra in {"a": ["--seed", "0", "--lora-r", "4", "--lora-alpha", "8"],
+                        "b": ["--seed", "1", "--lora-r", "2", "--lora-alpha", "6"]}.items():
+        argv = ["--train", str(data), "--output", str(tmp_path / name), "--base", str(base), "--steps", "3",
+                "--batch-size", "2", "--lr", "5e-2", "--lora-dropout", "0", "--dev-fraction", "0.25", "--eval-every", "0", *extra]
+        assert train_module.main(argv) == 0
+        made[name] = tmp_path / name
+    return base, made, tmp_path
+
+
+def _weights(base, adapter=None) -> dict[str, torch.Tensor]:
+    model = CausalLMRewriter.from_pretrained(str(base), adapter=adapter, config=EXACT).model
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_the_average_is_the_mean_of_the_members_merged_weights(runs, capsys):
+    base, made, tmp_path = runs
+    out = tmp_path / "mean"
+    assert average_module.main([str(made["a"]), str(made["b"]), "--output", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["rank"] == 6
+    plain, a, b, mean = _weights(base), _weights(base, made["a"]), _weights(base, made["b"]), _weights(base, out)
+    moved = [k for k in plain if not torch.equal(a[k], plain[k])]
+    assert moved  # the members did train
+    for key in plain:
+        torch.testing.assert_close(mean[key], (a[key] + b[key]) / 2, atol=1e-5, rtol=1e-4)
+    assert (out / "split.json").read_bytes() == (made["a"] / "split.json").read_bytes()
+    assert "python -m rewriting.average" in (out / "README.md").read_text()
+    rewrite = CausalLMRewriter.from_pretrained(str(base), adapter=out, config=EXACT).rewrite("Where was he born?", ["Who was Ada Lovelace?"])
+    assert isinstance(rewrite.text, str)
+
+
+def test_an_adapter_averaged_with_itself_is_itself(runs):
+    base, made, tmp_path = runs
+    out = tmp_path / "self"
+    average_module.average_adapters([made["a"], made["a"]], out)
+    a, mean = _weights(base, made["a"]), _weights(base, out)
+    for key in a:
+        torch.testing.assert_close(mean[key], a[key], atol=1e-5, rtol=1e-4)
+
+
+def _copy(source, target, edit=None):
+    shutil.copytree(source, target)
+    if edit:
+        edit(target)
+    return target
+
+
+def test_members_that_cannot_be_averaged_are_refused_in_one_line(runs, capsys):
+    base, made, tmp_path = runs
+
+    def other_split(d):
+        (d / "split.json").write_text("{}")
+
+    def other_budget(d):
+        recipe = json.loads((d / "rewriter.json").read_text())
+        recipe["prompt"]["max_input_tokens"] = 99
+        (d / "rewriter.json").write_text(json.dumps(recipe))
+
+    def rslora(d):
+        config = json.loads((d / "adapter_config.json").read_text())
+        config["use_rslora"] = True
+        (d / "adapter_config.json").write_text(json.dumps(config))
+
+    cases = {
+        "split": (_copy(made["b"], tmp_path / "x-split", other_split), "holds out other turns"),
+        "recipe": (_copy(made["b"], tmp_path / "x-recipe", other_budget), "another recipe"),
+        "rslora": (_copy(made["b"], tmp_path / "x-rslora", rslora), "use_rslora"),
+        "missing": (tmp_path / "nowhere", "not an adapter"),
+    }
+    for name, (other, message) in cases.items():
+        assert average_module.main([str(made["a"]), str(other), "--output", str(tmp_path / f"out-{name}")]) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, (name, err)
+    assert average_module.main([str(made["a"]), "--output", str(tmp_path / "out-one")]) == 2
+    assert "at least two" in capsys.readouterr().err
