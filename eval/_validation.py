@@ -15,7 +15,7 @@ import numpy as np
 
 from assistant.kernel import LabelledRewrite
 
-__all__ = ["latest_judgements", "bootstrap_ci", "validate", "format_validation_table", "json_safe"]
+__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "validate", "format_validation_table", "json_safe"]
 
 
 def latest_judgements(labels: Sequence[LabelledRewrite]) -> tuple[list[LabelledRewrite], int]:
@@ -45,16 +45,36 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (xc * yc).sum(-1) / denom, np.nan)
 
 
+def _resampled_rows(n: int, resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` rows of ``n`` indices drawn with replacement: the bootstrap's draws."""
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
 def bootstrap_ci(scores: np.ndarray, labels: np.ndarray, resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
     """95% percentile-bootstrap interval for Pearson r: lines are resampled
     with replacement; resamples where r is undefined are dropped."""
-    rng = np.random.default_rng(seed)
-    rows = rng.integers(0, len(scores), size=(resamples, len(scores)))
+    rows = _resampled_rows(len(scores), resamples, seed)
     rs = _pearson_rows(scores[rows], labels[rows].astype(float))
     rs = rs[~np.isnan(rs)]
     if rs.size == 0:
         return (math.nan, math.nan)
     lo, hi = np.percentile(rs, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def difference_ci(differences: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% paired percentile-bootstrap interval for the mean of per-item
+    differences (system B's score minus A's on the same turns): the turns are
+    resampled with replacement, each keeping its pair.
+
+    >>> difference_ci(np.array([1.0, 1.0, 1.0]))
+    (1.0, 1.0)
+    """
+    differences = np.asarray(differences, dtype=float)
+    if differences.size == 0:
+        return (math.nan, math.nan)
+    means = differences[_resampled_rows(len(differences), resamples, seed)].mean(axis=-1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 
 

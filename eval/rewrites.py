@@ -46,14 +46,16 @@
     ``~/.cache/convqa/labels.jsonl``), or says how to get a labels file.
 
 ``python -m eval.rewrites export --split SPLIT --dir DIR``
-``python -m eval.rewrites table --split SPLIT --dir DIR [--index DIR] [--metrics LIST]``
+``python -m eval.rewrites table --split SPLIT --dir DIR [--index DIR] [--metrics LIST] [--against REWRITER]``
     The comparison of rewriters on the same turns: ``export`` writes the
     turns a training run held out (after the first) as ``DIR/<group>.jsonl``
     for ``python -m rewriting.rewrite`` (groups: qrecc, canard, cast); its
     outputs go to ``DIR/<group>.<rewriter>.jsonl``. ``table`` prints a
     Markdown table of every such rewriter and the original question per
     group, then each other system shipped in the data (CAsT automatic
-    rewrites, QuReTeC) on its own turns next to every rewriter.
+    rewrites, QuReTeC) on its own turns next to every rewriter. ``--against
+    R`` adds every row minus R on the same turns, with 95% paired bootstrap
+    intervals: whether a difference is beyond the turns' noise.
 
 ``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N]``
     Warm latency of each metric for one rewrite: median and p95 wall time,
@@ -105,6 +107,7 @@ from ._table import (
 )
 from ._validation import (
     bootstrap_ci,
+    difference_ci,
     format_validation_table,
     json_safe,
     latest_judgements,
@@ -119,6 +122,7 @@ __all__ = [
     "score_examples",
     "validate",
     "bootstrap_ci",
+    "difference_ci",
     "plot_distributions",
     "comparison_table",
     "main",
@@ -245,7 +249,7 @@ def _cmd_table(args) -> int:
     groups = held_out_groups(args.split)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
     others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
-    print(comparison_table(groups, rewriters, others, _scorer(args.metrics, args.index, args.torch_threads)))
+    print(comparison_table(groups, rewriters, others, _scorer(args.metrics, args.index, args.torch_threads), args.against))
     return 0
 
 
@@ -294,6 +298,7 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("--dir", required=True, type=Path, help="folder with <group>.<rewriter>.jsonl outputs of rewriting.rewrite")
     table.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
     table.add_argument("--metrics", default=",".join(TABLE_METRICS), help=f"comma-separated metrics (default {','.join(TABLE_METRICS)})")
+    table.add_argument("--against", metavar="REWRITER", help="add every row minus this one, with 95%% paired bootstrap intervals")
 
     bench = commands.add_parser("bench", help="warm latency of each metric for one rewrite")
     bench.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")

@@ -31,7 +31,7 @@ from eval.metrics import (
     rouge1_recall,
     token_f1,
 )
-from eval.rewrites import bootstrap_ci, validate
+from eval.rewrites import bootstrap_ci, difference_ci, validate
 
 
 def test_docstring_examples():
@@ -301,6 +301,17 @@ def test_bootstrap_ci_is_seeded_and_shrinks_with_n():
     wide = bootstrap_ci(x[:40], y[:40])
     narrow = bootstrap_ci(x, y)
     assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+
+def test_difference_ci_is_seeded_covers_the_mean_and_shrinks_with_n():
+    diffs = np.random.default_rng(3).normal(loc=1.0, size=900)
+    assert difference_ci(diffs) == difference_ci(diffs)
+    lo, hi = difference_ci(diffs)
+    assert lo < diffs.mean() < hi and lo > 0.8 and hi < 1.2
+    wide = difference_ci(diffs[:90])
+    assert hi - lo < wide[1] - wide[0]
+    assert difference_ci(np.array([2.0, 2.0])) == (2.0, 2.0)
+    assert all(math.isnan(v) for v in difference_ci(np.array([])))
 
 
 # ---------------------------------------------------------------- labels files

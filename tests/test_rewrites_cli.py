@@ -371,6 +371,26 @@ def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
     assert "| cast (1) | cast_automatic | 80.0 | 20.0 | 20.0 |" in lines
 
 
+def test_comparison_table_against_a_row_gives_paired_differences_with_intervals():
+    from assistant.kernel import ConfigError
+    from eval.rewrites import Scorer, comparison_table
+    from rewriting.data import RewriteExample
+
+    def turn(n, rewrite):
+        return (f"f#{n}", RewriteExample(f"cast2020:1:{n}", "cast2020", "1", n, "why", ("q", "a"), rewrite))
+
+    groups = {"cast": [turn(2, "why is the sky blue"), turn(3, "why is the sea blue")]}
+    # "same" equals "base" on both turns; "better" gains 4/5 of the words on each.
+    rewriters = {"cast": {"base": {"f#2": "why", "f#3": "why"}, "same": {"f#2": "why", "f#3": "why"},
+                          "better": {"f#2": "why is the sky blue", "f#3": "why is the sea blue"}}}
+    lines = comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="base").splitlines()
+    assert "| same |  |  | +0.0 [+0.0, +0.0] | +0.0 [+0.0, +0.0] |" in lines
+    assert "| better |  |  | +80.0 [+80.0, +80.0] | +80.0 [+80.0, +80.0] |" in lines
+    assert not any(line.startswith("| base |  |  | +") for line in lines)
+    with pytest.raises(ConfigError, match="no rewriter named 'nobody'.*base"):
+        comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="nobody")
+
+
 class SearchSpy:
     """The real BM25 retriever, recording which of its search calls are made."""
 
