@@ -51,10 +51,14 @@ def _member(directory: Path) -> tuple[dict, Recipe]:
     return config, recipe
 
 
-def average_adapters(sources: Sequence[str | Path], output: str | Path) -> dict:
+def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: int | None = None) -> dict:
     """Write the mean of ``sources``' adapters to ``output`` (adapter, recipe,
     split); returns ``{"members", "rank"}``. :class:`ConfigError` says which
-    member differs from the first and how."""
+    member differs from the first and how.
+
+    ``rank``: keep only the top ``rank`` singular directions of each layer's
+    mean delta (a truncated SVD: the closest adapter of that rank), for a
+    file the size of one member's; None keeps the exact mean."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -75,7 +79,7 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path) -> dict:
     if any(set(w) != set(weights[0]) for w in weights[1:]):
         raise ConfigError(f"the adapters' tensors differ in name: not adapters of the same base layers ({', '.join(map(str, sources))})")
     scales = [config["lora_alpha"] / config["r"] for config, _ in members]
-    rank = sum(config["r"] for config, _ in members)
+    total = sum(config["r"] for config, _ in members)
     scale = scales[0]
     stacked = {}
     for key in weights[0]:
@@ -85,6 +89,12 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path) -> dict:
             stacked[key] = torch.cat([(w[key].float() * (s / (len(weights) * scale))).to(w[key].dtype) for w, s in zip(weights, scales)], dim=1)
         else:
             raise ConfigError(f"{key} in {sources[0]} is neither a LoRA A nor B factor; only LoRA adapters can be averaged")
+    if rank is not None:
+        if not 1 <= rank <= total:
+            raise ConfigError(f"--rank must lie between 1 and the members' summed rank {total}, not {rank}")
+        stacked = _truncated(stacked, rank)
+    else:
+        rank = total
     output = Path(output)
     prepare_output(output)
     save_file({k: v.contiguous() for k, v in stacked.items()}, str(output / ADAPTER_WEIGHTS))
@@ -96,12 +106,27 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path) -> dict:
     return {"members": [str(s) for s in sources], "rank": rank}
 
 
+def _truncated(stacked: dict, rank: int) -> dict:
+    """Each layer's ``B @ A`` cut to its top ``rank`` singular directions (singular values go to B)."""
+    import torch
+
+    cut = {}
+    for key_a in [k for k in stacked if ".lora_A." in k]:
+        key_b = key_a.replace(".lora_A.", ".lora_B.")
+        a, b = stacked[key_a], stacked[key_b]
+        u, sv, vh = torch.linalg.svd(b.float() @ a.float(), full_matrices=False)
+        cut[key_b] = (u[:, :rank] * sv[:rank]).to(b.dtype)
+        cut[key_a] = vh[:rank].to(a.dtype)
+    return cut
+
+
 def _card(summary: dict, command: str) -> str:
     members = "\n".join(f"- `{m}`" for m in summary["members"])
     return f"""# Averaged question-rewriting adapter
 
 The mean of {len(summary["members"])} adapters' weights (rank {summary["rank"]}: their LoRA factors
-stacked, so the delta is exactly the mean of theirs), by `rewriting.average`:
+stacked, so the delta is the mean of theirs; cut by a truncated SVD if the rank is below the
+members' summed rank), by `rewriting.average`:
 
     {command}
 
@@ -122,8 +147,9 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.average", description=__doc__.split("\n\n")[0])
     parser.add_argument("adapters", nargs="+", metavar="ADAPTER", help="adapter directories written by rewriting.train")
     parser.add_argument("--output", required=True, type=Path, metavar="DIR")
+    parser.add_argument("--rank", type=int, metavar="N", help="cut the mean to rank N by a truncated SVD (default: exact, the summed rank)")
     args = parser.parse_args(argv)
-    summary = average_adapters(args.adapters, args.output)
+    summary = average_adapters(args.adapters, args.output, args.rank)
     command = "python -m rewriting.average " + " ".join(sys.argv[1:] if argv is None else argv)
     (args.output / "README.md").write_text(_card(summary, command))
     print(json.dumps(summary))

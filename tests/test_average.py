@@ -65,6 +65,24 @@ def test_an_adapter_averaged_with_itself_is_itself(runs):
         torch.testing.assert_close(mean[key], a[key], atol=1e-5, rtol=1e-4)
 
 
+def test_a_rank_cut_is_the_exact_mean_at_full_rank_and_low_rank_below(runs, capsys):
+    base, made, tmp_path = runs
+    exact, full, one = tmp_path / "exact", tmp_path / "full", tmp_path / "one"
+    average_module.average_adapters([made["a"], made["b"]], exact)
+    assert average_module.average_adapters([made["a"], made["b"]], full, rank=6)["rank"] == 6
+    average_module.average_adapters([made["a"], made["b"]], one, rank=1)
+    assert json.loads((one / "adapter_config.json").read_text())["r"] == 1
+    plain, mean, cut_full, cut_one = _weights(base), _weights(base, exact), _weights(base, full), _weights(base, one)
+    changed = [k for k in plain if not torch.equal(mean[k], plain[k]) and mean[k].dim() == 2]
+    assert changed
+    for key in changed:
+        torch.testing.assert_close(cut_full[key], mean[key], atol=1e-5, rtol=1e-4)
+        assert torch.linalg.matrix_rank(cut_one[key] - plain[key], atol=1e-5) == 1
+    assert any(not torch.allclose(cut_one[k], mean[k], atol=1e-5) for k in changed)
+    assert average_module.main([str(made["a"]), str(made["b"]), "--output", str(tmp_path / "seven"), "--rank", "7"]) == 2
+    assert "between 1 and the members' summed rank 6" in capsys.readouterr().err
+
+
 def _copy(source, target, edit=None):
     shutil.copytree(source, target)
     if edit:
