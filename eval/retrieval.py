@@ -1,7 +1,8 @@
 """Retrieval, measured as the field reports it: MRR, nDCG@3 and recall by trec_eval.
 
 ``python -m eval.retrieval --data FILE... [--rewriter NAME | --rewrites R.jsonl]``
-``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--index DIR] [--run OUT.trec] [--qrels OUT] [--json]``
+``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--index DIR] [--run OUT.trec] [--qrels OUT]``
+``[--against REWRITER|R.jsonl] [--json]``
 
 Builds a judged collection (:mod:`eval._judged`: each CAsT 2021 turn's
 canonical passage and each CAsT 2022 turn's response is relevant to it, among
@@ -37,6 +38,10 @@ and the shared NQ and MultiDoc2Dial files.
 
 Prints a table (all turns, then each CAsT year); ``--json`` prints
 ``{"n", "mrr", "ndcg_cut_3", "recall_10", "recall_100"}``, fractions.
+``--against`` scores a second rewriter the same way and adds each measure's
+difference on the turns both scored, with a 95% paired bootstrap interval
+(under ``"against"``: ``{"rewriter", "n", measure: [mean, low, high]}``):
+on some eighty turns, whether a difference is more than noise.
 Bad input exits with status 2 and a one-line message.
 """
 
@@ -49,6 +54,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 from tqdm import tqdm
 
 from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
@@ -66,8 +72,9 @@ from ._judged import (
 from ._judged_trec import MEASURES, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
 from ._table import read_rewrites
+from ._validation import difference_ci
 
-__all__ = ["DEPTH", "judged_index", "rewrite_queries", "previous_rewrites", "evaluate", "main"]
+__all__ = ["DEPTH", "judged_index", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
 
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
 # scored at depths of 100 and more.
@@ -166,7 +173,8 @@ def evaluate(
 ) -> dict:
     """Search each query's text, write the run and the qrels, score them.
 
-    Returns ``{"n", measures..., "by_source": {source: {"n", measures...}}}``.
+    Returns ``{"n", measures..., "by_source": {source: {"n", measures...}},
+    "per_query": {qid: {measure: value}}}`` (a query trec_eval does not list scores 0).
     """
     scored = [q for q in queries if q.qid in texts]
     if not scored:
@@ -179,22 +187,44 @@ def evaluate(
     write_run(results, run, tag)
     write_qrels(scored, qrels)
     mean, per_query = trec_eval(qrels, run)
-    summary = {"n": len(scored), **mean, "by_source": {}}
+    zero = dict.fromkeys(MEASURES.values(), 0.0)
+    summary = {"n": len(scored), **mean, "by_source": {}, "per_query": {q.qid: per_query.get(q.qid, zero) for q in scored}}
     for source in sorted({q.example.source for q in scored}):
         mine = [q for q in scored if q.example.source == source]
-        zero = dict.fromkeys(MEASURES.values(), 0.0)
         summary["by_source"][source] = {"n": len(mine)} | {
-            m: sum(per_query.get(q.qid, zero)[m] for q in mine) / len(mine) for m in MEASURES.values()
+            m: sum(summary["per_query"][q.qid][m] for q in mine) / len(mine) for m in MEASURES.values()
         }
     return summary
 
 
-def _print_table(summary: dict) -> None:
-    names = {"mrr": "MRR", "ndcg_cut_3": "nDCG@3", "recall_10": "R@10", "recall_100": "R@100"}
-    print(f"{'turns':<12}{'n':>6}" + "".join(f"{name:>9}" for name in names.values()))
+def paired_difference(mine: dict, theirs: dict) -> dict:
+    """Each measure of ``mine`` minus ``theirs`` (two :func:`evaluate` results)
+    on the turns both scored: ``{"n", measure: [mean, low, high]}``, the 95%
+    paired bootstrap interval over those turns (:func:`difference_ci`)."""
+    common = [qid for qid in mine["per_query"] if qid in theirs["per_query"]]
+    if not common:
+        raise InvalidInputError("the two rewriters scored no turn in common: nothing to compare")
+    found: dict = {"n": len(common)}
+    for m in MEASURES.values():
+        diffs = np.array([mine["per_query"][q][m] - theirs["per_query"][q][m] for q in common])
+        found[m] = [round(float(diffs.mean()), 4), *(round(v, 4) for v in difference_ci(diffs))]
+    return found
+
+
+_NAMES = {"mrr": "MRR", "ndcg_cut_3": "nDCG@3", "recall_10": "R@10", "recall_100": "R@100"}
+
+
+def _print_table(summary: dict, against: tuple[str, dict] | None = None) -> None:
+    print(f"{'turns':<12}{'n':>6}" + "".join(f"{name:>9}" for name in _NAMES.values()))
     rows = [("all", summary)] + (list(summary["by_source"].items()) if len(summary["by_source"]) > 1 else [])
     for label, row in rows:
-        print(f"{label:<12}{row['n']:>6}" + "".join(f"{row[m]:>9.4f}" for m in names))
+        print(f"{label:<12}{row['n']:>6}" + "".join(f"{row[m]:>9.4f}" for m in _NAMES))
+    if against is not None:
+        name, diff = against
+        print(f"\nminus {name} on the {diff['n']} turns both scored, with 95% paired bootstrap intervals:")
+        for m, label in _NAMES.items():
+            mean, low, high = diff[m]
+            print(f"  {label:<7}{mean:+.4f} [{low:+.4f}, {high:+.4f}]")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -222,6 +252,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
     parser.add_argument("--qrels", help="write the qrels here (default: next to --run as .qrels, else temporary)")
+    parser.add_argument(
+        "--against", metavar="REWRITER|R.jsonl",
+        help="also score this rewriter (a name as for --rewriter, or a rewrites JSONL) the same way, and give each "
+        "measure's difference with a 95%% paired bootstrap interval over the turns both scored",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -243,19 +278,33 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.split is not None:
         held = {ex.id for path in args.data for ex in held_out(examples[path], args.split, path)}
         queries = [q for q in queries if held.intersection(q.example_ids)]
-    texts = rewrite_queries(queries, rewriter, args.rewrites, {ex.id for ex in every_turn})
-    if args.expansion_repeats:
-        previous = previous_rewrites(queries, texts, every_turn, rewriter)
-        texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}
+    turn_ids = {ex.id for ex in every_turn}
+
+    def searched(name: str | None, rewrites: str | None) -> dict[str, str]:
+        texts = rewrite_queries(queries, name, rewrites, turn_ids)
+        if args.expansion_repeats:
+            previous = previous_rewrites(queries, texts, every_turn, name)
+            texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}
+        return texts
+
+    texts = searched(rewriter, args.rewrites)
+    other = None
+    if args.against is not None:
+        other = (None, args.against) if args.against.endswith(".jsonl") else (args.against, None)
+        other_texts = searched(*other)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
         run = Path(args.run) if args.run else Path(scratch) / "run.trec"
         qrels = Path(args.qrels) if args.qrels else (run.with_suffix(".qrels") if args.run else Path(scratch) / "qrels")
         summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name)
+        if other is not None:
+            theirs = evaluate(queries, other_texts, retriever, Path(scratch) / "against.trec", Path(scratch) / "against.qrels", tag="against")
+    against = (args.against, paired_difference(summary, theirs)) if other is not None else None
     if args.json:
-        print(json.dumps({"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}))
+        record = {"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}
+        print(json.dumps(record | ({"against": {"rewriter": against[0], **against[1]}} if against else {})))
     else:
-        _print_table(summary)
+        _print_table(summary, against)
     return 0
 
 

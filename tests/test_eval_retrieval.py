@@ -197,6 +197,27 @@ def test_expansion_searches_as_the_app_does(cast2021, distractors, tmp_path, cap
     assert (expanded["mrr"], plain["mrr"]) == pytest.approx((1.0, 3.5 / 4), abs=1e-4)
 
 
+def test_against_gives_each_measure_minus_another_rewriter_with_an_interval(cast2021, cast2022, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, cast2022, "--distractors", distractors]
+    human, _ = _run(capsys, *data, "--rewriter", "human", "--against", "original")
+    # On the seven turns: human MRR 1, original 6.5/7 (one turn at rank 2).
+    assert human["mrr"] == pytest.approx(1.0, abs=1e-4)
+    against = human["against"]
+    assert against["rewriter"] == "original" and against["n"] == 7
+    mean, low, high = against["mrr"]
+    assert mean == pytest.approx(0.5 / 7, abs=1e-4) and low <= mean <= high and low >= 0.0
+    assert against["recall_10"] == [0.0, 0.0, 0.0]
+    # A rewrites file against the same rewriter differs by nothing; paired on
+    # the turns both scored (the file's one rewrite and the first turns, searched as asked).
+    rewrites = tmp_path / "r.jsonl"
+    rewrites.write_text(json.dumps({"id": f"{cast2021.name}#cast2021:106:2", "rewrite": "What does the quokka eat?"}) + "\n")
+    given, _ = _run(capsys, *data, "--rewrites", rewrites, "--against", "human")
+    assert given["against"]["n"] == 4 and given["against"]["mrr"] == [0.0, 0.0, 0.0]
+    assert main([*map(str, data), "--rewriter", "original", "--against", str(rewrites)]) == 0
+    out = capsys.readouterr().out
+    assert f"minus {rewrites} on the 4 turns both scored" in out and "MRR    -0.1250 [" in out
+
+
 def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_conversations, tmp_path, capsys):
     def error(*args):
         assert main([*map(str, args)]) == 2
