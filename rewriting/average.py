@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -97,7 +98,11 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
         rank = total
     output = Path(output)
     prepare_output(output)
-    save_file({k: v.contiguous() for k, v in stacked.items()}, str(output / ADAPTER_WEIGHTS))
+    # Written beside and renamed: a run interrupted while writing the weights
+    # (the long write) leaves the folder's earlier weights whole.
+    partial = output / (ADAPTER_WEIGHTS + ".partial")
+    save_file({k: v.contiguous() for k, v in stacked.items()}, str(partial))
+    os.replace(partial, output / ADAPTER_WEIGHTS)
     config = dict(first_config, r=rank, lora_alpha=scale * rank)
     (output / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
     recipe.write(output)
