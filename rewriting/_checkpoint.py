@@ -69,7 +69,7 @@ def resume(run, config, path: Path) -> tuple[int, float]:
     from peft import set_peft_model_state_dict
 
     state = torch.load(path, weights_only=False)
-    if fixed_settings(state["config"]) != fixed_settings(asdict(config)):
+    if fixed_settings(_as_written(state["config"], config)) != fixed_settings(asdict(config)):
         raise ConfigError(f"{path} was written with other settings; use another --output or delete it to start over")
     set_peft_model_state_dict(run.model, state["adapter"])
     if run.copy_head is not None:
@@ -79,6 +79,15 @@ def resume(run, config, path: Path) -> tuple[int, float]:
     torch.set_rng_state(state["torch_rng"])
     print(f"resuming from step {state['step']} of {config.steps}", file=sys.stderr)
     return state["step"], state["elapsed_s"]
+
+
+def _as_written(written: dict, config) -> dict:
+    """A checkpoint's settings with those added since it was written set as
+    that run behaved: its split used the training seed, and newer options
+    (e.g. name-swapped copies) are off at their defaults."""
+    written = dict(written)
+    written.setdefault("split_seed", written.get("seed", 0))
+    return {**asdict(type(config)()), **written}
 
 
 def save_adapter(model, copy_head, output: Path, config) -> None:

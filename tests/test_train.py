@@ -178,6 +178,23 @@ def test_resume_with_other_settings_is_refused(tiny_gpt2, tmp_path):
         train(_examples(), [], tmp_path, _config(steps=3), model=model, tokenizer=tok, progress=False)
 
 
+def test_a_checkpoint_from_before_a_setting_existed_resumes_as_that_run_behaved(tiny_gpt2, tmp_path):
+    from rewriting._checkpoint import CHECKPOINT_FILE
+
+    model, tok = tiny_gpt2
+    train(_examples(), [], tmp_path, _config(steps=2, seed=1, split_seed=1), model=model, tokenizer=tok, progress=False)
+    path = tmp_path / CHECKPOINT_FILE
+    state = torch.load(path, weights_only=False)
+    del state["config"]["split_seed"], state["config"]["swap_names"]  # as written before they existed
+    torch.save(state, path)
+    # Such a run split by its seed and had no swapped copies: the same settings now resume it.
+    model, tok = _fresh_tiny()
+    train(_examples(), [], tmp_path, _config(steps=2, seed=1, split_seed=1), model=model, tokenizer=tok, progress=False)
+    model, tok = _fresh_tiny()
+    with pytest.raises(ConfigError, match="other settings"):
+        train(_examples(), [], tmp_path, _config(steps=2, seed=1, split_seed=0), model=model, tokenizer=tok, progress=False)
+
+
 def _qrecc_file(path, people):
     records = []
     for i, name in enumerate(people):
