@@ -179,11 +179,9 @@ def test_resume_with_other_settings_is_refused(tiny_gpt2, tmp_path):
 
 
 def test_a_checkpoint_from_before_a_setting_existed_resumes_as_that_run_behaved(tiny_gpt2, tmp_path):
-    from rewriting._checkpoint import CHECKPOINT_FILE
-
     model, tok = tiny_gpt2
     train(_examples(), [], tmp_path, _config(steps=2, seed=1, split_seed=1), model=model, tokenizer=tok, progress=False)
-    path = tmp_path / CHECKPOINT_FILE
+    path = tmp_path / "checkpoint.pt"
     state = torch.load(path, weights_only=False)
     del state["config"]["split_seed"], state["config"]["swap_names"]  # as written before they existed
     torch.save(state, path)
