@@ -13,12 +13,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
 
 from assistant.kernel import ConfigError, DataFormatError, json_lines
 from rewriting.data import RewriteExample, load_examples, load_quretec
 
-from ._validation import difference_ci
+from ._validation import mean_difference
 
 __all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_outputs", "other_systems", "comparison_table"]
 
@@ -110,7 +109,7 @@ def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, s
 
     ``against`` names a row: a last table then gives every other row minus
     it on the same turns, each metric's mean difference with its 95% paired
-    bootstrap interval (:func:`difference_ci`), so that a difference can be
+    bootstrap interval (:func:`mean_difference`), so that a difference can be
     told from the noise of a few hundred turns. :class:`ConfigError` when no
     row has that name.
     """
@@ -168,9 +167,8 @@ def _differences(against: str, names: Sequence[str], every: Mapping[str, Sequenc
             return ""
         parts = []
         for m in range(len(metrics)):
-            diffs = np.array([scores[system][k][m] - scores[against][k][m] for k in keys]) * 100
-            lo, hi = difference_ci(diffs)
-            parts.append(f"{diffs.mean():+.1f} [{lo:+.1f}, {hi:+.1f}]")
+            mean, lo, hi = (100 * v for v in mean_difference([scores[system][k][m] for k in keys], [scores[against][k][m] for k in keys]))
+            parts.append(f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]")
         return " / ".join(parts)
 
     lines = ["", f"Minus {against} on the same turns, with 95% paired bootstrap intervals (2,000 resamples of the turns):", "",

@@ -15,7 +15,7 @@ import numpy as np
 
 from assistant.kernel import LabelledRewrite
 
-__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "validate", "format_validation_table", "json_safe"]
+__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "mean_difference", "validate", "format_validation_table", "json_safe"]
 
 
 def latest_judgements(labels: Sequence[LabelledRewrite]) -> tuple[list[LabelledRewrite], int]:
@@ -76,6 +76,17 @@ def difference_ci(differences: np.ndarray, resamples: int = 2000, seed: int = 0)
     means = differences[_resampled_rows(len(differences), resamples, seed)].mean(axis=-1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def mean_difference(mine: Sequence[float], theirs: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of ``mine - theirs`` item by item: the mean
+    difference on the same items and its :func:`difference_ci`.
+
+    >>> mean_difference([0.5, 1.0], [0.5, 0.0])
+    (0.5, 0.0, 1.0)
+    """
+    differences = np.asarray(mine, dtype=float) - np.asarray(theirs, dtype=float)
+    return (float(differences.mean()), *difference_ci(differences))
 
 
 def validate(labels: Sequence[LabelledRewrite], scores: dict[str, np.ndarray]) -> dict:

@@ -54,7 +54,6 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 from tqdm import tqdm
 
 from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
@@ -72,7 +71,7 @@ from ._judged import (
 from ._judged_trec import MEASURES, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
 from ._table import read_rewrites
-from ._validation import difference_ci
+from ._validation import mean_difference
 
 __all__ = ["DEPTH", "judged_index", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
 
@@ -200,14 +199,13 @@ def evaluate(
 def paired_difference(mine: dict, theirs: dict) -> dict:
     """Each measure of ``mine`` minus ``theirs`` (two :func:`evaluate` results)
     on the turns both scored: ``{"n", measure: [mean, low, high]}``, the 95%
-    paired bootstrap interval over those turns (:func:`difference_ci`)."""
+    paired bootstrap interval over those turns (:func:`mean_difference`)."""
     common = [qid for qid in mine["per_query"] if qid in theirs["per_query"]]
     if not common:
         raise InvalidInputError("the two rewriters scored no turn in common: nothing to compare")
     found: dict = {"n": len(common)}
     for m in MEASURES.values():
-        diffs = np.array([mine["per_query"][q][m] - theirs["per_query"][q][m] for q in common])
-        found[m] = [round(float(diffs.mean()), 4), *(round(v, 4) for v in difference_ci(diffs))]
+        found[m] = [round(v, 4) for v in mean_difference([mine["per_query"][q][m] for q in common], [theirs["per_query"][q][m] for q in common])]
     return found
 
 

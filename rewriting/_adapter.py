@@ -21,8 +21,9 @@ ADAPTER_WEIGHTS = "adapter_model.safetensors"
 _REQUIRED = ("peft_type", "r", "target_modules")
 
 
-def check_adapter(directory: Path, recipe: Recipe | None) -> None:
-    """Raise :class:`ModelNotFoundError` naming the first damaged file of the adapter."""
+def check_adapter(directory: Path, recipe: Recipe | None) -> dict:
+    """The adapter's config (``adapter_config.json``) once every file is
+    whole; else :class:`ModelNotFoundError` naming the first damaged one."""
     config_path = directory / ADAPTER_CONFIG
     config = read_json(config_path)
     if not isinstance(config, dict):
@@ -35,6 +36,7 @@ def check_adapter(directory: Path, recipe: Recipe | None) -> None:
         from ._copy import COPY_HEAD_FILE
 
         check_weights(directory / COPY_HEAD_FILE)
+    return config
 
 
 def check_weights(path: Path) -> None:

@@ -29,7 +29,7 @@ from assistant.kernel import ConfigError, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
 from ._checkpoint import SPLIT_FILE, prepare_output
-from ._recipe import Recipe, read_json
+from ._recipe import Recipe
 
 __all__ = ["average_adapters", "main"]
 
@@ -42,8 +42,7 @@ def _member(directory: Path) -> tuple[dict, Recipe]:
     if not (directory / ADAPTER_CONFIG).is_file():
         raise ConfigError(f"{directory} is not an adapter written by rewriting.train ({ADAPTER_CONFIG} missing)")
     recipe = Recipe.read(directory) or Recipe()
-    check_adapter(directory, recipe)
-    config = read_json(directory / ADAPTER_CONFIG)
+    config = check_adapter(directory, recipe)
     if recipe.copy:
         raise ConfigError(f"{directory} has a copy head, which is not averaged; average adapters trained without --copy")
     for key, plain in _PLAIN.items():
