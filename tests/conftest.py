@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -251,3 +252,24 @@ def gated_app_server(retriever, minilm, tmp_path_factory):
     finally:
         rewriter.gate.set()
         demo.close()
+
+
+def concurrently(function, arguments):
+    """Call ``function(*a)`` for each ``a`` on its own thread, all released at
+    once; each result, or the exception it raised, in argument order."""
+    barrier = threading.Barrier(len(arguments))
+    results: list = [None] * len(arguments)
+
+    def call(index):
+        barrier.wait()
+        try:
+            results[index] = function(*arguments[index])
+        except Exception as error:  # noqa: BLE001 - the test inspects it
+            results[index] = error
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(arguments))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results

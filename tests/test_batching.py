@@ -13,6 +13,7 @@ import pytest
 
 from assistant.kernel import ConfigError, InvalidInputError, Rewrite
 from rewriting import BatchingRewriter, CausalLMRewriter, OriginalRewriter, Rewriter, RewriterConfig
+from conftest import concurrently
 
 HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron.", "What did she write?", "Notes on the Analytical Engine."]
 # Different lengths (left padding in the batch) and one first turn (no model call).
@@ -42,26 +43,6 @@ class Recording:
         return self.rewriter.rewrite_batch(items)
 
 
-def _concurrently(function, arguments):
-    """Call ``function(*a)`` for each ``a`` on its own thread, all released at once."""
-    barrier = threading.Barrier(len(arguments))
-    results: list = [None] * len(arguments)
-
-    def call(index):
-        barrier.wait()
-        try:
-            results[index] = function(*arguments[index])
-        except Exception as error:  # noqa: BLE001 - the test inspects it
-            results[index] = error
-
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(arguments))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
 @pytest.fixture
 def causal(tiny_gpt2):
     model, tok = tiny_gpt2  # float32 weights
@@ -74,7 +55,7 @@ def test_concurrent_calls_are_one_batch_with_each_callers_own_result(causal):
     recording = Recording(causal)
     with BatchingRewriter(recording, max_batch=len(ITEMS), window_ms=LONG) as batcher:
         assert isinstance(batcher, Rewriter)
-        concurrent = _concurrently(batcher.rewrite, ITEMS)
+        concurrent = concurrently(batcher.rewrite, ITEMS)
     assert concurrent == sequential
     assert recording.calls == [(len(ITEMS), "rewrite-batcher")]
 
@@ -95,14 +76,14 @@ def test_a_lone_call_waits_out_the_window_and_matches_the_rewriter(causal):
 def test_a_bad_input_fails_only_its_own_caller(causal):
     items = [ITEMS[0], ("Why\ud800?", HISTORY), ITEMS[1]]
     with BatchingRewriter(causal, max_batch=3, window_ms=LONG) as batcher:
-        results = _concurrently(batcher.rewrite, items)
+        results = concurrently(batcher.rewrite, items)
     assert isinstance(results[1], InvalidInputError)
     assert results[0] == causal.rewrite(*ITEMS[0]) and results[2] == causal.rewrite(*ITEMS[1])
 
 
 def test_a_rewriter_without_rewrite_batch_is_called_per_question():
     with BatchingRewriter(OriginalRewriter(), max_batch=2, window_ms=LONG) as batcher:
-        assert _concurrently(batcher.rewrite, [(" Why? ", ["a", "b"]), ("Who?", [])]) == [Rewrite("Why?"), Rewrite("Who?")]
+        assert concurrently(batcher.rewrite, [(" Why? ", ["a", "b"]), ("Who?", [])]) == [Rewrite("Why?"), Rewrite("Who?")]
 
 
 def test_closed_batcher_refuses_new_calls():

@@ -20,6 +20,7 @@ from assistant.kernel import AssistantConfig, ConfigError, Conversation, MicroBa
 from assistant.pipeline import Assistant
 from assistant.readers import SentenceReader
 from rewriting import BatchingRewriter, CausalLMRewriter, RewriterConfig
+from conftest import concurrently
 
 LONG = 60_000  # ms: batches close because they are full, never by the clock
 
@@ -33,27 +34,6 @@ SCRIPTS = [
     ["Who was Lord Byron?", "What movement was he part of?", "Was he a poet?"],
     ["Who was Ada Lovelace?", "Was she a writer?", "What engine did she write about?"],
 ]
-
-
-def _concurrently(function, arguments):
-    """Call ``function(*a)`` for each ``a`` on its own thread, all released at
-    once; each result, or the exception it raised, in argument order."""
-    barrier = threading.Barrier(len(arguments))
-    results: list = [None] * len(arguments)
-
-    def call(index):
-        barrier.wait()
-        try:
-            results[index] = function(*arguments[index])
-        except Exception as error:  # noqa: BLE001 - the test inspects it
-            results[index] = error
-
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(arguments))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 class Recording:
@@ -97,7 +77,7 @@ def test_the_micro_batcher_runs_all_callers_items_in_one_call_in_arrival_order_p
 
     arguments = [([1, 2],), ([3],), ([4, 5, 6],)]
     with MicroBatcher(tens, max_batch=6, window_ms=LONG, name="tens") as batcher:
-        results = _concurrently(batcher.run, arguments)
+        results = concurrently(batcher.run, arguments)
     assert results == [[10, 20], [30], [40, 50, 60]]
     assert len(calls) == 1 and sorted(calls[0][0]) == [1, 2, 3, 4, 5, 6] and calls[0][1] == "tens"
 
@@ -109,7 +89,7 @@ def test_the_micro_batcher_retries_a_failed_batch_item_by_item():
         return [1 / item for item in items]
 
     with MicroBatcher(halves, max_batch=3, window_ms=LONG) as batcher:
-        good, bad, other = _concurrently(batcher.run, [([2],), ([0],), ([4],)])
+        good, bad, other = concurrently(batcher.run, [([2],), ([0],), ([4],)])
     assert good == [0.5] and other == [0.25] and isinstance(bad, ZeroDivisionError)
 
 
@@ -123,7 +103,7 @@ def test_concurrent_encodes_are_one_call_and_each_caller_gets_its_own_rows(minil
     recording = Recording(minilm)
     with BatchingEncoder(recording, max_batch=len(calls), window_ms=LONG) as batched:
         assert isinstance(batched, Encoder)
-        together = _concurrently(batched.encode, [(texts,) for texts in calls])
+        together = concurrently(batched.encode, [(texts,) for texts in calls])
     assert recording.calls == [(sum(map(len, calls)), "encode-batcher")]
     for mine, expected in zip(together, alone):
         assert mine.shape == expected.shape
@@ -134,7 +114,7 @@ def test_calls_beyond_max_batch_go_in_the_next_call():
     recording = Recording(Lengths())
     calls = [(["a"],), (["bb", "ccc"],), (["dddd"],), (["eeeee"],)]
     with BatchingEncoder(recording, max_batch=2, window_ms=LONG) as batched:
-        results = _concurrently(batched.encode, calls)
+        results = concurrently(batched.encode, calls)
     # Two calls per model call, whichever arrived first: five texts in two calls.
     assert len(recording.calls) == 2 and sum(size for size, _ in recording.calls) == 5
     for (texts,), rows in zip(calls, results):
@@ -145,7 +125,7 @@ def test_a_failing_input_fails_only_its_own_caller():
     recording = Recording(Lengths())
     calls = [(["Ada", "Byron"],), (["a boom here"],), (["Paris"],)]
     with BatchingEncoder(recording, max_batch=3, window_ms=LONG) as batched:
-        results = _concurrently(batched.encode, calls)
+        results = concurrently(batched.encode, calls)
     assert isinstance(results[1], ValueError) and "boom" in str(results[1])
     np.testing.assert_array_equal(results[0], Lengths().encode(["Ada", "Byron"]))
     np.testing.assert_array_equal(results[2], Lengths().encode(["Paris"]))
@@ -156,7 +136,7 @@ def test_a_failing_input_fails_only_its_own_caller():
 
 def test_an_empty_call_in_a_batch_gets_no_rows():
     with BatchingEncoder(Lengths(), max_batch=2, window_ms=LONG) as batched:
-        empty, full = _concurrently(batched.encode, [([],), (["abc"],)])
+        empty, full = concurrently(batched.encode, [([],), (["abc"],)])
     assert empty.shape == (0, 2)
     np.testing.assert_array_equal(full, [[3.0, 1.0]])
 
@@ -208,7 +188,7 @@ def test_sessions_at_once_get_what_each_gets_alone(causal, retriever, minilm, tm
     with BatchingRewriter(rewrites, max_batch=len(SCRIPTS), window_ms=LONG) as rewriter, \
             BatchingEncoder(minilm, max_batch=len(SCRIPTS), window_ms=5) as encoder:
         crowd = S.Services(Assistant(rewriter, retriever, SentenceReader(encoder)), S.LabelStore(tmp_path / "b.jsonl"))
-        concurrent = _concurrently(lambda script: _play(crowd, script), [(script,) for script in SCRIPTS])
+        concurrent = concurrently(lambda script: _play(crowd, script), [(script,) for script in SCRIPTS])
     assert rewrites.calls == [(len(SCRIPTS), "rewrite-batcher")] * len(SCRIPTS[0])
     for mine, expected in zip(concurrent, sequential):
         assert not isinstance(mine, Exception), mine
@@ -228,7 +208,7 @@ def test_rewrite_api_calls_at_once_are_one_batch_with_each_callers_own_rewrite(c
     rewrites = Recording(causal)
     with BatchingRewriter(rewrites, max_batch=len(items), window_ms=LONG) as rewriter:
         services = S.Services(Assistant(rewriter, retriever, SentenceReader(minilm)), S.LabelStore(tmp_path / "l.jsonl"))
-        results = _concurrently(lambda q, h: S.rewrite_json(services, q, h), items)
+        results = concurrently(lambda q, h: S.rewrite_json(services, q, h), items)
     assert results == expected
     assert rewrites.calls == [(len(items), "rewrite-batcher")]
 
@@ -252,7 +232,7 @@ def test_one_retriever_searched_from_many_threads_gives_each_its_own_hits(retrie
     queries = ["Ada Lovelace", "Paris capital", "Python language", "Lord Byron poet", "Babbage engine", "mathematician"]
     expected = [retriever.search(q, 3) for q in queries]
     rounds = 10
-    results = _concurrently(lambda q: [retriever.search(q, 3) for _ in range(rounds)], [(q,) for q in queries * 2])
+    results = concurrently(lambda q: [retriever.search(q, 3) for _ in range(rounds)], [(q,) for q in queries * 2])
     for query_results, alone in zip(results, expected * 2):
         assert not isinstance(query_results, Exception), query_results
         assert query_results == [alone] * rounds
