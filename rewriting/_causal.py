@@ -235,7 +235,7 @@ class CausalLMRewriter:
             elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
                 results[index] = Rewrite(question, note="kept the original question: too long to rewrite")
             else:
-                todo.append((index, self._prompt_ids(question, history)))
+                todo.append((index, self.prompt_ids(question, history)))
         todo.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
         size = max(1, self.config.batch_size)
         for start in range(0, len(todo), size):
@@ -243,18 +243,33 @@ class CausalLMRewriter:
             opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
             outputs = self._generate([ids for _, ids in chunk], opening)
             for (index, _), (ids, stopped) in zip(chunk, outputs):
-                text = self.tokenizer.decode(ids, skip_special_tokens=True)
-                # A finished first line counts as an end too: _clean keeps only it.
-                stopped = stopped or "\n" in text.strip()
                 question, history = items[index]
-                question = " ".join(str(question).split())
-                candidate = _clean(text)
-                reason = "" if stopped else "the rewrite did not end"
-                reason = reason or drift_reason(question, history, candidate, self.config)
-                results[index] = Rewrite(question, f"kept the original question: {reason}", candidate) if reason else Rewrite(candidate)
+                results[index] = self.finish(question, history, ids, stopped)
         return results  # type: ignore[return-value]
 
-    def _prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        """The token ids that end a rewrite."""
+        return self._eos_ids
+
+    def finish(self, question: str, history: Sequence[str], ids: Sequence[int], ended: bool) -> Rewrite:
+        """The :class:`Rewrite` of generated token ids (up to an end of text,
+        not including it; ``ended``: whether one came): decoded, cut to its
+        first line, and the user's own question kept when the output did not
+        end or drifted (:func:`drift_reason`). What :meth:`rewrite_batch`
+        does with its greedy output, for other decoders too (an N-best search
+        in ``scripts/study_nbest.py``)."""
+        question = " ".join(str(question).split())
+        text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
+        # A finished first line counts as an end too: _clean keeps only it.
+        ended = ended or "\n" in text.strip()
+        candidate = _clean(text)
+        reason = "" if ended else "the rewrite did not end"
+        reason = reason or drift_reason(question, history, candidate, self.config)
+        return Rewrite(question, f"kept the original question: {reason}", candidate) if reason else Rewrite(candidate)
+
+    def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
+        """The token ids the model reads to rewrite ``question`` after ``history``."""
         if self.config.prompt_format == "chat":
             text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
             return self.tokenizer.encode(text, add_special_tokens=False)

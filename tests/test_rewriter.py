@@ -92,8 +92,8 @@ def test_an_inference_budget_keeps_more_earlier_turns_than_the_training_one(tiny
     trained = PromptConfig(max_input_tokens=60)
     short = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained))
     long = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", prompt=trained, max_input_tokens=120))
-    short_ids = short._prompt_ids("And the last one?", history)
-    long_ids = long._prompt_ids("And the last one?", history)
+    short_ids = short.prompt_ids("And the last one?", history)
+    long_ids = long.prompt_ids("And the last one?", history)
     assert short_ids == plain_prompt_ids(tok, "And the last one?", history, trained)
     assert 60 < len(long_ids) <= 120
     oldest_short = min(i for i in range(30) if f"Question number {i} " in tok.decode(short_ids))
@@ -172,6 +172,20 @@ def test_first_turn_is_returned_unchanged_without_calling_the_model(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
     assert rewriter.rewrite("  Who was Ada   Lovelace? ", []) == Rewrite("Who was Ada Lovelace?")
+
+
+def test_finish_decodes_cuts_and_guards_generated_ids(tiny_gpt2):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    ids = tok.encode(" Who was Ada Lovelace's father?\nRewrite: more", add_special_tokens=False)
+    # A finished first line is a rewrite even without an end of text.
+    assert rewriter.finish(" Who was  her father? ", HISTORY, ids, ended=False) == Rewrite("Who was Ada Lovelace's father?")
+    unended = tok.encode(" Who was Ada Lovelace's father and", add_special_tokens=False)
+    kept = rewriter.finish("Who was her father?", HISTORY, unended, ended=False)
+    assert (kept.text, kept.note) == ("Who was her father?", "kept the original question: the rewrite did not end")
+    drifted = rewriter.finish("Who was her father?", HISTORY, tok.encode(" What is the capital of France?"), ended=True)
+    assert drifted.text == "Who was her father?" and drifted.note.startswith("kept the original question: ")
+    assert tok.eos_token_id in rewriter.eos_ids
 
 
 def test_over_long_question_is_kept_with_a_note(tiny_gpt2):
@@ -504,7 +518,7 @@ def test_trained_rewriter_resolves_the_pronoun():
     assert rewriter.config.max_input_tokens == TRAINED_INPUT_TOKENS
     assert rewriter.config.prompt == Recipe.read(TRAINED_ADAPTER).prompt
     long_history = [text for i in range(12) for text in (f"What did Ada Lovelace write in {1830 + i}?", "Notes.")]
-    assert 160 < len(rewriter._prompt_ids("And later?", long_history)) <= TRAINED_INPUT_TOKENS
+    assert 160 < len(rewriter.prompt_ids("And later?", long_history)) <= TRAINED_INPUT_TOKENS
 
 
 def test_only_training_asks_openmp_threads_not_to_spin():
