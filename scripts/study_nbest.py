@@ -1,0 +1,136 @@
+"""N-best candidates of the trained rewriter: ``python scripts/study_nbest.py DIR --greedy NAME [--model ADAPTER] [--beams N]``.
+
+Issue 14's lever "N-best candidates re-ranked by a small scorer", measured
+before any scorer is built: how much is there to gain among the candidates?
+For each held-out turn that ``python -m eval.rewrites export --split SPLIT
+--dir DIR`` wrote to ``DIR/<group>.jsonl``, the rewriter's prompt is built as
+the app builds it (each earlier question replaced by its rewrite, here the
+greedy rewrites in ``DIR/<group>.<NAME>.jsonl``, which
+``scripts/study_history.py`` wrote with the same model) and decoded by beam
+search into N candidates. Each candidate goes through the rewriter's own
+cleaning and drift guard; the greedy rewrite is a candidate too. Written
+beside, in the format ``eval.rewrites table`` scores:
+
+* ``<group>.<NAME>-beam.jsonl``: the beam's best candidate;
+* ``<group>.<NAME>-mbr.jsonl``: the candidate closest to all the others
+  (highest mean ROUGE-1 F1 against them: minimum Bayes risk decoding, a
+  reranker that needs no training turns);
+* ``<group>.<NAME>-oracle.jsonl``: the candidate with the highest ROUGE-1
+  recall against the human rewrite. It reads the reference, so it is the
+  ceiling of any reranker of these candidates, not a system.
+
+and every turn's candidates in ``DIR/candidates/<group>.<NAME>.jsonl``.
+Existing files are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from assistant.kernel import json_lines  # noqa: E402
+from eval.metrics import rouge1_recall  # noqa: E402
+from rewriting import load_rewriter  # noqa: E402
+from rewriting.data import with_rewritten_questions  # noqa: E402
+from study_history import SPLIT, exported_turns  # noqa: E402
+
+
+def rouge1_f1(a: str, b: str) -> float:
+    """Symmetric ROUGE-1: the harmonic mean of both directions' recall."""
+    r, p = rouge1_recall(a, b), rouge1_recall(b, a)
+    return 0.0 if r + p == 0 else 2 * r * p / (r + p)
+
+
+def mbr_pick(candidates: list[str]) -> str:
+    """The candidate with the highest mean ROUGE-1 F1 against the others
+    (the first such on ties: candidates come greedy first, then by beam score)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    scores = [sum(rouge1_f1(c, o) for j, o in enumerate(candidates) if j != i) for i, c in enumerate(candidates)]
+    return candidates[max(range(len(candidates)), key=lambda i: (scores[i], -i))]
+
+
+def beam_candidates(rewriter, turns: list[tuple[str, list[str]]], beams: int) -> list[list[str]]:
+    """The rewriter's N-best by beam search for each ``(question, history)``,
+    decoded as one left-padded batch; each candidate is finished (cleaned,
+    drift-guarded) as ``rewrite_batch`` finishes its greedy output."""
+    prompts = [rewriter.prompt_ids(question, history) for question, history in turns]
+    width, pad = max(map(len, prompts)), rewriter.tokenizer.pad_token_id
+    input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, ids in enumerate(prompts):
+        input_ids[row, width - len(ids):] = torch.tensor(ids)
+        mask[row, width - len(ids):] = 1
+    with torch.inference_mode():
+        out = rewriter.model.generate(
+            input_ids=input_ids, attention_mask=mask, num_beams=beams, num_return_sequences=beams, do_sample=False,
+            max_new_tokens=rewriter.config.max_new_tokens, eos_token_id=sorted(rewriter.eos_ids), pad_token_id=pad,
+            early_stopping=True,
+        )
+    found: list[list[str]] = []
+    for n, row in enumerate(out[:, width:].tolist()):
+        question, history = turns[n // beams]
+        cut = next((i for i, token in enumerate(row) if token in rewriter.eos_ids), None)
+        ids, ended = (row, False) if cut is None else (row[:cut], True)
+        if n % beams == 0:
+            found.append([])
+        found[-1].append(rewriter.finish(question, history, ids, ended).text)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--greedy", required=True, help="NAME of DIR/<group>.<NAME>.jsonl: the model's greedy rewrites")
+    parser.add_argument("--split", default=SPLIT)
+    parser.add_argument("--groups", nargs="+", default=["qrecc", "canard", "cast"])
+    parser.add_argument("--model", default="trained")
+    parser.add_argument("--budget", type=int, default=256, help="prompt tokens, as the app's (rewriting.TRAINED_INPUT_TOKENS)")
+    parser.add_argument("--beams", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=8, help="turns decoded together")
+    args = parser.parse_args()
+    rewriter = load_rewriter(args.model)
+    rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
+    (args.dir / "candidates").mkdir(exist_ok=True)
+    for group in args.groups:
+        outputs = {kind: args.dir / f"{group}.{args.greedy}-{kind}.jsonl" for kind in ("beam", "mbr", "oracle")}
+        kept = args.dir / "candidates" / f"{group}.{args.greedy}.jsonl"
+        if all(p.exists() for p in outputs.values()) and kept.exists():
+            continue
+        items = exported_turns(args.dir, group, args.split)
+        greedy = {record["id"]: record["rewrite"] for _, record in json_lines(args.dir / f"{group}.{args.greedy}.jsonl")}
+        done = {}
+        for key, ex in items:
+            done[(ex.source, ex.conversation_id, ex.turn)] = greedy[key]
+            if ex.history:
+                done[(ex.source, ex.conversation_id, 1)] = ex.history[0]
+        picks = {kind: {} for kind in outputs}
+        records = []
+        began = time.monotonic()
+        for start in range(0, len(items), args.batch):
+            chunk = items[start : start + args.batch]
+            turns = [(ex.question, list(with_rewritten_questions(ex, done).context)) for _, ex in chunk]
+            for (key, ex), beam in zip(chunk, beam_candidates(rewriter, turns, args.beams)):
+                pool = list(dict.fromkeys([greedy[key], *beam]))
+                picks["beam"][key] = beam[0]
+                picks["mbr"][key] = mbr_pick(pool)
+                picks["oracle"][key] = max(pool, key=lambda c: rouge1_recall(ex.rewrite, c))
+                records.append({"id": key, "greedy": greedy[key], "beam": beam})
+            print(f"{group}: {start + len(chunk)}/{len(items)} turns, {time.monotonic() - began:.0f} s", file=sys.stderr)
+        for kind, path in outputs.items():
+            path.write_text("".join(json.dumps({"id": k, "rewrite": picks[kind][k]}, ensure_ascii=False) + "\n" for k, _ in items),
+                            encoding="utf-8")
+        kept.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
