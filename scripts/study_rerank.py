@@ -1,0 +1,156 @@
+"""A small learned reranker of the rewriter's N-best: ``python scripts/study_rerank.py DIR --greedy NAME [--train-turns N]``.
+
+Issue 14's lever as AdaRewriter frames it, small: a scorer that picks among
+the model's own candidates. ``scripts/study_nbest.py`` showed the ceiling
+(the best of greedy + 4 beams); this learns to approach it without the
+held-out turns:
+
+1. ``candidates``: N training turns of the adapter's split (a seeded
+   sample, turns after the first), each earlier question replaced by its
+   human rewrite (the history the app gives, with the model's rewrites, is
+   closest to that), rewritten greedily and by 4-beam search; written to
+   ``DIR/candidates/train.jsonl`` with each turn's human rewrite. The
+   adapter trained on these turns, so its candidates are better than on
+   unseen ones; the features below describe a candidate relative to its
+   pool, not the turn, to carry over.
+2. ``fit``: gradient-boosted trees (scikit-learn's
+   ``HistGradientBoostingRegressor``, its defaults, seed 0) predict each
+   candidate's ROUGE-1 recall minus its pool's mean from the features of
+   :func:`features`; the pick is the candidate with the highest prediction.
+   Fixed before any held-out turn was scored: no setting is chosen on them.
+3. ``apply``: picks among ``DIR/candidates/<group>.<NAME>.jsonl`` (what
+   ``study_nbest.py`` kept for the held-out turns) and writes
+   ``DIR/<group>.<NAME>-learned.jsonl`` for ``eval.rewrites table``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from assistant.kernel import json_lines, tokens  # noqa: E402
+from eval.metrics import rouge1_recall  # noqa: E402
+from rewriting import load_rewriter  # noqa: E402
+from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
+from study_history import SPLIT, exported_turns  # noqa: E402
+from study_nbest import beam_candidates, rouge1_f1  # noqa: E402
+
+FEATURES = ["greedy", "beam_rank", "votes", "consensus", "words", "added", "kept", "from_history", "new_words",
+            "capitals_added", "unchanged"]
+
+
+def features(question: str, history: list[str], greedy: str, beam: list[str]) -> tuple[list[str], np.ndarray]:
+    """The pool (greedy first, then the beams, duplicates merged) and one row
+    of :data:`FEATURES` per candidate."""
+    pool = list(dict.fromkeys([greedy, *beam]))
+    asked = set(tokens(question, "rouge"))
+    seen = {w for turn in history for w in tokens(turn, "rouge")}
+    rows = []
+    for candidate in pool:
+        words = tokens(candidate, "rouge")
+        added = [w for w in words if w not in asked]
+        others = [o for o in pool if o != candidate]
+        capitals = [w for w in candidate.split() if w[:1].isupper()]
+        rows.append([
+            float(candidate == greedy),
+            float(beam.index(candidate)) if candidate in beam else float(len(beam)),
+            float([greedy, *beam].count(candidate)),
+            float(np.mean([rouge1_f1(candidate, o) for o in others])) if others else 1.0,
+            float(len(words)),
+            float(len(added)),
+            len(asked & set(words)) / max(1, len(asked)),
+            float(sum(w in seen for w in added)),
+            float(sum(w not in seen for w in added)),
+            float(sum(w.strip("?,.'’s").lower() not in asked for w in capitals)),
+            float(candidate.split() == question.split()),
+        ])
+    return pool, np.array(rows)
+
+
+def training_turns(split: str, count: int, seed: int = 0) -> list:
+    """A seeded sample of ``count`` training turns after the first."""
+    data = json.loads(Path(split).read_text(encoding="utf-8"))
+    examples = []
+    for path in data["files"]:
+        wanted = set(data["train"][Path(path).name])
+        examples += [ex for ex in load_examples(path) if ex.id in wanted and ex.turn > 1]
+    return random.Random(seed).sample(examples, min(count, len(examples)))
+
+
+def make_candidates(args, path: Path) -> None:
+    rewriter = load_rewriter(args.model)
+    import dataclasses
+
+    rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
+    data = json.loads(Path(args.split).read_text(encoding="utf-8"))
+    human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for p in data["files"] for ex in load_examples(p)}
+    turns = training_turns(args.split, args.train_turns)
+    began, records = time.monotonic(), []
+    for start in range(0, len(turns), args.batch):
+        chunk = turns[start : start + args.batch]
+        items = [(ex.question, list(with_rewritten_questions(ex, human).context)) for ex in chunk]
+        greedy = rewriter.rewrite_batch(items)
+        for ex, (question, history), g, beam in zip(chunk, items, greedy, beam_candidates(rewriter, items, args.beams)):
+            records.append({"id": ex.id, "question": question, "history": history, "rewrite": ex.rewrite,
+                            "greedy": g.text, "beam": beam})
+        print(f"train: {start + len(chunk)}/{len(turns)} turns, {time.monotonic() - began:.0f} s", file=sys.stderr)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
+def fit(records: list[dict]):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = [], []
+    for r in records:
+        pool, rows = features(r["question"], r["history"], r["greedy"], r["beam"])
+        scores = np.array([rouge1_recall(r["rewrite"], c) for c in pool])
+        X.append(rows)
+        y.append(scores - scores.mean())
+    return HistGradientBoostingRegressor(random_state=0).fit(np.vstack(X), np.concatenate(y))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--greedy", required=True, help="NAME given to study_nbest.py")
+    parser.add_argument("--split", default=SPLIT)
+    parser.add_argument("--groups", nargs="+", default=["qrecc", "canard", "cast"])
+    parser.add_argument("--model", default="trained")
+    parser.add_argument("--budget", type=int, default=256)
+    parser.add_argument("--beams", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--train-turns", type=int, default=1000)
+    args = parser.parse_args()
+    train_path = args.dir / "candidates" / "train.jsonl"
+    if not train_path.exists():
+        make_candidates(args, train_path)
+    model = fit([r for _, r in json_lines(train_path)])
+    for group in args.groups:
+        items = dict(exported_turns(args.dir, group, args.split))
+        greedy = {r["id"]: r["rewrite"] for _, r in json_lines(args.dir / f"{group}.{args.greedy}.jsonl")}
+        done = {}
+        for key, ex in items.items():
+            done[(ex.source, ex.conversation_id, ex.turn)] = greedy[key]
+            if ex.history:
+                done[(ex.source, ex.conversation_id, 1)] = ex.history[0]
+        picks = {}
+        for _, r in json_lines(args.dir / "candidates" / f"{group}.{args.greedy}.jsonl"):
+            ex = items[r["id"]]
+            pool, rows = features(ex.question, list(with_rewritten_questions(ex, done).context), r["greedy"], r["beam"])
+            picks[r["id"]] = pool[int(np.argmax(model.predict(rows)))]
+        out = args.dir / f"{group}.{args.greedy}-learned.jsonl"
+        out.write_text("".join(json.dumps({"id": k, "rewrite": picks[k]}, ensure_ascii=False) + "\n" for k in items),
+                       encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
