@@ -15,12 +15,12 @@ held-out turns:
    pool, not the turn, to carry over.
 2. ``fit``: gradient-boosted trees (scikit-learn's
    ``HistGradientBoostingRegressor``, its defaults, seed 0) predict each
-   candidate's ROUGE-1 recall minus its pool's mean from the features of
+   candidate's ROUGE-1 recall (``--target f1``: F1) minus its pool's mean from the features of
    :func:`features`; the pick is the candidate with the highest prediction.
    Fixed before any held-out turn was scored: no setting is chosen on them.
 3. ``apply``: picks among ``DIR/candidates/<group>.<NAME>.jsonl`` (what
    ``study_nbest.py`` kept for the held-out turns) and writes
-   ``DIR/<group>.<NAME>-learned.jsonl`` for ``eval.rewrites table``.
+   ``DIR/<group>.<NAME>-learned[-f1].jsonl`` for ``eval.rewrites table``.
 """
 
 from __future__ import annotations
@@ -105,13 +105,17 @@ def make_candidates(args, path: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
-def fit(records: list[dict]):
+TARGETS = {"recall": rouge1_recall, "f1": rouge1_f1}
+
+
+def fit(records: list[dict], target: str = "recall"):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    score = TARGETS[target]
     X, y = [], []
     for r in records:
         pool, rows = features(r["question"], r["history"], r["greedy"], r["beam"])
-        scores = np.array([rouge1_recall(r["rewrite"], c) for c in pool])
+        scores = np.array([score(r["rewrite"], c) for c in pool])
         X.append(rows)
         y.append(scores - scores.mean())
     return HistGradientBoostingRegressor(random_state=0).fit(np.vstack(X), np.concatenate(y))
@@ -128,11 +132,15 @@ def main() -> int:
     parser.add_argument("--beams", type=int, default=4)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--train-turns", type=int, default=1000)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="recall",
+                        help="what the trees learn of a candidate: ROUGE-1 recall against the human rewrite (run "
+                        "first), or ROUGE-1 F1, which does not reward length (run second, after recall's picks "
+                        "were seen to grow longer)")
     args = parser.parse_args()
     train_path = args.dir / "candidates" / "train.jsonl"
     if not train_path.exists():
         make_candidates(args, train_path)
-    model = fit([r for _, r in json_lines(train_path)])
+    model = fit([r for _, r in json_lines(train_path)], args.target)
     for group in args.groups:
         items = dict(exported_turns(args.dir, group, args.split))
         greedy = {r["id"]: r["rewrite"] for _, r in json_lines(args.dir / f"{group}.{args.greedy}.jsonl")}
@@ -146,7 +154,7 @@ def main() -> int:
             ex = items[r["id"]]
             pool, rows = features(ex.question, list(with_rewritten_questions(ex, done).context), r["greedy"], r["beam"])
             picks[r["id"]] = pool[int(np.argmax(model.predict(rows)))]
-        out = args.dir / f"{group}.{args.greedy}-learned.jsonl"
+        out = args.dir / f"{group}.{args.greedy}-learned{'' if args.target == 'recall' else '-' + args.target}.jsonl"
         out.write_text("".join(json.dumps({"id": k, "rewrite": picks[k]}, ensure_ascii=False) + "\n" for k in items),
                        encoding="utf-8")
     return 0
