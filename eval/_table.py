@@ -13,7 +13,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Mapping, Sequence
 
-
 from assistant.kernel import ConfigError, DataFormatError, json_lines
 from rewriting.data import RewriteExample, load_examples, load_quretec
 

@@ -26,6 +26,7 @@ held-out turns:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -86,9 +87,8 @@ def training_turns(split: str, count: int, seed: int = 0) -> list:
 
 
 def make_candidates(args, path: Path) -> None:
+    """Step 1: the training turns' candidates, written to ``path``."""
     rewriter = load_rewriter(args.model)
-    import dataclasses
-
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
     data = json.loads(Path(args.split).read_text(encoding="utf-8"))
     human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for p in data["files"] for ex in load_examples(p)}
@@ -109,6 +109,7 @@ TARGETS = {"recall": rouge1_recall, "f1": rouge1_f1}
 
 
 def fit(records: list[dict], target: str = "recall"):
+    """Step 2: the trees, taught ``TARGETS[target]`` minus the pool's mean."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     score = TARGETS[target]
