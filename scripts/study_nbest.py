@@ -86,8 +86,9 @@ def beam_candidates(rewriter, turns: list[tuple[str, list[str]]], beams: int) ->
     return found
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str, batch: int) -> argparse.ArgumentParser:
+    """The options this script and ``study_rerank.py`` share."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("dir", type=Path)
     parser.add_argument("--greedy", required=True, help="NAME of DIR/<group>.<NAME>.jsonl: the model's greedy rewrites")
     parser.add_argument("--split", default=SPLIT)
@@ -95,8 +96,27 @@ def main() -> int:
     parser.add_argument("--model", default="trained")
     parser.add_argument("--budget", type=int, default=256, help="prompt tokens, as the app's (rewriting.TRAINED_INPUT_TOKENS)")
     parser.add_argument("--beams", type=int, default=4)
-    parser.add_argument("--batch", type=int, default=8, help="turns decoded together")
-    args = parser.parse_args()
+    parser.add_argument("--batch", type=int, default=batch, help="turns decoded together")
+    return parser
+
+
+def held_out_with_greedy(directory: Path, group: str, greedy_name: str, split: str) -> tuple[list, dict, dict]:
+    """The group's exported turns ``[(key, example)]``, the greedy rewrites
+    ``{key: text}``, and ``{(source, conversation, turn): text}``: each
+    turn as the app shows it in a later turn's history (a first turn as
+    asked, every other as the model rewrote it)."""
+    items = exported_turns(directory, group, split)
+    greedy = {record["id"]: record["rewrite"] for _, record in json_lines(directory / f"{group}.{greedy_name}.jsonl")}
+    done = {}
+    for key, ex in items:
+        done[(ex.source, ex.conversation_id, ex.turn)] = greedy[key]
+        if ex.history:
+            done[(ex.source, ex.conversation_id, 1)] = ex.history[0]
+    return items, greedy, done
+
+
+def main() -> int:
+    args = arguments(__doc__.splitlines()[0], batch=8).parse_args()
     rewriter = load_rewriter(args.model)
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
     (args.dir / "candidates").mkdir(exist_ok=True)
@@ -105,13 +125,7 @@ def main() -> int:
         kept = args.dir / "candidates" / f"{group}.{args.greedy}.jsonl"
         if all(p.exists() for p in outputs.values()) and kept.exists():
             continue
-        items = exported_turns(args.dir, group, args.split)
-        greedy = {record["id"]: record["rewrite"] for _, record in json_lines(args.dir / f"{group}.{args.greedy}.jsonl")}
-        done = {}
-        for key, ex in items:
-            done[(ex.source, ex.conversation_id, ex.turn)] = greedy[key]
-            if ex.history:
-                done[(ex.source, ex.conversation_id, 1)] = ex.history[0]
+        items, greedy, done = held_out_with_greedy(args.dir, group, args.greedy, args.split)
         picks = {kind: {} for kind in outputs}
         records = []
         began = time.monotonic()

@@ -25,7 +25,6 @@ held-out turns:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import random
@@ -41,8 +40,7 @@ from assistant.kernel import json_lines, tokens  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import load_rewriter  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
-from study_history import SPLIT, exported_turns  # noqa: E402
-from study_nbest import beam_candidates, rouge1_f1  # noqa: E402
+from study_nbest import arguments, beam_candidates, held_out_with_greedy, rouge1_f1  # noqa: E402
 
 FEATURES = ["greedy", "beam_rank", "votes", "consensus", "words", "added", "kept", "from_history", "new_words",
             "capitals_added", "unchanged"]
@@ -123,15 +121,7 @@ def fit(records: list[dict], target: str = "recall"):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dir", type=Path)
-    parser.add_argument("--greedy", required=True, help="NAME given to study_nbest.py")
-    parser.add_argument("--split", default=SPLIT)
-    parser.add_argument("--groups", nargs="+", default=["qrecc", "canard", "cast"])
-    parser.add_argument("--model", default="trained")
-    parser.add_argument("--budget", type=int, default=256)
-    parser.add_argument("--beams", type=int, default=4)
-    parser.add_argument("--batch", type=int, default=16)
+    parser = arguments(__doc__.splitlines()[0], batch=16)
     parser.add_argument("--train-turns", type=int, default=1000)
     parser.add_argument("--target", choices=sorted(TARGETS), default="recall",
                         help="what the trees learn of a candidate: ROUGE-1 recall against the human rewrite (run "
@@ -143,13 +133,8 @@ def main() -> int:
         make_candidates(args, train_path)
     model = fit([r for _, r in json_lines(train_path)], args.target)
     for group in args.groups:
-        items = dict(exported_turns(args.dir, group, args.split))
-        greedy = {r["id"]: r["rewrite"] for _, r in json_lines(args.dir / f"{group}.{args.greedy}.jsonl")}
-        done = {}
-        for key, ex in items.items():
-            done[(ex.source, ex.conversation_id, ex.turn)] = greedy[key]
-            if ex.history:
-                done[(ex.source, ex.conversation_id, 1)] = ex.history[0]
+        items, _, done = held_out_with_greedy(args.dir, group, args.greedy, args.split)
+        items = dict(items)
         picks = {}
         for _, r in json_lines(args.dir / "candidates" / f"{group}.{args.greedy}.jsonl"):
             ex = items[r["id"]]
