@@ -18,7 +18,7 @@ from ._copy import COPY_HEAD_FILE
 from ._recipe import Recipe
 from ._train_config import fixed_settings
 
-__all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "save_checkpoint", "resume", "save_adapter", "last_losses"]
+__all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "write_replacing", "save_checkpoint", "resume", "save_adapter", "last_losses"]
 
 # The run's held-out and trained-on turn ids, written by rewriting.train.
 SPLIT_FILE = "split.json"
@@ -37,12 +37,18 @@ def prepare_output(output: Path) -> None:
         raise ConfigError(f"cannot write the output folder {output}: {error.strerror or error}; give a writable --output") from error
 
 
-def save_checkpoint(run, step: int, config, elapsed_s: float, path: Path) -> None:
-    """Everything a resumed run needs to take step ``step + 1`` as this one would have.
+def write_replacing(path: Path, write) -> None:
+    """``write(tmp)`` to a temporary sibling of ``path``, then renamed over
+    it: a run killed while writing leaves the earlier file whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, path)
 
-    Written to a temporary sibling and renamed: a run killed while saving
-    keeps the previous checkpoint.
-    """
+
+def save_checkpoint(run, step: int, config, elapsed_s: float, path: Path) -> None:
+    """Everything a resumed run needs to take step ``step + 1`` as this one
+    would have (:func:`write_replacing`: a run killed while saving keeps the
+    previous checkpoint)."""
     from peft import get_peft_model_state_dict
 
     state = {
@@ -55,9 +61,7 @@ def save_checkpoint(run, step: int, config, elapsed_s: float, path: Path) -> Non
         "torch_rng": torch.get_rng_state(),
         "elapsed_s": elapsed_s,
     }
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    write_replacing(path, lambda tmp: torch.save(state, tmp))
 
 
 def resume(run, config, path: Path) -> tuple[int, float]:

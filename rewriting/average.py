@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -28,7 +27,7 @@ from typing import Sequence
 from assistant.kernel import ConfigError, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
-from ._checkpoint import SPLIT_FILE, prepare_output
+from ._checkpoint import SPLIT_FILE, prepare_output, write_replacing
 from ._recipe import Recipe
 
 __all__ = ["average_adapters", "main"]
@@ -97,11 +96,8 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
         rank = total
     output = Path(output)
     prepare_output(output)
-    # Written beside and renamed: a run interrupted while writing the weights
-    # (the long write) leaves the folder's earlier weights whole.
-    partial = output / (ADAPTER_WEIGHTS + ".partial")
-    save_file({k: v.contiguous() for k, v in stacked.items()}, str(partial))
-    os.replace(partial, output / ADAPTER_WEIGHTS)
+    # The weights are the long write: one interrupted leaves the earlier ones whole.
+    write_replacing(output / ADAPTER_WEIGHTS, lambda tmp: save_file({k: v.contiguous() for k, v in stacked.items()}, str(tmp)))
     config = dict(first_config, r=rank, lora_alpha=scale * rank)
     (output / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
     recipe.write(output)

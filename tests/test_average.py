@@ -65,6 +65,25 @@ def test_an_adapter_averaged_with_itself_is_itself(runs):
         torch.testing.assert_close(mean[key], a[key], atol=1e-5, rtol=1e-4)
 
 
+def test_an_interrupted_write_leaves_the_earlier_weights_whole(runs, monkeypatch):
+    import safetensors.torch
+
+    _, made, tmp_path = runs
+    out = tmp_path / "again"
+    average_module.average_adapters([made["a"], made["b"]], out)
+    before = (out / "adapter_model.safetensors").read_bytes()
+
+    def dies_writing(tensors, filename, *args, **kwargs):
+        with open(filename, "wb") as handle:
+            handle.write(b"half a file")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", dies_writing)
+    with pytest.raises(OSError, match="No space left"):
+        average_module.average_adapters([made["a"], made["a"]], out)
+    assert (out / "adapter_model.safetensors").read_bytes() == before
+
+
 def test_a_rank_cut_is_the_exact_mean_at_full_rank_and_low_rank_below(runs, capsys):
     base, made, tmp_path = runs
     exact, full, one = tmp_path / "exact", tmp_path / "full", tmp_path / "one"
