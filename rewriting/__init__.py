@@ -13,6 +13,7 @@ from assistant.kernel import ModelNotFoundError
 
 from ._base import OriginalRewriter, Rewriter
 from ._batching import BatchingRewriter
+from ._consensus import consensus, unigram_f1
 from ._prompt import (
     IGNORE_INDEX,
     PromptConfig,
@@ -39,6 +40,8 @@ __all__ = [
     "drift_reason",
     "inference_dtype",
     "lookup_draft",
+    "consensus",
+    "unigram_f1",
     "PackedLinear",
     "pack_linears",
     "can_pack",

@@ -19,6 +19,7 @@ import torch
 from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
+from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
 from ._packing import native_bf16 as cpu_has_native_bf16, pack_linears
@@ -70,6 +71,12 @@ class RewriterConfig:
     # batch's long tail of one or two rows would otherwise take a pass per
     # token; 16, 32 and 64 measured alike (BENCHMARKS.md §8, session 10).
     batch_draft_rows: int = 16
+    # Beams of an N-best search run after the greedy rewrite (0: none). The
+    # rewrite is then the consensus of the greedy one and the beams'
+    # (rewriting._consensus): more often the human rewrite's words, at the
+    # cost of a beam search per question, so it is off where a person waits
+    # on 2 CPU cores and a choice for batch rewriting (BENCHMARKS.md §10).
+    candidates: int = 0
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -224,6 +231,38 @@ class CausalLMRewriter:
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
+        results, todo = self._without_model(items)
+        for chunk in self._chunks(todo):
+            prompts = [ids for _, ids in chunk]
+            opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
+            outputs = self._generate(prompts, opening)
+            searched = self._beam_batch(prompts, self.config.candidates) if self.config.candidates > 0 else [[] for _ in chunk]
+            for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
+                question, history = items[index]
+                pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
+                results[index] = _agreed(pool)
+        return results  # type: ignore[return-value]
+
+    def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int) -> list[list[Rewrite]]:
+        """Each ``(question, history)``'s ``beams`` best rewrites by beam search
+        (:meth:`_beam_batch`), best first, each finished as :meth:`finish`
+        finishes greedy output; ``[]`` for a question :meth:`rewrite_batch`
+        does not give the model (a first turn, one too long)."""
+        if beams < 1:
+            raise ValueError(f"beams must be at least 1, not {beams}")
+        _, todo = self._without_model(items)
+        found: list[list[Rewrite]] = [[] for _ in items]
+        for chunk in self._chunks(todo):
+            for (index, _), hypotheses in zip(chunk, self._beam_batch([ids for _, ids in chunk], beams)):
+                question, history = items[index]
+                found[index] = [self.finish(question, history, ids, stopped) for ids, stopped in hypotheses]
+        return found
+
+    def _without_model(self, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[list[Rewrite | None], list[tuple[int, list[int]]]]:
+        """Every text checked (:class:`InvalidInputError` before any model
+        call); the rewrites that need no model (a first turn, a question too
+        long), ``None`` elsewhere; and ``(index, prompt ids)`` of the rest,
+        shortest first."""
         for question, history in items:
             _refuse_non_text(question, history)
         results: list[Rewrite | None] = [None] * len(items)
@@ -237,15 +276,11 @@ class CausalLMRewriter:
             else:
                 todo.append((index, self.prompt_ids(question, history)))
         todo.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
+        return results, todo
+
+    def _chunks(self, todo: list) -> list[list]:
         size = max(1, self.config.batch_size)
-        for start in range(0, len(todo), size):
-            chunk = todo[start : start + size]
-            opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
-            outputs = self._generate([ids for _, ids in chunk], opening)
-            for (index, _), (ids, stopped) in zip(chunk, outputs):
-                question, history = items[index]
-                results[index] = self.finish(question, history, ids, stopped)
-        return results  # type: ignore[return-value]
+        return [todo[start : start + size] for start in range(0, len(todo), size)]
 
     @property
     def eos_ids(self) -> frozenset[int]:
@@ -314,13 +349,9 @@ class CausalLMRewriter:
         rows accept different numbers of draft tokens, so a rejected token
         stays in the cache, masked out, and each row keeps its own positions.
         """
-        batch, width = len(prompts), max(len(p) for p in prompts)
+        batch = len(prompts)
         pad = self.tokenizer.pad_token_id
-        input_ids = torch.full((batch, width), pad, dtype=torch.long)
-        mask = torch.zeros((batch, width), dtype=torch.long)
-        for row, ids in enumerate(prompts):
-            input_ids[row, width - len(ids) :] = torch.tensor(ids)
-            mask[row, width - len(ids) :] = 1
+        input_ids, mask = self._left_padded(prompts)
         positions = (mask.cumsum(-1) - 1).clamp_min(0)
         want_hidden = self.copy_head is not None
         # logits_to_keep=1: only the last position's scores are read, and the
@@ -375,6 +406,94 @@ class CausalLMRewriter:
                 mask[slot, mask.shape[1] - feed_width + 1 + kept :] = 0  # rejected draft tokens: never attended to
                 next_position[slot] += 1 + kept
         return [self._until_eos(row) for row in generated]
+
+    def _left_padded(self, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Prompts as one left-padded batch: ``(input_ids, attention_mask)``,
+        so that every row's next token goes in the same last column."""
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            input_ids[row, width - len(ids) :] = torch.tensor(ids)
+            mask[row, width - len(ids) :] = 1
+        return input_ids, mask
+
+    @torch.inference_mode()
+    def _beam_batch(self, prompts: list[list[int]], beams: int) -> list[list[tuple[list[int], bool]]]:
+        """Beam search: each prompt's ``beams`` best ``(token ids, ended)``,
+        best first.
+
+        The search is ``model.generate(num_beams=beams, early_stopping=True)``'s
+        (tests pin the same hypotheses): at each step the best continuations
+        of all the prompt's beams by summed log-probability; one that ends
+        among the best ``beams`` is set aside, scored by its mean log-probability
+        per token, and the prompt is done once ``beams`` have ended (or at
+        ``max_new_tokens``, where every continuation counts as ended). Written
+        out, as greedy decoding is, so that a copy head takes part; a done
+        prompt's rows leave the batch and the cache.
+        """
+        count = len(prompts)
+        input_ids, mask = self._left_padded(prompts)
+        positions = (mask.cumsum(-1) - 1).clamp_min(0)
+        want_hidden = self.copy_head is not None
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                         output_hidden_states=want_hidden, logits_to_keep=1)
+        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
+        source_ids, source_mask = input_ids, mask.bool()
+        log_probs = self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0].float().log_softmax(-1)
+        rows = torch.arange(count).repeat_interleave(beams)  # each prompt's beams start from its own state
+        cache = out.cache
+        cache.batch_select_indices(rows)
+        log_probs, mask, next_position = log_probs[rows], mask[rows], positions[rows, -1] + 1
+        if want_hidden:
+            source_keys, source_ids, source_mask = source_keys[rows], source_ids[rows], source_mask[rows]
+        vocab = log_probs.shape[-1]
+        running = torch.full((count, beams), -1e9)
+        running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
+        sequences: list[list[list[int]]] = [[[] for _ in range(beams)] for _ in range(count)]
+        ended: list[list[tuple[float, list[int], bool]]] = [[] for _ in range(count)]
+        live = list(range(count))  # prompts still searching, ``beams`` cache rows each, in this order
+        # Enough continuations that ``beams`` go on even when some of the best end.
+        widest = max(2, 1 + len(self._eos_ids)) * beams
+        for step in range(self.config.max_new_tokens):
+            last = step + 1 == self.config.max_new_tokens
+            total = (log_probs.view(len(live), beams, vocab) + running[:, :, None]).view(len(live), -1)
+            top, index = total.topk(widest, dim=-1)
+            going, sources, feed, scores = [], [], [], []
+            for slot, prompt in enumerate(live):
+                kept: list[tuple[float, int, int]] = []  # (summed log-probability, beam, token)
+                done_before = len(ended[prompt]) >= beams
+                for rank, (score, flat) in enumerate(zip(top[slot].tolist(), index[slot].tolist())):
+                    beam, token = divmod(flat, vocab)
+                    if token in self._eos_ids or last:
+                        if rank < beams and not done_before:
+                            ids = sequences[prompt][beam] + [token]
+                            ended[prompt].append((score / (step + 1), *self._until_eos(ids)))
+                    elif len(kept) < beams:
+                        kept.append((score, beam, token))
+                ended[prompt] = sorted(ended[prompt], key=lambda hypothesis: -hypothesis[0])[:beams]
+                if len(ended[prompt]) >= beams or last:
+                    continue
+                going.append(slot)
+                sequences[prompt] = [sequences[prompt][beam] + [token] for _, beam, token in kept]
+                sources += [slot * beams + beam for _, beam, _ in kept]
+                feed += [token for _, _, token in kept]
+                scores.append([score for score, _, _ in kept])
+            if not going:
+                break
+            live = [live[slot] for slot in going]
+            chosen = torch.tensor(sources)
+            cache.batch_select_indices(chosen)
+            mask = torch.cat([mask[chosen], torch.ones((len(sources), 1), dtype=mask.dtype)], dim=1)
+            next_position = next_position[chosen]
+            if want_hidden:
+                source_keys, source_ids, source_mask = source_keys[chosen], source_ids[chosen], source_mask[chosen]
+            running = torch.tensor(scores)
+            out = self.model(input_ids=torch.tensor(feed)[:, None], attention_mask=mask, position_ids=next_position[:, None],
+                             cache=cache, use_cache=True, output_hidden_states=want_hidden)
+            cache, next_position = out.cache, next_position + 1
+            log_probs = self._scores(out, source_keys, source_ids, source_mask)[:, -1].float().log_softmax(-1)
+        return [[(ids, stopped) for _, ids, stopped in hypotheses] for hypotheses in ended]
 
     def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
         """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets
@@ -448,6 +567,16 @@ class CausalLMRewriter:
         while kept < len(draft) and draft[kept] == choices[kept] and draft[kept] not in self._eos_ids:
             kept += 1
         return kept
+
+
+def _agreed(pool: Sequence[Rewrite]) -> Rewrite:
+    """The rewrite the pool's distinct texts agree on (:func:`consensus`);
+    the first, the greedy one, on ties and when it is alone."""
+    distinct: dict[str, Rewrite] = {}
+    for rewrite in pool:
+        distinct.setdefault(rewrite.text, rewrite)
+    unique = list(distinct.values())
+    return unique[consensus([rewrite.text for rewrite in unique])]
 
 
 def _plain_strides(_module, args):

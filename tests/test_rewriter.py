@@ -26,6 +26,7 @@ from rewriting import (
     Recipe,
     RewriterConfig,
     chat_prompt,
+    consensus,
     drift_reason,
     encode_example,
     inference_dtype,
@@ -320,6 +321,94 @@ def test_rewriter_with_copy_head_decodes_like_its_pieces(tiny_gpt2):
     prompt = plain_prompt_ids(tok, "Who was her father?", HISTORY)
     generated, _ = rewriter._generate([prompt])[0]
     assert len(generated) == 5 and set(generated) <= set(prompt)
+
+
+# --- N-best: beam search and consensus -----------------------------------------
+
+
+def _ending_gpt2(seed: int, eos_weight: float):
+    """A tiny GPT-2 whose end-of-text embedding row (tied to its output row)
+    is scaled, so that some hypotheses end early and others run to the limit."""
+    from conftest import build_tiny_gpt2
+
+    model, tok = build_tiny_gpt2(seed)
+    with torch.no_grad():
+        model.transformer.wte.weight[tok.eos_token_id] *= eos_weight
+    return model, tok
+
+
+def test_beam_search_finds_what_generate_finds():
+    # The rewriter's own beam search (batched, rows of done prompts leaving)
+    # must give model.generate's hypotheses, in its order, ended or not.
+    flags = set()
+    for seed, eos_weight in [(0, 2.0), (1, 3.0), (0, 1.5)]:
+        model, tok = _ending_gpt2(seed, eos_weight)
+        rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=10))
+        prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+        found = rewriter._beam_batch(prompts, 4)
+        for prompt, hypotheses in zip(prompts, found):
+            out = model.generate(input_ids=torch.tensor([prompt]), num_beams=4, num_return_sequences=4, do_sample=False, max_new_tokens=10,
+                                 eos_token_id=sorted(rewriter.eos_ids), pad_token_id=tok.pad_token_id, early_stopping=True)
+            assert hypotheses == [rewriter._until_eos(row[len(prompt):]) for row in out.tolist()]
+            flags |= {(stopped, len(ids) < 10) for ids, stopped in hypotheses}
+        assert found == [rewriter._beam_batch([p], 4)[0] for p in prompts]
+    assert {(True, True), (False, False)} <= flags  # hypotheses that ended early and ones cut at the limit
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_one_beam_is_greedy_decoding(tiny_gpt2, copy):
+    # One beam keeps the best next token at every step: greedy decoding, copy head included.
+    model, tok = tiny_gpt2
+    head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0) if copy else None
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=12, draft_tokens=0), copy_head=head)
+    prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+    first = rewriter._generate([prompts[0]])[0][0]
+    rewriter._eos_ids = frozenset({first[3]})  # so that some rows end early
+    greedy = rewriter._generate_batch(prompts)
+    assert any(stopped for _, stopped in greedy)
+    assert rewriter._beam_batch(prompts, 1) == [[row] for row in greedy]
+
+
+def test_nbest_batch_finishes_each_hypothesis_and_skips_first_turns(tiny_gpt2):
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=6))
+    found = rewriter.nbest_batch([("Hello?", []), ("Who was her father?", HISTORY)], beams=3)
+    assert found[0] == []
+    # A random model's hypotheses never end within 6 tokens, so each keeps the question, with its own output as rejected.
+    assert [(r.text, r.note) for r in found[1]] == [("Who was her father?", "kept the original question: the rewrite did not end")] * 3
+    assert len({r.rejected for r in found[1]}) == 3
+    with pytest.raises(ValueError, match="beams must be at least 1"):
+        rewriter.nbest_batch([("Why?", HISTORY)], beams=0)
+
+
+def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
+    # With candidates on, the rewrite is the greedy one or a beam's, whichever the
+    # pool's distinct texts agree with most; off, the greedy one, and no beam search runs.
+    _, tok = tiny_gpt2
+    said = {" Who was Lord Byron's father?": "greedy", " Who was Ada Lovelace's father?": "beam",
+            " Who was Ada Lovelace's real father?": "beam", " Who was Ada's father?": "beam"}
+    ids = {text: tok.encode(text, add_special_tokens=False) for text in said}
+    texts = list(said)
+
+    def rewriter_with(candidates):
+        rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
+        rewriter._generate = lambda prompts, opening=(): [(ids[texts[0]], True) for _ in prompts]
+        rewriter._beam_batch = lambda prompts, beams: [[(ids[t], True) for t in (texts[0], *texts[1:])][:beams] for _ in prompts]
+        return rewriter
+
+    assert rewriter_with(0).rewrite("Who was her father?", HISTORY).text == "Who was Lord Byron's father?"
+    picked = rewriter_with(4).rewrite("Who was her father?", HISTORY).text
+    assert picked == "Who was Ada Lovelace's father?"
+    assert picked == [t.strip() for t in texts][consensus([t.strip() for t in texts])]
+    # The greedy text again among the beams is one candidate, not two votes.
+    assert rewriter_with(1).rewrite("Who was her father?", HISTORY).text == "Who was Lord Byron's father?"
+
+
+def test_consensus_is_the_candidate_closest_to_the_others():
+    assert consensus(["Who wrote it?", "Who wrote Hamlet?", "Who wrote the play Hamlet?"]) == 1
+    assert consensus(["a b", "c d"]) == 0  # a tie goes to the first
+    with pytest.raises(ValueError):
+        consensus([])
 
 
 # --- copy head ----------------------------------------------------------------
