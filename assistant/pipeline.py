@@ -97,7 +97,7 @@ class Assistant:
         """
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
-        rewriter = load_rewriter(config.rewriter)
+        rewriter = load_rewriter(config.rewriter, candidates=config.rewrite_candidates)
         if batching:
             rewriter = BatchingRewriter(rewriter, BATCH_SIZE, BATCH_WINDOW_MS)
         if batching and config.reader == "sentence":

@@ -97,7 +97,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rewriting' has no attribute {name!r}")
 
 
-def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True) -> Rewriter:
+def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -105,7 +105,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     adapter. Anything else: an adapter directory written by
     :mod:`rewriting.train`, or a causal LM path / cached hub name.
     ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
-    ``pack_weights=False`` keeps plain bfloat16 weights, to compare.
+    ``pack_weights=False`` keeps plain bfloat16 weights, to compare;
+    ``candidates`` adds an N-best search (``RewriterConfig.candidates``).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
     key = name.strip()
@@ -113,7 +114,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
         return OriginalRewriter()
     from ._causal import CausalLMRewriter, RewriterConfig
 
-    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights)
+    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates)
     if key == "prompted":
         return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":

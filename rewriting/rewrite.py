@@ -1,7 +1,7 @@
 """Rewrite a file of conversational questions in batches.
 
     python -m rewriting.rewrite --input IN.jsonl --output OUT.jsonl [--model NAME_OR_PATH] [--batch-size N] [--latency]
-        [--ray [ADDRESS] [--actors N]]
+        [--candidates BEAMS] [--ray [ADDRESS] [--actors N]]
 
 Input lines: ``{"id", "question", "history"}`` with ``history`` the earlier
 turns' texts, question and answer alternating, oldest first (QReCC's
@@ -13,6 +13,8 @@ never leaves a truncated file behind. ``--model`` takes what
 It prints the throughput; with ``--latency`` it rewrites one question at a
 time after a warm-up call and prints the median and p95 latency of the
 questions that have a history (first turns skip the model).
+``--candidates BEAMS`` adds a beam search to each rewrite and writes the
+consensus of the greedy rewrite and the beams' (``RewriterConfig.candidates``).
 ``--ray`` runs the rewrites on a Ray cluster through a pool of ``--actors``
 rewriter copies (:mod:`rewriting._ray`; needs ``pip install 'ray[data]'``)
 and writes the same file; without it, ray is never imported.
@@ -155,10 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_cli(_main, argv)
 
 
-def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tokens: int | None = None):
-    """``rewriter`` with the command line's batch size, draft length and prompt
-    budget, where it has them (None: its own)."""
-    changes = {"batch_size": batch_size, "draft_tokens": draft_tokens, "max_input_tokens": max_input_tokens}
+def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tokens: int | None = None, candidates: int | None = None):
+    """``rewriter`` with the command line's batch size, draft length, prompt
+    budget and N-best beams, where it has them (None: its own)."""
+    changes = {"batch_size": batch_size, "draft_tokens": draft_tokens, "max_input_tokens": max_input_tokens, "candidates": candidates}
     config = getattr(rewriter, "config", None)
     if config is not None:
         known = {name: value for name, value in changes.items() if value is not None and hasattr(config, name)}
@@ -180,6 +182,8 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
     parser.add_argument("--max-input-tokens", type=int,
                         help="a trained rewriter's prompt budget in tokens (default: the rewriter's own)")
+    parser.add_argument("--candidates", type=int, metavar="BEAMS",
+                        help="beams of an N-best search after the greedy rewrite; the rewrite is their consensus (0: off, the default)")
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                         help="rewrite on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a local one)")
     parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
@@ -188,6 +192,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --batch-size must be at least 1\n")
     if args.draft_tokens is not None and args.draft_tokens < 0:
         parser.exit(2, "error: --draft-tokens must be 0 or more\n")
+    if args.candidates is not None and args.candidates < 0:
+        parser.exit(2, "error: --candidates must be 0 or more\n")
     if args.max_input_tokens is not None and args.max_input_tokens < 32:
         parser.exit(2, "error: --max-input-tokens must be at least 32 (the question and the format need them)\n")
     if args.ray is not None and (args.latency or args.actors < 1):
@@ -202,13 +208,14 @@ def _main(argv: Sequence[str] | None) -> int:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
         settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
-                    "max_input_tokens": args.max_input_tokens, "pack_weights": not args.no_packing}
+                    "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing}
         count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         latencies = None
     else:
         from rewriting import load_rewriter
 
-        rewriter = configure(load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing), args.batch_size, args.draft_tokens, args.max_input_tokens)
+        rewriter = load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing)
+        rewriter = configure(rewriter, args.batch_size, args.draft_tokens, args.max_input_tokens, args.candidates)
         latencies = None
         if args.latency:
             latencies = []

@@ -7,14 +7,15 @@ For each held-out turn that ``python -m eval.rewrites export --split SPLIT
 the app builds it (each earlier question replaced by its rewrite, here the
 greedy rewrites in ``DIR/<group>.<NAME>.jsonl``, which
 ``scripts/study_history.py`` wrote with the same model) and decoded by beam
-search into N candidates. Each candidate goes through the rewriter's own
+search (the rewriter's own, ``nbest_batch``) into N candidates. Each candidate goes through the rewriter's own
 cleaning and drift guard; the greedy rewrite is a candidate too. Written
 beside, in the format ``eval.rewrites table`` scores:
 
 * ``<group>.<NAME>-beam.jsonl``: the beam's best candidate;
 * ``<group>.<NAME>-mbr.jsonl``: the candidate closest to all the others
-  (highest mean ROUGE-1 F1 against them: minimum Bayes risk decoding, a
-  reranker that needs no training turns);
+  (``rewriting.consensus``: the highest summed unigram F1 against them,
+  minimum Bayes risk decoding, a reranker that needs no training turns;
+  what ``RewriterConfig.candidates`` makes the rewrite);
 * ``<group>.<NAME>-oracle.jsonl``: the candidate with the highest ROUGE-1
   recall against the human rewrite. It reads the reference, so it is the
   ceiling of any reranker of these candidates, not a system.
@@ -34,56 +35,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
-
 from assistant.kernel import json_lines  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
-from rewriting import load_rewriter  # noqa: E402
+from rewriting import consensus, load_rewriter  # noqa: E402
 from rewriting.data import with_rewritten_questions  # noqa: E402
 from study_history import SPLIT, exported_turns  # noqa: E402
 
 
-def rouge1_f1(a: str, b: str) -> float:
-    """Symmetric ROUGE-1: the harmonic mean of both directions' recall."""
-    r, p = rouge1_recall(a, b), rouge1_recall(b, a)
-    return 0.0 if r + p == 0 else 2 * r * p / (r + p)
-
-
-def mbr_pick(candidates: list[str]) -> str:
-    """The candidate with the highest mean ROUGE-1 F1 against the others
-    (the first such on ties: candidates come greedy first, then by beam score)."""
-    if len(candidates) == 1:
-        return candidates[0]
-    scores = [sum(rouge1_f1(c, o) for j, o in enumerate(candidates) if j != i) for i, c in enumerate(candidates)]
-    return candidates[max(range(len(candidates)), key=lambda i: (scores[i], -i))]
-
-
 def beam_candidates(rewriter, turns: list[tuple[str, list[str]]], beams: int) -> list[list[str]]:
-    """The rewriter's N-best by beam search for each ``(question, history)``,
-    decoded as one left-padded batch; each candidate is finished (cleaned,
+    """The rewriter's N-best by its own beam search (``nbest_batch``) for each
+    ``(question, history)``: the texts, best first, each finished (cleaned,
     drift-guarded) as ``rewrite_batch`` finishes its greedy output."""
-    prompts = [rewriter.prompt_ids(question, history) for question, history in turns]
-    width, pad = max(map(len, prompts)), rewriter.tokenizer.pad_token_id
-    input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, ids in enumerate(prompts):
-        input_ids[row, width - len(ids):] = torch.tensor(ids)
-        mask[row, width - len(ids):] = 1
-    with torch.inference_mode():
-        out = rewriter.model.generate(
-            input_ids=input_ids, attention_mask=mask, num_beams=beams, num_return_sequences=beams, do_sample=False,
-            max_new_tokens=rewriter.config.max_new_tokens, eos_token_id=sorted(rewriter.eos_ids), pad_token_id=pad,
-            early_stopping=True,
-        )
-    found: list[list[str]] = []
-    for n, row in enumerate(out[:, width:].tolist()):
-        question, history = turns[n // beams]
-        cut = next((i for i, token in enumerate(row) if token in rewriter.eos_ids), None)
-        ids, ended = (row, False) if cut is None else (row[:cut], True)
-        if n % beams == 0:
-            found.append([])
-        found[-1].append(rewriter.finish(question, history, ids, ended).text)
-    return found
+    return [[rewrite.text for rewrite in found] for found in rewriter.nbest_batch(turns, beams)]
 
 
 def arguments(description: str, batch: int) -> argparse.ArgumentParser:
@@ -135,7 +98,7 @@ def main() -> int:
             for (key, ex), beam in zip(chunk, beam_candidates(rewriter, turns, args.beams)):
                 pool = list(dict.fromkeys([greedy[key], *beam]))
                 picks["beam"][key] = beam[0]
-                picks["mbr"][key] = mbr_pick(pool)
+                picks["mbr"][key] = pool[consensus(pool)]
                 picks["oracle"][key] = max(pool, key=lambda c: rouge1_recall(ex.rewrite, c))
                 records.append({"id": key, "greedy": greedy[key], "beam": beam})
             print(f"{group}: {start + len(chunk)}/{len(items)} turns, {time.monotonic() - began:.0f} s", file=sys.stderr)

@@ -38,9 +38,9 @@ import numpy as np  # noqa: E402
 
 from assistant.kernel import json_lines, tokens  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
-from rewriting import load_rewriter  # noqa: E402
+from rewriting import load_rewriter, unigram_f1  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
-from study_nbest import arguments, beam_candidates, held_out_with_greedy, rouge1_f1  # noqa: E402
+from study_nbest import arguments, beam_candidates, held_out_with_greedy  # noqa: E402
 
 FEATURES = ["greedy", "beam_rank", "votes", "consensus", "words", "added", "kept", "from_history", "new_words",
             "capitals_added", "unchanged"]
@@ -62,7 +62,7 @@ def features(question: str, history: list[str], greedy: str, beam: list[str]) ->
             float(candidate == greedy),
             float(beam.index(candidate)) if candidate in beam else float(len(beam)),
             float([greedy, *beam].count(candidate)),
-            float(np.mean([rouge1_f1(candidate, o) for o in others])) if others else 1.0,
+            float(np.mean([unigram_f1(candidate, o) for o in others])) if others else 1.0,
             float(len(words)),
             float(len(added)),
             len(asked & set(words)) / max(1, len(asked)),
@@ -103,7 +103,7 @@ def make_candidates(args, path: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
-TARGETS = {"recall": rouge1_recall, "f1": rouge1_f1}
+TARGETS = {"recall": rouge1_recall, "f1": unigram_f1}
 
 
 def fit(records: list[dict], target: str = "recall"):

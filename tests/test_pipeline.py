@@ -233,6 +233,7 @@ def test_terminal_chat_survives_a_line_of_invalid_utf8(tiny_index):
         ({"CONVQA_MU": "2"}, "mu (CONVQA_MU) must be a number from 0 to 1, got 2.0"),
         ({"CONVQA_READER": "foo"}, "reader (CONVQA_READER) must be one of sentence, generative, got 'foo'"),
         ({"CONVQA_KK": "3"}, "CONVQA_KK is not a setting (did you mean CONVQA_K?)"),
+        ({"CONVQA_REWRITE_CANDIDATES": "-1"}, "rewrite_candidates (CONVQA_REWRITE_CANDIDATES) must be a whole number >= 0, got -1"),
     ],
 )
 def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, message):
@@ -240,3 +241,12 @@ def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, me
     stderr = result.stderr.decode()
     assert result.returncode == 2 and result.stdout == b""
     assert stderr.startswith(f"error: {message}") and stderr.count("\n") == 1, stderr
+
+
+def test_the_assistant_loads_its_rewriter_with_the_configured_candidates(tiny_index, monkeypatch):
+    import assistant.pipeline as pipeline
+
+    asked = []
+    monkeypatch.setattr(pipeline, "load_rewriter", lambda name, **options: asked.append((name, options)) or OriginalRewriter())
+    Assistant.from_config(AssistantConfig(rewriter="original", rewrite_candidates=4), RetrieverConfig(index_dir=str(tiny_index)))
+    assert asked == [("original", {"candidates": 4})]

@@ -381,27 +381,31 @@ def test_nbest_batch_finishes_each_hypothesis_and_skips_first_turns(tiny_gpt2):
         rewriter.nbest_batch([("Why?", HISTORY)], beams=0)
 
 
+# A greedy rewrite and three beams' for "Who was her father?" after HISTORY:
+# the beams agree on "Ada Lovelace", the greedy one does not.
+SCRIPTED = [" Who was Lord Byron's father?", " Who was Ada Lovelace's father?", " Who was Ada Lovelace's real father?", " Who was Ada's father?"]
+
+
+def _scripted_rewriter(tok, candidates: int) -> CausalLMRewriter:
+    """A rewriter whose greedy decoding gives SCRIPTED[0] and whose beam
+    search gives all of SCRIPTED (the greedy text again first), for any prompt."""
+    ids = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED]
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
+    rewriter._generate = lambda prompts, opening=(): [(ids[0], True) for _ in prompts]
+    rewriter._beam_batch = lambda prompts, beams: [[(row, True) for row in ids][:beams] for _ in prompts]
+    return rewriter
+
+
 def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
     # With candidates on, the rewrite is the greedy one or a beam's, whichever the
     # pool's distinct texts agree with most; off, the greedy one, and no beam search runs.
     _, tok = tiny_gpt2
-    said = {" Who was Lord Byron's father?": "greedy", " Who was Ada Lovelace's father?": "beam",
-            " Who was Ada Lovelace's real father?": "beam", " Who was Ada's father?": "beam"}
-    ids = {text: tok.encode(text, add_special_tokens=False) for text in said}
-    texts = list(said)
-
-    def rewriter_with(candidates):
-        rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
-        rewriter._generate = lambda prompts, opening=(): [(ids[texts[0]], True) for _ in prompts]
-        rewriter._beam_batch = lambda prompts, beams: [[(ids[t], True) for t in (texts[0], *texts[1:])][:beams] for _ in prompts]
-        return rewriter
-
-    assert rewriter_with(0).rewrite("Who was her father?", HISTORY).text == "Who was Lord Byron's father?"
-    picked = rewriter_with(4).rewrite("Who was her father?", HISTORY).text
-    assert picked == "Who was Ada Lovelace's father?"
-    assert picked == [t.strip() for t in texts][consensus([t.strip() for t in texts])]
+    texts = [text.strip() for text in SCRIPTED]
+    assert _scripted_rewriter(tok, 0).rewrite("Who was her father?", HISTORY).text == texts[0]
+    picked = _scripted_rewriter(tok, 4).rewrite("Who was her father?", HISTORY).text
+    assert picked == "Who was Ada Lovelace's father?" == texts[consensus(texts)]
     # The greedy text again among the beams is one candidate, not two votes.
-    assert rewriter_with(1).rewrite("Who was her father?", HISTORY).text == "Who was Lord Byron's father?"
+    assert _scripted_rewriter(tok, 1).rewrite("Who was her father?", HISTORY).text == texts[0]
 
 
 def test_consensus_is_the_candidate_closest_to_the_others():
@@ -487,12 +491,13 @@ def test_from_pretrained_casts_weights_to_the_configured_dtype(tiny_gpt2, tmp_pa
     assert result.note == "kept the original question: the rewrite did not end"  # decoded 4 tokens, no eos
 
 
-def test_load_rewriter_passes_the_dtype_on(tiny_gpt2, tmp_path):
+def test_load_rewriter_passes_the_dtype_and_candidates_on(tiny_gpt2, tmp_path):
     model, tok = tiny_gpt2
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
     assert next(load_rewriter(str(tmp_path), dtype="bfloat16").model.parameters()).dtype == torch.bfloat16
     assert next(load_rewriter(str(tmp_path), dtype="float32").model.parameters()).dtype == torch.float32
+    assert load_rewriter(str(tmp_path), candidates=3).config.candidates == 3
 
 
 def test_cli_refuses_a_negative_draft_length(tmp_path):
@@ -517,8 +522,9 @@ def test_configure_sets_only_what_the_rewriter_has(tiny_gpt2):
 
     _, tok = tiny_gpt2
     causal = configure(CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain")), 4, None, 256)
-    assert (causal.config.batch_size, causal.config.draft_tokens, causal.config.max_input_tokens) == (4, 8, 256)
-    assert isinstance(configure(OriginalRewriter(), 4, 0, 256), OriginalRewriter)
+    assert (causal.config.batch_size, causal.config.draft_tokens, causal.config.max_input_tokens, causal.config.candidates) == (4, 8, 256, 0)
+    assert configure(causal, 4, None, None, 3).config.candidates == 3
+    assert isinstance(configure(OriginalRewriter(), 4, 0, 256, 3), OriginalRewriter)
 
 
     assert inference_dtype("float32") == torch.float32
@@ -560,6 +566,27 @@ def test_cli_rewrites_a_file_in_order(tiny_gpt2, tmp_path, capsys):
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # permissions of any new file, not mkstemp's 0600
+
+
+def test_cli_candidates_reach_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
+    import rewriting
+    from rewriting.rewrite import main
+
+    _, tok = tiny_gpt2
+    monkeypatch.setattr(rewriting, "load_rewriter", lambda *args, **kwargs: _scripted_rewriter(tok, 0))
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"id": "b", "question": "Who was her father?", "history": HISTORY}) + "\n")
+    for candidates, expected in [([], "Who was Lord Byron's father?"), (["--candidates", "3"], "Who was Ada Lovelace's father?")]:
+        assert main(["--input", str(src), "--output", str(out), *candidates]) == 0
+        assert json.loads(out.read_text())["rewrite"] == expected
+
+
+def test_cli_refuses_negative_candidates(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--candidates", "-1"])
+    assert exit_info.value.code == 2 and "--candidates must be 0 or more" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,7 @@ _BOUNDS = {
     "min_sentence_chars": (0, None),
     "definition_sentences": (1, None),
     "history_turns": (0, None),
+    "rewrite_candidates": (0, None),
     "max_question_chars": (1, None),
 }
 
@@ -180,6 +181,11 @@ class AssistantConfig:
     # referent is in plain words. Better or level on every held-out group,
     # and on retrieval (BENCHMARKS.md §10, session 10).
     history_rewrites: bool = True
+    # Beams of an N-best search per rewrite (0: greedy only): the rewrite is
+    # then the consensus of the greedy one and the beams'. It gains on held-out
+    # turns but costs a beam search per turn, past the latency budget on 2 CPU
+    # cores, so it is for a faster machine (BENCHMARKS.md §10, session 15).
+    rewrite_candidates: int = 0
     # Longest question we accept, in characters; longer input is refused with a
     # message instead of being truncated silently.
     max_question_chars: int = 1000
@@ -229,7 +235,7 @@ def check_environment(prefix: str = "CONVQA_") -> None:
     >>> check_environment()
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     >>> del os.environ["CONVQA_KK"]
     """
     known = set(ENV_VARIABLES) | {
