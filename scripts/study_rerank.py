@@ -15,7 +15,7 @@ held-out turns:
    pool, not the turn, to carry over.
 2. ``fit``: gradient-boosted trees (scikit-learn's
    ``HistGradientBoostingRegressor``, its defaults, seed 0) predict each
-   candidate's ROUGE-1 recall (``--target f1``: F1) minus its pool's mean from the features of
+   candidate's ROUGE-1 recall (``--target f1``: F1; ``use``: USE cosine) minus its pool's mean from the features of
    :func:`features`; the pick is the candidate with the highest prediction.
    Fixed before any held-out turn was scored: no setting is chosen on them.
 3. ``apply``: picks among ``DIR/candidates/<group>.<NAME>.jsonl`` (what
@@ -103,30 +103,43 @@ def make_candidates(args, path: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
-TARGETS = {"recall": rouge1_recall, "f1": unigram_f1}
+TARGETS = ("recall", "f1", "use")
+
+
+def target_scores(pairs: list[tuple[str, str]], target: str) -> np.ndarray:
+    """Each ``(human rewrite, candidate)``'s score under ``target``: ROUGE-1
+    recall, unigram F1, or USE cosine (encoded in batches, each text once)."""
+    if target == "use":
+        from assistant.encoders import load_use
+        from eval.metrics import embedding_similarities
+
+        return embedding_similarities(load_use(), [h for h, _ in pairs], [c for _, c in pairs])
+    score = {"recall": rouge1_recall, "f1": unigram_f1}[target]
+    return np.array([score(h, c) for h, c in pairs])
 
 
 def fit(records: list[dict], target: str = "recall"):
-    """Step 2: the trees, taught ``TARGETS[target]`` minus the pool's mean."""
+    """Step 2: the trees, taught the ``target`` score minus the pool's mean."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    score = TARGETS[target]
-    X, y = [], []
+    X, pairs, sizes = [], [], []
     for r in records:
         pool, rows = features(r["question"], r["history"], r["greedy"], r["beam"])
-        scores = np.array([score(r["rewrite"], c) for c in pool])
         X.append(rows)
-        y.append(scores - scores.mean())
-    return HistGradientBoostingRegressor(random_state=0).fit(np.vstack(X), np.concatenate(y))
+        pairs += [(r["rewrite"], c) for c in pool]
+        sizes.append(len(pool))
+    scores = np.split(target_scores(pairs, target), np.cumsum(sizes)[:-1])
+    y = np.concatenate([pool_scores - pool_scores.mean() for pool_scores in scores])
+    return HistGradientBoostingRegressor(random_state=0).fit(np.vstack(X), y)
 
 
 def main() -> int:
     parser = arguments(__doc__.splitlines()[0], batch=16)
     parser.add_argument("--train-turns", type=int, default=1000)
-    parser.add_argument("--target", choices=sorted(TARGETS), default="recall",
-                        help="what the trees learn of a candidate: ROUGE-1 recall against the human rewrite (run "
-                        "first), or ROUGE-1 F1, which does not reward length (run second, after recall's picks "
-                        "were seen to grow longer)")
+    parser.add_argument("--target", choices=TARGETS, default="recall",
+                        help="what the trees learn of a candidate against the human rewrite: ROUGE-1 recall (run "
+                        "first), ROUGE-1 F1, which does not reward length (run second, after recall's picks "
+                        "were seen to grow longer), or USE cosine (session 15, judged on the measures it is not taught)")
     args = parser.parse_args()
     train_path = args.dir / "candidates" / "train.jsonl"
     if not train_path.exists():
