@@ -19,6 +19,7 @@ import torch
 from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
+from ._beam import BeamState
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
@@ -424,13 +425,10 @@ class CausalLMRewriter:
         best first.
 
         The search is ``model.generate(num_beams=beams, early_stopping=True)``'s
-        (tests pin the same hypotheses): at each step the best continuations
-        of all the prompt's beams by summed log-probability; one that ends
-        among the best ``beams`` is set aside, scored by its mean log-probability
-        per token, and the prompt is done once ``beams`` have ended (or at
-        ``max_new_tokens``, where every continuation counts as ended). Written
-        out, as greedy decoding is, so that a copy head takes part; a done
-        prompt's rows leave the batch and the cache.
+        (tests pin the same hypotheses; :class:`BeamState` keeps each prompt's
+        beams and ended hypotheses). Written out, as greedy decoding is, so
+        that a copy head takes part; a done prompt's rows leave the batch and
+        the cache.
         """
         count = len(prompts)
         input_ids, mask = self._left_padded(prompts)
@@ -450,8 +448,7 @@ class CausalLMRewriter:
         vocab = log_probs.shape[-1]
         running = torch.full((count, beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
-        sequences: list[list[list[int]]] = [[[] for _ in range(beams)] for _ in range(count)]
-        ended: list[list[tuple[float, list[int], bool]]] = [[] for _ in range(count)]
+        states = [BeamState(beams) for _ in prompts]
         live = list(range(count))  # prompts still searching, ``beams`` cache rows each, in this order
         # Enough continuations that ``beams`` go on even when some of the best end.
         widest = max(2, 1 + len(self._eos_ids)) * beams
@@ -461,24 +458,13 @@ class CausalLMRewriter:
             top, index = total.topk(widest, dim=-1)
             going, sources, feed, scores = [], [], [], []
             for slot, prompt in enumerate(live):
-                kept: list[tuple[float, int, int]] = []  # (summed log-probability, beam, token)
-                done_before = len(ended[prompt]) >= beams
-                for rank, (score, flat) in enumerate(zip(top[slot].tolist(), index[slot].tolist())):
-                    beam, token = divmod(flat, vocab)
-                    if token in self._eos_ids or last:
-                        if rank < beams and not done_before:
-                            ids = sequences[prompt][beam] + [token]
-                            ended[prompt].append((score / (step + 1), *self._until_eos(ids)))
-                    elif len(kept) < beams:
-                        kept.append((score, beam, token))
-                ended[prompt] = sorted(ended[prompt], key=lambda hypothesis: -hypothesis[0])[:beams]
-                if len(ended[prompt]) >= beams or last:
-                    continue
-                going.append(slot)
-                sequences[prompt] = [sequences[prompt][beam] + [token] for _, beam, token in kept]
-                sources += [slot * beams + beam for _, beam, _ in kept]
-                feed += [token for _, _, token in kept]
-                scores.append([score for score, _, _ in kept])
+                continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top[slot].tolist(), index[slot].tolist())]
+                kept = states[prompt].advance(continuations, step + 1, last, self._eos_ids)
+                if kept:
+                    going.append(slot)
+                    sources += [slot * beams + beam for _, beam, _ in kept]
+                    feed += [token for _, _, token in kept]
+                    scores.append([score for score, _, _ in kept])
             if not going:
                 break
             live = [live[slot] for slot in going]
@@ -493,7 +479,7 @@ class CausalLMRewriter:
                              cache=cache, use_cache=True, output_hidden_states=want_hidden)
             cache, next_position = out.cache, next_position + 1
             log_probs = self._scores(out, source_keys, source_ids, source_mask)[:, -1].float().log_softmax(-1)
-        return [[(ids, stopped) for _, ids, stopped in hypotheses] for hypotheses in ended]
+        return [[self._until_eos(ids) for _, ids in state.ended] for state in states]
 
     def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
         """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets
