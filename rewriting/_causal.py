@@ -352,15 +352,8 @@ class CausalLMRewriter:
         """
         batch = len(prompts)
         pad = self.tokenizer.pad_token_id
-        input_ids, mask = self._left_padded(prompts)
-        positions = (mask.cumsum(-1) - 1).clamp_min(0)
         want_hidden = self.copy_head is not None
-        # logits_to_keep=1: only the last position's scores are read, and the
-        # LM head over every prompt position is a large share of a prompt's cost.
-        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
-                         output_hidden_states=want_hidden, logits_to_keep=1)
-        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
-        source_ids, source_mask = input_ids, mask.bool()
+        out, mask, positions, (source_keys, source_ids, source_mask) = self._read_prompts(prompts)
         generated: list[list[int]] = [[] for _ in prompts]
         ended = [False] * batch
         rows = list(range(batch))  # the prompts still decoding, in cache order
@@ -408,16 +401,25 @@ class CausalLMRewriter:
                 next_position[slot] += 1 + kept
         return [self._until_eos(row) for row in generated]
 
-    def _left_padded(self, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Prompts as one left-padded batch: ``(input_ids, attention_mask)``,
-        so that every row's next token goes in the same last column."""
+    def _read_prompts(self, prompts: list[list[int]]):
+        """One forward pass over the prompts as a left-padded batch (every
+        row's next token then goes in the same last column), scoring only each
+        row's last position: ``(out, attention_mask, positions, (copy keys,
+        input ids, input mask))``, the copy keys None without a copy head."""
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), self.tokenizer.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(prompts), width), dtype=torch.long)
         for row, ids in enumerate(prompts):
             input_ids[row, width - len(ids) :] = torch.tensor(ids)
             mask[row, width - len(ids) :] = 1
-        return input_ids, mask
+        positions = (mask.cumsum(-1) - 1).clamp_min(0)
+        want_hidden = self.copy_head is not None
+        # logits_to_keep=1: only the last position's scores are read, and the
+        # LM head over every prompt position is a large share of a prompt's cost.
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                         output_hidden_states=want_hidden, logits_to_keep=1)
+        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
+        return out, mask, positions, (source_keys, input_ids, mask.bool())
 
     @torch.inference_mode()
     def _beam_batch(self, prompts: list[list[int]], beams: int) -> list[list[tuple[list[int], bool]]]:
@@ -431,13 +433,8 @@ class CausalLMRewriter:
         the cache.
         """
         count = len(prompts)
-        input_ids, mask = self._left_padded(prompts)
-        positions = (mask.cumsum(-1) - 1).clamp_min(0)
         want_hidden = self.copy_head is not None
-        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
-                         output_hidden_states=want_hidden, logits_to_keep=1)
-        source_keys = self.copy_head.keys(out.hidden_states[-1]) if want_hidden else None
-        source_ids, source_mask = input_ids, mask.bool()
+        out, mask, positions, (source_keys, source_ids, source_mask) = self._read_prompts(prompts)
         log_probs = self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0].float().log_softmax(-1)
         rows = torch.arange(count).repeat_interleave(beams)  # each prompt's beams start from its own state
         cache = out.cache
