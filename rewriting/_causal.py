@@ -3,8 +3,10 @@
 The model is either an instruction-tuned one prompted with two examples
 (``chat`` format) or one fine-tuned by :mod:`rewriting.train` (``plain``
 format, optionally a LoRA adapter and a copy head). Decoding is greedy and
-bounded. The first turn is never rewritten, and a drift guard keeps the
-user's own question whenever the model's output no longer carries its intent.
+bounded, optionally followed by a beam search whose consensus with the greedy
+rewrite is the rewrite (``RewriterConfig.candidates``). The first turn is
+never rewritten, and a drift guard keeps the user's own question whenever the
+model's output no longer carries its intent.
 """
 
 from __future__ import annotations
@@ -293,8 +295,7 @@ class CausalLMRewriter:
         not including it; ``ended``: whether one came): decoded, cut to its
         first line, and the user's own question kept when the output did not
         end or drifted (:func:`drift_reason`). What :meth:`rewrite_batch`
-        does with its greedy output, for other decoders too (an N-best search
-        in ``scripts/study_nbest.py``)."""
+        does with its greedy output, and with each beam's (:meth:`nbest_batch`)."""
         question = " ".join(str(question).split())
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.

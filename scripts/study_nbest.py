@@ -6,9 +6,10 @@ For each held-out turn that ``python -m eval.rewrites export --split SPLIT
 --dir DIR`` wrote to ``DIR/<group>.jsonl``, the rewriter's prompt is built as
 the app builds it (each earlier question replaced by its rewrite, here the
 greedy rewrites in ``DIR/<group>.<NAME>.jsonl``, which
-``scripts/study_history.py`` wrote with the same model) and decoded by beam
-search (the rewriter's own, ``nbest_batch``) into N candidates. Each candidate goes through the rewriter's own
-cleaning and drift guard; the greedy rewrite is a candidate too. Written
+``scripts/study_history.py`` wrote with the same model) and decoded by the
+rewriter's own beam search (``nbest_batch``) into N candidates. Each
+candidate goes through the rewriter's own cleaning and drift guard; the
+greedy rewrite is a candidate too. Written
 beside, in the format ``eval.rewrites table`` scores:
 
 * ``<group>.<NAME>-beam.jsonl``: the beam's best candidate;
