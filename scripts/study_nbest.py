@@ -50,6 +50,36 @@ def beam_candidates(rewriter, turns: list[tuple[str, list[str]]], beams: int) ->
     return [[rewrite.text for rewrite in found] for found in rewriter.nbest_batch(turns, beams)]
 
 
+def sampled_candidates(rewriter, turns: list[tuple[str, list[str]]], count: int, temperature: float, seed: int) -> list[list[str]]:
+    """``count`` rewrites of each turn drawn from the model's own distribution
+    at ``temperature`` (``model.generate``, seeded, no top-k or top-p cut),
+    finished as ``beam_candidates`` finishes beams. A study of what sampled
+    candidates give minimum Bayes risk; the rewriter has no sampling of its own."""
+    import torch
+
+    prompts = [rewriter.prompt_ids(question, history) for question, history in turns]
+    width, pad = max(map(len, prompts)), rewriter.tokenizer.pad_token_id
+    input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, ids in enumerate(prompts):
+        input_ids[row, width - len(ids):] = torch.tensor(ids)
+        mask[row, width - len(ids):] = 1
+    torch.manual_seed(seed)
+    with torch.inference_mode():
+        out = rewriter.model.generate(
+            input_ids=input_ids, attention_mask=mask, do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
+            num_return_sequences=count, max_new_tokens=rewriter.config.max_new_tokens, eos_token_id=sorted(rewriter.eos_ids),
+            pad_token_id=pad,
+        )
+    found: list[list[str]] = [[] for _ in turns]
+    for n, row in enumerate(out[:, width:].tolist()):
+        question, history = turns[n // count]
+        cut = next((i for i, token in enumerate(row) if token in rewriter.eos_ids), None)
+        ids, ended = (row, False) if cut is None else (row[:cut], True)
+        found[n // count].append(rewriter.finish(question, history, ids, ended).text)
+    return found
+
+
 def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     """The options this script and ``study_rerank.py`` share."""
     parser = argparse.ArgumentParser(description=description)
@@ -61,6 +91,9 @@ def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=int, default=256, help="prompt tokens, as the app's (rewriting.TRAINED_INPUT_TOKENS)")
     parser.add_argument("--beams", type=int, default=4)
     parser.add_argument("--batch", type=int, default=batch, help="turns decoded together")
+    parser.add_argument("--sample", type=float, metavar="TEMPERATURE",
+                        help="draw --beams candidates by sampling at this temperature instead of beam search (outputs tagged -sT)")
+    parser.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed")
     return parser
 
 
@@ -85,8 +118,9 @@ def main() -> int:
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
     (args.dir / "candidates").mkdir(exist_ok=True)
     for group in args.groups:
-        outputs = {kind: args.dir / f"{group}.{args.greedy}-{kind}.jsonl" for kind in ("beam", "mbr", "oracle")}
-        kept = args.dir / "candidates" / f"{group}.{args.greedy}.jsonl"
+        tag = "" if args.sample is None else f"-s{args.sample:g}"
+        outputs = {kind: args.dir / f"{group}.{args.greedy}{tag}-{kind}.jsonl" for kind in ("beam", "mbr", "oracle")}
+        kept = args.dir / "candidates" / f"{group}.{args.greedy}{tag}.jsonl"
         if all(p.exists() for p in outputs.values()) and kept.exists():
             continue
         items, greedy, done = held_out_with_greedy(args.dir, group, args.greedy, args.split)
@@ -96,7 +130,9 @@ def main() -> int:
         for start in range(0, len(items), args.batch):
             chunk = items[start : start + args.batch]
             turns = [(ex.question, list(with_rewritten_questions(ex, done).context)) for _, ex in chunk]
-            for (key, ex), beam in zip(chunk, beam_candidates(rewriter, turns, args.beams)):
+            drawn = (beam_candidates(rewriter, turns, args.beams) if args.sample is None
+                     else sampled_candidates(rewriter, turns, args.beams, args.sample, args.seed + start))
+            for (key, ex), beam in zip(chunk, drawn):
                 pool = list(dict.fromkeys([greedy[key], *beam]))
                 picks["beam"][key] = beam[0]
                 picks["mbr"][key] = pool[consensus(pool)]
