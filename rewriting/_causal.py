@@ -231,6 +231,9 @@ class CausalLMRewriter:
     def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
         """Rewrite many ``(question, history)`` pairs, batching the model calls.
 
+        Greedy decoding; with ``config.candidates`` beams, a beam search too,
+        and each rewrite is then the consensus of its greedy rewrite and its
+        beams' (:func:`~rewriting.consensus`, the greedy one on ties).
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
