@@ -231,9 +231,10 @@ class CausalLMRewriter:
     def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
         """Rewrite many ``(question, history)`` pairs, batching the model calls.
 
-        Greedy decoding; with ``config.candidates`` beams, a beam search too,
-        and each rewrite is then the consensus of its greedy rewrite and its
-        beams' (:func:`~rewriting.consensus`, the greedy one on ties).
+        Greedy decoding; with ``config.candidates`` beams, a beam search too
+        (the greedy decoding then rides along in its passes), and each
+        rewrite is then the consensus of its greedy rewrite and its beams'
+        (:func:`~rewriting.consensus`, the greedy one on ties).
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
@@ -241,8 +242,11 @@ class CausalLMRewriter:
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
             opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
-            outputs = self._generate(prompts, opening)
-            searched = self._beam_batch(prompts, self.config.candidates) if self.config.candidates > 0 else [[] for _ in chunk]
+            if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
+                found = self._beam_batch(prompts, self.config.candidates, greedy=True)
+                outputs, searched = [hypotheses[0] for hypotheses in found], [hypotheses[1:] for hypotheses in found]
+            else:
+                outputs, searched = self._generate(prompts, opening), [[] for _ in chunk]
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
@@ -426,21 +430,26 @@ class CausalLMRewriter:
         return out, mask, positions, (source_keys, input_ids, mask.bool())
 
     @torch.inference_mode()
-    def _beam_batch(self, prompts: list[list[int]], beams: int) -> list[list[tuple[list[int], bool]]]:
+    def _beam_batch(self, prompts: list[list[int]], beams: int, greedy: bool = False) -> list[list[tuple[list[int], bool]]]:
         """Beam search: each prompt's ``beams`` best ``(token ids, ended)``,
-        best first.
+        best first; with ``greedy``, preceded by the prompt's greedy decoding
+        (what :meth:`_generate_batch` gives).
 
         The search is ``model.generate(num_beams=beams, early_stopping=True)``'s
         (tests pin the same hypotheses; :class:`BeamState` keeps each prompt's
         beams and ended hypotheses). Written out, as greedy decoding is, so
         that a copy head takes part; a done prompt's rows leave the batch and
-        the cache.
+        the cache. A greedy row is one more row of the same passes, after the
+        beams' rows: a pass over a few more rows costs about the same on a
+        CPU, and the prompt is read once for both.
         """
         count = len(prompts)
         want_hidden = self.copy_head is not None
         out, mask, positions, (source_keys, source_ids, source_mask) = self._read_prompts(prompts)
         log_probs = self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0].float().log_softmax(-1)
-        rows = torch.arange(count).repeat_interleave(beams)  # each prompt's beams start from its own state
+        walking = list(range(count)) if greedy else []  # prompts whose greedy row still decodes, in row order
+        # Each prompt's beams start from its own state, its greedy row too.
+        rows = torch.cat([torch.arange(count).repeat_interleave(beams), torch.tensor(walking, dtype=torch.long)])
         cache = out.cache
         cache.batch_select_indices(rows)
         log_probs, mask, next_position = log_probs[rows], mask[rows], positions[rows, -1] + 1
@@ -450,23 +459,34 @@ class CausalLMRewriter:
         running = torch.full((count, beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
         states = [BeamState(beams) for _ in prompts]
+        decoded: list[list[int]] = [[] for _ in prompts]  # the greedy rows' tokens
         live = list(range(count))  # prompts still searching, ``beams`` cache rows each, in this order
         # Enough continuations that ``beams`` go on even when some of the best end.
         widest = max(2, 1 + len(self._eos_ids)) * beams
         for step in range(self.config.max_new_tokens):
             last = step + 1 == self.config.max_new_tokens
-            total = (log_probs.view(len(live), beams, vocab) + running[:, :, None]).view(len(live), -1)
-            top, index = total.topk(widest, dim=-1)
+            width = len(live) * beams  # the beams' rows; the greedy rows follow
             going, sources, feed, scores = [], [], [], []
-            for slot, prompt in enumerate(live):
-                continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top[slot].tolist(), index[slot].tolist())]
-                kept = states[prompt].advance(continuations, step + 1, last, self._eos_ids)
-                if kept:
-                    going.append(slot)
-                    sources += [slot * beams + beam for _, beam, _ in kept]
-                    feed += [token for _, _, token in kept]
-                    scores.append([score for score, _, _ in kept])
-            if not going:
+            if live:
+                total = (log_probs[:width].view(len(live), beams, vocab) + running[:, :, None]).view(len(live), -1)
+                top, index = total.topk(widest, dim=-1)
+                for slot, prompt in enumerate(live):
+                    continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top[slot].tolist(), index[slot].tolist())]
+                    kept = states[prompt].advance(continuations, step + 1, last, self._eos_ids)
+                    if kept:
+                        going.append(slot)
+                        sources += [slot * beams + beam for _, beam, _ in kept]
+                        feed += [token for _, _, token in kept]
+                        scores.append([score for score, _, _ in kept])
+            still = []
+            for slot, (prompt, token) in enumerate(zip(walking, log_probs[width:].argmax(-1).tolist())):
+                decoded[prompt].append(token)
+                if token not in self._eos_ids and not last:
+                    still.append(prompt)
+                    sources.append(width + slot)
+                    feed.append(token)
+            walking = still
+            if not sources:
                 break
             live = [live[slot] for slot in going]
             chosen = torch.tensor(sources)
@@ -475,12 +495,13 @@ class CausalLMRewriter:
             next_position = next_position[chosen]
             if want_hidden:
                 source_keys, source_ids, source_mask = source_keys[chosen], source_ids[chosen], source_mask[chosen]
-            running = torch.tensor(scores)
+            running = torch.tensor(scores).view(len(live), beams)
             out = self.model(input_ids=torch.tensor(feed)[:, None], attention_mask=mask, position_ids=next_position[:, None],
                              cache=cache, use_cache=True, output_hidden_states=want_hidden)
             cache, next_position = out.cache, next_position + 1
             log_probs = self._scores(out, source_keys, source_ids, source_mask)[:, -1].float().log_softmax(-1)
-        return [[self._until_eos(ids) for _, ids in state.ended] for state in states]
+        found = [[self._until_eos(ids) for _, ids in state.ended] for state in states]
+        return [[self._until_eos(ids)] + hypotheses for ids, hypotheses in zip(decoded, found)] if greedy else found
 
     def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
         """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets

@@ -369,6 +369,20 @@ def test_one_beam_is_greedy_decoding(tiny_gpt2, copy):
     assert rewriter._beam_batch(prompts, 1) == [[row] for row in greedy]
 
 
+@pytest.mark.parametrize("copy", [False, True])
+def test_greedy_rides_along_in_the_beam_search(copy):
+    # With greedy=True each prompt's greedy decoding comes first, then the same
+    # beams as without it, whether the greedy row ends before, with or after them.
+    for seed, eos_weight in [(0, 2.0), (1, 3.0), (0, 1.5)]:
+        model, tok = _ending_gpt2(seed, eos_weight)
+        head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0) if copy else None
+        rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=10, draft_tokens=0), copy_head=head)
+        prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+        together = rewriter._beam_batch(prompts, 3, greedy=True)
+        assert together == [[alone] + beams for alone, beams in zip(rewriter._generate_batch(prompts), rewriter._beam_batch(prompts, 3))]
+        assert together == [rewriter._beam_batch([p], 3, greedy=True)[0] for p in prompts]
+
+
 def test_nbest_batch_finishes_each_hypothesis_and_skips_first_turns(tiny_gpt2):
     model, tok = tiny_gpt2
     rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=6))
@@ -392,7 +406,8 @@ def _scripted_rewriter(tok, candidates: int) -> CausalLMRewriter:
     ids = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED]
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
     rewriter._generate = lambda prompts, opening=(): [(ids[0], True) for _ in prompts]
-    rewriter._beam_batch = lambda prompts, beams: [[(row, True) for row in ids][:beams] for _ in prompts]
+    rewriter._beam_batch = lambda prompts, beams, greedy=False: [[(ids[0], True)] * greedy + [(row, True) for row in ids][:beams]
+                                                                 for _ in prompts]
     return rewriter
 
 
