@@ -127,7 +127,7 @@ class Assistant:
         """
         timings = {"rewrite": rewrite_ms}
         mark = time.perf_counter()
-        query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats)
+        query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
         passages = self.retriever.search(query, self.retriever_config.k)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()

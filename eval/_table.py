@@ -18,7 +18,7 @@ from rewriting.data import RewriteExample, load_examples, load_quretec
 
 from ._validation import mean_difference
 
-__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_outputs", "other_systems", "comparison_table"]
+__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
 
 GROUPS = ("qrecc", "canard", "cast")
 # QuReTeC's output for CAsT 2020 (the question plus the history terms it
@@ -72,6 +72,20 @@ def read_rewrites(path: str | Path) -> dict[str, str]:
             raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
         rewrites[record["id"]] = record["rewrite"]
     return rewrites
+
+
+def read_alternatives(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """``{id: alternatives}`` for the lines of a rewrites JSONL that carry
+    ``"alternatives"`` (the other candidates ``rewriting.rewrite
+    --candidates`` weighed); errors name the file and line."""
+    found: dict[str, tuple[str, ...]] = {}
+    for where, record in json_lines(path):
+        others = record.get("alternatives", []) if isinstance(record, dict) else []
+        if not (isinstance(others, list) and all(isinstance(text, str) for text in others)):
+            raise DataFormatError(f'{where}: "alternatives" must be a list of strings')
+        if others:
+            found[str(record.get("id"))] = tuple(others)
+    return found
 
 
 def read_outputs(directory: Path, group: str) -> dict[str, dict[str, str]]:

@@ -29,8 +29,10 @@ alternating, answers clipped.
 (:func:`assistant.retrieval.expand_query`, ``RetrieverConfig.expansion_repeats``):
 each follow-up's query gains the content words of the previous turn's
 rewrite, by the same rewriter (a previous turn that is no judged turn counts
-with its question, or its human or automatic rewrite for those rewriters);
-default 0, the rewrite alone, as the field compares rewriters.
+with its question, or its human or automatic rewrite for those rewriters),
+and a ``--rewrites`` line's ``"alternatives"`` (the other candidates of
+``rewriting.rewrite --candidates``) join once each; default 0, the rewrite
+alone, as the field compares rewriters.
 ``--distractors``: ``default`` (the default collection), LEval JSONL files
 (NQ Wikipedia pages, MultiDoc2Dial documents), collections as
 ``assistant.index`` reads them, or ``none``; default: the default collection
@@ -70,10 +72,10 @@ from ._judged import (
 )
 from ._judged_trec import MEASURES, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
-from ._table import read_rewrites
+from ._table import read_alternatives, read_rewrites
 from ._validation import mean_difference
 
-__all__ = ["DEPTH", "judged_index", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
+__all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
 
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
 # scored at depths of 100 and more.
@@ -116,6 +118,18 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] =
             text = q.example.question
         if text is not None:
             found[q.qid] = text
+    return found
+
+
+def given_alternatives(path: str, queries: Sequence[JudgedQuery]) -> dict[str, tuple[str, ...]]:
+    """The other candidates the file's lines carry (``"alternatives"``), by
+    qid, for the queries that have them."""
+    given = {key.split("#", 1)[-1]: others for key, others in read_alternatives(path).items()}
+    found = {}
+    for q in queries:
+        others = next((given[i] for i in q.example_ids if i in given), ())
+        if others:
+            found[q.qid] = others
     return found
 
 
@@ -245,7 +259,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--expansion-repeats", type=int, default=0,
         help="search as the app does: the rewrite N times plus the previous turn's rewrite's content words "
-        "(the app's N: RetrieverConfig.expansion_repeats; default 0: the rewrite alone)",
+        "and a --rewrites line's alternatives (the app's N: RetrieverConfig.expansion_repeats; default 0: the rewrite alone)",
     )
     parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
@@ -280,9 +294,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
     def searched(name: str | None, rewrites: str | None) -> dict[str, str]:
         texts = rewrite_queries(queries, name, rewrites, turn_ids)
+        others = given_alternatives(rewrites, queries) if rewrites is not None else {}
         if args.expansion_repeats:
             previous = previous_rewrites(queries, texts, every_turn, name)
-            texts = {qid: expand_query(text, previous[qid], args.expansion_repeats) for qid, text in texts.items()}
+            texts = {qid: expand_query(text, previous[qid], args.expansion_repeats, others.get(qid, ())) for qid, text in texts.items()}
         return texts
 
     texts = searched(rewriter, args.rewrites)

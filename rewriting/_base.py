@@ -25,7 +25,7 @@ class OriginalRewriter:
     """Baseline: the question as asked, never rewritten.
 
     >>> OriginalRewriter().rewrite("What did she write?", ["Who was Ada?", "A poet's daughter."])
-    Rewrite(text='What did she write?', note='', rejected='')
+    Rewrite(text='What did she write?', note='', rejected='', alternatives=())
     """
 
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:

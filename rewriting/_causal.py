@@ -76,7 +76,8 @@ class RewriterConfig:
     batch_draft_rows: int = 16
     # Beams of an N-best search run after the greedy rewrite (0: none). The
     # rewrite is then the consensus of the greedy one and the beams'
-    # (rewriting._consensus): more often the human rewrite's words, at the
+    # (rewriting._consensus), and the others widen the search
+    # (Rewrite.alternatives): more often the human rewrite's words, at the
     # cost of a beam search per question, so it is off where a person waits
     # on 2 CPU cores and a choice for batch rewriting (BENCHMARKS.md §10).
     candidates: int = 0
@@ -579,12 +580,14 @@ class CausalLMRewriter:
 
 def _agreed(pool: Sequence[Rewrite]) -> Rewrite:
     """The rewrite the pool's distinct texts agree on (:func:`consensus`);
-    the first, the greedy one, on ties and when it is alone."""
+    the first, the greedy one, on ties and when it is alone. The other
+    distinct texts go with it as its ``alternatives``, for the search."""
     distinct: dict[str, Rewrite] = {}
     for rewrite in pool:
         distinct.setdefault(rewrite.text, rewrite)
-    unique = list(distinct.values())
-    return unique[consensus([rewrite.text for rewrite in unique])]
+    texts = list(distinct)
+    picked = texts[consensus(texts)]
+    return replace(distinct[picked], alternatives=tuple(text for text in texts if text != picked))
 
 
 def _plain_strides(_module, args):

@@ -14,7 +14,9 @@ It prints the throughput; with ``--latency`` it rewrites one question at a
 time after a warm-up call and prints the median and p95 latency of the
 questions that have a history (first turns skip the model).
 ``--candidates BEAMS`` adds a beam search to each rewrite and writes the
-consensus of the greedy rewrite and the beams' (``RewriterConfig.candidates``).
+consensus of the greedy rewrite and the beams' (``RewriterConfig.candidates``),
+with the other distinct candidates as ``"alternatives"`` (a list), which
+``python -m eval.retrieval --rewrites`` adds to the search as the app does.
 ``--ray`` runs the rewrites on a Ray cluster through a pool of ``--actors``
 rewriter copies (:mod:`rewriting._ray`; needs ``pip install 'ray[data]'``)
 and writes the same file; without it, ray is never imported.
@@ -123,6 +125,8 @@ def write_rewrites(requests: Sequence[dict], produce: Callable[[], list], output
                     line["note"] = result.note
                 if result.rejected:
                     line["rejected"] = result.rejected
+                if result.alternatives:
+                    line["alternatives"] = list(result.alternatives)
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
         try:
             os.replace(tmp, output)

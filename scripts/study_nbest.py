@@ -16,7 +16,8 @@ beside, in the format ``eval.rewrites table`` scores:
 * ``<group>.<NAME>-mbr.jsonl``: the candidate closest to all the others
   (``rewriting.consensus``: the highest summed unigram F1 against them,
   minimum Bayes risk decoding, a reranker that needs no training turns;
-  what ``RewriterConfig.candidates`` makes the rewrite);
+  what ``RewriterConfig.candidates`` makes the rewrite), with the others as
+  ``"alternatives"``, as ``rewriting.rewrite --candidates`` writes them;
 * ``<group>.<NAME>-oracle.jsonl``: the candidate with the highest ROUGE-1
   recall against the human rewrite. It reads the reference, so it is the
   ceiling of any reranker of these candidates, not a system.
@@ -125,6 +126,7 @@ def main() -> int:
             continue
         items, greedy, done = held_out_with_greedy(args.dir, group, args.greedy, args.split)
         picks = {kind: {} for kind in outputs}
+        pools = {}
         records = []
         began = time.monotonic()
         for start in range(0, len(items), args.batch):
@@ -134,14 +136,20 @@ def main() -> int:
                      else sampled_candidates(rewriter, turns, args.beams, args.sample, args.seed + start))
             for (key, ex), beam in zip(chunk, drawn):
                 pool = list(dict.fromkeys([greedy[key], *beam]))
+                pools[key] = pool
                 picks["beam"][key] = beam[0]
                 picks["mbr"][key] = pool[consensus(pool)]
                 picks["oracle"][key] = max(pool, key=lambda c: rouge1_recall(ex.rewrite, c))
                 records.append({"id": key, "greedy": greedy[key], "beam": beam})
             print(f"{group}: {start + len(chunk)}/{len(items)} turns, {time.monotonic() - began:.0f} s", file=sys.stderr)
         for kind, path in outputs.items():
-            path.write_text("".join(json.dumps({"id": k, "rewrite": picks[kind][k]}, ensure_ascii=False) + "\n" for k, _ in items),
-                            encoding="utf-8")
+            lines = []
+            for k, _ in items:
+                line = {"id": k, "rewrite": picks[kind][k]}
+                if kind == "mbr":  # as rewriting.rewrite --candidates writes it, for eval.retrieval's search
+                    line["alternatives"] = [c for c in pools[k] if c != picks[kind][k]]
+                lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+            path.write_text("".join(lines), encoding="utf-8")
         kept.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return 0
 

@@ -232,3 +232,23 @@ def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_con
     stray = tmp_path / "stray.jsonl"
     stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
     assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)
+
+
+def test_a_rewrites_lines_alternatives_join_the_expanded_search(cast2021, distractors, tmp_path, capsys):
+    # rewriting.rewrite --candidates writes the other candidates as
+    # "alternatives"; with expansion, as in the app, their words join the query once.
+    data = ["--data", cast2021, "--distractors", distractors, "--expansion-repeats", "3"]
+    line = {"id": f"{cast2021.name}#cast2021:107:2", "rewrite": "Tell me about the animal there."}
+    plain, with_others = tmp_path / "plain.jsonl", tmp_path / "others.jsonl"
+    plain.write_text(json.dumps(line) + "\n")
+    with_others.write_text(json.dumps({**line, "alternatives": ["Tell me about the quokka there."]}) + "\n")
+    rankings = []
+    for rewrites in (plain, with_others):
+        _run(capsys, *data, "--rewrites", rewrites, "--run", tmp_path / "run.trec")
+        rankings.append([row[2] for row in _lines(tmp_path / "run.trec") if row[0] == "107_2"])
+    # Without them, "animal there" + "rottnest island" finds the island's passage
+    # first; "quokka" from the alternative brings the turn's own passage (106_1's text) up.
+    assert rankings == [["cast2021_107_1", "cast2021_106_1"], ["cast2021_106_1", "cast2021_107_1", "cast2021_106_2"]]
+    with_others.write_text(json.dumps({**line, "alternatives": "Tell me about the quokka there."}) + "\n")
+    assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(with_others)]) == 2
+    assert '"alternatives" must be a list of strings' in capsys.readouterr().err

@@ -125,6 +125,29 @@ def test_a_follow_up_is_searched_with_the_previous_rewrites_words_and_read_as_re
     assert plain.seen == ["Who was her father?"]
 
 
+class _WithAlternatives:
+    """A follow-up's rewrite picked among candidates, as ``candidates`` gives it."""
+
+    def rewrite(self, question, history):
+        return Rewrite(question, alternatives=("Who was Ada Lovelace's father?", question) if history else ())
+
+
+def test_a_rewrites_alternatives_join_the_search_but_not_the_reading(retriever, reader):
+    search, read = Recording(retriever, "search"), Recording(reader, "read")
+    assistant = Assistant(_WithAlternatives(), search, read)
+    conversation = Conversation()
+    conversation.add(assistant.ask("Who was Ada Lovelace?", conversation))
+    assistant.ask("Who was her father?", conversation)
+    # Once each after the expansion; one equal to the rewrite is not added again.
+    assert search.seen[-1] == "Who was her father? " * 3 + "ada lovelace Who was Ada Lovelace's father?"
+    assert read.seen[-1] == "Who was her father?"
+    plain = Recording(retriever, "search")
+    Assistant(_WithAlternatives(), plain, reader, retriever_config=RetrieverConfig(expansion_repeats=0)).ask("Who was her father?", conversation)
+    assert plain.seen == ["Who was her father?"]  # expansion off: the rewrite alone
+    # A saved session reads them back from a JSON list.
+    assert Rewrite("a", alternatives=["b"]) == Rewrite("a", alternatives=("b",))
+
+
 @pytest.mark.parametrize("bad", ["", "   \n ", "x" * 20_000])
 def test_pipeline_refuses_bad_input(retriever, reader, bad):
     assistant = Assistant(OriginalRewriter(), retriever, reader)

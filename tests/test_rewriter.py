@@ -417,8 +417,11 @@ def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
     _, tok = tiny_gpt2
     texts = [text.strip() for text in SCRIPTED]
     assert _scripted_rewriter(tok, 0).rewrite("Who was her father?", HISTORY).text == texts[0]
-    picked = _scripted_rewriter(tok, 4).rewrite("Who was her father?", HISTORY).text
-    assert picked == "Who was Ada Lovelace's father?" == texts[consensus(texts)]
+    assert _scripted_rewriter(tok, 0).rewrite("Who was her father?", HISTORY).alternatives == ()
+    picked = _scripted_rewriter(tok, 4).rewrite("Who was her father?", HISTORY)
+    assert picked.text == "Who was Ada Lovelace's father?" == texts[consensus(texts)]
+    # The others go with it, once each, for the search.
+    assert picked.alternatives == (texts[0], texts[2], texts[3])
     # The greedy text again among the beams is one candidate, not two votes.
     assert _scripted_rewriter(tok, 1).rewrite("Who was her father?", HISTORY).text == texts[0]
 
@@ -594,6 +597,8 @@ def test_cli_candidates_reach_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
     for candidates, expected in [([], "Who was Lord Byron's father?"), (["--candidates", "3"], "Who was Ada Lovelace's father?")]:
         assert main(["--input", str(src), "--output", str(out), *candidates]) == 0
         assert json.loads(out.read_text())["rewrite"] == expected
+    # The other distinct candidates, as eval.retrieval --rewrites reads them.
+    assert json.loads(out.read_text())["alternatives"] == ["Who was Lord Byron's father?", "Who was Ada Lovelace's real father?"]
 
 
 def test_cli_refuses_negative_candidates(tmp_path, capsys):

@@ -46,12 +46,20 @@ class Rewrite:
     ``note`` is empty unless the rewriter had to depart from the model's
     output (e.g. it drifted from the question and the original was kept);
     the UI shows it in the turn's details, with ``rejected``, the model's
-    output that was not used (empty when there was none).
+    output that was not used (empty when there was none). ``alternatives``
+    are the other candidate rewrites the rewriter weighed when it picked
+    ``text`` from several (``RewriterConfig.candidates``), empty otherwise:
+    the search adds their words (:func:`~assistant.retrieval.expand_query`).
     """
 
     text: str
     note: str = ""
     rejected: str = ""
+    alternatives: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Read back from JSON (a saved session) they come as a list.
+        object.__setattr__(self, "alternatives", tuple(self.alternatives))
 
 
 @dataclass(frozen=True)

@@ -5,29 +5,39 @@ clean), without a second model: a follow-up usually stays on the topic of
 the turn before, and that turn's rewrite names it. Its content words join
 the query at a fraction of the rewrite's weight. Anserini's bag-of-words
 query gives a term repeated n times n times the boost, so repeating the
-rewrite is how the weights are set.
+rewrite is how the weights are set. When the rewriter picked its rewrite
+among candidates, the others join once each too.
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 from ..kernel import DRIFT_STOPWORDS, tokens
 
 __all__ = ["expand_query"]
 
 
-def expand_query(rewrite: str, previous: str, repeats: int) -> str:
+def expand_query(rewrite: str, previous: str, repeats: int, alternatives: Sequence[str] = ()) -> str:
     """The query for ``rewrite`` with ``previous`` (the previous turn's rewrite;
     empty on a first turn) as context: the rewrite ``repeats`` times, then
-    each content word of ``previous`` once. ``repeats`` 0: the rewrite alone.
+    each content word of ``previous`` once, then each of ``alternatives``
+    (the other candidate rewrites, :attr:`~assistant.kernel.Rewrite.alternatives`)
+    once. ``repeats`` 0: the rewrite alone.
 
     >>> expand_query("When did it open?", "Who built the Eiffel Tower?", 3)
     'When did it open? When did it open? When did it open? built eiffel tower'
     >>> expand_query("When did it open?", "", 3)
     'When did it open?'
+    >>> expand_query("When did it open?", "", 3, ["When did the tower open?"])
+    'When did it open? When did the tower open?'
     """
+    if repeats == 0:
+        return rewrite
     # Content words as the rewriter's drift guard counts them: a question's
     # pronouns, wh-words and function words say nothing of its topic.
-    words = [] if repeats == 0 else [w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS]
-    if not words:
-        return rewrite
-    return " ".join([rewrite] * repeats + list(dict.fromkeys(words)))
+    words = [w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS]
+    # Where candidates disagree, a word only some of them hold still counts
+    # a little: more of the turns' passages are found (BENCHMARKS.md §10).
+    others = [text for text in dict.fromkeys(alternatives) if text != rewrite]
+    return " ".join(([rewrite] * repeats if words else [rewrite]) + list(dict.fromkeys(words)) + others)
