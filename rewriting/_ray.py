@@ -201,7 +201,7 @@ class _RewriteWorker:
         items = [(item["question"], item["history"]) for item in chunk]
         many = getattr(self.rewriter, "rewrite_batch", None)
         results = many(items) if many else [self.rewriter.rewrite(q, h) for q, h in items]
-        return [[r.text, r.note, r.rejected] for r in results]
+        return [[r.text, r.note, r.rejected, list(r.alternatives)] for r in results]
 
 
 def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | None, actors: int) -> list[Rewrite]:
@@ -209,9 +209,9 @@ def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | No
     on the cluster at ``address`` with ``actors`` rewriter copies; one Rewrite
     per request, in order, each chunk the single-process run's (``batch_size * 4``).
 
-    ``settings``: model, dtype, batch_size, draft_tokens, as the command
-    line gives them.
+    ``settings``: model, dtype, batch_size, draft_tokens, max_input_tokens,
+    candidates, as the command line gives them.
     """
     items = [{"question": r["question"], "history": r["history"]} for r in requests]
     results = map_on_ray(items, _RewriteWorker, settings, chunk=settings["batch_size"] * 4, address=address, actors=actors, desc="rewriting")
-    return [Rewrite(text, note, rejected) for text, note, rejected in results]
+    return [Rewrite(text, note, rejected, tuple(alternatives)) for text, note, rejected, alternatives in results]

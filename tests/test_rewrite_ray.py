@@ -64,6 +64,29 @@ def test_the_ray_run_writes_the_single_process_file(tiny_gpt2, tmp_path, actors)
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
 
 
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="missing prerequisite: ray (pip install -r requirements-ray.txt)")
+def test_the_ray_run_passes_candidates_on_and_brings_the_alternatives_back(tmp_path):
+    # A tiny GPT-2 whose end of text comes early, so that "Why?" (no content
+    # word for the drift guard to miss) gets rewrites, and candidates change them.
+    import torch
+    from conftest import build_tiny_gpt2
+    from rewriting.rewrite import main
+
+    model, tok = build_tiny_gpt2(1)
+    with torch.no_grad():
+        model.transformer.wte.weight[tok.eos_token_id] *= 3.0
+    model.save_pretrained(tmp_path / "model")
+    tok.save_pretrained(tmp_path / "model")
+    src = _requests(tmp_path / "in.jsonl")
+    common = ["--input", str(src), "--model", str(tmp_path / "model"), "--dtype", "float32", "--batch-size", "2"]
+    assert main([*common, "--output", str(tmp_path / "greedy.jsonl")]) == 0
+    assert main([*common, "--candidates", "2", "--output", str(tmp_path / "single.jsonl")]) == 0
+    assert main([*common, "--candidates", "2", "--output", str(tmp_path / "ray.jsonl"), "--ray", "--actors", "1"]) == 0
+    single = [json.loads(line) for line in (tmp_path / "single.jsonl").read_text().splitlines()]
+    assert single[2]["alternatives"] and (tmp_path / "single.jsonl").read_bytes() != (tmp_path / "greedy.jsonl").read_bytes()
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+
+
 class _StandInDataset:
     """The few Ray Data calls rewriting._ray makes, done in process: rows cut
     into batches as numpy columns, batches run on a fixed set of actor objects
