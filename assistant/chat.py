@@ -32,6 +32,8 @@ def _plain(turn: Turn) -> str:
         lines.append(f"  note: {turn.rewrite.note}")
         if turn.rewrite.rejected:
             lines.append(f"  the model had said: {turn.rewrite.rejected}")
+    for text in turn.rewrite.alternatives:
+        lines.append(f"  also searched with: {text}")
     lines.append(f"answer:  {turn.answer.text}")
     if turn.sources:
         top = turn.sources[0]

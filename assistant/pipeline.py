@@ -172,11 +172,15 @@ def _ms_since(start: float) -> float:
 
 
 def turn_to_json(turn: Turn) -> dict:
-    """A turn in the terminal chat's JSON layout."""
-    return {
+    """A turn in the terminal chat's JSON layout (``"alternatives"``, the
+    other candidates the search also used, only when there are some)."""
+    found = {
         "question": turn.question,
         "rewrite": turn.rewrite.text,
         "answer": turn.answer.text,
         "sources": [{"id": p.id, "title": p.title, "score": round(p.score, 4), "text": p.text} for p in turn.sources],
         "timings_ms": turn.timings_ms,
     }
+    if turn.rewrite.alternatives:
+        found["alternatives"] = list(turn.rewrite.alternatives)
+    return found

@@ -21,7 +21,7 @@ from assistant.kernel import (
     Rewrite,
     Turn,
 )
-from assistant.pipeline import Assistant, validate_question
+from assistant.pipeline import Assistant, turn_to_json, validate_question
 from assistant.readers import NOT_FOUND, SentenceReader, split_sentences
 from rewriting import OriginalRewriter
 
@@ -137,7 +137,10 @@ def test_a_rewrites_alternatives_join_the_search_but_not_the_reading(retriever, 
     assistant = Assistant(_WithAlternatives(), search, read)
     conversation = Conversation()
     conversation.add(assistant.ask("Who was Ada Lovelace?", conversation))
-    assistant.ask("Who was her father?", conversation)
+    follow_up = assistant.ask("Who was her father?", conversation)
+    # The terminal chat's JSON names them only where there are some.
+    assert "alternatives" not in turn_to_json(conversation.turns[0])
+    assert turn_to_json(follow_up)["alternatives"] == ["Who was Ada Lovelace's father?", "Who was her father?"]
     # Once each after the expansion; one equal to the rewrite is not added again.
     assert search.seen[-1] == "Who was her father? " * 3 + "ada lovelace Who was Ada Lovelace's father?"
     assert read.seen[-1] == "Who was her father?"

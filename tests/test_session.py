@@ -463,3 +463,22 @@ def test_the_rewriter_sees_earlier_turns_as_they_were_rewritten_unless_told_othe
     turns = [entry.turn for entry in session.turns]
     assert seen[-1] == [ADA, turns[0].answer.text,
                         "What did Ada Lovelace write about?" if rewrites else "What did she write about?", turns[1].answer.text]
+
+
+def test_the_rewrite_step_names_the_other_candidates_the_search_used(app_services):
+    import dataclasses
+
+    class Candidates:
+        def rewrite(self, question, history):
+            return Rewrite(question, alternatives=("Who was Ada Lovelace's father?",) if history else ())
+
+    app_services.assistant = dataclasses.replace(app_services.assistant, rewriter=Candidates())
+    session = S.Session()
+    for question in (ADA, "Who was her father?"):
+        play(app_services, session, question)
+    steps = [m["content"] for m in S.chat_messages(session) if m.get("metadata", {}).get("title", "").startswith("🔁")]
+    assert "candidates" not in steps[0]
+    assert "_Picked among candidates; the search also used the others: Who was Ada Lovelace's father?_" in steps[1]
+    # A corrected rewrite is searched alone: the others no longer apply.
+    S.correct(app_services, session, 1, "Who was Lord Byron?")
+    assert not any("candidates" in m["content"] for m in S.chat_messages(session) if m["role"] == "assistant")

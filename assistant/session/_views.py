@@ -98,6 +98,9 @@ def _rewrite_message(turn: Turn, info: TurnInfo) -> dict:
         lines.append(f"_Note: {escape_markdown(info.system_rewrite.note)}_")
         if info.system_rewrite.rejected:
             lines.append(f"_The model had said: {escape_markdown(info.system_rewrite.rejected)}_")
+    if info.system_rewrite.alternatives and not corrected:
+        others = "; ".join(escape_markdown(text) for text in info.system_rewrite.alternatives)
+        lines.append(f"_Picked among candidates; the search also used the others: {others}_")
     if info.reference and info.reference_kind == "replay":
         lines.append(f"**Human rewrite (reference):** {escape_markdown(info.reference)}")
     if info.scores:
