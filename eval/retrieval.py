@@ -106,14 +106,14 @@ def judged_index(collection: JudgedCollection, index_dir: str | Path | None = No
 def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] = frozenset()) -> dict[str, str]:
     """The file's rewrites by qid. ``turns``: ids of every turn of the data,
     judged or not; a rewrite of a turn with no judged passage is not searched."""
-    given = {key.split("#", 1)[-1]: text for key, text in read_rewrites(path).items()}
+    given = _by_turn(read_rewrites(path))
     known = {i for q in queries for i in q.example_ids} | set(turns)
     stray = [i for i in given if i not in known]
     if stray:
         raise DataFormatError(f"{path}: {len(stray)} id(s) are no turn of the data, e.g. {stray[0]!r}")
     found = {}
     for q in queries:
-        text = next((given[i] for i in q.example_ids if i in given), None)
+        text = _of_query(given, q)
         if text is None and not q.example.history:
             text = q.example.question
         if text is not None:
@@ -121,16 +121,21 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] =
     return found
 
 
+def _by_turn(given: dict) -> dict:
+    """A rewrites file's values by turn id: keys are ``<id>`` or ``<file>#<id>``."""
+    return {key.split("#", 1)[-1]: value for key, value in given.items()}
+
+
+def _of_query(given: dict, query: JudgedQuery):
+    """The value ``given`` holds for one of ``query``'s turns, else None."""
+    return next((given[i] for i in query.example_ids if i in given), None)
+
+
 def given_alternatives(path: str, queries: Sequence[JudgedQuery]) -> dict[str, tuple[str, ...]]:
     """The other candidates the file's lines carry (``"alternatives"``), by
     qid, for the queries that have them."""
-    given = {key.split("#", 1)[-1]: others for key, others in read_alternatives(path).items()}
-    found = {}
-    for q in queries:
-        others = next((given[i] for i in q.example_ids if i in given), ())
-        if others:
-            found[q.qid] = others
-    return found
+    given = _by_turn(read_alternatives(path))
+    return {q.qid: others for q in queries if (others := _of_query(given, q))}
 
 
 def rewrite_queries(

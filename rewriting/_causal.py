@@ -242,11 +242,11 @@ class CausalLMRewriter:
         results, todo = self._without_model(items)
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
-            opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
             if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
                 found = self._beam_batch(prompts, self.config.candidates, greedy=True)
                 outputs, searched = [hypotheses[0] for hypotheses in found], [hypotheses[1:] for hypotheses in found]
             else:
+                opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
                 outputs, searched = self._generate(prompts, opening), [[] for _ in chunk]
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
