@@ -109,12 +109,17 @@ class Recording:
         return getattr(self.inner, self.method)(first, *rest)
 
 
-def test_a_follow_up_is_searched_with_the_previous_rewrites_words_and_read_as_rewritten(retriever, reader):
+def _ada_then_her_father(rewriter, retriever, reader):
+    """Two turns through recording stages: ``(search, read, conversation, follow-up)``."""
     search, read = Recording(retriever, "search"), Recording(reader, "read")
-    assistant = Assistant(OriginalRewriter(), search, read)
+    assistant = Assistant(rewriter, search, read)
     conversation = Conversation()
     conversation.add(assistant.ask("Who was Ada Lovelace?", conversation))
-    follow_up = assistant.ask("Who was her father?", conversation)
+    return search, read, conversation, assistant.ask("Who was her father?", conversation)
+
+
+def test_a_follow_up_is_searched_with_the_previous_rewrites_words_and_read_as_rewritten(retriever, reader):
+    search, read, conversation, follow_up = _ada_then_her_father(OriginalRewriter(), retriever, reader)
     assert search.seen == ["Who was Ada Lovelace?", "Who was her father? " * 3 + "ada lovelace"]
     assert read.seen == ["Who was Ada Lovelace?", "Who was her father?"] and follow_up.rewrite.text == "Who was her father?"
     assert follow_up.answer.text == "Her father was the poet Lord Byron."
@@ -133,11 +138,7 @@ class _WithAlternatives:
 
 
 def test_a_rewrites_alternatives_join_the_search_but_not_the_reading(retriever, reader):
-    search, read = Recording(retriever, "search"), Recording(reader, "read")
-    assistant = Assistant(_WithAlternatives(), search, read)
-    conversation = Conversation()
-    conversation.add(assistant.ask("Who was Ada Lovelace?", conversation))
-    follow_up = assistant.ask("Who was her father?", conversation)
+    search, read, conversation, follow_up = _ada_then_her_father(_WithAlternatives(), retriever, reader)
     # The terminal chat's JSON names them only where there are some.
     assert "alternatives" not in turn_to_json(conversation.turns[0])
     assert turn_to_json(follow_up)["alternatives"] == ["Who was Ada Lovelace's father?", "Who was her father?"]
