@@ -6,7 +6,7 @@ the turn before, and that turn's rewrite names it. Its content words join
 the query at a fraction of the rewrite's weight. Anserini's bag-of-words
 query gives a term repeated n times n times the boost, so repeating the
 rewrite is how the weights are set. When the rewriter picked its rewrite
-among candidates, the others join once each too.
+among candidates, the candidates, each once, take the repeats' place.
 """
 
 from __future__ import annotations
@@ -21,23 +21,29 @@ __all__ = ["expand_query"]
 def expand_query(rewrite: str, previous: str, repeats: int, alternatives: Sequence[str] = ()) -> str:
     """The query for ``rewrite`` with ``previous`` (the previous turn's rewrite;
     empty on a first turn) as context: the rewrite ``repeats`` times, then
-    each content word of ``previous`` once, then each of ``alternatives``
-    (the other candidate rewrites, :attr:`~assistant.kernel.Rewrite.alternatives`)
-    once. ``repeats`` 0: the rewrite alone.
+    each content word of ``previous`` once. With ``alternatives`` (the other
+    candidate rewrites, :attr:`~assistant.kernel.Rewrite.alternatives`), the
+    rewrite and each of them once instead of the repeats. ``repeats`` 0: the
+    rewrite alone.
 
     >>> expand_query("When did it open?", "Who built the Eiffel Tower?", 3)
     'When did it open? When did it open? When did it open? built eiffel tower'
     >>> expand_query("When did it open?", "", 3)
     'When did it open?'
-    >>> expand_query("When did it open?", "", 3, ["When did the tower open?"])
-    'When did it open? When did the tower open?'
+    >>> expand_query("When did it open?", "Who built the Eiffel Tower?", 3, ["When did the tower open?"])
+    'When did it open? When did the tower open? built eiffel tower'
     """
     if repeats == 0:
         return rewrite
     # Content words as the rewriter's drift guard counts them: a question's
     # pronouns, wh-words and function words say nothing of its topic.
-    words = [w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS]
-    # Where candidates disagree, a word only some of them hold still counts
-    # a little: more of the turns' passages are found (BENCHMARKS.md §10).
+    words = list(dict.fromkeys(w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS))
     others = [text for text in dict.fromkeys(alternatives) if text != rewrite]
-    return " ".join(([rewrite] * repeats if words else [rewrite]) + list(dict.fromkeys(words)) + others)
+    if others:
+        # The candidates stand in for the repeats: a word they all hold counts
+        # once per candidate, a word only some hold still counts a little.
+        # Chosen over the repeats plus the others on training turns (BENCHMARKS.md §10).
+        return " ".join([rewrite, *others] + words)
+    if not words:
+        return rewrite
+    return " ".join([rewrite] * repeats + words)
