@@ -30,9 +30,10 @@ alternating, answers clipped.
 each follow-up's query gains the content words of the previous turn's
 rewrite, by the same rewriter (a previous turn that is no judged turn counts
 with its question, or its human or automatic rewrite for those rewriters),
-and a ``--rewrites`` line's ``"alternatives"`` (the other candidates of
-``rewriting.rewrite --candidates``) join once each; default 0, the rewrite
-alone, as the field compares rewriters.
+and where a ``--rewrites`` line has ``"alternatives"`` (the other candidates
+of ``rewriting.rewrite --candidates``), the rewrite and each of them count
+once in place of the N repeats; default 0, the rewrite alone, as the field
+compares rewriters.
 ``--distractors``: ``default`` (the default collection), LEval JSONL files
 (NQ Wikipedia pages, MultiDoc2Dial documents), collections as
 ``assistant.index`` reads them, or ``none``; default: the default collection
@@ -264,7 +265,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--expansion-repeats", type=int, default=0,
         help="search as the app does: the rewrite N times plus the previous turn's rewrite's content words "
-        "and a --rewrites line's alternatives (the app's N: RetrieverConfig.expansion_repeats; default 0: the rewrite alone)",
+        "(a --rewrites line's alternatives: each candidate once instead) (the app's N: RetrieverConfig.expansion_repeats; "
+        "default 0: the rewrite alone)",
     )
     parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
