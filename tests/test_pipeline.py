@@ -21,6 +21,7 @@ from assistant.kernel import (
     Rewrite,
     Turn,
 )
+from assistant import chat
 from assistant.pipeline import Assistant, turn_to_json, validate_question
 from assistant.readers import NOT_FOUND, SentenceReader, split_sentences
 from rewriting import OriginalRewriter
@@ -184,6 +185,18 @@ def test_terminal_chat_json(tiny_index):
     assert turns[1] == {"question": "", "error": "Please type a question."}
     assert turns[2]["answer"].startswith("She wrote the first published algorithm")
     assert turns[3]["question"] == "<script>alert(1)</script>"
+
+
+def test_terminal_chat_plain_output_names_the_other_candidates_searched():
+    turn = Turn("Who was her father?", Rewrite("Who was Ada's father?", alternatives=("Who was Ada Lovelace's father?",)),
+                Answer("Lord Byron.", 1.0))
+    assert chat._plain(turn).splitlines() == [
+        "rewrite: Who was Ada's father?",
+        "  also searched with: Who was Ada Lovelace's father?",
+        "answer:  Lord Byron.",
+    ]
+    alone = Turn("Who was her father?", Rewrite("Who was Ada's father?"), Answer("Lord Byron.", 1.0))
+    assert "also searched" not in chat._plain(alone)
 
 
 def test_terminal_chat_missing_index(tmp_path):
