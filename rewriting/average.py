@@ -69,7 +69,10 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     splits = [(s / SPLIT_FILE).read_bytes() if (s / SPLIT_FILE).is_file() else None for s in sources]
     for source, (config, other), split in zip(sources[1:], members[1:], splits[1:]):
         if other != recipe:
-            raise ConfigError(f"{source} was trained with another recipe (rewriter.json) than {sources[0]}: base or prompt budgets differ")
+            raise ConfigError(
+                f"{source} was trained with another recipe (rewriter.json) than {sources[0]}: {_recipe_difference(recipe, other)}; "
+                "average members trained with the same settings"
+            )
         if sorted(config["target_modules"]) != sorted(first_config["target_modules"]):
             raise ConfigError(f"{source} adapts other layers than {sources[0]} (target_modules)")
         if split != splits[0]:
@@ -104,6 +107,24 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     if splits[0] is not None:
         (output / SPLIT_FILE).write_bytes(splits[0])
     return {"members": [str(s) for s in sources], "rank": rank}
+
+
+def _recipe_difference(first: Recipe, other: Recipe) -> str:
+    """The recipe settings that differ, as ``name first vs other``: which
+    run to retrain is then plain from the message."""
+    mine, theirs = _flat(first.to_json()), _flat(other.to_json())
+    return ", ".join(f"{key} {mine.get(key)!r} vs {theirs.get(key)!r}" for key in sorted(mine.keys() | theirs.keys()) if mine.get(key) != theirs.get(key))
+
+
+def _flat(record: dict, prefix: str = "") -> dict:
+    """``{"prompt": {"max_input_tokens": 160}}`` as ``{"prompt.max_input_tokens": 160}``."""
+    flat = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            flat |= _flat(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _truncated(stacked: dict, rank: int) -> dict:
