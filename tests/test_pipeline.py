@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant import chat
 from assistant.kernel import (
     Answer,
     AssistantConfig,
@@ -21,7 +22,6 @@ from assistant.kernel import (
     Rewrite,
     Turn,
 )
-from assistant import chat
 from assistant.pipeline import Assistant, turn_to_json, validate_question
 from assistant.readers import NOT_FOUND, SentenceReader, split_sentences
 from rewriting import OriginalRewriter
