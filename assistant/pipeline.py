@@ -29,7 +29,7 @@ from .kernel import (
     load_configs,
 )
 from .readers import Reader, SentenceReader, build_reader
-from .retrieval import BM25Retriever, Retriever, ensure_index, expand_query
+from .retrieval import BM25Retriever, DenseRescorer, Rescorer, Retriever, ensure_index, expand_query, passage_vectors
 
 __all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
 
@@ -79,6 +79,9 @@ class Assistant:
     reader: Reader
     config: AssistantConfig = AssistantConfig()
     retriever_config: RetrieverConfig = RetrieverConfig()
+    # Reorders the retriever's hits for the rewrite (None: the retriever's
+    # order); from_config builds one when RetrieverConfig.dense_weight > 0.
+    rescorer: Rescorer | None = None
 
     @classmethod
     def from_config(
@@ -94,19 +97,34 @@ class Assistant:
         ``batching``: concurrent callers' rewrites and sentence encodings are
         batched (see the module docstring); for a server with many sessions.
         The generative reader's own language model is not batched.
+        With ``dense_weight`` above 0, the index's passage vectors are
+        encoded first when it has none (once per index, with progress).
         """
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
         rewriter = load_rewriter(config.rewriter, candidates=config.rewrite_candidates)
+        rescoring = retriever_config.dense_weight > 0
+        minilm = None
         if batching:
             rewriter = BatchingRewriter(rewriter, BATCH_SIZE, BATCH_WINDOW_MS)
-        if batching and config.reader == "sentence":
+            if config.reader == "sentence" or rescoring:
+                # One worker for every turn's MiniLM calls (the reader's
+                # sentences, the rescorer's rewrite): calls that arrive
+                # together are encoded as one, and the model's fast tokenizer
+                # is not shared between threads ("Already borrowed",
+                # huggingface/tokenizers#537).
+                minilm = BatchingEncoder(load_minilm(), BATCH_SIZE, BATCH_WINDOW_MS)
+        if minilm is not None and config.reader == "sentence":
             # Wrapped before the reader is built: its CachedEncoder then sends
             # only the unseen sentences to the batcher.
-            reader = SentenceReader(BatchingEncoder(load_minilm(), BATCH_SIZE, BATCH_WINDOW_MS), reader_config)
+            reader = SentenceReader(minilm, reader_config)
         else:
             reader = build_reader(config.reader, reader_config)
-        return cls(rewriter, retriever, reader, config, retriever_config)
+        rescorer = None
+        if rescoring:
+            ids, vectors = passage_vectors(retriever, load_minilm())  # once per index, at start
+            rescorer = DenseRescorer(minilm or load_minilm(), ids, vectors, retriever_config.dense_weight)
+        return cls(rewriter, retriever, reader, config, retriever_config, rescorer)
 
     def history_window(self, history: Sequence[str]) -> list[str]:
         """The last ``history_turns`` question/answer pairs of ``history``."""
@@ -128,7 +146,12 @@ class Assistant:
         timings = {"rewrite": rewrite_ms}
         mark = time.perf_counter()
         query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
-        passages = self.retriever.search(query, self.retriever_config.k)
+        k = self.retriever_config.k
+        if self.rescorer is None:
+            passages = self.retriever.search(query, k)
+        else:
+            hits = self.retriever.search(query, max(k, self.retriever_config.rescore_depth))
+            passages = self.rescorer.rescore(rewrite.text, hits, k)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
         answer = self.reader.read(rewrite.text, passages)

@@ -1,7 +1,8 @@
 """Retrieval, measured as the field reports it: MRR, nDCG@3 and recall by trec_eval.
 
 ``python -m eval.retrieval --data FILE... [--rewriter NAME | --rewrites R.jsonl]``
-``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--index DIR] [--run OUT.trec] [--qrels OUT]``
+``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--dense-weight W] [--index DIR]``
+``[--run OUT.trec] [--qrels OUT]``
 ``[--against REWRITER|R.jsonl] [--json]``
 
 Builds a judged collection (:mod:`eval._judged`: each CAsT 2021 turn's
@@ -34,6 +35,12 @@ and where a ``--rewrites`` line has ``"alternatives"`` (the other candidates
 of ``rewriting.rewrite --candidates``), the rewrite and each of them count
 once in place of the N repeats; default 0, the rewrite alone, as the field
 compares rewriters.
+``--dense-weight W``: rescore BM25's top 100 as the app does
+(:class:`assistant.retrieval.DenseRescorer`, ``RetrieverConfig.dense_weight``):
+each hit's min-max scaled BM25 score mixed with weight W of the MiniLM cosine
+between the rewrite (not its expanded query) and the passage; the judged
+index's passage vectors are encoded once and kept with it. Default 0: BM25
+alone, as the field compares rewriters.
 ``--distractors``: ``default`` (the default collection), LEval JSONL files
 (NQ Wikipedia pages, MultiDoc2Dial documents), collections as
 ``assistant.index`` reads them, or ``none``; default: the default collection
@@ -59,8 +66,9 @@ from typing import Sequence
 
 from tqdm import tqdm
 
+from assistant.encoders import load_minilm
 from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
-from assistant.retrieval import BM25Retriever, build_index, expand_query
+from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
 from ._judged import (
@@ -188,9 +196,12 @@ def previous_rewrites(queries: Sequence[JudgedQuery], texts: dict[str, str], exa
 
 
 def evaluate(
-    queries: Sequence[JudgedQuery], texts: dict[str, str], retriever, run: Path, qrels: Path, tag: str
+    queries: Sequence[JudgedQuery], texts: dict[str, str], retriever, run: Path, qrels: Path, tag: str,
+    rescorer: Rescorer | None = None, questions: dict[str, str] | None = None,
 ) -> dict:
     """Search each query's text, write the run and the qrels, score them.
+    With ``rescorer``, the hits are reordered for ``questions[qid]`` (the
+    rewrite, where ``texts`` holds its expanded query).
 
     Returns ``{"n", measures..., "by_source": {source: {"n", measures...}},
     "per_query": {qid: {measure: value}}}`` (a query trec_eval does not list scores 0).
@@ -203,6 +214,8 @@ def evaluate(
         text = texts[q.qid]
         # A query with no words finds nothing: it scores 0, as in trec_eval.
         results[q.qid] = retriever.search(text, DEPTH) if text.split() else []
+        if rescorer is not None:
+            results[q.qid] = rescorer.rescore((questions or texts)[q.qid], results[q.qid], DEPTH)
     write_run(results, run, tag)
     write_qrels(scored, qrels)
     mean, per_query = trec_eval(qrels, run)
@@ -268,6 +281,11 @@ def _parser() -> argparse.ArgumentParser:
         "(a --rewrites line's alternatives: each candidate once instead) (the app's N: RetrieverConfig.expansion_repeats; "
         "default 0: the rewrite alone)",
     )
+    parser.add_argument(
+        "--dense-weight", type=float, default=0.0,
+        help="rescore BM25's top 100 with weight W of the MiniLM cosine between the rewrite and each passage, "
+        "as the app does (RetrieverConfig.dense_weight; default 0: BM25 alone)",
+    )
     parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
     parser.add_argument("--qrels", help="write the qrels here (default: next to --run as .qrels, else temporary)")
@@ -290,6 +308,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         distractors = []
     if args.expansion_repeats < 0:
         raise InvalidInputError("--expansion-repeats must be 0 (off) or more")
+    if not 0 <= args.dense_weight <= 1:
+        raise InvalidInputError(f"--dense-weight must be from 0 (off) to 1, not {args.dense_weight}")
     collection = judged_collection(args.data, distractors)
     queries = list(collection.queries)
     examples = {path: load_examples(path) for path in args.data}
@@ -299,26 +319,33 @@ def _main(argv: Sequence[str] | None = None) -> int:
         queries = [q for q in queries if held.intersection(q.example_ids)]
     turn_ids = {ex.id for ex in every_turn}
 
-    def searched(name: str | None, rewrites: str | None) -> dict[str, str]:
-        texts = rewrite_queries(queries, name, rewrites, turn_ids)
+    def searched(name: str | None, rewrites: str | None) -> tuple[dict[str, str], dict[str, str]]:
+        """(each turn's query, its rewrite)."""
+        rewritten = rewrite_queries(queries, name, rewrites, turn_ids)
         others = given_alternatives(rewrites, queries) if rewrites is not None else {}
+        texts = rewritten
         if args.expansion_repeats:
             previous = previous_rewrites(queries, texts, every_turn, name)
             texts = {qid: expand_query(text, previous[qid], args.expansion_repeats, others.get(qid, ())) for qid, text in texts.items()}
-        return texts
+        return texts, rewritten
 
-    texts = searched(rewriter, args.rewrites)
+    texts, rewritten = searched(rewriter, args.rewrites)
     other = None
     if args.against is not None:
         other = (None, args.against) if args.against.endswith(".jsonl") else (args.against, None)
-        other_texts = searched(*other)
+        other_texts, other_rewritten = searched(*other)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
+    rescorer = None
+    if args.dense_weight > 0:
+        rescorer = DenseRescorer.from_retriever(retriever, load_minilm(), args.dense_weight)
     with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
         run = Path(args.run) if args.run else Path(scratch) / "run.trec"
         qrels = Path(args.qrels) if args.qrels else (run.with_suffix(".qrels") if args.run else Path(scratch) / "qrels")
-        summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name)
+        summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name,
+                           rescorer=rescorer, questions=rewritten)
         if other is not None:
-            theirs = evaluate(queries, other_texts, retriever, Path(scratch) / "against.trec", Path(scratch) / "against.qrels", tag="against")
+            theirs = evaluate(queries, other_texts, retriever, Path(scratch) / "against.trec", Path(scratch) / "against.qrels",
+                              tag="against", rescorer=rescorer, questions=other_rewritten)
     against = (args.against, paired_difference(summary, theirs)) if other is not None else None
     if args.json:
         record = {"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}

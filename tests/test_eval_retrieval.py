@@ -252,3 +252,24 @@ def test_a_rewrites_lines_alternatives_join_the_expanded_search(cast2021, distra
     with_others.write_text(json.dumps({**line, "alternatives": "Tell me about the quokka there."}) + "\n")
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(with_others)]) == 2
     assert '"alternatives" must be a list of strings' in capsys.readouterr().err
+
+
+def test_dense_weight_rescores_as_the_app_does(cast2021, cast2022, distractors, tmp_path, capsys):
+    rewrites = tmp_path / "r.jsonl"
+    rewrites.write_text(json.dumps({"id": f"{cast2021.name}#cast2021:106:2", "rewrite": "What do quokkas like to munch on?"}) + "\n")
+    data = ["--data", cast2021, cast2022, "--distractors", distractors, "--rewrites", rewrites]
+    ranked = {}
+    for weight in ("0", "0.9"):
+        found, err = _run(capsys, *data, "--dense-weight", weight, "--run", tmp_path / f"{weight}.trec")
+        ranked[weight] = [line[2] for line in _lines(tmp_path / f"{weight}.trec") if line[0] == "106_2"]
+        ranked[weight, "mrr"] = found["mrr"]
+    assert "Encoding the" in err  # the judged index's vectors, once
+    # BM25 matches "like" in the numbat question and "quokka" in turn 1's
+    # passage before the grazing one, which shares only "quokkas"; MiniLM
+    # places "munch on" next to "eat grasses and leaves".
+    assert ranked["0"] == ["cast2022_132_1-1_1", "cast2021_106_1", "cast2021_106_2"]
+    assert ranked["0.9"] == ["cast2021_106_2", "cast2021_106_1", "cast2022_132_1-1_1"]
+    # Four turns (the file's one and three first turns, each at rank 1): RR 1/3 -> 1.
+    assert (ranked["0", "mrr"], ranked["0.9", "mrr"]) == pytest.approx(((3 + 1 / 3) / 4, 1.0), abs=1e-4)
+    assert main([*map(str, data), "--dense-weight", "1.5"]) == 2
+    assert "--dense-weight must be from 0 (off) to 1" in capsys.readouterr().err

@@ -4,6 +4,8 @@
 :class:`BM25Retriever` serves an index built by :func:`build_index`,
 :class:`ChunkRetriever` the passages of one document (CoQA, QuALITY, the
 app's single-document mode). Collections are read by :func:`read_collection`.
+``Rescorer.rescore(question, passages, k)`` reorders BM25's hits:
+:class:`DenseRescorer` mixes in a sentence encoder's cosine.
 """
 
 from ._bm25 import BM25Retriever, Retriever
@@ -17,6 +19,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
+from ._dense import VECTORS_FILE, DenseRescorer, Rescorer, passage_vectors
 from ._expansion import expand_query
 from ._index import build_index, ensure_index, index_collection, verify_index
 from ._java import SERVING_JAVA_OPTIONS, find_java_home, import_pyserini, java_version, use_serving_java
@@ -25,6 +28,10 @@ __all__ = [
     "Retriever",
     "BM25Retriever",
     "ChunkRetriever",
+    "Rescorer",
+    "DenseRescorer",
+    "passage_vectors",
+    "VECTORS_FILE",
     "expand_query",
     "BM25Config",
     "analyze",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterator, Protocol, Sequence, runtime_checkable
 
 from ..kernel import IndexNotFoundError, InvalidInputError, Passage, RetrieverConfig
 from ._java import import_pyserini
@@ -106,6 +106,19 @@ class BM25Retriever:
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
         return passages
+
+    def passages(self) -> Iterator[Passage]:
+        """Every passage of the index (score 0), in index order: what
+        :func:`~assistant.retrieval.passage_vectors` encodes."""
+        for number in range(self.size):
+            try:
+                with self._lock:
+                    doc = self._searcher.doc(number)
+                    found = None if doc is None else (doc.docid(), doc.raw())
+            except self._java_error as error:
+                raise damaged(self.index_dir, error) from None
+            if found is not None:
+                yield self._passage(found[0], 0.0, found[1])
 
     @staticmethod
     def _query(query: str) -> str:

@@ -1,0 +1,186 @@
+"""BM25's hits rescored by meaning: a sentence encoder's cosine between the
+rewrite and each passage.
+
+BM25 finds candidates by their words, and ranks them by those words alone.
+A follow-up's rewrite often holds the topic but not the passage's own
+wording ("How deadly is breast cancer?" against a passage on survival
+rates), so a passage that a sentence encoder places close to the rewrite
+is lifted among BM25's top ``depth`` hits. Each hit's score becomes
+
+    (1 - weight) * minmax(BM25) + weight * cos(rewrite, title + passage)
+
+with BM25's scores min-max scaled over the hits, so that both parts lie in
+about the same range whatever the query's length. The encoder reads the
+rewrite as the user sees it, not the expanded BM25 query
+(:func:`~assistant.retrieval.expand_query`): repeated words and a list of
+earlier words are a bag for BM25, not a sentence.
+
+Passage vectors are computed once per index (:func:`passage_vectors`) and
+kept in the index folder, so a search encodes only the rewrite. A rebuilt
+index replaces its folder, and with it the vectors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+from tqdm import tqdm
+
+from ..kernel import ConfigError, IndexDamagedError, Passage
+
+__all__ = ["Rescorer", "DenseRescorer", "passage_vectors", "VECTORS_FILE"]
+
+# The vectors' file inside an index folder (ids and float16 rows, npz).
+VECTORS_FILE = "passage-vectors.npz"
+
+# Passages encoded per call while building vectors: a progress step, and
+# few enough that a stop loses little (the file is written only at the end).
+_CHUNK = 1024
+
+
+@runtime_checkable
+class Rescorer(Protocol):
+    """Reorders retrieved passages for a self-contained question; keeps ``k``."""
+
+    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]: ...
+
+
+def _passage_text(passage: Passage) -> str:
+    # The title names the subject a passage from deep inside an article
+    # never repeats, as the BM25 index puts it in front of the contents.
+    return f"{passage.title} {passage.text}" if passage.title else passage.text
+
+
+def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[str], np.ndarray]:
+    """Ids and unit vectors of every passage of ``retriever``'s index
+    (a :class:`~assistant.retrieval.BM25Retriever`), read from the index
+    folder's :data:`VECTORS_FILE` when it matches the index, else encoded
+    with ``encoder`` (``encode(list[str]) -> unit rows``) and saved there.
+
+    A folder that cannot be written (a read-only copy of an index) keeps
+    nothing: the vectors are encoded again at the next start, and a line on
+    stderr says so.
+    """
+    index_dir = Path(retriever.index_dir)
+    path = index_dir / VECTORS_FILE
+    size = retriever.size
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                ids, vectors = [str(i) for i in stored["ids"]], stored["vectors"]
+        except (OSError, ValueError, KeyError) as error:
+            raise IndexDamagedError(
+                f"The passage vectors at {path} cannot be read ({error}). Delete that file and start "
+                "again: they are encoded anew from the index."
+            ) from None
+        if len(ids) == size == len(vectors):
+            return ids, vectors
+        print(f"The passage vectors at {path} are of another index; encoding them again.", file=sys.stderr)
+    print(f"Encoding the {size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
+    ids, rows = [], []
+    with tqdm(total=size, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
+        chunk: list[Passage] = []
+        for passage in retriever.passages():
+            chunk.append(passage)
+            if len(chunk) == _CHUNK:
+                rows.append(_encoded(encoder, chunk))
+                ids += [p.id for p in chunk]
+                bar.update(len(chunk))
+                chunk = []
+        if chunk:
+            rows.append(_encoded(encoder, chunk))
+            ids += [p.id for p in chunk]
+            bar.update(len(chunk))
+    vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
+    _save(path, ids, vectors)
+    return ids, vectors
+
+
+def _encoded(encoder, passages: Sequence[Passage]) -> np.ndarray:
+    # float16 halves the file and the memory; a cosine moves by ~1e-3.
+    return np.asarray(encoder.encode([_passage_text(p) for p in passages]), dtype=np.float16)
+
+
+def _save(path: Path, ids: list[str], vectors: np.ndarray) -> None:
+    try:
+        handle, staging = tempfile.mkstemp(prefix=".vectors.", suffix=".npz", dir=path.parent)
+    except OSError as error:
+        print(f"Could not keep the passage vectors in {path.parent} ({error.strerror}); "
+              "they are encoded again at the next start.", file=sys.stderr)
+        return
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, ids=np.array(ids, dtype=str), vectors=vectors)
+        os.replace(staging, path)  # whole or absent: a stopped start never leaves half a file
+    finally:
+        if os.path.exists(staging):
+            os.remove(staging)
+
+
+class DenseRescorer:
+    """Rescores BM25's hits with a sentence encoder (see the module docstring).
+
+    Use :meth:`from_retriever`; ``__init__`` takes the vectors themselves.
+
+    >>> import numpy as np
+    >>> class Words:  # a toy encoder: one axis per word
+    ...     axes = ["cat", "dog", "car"]
+    ...     def encode(self, texts):
+    ...         rows = np.array([[t.lower().count(w) for w in self.axes] for t in texts], dtype=float)
+    ...         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+    >>> rescorer = DenseRescorer(Words(), ["a", "b"], Words().encode(["car car", "dog"]), weight=0.9)
+    >>> hits = [Passage("a", "car car", 3.0), Passage("b", "dog", 1.0)]
+    >>> [p.id for p in rescorer.rescore("my dog", hits, 2)]
+    ['b', 'a']
+    """
+
+    def __init__(self, encoder, ids: Sequence[str], vectors: np.ndarray, weight: float) -> None:
+        if not 0 <= weight <= 1:
+            raise ConfigError(f"The rescoring weight must be from 0 to 1, got {weight!r}.")
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+        self.encoder = encoder  # assistant.encoders.Encoder: unit rows
+        self.weight = weight
+        self._row = {doc_id: row for row, doc_id in enumerate(ids)}
+        self._vectors = vectors
+
+    @classmethod
+    def from_retriever(cls, retriever, encoder, weight: float, *, progress: bool = True) -> "DenseRescorer":
+        """For the index ``retriever`` searches; its passage vectors are read
+        or encoded once (:func:`passage_vectors`)."""
+        ids, vectors = passage_vectors(retriever, encoder, progress=progress)
+        return cls(encoder, ids, vectors, weight)
+
+    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]:
+        """The ``k`` best of ``passages`` (BM25's hits, each with its score) by
+        the mixed score, which each returned passage carries; ties keep
+        BM25's order."""
+        passages = list(passages)
+        if not passages or self.weight == 0:
+            return passages[:k]
+        bm25 = np.array([p.score for p in passages], dtype=np.float64)
+        low, high = bm25.min(), bm25.max()
+        scaled = (bm25 - low) / (high - low) if high > low else np.ones_like(bm25)
+        query = np.asarray(self.encoder.encode([question]), dtype=np.float32)[0]
+        cosine = np.array([self._cosine(p, query) for p in passages])
+        mixed = (1 - self.weight) * scaled + self.weight * cosine
+        order = np.argsort(-mixed, kind="stable")[:k]
+        return [
+            Passage(id=passages[i].id, text=passages[i].text, score=float(mixed[i]), title=passages[i].title,
+                    url=passages[i].url)
+            for i in order
+        ]
+
+    def _cosine(self, passage: Passage, query: np.ndarray) -> float:
+        row = self._row.get(passage.id)
+        if row is not None:
+            return float(self._vectors[row].astype(np.float32) @ query)
+        # A passage the vectors do not hold (a hit from another index): its
+        # text is encoded now, so it is neither favoured nor lost.
+        vector = np.asarray(self.encoder.encode([_passage_text(passage)]), dtype=np.float32)[0]
+        return float(vector @ query)

@@ -1,0 +1,179 @@
+"""Rescoring BM25's hits with a sentence encoder, and the passage vectors it reads."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from assistant import Assistant
+from assistant.kernel import ConfigError, IndexDamagedError, Passage, RetrieverConfig, Rewrite, from_env
+from assistant.pipeline import Assistant as PipelineAssistant
+from assistant.readers import SentenceReader
+from assistant.retrieval import VECTORS_FILE, BM25Retriever, DenseRescorer, build_index, passage_vectors
+from rewriting import OriginalRewriter
+
+
+class Words:
+    """A toy encoder, one axis per word it knows; it counts its calls."""
+
+    axes = ("cat", "dog", "car", "ada", "byron", "paris", "python", "babbage", "mathematician")
+
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def encode(self, texts):
+        self.texts += list(texts)
+        rows = np.array([[t.lower().count(w) for w in self.axes] for t in texts], dtype=np.float64)
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+def _rescorer(weight, texts=("car car", "dog", "cat")):
+    encoder = Words()
+    ids = ["a", "b", "c"][: len(texts)]
+    return DenseRescorer(encoder, ids, encoder.encode(list(texts)), weight), encoder
+
+
+HITS = [Passage("a", "car car", 3.0, "A"), Passage("b", "dog", 2.0, "B"), Passage("c", "cat", 1.0, "C")]
+
+
+def test_the_mixed_score_orders_the_hits_and_travels_with_them():
+    rescorer, _ = _rescorer(0.9)
+    found = rescorer.rescore("my dog", HITS, 3)
+    # b: 0.1 * 0.5 + 0.9 * 1 = 0.95; a: 0.1 * 1 + 0.9 * 0 = 0.1; c: 0 + 0 = 0.
+    assert [p.id for p in found] == ["b", "a", "c"]
+    assert [p.score for p in found] == pytest.approx([0.95, 0.1, 0.0])
+    assert (found[0].text, found[0].title) == ("dog", "B")
+    # A small weight leaves BM25's order: a: 0.9 * 1; b: 0.9 * 0.5 + 0.1 * 1 = 0.55.
+    assert [p.id for p in _rescorer(0.1)[0].rescore("my dog", HITS, 3)] == ["a", "b", "c"]
+
+
+def test_k_weight_zero_and_no_hits():
+    rescorer, encoder = _rescorer(0.9)
+    assert [p.id for p in rescorer.rescore("my dog", HITS, 1)] == ["b"]
+    assert rescorer.rescore("my dog", [], 5) == []
+    off, encoder = _rescorer(0.0)
+    encoder.texts.clear()
+    assert off.rescore("my dog", HITS, 2) == HITS[:2]
+    assert encoder.texts == []  # nothing encoded when the encoder has no say
+
+
+def test_equal_bm25_scores_and_ties_keep_bm25_order():
+    rescorer, _ = _rescorer(0.5, texts=("dog", "dog", "cat"))
+    level = [Passage(p.id, p.text, 1.0) for p in HITS]
+    # All BM25 scores equal: each scales to 1; a and b tie on the cosine too.
+    assert [p.id for p in rescorer.rescore("dog", level, 3)] == ["a", "b", "c"]
+
+
+def test_a_hit_the_vectors_lack_is_encoded_on_the_spot():
+    rescorer, encoder = _rescorer(1.0, texts=("car",))
+    stranger = Passage("z", "a dog and a dog", 0.5, title="Dogs")
+    encoder.texts.clear()
+    assert [p.id for p in rescorer.rescore("dog", [HITS[0], stranger], 2)] == ["z", "a"]
+    assert encoder.texts == ["dog", "Dogs a dog and a dog"]
+
+
+def test_a_weight_outside_zero_to_one_is_refused(monkeypatch):
+    with pytest.raises(ConfigError, match="from 0 to 1"):
+        _rescorer(1.5)
+    monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "2")
+    with pytest.raises(ConfigError, match="dense_weight .CONVQA_DENSE_WEIGHT. must be a number from 0 to 1"):
+        from_env(RetrieverConfig())
+    with pytest.raises(ConfigError, match="rescore_depth"):
+        RetrieverConfig(rescore_depth=0)
+
+
+@pytest.fixture
+def own_index(tiny_collection, tmp_path):
+    from assistant.retrieval import read_collection
+
+    build_index(read_collection(tiny_collection), tmp_path / "index", progress=False)
+    return BM25Retriever.from_index(tmp_path / "index")
+
+
+def test_vectors_are_encoded_once_and_kept_with_the_index(own_index, capsys):
+    encoder = Words()
+    ids, vectors = passage_vectors(own_index, encoder, progress=False)
+    assert sorted(ids) == sorted(p.id for p in own_index.passages()) and len(ids) == own_index.size == 5
+    assert vectors.dtype == np.float16 and vectors.shape == (5, len(Words.axes))
+    # The title is encoded in front of the passage, as the index ranks it.
+    assert any(t.startswith("Ada Lovelace Ada Lovelace was") for t in encoder.texts)
+    assert "Encoding the 5 passages" in capsys.readouterr().err
+    assert (own_index.index_dir and os.path.exists(os.path.join(own_index.index_dir, VECTORS_FILE)))
+    again = Words()
+    ids2, vectors2 = passage_vectors(own_index, again, progress=False)
+    assert again.texts == [] and ids2 == ids and np.array_equal(vectors2, vectors)
+
+
+def test_vectors_of_another_index_are_encoded_again(own_index, capsys):
+    path = os.path.join(own_index.index_dir, VECTORS_FILE)
+    np.savez(path, ids=np.array(["x"]), vectors=np.zeros((1, 2), dtype=np.float16))
+    encoder = Words()
+    ids, _ = passage_vectors(own_index, encoder, progress=False)
+    assert len(ids) == 5 and encoder.texts
+    assert "of another index; encoding them again" in capsys.readouterr().err
+
+
+def test_an_unreadable_vectors_file_names_the_fix(own_index):
+    with open(os.path.join(own_index.index_dir, VECTORS_FILE), "wb") as out:
+        out.write(b"not a numpy file")
+    with pytest.raises(IndexDamagedError, match="Delete that file"):
+        passage_vectors(own_index, Words(), progress=False)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders, so the refusal cannot be seen")
+def test_a_read_only_index_keeps_no_vectors_and_says_so(own_index, capsys):
+    os.chmod(own_index.index_dir, 0o555)
+    try:
+        ids, _ = passage_vectors(own_index, Words(), progress=False)
+    finally:
+        os.chmod(own_index.index_dir, 0o755)
+    assert len(ids) == 5 and not os.path.exists(os.path.join(own_index.index_dir, VECTORS_FILE))
+    assert "encoded again at the next start" in capsys.readouterr().err
+
+
+class _Recording:
+    def __init__(self, retriever):
+        self.retriever, self.calls = retriever, []
+
+    def search(self, query, k):
+        self.calls.append((query, k))
+        return self.retriever.search(query, k)
+
+
+class _Spy:
+    def __init__(self):
+        self.calls = []
+
+    def rescore(self, question, passages, k):
+        self.calls.append((question, [p.id for p in passages], k))
+        return list(reversed(passages))[:k]
+
+
+def test_the_pipeline_searches_deep_and_rescores_for_the_rewrite_not_the_query(retriever, minilm):
+    search, spy = _Recording(retriever), _Spy()
+    config = RetrieverConfig(k=1, rescore_depth=4, expansion_repeats=3)
+    assistant = PipelineAssistant(OriginalRewriter(), search, SentenceReader(minilm), retriever_config=config, rescorer=spy)
+    turn = assistant.answer("Who was her father?", Rewrite("Who was Ada Lovelace's father?"), previous="Who was Ada Lovelace?")
+    (query, depth), = search.calls
+    assert depth == 4 and query.startswith("Who was Ada Lovelace's father? " * 2)
+    (question, ids, k), = spy.calls
+    # Every hit of the deep search reaches the rescorer, which keeps k.
+    assert question == "Who was Ada Lovelace's father?" and k == 1 and ids == ["ada", "babbage"]
+    assert [p.id for p in turn.sources] == ["babbage"]
+
+
+def test_from_config_builds_the_rescorer_only_with_a_weight(tiny_index):
+    from assistant.kernel import AssistantConfig
+
+    off = Assistant.from_config(AssistantConfig(rewriter="original"), RetrieverConfig(index_dir=str(tiny_index), dense_weight=0.0))
+    assert off.rescorer is None
+    on = Assistant.from_config(AssistantConfig(rewriter="original"), RetrieverConfig(index_dir=str(tiny_index)))
+    assert isinstance(on.rescorer, DenseRescorer) and on.rescorer.weight == RetrieverConfig().dense_weight
+    # BM25 ranks Babbage first for these words ("who" matches his "engineer
+    # who originated"); MiniLM places Byron's passage ("an English poet")
+    # closest to the question.
+    assert [p.id for p in off.retriever.search("Who was the English poet?", 3)] == ["babbage", "byron", "ada"]
+    assert off.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "babbage"
+    assert on.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "byron"
