@@ -113,6 +113,14 @@ class QAWorker:
 
             with _index_hint():
                 self.retriever = BM25Retriever.from_index(settings["index"])
+        self.rescorer = None
+        if self.retriever is not None and settings.get("dense_weight", 0) > 0:
+            from assistant.encoders import load_minilm
+            from assistant.retrieval import DenseRescorer
+
+            # Read from the index folder; a worker that finds none encodes them
+            # (each such worker: an index used on Ray is best encoded once before).
+            self.rescorer = DenseRescorer.from_retriever(self.retriever, load_minilm(), settings["dense_weight"], progress=False)
         self.rewriter = None
         if settings["rewriter"]:
             from rewriting import load_rewriter
@@ -126,14 +134,14 @@ class QAWorker:
         s = self.settings
         results = run_turns(
             [turn_from_json(t) for t in chunk], s["setting"], self.readers, rewriter=self.rewriter,
-            retriever=self.retriever, read_k=s["read_k"], search_threads=s["search_threads"],
+            retriever=self.retriever, rescorer=self.rescorer, read_k=s["read_k"], search_threads=s["search_threads"],
         )
         return [result_to_json(r) for r in results]
 
 
 def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, actors: int) -> list[TurnResult]:
     """:func:`run_turns` of every turn on the cluster, in turn order.
-    ``settings``: setting, index, rewriter, reader, mus, read_k, search_threads."""
+    ``settings``: setting, index, rewriter, reader, mus, read_k, search_threads, dense_weight."""
     from rewriting import map_on_ray
 
     items = [turn_to_json(t) for t in turns]

@@ -45,6 +45,7 @@ def run_turns(
     *,
     rewriter=None,
     retriever=None,
+    rescorer=None,
     depth: int = 100,
     read_k: int = 5,
     search_threads: int = SEARCH_THREADS,
@@ -55,12 +56,17 @@ def run_turns(
     The rewrite is done once per turn; the retrieval (``depth`` passages, for
     MRR/R@100 and the upper bound) of all turns is one multi-threaded batch
     search (``search_threads`` Lucene threads), each query's results as its
-    own search gives them; each reader reads the first ``read_k``.
+    own search gives them; with ``rescorer`` (an
+    :class:`assistant.retrieval.Rescorer`, as the app's ``dense_weight``
+    builds), each turn's hits are reordered for its query as the app does;
+    each reader reads the first ``read_k``.
     """
     if setting not in SETTINGS:
         raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
     queries = [_query(turn, setting, rewriter) for turn in progress(turns, desc=f"{setting}: queries", unit="turn")]
     found = search_all(retriever, queries, depth, search_threads) if setting != "known-context" else [[] for _ in turns]
+    if rescorer is not None and setting != "known-context":
+        found = [rescorer.rescore(query, hits, depth) for query, hits in zip(queries, found)]
     results = []
     for turn, query, retrieved in progress(zip(turns, queries, found), total=len(turns), desc=setting, unit="turn"):
         upper = (None, None)

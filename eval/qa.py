@@ -36,7 +36,8 @@ bound: the best span F1 / EM over the retrieved passages. All in percent.
 ``--mu 0,0.1,...`` sweeps the reader's interpolation weight, retrieving and
 embedding once (reader latency is then reported for the first mu only).
 The reader's other settings are the app's: its defaults, then ``CONVQA_*``
-(e.g. ``CONVQA_SHORT_ANSWERS=true``, ``CONVQA_DEFINITIONS=false``).
+(e.g. ``CONVQA_SHORT_ANSWERS=true``, ``CONVQA_DEFINITIONS=false``), and so
+is the rescoring of the hits (``CONVQA_DENSE_WEIGHT``; 0: BM25's order).
 
 The retrieval of all turns is one batch search on ``--search-threads``
 Lucene threads. ``--ray`` answers the turns on a Ray cluster (ADDRESS;
@@ -64,8 +65,9 @@ import sys
 import time
 from typing import Sequence
 
+from assistant.encoders import load_minilm
 from assistant.kernel import InvalidInputError, load_configs, run_cli
-from assistant.retrieval import BM25Retriever
+from assistant.retrieval import BM25Retriever, DenseRescorer
 from rewriting import add_ray_arguments, load_rewriter
 
 from ._qa_data import (
@@ -144,7 +146,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except ValueError:
         raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
     # The reader's other settings as the app reads them (defaults, then CONVQA_*).
-    reading = load_configs()[2]
+    _, retrieval, reading = load_configs()
     turns = load_turns(args.data)[: args.limit]
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
     if needs_index and not args.index:
@@ -156,14 +158,17 @@ def _main(argv: Sequence[str] | None) -> int:
         settings = {"setting": args.setting, "index": args.index if needs_index else None,
                     "rewriter": args.rewriter if uses_rewriter else None, "reader": args.reader, "mus": mus,
                     "reader_config": dataclasses.asdict(reading),
-                    "read_k": args.read_k, "search_threads": args.search_threads}
+                    "read_k": args.read_k, "search_threads": args.search_threads,
+                    "dense_weight": retrieval.dense_weight}
         start = time.perf_counter()  # with --ray, the workers' loads count too
         results = qa_on_ray(turns, settings, args.ray or None, args.actors)
     else:
-        retriever = None
+        retriever = rescorer = None
         if needs_index:
 
             retriever = BM25Retriever.from_index(args.index)
+            if retrieval.dense_weight > 0:
+                rescorer = DenseRescorer.from_retriever(retriever, load_minilm(), retrieval.dense_weight)
         rewriter = None
         if uses_rewriter:
 
@@ -173,7 +178,7 @@ def _main(argv: Sequence[str] | None) -> int:
         readers = build_readers(args.reader, mus, reading)
         start = time.perf_counter()
         results = run_turns(
-            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, read_k=args.read_k,
+            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, rescorer=rescorer, read_k=args.read_k,
             search_threads=args.search_threads, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
         )
     elapsed = time.perf_counter() - start

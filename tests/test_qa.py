@@ -134,6 +134,26 @@ def test_end_to_end_metrics_by_hand(qrecc_file, retriever):
     assert summary["n"] == 3 and summary["read_ms_median"] >= 0
 
 
+def test_a_rescorer_reorders_each_turns_hits_for_its_query(qrecc_file, retriever):
+    turns = qa.load_qrecc(qrecc_file)
+
+    class Reversed:
+        def __init__(self):
+            self.calls = []
+
+        def rescore(self, question, passages, k):
+            self.calls.append((question, len(passages), k))
+            return list(reversed(passages))[:k]
+
+    plain = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
+    spy = Reversed()
+    rescored = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, rescorer=spy)
+    # The whole depth is reordered (MRR and R@100 are of the rescored ranking), for the turn's own query.
+    assert [call[0] for call in spy.calls] == [t.rewrite for t in turns] and {call[2] for call in spy.calls} == {100}
+    assert [r.retrieved for r in rescored] == [tuple(reversed(r.retrieved)) for r in plain]
+    assert any(len(r.retrieved) > 1 for r in plain)
+
+
 def test_human_rewrite_uses_the_gold_rewrite_and_needs_one(qrecc_file, md2d_file, retriever):
     turns = qa.load_qrecc(qrecc_file)
     results = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
