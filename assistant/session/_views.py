@@ -55,7 +55,7 @@ def _link(passage: Passage) -> str:
 
 def _source_item(passage: Passage, evidence: str) -> str:
     return (
-        f'<li><span class="cqa-title">{_link(passage)}</span> <span class="cqa-score">BM25 {passage.score:.2f}</span>'
+        f'<li><span class="cqa-title">{_link(passage)}</span> <span class="cqa-score">score {passage.score:.2f}</span>'
         f'<div class="cqa-passage">{_highlight(passage.text, evidence)}</div></li>'
     )
 
