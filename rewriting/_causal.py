@@ -19,13 +19,14 @@ from typing import Sequence
 import torch
 
 from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
+from assistant.kernel import native_bf16 as cpu_has_native_bf16  # a name of its own: the argument below shadows it
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._beam import BeamState
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._models import load_causal_lm
-from ._packing import native_bf16 as cpu_has_native_bf16, pack_linears
+from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 from ._recipe import RECIPE_FILE, Recipe
 

@@ -13,13 +13,9 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["PackedLinear", "can_pack", "native_bf16", "pack_linears"]
+from assistant.kernel import native_bf16
 
-
-def native_bf16() -> bool:
-    """Whether the CPU multiplies bfloat16 natively, as oneDNN reports it
-    (AVX512-BF16 or AMX)."""
-    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+__all__ = ["PackedLinear", "can_pack", "pack_linears"]
 
 
 def can_pack(dtype: torch.dtype) -> bool:

@@ -178,3 +178,18 @@ def test_from_config_builds_the_rescorer_only_with_a_weight(tiny_index):
     assert [p.id for p in off.retriever.search("Who was the English poet?", 3)] == ["babbage", "byron", "ada"]
     assert off.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "babbage"
     assert on.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "byron"
+
+
+def test_minilm_encodes_bulk_calls_in_bf16_only_when_asked(minilm, monkeypatch):
+    from assistant.encoders import BULK_TEXTS, MiniLMEncoder
+
+    texts = [f"Passage {i} about the numbat and its stripes." for i in range(BULK_TEXTS)]
+    plain = MiniLMEncoder(minilm._model, bulk_bf16=False)
+    bulk = MiniLMEncoder(minilm._model, bulk_bf16=True)
+    exact = plain.encode(texts)
+    # Bulk work under bf16 autocast: not float32's bits, but the same directions.
+    fast = bulk.encode(texts)
+    assert not np.array_equal(fast, exact)
+    assert np.min(np.sum(fast * exact, axis=1)) > 0.999
+    # A call below the bulk size (a turn's rewrite or sentences) stays float32.
+    assert np.array_equal(bulk.encode(texts[:3]), plain.encode(texts[:3]))

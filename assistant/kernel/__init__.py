@@ -20,6 +20,7 @@ from ._config import (
     from_env,
     load_configs,
 )
+from ._cpu import native_bf16
 from ._errors import (
     AssistantError,
     ConfigError,
@@ -67,6 +68,7 @@ __all__ = [
     "check_environment",
     "READER_NAMES",
     "ENV_VARIABLES",
+    "native_bf16",
     "cache_dir",
     "default_index_dir",
     "json_lines",
