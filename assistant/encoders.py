@@ -29,7 +29,7 @@ import numpy as np
 from .kernel import MicroBatcher, ModelNotFoundError, native_bf16
 
 __all__ = [
-    "Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "BULK_TEXTS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm",
+    "Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm",
 ]
 
 
@@ -160,29 +160,26 @@ class UseEncoder:
         return np.asarray(self._model.encode(texts), dtype=np.float32)
 
 
-# Calls of at least this many texts are bulk work (an index's passages):
-# on a CPU with native bfloat16 they run under bf16 autocast, ~1.8x faster,
-# and move a query's cosines by ~1e-3 at most (BENCHMARKS.md §10). Smaller
-# calls (a turn's rewrite and sentences, whose similarity thresholds were set
-# in float32) stay in float32, as before.
-BULK_TEXTS = 256
-
-
 class MiniLMEncoder:
     """A sentence-transformers model behind ``encode(list[str]) -> np.ndarray``."""
 
-    def __init__(self, model, batch_size: int = 64, bulk_bf16: bool | None = None) -> None:
+    def __init__(self, model, batch_size: int = 64, bf16: bool = False) -> None:
         self._model = model  # a ready ``SentenceTransformer``
         self._batch_size = batch_size  # sentences per forward pass; 64 fills 2 cores
-        # None: where the CPU multiplies bfloat16 natively (emulated, it is slower).
-        self._bulk_bf16 = native_bf16() if bulk_bf16 is None else bulk_bf16
+        self._bf16 = bf16  # under bf16 autocast (see bulk)
+
+    def bulk(self) -> "MiniLMEncoder":
+        """The same model for bulk work (an index's passages): under bf16
+        autocast where the CPU multiplies bfloat16 natively, ~1.8x faster,
+        a query's cosines moved by ~1e-3 at most (BENCHMARKS.md §10). The
+        metrics and a turn's reading keep :meth:`encode` in float32, so a
+        score never depends on what else was encoded with it."""
+        return MiniLMEncoder(self._model, self._batch_size, bf16=native_bf16())
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        texts = list(texts)
-        bulk = self._bulk_bf16 and len(texts) >= BULK_TEXTS
-        with _bf16_autocast(bulk):
+        with _bf16_autocast(self._bf16):
             vectors = self._model.encode(
-                texts,
+                list(texts),
                 batch_size=self._batch_size,
                 convert_to_numpy=True,
                 normalize_embeddings=True,

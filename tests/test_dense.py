@@ -180,16 +180,29 @@ def test_from_config_builds_the_rescorer_only_with_a_weight(tiny_index):
     assert on.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "byron"
 
 
-def test_minilm_encodes_bulk_calls_in_bf16_only_when_asked(minilm, monkeypatch):
-    from assistant.encoders import BULK_TEXTS, MiniLMEncoder
+def test_minilm_bulk_form_runs_in_bf16_and_plain_encode_stays_float32(minilm, monkeypatch):
+    from assistant.encoders import MiniLMEncoder
 
-    texts = [f"Passage {i} about the numbat and its stripes." for i in range(BULK_TEXTS)]
-    plain = MiniLMEncoder(minilm._model, bulk_bf16=False)
-    bulk = MiniLMEncoder(minilm._model, bulk_bf16=True)
+    texts = [f"Passage {i} about the numbat and its stripes." for i in range(64)]
+    plain = MiniLMEncoder(minilm._model)
     exact = plain.encode(texts)
-    # Bulk work under bf16 autocast: not float32's bits, but the same directions.
-    fast = bulk.encode(texts)
+    fast = MiniLMEncoder(minilm._model, bf16=True).encode(texts)
+    # Under bf16 autocast: not float32's bits, but the same directions.
     assert not np.array_equal(fast, exact)
     assert np.min(np.sum(fast * exact, axis=1)) > 0.999
-    # A call below the bulk size (a turn's rewrite or sentences) stays float32.
-    assert np.array_equal(bulk.encode(texts[:3]), plain.encode(texts[:3]))
+    # bulk() asks the kernel whether the CPU has native bfloat16.
+    monkeypatch.setattr("assistant.encoders.native_bf16", lambda: False)
+    assert np.array_equal(minilm.bulk().encode(texts), exact)
+    monkeypatch.setattr("assistant.encoders.native_bf16", lambda: True)
+    assert np.array_equal(minilm.bulk().encode(texts), fast)
+
+
+def test_passage_vectors_use_the_encoders_bulk_form(own_index):
+    class Bulky(Words):
+        def bulk(self):
+            self.bulked = Words()
+            return self.bulked
+
+    encoder = Bulky()
+    passage_vectors(own_index, encoder, progress=False)
+    assert encoder.texts == [] and len(encoder.bulked.texts) == 5

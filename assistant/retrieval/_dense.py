@@ -60,7 +60,9 @@ def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[
     """Ids and unit vectors of every passage of ``retriever``'s index
     (a :class:`~assistant.retrieval.BM25Retriever`), read from the index
     folder's :data:`VECTORS_FILE` when it matches the index, else encoded
-    with ``encoder`` (``encode(list[str]) -> unit rows``) and saved there.
+    with ``encoder`` (``encode(list[str]) -> unit rows``; its ``bulk()``
+    form when it has one, as :class:`~assistant.encoders.MiniLMEncoder`
+    does) and saved there.
 
     A folder that cannot be written (a read-only copy of an index) keeps
     nothing: the vectors are encoded again at the next start, and a line on
@@ -82,6 +84,7 @@ def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[
             return ids, vectors
         print(f"The passage vectors at {path} are of another index; encoding them again.", file=sys.stderr)
     print(f"Encoding the {size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
+    encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
     with tqdm(total=size, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
         chunk: list[Passage] = []
