@@ -22,6 +22,7 @@ index replaces its folder, and with it the vectors.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import tempfile
@@ -86,16 +87,9 @@ def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[
     print(f"Encoding the {size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
+    passages = iter(retriever.passages())
     with tqdm(total=size, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
-        chunk: list[Passage] = []
-        for passage in retriever.passages():
-            chunk.append(passage)
-            if len(chunk) == _CHUNK:
-                rows.append(_encoded(encoder, chunk))
-                ids += [p.id for p in chunk]
-                bar.update(len(chunk))
-                chunk = []
-        if chunk:
+        while chunk := list(itertools.islice(passages, _CHUNK)):
             rows.append(_encoded(encoder, chunk))
             ids += [p.id for p in chunk]
             bar.update(len(chunk))
