@@ -22,9 +22,11 @@ class Words:
 
     def __init__(self):
         self.texts: list[str] = []
+        self.calls = 0
 
     def encode(self, texts):
         self.texts += list(texts)
+        self.calls += 1
         rows = np.array([[t.lower().count(w) for w in self.axes] for t in texts], dtype=np.float64)
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
@@ -66,12 +68,14 @@ def test_equal_bm25_scores_and_ties_keep_bm25_order():
     assert [p.id for p in rescorer.rescore("dog", level, 3)] == ["a", "b", "c"]
 
 
-def test_a_hit_the_vectors_lack_is_encoded_on_the_spot():
+def test_hits_the_vectors_lack_are_encoded_on_the_spot_in_one_call():
     rescorer, encoder = _rescorer(1.0, texts=("car",))
-    stranger = Passage("z", "a dog and a dog", 0.5, title="Dogs")
+    strangers = [Passage("z", "a dog and a dog", 0.5, title="Dogs"), Passage("y", "a cat", 0.4)]
     encoder.texts.clear()
-    assert [p.id for p in rescorer.rescore("dog", [HITS[0], stranger], 2)] == ["z", "a"]
-    assert encoder.texts == ["dog", "Dogs a dog and a dog"]
+    encoder.calls = 0
+    assert [p.id for p in rescorer.rescore("dog", [HITS[0], *strangers], 3)] == ["z", "a", "y"]
+    assert encoder.texts == ["dog", "Dogs a dog and a dog", "a cat"]
+    assert encoder.calls == 2  # the question, then every stranger together
 
 
 def test_a_weight_outside_zero_to_one_is_refused(monkeypatch):

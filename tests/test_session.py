@@ -223,6 +223,28 @@ def test_single_document_mode_searches_inside_the_document(app_services):
     assert session.source is None
 
 
+def test_a_sessions_own_source_is_searched_without_the_served_indexs_rescorer(app_services):
+    import dataclasses
+
+    class Recording:  # a rescorer that keeps the served index's order and notes each call
+        questions = []
+
+        def rescore(self, question, passages, k):
+            self.questions.append(question)
+            return list(passages)[:k]
+
+    services = dataclasses.replace(app_services, assistant=dataclasses.replace(app_services.assistant, rescorer=Recording()))
+    session = S.Session()
+    play(services, session, "Who was Ada Lovelace?")
+    assert Recording.questions == ["Who was Ada Lovelace?"]
+    # Its vectors hold the served index's passages: a document's would all be
+    # encoded during the turn.
+    S.use_document(session, "The Analytical Engine was designed by Charles Babbage in 1837.", "Engine")
+    play(services, session, "Who designed the Analytical Engine?")
+    assert Recording.questions == ["Who was Ada Lovelace?"]
+    assert [p.id for p in turns(session)[-1].sources] == ["Engine_p0"]
+
+
 def test_multiple_choice_over_a_document(app_services):
     session = S.Session()
     document = ("Mara grew up in a fishing village on the northern coast. Every morning she mended nets with her "

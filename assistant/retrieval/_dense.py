@@ -165,8 +165,7 @@ class DenseRescorer:
         low, high = bm25.min(), bm25.max()
         scaled = (bm25 - low) / (high - low) if high > low else np.ones_like(bm25)
         query = np.asarray(self.encoder.encode([question]), dtype=np.float32)[0]
-        cosine = np.array([self._cosine(p, query) for p in passages])
-        mixed = (1 - self.weight) * scaled + self.weight * cosine
+        mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages) @ query)
         order = np.argsort(-mixed, kind="stable")[:k]
         return [
             Passage(id=passages[i].id, text=passages[i].text, score=float(mixed[i]), title=passages[i].title,
@@ -174,11 +173,10 @@ class DenseRescorer:
             for i in order
         ]
 
-    def _cosine(self, passage: Passage, query: np.ndarray) -> float:
-        row = self._row.get(passage.id)
-        if row is not None:
-            return float(self._vectors[row].astype(np.float32) @ query)
-        # A passage the vectors do not hold (a hit from another index): its
-        # text is encoded now, so it is neither favoured nor lost.
-        vector = np.asarray(self.encoder.encode([_passage_text(passage)]), dtype=np.float32)[0]
-        return float(vector @ query)
+    def _vectors_of(self, passages: Sequence[Passage]) -> np.ndarray:
+        rows = [self._row.get(p.id) for p in passages]
+        missing = [_passage_text(p) for p, row in zip(passages, rows) if row is None]
+        # Hits the vectors do not hold (from another index) are encoded now,
+        # in one call, so they are neither favoured nor lost.
+        fresh = iter(np.asarray(self.encoder.encode(missing), dtype=np.float32) if missing else ())
+        return np.stack([self._vectors[row].astype(np.float32) if row is not None else next(fresh) for row in rows])

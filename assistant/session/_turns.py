@@ -18,7 +18,9 @@ from ._views import turn_of_message
 def _assistant(services: Services, session: Session) -> Assistant:
     if session.source is None:
         return services.assistant
-    return dataclasses.replace(services.assistant, retriever=session.source.retriever)
+    # Searched by BM25 alone: the rescorer's vectors are the served index's,
+    # and a source's hits would each be encoded during the turn (seconds).
+    return dataclasses.replace(services.assistant, retriever=session.source.retriever, rescorer=None)
 
 
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
