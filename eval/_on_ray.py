@@ -118,8 +118,8 @@ class QAWorker:
             from assistant.encoders import load_minilm
             from assistant.retrieval import DenseRescorer
 
-            # Read from the index folder; a worker that finds none encodes them
-            # (each such worker: an index used on Ray is best encoded once before).
+            # Read from the index folder, where the driver has kept them (in
+            # a read-only folder none are kept: then each worker encodes them).
             self.rescorer = DenseRescorer.from_retriever(self.retriever, load_minilm(), settings["dense_weight"], progress=False)
         self.rewriter = None
         if settings["rewriter"]:

@@ -67,7 +67,7 @@ from typing import Sequence
 
 from assistant.encoders import load_minilm
 from assistant.kernel import InvalidInputError, load_configs, run_cli
-from assistant.retrieval import BM25Retriever, DenseRescorer
+from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
 from ._qa_data import (
@@ -160,6 +160,10 @@ def _main(argv: Sequence[str] | None) -> int:
                     "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads,
                     "dense_weight": retrieval.dense_weight}
+        if needs_index and retrieval.dense_weight > 0:
+            # Encoded here once, with progress, and kept with the index: each
+            # worker then reads them instead of encoding them all itself.
+            passage_vectors(BM25Retriever.from_index(args.index), load_minilm())
         start = time.perf_counter()  # with --ray, the workers' loads count too
         results = qa_on_ray(turns, settings, args.ray or None, args.actors)
     else:

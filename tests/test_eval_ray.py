@@ -151,3 +151,26 @@ def test_a_worker_without_the_index_names_its_node(local_ray, qrecc_file, tmp_pa
     assert rewrites.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"error: on Ray node {node} (id ") and f"No Lucene index at {missing}" in err
+
+
+@needs_ray
+def test_qa_on_ray_encodes_the_passage_vectors_once_in_the_driver(local_ray, qrecc_file, tiny_collection, tmp_path,
+                                                                  monkeypatch, capsys):
+    from assistant.retrieval import VECTORS_FILE, build_index, read_collection
+    from eval import qa
+
+    index = tmp_path / "index"
+    build_index(read_collection(tiny_collection), index, progress=False)
+    encoded = []
+    real = qa.passage_vectors
+
+    def spy(retriever, encoder, **kwargs):
+        encoded.append(str(retriever.index_dir))
+        return real(retriever, encoder, **kwargs)
+
+    monkeypatch.setattr(qa, "passage_vectors", spy)
+    argv = ["--data", str(qrecc_file), "--index", str(index), "--rewriter", "original", "--json", "--ray", "--actors", "2"]
+    assert qa.main(argv) == 0
+    # Before the workers start: each of them reads the kept file.
+    assert encoded == [str(index)] and (index / VECTORS_FILE).exists()
+    assert "Encoding the 5 passages" in capsys.readouterr().err
