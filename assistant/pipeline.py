@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rewriting import BatchingRewriter, load_rewriter
 
-from .encoders import BatchingEncoder, load_minilm
+from .encoders import BatchingEncoder, load_minilm, new_minilm
 from .kernel import (
     AssistantConfig,
     Conversation,
@@ -29,7 +29,17 @@ from .kernel import (
     load_configs,
 )
 from .readers import Reader, SentenceReader, build_reader
-from .retrieval import BM25Retriever, DenseRescorer, Rescorer, Retriever, ensure_index, expand_query, passage_vectors
+from .retrieval import (
+    BM25Retriever,
+    DeferredRescorer,
+    DenseRescorer,
+    Rescorer,
+    Retriever,
+    ensure_index,
+    expand_query,
+    passage_vectors,
+    stored_vectors,
+)
 
 __all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
 
@@ -91,6 +101,7 @@ class Assistant:
         reader_config: ReaderConfig = ReaderConfig(),
         *,
         batching: bool = False,
+        background: bool = False,
     ) -> Assistant:
         """Load every stage once (index, encoders, language model).
 
@@ -98,7 +109,10 @@ class Assistant:
         batched (see the module docstring); for a server with many sessions.
         The generative reader's own language model is not batched.
         With ``dense_weight`` above 0, the index's passage vectors are
-        encoded first when it has none (once per index, with progress).
+        encoded first when it has none (once per index, with progress);
+        with ``background``, they are encoded on a thread of their own while
+        the assistant already answers with BM25's order
+        (:class:`~assistant.retrieval.DeferredRescorer`), as the app does.
         """
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
@@ -122,9 +136,24 @@ class Assistant:
             reader = build_reader(config.reader, reader_config)
         rescorer = None
         if rescoring:
-            ids, vectors = passage_vectors(retriever, load_minilm())  # once per index, at start
-            rescorer = DenseRescorer(minilm or load_minilm(), ids, vectors, retriever_config.dense_weight)
+            query_encoder, weight = minilm or load_minilm(), retriever_config.dense_weight
+            stored = stored_vectors(retriever)
+            if stored is not None:
+                rescorer = DenseRescorer(query_encoder, *stored, weight)
+            elif background:
+                # A MiniLM of its own: the shared one serves the turns meanwhile.
+                rescorer = DeferredRescorer(
+                    lambda report: DenseRescorer(query_encoder, *passage_vectors(retriever, new_minilm(), report=report), weight),
+                    total=retriever.size,
+                )
+            else:
+                rescorer = DenseRescorer(query_encoder, *passage_vectors(retriever, load_minilm()), weight)
         return cls(rewriter, retriever, reader, config, retriever_config, rescorer)
+
+    def search_notice(self) -> str:
+        """"" when the search runs as configured; else what it lacks for now
+        (a :class:`~assistant.retrieval.DeferredRescorer` still encoding, or failed)."""
+        return self.rescorer.notice if isinstance(self.rescorer, DeferredRescorer) else ""
 
     def history_window(self, history: Sequence[str]) -> list[str]:
         """The last ``history_turns`` question/answer pairs of ``history``."""
@@ -179,15 +208,18 @@ class Assistant:
         return turn
 
 
-def build_assistant(*, batching: bool = False, **overrides) -> Assistant:
+def build_assistant(*, batching: bool = False, background: bool = False, **overrides) -> Assistant:
     """The assistant every entry point serves (app, terminal chat, scripts):
     configs from :func:`~assistant.kernel.load_configs` (defaults, then
     ``CONVQA_*``, then ``overrides``, i.e. flags), the index built first when
-    it is the default collection's, every stage loaded once. ``batching``:
-    see :meth:`Assistant.from_config` (the app serves with it)."""
+    it is the default collection's, every stage loaded once. ``batching``,
+    ``background``: see :meth:`Assistant.from_config` (the app serves with
+    both)."""
     config, retrieval, reading = load_configs(**overrides)
     index = ensure_index(retrieval.index_dir)
-    return Assistant.from_config(config, dataclasses.replace(retrieval, index_dir=str(index)), reading, batching=batching)
+    return Assistant.from_config(
+        config, dataclasses.replace(retrieval, index_dir=str(index)), reading, batching=batching, background=background
+    )
 
 
 def _ms_since(start: float) -> float:

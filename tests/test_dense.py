@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +14,14 @@ from assistant import Assistant
 from assistant.kernel import ConfigError, IndexDamagedError, Passage, RetrieverConfig, Rewrite, from_env
 from assistant.pipeline import Assistant as PipelineAssistant
 from assistant.readers import SentenceReader
-from assistant.retrieval import VECTORS_FILE, BM25Retriever, DenseRescorer, build_index, passage_vectors
+from assistant.retrieval import (
+    VECTORS_FILE,
+    BM25Retriever,
+    DeferredRescorer,
+    DenseRescorer,
+    build_index,
+    passage_vectors,
+)
 from rewriting import OriginalRewriter
 
 
@@ -211,3 +221,59 @@ def test_passage_vectors_use_the_encoders_bulk_form(own_index):
     encoder = Bulky()
     passage_vectors(own_index, encoder, progress=False)
     assert encoder.texts == [] and len(encoder.bulked.texts) == 5
+
+
+def test_a_deferred_rescorer_keeps_bm25s_order_until_its_rescorer_is_made():
+    reported, release = threading.Event(), threading.Event()
+
+    def make(report):
+        report(2)
+        reported.set()
+        release.wait(30)
+        return _rescorer(1.0)[0]
+
+    deferred = DeferredRescorer(make, total=4)
+    assert reported.wait(30)
+    assert deferred.notice == ("Search by BM25 alone while the collection's passages are encoded for the rescoring "
+                               "(50%); it starts by itself.")
+    assert [p.id for p in deferred.rescore("dog", HITS, 2)] == ["a", "b"]
+    release.set()
+    assert deferred.wait(30) and deferred.notice == ""
+    assert [p.id for p in deferred.rescore("dog", HITS, 2)] == ["b", "a"]
+
+
+def test_a_deferred_rescorer_that_fails_keeps_bm25s_order_and_says_why(caplog):
+    def make(report):
+        raise OSError("No space left on device")
+
+    with caplog.at_level(logging.ERROR):
+        deferred = DeferredRescorer(make, total=4)
+        assert deferred.wait(30)
+    assert deferred.notice == "Search by BM25 alone: the passage vectors could not be made (No space left on device)."
+    assert [p.id for p in deferred.rescore("dog", HITS, 3)] == ["a", "b", "c"]
+    assert "Rescoring is off" in caplog.text
+
+
+def test_a_background_start_answers_at_once_and_rescores_once_encoded(own_index, monkeypatch):
+    from assistant.kernel import AssistantConfig
+    from assistant.retrieval import passage_vectors as encode
+
+    gate = threading.Event()
+
+    def gated(*args, **kwargs):
+        assert gate.wait(60)
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr("assistant.pipeline.passage_vectors", gated)
+    configs = AssistantConfig(rewriter="original"), RetrieverConfig(index_dir=str(own_index.index_dir))
+    served = Assistant.from_config(*configs, background=True)
+    assert isinstance(served.rescorer, DeferredRescorer)
+    assert "while the collection's passages are encoded" in served.search_notice()
+    # Meanwhile the hits keep BM25's order (see the from_config test above).
+    assert served.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "babbage"
+    gate.set()
+    assert served.rescorer.wait(120) and served.search_notice() == ""
+    assert served.answer("q", Rewrite("Who was the English poet?")).sources[0].id == "byron"
+    assert (Path(own_index.index_dir) / VECTORS_FILE).exists()
+    # The next start reads the kept vectors before it serves: no thread.
+    assert isinstance(Assistant.from_config(*configs, background=True).rescorer, DenseRescorer)

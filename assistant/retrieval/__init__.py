@@ -5,7 +5,8 @@
 :class:`ChunkRetriever` the passages of one document (CoQA, QuALITY, the
 app's single-document mode). Collections are read by :func:`read_collection`.
 ``Rescorer.rescore(question, passages, k)`` reorders BM25's hits:
-:class:`DenseRescorer` mixes in a sentence encoder's cosine.
+:class:`DenseRescorer` mixes in a sentence encoder's cosine (a
+:class:`DeferredRescorer` while its passage vectors are encoded).
 """
 
 from ._bm25 import BM25Retriever, Retriever
@@ -19,7 +20,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
-from ._dense import VECTORS_FILE, DenseRescorer, Rescorer, passage_vectors
+from ._dense import VECTORS_FILE, DeferredRescorer, DenseRescorer, Rescorer, passage_vectors, stored_vectors
 from ._expansion import expand_query
 from ._index import build_index, ensure_index, index_collection, verify_index
 from ._java import SERVING_JAVA_OPTIONS, find_java_home, import_pyserini, java_version, use_serving_java
@@ -30,7 +31,9 @@ __all__ = [
     "ChunkRetriever",
     "Rescorer",
     "DenseRescorer",
+    "DeferredRescorer",
     "passage_vectors",
+    "stored_vectors",
     "VECTORS_FILE",
     "expand_query",
     "BM25Config",

@@ -23,18 +23,20 @@ index replaces its folder, and with it the vectors.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
 
 from ..kernel import ConfigError, IndexDamagedError, Passage
 
-__all__ = ["Rescorer", "DenseRescorer", "passage_vectors", "VECTORS_FILE"]
+__all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
 
 # The vectors' file inside an index folder (ids and float16 rows, npz).
 VECTORS_FILE = "passage-vectors.npz"
@@ -57,33 +59,47 @@ def _passage_text(passage: Passage) -> str:
     return f"{passage.title} {passage.text}" if passage.title else passage.text
 
 
-def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[str], np.ndarray]:
+def stored_vectors(retriever) -> tuple[list[str], np.ndarray] | None:
+    """Ids and unit vectors kept in the index folder of ``retriever`` (a
+    :class:`~assistant.retrieval.BM25Retriever`) when they match its index,
+    else None (none kept, or another index's: a line on stderr says so).
+    An unreadable file is an :class:`IndexDamagedError` saying to delete it."""
+    path = Path(retriever.index_dir) / VECTORS_FILE
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            ids, vectors = [str(i) for i in stored["ids"]], stored["vectors"]
+    except (OSError, ValueError, KeyError) as error:
+        raise IndexDamagedError(
+            f"The passage vectors at {path} cannot be read ({error}). Delete that file and start "
+            "again: they are encoded anew from the index."
+        ) from None
+    if len(ids) == retriever.size == len(vectors):
+        return ids, vectors
+    print(f"The passage vectors at {path} are of another index; encoding them again.", file=sys.stderr)
+    return None
+
+
+def passage_vectors(
+    retriever, encoder, *, progress: bool = True, report: Callable[[int], None] | None = None
+) -> tuple[list[str], np.ndarray]:
     """Ids and unit vectors of every passage of ``retriever``'s index
-    (a :class:`~assistant.retrieval.BM25Retriever`), read from the index
-    folder's :data:`VECTORS_FILE` when it matches the index, else encoded
-    with ``encoder`` (``encode(list[str]) -> unit rows``; its ``bulk()``
-    form when it has one, as :class:`~assistant.encoders.MiniLMEncoder`
-    does) and saved there.
+    (a :class:`~assistant.retrieval.BM25Retriever`): :func:`stored_vectors`
+    when they match the index, else encoded with ``encoder``
+    (``encode(list[str]) -> unit rows``; its ``bulk()`` form when it has one,
+    as :class:`~assistant.encoders.MiniLMEncoder` does) and saved there.
+    ``report`` is told the passages encoded so far after each chunk.
 
     A folder that cannot be written (a read-only copy of an index) keeps
     nothing: the vectors are encoded again at the next start, and a line on
     stderr says so.
     """
+    stored = stored_vectors(retriever)
+    if stored is not None:
+        return stored
     index_dir = Path(retriever.index_dir)
-    path = index_dir / VECTORS_FILE
     size = retriever.size
-    if path.exists():
-        try:
-            with np.load(path, allow_pickle=False) as stored:
-                ids, vectors = [str(i) for i in stored["ids"]], stored["vectors"]
-        except (OSError, ValueError, KeyError) as error:
-            raise IndexDamagedError(
-                f"The passage vectors at {path} cannot be read ({error}). Delete that file and start "
-                "again: they are encoded anew from the index."
-            ) from None
-        if len(ids) == size == len(vectors):
-            return ids, vectors
-        print(f"The passage vectors at {path} are of another index; encoding them again.", file=sys.stderr)
     print(f"Encoding the {size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
@@ -93,8 +109,10 @@ def passage_vectors(retriever, encoder, *, progress: bool = True) -> tuple[list[
             rows.append(_encoded(encoder, chunk))
             ids += [p.id for p in chunk]
             bar.update(len(chunk))
+            if report is not None:
+                report(len(ids))
     vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
-    _save(path, ids, vectors)
+    _save(index_dir / VECTORS_FILE, ids, vectors)
     return ids, vectors
 
 
@@ -180,3 +198,62 @@ class DenseRescorer:
         # in one call, so they are neither favoured nor lost.
         fresh = iter(np.asarray(self.encoder.encode(missing), dtype=np.float32) if missing else ())
         return np.stack([self._vectors[row].astype(np.float32) if row is not None else next(fresh) for row in rows])
+
+
+class DeferredRescorer:
+    """A :class:`DenseRescorer` made on a background thread, so that a server
+    answers at once on an index whose passages are not encoded yet (about
+    two minutes for the default collection on 2 cores, BENCHMARKS.md §10).
+    Until it is ready, :meth:`rescore` keeps BM25's order, and
+    :attr:`notice` says so; if making it fails, the search stays BM25's and
+    the notice gives the reason.
+
+    ``make(report)`` returns the rescorer and may call ``report(done)`` with
+    the passages encoded so far, out of ``total``.
+
+    >>> deferred = DeferredRescorer(lambda report: DenseRescorer(None, [], np.zeros((0, 0)), 0.0), total=0)
+    >>> deferred.wait(5)
+    True
+    >>> deferred.notice
+    ''
+    """
+
+    def __init__(self, make: Callable[[Callable[[int], None]], DenseRescorer], total: int) -> None:
+        self.total = total
+        self._done = 0
+        self._rescorer: DenseRescorer | None = None
+        self._error = ""
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._make, args=(make,), name="encode-passages", daemon=True)
+        self._thread.start()
+
+    def _make(self, make) -> None:
+        try:
+            self._rescorer = make(self._report)
+        except Exception as error:  # the thread's edge: the server goes on with BM25's order
+            logging.getLogger(__name__).exception("Rescoring is off: the passage vectors could not be made")
+            self._error = str(error) or type(error).__name__
+        finally:
+            self._finished.set()
+
+    def _report(self, done: int) -> None:
+        self._done = done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the rescorer is made or has failed; False on timeout."""
+        return self._finished.wait(timeout)
+
+    @property
+    def notice(self) -> str:
+        """"" once rescoring runs; else why the hits keep BM25's order."""
+        if self._rescorer is not None:
+            return ""
+        if self._error:
+            return f"Search by BM25 alone: the passage vectors could not be made ({self._error})."
+        share = f" ({self._done / self.total:.0%})" if self.total else ""
+        return (f"Search by BM25 alone while the collection's passages are encoded for the rescoring"
+                f"{share}; it starts by itself.")
+
+    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]:
+        rescorer = self._rescorer
+        return rescorer.rescore(question, passages, k) if rescorer is not None else list(passages)[:k]

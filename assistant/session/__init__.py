@@ -11,6 +11,7 @@ from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_step, shared_data_file, start_replay
 from ._sources import (
     multiple_choice,
+    search_notice,
     source_status,
     track_uploads,
     use_collection_document,
@@ -37,6 +38,7 @@ from ._turns import (
     rewrite_json,
     select_turn,
     target_turn,
+    turn_notice,
     undo,
     write_export,
 )
@@ -103,10 +105,12 @@ __all__ = [
     "select_turn",
     "sessions_dir",
     "shared_data_file",
+    "search_notice",
     "source_status",
     "start_replay",
     "switch_conversation",
     "target_turn",
+    "turn_notice",
     "track_uploads",
     "turn_of_message",
     "undo",

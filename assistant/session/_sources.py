@@ -86,7 +86,16 @@ def use_default_collection(services: Services, session: Session) -> str:
 
 
 def source_status(services: Services, session: Session) -> str:
-    return f"Answering from {services.collection_name}." if session.source is None else f"Answering from {session.source.name}."
+    if session.source is not None:
+        return f"Answering from {session.source.name}."
+    return " ".join(filter(None, [f"Answering from {services.collection_name}.", search_notice(services, session)]))
+
+
+def search_notice(services: Services, session: Session) -> str:
+    """What the served collection's search lacks for now ("" when nothing):
+    its passages still being encoded for the rescoring, at first start. A
+    session's own source is searched with BM25 by design, not for now."""
+    return services.assistant.search_notice() if session.source is None else ""
 
 
 # ---------------------------------------------------------------- multiple choice

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..kernel import AssistantError, InvalidInputError, Rewrite
 from ..pipeline import Assistant, turn_to_json, validate_question
 from ._language import language_notice
+from ._sources import search_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
 from ._store import MAX_CONVERSATIONS, _turn_json
 from ._views import turn_of_message
@@ -37,6 +38,13 @@ def _turn_index(session: Session, index: int, message: str) -> int:
     return index
 
 
+def turn_notice(services: Services, session: Session, question: str) -> str:
+    """What a turn asked now carries as its warning ("" when nothing): the
+    question not looking like English, the search lacking its rescoring
+    while the collection's passages are encoded."""
+    return " ".join(filter(None, [language_notice(question or ""), search_notice(services, session)]))
+
+
 def ask(
     services: Services,
     session: Session,
@@ -62,6 +70,7 @@ def ask(
     # The turn before, as this session rewrote it (a replay asks its file's
     # turns in order); steps() ignores it on a turn with no history.
     previous = session.turns[-1].turn.rewrite.text if session.turns else ""
+    notice = turn_notice(services, session, question)  # before the search it describes
     yield Pending(question)
     turn = None
     for step in assistant.steps(question, history, previous):
@@ -74,7 +83,7 @@ def ask(
         history=tuple(history),
         reference=reference,
         reference_kind="replay" if reference else "",
-        notice=language_notice(question),
+        notice=notice,
         example_id=example_id,
     )
     _score(services, session, info)
