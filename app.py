@@ -67,9 +67,10 @@ STATE_SESSIONS = 1000
 # Gradio's copies of uploads: every hour, those older than a day are deleted,
 # and all of them when the server starts.
 UPLOAD_CACHE = (3600, 86400)
-# Seconds between refreshes of the source line while a first start encodes
-# the passages (about two minutes): often enough to see it move, rare enough
-# that a crowd's browsers barely load the server.
+# Seconds between refreshes of the source line while passages are encoded
+# (a first start's, about two minutes, or a session's uploads'): often
+# enough to see it move, rare enough that a crowd's browsers barely load
+# the server.
 SOURCE_REFRESH_S = 5.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
@@ -309,15 +310,16 @@ class Actions:
         return _status(S.source_status(self.services, session))
 
     def source_tick(self, session):
-        """The source line while the collection's passages are encoded; the
-        timer stops once there is nothing left to say."""
+        """The source line and its timer, which runs while passages are
+        encoded (the collection's at a first start, or the uploads') and
+        stops once there is nothing left to say."""
         return self.source(session), gr.Timer(active=bool(S.search_notice(self.services, session)))
 
     def upload(self, files, session, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
         status = _run(lambda: S.use_uploads(self.services, session, paths))
-        return status, self.source(session), session
+        return status, *self.source_tick(session), session
 
     def document(self, file, text, title, session):
         limits = self.services.limits
@@ -330,10 +332,10 @@ class Actions:
                 return S.use_document(session, text, "your text", limits)
             return S.use_collection_document(self.services, session, title)
 
-        return _run(choose), self.source(session), session
+        return _run(choose), *self.source_tick(session), session
 
     def default(self, session):
-        return _run(lambda: S.use_default_collection(self.services, session)), self.source(session), session
+        return _run(lambda: S.use_default_collection(self.services, session)), *self.source_tick(session), session
 
     def choice(self, document, question, a, b, c, d, session):
         result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d]))
@@ -528,7 +530,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     replay.start.click(act.replay_start, [replay.pick, session], turn_outputs, **light)
     running.append(replay.next.click(act.replay_next, [session], turn_outputs, **turn))
     running.append(replay.all.click(act.replay_all, [session], turn_outputs, **turn))
-    source_outputs = [docs.status, chat.source, session]
+    source_outputs = [docs.status, chat.source, chat.source_timer, session]
     running.append(docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn))
     docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn)
     docs.use_default.click(act.default, [session], source_outputs, **light)

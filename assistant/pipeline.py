@@ -11,8 +11,10 @@ so many turns can be in flight without running many model calls at once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewriting import BatchingRewriter, load_rewriter
@@ -41,7 +43,10 @@ from .retrieval import (
     stored_vectors,
 )
 
-__all__ = ["BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "build_assistant", "turn_to_json", "validate_question"]
+__all__ = [
+    "BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "BackgroundEncoding", "build_assistant", "turn_to_json",
+    "validate_question",
+]
 
 # Calls merged into one model call by the batchers: the causal rewriter's own
 # batch size (RewriterConfig.batch_size), one forward pass. Decoding steps
@@ -80,6 +85,36 @@ def validate_question(question: str, max_chars: int) -> str:
     return question
 
 
+class BackgroundEncoding:
+    """Makes :class:`~assistant.retrieval.DenseRescorer` values for indexes
+    while the server answers: vectors kept in an index folder are read at
+    once; the others are encoded one index at a time, on one worker thread,
+    with one MiniLM of its own (the shared one serves the turns meanwhile,
+    and a fast tokenizer cannot be used by two threads at once), so a crowd
+    of uploads queues instead of loading a model and two cores each."""
+
+    def __init__(self, query_encoder, weight: float, bulk=None) -> None:
+        self.query_encoder = query_encoder  # encodes each turn's rewrite
+        self.weight = weight
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="encode-passages")
+        # Encodes the passages, only ever on the worker (None: a new MiniLM,
+        # loaded there at the first job).
+        self._bulk = bulk
+
+    def rescorer(self, retriever: BM25Retriever, what: str = "the collection's passages") -> Rescorer:
+        """The index's rescorer: ready when its vectors are kept, else a
+        :class:`~assistant.retrieval.DeferredRescorer` queued on the worker."""
+        stored = stored_vectors(retriever)
+        if stored is not None:
+            return DenseRescorer(self.query_encoder, *stored, self.weight)
+        return DeferredRescorer(functools.partial(self._make, retriever), retriever.size, what=what,
+                                start=self._worker.submit)
+
+    def _make(self, retriever: BM25Retriever, report) -> DenseRescorer:
+        self._bulk = self._bulk or new_minilm()
+        return DenseRescorer(self.query_encoder, *passage_vectors(retriever, self._bulk, report=report), self.weight)
+
+
 @dataclass
 class Assistant:
     """Answers a question in the context of a conversation the caller owns."""
@@ -92,6 +127,9 @@ class Assistant:
     # Reorders the retriever's hits for the rewrite (None: the retriever's
     # order); from_config builds one when RetrieverConfig.dense_weight > 0.
     rescorer: Rescorer | None = None
+    # Makes rescorers in the background (from_config with background=True):
+    # the served index's at a first start, then those of sessions' uploads.
+    encoding: BackgroundEncoding | None = None
 
     @classmethod
     def from_config(
@@ -110,9 +148,10 @@ class Assistant:
         The generative reader's own language model is not batched.
         With ``dense_weight`` above 0, the index's passage vectors are
         encoded first when it has none (once per index, with progress);
-        with ``background``, they are encoded on a thread of their own while
-        the assistant already answers with BM25's order
-        (:class:`~assistant.retrieval.DeferredRescorer`), as the app does.
+        with ``background``, they are encoded on a worker thread while the
+        assistant already answers with BM25's order
+        (:class:`BackgroundEncoding`), as the app does; it then also makes
+        the rescorers of sessions' uploads (:meth:`rescorer_for`).
         """
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
@@ -134,21 +173,21 @@ class Assistant:
             reader = SentenceReader(minilm, reader_config)
         else:
             reader = build_reader(config.reader, reader_config)
-        rescorer = None
+        rescorer = encoding = None
         if rescoring:
             query_encoder, weight = minilm or load_minilm(), retriever_config.dense_weight
-            stored = stored_vectors(retriever)
-            if stored is not None:
-                rescorer = DenseRescorer(query_encoder, *stored, weight)
-            elif background:
-                # A MiniLM of its own: the shared one serves the turns meanwhile.
-                rescorer = DeferredRescorer(
-                    lambda report: DenseRescorer(query_encoder, *passage_vectors(retriever, new_minilm(), report=report), weight),
-                    total=retriever.size,
-                )
+            if background:
+                encoding = BackgroundEncoding(query_encoder, weight)
+                rescorer = encoding.rescorer(retriever)
             else:
                 rescorer = DenseRescorer(query_encoder, *passage_vectors(retriever, load_minilm()), weight)
-        return cls(rewriter, retriever, reader, config, retriever_config, rescorer)
+        return cls(rewriter, retriever, reader, config, retriever_config, rescorer, encoding)
+
+    def rescorer_for(self, retriever: BM25Retriever, what: str) -> Rescorer | None:
+        """A rescorer for another index (a session's uploads; ``what`` names
+        its passages in the notice), made in the background as the served
+        index's was; None where this assistant makes none (BM25's order)."""
+        return None if self.encoding is None else self.encoding.rescorer(retriever, what)
 
     def search_notice(self) -> str:
         """"" when the search runs as configured; else what it lacks for now

@@ -504,3 +504,53 @@ def test_the_rewrite_step_names_the_other_candidates_the_search_used(app_service
     # A corrected rewrite is searched alone: the others no longer apply.
     S.correct(app_services, session, 1, "Who was Lord Byron?")
     assert not any("candidates" in m["content"] for m in S.chat_messages(session) if m["role"] == "assistant")
+
+
+def test_uploads_are_rescored_once_their_passages_are_encoded_in_the_background(app_services, tmp_path):
+    import dataclasses
+    import threading
+
+    import numpy as np
+
+    from assistant.pipeline import BackgroundEncoding
+    from assistant.retrieval import VECTORS_FILE, DeferredRescorer
+
+    class Gated:  # a toy encoder, one axis per word; passages wait for the gate
+        axes = ("engine", "table", "loom", "card", "what")
+
+        def __init__(self):
+            self.gate, self.texts = threading.Event(), []
+
+        def encode(self, texts):
+            if len(texts) > 1 or "Engines" in texts[0]:
+                assert self.gate.wait(60)
+            self.texts += list(texts)
+            rows = np.array([[t.lower().count(w) for w in self.axes] for t in texts], dtype=float) + 1e-3
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    encoder = Gated()
+    assistant = dataclasses.replace(app_services.assistant, encoding=BackgroundEncoding(encoder, 1.0, bulk=encoder))
+    services = dataclasses.replace(app_services, assistant=assistant, sessions_root=tmp_path / "sessions")
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Engines\n\nThe Difference Engine computed polynomial tables.\n\n"
+                     "# Looms\n\nThe Jacquard loom read punched cards; the Analytical Engine would too.")
+    session = S.Session()
+    S.use_uploads(services, session, [notes])
+    assert isinstance(session.source.rescorer, DeferredRescorer)
+    assert "while your documents' passages are encoded" in S.source_status(services, session)
+    play(services, session, "Which engine read cards?")
+    assert "while your documents' passages are encoded" in session.turns[-1].info.notice
+    encoder.gate.set()
+    assert session.source.rescorer.wait(60) and S.search_notice(services, session) == ""
+    [folder] = (tmp_path / "sessions").iterdir()
+    assert any(folder.rglob(VECTORS_FILE))  # kept with the uploads' index, removed with it
+    play(services, session, "Which engine read cards?")
+    assert "Which engine read cards?" in encoder.texts and not session.turns[-1].info.notice
+    # A session that closes while its uploads are encoded stops that job.
+    encoder.gate.clear()
+    other = S.Session()
+    S.use_uploads(services, other, [notes])
+    job = other.source.rescorer
+    other.close()
+    encoder.gate.set()
+    assert job.wait(60) and "could not be made" not in job.notice

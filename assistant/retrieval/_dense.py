@@ -22,6 +22,7 @@ index replaces its folder, and with it the vectors.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
@@ -29,14 +30,15 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
 
 from ..kernel import ConfigError, IndexDamagedError, Passage
 
-__all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
+__all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "encode_passages",
+           "VECTORS_FILE"]
 
 # The vectors' file inside an index folder (ids and float16 rows, npz).
 VECTORS_FILE = "passage-vectors.npz"
@@ -99,21 +101,31 @@ def passage_vectors(
     if stored is not None:
         return stored
     index_dir = Path(retriever.index_dir)
-    size = retriever.size
-    print(f"Encoding the {size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
+    print(f"Encoding the {retriever.size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
+    ids, vectors = encode_passages(retriever.passages(), retriever.size, encoder, progress=progress, report=report)
+    _save(index_dir / VECTORS_FILE, ids, vectors)
+    return ids, vectors
+
+
+def encode_passages(
+    passages: Iterable[Passage], total: int, encoder, *, progress: bool = True,
+    report: Callable[[int], None] | None = None,
+) -> tuple[list[str], np.ndarray]:
+    """Ids and float16 unit vectors of ``passages`` (``total`` of them, for
+    the progress bar), encoded in chunks with ``encoder``'s ``bulk()`` form
+    when it has one; ``report`` is told the passages encoded so far after
+    each chunk (and may raise to stop)."""
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
-    passages = iter(retriever.passages())
-    with tqdm(total=size, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
+    passages = iter(passages)
+    with tqdm(total=total, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
         while chunk := list(itertools.islice(passages, _CHUNK)):
             rows.append(_encoded(encoder, chunk))
             ids += [p.id for p in chunk]
             bar.update(len(chunk))
             if report is not None:
                 report(len(ids))
-    vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
-    _save(index_dir / VECTORS_FILE, ids, vectors)
-    return ids, vectors
+    return ids, (np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16))
 
 
 def _encoded(encoder, passages: Sequence[Passage]) -> np.ndarray:
@@ -201,15 +213,18 @@ class DenseRescorer:
 
 
 class DeferredRescorer:
-    """A :class:`DenseRescorer` made on a background thread, so that a server
-    answers at once on an index whose passages are not encoded yet (about
+    """A :class:`DenseRescorer` made in the background, so that a server
+    answers at once from an index whose passages are not encoded yet (about
     two minutes for the default collection on 2 cores, BENCHMARKS.md §10).
     Until it is ready, :meth:`rescore` keeps BM25's order, and
     :attr:`notice` says so; if making it fails, the search stays BM25's and
     the notice gives the reason.
 
     ``make(report)`` returns the rescorer and may call ``report(done)`` with
-    the passages encoded so far, out of ``total``.
+    the passages encoded so far, out of ``total``; ``what`` names them in
+    the notice. ``start(job)`` runs the job (an executor's ``submit``, which
+    may queue it behind others); by default a thread of its own.
+    :meth:`cancel` stops it at its next report (the source it serves is gone).
 
     >>> deferred = DeferredRescorer(lambda report: DenseRescorer(None, [], np.zeros((0, 0)), 0.0), total=0)
     >>> deferred.wait(5)
@@ -218,29 +233,50 @@ class DeferredRescorer:
     ''
     """
 
-    def __init__(self, make: Callable[[Callable[[int], None]], DenseRescorer], total: int) -> None:
+    def __init__(
+        self,
+        make: Callable[[Callable[[int], None]], DenseRescorer],
+        total: int,
+        *,
+        what: str = "the collection's passages",
+        start: Callable[[Callable[[], None]], object] | None = None,
+    ) -> None:
         self.total = total
+        self.what = what
         self._done = 0
         self._rescorer: DenseRescorer | None = None
         self._error = ""
+        self._cancelled = False
         self._finished = threading.Event()
-        self._thread = threading.Thread(target=self._make, args=(make,), name="encode-passages", daemon=True)
-        self._thread.start()
+        job = functools.partial(self._make, make)
+        if start is None:
+            threading.Thread(target=job, name="encode-passages", daemon=True).start()
+        else:
+            start(job)
 
     def _make(self, make) -> None:
         try:
-            self._rescorer = make(self._report)
-        except Exception as error:  # the thread's edge: the server goes on with BM25's order
+            if not self._cancelled:
+                self._rescorer = make(self._report)
+        except _Cancelled:
+            pass
+        except Exception as error:  # the job's edge: the server goes on with BM25's order
             logging.getLogger(__name__).exception("Rescoring is off: the passage vectors could not be made")
             self._error = str(error) or type(error).__name__
         finally:
             self._finished.set()
 
     def _report(self, done: int) -> None:
+        if self._cancelled:
+            raise _Cancelled
         self._done = done
 
+    def cancel(self) -> None:
+        """Stop making the rescorer (at the next chunk); the hits keep BM25's order."""
+        self._cancelled = True
+
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the rescorer is made or has failed; False on timeout."""
+        """Wait until the rescorer is made, has failed or was cancelled; False on timeout."""
         return self._finished.wait(timeout)
 
     @property
@@ -251,9 +287,12 @@ class DeferredRescorer:
         if self._error:
             return f"Search by BM25 alone: the passage vectors could not be made ({self._error})."
         share = f" ({self._done / self.total:.0%})" if self.total else ""
-        return (f"Search by BM25 alone while the collection's passages are encoded for the rescoring"
-                f"{share}; it starts by itself.")
+        return f"Search by BM25 alone while {self.what} are encoded for the rescoring{share}; it starts by itself."
 
     def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]:
         rescorer = self._rescorer
         return rescorer.rescore(question, passages, k) if rescorer is not None else list(passages)[:k]
+
+
+class _Cancelled(Exception):
+    """Raised inside a cancelled job, at its next report, to end it."""

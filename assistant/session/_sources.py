@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..kernel import InvalidInputError
-from ..pipeline import validate_question
+from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, split_passages
 from ._state import Services, Session, Source
@@ -17,6 +17,17 @@ from ._uploads import UploadLimits, check_uploads, index_uploads, read_text
 
 # Frozen: one shared default is safe.
 DEFAULT_LIMITS = UploadLimits()
+
+
+def assistant_for(services: Services, session: Session) -> Assistant:
+    """The assistant that answers ``session``: the served one, or the same
+    with the session's own source and that source's rescorer (its uploads'
+    vectors, or none: a document is searched with BM25 alone, and the
+    served index's vectors would leave each of a source's hits to be
+    encoded during the turn)."""
+    if session.source is None:
+        return services.assistant
+    return dataclasses.replace(services.assistant, retriever=session.source.retriever, rescorer=session.source.rescorer)
 
 
 def _set_source(session: Session, source: Source | None) -> None:
@@ -28,7 +39,8 @@ def _set_source(session: Session, source: Source | None) -> None:
 def use_uploads(services: Services, session: Session, paths: Sequence[str | Path]) -> str:
     """Index the uploads for this session and answer from them from now on."""
     index = index_uploads(paths, services.limits, services.assistant.retriever_config, services.sessions_root)
-    _set_source(session, Source("uploads", index.describe(), index.retriever, index=index))
+    rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
+    _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer))
     return f"Answering from {session.source.name}."
 
 
@@ -86,16 +98,15 @@ def use_default_collection(services: Services, session: Session) -> str:
 
 
 def source_status(services: Services, session: Session) -> str:
-    if session.source is not None:
-        return f"Answering from {session.source.name}."
-    return " ".join(filter(None, [f"Answering from {services.collection_name}.", search_notice(services, session)]))
+    name = services.collection_name if session.source is None else session.source.name
+    return " ".join(filter(None, [f"Answering from {name}.", search_notice(services, session)]))
 
 
 def search_notice(services: Services, session: Session) -> str:
-    """What the served collection's search lacks for now ("" when nothing):
-    its passages still being encoded for the rescoring, at first start. A
-    session's own source is searched with BM25 by design, not for now."""
-    return services.assistant.search_notice() if session.source is None else ""
+    """What the session's search lacks for now ("" when nothing): the
+    passages of the served collection (at a first start) or of its uploads
+    still being encoded for the rescoring."""
+    return assistant_for(services, session).search_notice()
 
 
 # ---------------------------------------------------------------- multiple choice

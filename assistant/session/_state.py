@@ -16,6 +16,7 @@ from pathlib import Path
 from ..encoders import load_minilm
 from ..kernel import Conversation, Rewrite, Turn
 from ..pipeline import Assistant
+from ..retrieval import DeferredRescorer, Rescorer
 from ._labels import LabelStore
 from ._uploads import SessionIndex, UploadLimits
 
@@ -86,8 +87,13 @@ class Source:
     retriever: object  # assistant Retriever
     text: str = ""  # the whole document (single-document mode; multiple choice reads it)
     index: SessionIndex | None = None  # on-disk index of uploads, removed on close
+    # Reorders the uploads' hits (a DeferredRescorer while their passages are
+    # encoded); None: BM25's order.
+    rescorer: Rescorer | None = None
 
     def close(self) -> None:
+        if isinstance(self.rescorer, DeferredRescorer):
+            self.rescorer.cancel()  # no vectors for an index about to be removed
         if self.index is not None:
             self.index.close()
 

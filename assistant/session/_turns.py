@@ -8,27 +8,19 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..kernel import AssistantError, InvalidInputError, Rewrite
-from ..pipeline import Assistant, turn_to_json, validate_question
+from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
-from ._sources import search_notice
+from ._sources import assistant_for, search_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
 from ._store import MAX_CONVERSATIONS, _turn_json
 from ._views import turn_of_message
-
-
-def _assistant(services: Services, session: Session) -> Assistant:
-    if session.source is None:
-        return services.assistant
-    # Searched by BM25 alone: the rescorer's vectors are the served index's,
-    # and a source's hits would each be encoded during the turn (seconds).
-    return dataclasses.replace(services.assistant, retriever=session.source.retriever, rescorer=None)
 
 
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
     if not info.reference or services.scorer is None:
         info.scores = {}
         return
-    retriever = _assistant(services, session).retriever
+    retriever = assistant_for(services, session).retriever
     info.scores = dict(services.scorer(info.reference, info.system_rewrite.text, retriever))
 
 
@@ -62,7 +54,7 @@ def ask(
     the file's); ``reference`` is a human rewrite to score ours against.
     Raises InvalidInputError (with the message to show) for a bad question.
     """
-    assistant = _assistant(services, session)
+    assistant = assistant_for(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
     if history is None:
         history = session.history(rewritten=assistant.config.history_rewrites)
@@ -155,7 +147,7 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     if not -len(session.turns) <= index < len(session.turns):
         raise InvalidInputError(f"There is no turn {index + 1}.")
     index %= len(session.turns)
-    assistant = _assistant(services, session)
+    assistant = assistant_for(services, session)
     corrected = validate_question(corrected, assistant.config.max_question_chars)
     entry = session.turns[index]
     info = entry.info
