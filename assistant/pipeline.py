@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import queue
+import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rewriting import BatchingRewriter, load_rewriter
@@ -96,10 +97,13 @@ class BackgroundEncoding:
     def __init__(self, query_encoder, weight: float, bulk=None) -> None:
         self.query_encoder = query_encoder  # encodes each turn's rewrite
         self.weight = weight
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="encode-passages")
         # Encodes the passages, only ever on the worker (None: a new MiniLM,
         # loaded there at the first job).
         self._bulk = bulk
+        # A daemon thread: it never holds the process open at exit, and an
+        # encoding stopped midway keeps no file.
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._work, name="encode-passages", daemon=True).start()
 
     def rescorer(self, retriever: BM25Retriever, what: str = "the collection's passages") -> Rescorer:
         """The index's rescorer: ready when its vectors are kept, else a
@@ -108,7 +112,11 @@ class BackgroundEncoding:
         if stored is not None:
             return DenseRescorer(self.query_encoder, *stored, self.weight)
         return DeferredRescorer(functools.partial(self._make, retriever), retriever.size, what=what,
-                                start=self._worker.submit)
+                                start=self._jobs.put)
+
+    def _work(self) -> None:
+        while True:
+            self._jobs.get()()  # a DeferredRescorer's job: it keeps its own errors
 
     def _make(self, retriever: BM25Retriever, report) -> DenseRescorer:
         self._bulk = self._bulk or new_minilm()

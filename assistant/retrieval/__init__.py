@@ -20,7 +20,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
-from ._dense import VECTORS_FILE, DeferredRescorer, DenseRescorer, Rescorer, encode_passages, passage_vectors, stored_vectors
+from ._dense import VECTORS_FILE, DeferredRescorer, DenseRescorer, Rescorer, passage_vectors, stored_vectors
 from ._expansion import expand_query
 from ._index import build_index, ensure_index, index_collection, verify_index
 from ._java import SERVING_JAVA_OPTIONS, find_java_home, import_pyserini, java_version, use_serving_java
@@ -34,7 +34,6 @@ __all__ = [
     "DeferredRescorer",
     "passage_vectors",
     "stored_vectors",
-    "encode_passages",
     "VECTORS_FILE",
     "expand_query",
     "BM25Config",

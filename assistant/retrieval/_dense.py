@@ -37,8 +37,7 @@ from tqdm import tqdm
 
 from ..kernel import ConfigError, IndexDamagedError, Passage
 
-__all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "encode_passages",
-           "VECTORS_FILE"]
+__all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
 
 # The vectors' file inside an index folder (ids and float16 rows, npz).
 VECTORS_FILE = "passage-vectors.npz"
@@ -102,12 +101,12 @@ def passage_vectors(
         return stored
     index_dir = Path(retriever.index_dir)
     print(f"Encoding the {retriever.size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
-    ids, vectors = encode_passages(retriever.passages(), retriever.size, encoder, progress=progress, report=report)
+    ids, vectors = _encode_passages(retriever.passages(), retriever.size, encoder, progress=progress, report=report)
     _save(index_dir / VECTORS_FILE, ids, vectors)
     return ids, vectors
 
 
-def encode_passages(
+def _encode_passages(
     passages: Iterable[Passage], total: int, encoder, *, progress: bool = True,
     report: Callable[[int], None] | None = None,
 ) -> tuple[list[str], np.ndarray]:
