@@ -261,3 +261,51 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
     finally:
         context.close()
+
+
+def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever, minilm, tmp_path):
+    import threading
+
+    import numpy as np
+
+    import app
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+    from assistant.retrieval import DeferredRescorer, DenseRescorer
+    from assistant.session import LabelStore, Services
+    from conftest import _free_port
+    from rewriting import OriginalRewriter
+
+    reported, release = threading.Event(), threading.Event()
+
+    def make(report):
+        report(1)
+        reported.set()
+        assert release.wait(300)
+        return DenseRescorer(None, [], np.zeros((0, 0)), 0.0)
+
+    deferred = DeferredRescorer(make, total=4)
+    assert reported.wait(60)
+    services = Services(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm), rescorer=deferred),
+                        LabelStore(tmp_path / "labels.jsonl"), sessions_root=tmp_path / "sessions")
+    demo = app.build_app(services, export_dir=str(tmp_path / "exports"))
+    port = _free_port()
+    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        source = page.locator("#cqa-source")
+        source.filter(has_text="while the collection's passages are encoded for the rescoring (25%)").wait_for()
+        ask(page, ADA)
+        status_text(page, "Search by BM25 alone")
+        release.set()
+        # The timer's next refresh drops the notice; nothing is clicked.
+        source.filter(has_not_text="Search by BM25 alone").wait_for()
+        assert source.inner_text() == f"Answering from {services.collection_name}."
+    finally:
+        release.set()
+        context.close()
+        demo.close()
+
