@@ -254,6 +254,28 @@ def gated_app_server(retriever, minilm, tmp_path_factory):
         demo.close()
 
 
+def encoding_rescorer(done: int, total: int):
+    """A DeferredRescorer whose encoding has reported ``done`` of ``total``
+    passages and then waits for the returned event; once set, it is ready
+    and rescores nothing (weight 0). Returns (rescorer, event)."""
+    import numpy as np
+
+    from assistant.retrieval import DeferredRescorer, DenseRescorer
+
+    reported, release = threading.Event(), threading.Event()
+
+    def make(report):
+        report(done)
+        reported.set()
+        if not release.wait(300):
+            raise TimeoutError("the test never released the encoding")
+        return DenseRescorer(None, [], np.zeros((0, 0)), 0.0)
+
+    rescorer = DeferredRescorer(make, total=total)
+    assert reported.wait(60), "the encoding never reported"
+    return rescorer, release
+
+
 def concurrently(function, arguments):
     """Call ``function(*a)`` for each ``a`` on its own thread, all released at
     once; each result, or the exception it raised, in argument order."""

@@ -123,33 +123,22 @@ def test_rewrite_api_takes_a_missing_history_as_a_first_turn(client_factory):
 
 def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search_is_bm25s(app_services, tmp_path):
     import dataclasses
-    import threading
-
-    import numpy as np
 
     from assistant import session as S
-    from assistant.retrieval import DeferredRescorer, DenseRescorer
+    from conftest import encoding_rescorer
 
-    reported, release = threading.Event(), threading.Event()
-
-    def make(report):
-        report(3)
-        reported.set()
-        assert release.wait(60)
-        return DenseRescorer(None, [], np.zeros((0, 0)), 0.0)
-
-    deferred = DeferredRescorer(make, total=4)
+    deferred, release = encoding_rescorer(3, 4)
     services = dataclasses.replace(app_services, assistant=dataclasses.replace(app_services.assistant, rescorer=deferred))
     act, session = app.Actions(services, str(tmp_path)), S.Session()
     notice = "Search by BM25 alone while the collection's passages are encoded for the rescoring"
-    assert reported.wait(60) and "(75%)" in S.source_status(services, session)
+    assert "(75%)" in S.source_status(services, session)
     assert notice in act.source(session) and notice in act.source_tick(session)[0]
     *_, views = act.ask("Who was Ada Lovelace?", session)
     assert notice in views[1]  # the status line after the turn
     assert notice in session.turns[-1].info.notice  # and the turn's own warning, kept with it
     assert notice in S.ask_json(services, session, "Who was Lord Byron?")["notice"]  # as the API gives it
     S.use_document(session, "The Analytical Engine was designed by Charles Babbage.", "Engine")
-    assert notice not in act.source(session)  # a session's own source is BM25's by design
+    assert notice not in act.source(session)  # a single document is searched with BM25 alone
     S.use_default_collection(services, session)
     release.set()
     assert deferred.wait(60)

@@ -264,28 +264,14 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
 
 
 def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever, minilm, tmp_path):
-    import threading
-
-    import numpy as np
-
     import app
     from assistant.pipeline import Assistant
     from assistant.readers import SentenceReader
-    from assistant.retrieval import DeferredRescorer, DenseRescorer
     from assistant.session import LabelStore, Services
-    from conftest import _free_port
+    from conftest import _free_port, encoding_rescorer
     from rewriting import OriginalRewriter
 
-    reported, release = threading.Event(), threading.Event()
-
-    def make(report):
-        report(1)
-        reported.set()
-        assert release.wait(300)
-        return DenseRescorer(None, [], np.zeros((0, 0)), 0.0)
-
-    deferred = DeferredRescorer(make, total=4)
-    assert reported.wait(60)
+    deferred, release = encoding_rescorer(1, 4)
     services = Services(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm), rescorer=deferred),
                         LabelStore(tmp_path / "labels.jsonl"), sessions_root=tmp_path / "sessions")
     demo = app.build_app(services, export_dir=str(tmp_path / "exports"))
