@@ -63,6 +63,7 @@ import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
@@ -160,9 +161,10 @@ def _main(argv: Sequence[str] | None) -> int:
                     "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads,
                     "dense_weight": retrieval.dense_weight}
-        if needs_index and retrieval.dense_weight > 0:
+        if needs_index and retrieval.dense_weight > 0 and Path(args.index).is_dir():
             # Encoded here once, with progress, and kept with the index: each
-            # worker then reads them instead of encoding them all itself.
+            # worker then reads them instead of encoding them all itself. (An
+            # index only the workers' nodes have is theirs to read or encode.)
             passage_vectors(BM25Retriever.from_index(args.index), load_minilm())
         start = time.perf_counter()  # with --ray, the workers' loads count too
         results = qa_on_ray(turns, settings, args.ray or None, args.actors)
