@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
@@ -101,30 +101,20 @@ def passage_vectors(
         return stored
     index_dir = Path(retriever.index_dir)
     print(f"Encoding the {retriever.size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
-    ids, vectors = _encode_passages(retriever.passages(), retriever.size, encoder, progress=progress, report=report)
-    _save(index_dir / VECTORS_FILE, ids, vectors)
-    return ids, vectors
-
-
-def _encode_passages(
-    passages: Iterable[Passage], total: int, encoder, *, progress: bool = True,
-    report: Callable[[int], None] | None = None,
-) -> tuple[list[str], np.ndarray]:
-    """Ids and float16 unit vectors of ``passages`` (``total`` of them, for
-    the progress bar), encoded in chunks with ``encoder``'s ``bulk()`` form
-    when it has one; ``report`` is told the passages encoded so far after
-    each chunk (and may raise to stop)."""
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
-    passages = iter(passages)
-    with tqdm(total=total, desc="Encoding passages", unit=" passages", disable=not progress, file=sys.stderr) as bar:
+    passages = iter(retriever.passages())
+    with tqdm(total=retriever.size, desc="Encoding passages", unit=" passages", disable=not progress,
+              file=sys.stderr) as bar:
         while chunk := list(itertools.islice(passages, _CHUNK)):
             rows.append(_encoded(encoder, chunk))
             ids += [p.id for p in chunk]
             bar.update(len(chunk))
             if report is not None:
-                report(len(ids))
-    return ids, (np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16))
+                report(len(ids))  # may raise to stop (a cancelled job)
+    vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
+    _save(index_dir / VECTORS_FILE, ids, vectors)
+    return ids, vectors
 
 
 def _encoded(encoder, passages: Sequence[Passage]) -> np.ndarray:
@@ -221,7 +211,7 @@ class DeferredRescorer:
 
     ``make(report)`` returns the rescorer and may call ``report(done)`` with
     the passages encoded so far, out of ``total``; ``what`` names them in
-    the notice. ``start(job)`` runs the job (an executor's ``submit``, which
+    the notice. ``start(job)`` runs the job (a worker queue's ``put``, which
     may queue it behind others); by default a thread of its own.
     :meth:`cancel` stops it at its next report (the source it serves is gone).
 

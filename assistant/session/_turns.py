@@ -33,7 +33,7 @@ def _turn_index(session: Session, index: int, message: str) -> int:
 def turn_notice(services: Services, session: Session, question: str) -> str:
     """What a turn asked now carries as its warning ("" when nothing): the
     question not looking like English, the search lacking its rescoring
-    while the collection's passages are encoded."""
+    while the passages (the collection's, or the uploads') are encoded."""
     return " ".join(filter(None, [language_notice(question or ""), search_notice(services, session)]))
 
 
