@@ -22,7 +22,7 @@ class Batch:
     labels: torch.Tensor
 
 
-def collate(encoded: Sequence[tuple[list[int], list[int]]], pad_id: int) -> Batch:
+def collate(encoded: Sequence[tuple[list[int], list[int]]], pad_id: int, device: str = "cpu") -> Batch:
     width = max(len(ids) for ids, _ in encoded)
     input_ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(encoded), width), dtype=torch.long)
@@ -31,7 +31,7 @@ def collate(encoded: Sequence[tuple[list[int], list[int]]], pad_id: int) -> Batc
         input_ids[row, : len(ids)] = torch.tensor(ids)
         mask[row, : len(ids)] = 1
         labels[row, : len(labs)] = torch.tensor(labs)
-    return Batch(input_ids, mask, labels)
+    return Batch(input_ids.to(device), mask.to(device), labels.to(device))
 
 
 def make_batches(count: int, batch_size: int, steps: int, seed: int) -> list[list[int]]:

@@ -59,6 +59,8 @@ def save_checkpoint(run, step: int, config, elapsed_s: float, path: Path) -> Non
         "optimizer": run.optimizer.state_dict(),
         "scheduler": run.scheduler.state_dict(),
         "torch_rng": torch.get_rng_state(),
+        # Dropout on a GPU draws from that device's generator, not the CPU's.
+        "cuda_rng": torch.cuda.get_rng_state(config.device) if config.device.startswith("cuda") else None,
         "elapsed_s": elapsed_s,
     }
     write_replacing(path, lambda tmp: torch.save(state, tmp))
@@ -72,7 +74,8 @@ def resume(run, config, path: Path) -> tuple[int, float]:
         return 0, 0.0
     from peft import set_peft_model_state_dict
 
-    state = torch.load(path, weights_only=False)
+    # On the CPU first: a checkpoint written on a GPU resumes on a machine without one.
+    state = torch.load(path, weights_only=False, map_location="cpu")
     if fixed_settings(_as_written(state["config"], config)) != fixed_settings(asdict(config)):
         raise ConfigError(f"{path} was written with other settings; use another --output or delete it to start over")
     set_peft_model_state_dict(run.model, state["adapter"])
@@ -81,6 +84,8 @@ def resume(run, config, path: Path) -> tuple[int, float]:
     run.optimizer.load_state_dict(state["optimizer"])
     run.scheduler.load_state_dict(state["scheduler"])
     torch.set_rng_state(state["torch_rng"])
+    if state.get("cuda_rng") is not None and config.device.startswith("cuda"):
+        torch.cuda.set_rng_state(state["cuda_rng"], config.device)
     print(f"resuming from step {state['step']} of {config.steps}", file=sys.stderr)
     return state["step"], state["elapsed_s"]
 
@@ -101,10 +106,10 @@ def save_adapter(model, copy_head, output: Path, config) -> None:
 
     model.peft_config["default"].base_model_name_or_path = config.base
     model.save_pretrained(str(output))  # adapter_config.json + adapter_model.safetensors
-    state = {k: v.detach().to(torch.float16).contiguous() for k, v in get_peft_model_state_dict(model).items()}
+    state = {k: v.detach().to("cpu", torch.float16).contiguous() for k, v in get_peft_model_state_dict(model).items()}
     save_file(state, str(output / "adapter_model.safetensors"), metadata={"format": "pt"})
     if copy_head is not None:
-        save_file({k: v.contiguous() for k, v in copy_head.state_dict().items()}, str(output / COPY_HEAD_FILE))
+        save_file({k: v.cpu().contiguous() for k, v in copy_head.state_dict().items()}, str(output / COPY_HEAD_FILE))
     Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim).write(output)
 
 

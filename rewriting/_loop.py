@@ -46,8 +46,9 @@ class Run:
         from peft import LoraConfig, get_peft_model
 
         lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout, target_modules="all-linear", task_type="CAUSAL_LM")
-        model = get_peft_model(model, lora)
-        copy_head = CopyHead(model.config.hidden_size, config.copy_dim) if config.copy else None
+        # Initialised on the CPU, then moved: a seed gives the same start on any device.
+        model = get_peft_model(model, lora).to(config.device)
+        copy_head = CopyHead(model.config.hidden_size, config.copy_dim).to(config.device) if config.copy else None
         params = [p for p in model.parameters() if p.requires_grad] + (list(copy_head.parameters()) if copy_head else [])
         optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, config))
@@ -79,7 +80,7 @@ def run_steps(run: Run, train_set, dev_set, pad_id: int, output: Path, config, s
     bar = tqdm(range(start, end), initial=start, total=end, desc="train", file=sys.stderr, disable=not progress)
     with (output / LOG_FILE).open("a") as log:
         for step in bar:
-            batch = collate([train_set[i] for i in batches[step]], pad_id)
+            batch = collate([train_set[i] for i in batches[step]], pad_id, config.device)
             with autocast(config):
                 loss = loss_fn(run.model, batch, run.copy_head)
             loss.backward()

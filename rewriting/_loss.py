@@ -25,7 +25,7 @@ def batch_loss(model, batch: Batch, copy_head: CopyHead | None = None) -> torch.
     width = int(counts.max())
     # Gather each row's predicting positions into a (B, width) block, padded.
     order = torch.argsort((~predicting).to(torch.int8), dim=1, stable=True)[:, :width]
-    valid = torch.arange(width)[None, :] < counts[:, None]
+    valid = torch.arange(width, device=counts.device)[None, :] < counts[:, None]
     picked = torch.gather(hidden[:, :-1], 1, order[..., None].expand(-1, -1, hidden.shape[-1]))
     gold = torch.gather(targets, 1, order).masked_fill(~valid, 0)
     logits = model.get_output_embeddings()(picked)
@@ -39,8 +39,8 @@ def batch_loss(model, batch: Batch, copy_head: CopyHead | None = None) -> torch.
 
 
 def autocast(config):
-    """bfloat16 matmuls when ``config.bf16`` (a :class:`TrainConfig`)."""
-    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16)
+    """bfloat16 matmuls on ``config.device`` when ``config.bf16`` (a :class:`TrainConfig`)."""
+    return torch.autocast(torch.device(config.device).type, dtype=torch.bfloat16, enabled=config.bf16)
 
 
 @torch.no_grad()
@@ -50,7 +50,7 @@ def dev_loss(model, encoded, pad_id, config, copy_head=None) -> float:
     total, tokens = 0.0, 0
     for start in range(0, len(encoded), config.batch_size):
         chunk = encoded[start : start + config.batch_size]
-        batch = collate(chunk, pad_id)
+        batch = collate(chunk, pad_id, config.device)
         count = int((batch.labels[:, 1:] != IGNORE_INDEX).sum())
         with autocast(config):
             total += float(batch_loss(model, batch, copy_head)) * count

@@ -64,6 +64,10 @@ class TrainConfig:
     eval_examples: int = 128
     # Matmuls in bfloat16 (autocast) where the CPU has native support (AMX/AVX512-BF16): ~2x faster steps.
     bf16: bool = False
+    # Where the steps run: "cpu", or "cuda" / "cuda:N" on a machine with an
+    # NVIDIA GPU (a run of minutes instead of hours). The adapter is saved the
+    # same either way and loads on a CPU.
+    device: str = "cpu"
     # Token budgets of the input format (saved with the weights for inference).
     prompt: PromptConfig = field(default_factory=PromptConfig)
     # End after this many steps of the `steps`-long schedule (0: run it all).
@@ -74,7 +78,7 @@ class TrainConfig:
 
 # Settings that may change when a run is resumed (they do not alter what the
 # steps already taken computed).
-RESUMABLE = frozenset({"stop_after", "eval_every", "eval_examples", "save_every"})
+RESUMABLE = frozenset({"stop_after", "eval_every", "eval_examples", "save_every", "device"})
 
 
 def fixed_settings(settings: dict) -> dict:

@@ -1,7 +1,7 @@
 """Fine-tune a causal LM into a question rewriter (QReCC's Transformer++ recipe).
 
     python -m rewriting.train --train FILE... --output DIR [--dev FILE] [--base NAME_OR_PATH]
-        [--steps N] [--copy] [--seed N] [--max-answer-tokens N] [--answer-turns N] ...
+        [--steps N] [--copy] [--seed N] [--device cpu|cuda] [--max-answer-tokens N] [--answer-turns N] ...
 
 Input: the conversation history (as far back as fits) and the question, in
 the plain format of :mod:`rewriting._prompt`; target: the human rewrite;
@@ -116,9 +116,24 @@ def _check_ranges(config: TrainConfig) -> None:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}, not {value}")
     if not config.lr > 0:
         raise ConfigError(f"--lr must be above 0, not {config.lr}")
+    _check_device(config.device)
     for name in ("dev_fraction", "lora_dropout"):
         if not 0 <= getattr(config, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be within [0, 1), not {getattr(config, name)}")
+
+
+def _check_device(device: str) -> None:
+    """:class:`ConfigError` for a ``--device`` torch cannot train on here."""
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as error:
+        raise ConfigError(f"--device {device!r} is not a torch device ({error}); give cpu, cuda or cuda:N") from None
+    if kind not in ("cpu", "cuda"):
+        raise ConfigError(f"--device {device!r}: training runs on cpu or cuda[:N], not {kind}")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"--device {device!r}: torch {torch.__version__} sees no CUDA GPU on this machine; use --device cpu")
+    if kind == "cuda" and (torch.device(device).index or 0) >= torch.cuda.device_count():
+        raise ConfigError(f"--device {device!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s), numbered from 0")
 
 
 def _card(output: Path, command: str, config: TrainConfig, summary: dict, train_examples, dev_examples) -> str:
@@ -146,9 +161,15 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Steps: {summary['steps']} of batch {config.batch_size}{"" if summary['steps'] == config.steps else f" (stopped early: the cosine schedule was for {config.steps})"}, lr {config.lr} (warm-up {config.warmup}, cosine to 10%),
   bf16 autocast: {config.bf16}, seed {config.seed}.
 - Mean train loss over the last 20 steps: {summary['final_train_loss_last20']}; dev loss (rewrite tokens, first {min(config.eval_examples, summary['dev_examples'])} dev turns): {summary['dev_loss']}.
-- Training time: {summary['train_seconds']} s on this machine's CPU ({torch.get_num_threads()} threads).
+- Training time: {summary['train_seconds']} s on {_device_name(config.device)}.
 - Per-step losses: `train_log.jsonl`. Input format and budgets: `rewriter.json`.
 """
+
+
+def _device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        return f"a {torch.cuda.get_device_name(device)} GPU"
+    return f"this machine's CPU ({torch.get_num_threads()} threads)"
 
 
 def _names_path(value: str) -> Path:
@@ -182,7 +203,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(prompt_defaults, name))
     parser.add_argument("--copy", action="store_true", help="add the Transformer++ copy head")
     parser.add_argument("--no-titles", dest="titles", action="store_false", help="leave CANARD's article title out of the input")
-    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16)")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16, or a GPU)")
+    parser.add_argument("--device", default=defaults.device, help="where the steps run: cpu (default), cuda or cuda:N")
     parser.add_argument("--histories", choices=HISTORIES, default=defaults.histories,
                         help="earlier questions in training histories: as asked, as rewritten by the annotators, or both")
     parser.add_argument("--swap-names", default=defaults.swap_names, metavar="FILE|collection",

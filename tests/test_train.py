@@ -333,6 +333,55 @@ def test_cli_flag_out_of_range_exits_2_in_one_line(tmp_path, capsys, flag, value
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("device, message", [("tpu", "is not a torch device"), ("mps", "training runs on cpu or cuda"),
+                                             ("cuda", "sees no CUDA GPU on this machine; use --device cpu")])
+def test_cli_device_it_cannot_train_on_exits_2_in_one_line(tmp_path, capsys, monkeypatch, device, message):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a machine without a GPU
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    assert train_module.main(["--train", str(data), "--output", str(tmp_path / "run"), "--device", device]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: torch sees none on this machine")
+def test_a_run_on_a_gpu_resumes_on_the_cpu_to_the_weights_of_a_cpu_run(tmp_path):
+    from peft import get_peft_model_state_dict
+
+    model, tok = _fresh_tiny()
+    train(_examples(), [], tmp_path / "cpu", _config(), model=model, tokenizer=tok, progress=False)
+    reference = get_peft_model_state_dict(model)
+    model, tok = _fresh_tiny()
+    summary = train(_examples(), _examples()[:2], tmp_path / "moved", _config(device="cuda", stop_after=4), model=model, tokenizer=tok, progress=False)
+    assert summary["steps"] == 4 and summary["dev_loss"] is not None
+    model, tok = _fresh_tiny()
+    train(_examples(), [], tmp_path / "moved", _config(), model=model, tokenizer=tok, progress=False)  # resumed on the CPU
+    moved = get_peft_model_state_dict(model)
+    for key in reference:
+        assert torch.allclose(reference[key], moved[key], atol=1e-3), key
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: torch sees none on this machine")
+def test_cli_on_a_gpu_writes_an_adapter_that_scores_alike_on_the_cpu(tmp_path, capsys):
+    base, tok = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    out = tmp_path / "run"
+    argv = ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "10", "--batch-size", "4", "--lr", "1e-2",
+            "--lora-r", "8", "--lora-dropout", "0", "--dev-fraction", "0.25", "--eval-every", "0", "--device", "cuda", "--bf16"]
+    assert train_module.main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert "GPU" in (out / "README.md").read_text()
+    from rewriting.data import load_examples
+
+    rewriter = CausalLMRewriter.from_pretrained(str(base), adapter=out)  # on the CPU
+    dev_ids = set(json.loads((out / "split.json").read_text())["dev"]["train.json"])
+    dev = [e for e in load_examples(data) if e.id in dev_ids and e.history]
+    batch = collate([encode_example(tok, e.question, e.history, e.rewrite, rewriter.config.prompt) for e in dev], tok.pad_token_id)
+    with torch.no_grad():
+        reloaded = float(batch_loss(rewriter.model, batch))
+    assert reloaded == pytest.approx(summary["dev_loss"], abs=0.05)  # bf16 on the GPU, float32 here
+    assert reloaded < _loss(_fresh_tiny()[0], tok, dev) - 1.0
+
+
 def test_no_example_with_a_history_is_a_data_error(tiny_gpt2, tmp_path):
     from assistant.kernel import DataFormatError
 
