@@ -344,20 +344,22 @@ def test_cli_device_it_cannot_train_on_exits_2_in_one_line(tmp_path, capsys, mon
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: torch sees none on this machine")
-def test_a_run_on_a_gpu_resumes_on_the_cpu_to_the_weights_of_a_cpu_run(tmp_path):
-    from peft import get_peft_model_state_dict
-
+def test_a_run_started_on_a_gpu_resumes_on_the_cpu_and_learns_as_a_cpu_run(tmp_path):
+    # Not weight for weight: Adam turns the devices' last-bit differences in
+    # near-zero gradients into whole lr-sized steps, so the runs compare by loss.
     model, tok = _fresh_tiny()
+    before = _loss(model, tok, _examples())
     train(_examples(), [], tmp_path / "cpu", _config(), model=model, tokenizer=tok, progress=False)
-    reference = get_peft_model_state_dict(model)
+    on_cpu = _loss(model, tok, _examples())
     model, tok = _fresh_tiny()
     summary = train(_examples(), _examples()[:2], tmp_path / "moved", _config(device="cuda", stop_after=4), model=model, tokenizer=tok, progress=False)
-    assert summary["steps"] == 4 and summary["dev_loss"] is not None
+    assert summary["steps"] == 4 and summary["dev_loss"] < before
     model, tok = _fresh_tiny()
     train(_examples(), [], tmp_path / "moved", _config(), model=model, tokenizer=tok, progress=False)  # resumed on the CPU
-    moved = get_peft_model_state_dict(model)
-    for key in reference:
-        assert torch.allclose(reference[key], moved[key], atol=1e-3), key
+    moved = _loss(model, tok, _examples())
+    steps = [json.loads(line)["step"] for line in (tmp_path / "moved" / "train_log.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, 9))
+    assert moved < before - 1.0 and moved == pytest.approx(on_cpu, rel=0.25, abs=0.1)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: torch sees none on this machine")
