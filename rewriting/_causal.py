@@ -166,13 +166,25 @@ def _refuse_non_text(question: str, history: Sequence[str]) -> None:
             ) from None
 
 
+def _token_id(tokenizer, token: str) -> int:
+    """The id of ``token``; :class:`ModelNotFoundError` when the tokenizer lacks it."""
+    token_id = tokenizer.convert_tokens_to_ids(token)
+    if token_id is None or (token_id == tokenizer.unk_token_id and token != tokenizer.unk_token):
+        raise ModelNotFoundError(
+            f"the adapter's rewrites end with the token {token!r} (end_token in rewriter.json), which this base "
+            "model's tokenizer does not have; load the adapter on the base it was trained on"
+        )
+    return token_id
+
+
 class CausalLMRewriter:
     """Rewrites with a causal LM; see :meth:`from_pretrained`.
 
     ``__init__`` takes a ready model and tokenizer (tests pass a tiny GPT-2).
     """
 
-    def __init__(self, model, tokenizer, config: RewriterConfig = RewriterConfig(), copy_head: CopyHead | None = None):
+    def __init__(self, model, tokenizer, config: RewriterConfig = RewriterConfig(), copy_head: CopyHead | None = None,
+                 end_token: str = ""):
         if config.prompt_format == "auto":
             config = replace(config, prompt_format="chat" if getattr(tokenizer, "chat_template", None) else "plain")
         if config.prompt_format not in {"chat", "plain"}:
@@ -186,6 +198,8 @@ class CausalLMRewriter:
         eos = {tokenizer.eos_token_id}
         generation_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         eos |= set(generation_eos) if isinstance(generation_eos, (list, tuple)) else {generation_eos}
+        if end_token:  # the trained end token (Recipe.end_token), whatever this tokenizer calls eos
+            eos.add(_token_id(tokenizer, end_token))
         self._eos_ids = frozenset(i for i in eos if i is not None)
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
         if head is not None:
@@ -225,7 +239,7 @@ class CausalLMRewriter:
             pack_linears(model)  # after the merge and the cast: packed layers are final
         if copy_head is not None:
             copy_head.to(dtype)
-        return cls(model, tokenizer, config, copy_head)
+        return cls(model, tokenizer, config, copy_head, recipe.end_token if recipe is not None else "")
 
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
         return self.rewrite_batch([(question, history)])[0]

@@ -99,8 +99,9 @@ def _as_written(written: dict, config) -> dict:
     return {**asdict(type(config)()), **written}
 
 
-def save_adapter(model, copy_head, output: Path, config) -> None:
-    """Write the adapter (float16: half the size, no measurable loss for LoRA deltas), head and recipe."""
+def save_adapter(model, copy_head, output: Path, config, end_token: str = "") -> None:
+    """Write the adapter (float16: half the size, no measurable loss for LoRA deltas), head and
+    recipe; ``end_token``: the token the training targets ended with."""
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
@@ -110,7 +111,8 @@ def save_adapter(model, copy_head, output: Path, config) -> None:
     save_file(state, str(output / "adapter_model.safetensors"), metadata={"format": "pt"})
     if copy_head is not None:
         save_file({k: v.cpu().contiguous() for k, v in copy_head.state_dict().items()}, str(output / COPY_HEAD_FILE))
-    Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim).write(output)
+    Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim,
+           end_token=end_token).write(output)
 
 
 def last_losses(output: Path, step: int, count: int = 20) -> float | None:

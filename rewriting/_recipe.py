@@ -3,7 +3,8 @@
 :mod:`rewriting.train` writes it; :class:`CausalLMRewriter.from_pretrained`
 and :func:`rewriting.load_rewriter` read it. The file's layout is unchanged
 from before this type existed, so adapters trained earlier (the committed
-one included) still load, and a new run writes the same bytes.
+one included) still load and are written back byte for byte; a run since
+also names its end token.
 
 >>> Recipe(base="smollm2").to_json()["prompt"]["max_input_tokens"]
 160
@@ -64,12 +65,21 @@ class Recipe:
     # Width of the copy head's projections; CopyHead's own default when the
     # file does not say (it only says when copy is on).
     copy_dim: int = 128
+    # The token each training target ended with (the tokenizer's eos when
+    # training ran), at which inference stops. Another transformers version
+    # can convert the base's tokenizer with another eos, and a model that ends
+    # its rewrites with a token inference does not stop at runs on into
+    # chat-template tokens. "" (files written before it was saved): the
+    # tokenizer's eos, as before.
+    end_token: str = ""
 
     def to_json(self) -> dict:
-        """The file's layout: ``copy_head`` appears only with a copy head."""
+        """The file's layout: ``copy_head`` appears only with a copy head, ``end_token`` only when known."""
         record = {"base": self.base, "prompt_format": self.prompt_format, "prompt": asdict(self.prompt), "copy": self.copy}
         if self.copy:
             record["copy_head"] = {"copy_dim": self.copy_dim}
+        if self.end_token:
+            record["end_token"] = self.end_token
         return record
 
     def write(self, directory: str | Path) -> Path:
@@ -87,7 +97,7 @@ class Recipe:
 
         if not isinstance(record, dict):
             raise bad(f"expected a JSON object, found {type(record).__name__}")
-        known = {"base", "prompt_format", "prompt", "copy", "copy_head"}
+        known = {"base", "prompt_format", "prompt", "copy", "copy_head", "end_token"}
         if set(record) - known:
             raise bad(f"unknown key(s) {', '.join(sorted(set(record) - known))}")
         base = record.get("base", cls.base)
@@ -109,7 +119,10 @@ class Recipe:
         copy_dim = head.get("copy_dim", cls.copy_dim) if isinstance(head, dict) else None
         if not isinstance(copy_dim, int) or isinstance(copy_dim, bool) or copy_dim < 1 or (isinstance(head, dict) and set(head) - {"copy_dim"}):
             raise bad("'copy_head' must be {\"copy_dim\": a positive whole number}")
-        return cls(base=base, prompt_format=prompt_format, prompt=PromptConfig(**budgets), copy=copy, copy_dim=copy_dim)
+        end_token = record.get("end_token", cls.end_token)
+        if not isinstance(end_token, str):
+            raise bad("'end_token' must be the token a rewrite ends with, as text")
+        return cls(base=base, prompt_format=prompt_format, prompt=PromptConfig(**budgets), copy=copy, copy_dim=copy_dim, end_token=end_token)
 
     @classmethod
     def read(cls, directory: str | Path) -> "Recipe | None":

@@ -90,7 +90,8 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
         "dev_loss": round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4) if dev_set else None,
         "train_seconds": round(seconds, 1),
     }
-    save_adapter(run.model, run.copy_head, output, config)
+    # The targets end with the tokenizer's eos (encode_examples); inference must stop at that very token.
+    save_adapter(run.model, run.copy_head, output, config, tokenizer.convert_ids_to_tokens(tokenizer.eos_token_id))
     (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 

@@ -39,6 +39,13 @@ def test_a_recipe_with_a_copy_head_round_trips(tmp_path):
     assert Recipe.read(tmp_path) == recipe
 
 
+def test_a_recipe_names_its_end_token_only_when_known(tmp_path):
+    Recipe(end_token="<|im_end|>").write(tmp_path)
+    assert json.loads((tmp_path / RECIPE_FILE).read_text())["end_token"] == "<|im_end|>"
+    assert Recipe.read(tmp_path) == Recipe(end_token="<|im_end|>")
+    assert "end_token" not in Recipe().to_json()  # files from before it was saved are written back as they were
+
+
 def test_no_recipe_file_reads_as_none(tmp_path):
     assert Recipe.read(tmp_path) is None
 

@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 
-from assistant.kernel import ConfigError
+from assistant.kernel import ConfigError, ModelNotFoundError
 from rewriting import CausalLMRewriter, PromptConfig, encode_example
 from rewriting import train as train_module
 from rewriting.data import RewriteExample
@@ -221,6 +221,7 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     assert summary["train_examples"] == len(train_ids) // 2  # first turns are not trained on
     card = (out / "README.md").read_text()
     assert "python -m rewriting.train --train" in card and "Steps: 10" in card
+    assert json.loads((out / "rewriter.json").read_text())["end_token"] == tok.eos_token  # what the targets ended with
 
     # Loaded back (adapter merged, copy head, recipe), the model scores the dev
     # turns as the run did, and better than the untrained base.
@@ -234,6 +235,15 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
         reloaded = float(batch_loss(rewriter.model, batch, rewriter.copy_head))
     assert reloaded == pytest.approx(summary["dev_loss"], abs=0.02)
     assert reloaded < _loss(_fresh_tiny()[0], tok, dev) - 1.0
+
+    # A run whose tokenizer called another token eos ends its rewrites with
+    # that one: the saved recipe makes inference stop there too.
+    recipe = json.loads((out / "rewriter.json").read_text())
+    (out / "rewriter.json").write_text(json.dumps({**recipe, "end_token": "!"}))
+    assert tok.convert_tokens_to_ids("!") in CausalLMRewriter.from_pretrained(str(base), adapter=out).eos_ids
+    (out / "rewriter.json").write_text(json.dumps({**recipe, "end_token": "<|no such token|>"}))
+    with pytest.raises(ModelNotFoundError, match="end_token in rewriter.json"):
+        CausalLMRewriter.from_pretrained(str(base), adapter=out)
 
 
 def _one_step_runs(tmp_path, capsys, data, base, runs: dict[str, list[str]]) -> dict[str, dict]:
