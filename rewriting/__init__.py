@@ -81,9 +81,10 @@ _LAZY = {
 # The adapter the app uses by default, committed with the repo (see its README.md).
 TRAINED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "smollm2-qr"
 # The committed adapter's prompt budget at inference (RewriterConfig.max_input_tokens):
-# trained on 160-token prompts, it rewrote better with 256 on every held-out
-# group, for a little more prefill (BENCHMARKS.md §10). Other adapters keep
-# their recipe's budget: only this one was measured.
+# session 13's adapter, trained on 160-token prompts, rewrote better with 256
+# on every held-out group, for a little more prefill; since session 21 the
+# adapter is trained on 256 too, so this equals its recipe (BENCHMARKS.md §10).
+# Other adapters keep their recipe's budget: only this one was measured.
 TRAINED_INPUT_TOKENS = 256
 # Names load_rewriter knows besides a model path or an adapter directory.
 REWRITERS = ("trained", "prompted", "original")

@@ -27,7 +27,7 @@ def adapter_copy(tmp_path):
 
 def test_the_committed_recipe_loads_and_is_written_back_byte_for_byte(tmp_path):
     recipe = Recipe.read(TRAINED_ADAPTER)
-    assert recipe == Recipe(base="smollm2", prompt_format="plain", prompt=PromptConfig(), copy=False)
+    assert recipe == Recipe(base="smollm2", prompt_format="plain", prompt=PromptConfig(max_input_tokens=256), copy=False, end_token="<|im_start|>")
     recipe.write(tmp_path)
     assert (tmp_path / RECIPE_FILE).read_bytes() == (TRAINED_ADAPTER / RECIPE_FILE).read_bytes()
 
