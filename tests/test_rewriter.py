@@ -641,6 +641,30 @@ def test_cli_original_model_copies_questions(tmp_path):
     assert json.loads(out.read_text()) == {"id": "q", "rewrite": "What about  Berlin?"}
 
 
+# --- the base model's files ----------------------------------------------------
+
+
+def test_pinned_special_tokens_are_the_ones_the_ids_name(tiny_gpt2):
+    from rewriting._models import pin_special_tokens
+
+    _, tok = tiny_gpt2
+    bang = tok.convert_tokens_to_ids("!")
+    pin_special_tokens(tok, {"eos": bang, "pad": bang})
+    assert (tok.eos_token, tok.eos_token_id, tok.pad_token_id) == ("!", bang, bang)
+
+
+def test_the_packaged_gguf_names_its_end_of_turn_token_eos():
+    # What the SmolLM2 conversion pins, whichever transformers converts it
+    # (5.17 would otherwise name <|im_start|> the eos).
+    from rewriting._models import gguf_special_ids, smollm2_gguf
+
+    try:
+        gguf = smollm2_gguf()
+    except ModelNotFoundError as missing:
+        pytest.skip(f"missing prerequisite: {missing}")
+    assert gguf_special_ids(gguf) == {"bos": 1, "eos": 2, "pad": 2, "unk": 0}
+
+
 # --- the shipped adapter ------------------------------------------------------
 
 
