@@ -645,7 +645,7 @@ def test_cli_original_model_copies_questions(tmp_path):
 
 
 def test_pinned_special_tokens_are_the_ones_the_ids_name(tiny_gpt2):
-    from rewriting._models import pin_special_tokens
+    from rewriting import pin_special_tokens
 
     _, tok = tiny_gpt2
     bang = tok.convert_tokens_to_ids("!")
@@ -656,7 +656,7 @@ def test_pinned_special_tokens_are_the_ones_the_ids_name(tiny_gpt2):
 def test_the_packaged_gguf_names_its_end_of_turn_token_eos():
     # What the SmolLM2 conversion pins, whichever transformers converts it
     # (5.17 would otherwise name <|im_start|> the eos).
-    from rewriting._models import gguf_special_ids, smollm2_gguf
+    from rewriting import gguf_special_ids, smollm2_gguf
 
     try:
         gguf = smollm2_gguf()
