@@ -2,9 +2,9 @@
 
 :mod:`rewriting.train` writes it; :class:`CausalLMRewriter.from_pretrained`
 and :func:`rewriting.load_rewriter` read it. The file's layout is unchanged
-from before this type existed, so adapters trained earlier (the committed
-one included) still load and are written back byte for byte; a run since
-also names its end token.
+from before this type existed, so adapters trained earlier still load and
+are written back byte for byte; a run since session 21 also names its end
+token (the committed adapter does).
 
 >>> Recipe(base="smollm2").to_json()["prompt"]["max_input_tokens"]
 160

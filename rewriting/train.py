@@ -169,7 +169,7 @@ Reproduce (same data, same seed; resumes if interrupted):
 
 def _device_name(device: str) -> str:
     if device.startswith("cuda"):
-        return f"a {torch.cuda.get_device_name(device)} GPU"
+        return f"the GPU ({torch.cuda.get_device_name(device)})"
     return f"this machine's CPU ({torch.get_num_threads()} threads)"
 
 
