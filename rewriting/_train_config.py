@@ -43,6 +43,10 @@ class TrainConfig:
     # with_swapped_names): a names file, "collection" (the default
     # collection's titles) or "" (off, as the committed adapter was trained).
     swap_names: str = ""
+    # Repeat each training turn of a source this many times in all, after the
+    # split and the copies above ("qrecc=2,cast2021=3"; "" off): weight for the
+    # data furthest from its goal without moving the held-out turns.
+    repeat: str = ""
     # Train the Transformer++ copy head too.
     copy: bool = False
     # Width of the copy head's query/key projections.

@@ -72,6 +72,7 @@ __all__ = [
     "load_names",
     "resolved_name",
     "with_swapped_names",
+    "with_repeats",
 ]
 
 FORMATS = ("qrecc", "canard", "cast")
@@ -358,6 +359,17 @@ def load_names(path: str | os.PathLike) -> dict[str, bool]:
     if not names:
         raise DataFormatError(f"{path}: no names in it (capitalised words, no digits or brackets)")
     return names
+
+
+def with_repeats(examples: Iterable[RewriteExample], repeats: Mapping[str, int]) -> list[RewriteExample]:
+    """The examples, each one from a source in ``repeats`` (``{"qrecc": 2}``)
+    that many times in all: more weight for a source without another split.
+
+    >>> e = RewriteExample("qrecc:1:2", "qrecc", "1", 2, "And he?", ("Who?",), "And Alan?")
+    >>> [x.source for x in with_repeats([e, dataclasses.replace(e, source="canard")], {"qrecc": 3})]
+    ['qrecc', 'qrecc', 'qrecc', 'canard']
+    """
+    return [example for example in examples for _ in range(repeats.get(example.source, 1))]
 
 
 def with_swapped_names(examples: Iterable[RewriteExample], names: Mapping[str, bool], seed: int = 0) -> list[RewriteExample]:

@@ -50,7 +50,7 @@ from ._loop import Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
 from ._train_config import TrainConfig  # noqa: E402
-from .data import HISTORIES, load_examples, load_names, split_by_conversation, with_histories, with_swapped_names  # noqa: E402
+from .data import HISTORIES, load_examples, load_names, split_by_conversation, with_histories, with_repeats, with_swapped_names  # noqa: E402
 
 __all__ = ["TrainConfig", "Batch", "collate", "make_batches", "encode_examples", "batch_loss", "dev_loss", "prepare_output", "train", "main"]
 
@@ -157,7 +157,7 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Data: turns after the first (first turns are never rewritten) of the files in `split.json`,
   split by conversation (dev fraction {config.dev_fraction}, seed {config.split_seed}); `split.json`
   lists the exact ids on each side.
-- Train turns: {summary['train_examples']} ({counts(train_examples)}){f"; with name-swapped copies from `{config.swap_names}`" if config.swap_names else ""}.
+- Train turns: {summary['train_examples']} ({counts(train_examples)}){f"; with name-swapped copies from `{config.swap_names}`" if config.swap_names else ""}{f"; repeated: {config.repeat}" if config.repeat else ""}.
 - Held-out dev turns: {summary['dev_examples']} ({counts(dev_examples)}).
 - Steps: {summary['steps']} of batch {config.batch_size}{"" if summary['steps'] == config.steps else f" (stopped early: the cosine schedule was for {config.steps})"}, lr {config.lr} (warm-up {config.warmup}, cosine to 10%),
   bf16 autocast: {config.bf16}, seed {config.seed}.
@@ -165,6 +165,20 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Training time: {summary['train_seconds']} s on {_device_name(config.device)}.
 - Per-step losses: `train_log.jsonl`. Input format and budgets: `rewriter.json`.
 """
+
+
+def _repeats(value: str, sources: set[str]) -> dict[str, int]:
+    """``--repeat qrecc=2,cast2021=3`` as ``{"qrecc": 2, "cast2021": 3}``;
+    :class:`ConfigError` for a malformed pair or a source with no training turns."""
+    repeats = {}
+    for pair in value.split(","):
+        source, _, count = pair.strip().partition("=")
+        if not count.strip().isdigit() or int(count) < 1:
+            raise ConfigError(f"--repeat {value!r}: give SOURCE=N pairs with N a whole number of at least 1, e.g. qrecc=2")
+        if source.strip() not in sources:
+            raise ConfigError(f"--repeat {value!r}: no training turns from {source.strip()!r}; the files hold {', '.join(sorted(sources))}")
+        repeats[source.strip()] = int(count)
+    return repeats
 
 
 def _device_name(device: str) -> str:
@@ -206,6 +220,8 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--no-titles", dest="titles", action="store_false", help="leave CANARD's article title out of the input")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16, or a GPU)")
     parser.add_argument("--device", default=defaults.device, help="where the steps run: cpu (default), cuda or cuda:N")
+    parser.add_argument("--repeat", default=defaults.repeat, metavar="SOURCE=N[,SOURCE=N]",
+                        help="train each turn of these sources N times in all (after the split, so the held-out turns stay), e.g. qrecc=2")
     parser.add_argument("--histories", choices=HISTORIES, default=defaults.histories,
                         help="earlier questions in training histories: as asked, as rewritten by the annotators, or both")
     parser.add_argument("--swap-names", default=defaults.swap_names, metavar="FILE|collection",
@@ -234,6 +250,8 @@ def _main(argv: Sequence[str] | None) -> int:
     train_examples = with_histories(train_examples, config.histories)
     if config.swap_names:
         train_examples = with_swapped_names(train_examples, load_names(_names_path(config.swap_names)), config.seed)
+    if config.repeat:
+        train_examples = with_repeats(train_examples, _repeats(config.repeat, {e.source for e in train_examples}))
     (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
     summary = train(train_examples, dev_examples, args.output, config)
     command = "python -m rewriting.train " + " ".join(sys.argv[1:] if argv is None else argv)

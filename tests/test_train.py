@@ -278,6 +278,18 @@ def test_cli_histories_both_trains_each_follow_up_with_either_history(tmp_path, 
     assert "invalid choice" in capsys.readouterr().err
 
 
+def test_cli_repeat_weights_a_source_after_the_split(tmp_path, capsys):
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
+    counts = _one_step_runs(tmp_path, capsys, data, base, {"once": [], "thrice": ["--repeat", "qrecc=3"]})
+    assert counts["thrice"]["train_examples"] == 3 * counts["once"]["train_examples"]
+    assert counts["thrice"]["split"] == counts["once"]["split"] and counts["thrice"]["dev_examples"] == counts["once"]["dev_examples"]
+    for value, message in [("qrecc=0", "at least 1"), ("qrecc", "SOURCE=N"), ("canard=2", "no training turns from 'canard'; the files hold qrecc")]:
+        assert train_module.main(["--train", str(data), "--output", str(tmp_path / "bad"), "--base", str(base), "--repeat", value]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+
+
 def test_cli_swap_names_adds_a_copy_of_each_follow_up_with_another_name(tmp_path, capsys):
     base, _ = _saved_base(tmp_path)
     data = _qrecc_file(tmp_path / "train.json", PEOPLE * 2)
