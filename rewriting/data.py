@@ -363,7 +363,8 @@ def load_names(path: str | os.PathLike) -> dict[str, bool]:
 
 def with_repeats(examples: Iterable[RewriteExample], repeats: Mapping[str, int]) -> list[RewriteExample]:
     """The examples, each one from a source in ``repeats`` (``{"qrecc": 2}``)
-    that many times in all: more weight for a source without another split.
+    that many times in all: more weight for a source. Applied after the split,
+    it leaves the held-out turns where they were.
 
     >>> e = RewriteExample("qrecc:1:2", "qrecc", "1", 2, "And he?", ("Who?",), "And Alan?")
     >>> [x.source for x in with_repeats([e, dataclasses.replace(e, source="canard")], {"qrecc": 3})]

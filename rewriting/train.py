@@ -126,14 +126,14 @@ def _check_ranges(config: TrainConfig) -> None:
 def _check_device(device: str) -> None:
     """:class:`ConfigError` for a ``--device`` torch cannot train on here."""
     try:
-        kind = torch.device(device).type
+        parsed = torch.device(device)
     except RuntimeError as error:
         raise ConfigError(f"--device {device!r} is not a torch device ({error}); give cpu, cuda or cuda:N") from None
-    if kind not in ("cpu", "cuda"):
-        raise ConfigError(f"--device {device!r}: training runs on cpu or cuda[:N], not {kind}")
-    if kind == "cuda" and not torch.cuda.is_available():
+    if parsed.type not in ("cpu", "cuda"):
+        raise ConfigError(f"--device {device!r}: training runs on cpu or cuda[:N], not {parsed.type}")
+    if parsed.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"--device {device!r}: torch {torch.__version__} sees no CUDA GPU on this machine; use --device cpu")
-    if kind == "cuda" and (torch.device(device).index or 0) >= torch.cuda.device_count():
+    if parsed.type == "cuda" and (parsed.index or 0) >= torch.cuda.device_count():
         raise ConfigError(f"--device {device!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s), numbered from 0")
 
 
@@ -172,12 +172,12 @@ def _repeats(value: str, sources: set[str]) -> dict[str, int]:
     :class:`ConfigError` for a malformed pair or a source with no training turns."""
     repeats = {}
     for pair in value.split(","):
-        source, _, count = pair.strip().partition("=")
-        if not count.strip().isdigit() or int(count) < 1:
+        source, _, count = (part.strip() for part in pair.partition("="))
+        if not count.isdigit() or int(count) < 1:
             raise ConfigError(f"--repeat {value!r}: give SOURCE=N pairs with N a whole number of at least 1, e.g. qrecc=2")
-        if source.strip() not in sources:
-            raise ConfigError(f"--repeat {value!r}: no training turns from {source.strip()!r}; the files hold {', '.join(sorted(sources))}")
-        repeats[source.strip()] = int(count)
+        if source not in sources:
+            raise ConfigError(f"--repeat {value!r}: no training turns from {source!r}; the files hold {', '.join(sorted(sources))}")
+        repeats[source] = int(count)
     return repeats
 
 
