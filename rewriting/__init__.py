@@ -48,6 +48,8 @@ __all__ = [
     "PackedLinear",
     "pack_linears",
     "can_pack",
+    "FusedLlama",
+    "FusedCache",
     "PromptConfig",
     "chat_prompt",
     "plain_prompt_ids",
@@ -76,6 +78,8 @@ _LAZY = {
     "PackedLinear": "_packing",
     "pack_linears": "_packing",
     "can_pack": "_packing",
+    "FusedLlama": "_fused",
+    "FusedCache": "_fused",
     "CopyHead": "_copy",
     "COPY_HEAD_FILE": "_copy",
     # Ray itself is imported only when a --ray run calls map_on_ray.
@@ -104,7 +108,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rewriting' has no attribute {name!r}")
 
 
-def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0) -> Rewriter:
+def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0,
+                  fused_forward: bool = True) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -112,7 +117,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     adapter. Anything else: an adapter directory written by
     :mod:`rewriting.train`, or a causal LM path / cached hub name.
     ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
-    ``pack_weights=False`` keeps plain bfloat16 weights, to compare;
+    ``pack_weights=False`` keeps plain bfloat16 weights and
+    ``fused_forward=False`` transformers' forward for one question, to compare;
     ``candidates`` adds an N-best search (``RewriterConfig.candidates``).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
@@ -121,7 +127,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
         return OriginalRewriter()
     from ._causal import CausalLMRewriter, RewriterConfig
 
-    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates)
+    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward)
     if key == "prompted":
         return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":

@@ -194,8 +194,10 @@ class _RewriteWorker:
         from rewriting import load_rewriter
         from rewriting.rewrite import configure
 
-        self.rewriter = configure(load_rewriter(settings["model"], dtype=settings["dtype"], pack_weights=settings.get("pack_weights", True)), settings["batch_size"],
-                                  settings["draft_tokens"], settings.get("max_input_tokens"), settings.get("candidates"))
+        rewriter = load_rewriter(settings["model"], dtype=settings["dtype"], pack_weights=settings.get("pack_weights", True),
+                                 fused_forward=settings.get("fused_forward", True))
+        self.rewriter = configure(rewriter, settings["batch_size"], settings["draft_tokens"], settings.get("max_input_tokens"),
+                                  settings.get("candidates"))
 
     def __call__(self, chunk: list) -> list:
         items = [(item["question"], item["history"]) for item in chunk]

@@ -183,6 +183,8 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="model weights' dtype (auto: bfloat16 where the CPU has native bf16, else float32)")
     parser.add_argument("--no-packing", action="store_true",
                         help="keep plain bfloat16 weights instead of laying them out once for oneDNN (to compare; same output)")
+    parser.add_argument("--no-fused", action="store_true",
+                        help="one question at a time through transformers' forward instead of the fused one (to compare; same output)")
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
     parser.add_argument("--max-input-tokens", type=int,
                         help="a trained rewriter's prompt budget in tokens (default: the rewriter's own)")
@@ -212,13 +214,14 @@ def _main(argv: Sequence[str] | None) -> int:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
         settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
-                    "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing}
+                    "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
+                    "fused_forward": not args.no_fused}
         count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         latencies = None
     else:
         from rewriting import load_rewriter
 
-        rewriter = load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing)
+        rewriter = load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing, fused_forward=not args.no_fused)
         rewriter = configure(rewriter, args.batch_size, args.draft_tokens, args.max_input_tokens, args.candidates)
         latencies = None
         if args.latency:

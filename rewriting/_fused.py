@@ -1,0 +1,175 @@
+"""One sequence's forward pass through a Llama-architecture model, lean.
+
+A rewrite asked by one person is a prompt's pass and a few draft passes of
+one sequence (``CausalLMRewriter._generate_drafted``). On a laptop's two
+cores such a pass is bound by reading the weights, and transformers' general
+forward (masks for any batch, a cache object, seven products a layer) adds
+about a third on top of them. This forward does the same arithmetic with
+less around it:
+
+* q, k and v are one product, and gate and up are one (their weights are
+  stacked once at load time): five products a layer instead of seven;
+* the keys and values go into one preallocated tensor per call
+  (:class:`FusedCache`), and dropping rejected draft tokens is moving its end;
+* the mask is built once a pass, not per layer.
+
+Each step is the one transformers' Llama does, in the same dtypes, so the
+logits equal its logits (tested, and byte-identical rewrites on the
+held-out turns: BENCHMARKS.md §10, session 22). The output projection, the
+down projection, the norms and the LM head are the model's own modules,
+called as they are (packed or not), so only the stacked weights add memory.
+Batches keep transformers' forward: they need padding masks.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from ._packing import can_pack
+
+__all__ = ["FusedLlama", "FusedCache"]
+
+
+class FusedCache:
+    """Keys and values of one sequence, for :meth:`FusedLlama.forward`.
+
+    Allocated per rewrite, so one :class:`FusedLlama` serves any number of
+    threads; ``length`` is how many positions hold keys and values.
+    """
+
+    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
+        shape = (layers, kv_heads, capacity, head_dim)
+        self.keys = torch.empty(shape, dtype=dtype)
+        self.values = torch.empty(shape, dtype=dtype)
+        self.length = 0
+
+    @property
+    def capacity(self) -> int:
+        return self.keys.shape[2]
+
+    def crop(self, length: int) -> None:
+        """Forget the positions from ``length`` on (rejected draft tokens)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot crop a cache of {self.length} positions to {length}")
+        self.length = length
+
+    def _grow(self, needed: int) -> None:
+        capacity = max(needed, 2 * self.capacity)
+        for name in ("keys", "values"):
+            old = getattr(self, name)
+            new = old.new_empty((*old.shape[:2], capacity, old.shape[3]))
+            new[:, :, : self.length] = old[:, :, : self.length]
+            setattr(self, name, new)
+
+
+class FusedLlama:
+    """The lean forward of a Llama-architecture causal LM; see the module docstring.
+
+    Build it with :meth:`from_model` before the model's linear layers are
+    packed (stacking needs their plain weights); it keeps the model's modules
+    by their parents, so packing them afterwards is seen here too.
+    """
+
+    def __init__(self, model, qkv: list[torch.Tensor], gate_up: list[torch.Tensor], packed: bool):
+        config = model.config
+        self.model = model
+        self.heads = config.num_attention_heads
+        self.kv_heads = config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        self.intermediate = config.intermediate_size
+        self._qkv, self._gate_up, self._packed = qkv, gate_up, packed
+
+    @staticmethod
+    def supports(model) -> bool:
+        """Whether ``model`` is a Llama this forward reproduces: Llama blocks
+        without biases, SiLU, plain (not yet packed) q/k/v and gate/up layers,
+        no PEFT wrapper. Positions come from the model's own rotary module,
+        so any rotary scaling it has is applied as it applies it."""
+        config = getattr(model, "config", None)
+        inner = getattr(model, "model", None)
+        if config is None or getattr(config, "model_type", None) != "llama" or inner is None:
+            return False
+        plain = all(
+            type(getattr(block, name)) is torch.nn.Linear
+            for layer in inner.layers
+            for block, names in ((layer.self_attn, ("q_proj", "k_proj", "v_proj")), (layer.mlp, ("gate_proj", "up_proj")))
+            for name in names
+        )
+        return (
+            plain
+            and not getattr(config, "attention_bias", False)
+            and not getattr(config, "mlp_bias", False)
+            and getattr(config, "hidden_act", "silu") == "silu"
+        )
+
+    @classmethod
+    def from_model(cls, model, pack: bool = True) -> "FusedLlama":
+        """Stack each layer's q/k/v and gate/up weights (packed for oneDNN
+        when ``pack`` and :func:`~rewriting.can_pack` allow)."""
+        if not cls.supports(model):
+            raise ValueError(f"FusedLlama reproduces Llama models only, not {type(model).__name__}")
+        dtype = model.model.embed_tokens.weight.dtype
+        packed = pack and can_pack(dtype)
+        qkv, gate_up = [], []
+        with torch.no_grad():
+            for layer in model.model.layers:
+                attn, mlp = layer.self_attn, layer.mlp
+                stacked = (torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]),
+                           torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]))
+                if packed:
+                    stacked = tuple(torch.ops.mkldnn._reorder_linear_weight(w.contiguous(), None) for w in stacked)
+                qkv.append(stacked[0])
+                gate_up.append(stacked[1])
+        return cls(model, qkv, gate_up, packed)
+
+    def new_cache(self, capacity: int) -> FusedCache:
+        """An empty cache for ``capacity`` positions (it grows if a call needs more)."""
+        dtype = self.model.model.embed_tokens.weight.dtype
+        return FusedCache(len(self._qkv), self.kv_heads, self.head_dim, capacity, dtype)
+
+    def _linear(self, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        if self._packed:
+            return torch.ops.mkldnn._linear_pointwise(x, weight, None, "none", [], "")
+        return F.linear(x, weight)
+
+    @torch.inference_mode()
+    def forward(self, ids: Sequence[int], cache: FusedCache, keep: int = 1) -> torch.Tensor:
+        """Feed ``ids`` at the positions after ``cache.length``; the logits
+        ``(keep, vocab)`` of the last ``keep`` of them."""
+        inner = self.model.model
+        count = len(ids)
+        start, end = cache.length, cache.length + count
+        if end > cache.capacity:
+            cache._grow(end)
+        x = inner.embed_tokens(torch.tensor(ids))
+        cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
+        # Row i sees the cached positions and its own prefix; one row sees all.
+        mask = torch.ones(count, end, dtype=torch.bool).tril(start) if count > 1 else None
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        for index, layer in enumerate(inner.layers):
+            attn, mlp = layer.self_attn, layer.mlp
+            y = self._linear(layer.input_layernorm(x), self._qkv[index])
+            q = y[:, :q_size].view(count, self.heads, self.head_dim).transpose(0, 1)
+            k = y[:, q_size : q_size + kv_size].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
+            v = y[:, q_size + kv_size :].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
+            q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
+            cache.keys[index, :, start:end] = k
+            cache.values[index, :, start:end] = v
+            out = F.scaled_dot_product_attention(
+                q[None], cache.keys[index, :, :end][None], cache.values[index, :, :end][None],
+                attn_mask=mask, scale=attn.scaling, enable_gqa=self.heads != self.kv_heads,
+            )
+            x = x + attn.o_proj(out[0].transpose(0, 1).reshape(count, q_size))
+            gate_up = self._linear(layer.post_attention_layernorm(x), self._gate_up[index])
+            x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+        cache.length = end
+        return self.model.lm_head(inner.norm(x[-keep:]))
+
+
+def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary positions as transformers' ``apply_rotary_pos_emb`` applies them."""
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin

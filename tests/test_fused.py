@@ -1,0 +1,145 @@
+"""The lean forward of one sequence (rewriting._fused): transformers' logits, and the same rewrites."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rewriting import TRAINED_ADAPTER, CausalLMRewriter, FusedCache, FusedLlama, RewriterConfig, can_pack, load_rewriter, pack_linears
+
+HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron."]
+
+
+def _tiny_llama(vocab: int = 96, seed: int = 0, **overrides):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    settings = dict(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, tie_word_embeddings=True) | overrides
+    return LlamaForCausalLM(LlamaConfig(**settings)).eval()
+
+
+def _reference(model, ids: list[int]) -> torch.Tensor:
+    """transformers' logits of the whole sequence, one pass."""
+    with torch.inference_mode():
+        return model(input_ids=torch.tensor([ids])).logits[0]
+
+
+def test_a_prompt_and_then_drafts_give_transformers_logits():
+    model = _tiny_llama()
+    fused = FusedLlama.from_model(model)
+    ids = torch.randint(0, 96, (30,)).tolist()
+    expected = _reference(model, ids)
+    cache = fused.new_cache(64)
+    prompt = fused.forward(ids[:20], cache, keep=3)  # the prompt's pass, its last 3 rows
+    torch.testing.assert_close(prompt, expected[17:20], rtol=1e-4, atol=1e-4)
+    one = fused.forward(ids[20:21], cache)  # a one-row step
+    torch.testing.assert_close(one, expected[20:21], rtol=1e-4, atol=1e-4)
+    draft = fused.forward(ids[21:30], cache, keep=9)  # a 9-row draft check
+    torch.testing.assert_close(draft, expected[21:30], rtol=1e-4, atol=1e-4)
+    assert cache.length == 30
+
+
+def test_cropping_forgets_rejected_draft_tokens():
+    model = _tiny_llama()
+    fused = FusedLlama.from_model(model)
+    ids = torch.randint(0, 96, (16,)).tolist()
+    cache = fused.new_cache(32)
+    fused.forward(ids[:10], cache)
+    fused.forward([5, 6, 7, 8], cache, keep=4)  # a draft the model rejects
+    cache.crop(10)
+    after = fused.forward(ids[10:16], cache, keep=6)
+    torch.testing.assert_close(after, _reference(model, ids)[10:16], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="cannot crop a cache of 16 positions to 17"):
+        cache.crop(17)
+
+
+def test_a_cache_grows_past_its_capacity_and_keeps_what_it_held():
+    model = _tiny_llama()
+    fused = FusedLlama.from_model(model)
+    ids = torch.randint(0, 96, (40,)).tolist()
+    cache = fused.new_cache(8)
+    fused.forward(ids[:6], cache)
+    last = fused.forward(ids[6:40], cache, keep=34)
+    assert cache.capacity >= 40
+    torch.testing.assert_close(last, _reference(model, ids)[6:40], rtol=1e-4, atol=1e-4)
+
+
+def test_grouped_and_plain_heads_both_match():
+    model = _tiny_llama(num_key_value_heads=4)  # as many key/value heads as query heads
+    fused = FusedLlama.from_model(model)
+    ids = torch.randint(0, 96, (12,)).tolist()
+    torch.testing.assert_close(fused.forward(ids, fused.new_cache(12), keep=12), _reference(model, ids), rtol=1e-4, atol=1e-4)
+
+
+def test_only_llama_models_with_plain_projections_are_taken(tiny_gpt2):
+    assert FusedLlama.supports(_tiny_llama())
+    assert not FusedLlama.supports(tiny_gpt2[0])
+    assert not FusedLlama.supports(_tiny_llama(attention_bias=True))
+    with pytest.raises(ValueError, match="Llama models only, not GPT2LMHeadModel"):
+        FusedLlama.from_model(tiny_gpt2[0])
+    if can_pack(torch.bfloat16):  # packed projections have no plain weights left to stack
+        packed = _tiny_llama().to(torch.bfloat16)
+        pack_linears(packed)
+        assert not FusedLlama.supports(packed)
+
+
+@pytest.mark.skipif(not can_pack(torch.bfloat16), reason="this CPU or torch build has no oneDNN bfloat16 linear kernel: nothing is packed here")
+def test_packed_bf16_weights_give_the_packed_models_logits():
+    model = _tiny_llama().to(torch.bfloat16)
+    fused = FusedLlama.from_model(model, pack=True)
+    pack_linears(model)  # as from_pretrained does: the model's own layers packed after stacking
+    ids = torch.randint(0, 96, (20,)).tolist()
+    expected = _reference(model, ids)
+    cache = fused.new_cache(20)
+    got = torch.cat([fused.forward(ids[:11], cache, keep=11), fused.forward(ids[11:], cache, keep=9)])
+    torch.testing.assert_close(got, expected, rtol=0.02, atol=0.02)
+    assert torch.equal(got.argmax(-1), expected.argmax(-1))
+
+
+def _rewriters(tmp_path, tiny_gpt2):
+    """A tiny random Llama with the GPT-2 tokenizer, loaded with the fused forward and without."""
+    _, tokenizer = tiny_gpt2
+    model = _tiny_llama(vocab=len(tokenizer), hidden_size=32, intermediate_size=64,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    config = RewriterConfig(dtype="float32", max_new_tokens=8)
+    return (CausalLMRewriter.from_pretrained(str(tmp_path), config=config),
+            CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype="float32", max_new_tokens=8, fused_forward=False)))
+
+
+def test_the_rewriter_takes_the_fused_forward_for_one_question_and_rewrites_the_same(tmp_path, tiny_gpt2):
+    fused, plain = _rewriters(tmp_path, tiny_gpt2)
+    assert isinstance(fused._fused, FusedLlama) and plain._fused is None
+    questions = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
+    assert [fused.rewrite(q, h) for q, h in questions] == [plain.rewrite(q, h) for q, h in questions]
+    assert fused.rewrite_batch(questions) == plain.rewrite_batch(questions)  # batches keep transformers' forward
+
+
+def test_models_it_cannot_reproduce_keep_their_own_forward(tiny_gpt2, tmp_path):
+    model, tokenizer = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    assert CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype="float32"))._fused is None
+
+
+@pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="missing prerequisite: the trained adapter (restore rewriting/adapters/ from git)")
+def test_the_trained_rewriter_rewrites_the_same_with_the_fused_forward():
+    fused = load_rewriter("trained")
+    plain = load_rewriter("trained", fused_forward=False)
+    assert isinstance(fused._fused, FusedLlama) and plain._fused is None
+    history = HISTORY + ["What did she write about?", "The first algorithm meant for a machine, in her notes."]
+    questions = [("What did she write about?", HISTORY), ("Who was her father?", HISTORY), ("When were they published?", history)]
+    assert [fused.rewrite(q, h) for q, h in questions] == [plain.rewrite(q, h) for q, h in questions]
+
+
+def test_a_cache_is_per_call_so_threads_can_share_the_weights():
+    model = _tiny_llama()
+    fused = FusedLlama.from_model(model)
+    first, second = fused.new_cache(16), fused.new_cache(16)
+    assert isinstance(first, FusedCache) and first.keys.data_ptr() != second.keys.data_ptr()
+    ids = torch.randint(0, 96, (10,)).tolist()
+    fused.forward(ids[:4], first)
+    alone = fused.forward(ids, second, keep=10)  # the other cache is untouched by the first's positions
+    torch.testing.assert_close(alone, _reference(model, ids), rtol=1e-4, atol=1e-4)
