@@ -19,6 +19,12 @@ def _tiny_llama(vocab: int = 96, seed: int = 0, **overrides):
     return LlamaForCausalLM(LlamaConfig(**settings)).eval()
 
 
+def _fused_and_ids(count: int, **overrides):
+    """A tiny Llama, its fused forward and ``count`` random token ids."""
+    model = _tiny_llama(**overrides)
+    return model, FusedLlama.from_model(model), torch.randint(0, 96, (count,)).tolist()
+
+
 def _reference(model, ids: list[int]) -> torch.Tensor:
     """transformers' logits of the whole sequence, one pass."""
     with torch.inference_mode():
@@ -26,9 +32,7 @@ def _reference(model, ids: list[int]) -> torch.Tensor:
 
 
 def test_a_prompt_and_then_drafts_give_transformers_logits():
-    model = _tiny_llama()
-    fused = FusedLlama.from_model(model)
-    ids = torch.randint(0, 96, (30,)).tolist()
+    model, fused, ids = _fused_and_ids(30)
     expected = _reference(model, ids)
     cache = fused.new_cache(64)
     prompt = fused.forward(ids[:20], cache, keep=3)  # the prompt's pass, its last 3 rows
@@ -41,9 +45,7 @@ def test_a_prompt_and_then_drafts_give_transformers_logits():
 
 
 def test_cropping_forgets_rejected_draft_tokens():
-    model = _tiny_llama()
-    fused = FusedLlama.from_model(model)
-    ids = torch.randint(0, 96, (16,)).tolist()
+    model, fused, ids = _fused_and_ids(16)
     cache = fused.new_cache(32)
     fused.forward(ids[:10], cache)
     fused.forward([5, 6, 7, 8], cache, keep=4)  # a draft the model rejects
@@ -55,9 +57,7 @@ def test_cropping_forgets_rejected_draft_tokens():
 
 
 def test_a_cache_grows_past_its_capacity_and_keeps_what_it_held():
-    model = _tiny_llama()
-    fused = FusedLlama.from_model(model)
-    ids = torch.randint(0, 96, (40,)).tolist()
+    model, fused, ids = _fused_and_ids(40)
     cache = fused.new_cache(8)
     fused.forward(ids[:6], cache)
     last = fused.forward(ids[6:40], cache, keep=34)
@@ -66,9 +66,7 @@ def test_a_cache_grows_past_its_capacity_and_keeps_what_it_held():
 
 
 def test_grouped_and_plain_heads_both_match():
-    model = _tiny_llama(num_key_value_heads=4)  # as many key/value heads as query heads
-    fused = FusedLlama.from_model(model)
-    ids = torch.randint(0, 96, (12,)).tolist()
+    model, fused, ids = _fused_and_ids(12, num_key_value_heads=4)  # as many key/value heads as query heads
     torch.testing.assert_close(fused.forward(ids, fused.new_cache(12), keep=12), _reference(model, ids), rtol=1e-4, atol=1e-4)
 
 
@@ -135,11 +133,9 @@ def test_the_trained_rewriter_rewrites_the_same_with_the_fused_forward():
 
 
 def test_a_cache_is_per_call_so_threads_can_share_the_weights():
-    model = _tiny_llama()
-    fused = FusedLlama.from_model(model)
+    model, fused, ids = _fused_and_ids(10)
     first, second = fused.new_cache(16), fused.new_cache(16)
     assert isinstance(first, FusedCache) and first.keys.data_ptr() != second.keys.data_ptr()
-    ids = torch.randint(0, 96, (10,)).tolist()
     fused.forward(ids[:4], first)
     alone = fused.forward(ids, second, keep=10)  # the other cache is untouched by the first's positions
     torch.testing.assert_close(alone, _reference(model, ids), rtol=1e-4, atol=1e-4)
