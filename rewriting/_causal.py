@@ -25,8 +25,8 @@ from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._beam import BeamState
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
-from ._models import load_causal_lm
 from ._fused import FusedLlama
+from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 from ._recipe import RECIPE_FILE, Recipe
@@ -94,7 +94,8 @@ class RewriterConfig:
     pack_weights: bool = True
     # One question's passes through rewriting._fused (q/k/v and gate/up as
     # one product each, a preallocated cache) for Llama models without a copy
-    # head: the same logits, a quarter less time a draft pass on 2 cores.
+    # head: the same logits with less work around the products, which a
+    # draft pass on 2 cores is mostly made of (BENCHMARKS.md §10, session 22).
     # False only to compare; batches keep transformers' forward.
     fused_forward: bool = True
     # Drift guard: share of the question's content words the rewrite must

@@ -2,9 +2,10 @@
 
 A rewrite asked by one person is a prompt's pass and a few draft passes of
 one sequence (``CausalLMRewriter._generate_drafted``). On a laptop's two
-cores such a pass is bound by reading the weights, and transformers' general
-forward (masks for any batch, a cache object, seven products a layer) adds
-about a third on top of them. This forward does the same arithmetic with
+cores the products of such a pass are bound by reading the weights, and
+transformers' general forward (masks for any batch, a cache object, seven
+products a layer) adds much work of its own around them (BENCHMARKS.md §10,
+session 22, has the profile). This forward does the same arithmetic with
 less around it:
 
 * q, k and v are one product, and gate and up are one (their weights are
