@@ -57,8 +57,11 @@ class FusedCache:
             raise ValueError(f"cannot crop a cache of {self.length} positions to {length}")
         self.length = length
 
-    def _grow(self, needed: int) -> None:
-        capacity = max(needed, 2 * self.capacity)
+    def reserve(self, positions: int) -> None:
+        """Room for ``positions`` in all, kept positions copied over (at least doubling, so growth is rare)."""
+        if positions <= self.capacity:
+            return
+        capacity = max(positions, 2 * self.capacity)
         for name in ("keys", "values"):
             old = getattr(self, name)
             new = old.new_empty((*old.shape[:2], capacity, old.shape[3]))
@@ -143,8 +146,7 @@ class FusedLlama:
         inner = self.model.model
         count = len(ids)
         start, end = cache.length, cache.length + count
-        if end > cache.capacity:
-            cache._grow(end)
+        cache.reserve(end)
         x = inner.embed_tokens(torch.tensor(ids))
         cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
         # Row i sees the cached positions and its own prefix; one row sees all.
