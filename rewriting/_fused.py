@@ -29,7 +29,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from ._packing import can_pack
+from ._packing import PackedLinear, can_pack
 
 __all__ = ["FusedLlama", "FusedCache"]
 
@@ -77,14 +77,14 @@ class FusedLlama:
     by their parents, so packing them afterwards is seen here too.
     """
 
-    def __init__(self, model, qkv: list[torch.Tensor], gate_up: list[torch.Tensor], packed: bool):
+    def __init__(self, model, qkv: list[torch.nn.Module], gate_up: list[torch.nn.Module]):
         config = model.config
         self.model = model
         self.heads = config.num_attention_heads
         self.kv_heads = config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
         self.intermediate = config.intermediate_size
-        self._qkv, self._gate_up, self._packed = qkv, gate_up, packed
+        self._qkv, self._gate_up = qkv, gate_up  # per layer: a Linear, or its PackedLinear
 
     @staticmethod
     def supports(model) -> bool:
@@ -111,33 +111,24 @@ class FusedLlama:
 
     @classmethod
     def from_model(cls, model, pack: bool = True) -> "FusedLlama":
-        """Stack each layer's q/k/v and gate/up weights (packed for oneDNN
-        when ``pack`` and :func:`~rewriting.can_pack` allow)."""
+        """Stack each layer's q/k/v and gate/up weights into one linear layer
+        each (a :class:`~rewriting.PackedLinear` when ``pack`` and
+        :func:`~rewriting.can_pack` allow)."""
         if not cls.supports(model):
             raise ValueError(f"FusedLlama reproduces Llama models only, not {type(model).__name__}")
-        dtype = model.model.embed_tokens.weight.dtype
-        packed = pack and can_pack(dtype)
+        packed = pack and can_pack(model.model.embed_tokens.weight.dtype)
         qkv, gate_up = [], []
-        with torch.no_grad():
-            for layer in model.model.layers:
-                attn, mlp = layer.self_attn, layer.mlp
-                stacked = (torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]),
-                           torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]))
-                if packed:
-                    stacked = tuple(torch.ops.mkldnn._reorder_linear_weight(w.contiguous(), None) for w in stacked)
-                qkv.append(stacked[0])
-                gate_up.append(stacked[1])
-        return cls(model, qkv, gate_up, packed)
+        for layer in model.model.layers:
+            attn, mlp = layer.self_attn, layer.mlp
+            for stacked, parts in ((qkv, (attn.q_proj, attn.k_proj, attn.v_proj)), (gate_up, (mlp.gate_proj, mlp.up_proj))):
+                linear = _stacked(parts)
+                stacked.append(PackedLinear(linear) if packed else linear)
+        return cls(model, qkv, gate_up)
 
     def new_cache(self, capacity: int) -> FusedCache:
         """An empty cache for ``capacity`` positions (it grows if a call needs more)."""
         dtype = self.model.model.embed_tokens.weight.dtype
         return FusedCache(len(self._qkv), self.kv_heads, self.head_dim, capacity, dtype)
-
-    def _linear(self, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        if self._packed:
-            return torch.ops.mkldnn._linear_pointwise(x, weight, None, "none", [], "")
-        return F.linear(x, weight)
 
     @torch.inference_mode()
     def forward(self, ids: Sequence[int], cache: FusedCache, keep: int = 1) -> torch.Tensor:
@@ -154,7 +145,7 @@ class FusedLlama:
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for index, layer in enumerate(inner.layers):
             attn, mlp = layer.self_attn, layer.mlp
-            y = self._linear(layer.input_layernorm(x), self._qkv[index])
+            y = self._qkv[index](layer.input_layernorm(x))
             q = y[:, :q_size].view(count, self.heads, self.head_dim).transpose(0, 1)
             k = y[:, q_size : q_size + kv_size].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             v = y[:, q_size + kv_size :].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
@@ -166,10 +157,18 @@ class FusedLlama:
                 attn_mask=mask, scale=attn.scaling, enable_gqa=self.heads != self.kv_heads,
             )
             x = x + attn.o_proj(out[0].transpose(0, 1).reshape(count, q_size))
-            gate_up = self._linear(layer.post_attention_layernorm(x), self._gate_up[index])
+            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
             x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
         cache.length = end
         return self.model.lm_head(inner.norm(x[-keep:]))
+
+
+def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:
+    """One bias-free linear layer whose output is ``layers``' outputs side by side."""
+    weight = torch.cat([layer.weight.detach() for layer in layers])
+    linear = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=False, device="meta")
+    linear.weight = torch.nn.Parameter(weight, requires_grad=False)
+    return linear
 
 
 def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
