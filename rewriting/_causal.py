@@ -83,6 +83,13 @@ class RewriterConfig:
     # cost of a beam search per question, so it is off where a person waits
     # on 2 CPU cores and a choice for batch rewriting (BENCHMARKS.md §10).
     candidates: int = 0
+    # Beams searched again for a follow-up whose greedy rewrite has the
+    # question's words (0: never), when ``candidates`` is 0: the rewrite is
+    # then their consensus with it, as with ``candidates``. A follow-up left
+    # as asked mostly still lacks its subject ("when was he attacked?"), and
+    # few turns are left so, so the search costs little beyond them
+    # (BENCHMARKS.md §10, session 23).
+    second_look: int = 4
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -262,7 +269,8 @@ class CausalLMRewriter:
         Greedy decoding; with ``config.candidates`` beams, a beam search too
         (the greedy decoding then rides along in its passes), and each
         rewrite is then the consensus of its greedy rewrite and its beams'
-        (:func:`~rewriting.consensus`, the greedy one on ties).
+        (:func:`~rewriting.consensus`, the greedy one on ties). Without them,
+        ``config.second_look`` beams for the follow-ups left as asked only.
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
@@ -279,7 +287,21 @@ class CausalLMRewriter:
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool)
+        if self.config.candidates == 0 and self.config.second_look > 0:
+            self._look_again(items, todo, results)
         return results  # type: ignore[return-value]
+
+    def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], todo: list[tuple[int, list[int]]],
+                    results: list[Rewrite | None]) -> None:
+        """``config.second_look`` beams for each follow-up whose greedy rewrite
+        in ``results`` has its question's words (left as asked, or kept by the
+        drift guard); its rewrite becomes the consensus of that one and the
+        beams' (:func:`_agreed`), in place."""
+        again = [(index, ids) for index, ids in todo if _same(results[index].text, items[index][0])]
+        for chunk in self._chunks(again):
+            for (index, _), beams in zip(chunk, self._beam_batch([ids for _, ids in chunk], self.config.second_look)):
+                question, history = items[index]
+                results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
 
     def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int) -> list[list[Rewrite]]:
         """Each ``(question, history)``'s ``beams`` best rewrites by beam search

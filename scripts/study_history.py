@@ -9,7 +9,9 @@ Two of issue 14's levers, measured on the held-out turns without retraining:
 * ``budget=N``: a prompt of N tokens instead of the app's
   (``rewriting.TRAINED_INPUT_TOKENS``; the adapter was trained with 160): more
   earlier turns fit, prefill costs more;
-* ``answers=N``: answers kept for the last N turns instead of 2.
+* ``answers=N``: answers kept for the last N turns instead of 2;
+* ``look=N``: N beams searched again for a follow-up left as asked
+  (``RewriterConfig.second_look``; 0: never).
 
 Variants combine with ``+``, e.g. ``rewrites+budget=160``; ``base`` is the
 app's default (the variants were first measured with a 160-token base, as
@@ -41,18 +43,18 @@ SPLIT = "rewriting/adapters/smollm2-qr/split.json"
 
 
 def parse_variant(text: str) -> dict:
-    """``{"rewrites": bool, "budget": int | None, "answers": int | None}``."""
-    found = {"rewrites": False, "budget": None, "answers": None}
+    """``{"rewrites": bool, "budget": int | None, "answers": int | None, "look": int | None}``."""
+    found = {"rewrites": False, "budget": None, "answers": None, "look": None}
     for part in text.split("+"):
         name, _, value = part.partition("=")
         if name == "base" and not value:
             continue
         if name == "rewrites" and not value:
             found["rewrites"] = True
-        elif name in ("budget", "answers") and value.isdigit():
+        elif name in ("budget", "answers", "look") and value.isdigit():
             found[name] = int(value)
         else:
-            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N)")
+            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N, look=N)")
     return found
 
 
@@ -61,22 +63,22 @@ def with_rewrites(example, done: dict[tuple[str, str, int], str]) -> tuple[str, 
     return with_rewritten_questions(example, done).context
 
 
-def rewrite_group(rewriter, items, use_rewrites: bool) -> dict[str, str]:
-    """``{key: rewrite}``; with ``use_rewrites``, turn by turn across conversations."""
+def rewrite_group(rewriter, items, use_rewrites: bool) -> dict:
+    """``{key: Rewrite}``; with ``use_rewrites``, turn by turn across conversations."""
     if not use_rewrites:
         results = rewriter.rewrite_batch([(ex.question, list(ex.context)) for _, ex in items])
-        return {key: r.text for (key, _), r in zip(items, results)}
+        return {key: r for (key, _), r in zip(items, results)}
     by_turn: dict[int, list] = defaultdict(list)
     for key, ex in items:
         by_turn[ex.turn].append((key, ex))
     # A conversation's first turn is never rewritten (and not among the items).
     done = {(ex.source, ex.conversation_id, 1): ex.history[0] for _, ex in items if ex.history}
-    out: dict[str, str] = {}
+    out: dict = {}
     for turn in sorted(by_turn):
         batch = by_turn[turn]
         results = rewriter.rewrite_batch([(ex.question, list(with_rewrites(ex, done))) for _, ex in batch])
         for (key, ex), r in zip(batch, results):
-            out[key] = r.text
+            out[key] = r
             done[(ex.source, ex.conversation_id, ex.turn)] = r.text
         print(f"  turn {turn}: {len(batch)} rewritten", file=sys.stderr)
     return out
@@ -89,6 +91,15 @@ def exported_turns(directory: Path, group: str, split: str) -> list:
     files = json.loads(Path(split).read_text(encoding="utf-8"))["files"]
     examples = {f"{Path(path).name}#{ex.id}": ex for path in files for ex in load_examples(path)}
     return [(record["id"], examples[record["id"]]) for _, record in json_lines(directory / f"{group}.jsonl")]
+
+
+def _line(key: str, rewrite) -> dict:
+    """A line as ``rewriting.rewrite`` writes it: the alternatives, when the
+    rewriter weighed some, go to ``eval.retrieval``'s search as the app's."""
+    line = {"id": key, "rewrite": rewrite.text}
+    if rewrite.alternatives:
+        line["alternatives"] = list(rewrite.alternatives)
+    return line
 
 
 def main() -> int:
@@ -115,12 +126,12 @@ def main() -> int:
             if v["answers"] is not None:
                 prompt = dataclasses.replace(prompt, answer_turns=v["answers"])
             budget = base.max_input_tokens if v["budget"] is None else v["budget"]
-            rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget)
+            look = base.second_look if v["look"] is None else v["look"]
+            rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget, second_look=look)
             print(f"{group} {name}: {len(items)} turns", file=sys.stderr)
-            texts = rewrite_group(rewriter, items, v["rewrites"])
+            found = rewrite_group(rewriter, items, v["rewrites"])
             tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps({"id": k, "rewrite": texts[k]}, ensure_ascii=False) + "\n" for k, _ in items),
-                           encoding="utf-8")
+            tmp.write_text("".join(json.dumps(_line(k, found[k]), ensure_ascii=False) + "\n" for k, _ in items), encoding="utf-8")
             tmp.replace(path)
     return 0
 

@@ -426,6 +426,70 @@ def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
     assert _scripted_rewriter(tok, 1).rewrite("Who was her father?", HISTORY).text == texts[0]
 
 
+def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: int = 0, others: str = ""):
+    """A rewriter whose greedy decoding gives ``greedy`` (``others`` for a
+    prompt without "her father", when given) and whose beam search gives
+    SCRIPTED[1:] for any prompt; ``searched`` records each search's
+    (prompts, beams, greedy) call."""
+    beams = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED[1:]]
+    config = RewriterConfig(prompt_format="plain", candidates=candidates, second_look=second_look)
+    rewriter = CausalLMRewriter(_NoCalls(), tok, config)
+    rewriter.searched = []
+
+    def decode(prompts, opening=()):
+        texts = [greedy if not others or "her father" in tok.decode(p) else others for p in prompts]
+        return [(tok.encode(" " + text, add_special_tokens=False), True) for text in texts]
+
+    rewriter._generate = decode
+
+    def search(prompts, count, greedy=False):
+        rewriter.searched.append((len(prompts), count, greedy))
+        return [[(beams[0], True)] * greedy + [(row, True) for row in beams][:count] for _ in prompts]
+
+    rewriter._beam_batch = search
+    return rewriter
+
+
+def test_a_follow_up_left_as_asked_gets_a_second_look(tiny_gpt2):
+    # The greedy rewrite kept the question's words: the beams are searched for
+    # it, and the rewrite is the consensus of the greedy one and theirs.
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, "Who was her father?")
+    picked = rewriter.rewrite("Who was  her father?", HISTORY)
+    assert rewriter.searched == [(1, 4, False)]
+    pool = ["Who was her father?", *(text.strip() for text in SCRIPTED[1:])]
+    assert picked.text == pool[consensus(pool)] == "Who was Ada Lovelace's father?"
+    assert picked.alternatives == (pool[0], pool[2], pool[3])  # for the search, as with candidates
+
+
+def test_only_follow_ups_left_as_asked_get_a_second_look(tiny_gpt2):
+    _, tok = tiny_gpt2
+    # A greedy rewrite that changes the question is the rewrite; no search runs.
+    changed = _second_look_rewriter(tok, "Who was Ada's father?")
+    assert changed.rewrite("Who was her father?", HISTORY) == Rewrite("Who was Ada's father?")
+    assert changed.searched == []
+    # Off, or when candidates already search every turn: no second search.
+    off = _second_look_rewriter(tok, "Who was her father?", second_look=0)
+    assert off.rewrite("Who was her father?", HISTORY) == Rewrite("Who was her father?")
+    assert off.searched == []
+    both = _second_look_rewriter(tok, "Who was her father?", candidates=2)
+    both.rewrite("Who was her father?", HISTORY)
+    assert both.searched == [(1, 2, True)]
+    # A first turn never reaches the model.
+    assert changed.rewrite("Who was Ada Lovelace?", []) == Rewrite("Who was Ada Lovelace?")
+
+
+def test_a_rewrite_the_drift_guard_rejected_gets_a_second_look_and_only_those_in_a_batch(tiny_gpt2):
+    # "Who was Ada Lovelace?" repeats an earlier question: the guard keeps the
+    # question, and that turn is searched again; the batch's other turn is not.
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, "Who was Ada Lovelace?", others="What about Ada's mother?")
+    rejected, other = rewriter.rewrite_batch([("Who was her father?", HISTORY), ("What about her mother?", HISTORY)])
+    assert rewriter.searched == [(1, 4, False)]
+    assert rejected.text == "Who was Ada Lovelace's father?" and rejected.note == ""
+    assert other == Rewrite("What about Ada's mother?")
+
+
 def test_consensus_is_the_candidate_closest_to_the_others():
     assert consensus(["Who wrote it?", "Who wrote Hamlet?", "Who wrote the play Hamlet?"]) == 1
     assert consensus(["a b", "c d"]) == 0  # a tie goes to the first
@@ -542,6 +606,7 @@ def test_configure_sets_only_what_the_rewriter_has(tiny_gpt2):
     causal = configure(CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain")), 4, None, 256)
     assert (causal.config.batch_size, causal.config.draft_tokens, causal.config.max_input_tokens, causal.config.candidates) == (4, 8, 256, 0)
     assert configure(causal, 4, None, None, 3).config.candidates == 3
+    assert causal.config.second_look == 4 and configure(causal, 4, None, None, None, 0).config.second_look == 0
     assert isinstance(configure(OriginalRewriter(), 4, 0, 256, 3), OriginalRewriter)
 
 
@@ -599,6 +664,22 @@ def test_cli_candidates_reach_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
         assert json.loads(out.read_text())["rewrite"] == expected
     # The other distinct candidates, as eval.retrieval --rewrites reads them.
     assert json.loads(out.read_text())["alternatives"] == ["Who was Lord Byron's father?", "Who was Ada Lovelace's real father?"]
+
+
+def test_cli_second_look_reaches_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
+    import rewriting
+    from rewriting.rewrite import main
+
+    _, tok = tiny_gpt2
+    monkeypatch.setattr(rewriting, "load_rewriter", lambda *args, **kwargs: _second_look_rewriter(tok, "Who was her father?"))
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"id": "b", "question": "Who was her father?", "history": HISTORY}) + "\n")
+    for option, expected in [([], "Who was Ada Lovelace's father?"), (["--second-look", "0"], "Who was her father?")]:
+        assert main(["--input", str(src), "--output", str(out), *option]) == 0
+        assert json.loads(out.read_text())["rewrite"] == expected
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--input", str(src), "--output", str(out), "--second-look", "-1"])
+    assert exit_info.value.code == 2
 
 
 def test_cli_refuses_negative_candidates(tmp_path, capsys):
