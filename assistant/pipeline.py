@@ -163,7 +163,8 @@ class Assistant:
         """
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
-        rewriter = load_rewriter(config.rewriter, candidates=config.rewrite_candidates)
+        rewriter = load_rewriter(config.rewriter, candidates=config.rewrite_candidates,
+                                 second_look=None if config.rewrite_second_look else 0)
         rescoring = retriever_config.dense_weight > 0
         minilm = None
         if batching:

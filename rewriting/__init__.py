@@ -109,7 +109,7 @@ def __getattr__(name: str):
 
 
 def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0,
-                  fused_forward: bool = True) -> Rewriter:
+                  fused_forward: bool = True, second_look: int | None = None) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -119,7 +119,9 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
     ``pack_weights=False`` keeps plain bfloat16 weights and
     ``fused_forward=False`` transformers' forward for one question, to compare;
-    ``candidates`` adds an N-best search (``RewriterConfig.candidates``).
+    ``candidates`` adds an N-best search (``RewriterConfig.candidates``);
+    ``second_look`` sets the beams searched for a follow-up left as asked
+    (``RewriterConfig.second_look``; None: its default, 0: never).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
     key = name.strip()
@@ -128,6 +130,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     from ._causal import CausalLMRewriter, RewriterConfig
 
     config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward)
+    if second_look is not None:
+        config = replace(config, second_look=second_look)
     if key == "prompted":
         return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":

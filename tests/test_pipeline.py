@@ -292,4 +292,6 @@ def test_the_assistant_loads_its_rewriter_with_the_configured_candidates(tiny_in
     asked = []
     monkeypatch.setattr(pipeline, "load_rewriter", lambda name, **options: asked.append((name, options)) or OriginalRewriter())
     Assistant.from_config(AssistantConfig(rewriter="original", rewrite_candidates=4), RetrieverConfig(index_dir=str(tiny_index)))
-    assert asked == [("original", {"candidates": 4})]
+    # The second look's beams are the rewriter's own unless it is turned off.
+    Assistant.from_config(AssistantConfig(rewriter="original", rewrite_second_look=False), RetrieverConfig(index_dir=str(tiny_index)))
+    assert asked == [("original", {"candidates": 4, "second_look": None}), ("original", {"candidates": 0, "second_look": 0})]

@@ -197,6 +197,12 @@ class AssistantConfig:
     # turns but costs a beam search per turn, past the latency budget on 2 CPU
     # cores, so it is for a faster machine (BENCHMARKS.md §10, session 15).
     rewrite_candidates: int = 0
+    # A second look at a follow-up the greedy rewrite leaves as asked: a beam
+    # search for that turn only (rewriting's RewriterConfig.second_look says
+    # how many beams). It gains on held-out turns and leaves the median
+    # rewrite's time alone; false spares those turns the search (BENCHMARKS.md
+    # §10, session 23).
+    rewrite_second_look: bool = True
     # Longest question we accept, in characters; longer input is refused with a
     # message instead of being truncated silently.
     max_question_chars: int = 1000
@@ -246,7 +252,7 @@ def check_environment(prefix: str = "CONVQA_") -> None:
     >>> check_environment()
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_REWRITE_SECOND_LOOK, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     >>> del os.environ["CONVQA_KK"]
     """
     known = set(ENV_VARIABLES) | {
