@@ -4,7 +4,9 @@ The model is either an instruction-tuned one prompted with two examples
 (``chat`` format) or one fine-tuned by :mod:`rewriting.train` (``plain``
 format, optionally a LoRA adapter and a copy head). Decoding is greedy and
 bounded, optionally followed by a beam search whose consensus with the greedy
-rewrite is the rewrite (``RewriterConfig.candidates``). The first turn is
+rewrite is the rewrite (``RewriterConfig.candidates``), and by default by one
+for the follow-ups the greedy rewrite leaves as asked
+(``RewriterConfig.second_look``). The first turn is
 never rewritten, and a drift guard keeps the user's own question whenever the
 model's output no longer carries its intent.
 """
