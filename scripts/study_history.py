@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from assistant.kernel import json_lines  # noqa: E402
 from rewriting import load_rewriter  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
+from rewriting.rewrite import write_rewrites  # noqa: E402
 
 SPLIT = "rewriting/adapters/smollm2-qr/split.json"
 
@@ -93,15 +94,6 @@ def exported_turns(directory: Path, group: str, split: str) -> list:
     return [(record["id"], examples[record["id"]]) for _, record in json_lines(directory / f"{group}.jsonl")]
 
 
-def _line(key: str, rewrite) -> dict:
-    """A line as ``rewriting.rewrite`` writes it: the alternatives, when the
-    rewriter weighed some, go to ``eval.retrieval``'s search as the app's."""
-    line = {"id": key, "rewrite": rewrite.text}
-    if rewrite.alternatives:
-        line["alternatives"] = list(rewrite.alternatives)
-    return line
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
@@ -129,10 +121,9 @@ def main() -> int:
             look = base.second_look if v["look"] is None else v["look"]
             rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget, second_look=look)
             print(f"{group} {name}: {len(items)} turns", file=sys.stderr)
+            # rewriting.rewrite's writer: atomic, and the alternatives go to eval.retrieval's search as the app's.
             found = rewrite_group(rewriter, items, v["rewrites"])
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(_line(k, found[k]), ensure_ascii=False) + "\n" for k, _ in items), encoding="utf-8")
-            tmp.replace(path)
+            write_rewrites([{"id": key} for key, _ in items], lambda: [found[key] for key, _ in items], path)
     return 0
 
 
