@@ -228,7 +228,7 @@ class Assistant:
             passages = self.retriever.search(query, k)
         else:
             hits = self.retriever.search(query, max(k, self.retriever_config.rescore_depth))
-            passages = self.rescorer.rescore(rewrite.text, hits, k)
+            passages = self.rescorer.rescore(rewrite.text, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
         answer = self.reader.read(rewrite.text, passages)

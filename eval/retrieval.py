@@ -38,7 +38,8 @@ compares rewriters.
 ``--dense-weight W``: rescore BM25's top 100 as the app does
 (:class:`assistant.retrieval.DenseRescorer`, ``RetrieverConfig.dense_weight``):
 each hit's min-max scaled BM25 score mixed with weight W of the MiniLM cosine
-between the rewrite (not its expanded query) and the passage; the judged
+between the rewrite (not its expanded query; with a ``--rewrites`` line's
+``"alternatives"``, their mean vector joins the rewrite's) and the passage; the judged
 index's passage vectors are encoded once and kept with it. Default 0: BM25
 alone, as the field compares rewriters.
 ``--distractors``: ``default`` (the default collection), LEval JSONL files
@@ -198,10 +199,12 @@ def previous_rewrites(queries: Sequence[JudgedQuery], texts: dict[str, str], exa
 def evaluate(
     queries: Sequence[JudgedQuery], texts: dict[str, str], retriever, run: Path, qrels: Path, tag: str,
     rescorer: Rescorer | None = None, questions: dict[str, str] | None = None,
+    alternatives: dict[str, Sequence[str]] | None = None,
 ) -> dict:
     """Search each query's text, write the run and the qrels, score them.
     With ``rescorer``, the hits are reordered for ``questions[qid]`` (the
-    rewrite, where ``texts`` holds its expanded query).
+    rewrite, where ``texts`` holds its expanded query) and its
+    ``alternatives[qid]`` (the other candidates, as the app passes them).
 
     Returns ``{"n", measures..., "by_source": {source: {"n", measures...}},
     "per_query": {qid: {measure: value}}}`` (a query trec_eval does not list scores 0).
@@ -215,7 +218,8 @@ def evaluate(
         # A query with no words finds nothing: it scores 0, as in trec_eval.
         results[q.qid] = retriever.search(text, DEPTH) if text.split() else []
         if rescorer is not None:
-            results[q.qid] = rescorer.rescore((questions or texts)[q.qid], results[q.qid], DEPTH)
+            others = (alternatives or {}).get(q.qid, ())
+            results[q.qid] = rescorer.rescore((questions or texts)[q.qid], results[q.qid], DEPTH, others)
     write_run(results, run, tag)
     write_qrels(scored, qrels)
     mean, per_query = trec_eval(qrels, run)
@@ -319,21 +323,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
         queries = [q for q in queries if held.intersection(q.example_ids)]
     turn_ids = {ex.id for ex in every_turn}
 
-    def searched(name: str | None, rewrites: str | None) -> tuple[dict[str, str], dict[str, str]]:
-        """(each turn's query, its rewrite)."""
+    def searched(name: str | None, rewrites: str | None) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, ...]]]:
+        """(each turn's query, its rewrite, its other candidates)."""
         rewritten = rewrite_queries(queries, name, rewrites, turn_ids)
         others = given_alternatives(rewrites, queries) if rewrites is not None else {}
         texts = rewritten
         if args.expansion_repeats:
             previous = previous_rewrites(queries, texts, every_turn, name)
             texts = {qid: expand_query(text, previous[qid], args.expansion_repeats, others.get(qid, ())) for qid, text in texts.items()}
-        return texts, rewritten
+        return texts, rewritten, others
 
-    texts, rewritten = searched(rewriter, args.rewrites)
+    texts, rewritten, others = searched(rewriter, args.rewrites)
     other = None
     if args.against is not None:
         other = (None, args.against) if args.against.endswith(".jsonl") else (args.against, None)
-        other_texts, other_rewritten = searched(*other)
+        other_texts, other_rewritten, other_others = searched(*other)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     rescorer = None
     if args.dense_weight > 0:
@@ -342,10 +346,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         run = Path(args.run) if args.run else Path(scratch) / "run.trec"
         qrels = Path(args.qrels) if args.qrels else (run.with_suffix(".qrels") if args.run else Path(scratch) / "qrels")
         summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name,
-                           rescorer=rescorer, questions=rewritten)
+                           rescorer=rescorer, questions=rewritten, alternatives=others)
         if other is not None:
             theirs = evaluate(queries, other_texts, retriever, Path(scratch) / "against.trec", Path(scratch) / "against.qrels",
-                              tag="against", rescorer=rescorer, questions=other_rewritten)
+                              tag="against", rescorer=rescorer, questions=other_rewritten, alternatives=other_others)
     against = (args.against, paired_difference(summary, theirs)) if other is not None else None
     if args.json:
         record = {"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}

@@ -88,6 +88,28 @@ def test_hits_the_vectors_lack_are_encoded_on_the_spot_in_one_call():
     assert encoder.calls == 2  # the question, then every stranger together
 
 
+def test_the_rewriters_other_candidates_join_the_query_vector_in_one_call():
+    rescorer, encoder = _rescorer(0.9)
+    assert [p.id for p in rescorer.rescore("my car", HITS, 3)] == ["a", "b", "c"]
+    encoder.texts.clear()
+    encoder.calls = 0
+    # Duplicates and the rewrite itself are dropped: the query is car + 3 * dog,
+    # made unit. b: 0.1 * 0.5 + 0.9 * 3 / sqrt(10); a: 0.1 + 0.9 / sqrt(10).
+    found = rescorer.rescore("my car", HITS, 3, ("my dog", "my dog", "my car"))
+    assert [p.id for p in found] == ["b", "a", "c"]
+    assert [p.score for p in found] == pytest.approx([0.05 + 2.7 / 10 ** 0.5, 0.1 + 0.9 / 10 ** 0.5, 0.0])
+    assert encoder.texts == ["my car", "my dog"] and encoder.calls == 1
+    # At the same weight as the rewrite (car + dog), the passage BM25 put first keeps its place.
+    equal = DenseRescorer(encoder, ["a", "b", "c"], encoder.encode(["car car", "dog", "cat"]), 0.9, alternatives_weight=1)
+    assert [p.id for p in equal.rescore("my car", HITS, 3, ("my dog",))] == ["a", "b", "c"]
+    off = DenseRescorer(encoder, ["a", "b", "c"], encoder.encode(["car car", "dog", "cat"]), 0.9, alternatives_weight=0)
+    encoder.texts.clear()
+    assert [p.id for p in off.rescore("my car", HITS, 3, ("my dog",))] == ["a", "b", "c"]
+    assert encoder.texts == ["my car"]  # off: the alternatives are not even encoded
+    with pytest.raises(ConfigError, match="alternatives' weight must be 0 .off. or more"):
+        DenseRescorer(encoder, [], np.zeros((0, 0)), 0.9, alternatives_weight=-1)
+
+
 def test_a_weight_outside_zero_to_one_is_refused(monkeypatch):
     with pytest.raises(ConfigError, match="from 0 to 1"):
         _rescorer(1.5)
@@ -161,8 +183,8 @@ class _Spy:
     def __init__(self):
         self.calls = []
 
-    def rescore(self, question, passages, k):
-        self.calls.append((question, [p.id for p in passages], k))
+    def rescore(self, question, passages, k, alternatives=()):
+        self.calls.append((question, [p.id for p in passages], k, alternatives))
         return list(reversed(passages))[:k]
 
 
@@ -173,10 +195,13 @@ def test_the_pipeline_searches_deep_and_rescores_for_the_rewrite_not_the_query(r
     turn = assistant.answer("Who was her father?", Rewrite("Who was Ada Lovelace's father?"), previous="Who was Ada Lovelace?")
     (query, depth), = search.calls
     assert depth == 4 and query.startswith("Who was Ada Lovelace's father? " * 2)
-    (question, ids, k), = spy.calls
+    (question, ids, k, others), = spy.calls
     # Every hit of the deep search reaches the rescorer, which keeps k.
-    assert question == "Who was Ada Lovelace's father?" and k == 1 and ids == ["ada", "babbage"]
+    assert question == "Who was Ada Lovelace's father?" and k == 1 and ids == ["ada", "babbage"] and others == ()
     assert [p.id for p in turn.sources] == ["babbage"]
+    # The rewriter's other candidates reach the rescorer too.
+    assistant.answer("Who was her father?", Rewrite("Who was her father?", alternatives=("Who was Byron's daughter's father?",)))
+    assert spy.calls[-1][0] == "Who was her father?" and spy.calls[-1][3] == ("Who was Byron's daughter's father?",)
 
 
 def test_from_config_builds_the_rescorer_only_with_a_weight(tiny_index):
@@ -240,6 +265,9 @@ def test_a_deferred_rescorer_keeps_bm25s_order_until_its_rescorer_is_made():
     release.set()
     assert deferred.wait(30) and deferred.notice == ""
     assert [p.id for p in deferred.rescore("dog", HITS, 2)] == ["b", "a"]
+    # The other candidates are passed on: car + 3 * dog still puts b first, car alone a.
+    assert [p.id for p in deferred.rescore("car", HITS, 2)] == ["a", "b"]
+    assert [p.id for p in deferred.rescore("car", HITS, 2, ("dog",))] == ["b", "a"]
 
 
 def test_a_deferred_rescorer_that_fails_keeps_bm25s_order_and_says_why(caplog):

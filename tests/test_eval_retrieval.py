@@ -273,3 +273,20 @@ def test_dense_weight_rescores_as_the_app_does(cast2021, cast2022, distractors, 
     assert (ranked["0", "mrr"], ranked["0.9", "mrr"]) == pytest.approx(((3 + 1 / 3) / 4, 1.0), abs=1e-4)
     assert main([*map(str, data), "--dense-weight", "1.5"]) == 2
     assert "--dense-weight must be from 0 (off) to 1" in capsys.readouterr().err
+
+
+def test_a_rewrites_lines_alternatives_join_the_rescorers_query_as_in_the_app(cast2021, distractors, tmp_path, capsys):
+    # The rescorer reads the rewrite and, as the app passes them, the other
+    # candidates: their mean vector joins the rewrite's (DenseRescorer).
+    data = ["--data", cast2021, "--distractors", distractors, "--dense-weight", "0.9"]
+    line = {"id": f"{cast2021.name}#cast2021:106:2", "rewrite": "What does it eat?"}
+    plain, with_others = tmp_path / "plain.jsonl", tmp_path / "others.jsonl"
+    plain.write_text(json.dumps(line) + "\n")
+    with_others.write_text(json.dumps({**line, "alternatives": ["What does the quokka eat?"]}) + "\n")
+    rankings = []
+    for rewrites in (plain, with_others):
+        _run(capsys, *data, "--rewrites", rewrites, "--run", tmp_path / "run.trec")
+        rankings.append([row[2] for row in _lines(tmp_path / "run.trec") if row[0] == "106_2"])
+    # Without expansion BM25's pool is the same for both ("eat": the panda
+    # and the grazing passage); the quokka in the alternative lifts the turn's own.
+    assert rankings == [["distractors0-0_p0", "cast2021_106_2"], ["cast2021_106_2", "distractors0-0_p0"]]

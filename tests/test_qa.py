@@ -141,7 +141,7 @@ def test_a_rescorer_reorders_each_turns_hits_for_its_query(qrecc_file, retriever
         def __init__(self):
             self.calls = []
 
-        def rescore(self, question, passages, k):
+        def rescore(self, question, passages, k, alternatives=()):
             self.calls.append((question, len(passages), k))
             return list(reversed(passages))[:k]
 

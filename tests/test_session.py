@@ -229,7 +229,7 @@ def test_a_sessions_own_source_is_searched_without_the_served_indexs_rescorer(ap
     class Recording:  # a rescorer that keeps the served index's order and notes each call
         questions = []
 
-        def rescore(self, question, passages, k):
+        def rescore(self, question, passages, k, alternatives=()):
             self.questions.append(question)
             return list(passages)[:k]
 

@@ -49,7 +49,8 @@ class Rewrite:
     output that was not used (empty when there was none). ``alternatives``
     are the other candidate rewrites the rewriter weighed when it picked
     ``text`` from several (``RewriterConfig.candidates``), empty otherwise:
-    the search adds their words (:func:`~assistant.retrieval.expand_query`).
+    the search adds their words (:func:`~assistant.retrieval.expand_query`)
+    and the rescorer their meaning (:class:`~assistant.retrieval.DenseRescorer`).
     """
 
     text: str

@@ -15,6 +15,14 @@ rewrite as the user sees it, not the expanded BM25 query
 (:func:`~assistant.retrieval.expand_query`): repeated words and a list of
 earlier words are a bag for BM25, not a sentence.
 
+Where the rewriter was unsure and kept other candidates
+(:attr:`~assistant.kernel.Rewrite.alternatives`), the query's vector is the
+rewrite's plus ``alternatives_weight`` times the mean of theirs, made unit
+again: as in BM25's query, a meaning the candidates share weighs most, and
+one only the shown rewrite has still counts. The previous turn's rewrite
+does not join it: it lifts the previous turn's own passages
+(BENCHMARKS.md §10).
+
 Passage vectors are computed once per index (:func:`passage_vectors`) and
 kept in the index folder, so a search encodes only the rewrite. A rebuilt
 index replaces its folder, and with it the vectors.
@@ -51,7 +59,9 @@ _CHUNK = 1024
 class Rescorer(Protocol):
     """Reorders retrieved passages for a self-contained question; keeps ``k``."""
 
-    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]: ...
+    def rescore(
+        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
+    ) -> list[Passage]: ...
 
 
 def _passage_text(passage: Passage) -> str:
@@ -156,13 +166,21 @@ class DenseRescorer:
     ['b', 'a']
     """
 
-    def __init__(self, encoder, ids: Sequence[str], vectors: np.ndarray, weight: float) -> None:
+    def __init__(
+        self, encoder, ids: Sequence[str], vectors: np.ndarray, weight: float, *, alternatives_weight: float = 3.0
+    ) -> None:
         if not 0 <= weight <= 1:
             raise ConfigError(f"The rescoring weight must be from 0 to 1, got {weight!r}.")
+        if alternatives_weight < 0:
+            raise ConfigError(f"The alternatives' weight must be 0 (off) or more, got {alternatives_weight!r}.")
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
         self.encoder = encoder  # assistant.encoders.Encoder: unit rows
         self.weight = weight
+        # 3: chosen on the training turns among 0.5-3 (BENCHMARKS.md §10). With
+        # the second look's usual three alternatives, each candidate then
+        # weighs the same as the shown rewrite.
+        self.alternatives_weight = alternatives_weight
         self._row = {doc_id: row for row, doc_id in enumerate(ids)}
         self._vectors = vectors
 
@@ -173,17 +191,20 @@ class DenseRescorer:
         ids, vectors = passage_vectors(retriever, encoder, progress=progress)
         return cls(encoder, ids, vectors, weight)
 
-    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]:
+    def rescore(
+        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
+    ) -> list[Passage]:
         """The ``k`` best of ``passages`` (BM25's hits, each with its score) by
         the mixed score, which each returned passage carries; ties keep
-        BM25's order."""
+        BM25's order. ``alternatives``: the rewriter's other candidates for
+        ``question``, which join its vector (see the module docstring)."""
         passages = list(passages)
         if not passages or self.weight == 0:
             return passages[:k]
         bm25 = np.array([p.score for p in passages], dtype=np.float64)
         low, high = bm25.min(), bm25.max()
         scaled = (bm25 - low) / (high - low) if high > low else np.ones_like(bm25)
-        query = np.asarray(self.encoder.encode([question]), dtype=np.float32)[0]
+        query = self._query(question, alternatives)
         mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages) @ query)
         order = np.argsort(-mixed, kind="stable")[:k]
         return [
@@ -191,6 +212,15 @@ class DenseRescorer:
                     url=passages[i].url)
             for i in order
         ]
+
+    def _query(self, question: str, alternatives: Sequence[str]) -> np.ndarray:
+        others = [text for text in dict.fromkeys(alternatives) if text != question] if self.alternatives_weight else []
+        rows = np.asarray(self.encoder.encode([question, *others]), dtype=np.float32)  # one call
+        if not others:
+            return rows[0]
+        query = rows[0] + self.alternatives_weight * rows[1:].mean(axis=0)
+        norm = np.linalg.norm(query)
+        return query / norm if norm > 0 else rows[0]
 
     def _vectors_of(self, passages: Sequence[Passage]) -> np.ndarray:
         rows = [self._row.get(p.id) for p in passages]
@@ -278,9 +308,11 @@ class DeferredRescorer:
         share = f" ({self._done / self.total:.0%})" if self.total else ""
         return f"Search by BM25 alone while {self.what} are encoded for the rescoring{share}; it starts by itself."
 
-    def rescore(self, question: str, passages: Sequence[Passage], k: int) -> list[Passage]:
+    def rescore(
+        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
+    ) -> list[Passage]:
         rescorer = self._rescorer
-        return rescorer.rescore(question, passages, k) if rescorer is not None else list(passages)[:k]
+        return rescorer.rescore(question, passages, k, alternatives) if rescorer is not None else list(passages)[:k]
 
 
 class _Cancelled(Exception):
