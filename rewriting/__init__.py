@@ -50,6 +50,7 @@ __all__ = [
     "can_pack",
     "FusedLlama",
     "FusedCache",
+    "FusedRows",
     "PromptConfig",
     "chat_prompt",
     "plain_prompt_ids",
@@ -80,6 +81,7 @@ _LAZY = {
     "can_pack": "_packing",
     "FusedLlama": "_fused",
     "FusedCache": "_fused",
+    "FusedRows": "_fused",
     "CopyHead": "_copy",
     "COPY_HEAD_FILE": "_copy",
     # Ray itself is imported only when a --ray run calls map_on_ray.

@@ -298,12 +298,18 @@ class CausalLMRewriter:
         """``config.second_look`` beams for each follow-up whose greedy rewrite
         in ``results`` has its question's words (left as asked, or kept by the
         drift guard); its rewrite becomes the consensus of that one and the
-        beams' (:func:`_agreed`), in place."""
+        beams' (:func:`_agreed`), in place. One such follow-up alone (one
+        question asked, or the only one of a batch) is searched through the
+        lean forward (:meth:`_beam_lean`)."""
         again = [(index, ids) for index, ids in todo if _same(results[index].text, items[index][0])]
-        for chunk in self._chunks(again):
-            for (index, _), beams in zip(chunk, self._beam_batch([ids for _, ids in chunk], self.config.second_look)):
-                question, history = items[index]
-                results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
+        if len(again) == 1 and self._fused is not None:
+            (index, prompt), = again
+            found = [self._beam_lean(prompt, self.config.second_look)]
+        else:
+            found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
+        for (index, _), beams in zip(again, found):
+            question, history = items[index]
+            results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
 
     def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int) -> list[list[Rewrite]]:
         """Each ``(question, history)``'s ``beams`` best rewrites by beam search
@@ -554,6 +560,37 @@ class CausalLMRewriter:
             log_probs = self._scores(out, source_keys, source_ids, source_mask)[:, -1].float().log_softmax(-1)
         found = [[self._until_eos(ids) for _, ids in state.ended] for state in states]
         return [[self._until_eos(ids)] + hypotheses for ids, hypotheses in zip(decoded, found)] if greedy else found
+
+    @torch.inference_mode()
+    def _beam_lean(self, prompt: list[int], beams: int) -> list[tuple[list[int], bool]]:
+        """:meth:`_beam_batch` of one prompt through the lean forward: the
+        prompt's keys and values are read once and shared by every beam
+        (:meth:`~rewriting._fused.FusedLlama.forward_rows`). The same search
+        and :class:`BeamState`, so the same hypotheses (tested).
+
+        The prompt is read again, not taken from the greedy pass's cache:
+        that pass read it with its opening draft, whose rounding in bfloat16
+        changed some near-tied beams (BENCHMARKS.md §10, session 24)."""
+        fused = self._fused
+        read = fused.new_cache(len(prompt))
+        first = fused.forward(prompt, read)
+        log_probs = first.float().log_softmax(-1).expand(beams, -1)
+        vocab = log_probs.shape[-1]
+        running = torch.full((beams,), -1e9)
+        running[0] = 0.0  # one seed: the beams are the same until they branch
+        state, rows = BeamState(beams), fused.new_rows(beams, self.config.max_new_tokens)
+        widest = max(2, 1 + len(self._eos_ids)) * beams  # as in _beam_batch
+        for step in range(self.config.max_new_tokens):
+            last = step + 1 == self.config.max_new_tokens
+            top, index = (log_probs + running[:, None]).view(-1).topk(widest)
+            continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top.tolist(), index.tolist())]
+            kept = state.advance(continuations, step + 1, last, self._eos_ids)
+            if not kept:
+                break
+            rows.select([beam for _, beam, _ in kept])
+            running = torch.tensor([score for score, _, _ in kept])
+            log_probs = fused.forward_rows([token for _, _, token in kept], read, rows).float().log_softmax(-1)
+        return [self._until_eos(ids) for _, ids in state.ended]
 
     def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
         """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets

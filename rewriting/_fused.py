@@ -14,12 +14,18 @@ less around it:
   (:class:`FusedCache`), and dropping rejected draft tokens is moving its end;
 * the mask is built once a pass, not per layer.
 
+A beam search of one prompt (:meth:`FusedLlama.forward_rows`) is one
+sequence too: its beams share the prompt's keys and values, read once (or
+kept from the greedy pass that preceded it), and each beam adds only its
+own tokens' (:class:`FusedRows`), where transformers copies the prompt's
+cache into every beam and reorders it at each step.
+
 Each step is the one transformers' Llama does, in the same dtypes, so the
 logits equal its logits (tested, and byte-identical rewrites on the
 held-out turns: BENCHMARKS.md §10, session 22). The output projection, the
 down projection, the norms and the LM head are the model's own modules,
 called as they are (packed or not), so only the stacked weights add memory.
-Batches keep transformers' forward: they need padding masks.
+Batches of prompts keep transformers' forward: they need padding masks.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import torch.nn.functional as F
 
 from ._packing import PackedLinear, can_pack
 
-__all__ = ["FusedLlama", "FusedCache"]
+__all__ = ["FusedLlama", "FusedCache", "FusedRows"]
 
 
 class FusedCache:
@@ -67,6 +73,43 @@ class FusedCache:
             new = old.new_empty((*old.shape[:2], capacity, old.shape[3]))
             new[:, :, : self.length] = old[:, :, : self.length]
             setattr(self, name, new)
+
+
+class FusedRows:
+    """The keys and values of the tokens several rows (a prompt's beams) add
+    after a shared :class:`FusedCache`, for :meth:`FusedLlama.forward_rows`.
+    Every row holds ``length`` positions."""
+
+    def __init__(self, layers: int, rows: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
+        shape = (layers, rows, kv_heads, capacity, head_dim)
+        self.keys = torch.empty(shape, dtype=dtype)
+        self.values = torch.empty(shape, dtype=dtype)
+        self.length = 0
+
+    @property
+    def rows(self) -> int:
+        return self.keys.shape[1]
+
+    def reserve(self, positions: int) -> None:
+        """Room for ``positions`` per row, kept positions copied over (at least doubling)."""
+        if positions <= self.keys.shape[3]:
+            return
+        capacity = max(positions, 2 * self.keys.shape[3])
+        for name in ("keys", "values"):
+            old = getattr(self, name)
+            new = old.new_empty((*old.shape[:3], capacity, old.shape[4]))
+            new[:, :, :, : self.length] = old[:, :, :, : self.length]
+            setattr(self, name, new)
+
+    def select(self, order: Sequence[int]) -> None:
+        """Row ``i`` becomes a copy of row ``order[i]`` (the beams that go on, by their source)."""
+        if len(order) != self.rows:
+            raise ValueError(f"{len(order)} rows chosen for a cache of {self.rows}")
+        if self.length and list(order) != list(range(self.rows)):
+            index = torch.tensor(order)
+            for name in ("keys", "values"):
+                held = getattr(self, name)
+                held[:, :, :, : self.length] = held[:, index, :, : self.length]
 
 
 class FusedLlama:
@@ -130,6 +173,11 @@ class FusedLlama:
         dtype = self.model.model.embed_tokens.weight.dtype
         return FusedCache(len(self._qkv), self.kv_heads, self.head_dim, capacity, dtype)
 
+    def new_rows(self, rows: int, capacity: int) -> FusedRows:
+        """Empty per-row caches for ``rows`` rows of ``capacity`` positions each (they grow if needed)."""
+        dtype = self.model.model.embed_tokens.weight.dtype
+        return FusedRows(len(self._qkv), rows, self.kv_heads, self.head_dim, capacity, dtype)
+
     @torch.inference_mode()
     def forward(self, ids: Sequence[int], cache: FusedCache, keep: int = 1) -> torch.Tensor:
         """Feed ``ids`` at the positions after ``cache.length``; the logits
@@ -161,6 +209,39 @@ class FusedLlama:
             x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
         cache.length = end
         return self.model.lm_head(inner.norm(x[-keep:]))
+
+    @torch.inference_mode()
+    def forward_rows(self, ids: Sequence[int], prefix: FusedCache, rows: FusedRows) -> torch.Tensor:
+        """Feed one token per row, row ``i`` ``ids[i]``, each after the shared
+        ``prefix`` and its own ``rows`` positions; the logits ``(rows, vocab)``.
+        Each row's are what :meth:`forward` gives for that row's sequence."""
+        inner = self.model.model
+        count, start, at = len(ids), prefix.length, rows.length
+        if count != rows.rows:
+            raise ValueError(f"{count} tokens for {rows.rows} rows")
+        rows.reserve(at + 1)
+        x = inner.embed_tokens(torch.tensor(ids))
+        cos, sin = inner.rotary_emb(x, torch.tensor([[start + at]]))  # (1, 1, head_dim): one position for all rows
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        shared = (count, self.kv_heads, start, self.head_dim)
+        for index, layer in enumerate(inner.layers):
+            attn, mlp = layer.self_attn, layer.mlp
+            y = self._qkv[index](layer.input_layernorm(x))
+            q = y[:, :q_size].view(count, self.heads, 1, self.head_dim)
+            k = y[:, q_size : q_size + kv_size].view(count, self.kv_heads, 1, self.head_dim)
+            v = y[:, q_size + kv_size :].view(count, self.kv_heads, 1, self.head_dim)
+            q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
+            rows.keys[index, :, :, at] = k[:, :, 0]
+            rows.values[index, :, :, at] = v[:, :, 0]
+            # The prompt's keys are read by every row, not copied per row in the cache.
+            keys = torch.cat([prefix.keys[index, :, :start].expand(shared), rows.keys[index, :, :, : at + 1]], dim=2)
+            values = torch.cat([prefix.values[index, :, :start].expand(shared), rows.values[index, :, :, : at + 1]], dim=2)
+            out = F.scaled_dot_product_attention(q, keys, values, scale=attn.scaling, enable_gqa=self.heads != self.kv_heads)
+            x = x + attn.o_proj(out.reshape(count, q_size))
+            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
+            x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+        rows.length = at + 1
+        return self.model.lm_head(inner.norm(x))
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:

@@ -95,11 +95,11 @@ def test_packed_bf16_weights_give_the_packed_models_logits():
     assert torch.equal(got.argmax(-1), expected.argmax(-1))
 
 
-def _rewriters(tmp_path, tiny_gpt2):
+def _rewriters(tmp_path, tiny_gpt2, **overrides):
     """A tiny random Llama with the GPT-2 tokenizer, loaded with the fused forward and without."""
     _, tokenizer = tiny_gpt2
     model = _tiny_llama(vocab=len(tokenizer), hidden_size=32, intermediate_size=64,
-                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id, **overrides)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     config = RewriterConfig(dtype="float32", max_new_tokens=8)
@@ -139,3 +139,55 @@ def test_a_cache_is_per_call_so_threads_can_share_the_weights():
     fused.forward(ids[:4], first)
     alone = fused.forward(ids, second, keep=10)  # the other cache is untouched by the first's positions
     torch.testing.assert_close(alone, _reference(model, ids), rtol=1e-4, atol=1e-4)
+
+
+def test_rows_after_a_shared_prompt_give_each_rows_own_logits_and_follow_their_sources():
+    model, fused, ids = _fused_and_ids(10)
+    prompt = fused.new_cache(10)
+    fused.forward(ids, prompt)
+    rows = fused.new_rows(3, 1)  # grows past its capacity
+    tails = [[5], [6], [7]]
+    got = fused.forward_rows([5, 6, 7], prompt, rows)
+    for row, tail in enumerate(tails):
+        torch.testing.assert_close(got[row], _reference(model, ids + tail)[-1], rtol=1e-4, atol=1e-4)
+    # Beams go on from their sources: row 0 from row 2 twice over, row 2 from row 0.
+    rows.select([2, 2, 0])
+    tails = [tails[2] + [8], tails[2] + [9], tails[0] + [10]]
+    got = fused.forward_rows([8, 9, 10], prompt, rows)
+    for row, tail in enumerate(tails):
+        torch.testing.assert_close(got[row], _reference(model, ids + tail)[-1], rtol=1e-4, atol=1e-4)
+    assert (rows.length, prompt.length) == (2, 10)  # the prompt's cache is only read
+    with pytest.raises(ValueError, match="2 rows chosen for a cache of 3"):
+        rows.select([0, 1])
+    with pytest.raises(ValueError, match="2 tokens for 3 rows"):
+        fused.forward_rows([1, 2], prompt, rows)
+
+
+def test_a_lone_second_look_searches_through_the_fused_forward_and_finds_the_same_beams(tmp_path, tiny_gpt2):
+    # Large random weights: peaked scores, so beams branch from one another
+    # and a beam's cache must follow its source.
+    fused, plain = _rewriters(tmp_path, tiny_gpt2, initializer_range=1.0)
+    questions = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
+    for question, history in questions:
+        prompt = fused.prompt_ids(question, history)
+        expected = plain._beam_batch([prompt], 4)[0]
+        assert len(expected) == 4 and fused._beam_lean(prompt, 4) == expected
+
+
+def test_a_follow_up_left_as_asked_gets_its_second_look_through_the_fused_forward_alone(tmp_path, tiny_gpt2):
+    fused, plain = _rewriters(tmp_path, tiny_gpt2)
+    tokenizer = tiny_gpt2[1]
+    lean_calls, batch_calls = [], []
+    for rewriter in (fused, plain):  # greedy decoding leaves every question as asked
+        rewriter._generate = lambda prompts, opening=(): [
+            (tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
+                              add_special_tokens=False), True) for p in prompts]
+    search_lean, search_batch = fused._beam_lean, fused._beam_batch
+    fused._beam_lean = lambda prompt, beams: lean_calls.append(beams) or search_lean(prompt, beams)
+    fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
+    one = [("And her father?", HISTORY)]
+    assert fused.rewrite_batch(one) == plain.rewrite_batch(one)
+    assert (lean_calls, batch_calls) == ([4], [])
+    two = [("And her father?", HISTORY), ("When was she born?", HISTORY)]
+    assert fused.rewrite_batch(two) == plain.rewrite_batch(two)  # several: transformers' batched search
+    assert (lean_calls, batch_calls) == ([4], [2])
