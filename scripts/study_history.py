@@ -10,6 +10,7 @@ Two of issue 14's levers, measured on the held-out turns without retraining:
   (``rewriting.TRAINED_INPUT_TOKENS``; the adapter was trained with 160): more
   earlier turns fit, prefill costs more;
 * ``answers=N``: answers kept for the last N turns instead of 2;
+* ``answer_tokens=N``: each kept answer cut at N tokens instead of 24;
 * ``look=N``: N beams searched again for a follow-up left as asked
   (``RewriterConfig.second_look``; 0: never).
 
@@ -44,18 +45,18 @@ SPLIT = "rewriting/adapters/smollm2-qr/split.json"
 
 
 def parse_variant(text: str) -> dict:
-    """``{"rewrites": bool, "budget": int | None, "answers": int | None, "look": int | None}``."""
-    found = {"rewrites": False, "budget": None, "answers": None, "look": None}
+    """``{"rewrites": bool, "budget", "answers", "answer_tokens", "look": int | None}``."""
+    found = {"rewrites": False, "budget": None, "answers": None, "answer_tokens": None, "look": None}
     for part in text.split("+"):
         name, _, value = part.partition("=")
         if name == "base" and not value:
             continue
         if name == "rewrites" and not value:
             found["rewrites"] = True
-        elif name in ("budget", "answers", "look") and value.isdigit():
+        elif name in ("budget", "answers", "answer_tokens", "look") and value.isdigit():
             found[name] = int(value)
         else:
-            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N, look=N)")
+            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N, answer_tokens=N, look=N)")
     return found
 
 
@@ -117,6 +118,8 @@ def main() -> int:
             prompt = base.prompt
             if v["answers"] is not None:
                 prompt = dataclasses.replace(prompt, answer_turns=v["answers"])
+            if v["answer_tokens"] is not None:
+                prompt = dataclasses.replace(prompt, max_answer_tokens=v["answer_tokens"])
             budget = base.max_input_tokens if v["budget"] is None else v["budget"]
             look = base.second_look if v["look"] is None else v["look"]
             rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget, second_look=look)
