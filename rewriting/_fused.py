@@ -15,10 +15,10 @@ less around it:
 * the mask is built once a pass, not per layer.
 
 A beam search of one prompt (:meth:`FusedLlama.forward_rows`) is one
-sequence too: its beams share the prompt's keys and values, read once (or
-kept from the greedy pass that preceded it), and each beam adds only its
-own tokens' (:class:`FusedRows`), where transformers copies the prompt's
-cache into every beam and reorders it at each step.
+sequence too: its beams share the prompt's keys and values, read once, and
+each beam adds only its own tokens' (:class:`FusedRows`), where
+transformers copies the prompt's cache into every beam and reorders it at
+each step.
 
 Each step is the one transformers' Llama does, in the same dtypes, so the
 logits equal its logits (tested, and byte-identical rewrites on the
