@@ -40,28 +40,18 @@ from ._packing import PackedLinear, can_pack
 __all__ = ["FusedLlama", "FusedCache", "FusedRows"]
 
 
-class FusedCache:
-    """Keys and values of one sequence, for :meth:`FusedLlama.forward`.
+class _Positions:
+    """Keys and values whose positions run along their next-to-last axis;
+    ``length`` positions hold keys and values."""
 
-    Allocated per rewrite, so one :class:`FusedLlama` serves any number of
-    threads; ``length`` is how many positions hold keys and values.
-    """
-
-    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
-        shape = (layers, kv_heads, capacity, head_dim)
+    def __init__(self, shape: tuple[int, ...], dtype: torch.dtype):
         self.keys = torch.empty(shape, dtype=dtype)
         self.values = torch.empty(shape, dtype=dtype)
         self.length = 0
 
     @property
     def capacity(self) -> int:
-        return self.keys.shape[2]
-
-    def crop(self, length: int) -> None:
-        """Forget the positions from ``length`` on (rejected draft tokens)."""
-        if not 0 <= length <= self.length:
-            raise ValueError(f"cannot crop a cache of {self.length} positions to {length}")
-        self.length = length
+        return self.keys.shape[-2]
 
     def reserve(self, positions: int) -> None:
         """Room for ``positions`` in all, kept positions copied over (at least doubling, so growth is rare)."""
@@ -70,36 +60,39 @@ class FusedCache:
         capacity = max(positions, 2 * self.capacity)
         for name in ("keys", "values"):
             old = getattr(self, name)
-            new = old.new_empty((*old.shape[:2], capacity, old.shape[3]))
-            new[:, :, : self.length] = old[:, :, : self.length]
+            new = old.new_empty((*old.shape[:-2], capacity, old.shape[-1]))
+            new[..., : self.length, :] = old[..., : self.length, :]
             setattr(self, name, new)
 
 
-class FusedRows:
+class FusedCache(_Positions):
+    """Keys and values of one sequence, for :meth:`FusedLlama.forward`.
+
+    Allocated per rewrite, so one :class:`FusedLlama` serves any number of
+    threads; ``length`` is how many positions hold keys and values.
+    """
+
+    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
+        super().__init__((layers, kv_heads, capacity, head_dim), dtype)
+
+    def crop(self, length: int) -> None:
+        """Forget the positions from ``length`` on (rejected draft tokens)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot crop a cache of {self.length} positions to {length}")
+        self.length = length
+
+
+class FusedRows(_Positions):
     """The keys and values of the tokens several rows (a prompt's beams) add
     after a shared :class:`FusedCache`, for :meth:`FusedLlama.forward_rows`.
     Every row holds ``length`` positions."""
 
     def __init__(self, layers: int, rows: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
-        shape = (layers, rows, kv_heads, capacity, head_dim)
-        self.keys = torch.empty(shape, dtype=dtype)
-        self.values = torch.empty(shape, dtype=dtype)
-        self.length = 0
+        super().__init__((layers, rows, kv_heads, capacity, head_dim), dtype)
 
     @property
     def rows(self) -> int:
         return self.keys.shape[1]
-
-    def reserve(self, positions: int) -> None:
-        """Room for ``positions`` per row, kept positions copied over (at least doubling)."""
-        if positions <= self.keys.shape[3]:
-            return
-        capacity = max(positions, 2 * self.keys.shape[3])
-        for name in ("keys", "values"):
-            old = getattr(self, name)
-            new = old.new_empty((*old.shape[:3], capacity, old.shape[4]))
-            new[:, :, :, : self.length] = old[:, :, :, : self.length]
-            setattr(self, name, new)
 
     def select(self, order: Sequence[int]) -> None:
         """Row ``i`` becomes a copy of row ``order[i]`` (the beams that go on, by their source)."""

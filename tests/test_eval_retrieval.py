@@ -234,21 +234,28 @@ def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_con
     assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)
 
 
+def _rankings_without_and_with(capsys, tmp_path, data, line, alternatives, qid):
+    """The run's ranking for ``qid`` with the rewrites file holding ``line``,
+    then ``line`` with its ``"alternatives"``."""
+    rankings = []
+    for extra in ({}, {"alternatives": alternatives}):
+        rewrites = tmp_path / "rewrites.jsonl"
+        rewrites.write_text(json.dumps({**line, **extra}) + "\n")
+        _run(capsys, *data, "--rewrites", rewrites, "--run", tmp_path / "run.trec")
+        rankings.append([row[2] for row in _lines(tmp_path / "run.trec") if row[0] == qid])
+    return rankings
+
+
 def test_a_rewrites_lines_alternatives_join_the_expanded_search(cast2021, distractors, tmp_path, capsys):
     # rewriting.rewrite --candidates writes the other candidates as
     # "alternatives"; with expansion, as in the app, their words join the query once.
     data = ["--data", cast2021, "--distractors", distractors, "--expansion-repeats", "3"]
     line = {"id": f"{cast2021.name}#cast2021:107:2", "rewrite": "Tell me about the animal there."}
-    plain, with_others = tmp_path / "plain.jsonl", tmp_path / "others.jsonl"
-    plain.write_text(json.dumps(line) + "\n")
-    with_others.write_text(json.dumps({**line, "alternatives": ["Tell me about the quokka there."]}) + "\n")
-    rankings = []
-    for rewrites in (plain, with_others):
-        _run(capsys, *data, "--rewrites", rewrites, "--run", tmp_path / "run.trec")
-        rankings.append([row[2] for row in _lines(tmp_path / "run.trec") if row[0] == "107_2"])
+    rankings = _rankings_without_and_with(capsys, tmp_path, data, line, ["Tell me about the quokka there."], "107_2")
     # Without them, "animal there" + "rottnest island" finds the island's passage
     # first; "quokka" from the alternative brings the turn's own passage (106_1's text) up.
     assert rankings == [["cast2021_107_1", "cast2021_106_1"], ["cast2021_106_1", "cast2021_107_1", "cast2021_106_2"]]
+    with_others = tmp_path / "others.jsonl"
     with_others.write_text(json.dumps({**line, "alternatives": "Tell me about the quokka there."}) + "\n")
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(with_others)]) == 2
     assert '"alternatives" must be a list of strings' in capsys.readouterr().err
@@ -280,13 +287,7 @@ def test_a_rewrites_lines_alternatives_join_the_rescorers_query_as_in_the_app(ca
     # candidates: their mean vector joins the rewrite's (DenseRescorer).
     data = ["--data", cast2021, "--distractors", distractors, "--dense-weight", "0.9"]
     line = {"id": f"{cast2021.name}#cast2021:106:2", "rewrite": "What does it eat?"}
-    plain, with_others = tmp_path / "plain.jsonl", tmp_path / "others.jsonl"
-    plain.write_text(json.dumps(line) + "\n")
-    with_others.write_text(json.dumps({**line, "alternatives": ["What does the quokka eat?"]}) + "\n")
-    rankings = []
-    for rewrites in (plain, with_others):
-        _run(capsys, *data, "--rewrites", rewrites, "--run", tmp_path / "run.trec")
-        rankings.append([row[2] for row in _lines(tmp_path / "run.trec") if row[0] == "106_2"])
+    rankings = _rankings_without_and_with(capsys, tmp_path, data, line, ["What does the quokka eat?"], "106_2")
     # Without expansion BM25's pool is the same for both ("eat": the panda
     # and the grazing passage); the quokka in the alternative lifts the turn's own.
     assert rankings == [["distractors0-0_p0", "cast2021_106_2"], ["cast2021_106_2", "distractors0-0_p0"]]
