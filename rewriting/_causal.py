@@ -513,23 +513,17 @@ class CausalLMRewriter:
         log_probs, mask, next_position = log_probs[rows], mask[rows], positions[rows, -1] + 1
         if want_hidden:
             source_keys, source_ids, source_mask = source_keys[rows], source_ids[rows], source_mask[rows]
-        vocab = log_probs.shape[-1]
         running = torch.full((count, beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
         states = [BeamState(beams) for _ in prompts]
         decoded: list[list[int]] = [[] for _ in prompts]  # the greedy rows' tokens
         live = list(range(count))  # prompts still searching, ``beams`` cache rows each, in this order
-        # Enough continuations that ``beams`` go on even when some of the best end.
-        widest = max(2, 1 + len(self._eos_ids)) * beams
         for step in range(self.config.max_new_tokens):
             last = step + 1 == self.config.max_new_tokens
             width = len(live) * beams  # the beams' rows; the greedy rows follow
             going, sources, feed, scores = [], [], [], []
             if live:
-                total = (log_probs[:width].view(len(live), beams, vocab) + running[:, :, None]).view(len(live), -1)
-                top, index = total.topk(widest, dim=-1)
-                for slot, prompt in enumerate(live):
-                    continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top[slot].tolist(), index[slot].tolist())]
+                for slot, (prompt, continuations) in enumerate(zip(live, self._continuations(log_probs[:width], running))):
                     kept = states[prompt].advance(continuations, step + 1, last, self._eos_ids)
                     if kept:
                         going.append(slot)
@@ -575,22 +569,32 @@ class CausalLMRewriter:
         read = fused.new_cache(len(prompt))
         first = fused.forward(prompt, read)
         log_probs = first.float().log_softmax(-1).expand(beams, -1)
-        vocab = log_probs.shape[-1]
-        running = torch.full((beams,), -1e9)
-        running[0] = 0.0  # one seed: the beams are the same until they branch
+        running = torch.full((1, beams), -1e9)
+        running[0, 0] = 0.0  # one seed: the beams are the same until they branch
         state, rows = BeamState(beams), fused.new_rows(beams, self.config.max_new_tokens)
-        widest = max(2, 1 + len(self._eos_ids)) * beams  # as in _beam_batch
         for step in range(self.config.max_new_tokens):
             last = step + 1 == self.config.max_new_tokens
-            top, index = (log_probs + running[:, None]).view(-1).topk(widest)
-            continuations = [(score, *divmod(flat, vocab)) for score, flat in zip(top.tolist(), index.tolist())]
+            continuations, = self._continuations(log_probs, running)
             kept = state.advance(continuations, step + 1, last, self._eos_ids)
             if not kept:
                 break
             rows.select([beam for _, beam, _ in kept])
-            running = torch.tensor([score for score, _, _ in kept])
+            running = torch.tensor([[score for score, _, _ in kept]])
             log_probs = fused.forward_rows([token for _, _, token in kept], read, rows).float().log_softmax(-1)
         return [self._until_eos(ids) for _, ids in state.ended]
+
+    def _continuations(self, log_probs: torch.Tensor, running: torch.Tensor) -> list[list[tuple[float, int, int]]]:
+        """Each prompt's best ``(summed log-probability, beam, token)``, best
+        first, for :meth:`BeamState.advance`: ``log_probs`` are the beams'
+        rows, prompt by prompt (``(prompts * beams, vocab)``), ``running``
+        their summed scores so far (``(prompts, beams)``). Enough of them that
+        ``beams`` go on even when some of the best end."""
+        prompts, beams = running.shape
+        vocab = log_probs.shape[-1]
+        total = (log_probs.reshape(prompts, beams, vocab) + running[:, :, None]).view(prompts, -1)
+        top, index = total.topk(max(2, 1 + len(self._eos_ids)) * beams, dim=-1)
+        return [[(score, *divmod(flat, vocab)) for score, flat in zip(scores, flats)]
+                for scores, flats in zip(top.tolist(), index.tolist())]
 
     def _batch_drafts(self, rows: list[int], prompts: list[list[int]], generated: list[list[int]]) -> list[list[int]]:
         """Each row's prompt-lookup draft, as long as ``batch_draft_rows`` lets
