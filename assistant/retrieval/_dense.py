@@ -44,6 +44,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..kernel import ConfigError, IndexDamagedError, Passage
+from ._expansion import other_candidates
 
 __all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
 
@@ -214,7 +215,7 @@ class DenseRescorer:
         ]
 
     def _query(self, question: str, alternatives: Sequence[str]) -> np.ndarray:
-        others = [text for text in dict.fromkeys(alternatives) if text != question] if self.alternatives_weight else []
+        others = other_candidates(question, alternatives) if self.alternatives_weight else []
         rows = np.asarray(self.encoder.encode([question, *others]), dtype=np.float32)  # one call
         if not others:
             return rows[0]

@@ -15,7 +15,17 @@ from typing import Sequence
 
 from ..kernel import DRIFT_STOPWORDS, tokens
 
-__all__ = ["expand_query"]
+__all__ = ["expand_query", "other_candidates"]
+
+
+def other_candidates(rewrite: str, alternatives: Sequence[str]) -> list[str]:
+    """The distinct ``alternatives`` other than ``rewrite``, in order: each
+    counts once in a query, and the rewrite is there already.
+
+    >>> other_candidates("a", ["b", "a", "b", "c"])
+    ['b', 'c']
+    """
+    return [text for text in dict.fromkeys(alternatives) if text != rewrite]
 
 
 def expand_query(rewrite: str, previous: str, repeats: int, alternatives: Sequence[str] = ()) -> str:
@@ -38,7 +48,7 @@ def expand_query(rewrite: str, previous: str, repeats: int, alternatives: Sequen
     # Content words as the rewriter's drift guard counts them: a question's
     # pronouns, wh-words and function words say nothing of its topic.
     words = list(dict.fromkeys(w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS))
-    others = [text for text in dict.fromkeys(alternatives) if text != rewrite]
+    others = other_candidates(rewrite, alternatives)
     if others:
         # The candidates stand in for the repeats: a word they all hold counts
         # once per candidate, a word only some hold still counts a little.
