@@ -183,23 +183,19 @@ class FusedLlama:
         cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
         # Row i sees the cached positions and its own prefix; one row sees all.
         mask = torch.ones(count, end, dtype=torch.bool).tril(start) if count > 1 else None
-        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for index, layer in enumerate(inner.layers):
-            attn, mlp = layer.self_attn, layer.mlp
-            y = self._qkv[index](layer.input_layernorm(x))
-            q = y[:, :q_size].view(count, self.heads, self.head_dim).transpose(0, 1)
-            k = y[:, q_size : q_size + kv_size].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
-            v = y[:, q_size + kv_size :].view(count, self.kv_heads, self.head_dim).transpose(0, 1)
+            q, k, v = self._projected(index, layer, x)
+            q = q.view(count, self.heads, self.head_dim).transpose(0, 1)
+            k = k.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
+            v = v.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
             cache.keys[index, :, start:end] = k
             cache.values[index, :, start:end] = v
             out = F.scaled_dot_product_attention(
                 q[None], cache.keys[index, :, :end][None], cache.values[index, :, :end][None],
-                attn_mask=mask, scale=attn.scaling, enable_gqa=self.heads != self.kv_heads,
+                attn_mask=mask, scale=layer.self_attn.scaling, enable_gqa=self.heads != self.kv_heads,
             )
-            x = x + attn.o_proj(out[0].transpose(0, 1).reshape(count, q_size))
-            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
-            x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+            x = self._after_attention(index, layer, x, out[0].transpose(0, 1).reshape(count, -1))
         cache.length = end
         return self.model.lm_head(inner.norm(x[-keep:]))
 
@@ -215,26 +211,38 @@ class FusedLlama:
         rows.reserve(at + 1)
         x = inner.embed_tokens(torch.tensor(ids))
         cos, sin = inner.rotary_emb(x, torch.tensor([[start + at]]))  # (1, 1, head_dim): one position for all rows
-        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         shared = (count, self.kv_heads, start, self.head_dim)
         for index, layer in enumerate(inner.layers):
-            attn, mlp = layer.self_attn, layer.mlp
-            y = self._qkv[index](layer.input_layernorm(x))
-            q = y[:, :q_size].view(count, self.heads, 1, self.head_dim)
-            k = y[:, q_size : q_size + kv_size].view(count, self.kv_heads, 1, self.head_dim)
-            v = y[:, q_size + kv_size :].view(count, self.kv_heads, 1, self.head_dim)
+            q, k, v = self._projected(index, layer, x)
+            q = q.view(count, self.heads, 1, self.head_dim)
+            k = k.view(count, self.kv_heads, 1, self.head_dim)
+            v = v.view(count, self.kv_heads, 1, self.head_dim)
             q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
             rows.keys[index, :, :, at] = k[:, :, 0]
             rows.values[index, :, :, at] = v[:, :, 0]
             # The prompt's keys are read by every row, not copied per row in the cache.
             keys = torch.cat([prefix.keys[index, :, :start].expand(shared), rows.keys[index, :, :, : at + 1]], dim=2)
             values = torch.cat([prefix.values[index, :, :start].expand(shared), rows.values[index, :, :, : at + 1]], dim=2)
-            out = F.scaled_dot_product_attention(q, keys, values, scale=attn.scaling, enable_gqa=self.heads != self.kv_heads)
-            x = x + attn.o_proj(out.reshape(count, q_size))
-            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
-            x = x + mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+            out = F.scaled_dot_product_attention(q, keys, values, scale=layer.self_attn.scaling,
+                                                 enable_gqa=self.heads != self.kv_heads)
+            x = self._after_attention(index, layer, x, out.reshape(count, -1))
         rows.length = at + 1
         return self.model.lm_head(inner.norm(x))
+
+    def _projected(self, index: int, layer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Layer ``index``'s queries, keys and values of ``x`` ``(rows, hidden)``,
+        one stacked product, each ``(rows, heads * head_dim)``."""
+        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        y = self._qkv[index](layer.input_layernorm(x))
+        return y[:, :q_size], y[:, q_size : q_size + kv_size], y[:, q_size + kv_size :]
+
+    def _after_attention(self, index: int, layer, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        """The layer's output: ``x`` plus the output projection of its
+        attention's heads ``attended`` ``(rows, heads * head_dim)``, then plus
+        its MLP (gate and up as one stacked product)."""
+        x = x + layer.self_attn.o_proj(attended)
+        gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
+        return x + layer.mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:
