@@ -30,6 +30,7 @@ __all__ = [
     "BatchingRewriter",
     "CausalLMRewriter",
     "RewriterConfig",
+    "Decoding",
     "load_rewriter",
     "load_causal_lm",
     "smollm2_gguf",
@@ -69,6 +70,7 @@ __all__ = [
 _LAZY = {
     "CausalLMRewriter": "_causal",
     "RewriterConfig": "_causal",
+    "Decoding": "_causal",
     "drift_reason": "_causal",
     "inference_dtype": "_causal",
     "lookup_draft": "_causal",

@@ -33,7 +33,7 @@ from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
 from ._recipe import RECIPE_FILE, Recipe
 
-__all__ = ["RewriterConfig", "CausalLMRewriter", "drift_reason", "inference_dtype", "lookup_draft", "RECIPE_FILE"]
+__all__ = ["RewriterConfig", "CausalLMRewriter", "Decoding", "drift_reason", "inference_dtype", "lookup_draft", "RECIPE_FILE"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,13 @@ class RewriterConfig:
     # few turns are left so, so the search costs little beyond them
     # (BENCHMARKS.md §10, session 23).
     second_look: int = 4
+    # With second_look, a follow-up whose greedy rewrite changed the question
+    # is searched again too when the model was unsure of it: one of its tokens
+    # had less than this probability (0: only those left as asked). An unsure
+    # rewrite is more often a wrong referent, and the beams' other candidates
+    # widen the search for it (Rewrite.alternatives); chosen on training turns
+    # for retrieval (BENCHMARKS.md §10, session 25).
+    second_look_below: float = 0.3
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -272,11 +279,14 @@ class CausalLMRewriter:
         (the greedy decoding then rides along in its passes), and each
         rewrite is then the consensus of its greedy rewrite and its beams'
         (:func:`~rewriting.consensus`, the greedy one on ties). Without them,
-        ``config.second_look`` beams for the follow-ups left as asked only.
+        ``config.second_look`` beams for the follow-ups left as asked and
+        those whose greedy rewrite had a token under
+        ``config.second_look_below`` (:attr:`Decoding.confidence`) only.
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
         results, todo = self._without_model(items)
+        unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
             if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
@@ -285,23 +295,25 @@ class CausalLMRewriter:
             else:
                 opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
                 outputs, searched = self._generate(prompts, opening), [[] for _ in chunk]
+                unsure.update(index for (index, _), decoding in zip(chunk, outputs) if decoding.confidence < self.config.second_look_below)
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool)
         if self.config.candidates == 0 and self.config.second_look > 0:
-            self._look_again(items, todo, results)
+            self._look_again(items, todo, results, unsure)
         return results  # type: ignore[return-value]
 
     def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], todo: list[tuple[int, list[int]]],
-                    results: list[Rewrite | None]) -> None:
+                    results: list[Rewrite | None], unsure: set[int] = frozenset()) -> None:
         """``config.second_look`` beams for each follow-up whose greedy rewrite
         in ``results`` has its question's words (left as asked, or kept by the
-        drift guard); its rewrite becomes the consensus of that one and the
+        drift guard) or is one the model was ``unsure`` of (indices into
+        ``items``); its rewrite becomes the consensus of that one and the
         beams' (:func:`_agreed`), in place. One such follow-up alone (one
         question asked, or the only one of a batch) is searched through the
         lean forward (:meth:`_beam_lean`)."""
-        again = [(index, ids) for index, ids in todo if _same(results[index].text, items[index][0])]
+        again = [(index, ids) for index, ids in todo if index in unsure or _same(results[index].text, items[index][0])]
         if len(again) == 1 and self._fused is not None:
             (index, prompt), = again
             found = [self._beam_lean(prompt, self.config.second_look)]
@@ -393,8 +405,9 @@ class CausalLMRewriter:
         return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
 
     @torch.inference_mode()
-    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = ()) -> list[tuple[list[int], bool]]:
-        """Greedy decoding; ``(token ids, ended_with_eos)`` per prompt.
+    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = ()) -> list[Decoding]:
+        """Greedy decoding; a :class:`Decoding` (``(token ids, ended_with_eos)``
+        and its confidence) per prompt.
 
         One prompt goes through :meth:`_generate_drafted` when drafting is on;
         several are decoded together as a left-padded batch.
@@ -406,7 +419,7 @@ class CausalLMRewriter:
             return [self._generate_drafted(prompts[0], opening)]
         return self._generate_batch(prompts)
 
-    def _generate_batch(self, prompts: list[list[int]]) -> list[tuple[list[int], bool]]:
+    def _generate_batch(self, prompts: list[list[int]]) -> list[Decoding]:
         """Greedy decoding of a left-padded batch.
 
         A row leaves the batch as soon as it ends, so the steps after the
@@ -421,10 +434,11 @@ class CausalLMRewriter:
         want_hidden = self.copy_head is not None
         out, mask, positions, (source_keys, source_ids, source_mask) = self._read_prompts(prompts)
         generated: list[list[int]] = [[] for _ in prompts]
+        sureness: list[list[float]] = [[] for _ in prompts]  # each generated token's probability
         ended = [False] * batch
         rows = list(range(batch))  # the prompts still decoding, in cache order
-        choices = self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0].argmax(-1).tolist()
-        accepted = [[token] for token in choices]
+        choices, chances = _greedy(self._scores(out, source_keys, source_ids, source_mask, last=1)[:, 0])
+        accepted = [[(token, chance)] for token, chance in zip(choices, chances)]
         next_position = positions[:, -1] + 1  # each row's position for its next fed token
         cache = out.cache
 
@@ -433,9 +447,10 @@ class CausalLMRewriter:
 
         while True:
             for slot, row in enumerate(rows):
-                for token in accepted[slot]:
+                for token, chance in accepted[slot]:
                     if decoding(row):
                         generated[row].append(token)
+                        sureness[row].append(chance)
                         ended[row] = token in self._eos_ids
             keep = [slot for slot, row in enumerate(rows) if decoding(row)]
             if not keep:
@@ -458,14 +473,14 @@ class CausalLMRewriter:
             out = self.model(input_ids=feed, attention_mask=mask, position_ids=next_position[:, None] + torch.arange(feed_width),
                              cache=cache, use_cache=True, output_hidden_states=want_hidden)
             cache = out.cache
-            choices = self._scores(out, source_keys, source_ids, source_mask).argmax(-1).tolist()
+            choices, chances = _greedy(self._scores(out, source_keys, source_ids, source_mask))
             accepted = []
             for slot, draft in enumerate(drafts):
                 kept = self._kept(draft, choices[slot])
-                accepted.append(draft[:kept] + [choices[slot][kept]])
+                accepted.append(list(zip(draft[:kept] + [choices[slot][kept]], chances[slot])))
                 mask[slot, mask.shape[1] - feed_width + 1 + kept :] = 0  # rejected draft tokens: never attended to
                 next_position[slot] += 1 + kept
-        return [self._until_eos(row) for row in generated]
+        return [self._decoding(row, chances) for row, chances in zip(generated, sureness)]
 
     def _read_prompts(self, prompts: list[list[int]]):
         """One forward pass over the prompts as a left-padded batch (every
@@ -611,6 +626,13 @@ class CausalLMRewriter:
         cut = next((i for i, token_id in enumerate(row) if token_id in self._eos_ids), None)
         return (row, False) if cut is None else (row[:cut], True)
 
+    def _decoding(self, row: list[int], chances: list[float]) -> Decoding:
+        """``row`` up to its end, with the lowest of its tokens' ``chances``
+        (the end's own not counted: how sure the model was to stop says
+        nothing of the rewrite's words)."""
+        ids, ended = self._until_eos(row)
+        return Decoding(ids, ended, min(chances[: len(ids)], default=1.0))
+
     def _scores(self, out, source_keys, source_ids, source_mask, last: int | None = None) -> torch.Tensor:
         """Next-token scores ``(B, T, V)`` at the ``last`` positions of a forward
         pass (all when None): the LM's logits, mixed with the copy head's
@@ -623,7 +645,7 @@ class CausalLMRewriter:
         hidden = out.hidden_states[-1][:, -logits.shape[1] :]
         return self.copy_head.log_probs(hidden, logits, source_keys, source_ids, source_mask)
 
-    def _generate_drafted(self, prompt: list[int], opening: Sequence[int] = ()) -> tuple[list[int], bool]:
+    def _generate_drafted(self, prompt: list[int], opening: Sequence[int] = ()) -> Decoding:
         """Greedy decoding of one prompt with prompt-lookup drafts.
 
         Each pass feeds the last chosen token plus a draft (see
@@ -638,18 +660,19 @@ class CausalLMRewriter:
         opening = list(opening)
         passes = _FusedPasses(self._fused, len(prompt) + self.config.max_new_tokens + self.config.draft_tokens) \
             if self._fused is not None else _ModelPasses(self, prompt)
-        choices = passes.run(prompt + opening, len(opening) + 1)
+        choices, chances = passes.run(prompt + opening, len(opening) + 1)
         kept = self._kept(opening, choices)
-        generated = opening[:kept] + [choices[kept]]
+        generated, sureness = opening[:kept] + [choices[kept]], chances[: kept + 1]
         passes.drop(len(opening) - kept)
         while len(generated) < self.config.max_new_tokens and generated[-1] not in self._eos_ids:
             room = self.config.max_new_tokens - len(generated)
             draft = lookup_draft(prompt + generated, min(self.config.draft_tokens, room), self.config.draft_ngram)
-            choices = passes.run([generated[-1], *draft], len(draft) + 1)
+            choices, chances = passes.run([generated[-1], *draft], len(draft) + 1)
             kept = self._kept(draft, choices)
             generated += draft[:kept] + [choices[kept]]
+            sureness += chances[: kept + 1]
             passes.drop(len(draft) - kept)  # forget the rejected draft tokens
-        return self._until_eos(generated[: self.config.max_new_tokens])
+        return self._decoding(generated[: self.config.max_new_tokens], sureness)
 
     def _kept(self, draft: Sequence[int], choices: Sequence[int]) -> int:
         """How many of the draft's tokens the model's own greedy choices confirm
@@ -671,8 +694,9 @@ class _ModelPasses:
         self.source_keys = self.cache = None
         self.seen = 0  # positions whose keys/values are cached
 
-    def run(self, feed: list[int], keep: int) -> list[int]:
-        """Feed ``feed`` after what is cached; the greedy choice at each of its last ``keep`` positions."""
+    def run(self, feed: list[int], keep: int) -> tuple[list[int], list[float]]:
+        """Feed ``feed`` after what is cached; the greedy choice at each of its
+        last ``keep`` positions, and the probability given to each (:func:`_greedy`)."""
         rewriter = self.rewriter
         want_hidden = rewriter.copy_head is not None
         ids = torch.tensor([feed])
@@ -685,7 +709,7 @@ class _ModelPasses:
             out = rewriter.model(input_ids=ids, position_ids=positions, cache=self.cache, use_cache=True,
                                  output_hidden_states=want_hidden)
         self.cache, self.seen = out.cache, self.seen + len(feed)
-        return rewriter._scores(out, self.source_keys, self.source_ids, self.source_mask, last=keep)[0].argmax(-1).tolist()
+        return _greedy(rewriter._scores(out, self.source_keys, self.source_ids, self.source_mask, last=keep)[0])
 
     def drop(self, count: int) -> None:
         """Forget the last ``count`` positions."""
@@ -700,11 +724,31 @@ class _FusedPasses:
     def __init__(self, fused: FusedLlama, capacity: int):
         self.fused, self.cache = fused, fused.new_cache(capacity)
 
-    def run(self, feed: list[int], keep: int) -> list[int]:
-        return self.fused.forward(feed, self.cache, keep).argmax(-1).tolist()
+    def run(self, feed: list[int], keep: int) -> tuple[list[int], list[float]]:
+        return _greedy(self.fused.forward(feed, self.cache, keep))
 
     def drop(self, count: int) -> None:
         self.cache.crop(self.cache.length - count)
+
+
+class Decoding(tuple):
+    """A greedy decoding. It unpacks and compares as ``(token ids, ended)``,
+    as a beam's hypothesis does, and carries ``confidence``: the lowest
+    probability the model gave one of its tokens (1.0 when it has none),
+    which ``RewriterConfig.second_look_below`` reads."""
+
+    confidence: float
+
+    def __new__(cls, ids: list[int], ended: bool, confidence: float = 1.0):
+        decoding = super().__new__(cls, (ids, ended))
+        decoding.confidence = confidence
+        return decoding
+
+
+def _greedy(scores: torch.Tensor) -> tuple[list, list]:
+    """The greedy choice at each position of ``scores`` (``(..., vocabulary)``
+    logits or log-probabilities) and the probability the model gave it."""
+    return scores.argmax(-1).tolist(), scores.float().softmax(-1).amax(-1).tolist()
 
 
 def _agreed(pool: Sequence[Rewrite]) -> Rewrite:

@@ -197,7 +197,7 @@ class _RewriteWorker:
         rewriter = load_rewriter(settings["model"], dtype=settings["dtype"], pack_weights=settings.get("pack_weights", True),
                                  fused_forward=settings.get("fused_forward", True))
         self.rewriter = configure(rewriter, settings["batch_size"], settings["draft_tokens"], settings.get("max_input_tokens"),
-                                  settings.get("candidates"), settings.get("second_look"))
+                                  settings.get("candidates"), settings.get("second_look"), settings.get("second_look_below"))
 
     def __call__(self, chunk: list) -> list:
         items = [(item["question"], item["history"]) for item in chunk]
@@ -212,7 +212,7 @@ def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | No
     per request, in order, each chunk the single-process run's (``batch_size * 4``).
 
     ``settings``: model, dtype, batch_size, draft_tokens, max_input_tokens,
-    candidates, second_look, as the command line gives them.
+    candidates, second_look, second_look_below, as the command line gives them.
     """
     items = [{"question": r["question"], "history": r["history"]} for r in requests]
     results = map_on_ray(items, _RewriteWorker, settings, chunk=settings["batch_size"] * 4, address=address, actors=actors, desc="rewriting")

@@ -18,7 +18,9 @@ consensus of the greedy rewrite and the beams' (``RewriterConfig.candidates``),
 with the other distinct candidates as ``"alternatives"`` (a list), which
 ``python -m eval.retrieval --rewrites`` adds to the search as the app does.
 ``--second-look BEAMS`` sets how many beams are searched for a follow-up
-whose greedy rewrite left it as asked (``RewriterConfig.second_look``; 0: never).
+whose greedy rewrite left it as asked (``RewriterConfig.second_look``; 0: never);
+``--second-look-below P`` searches a changed rewrite too when one of its tokens
+had a probability under P (``RewriterConfig.second_look_below``; 0: never).
 ``--ray`` runs the rewrites on a Ray cluster through a pool of ``--actors``
 rewriter copies (:mod:`rewriting._ray`; needs ``pip install 'ray[data]'``)
 and writes the same file; without it, ray is never imported.
@@ -164,11 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tokens: int | None = None, candidates: int | None = None,
-              second_look: int | None = None):
+              second_look: int | None = None, second_look_below: float | None = None):
     """``rewriter`` with the command line's batch size, draft length, prompt
-    budget, N-best beams and second-look beams, where it has them (None: its own)."""
+    budget, N-best beams and second-look beams and threshold, where it has
+    them (None: its own)."""
     changes = {"batch_size": batch_size, "draft_tokens": draft_tokens, "max_input_tokens": max_input_tokens, "candidates": candidates,
-               "second_look": second_look}
+               "second_look": second_look, "second_look_below": second_look_below}
     config = getattr(rewriter, "config", None)
     if config is not None:
         known = {name: value for name, value in changes.items() if value is not None and hasattr(config, name)}
@@ -196,6 +199,9 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="beams of an N-best search after the greedy rewrite; the rewrite is their consensus (0: off, the default)")
     parser.add_argument("--second-look", type=int, metavar="BEAMS",
                         help="beams searched again for a follow-up the greedy rewrite left as asked (0: never; default: the rewriter's)")
+    parser.add_argument("--second-look-below", type=float, metavar="P",
+                        help="search a changed rewrite again too when one of its tokens had a probability under P "
+                        "(0: never; default: the rewriter's)")
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                         help="rewrite on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a local one)")
     parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
@@ -208,6 +214,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --candidates must be 0 or more\n")
     if args.second_look is not None and args.second_look < 0:
         parser.exit(2, "error: --second-look must be 0 or more\n")
+    if args.second_look_below is not None and not 0 <= args.second_look_below <= 1:
+        parser.exit(2, "error: --second-look-below is a probability, from 0 to 1\n")
     if args.max_input_tokens is not None and args.max_input_tokens < 32:
         parser.exit(2, "error: --max-input-tokens must be at least 32 (the question and the format need them)\n")
     if args.ray is not None and (args.latency or args.actors < 1):
@@ -223,14 +231,16 @@ def _main(argv: Sequence[str] | None) -> int:
 
         settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
                     "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
-                    "fused_forward": not args.no_fused, "second_look": args.second_look}
+                    "fused_forward": not args.no_fused, "second_look": args.second_look,
+                    "second_look_below": args.second_look_below}
         count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         latencies = None
     else:
         from rewriting import load_rewriter
 
         rewriter = load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing, fused_forward=not args.no_fused)
-        rewriter = configure(rewriter, args.batch_size, args.draft_tokens, args.max_input_tokens, args.candidates, args.second_look)
+        rewriter = configure(rewriter, args.batch_size, args.draft_tokens, args.max_input_tokens, args.candidates, args.second_look,
+                             args.second_look_below)
         latencies = None
         if args.latency:
             latencies = []

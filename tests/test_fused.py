@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rewriting import TRAINED_ADAPTER, CausalLMRewriter, FusedCache, FusedLlama, RewriterConfig, can_pack, load_rewriter, pack_linears
+from rewriting import TRAINED_ADAPTER, CausalLMRewriter, Decoding, FusedCache, FusedLlama, RewriterConfig, can_pack, load_rewriter, pack_linears
 
 HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron."]
 
@@ -113,6 +113,8 @@ def test_the_rewriter_takes_the_fused_forward_for_one_question_and_rewrites_the_
     questions = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
     assert [fused.rewrite(q, h) for q, h in questions] == [plain.rewrite(q, h) for q, h in questions]
     assert fused.rewrite_batch(questions) == plain.rewrite_batch(questions)  # batches keep transformers' forward
+    prompts = [fused.prompt_ids(q, h) for q, h in questions]  # and each rewrite's confidence is the same
+    assert [fused._generate([p])[0].confidence for p in prompts] == pytest.approx([plain._generate([p])[0].confidence for p in prompts], abs=1e-5)
 
 
 def test_models_it_cannot_reproduce_keep_their_own_forward(tiny_gpt2, tmp_path):
@@ -180,8 +182,8 @@ def test_a_follow_up_left_as_asked_gets_its_second_look_through_the_fused_forwar
     lean_calls, batch_calls = [], []
     for rewriter in (fused, plain):  # greedy decoding leaves every question as asked
         rewriter._generate = lambda prompts, opening=(): [
-            (tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
-                              add_special_tokens=False), True) for p in prompts]
+            Decoding(tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
+                                      add_special_tokens=False), True) for p in prompts]
     search_lean, search_batch = fused._beam_lean, fused._beam_batch
     fused._beam_lean = lambda prompt, beams: lean_calls.append(beams) or search_lean(prompt, beams)
     fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)

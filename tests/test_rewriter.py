@@ -21,6 +21,7 @@ from rewriting import (
     TRAINED_INPUT_TOKENS,
     CausalLMRewriter,
     CopyHead,
+    Decoding,
     OriginalRewriter,
     PromptConfig,
     Recipe,
@@ -405,7 +406,7 @@ def _scripted_rewriter(tok, candidates: int) -> CausalLMRewriter:
     search gives all of SCRIPTED (the greedy text again first), for any prompt."""
     ids = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED]
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
-    rewriter._generate = lambda prompts, opening=(): [(ids[0], True) for _ in prompts]
+    rewriter._generate = lambda prompts, opening=(): [Decoding(ids[0], True) for _ in prompts]
     rewriter._beam_batch = lambda prompts, beams, greedy=False: [[(ids[0], True)] * greedy + [(row, True) for row in ids][:beams]
                                                                  for _ in prompts]
     return rewriter
@@ -426,19 +427,21 @@ def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
     assert _scripted_rewriter(tok, 1).rewrite("Who was her father?", HISTORY).text == texts[0]
 
 
-def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: int = 0, others: str = ""):
+def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: int = 0, others: str = "", confidence: float = 1.0,
+                          below: float = 0.3):
     """A rewriter whose greedy decoding gives ``greedy`` (``others`` for a
-    prompt without "her father", when given) and whose beam search gives
-    SCRIPTED[1:] for any prompt; ``searched`` records each search's
-    (prompts, beams, greedy) call."""
+    prompt without "her father", when given) with ``confidence`` (the others
+    sure) and whose beam search gives SCRIPTED[1:] for any prompt; ``searched``
+    records each search's (prompts, beams, greedy) call."""
     beams = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED[1:]]
-    config = RewriterConfig(prompt_format="plain", candidates=candidates, second_look=second_look)
+    config = RewriterConfig(prompt_format="plain", candidates=candidates, second_look=second_look, second_look_below=below)
     rewriter = CausalLMRewriter(_NoCalls(), tok, config)
     rewriter.searched = []
 
     def decode(prompts, opening=()):
-        texts = [greedy if not others or "her father" in tok.decode(p) else others for p in prompts]
-        return [(tok.encode(" " + text, add_special_tokens=False), True) for text in texts]
+        picked = [not others or "her father" in tok.decode(p) for p in prompts]
+        return [Decoding(tok.encode(" " + (greedy if mine else others), add_special_tokens=False), True, confidence if mine else 1.0)
+                for mine in picked]
 
     rewriter._generate = decode
 
@@ -488,6 +491,73 @@ def test_a_rewrite_the_drift_guard_rejected_gets_a_second_look_and_only_those_in
     assert rewriter.searched == [(1, 4, False)]
     assert rejected.text == "Who was Ada Lovelace's father?" and rejected.note == ""
     assert other == Rewrite("What about Ada's mother?")
+
+
+def test_a_changed_rewrite_the_model_was_unsure_of_gets_a_second_look_too(tiny_gpt2):
+    # One of its tokens had less than second_look_below: searched again like a
+    # turn left as asked, and the rewrite is the pool's consensus.
+    _, tok = tiny_gpt2
+    unsure = _second_look_rewriter(tok, "Who was Byron's father?", confidence=0.2)
+    picked = unsure.rewrite("Who was her father?", HISTORY)
+    assert unsure.searched == [(1, 4, False)]
+    pool = ["Who was Byron's father?", *(text.strip() for text in SCRIPTED[1:])]
+    assert picked.text == pool[consensus(pool)] != pool[0]
+    assert set(picked.alternatives) == set(pool) - {picked.text}
+    # At the threshold or above it, or with the threshold at 0, the greedy rewrite stands.
+    for sure in (_second_look_rewriter(tok, "Who was Byron's father?", confidence=0.3),
+                 _second_look_rewriter(tok, "Who was Byron's father?", confidence=0.0, below=0.0)):
+        assert sure.rewrite("Who was her father?", HISTORY) == Rewrite("Who was Byron's father?")
+        assert sure.searched == []
+    # In a batch only the unsure one is searched.
+    batch = _second_look_rewriter(tok, "Who was Byron's father?", others="What about Ada's mother?", confidence=0.2)
+    first, other = batch.rewrite_batch([("Who was her father?", HISTORY), ("What about her mother?", HISTORY)])
+    assert batch.searched == [(1, 4, False)] and first == picked and other == Rewrite("What about Ada's mother?")
+
+
+def _token_chances(model, prompt: list[int], ids: list[int]) -> list[float]:
+    """The probability ``model`` gives each of ``ids`` after ``prompt``, from one plain forward pass."""
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : len(prompt) + len(ids) - 1]
+    return logits.float().softmax(-1).gather(-1, torch.tensor(ids)[:, None])[:, 0].tolist()
+
+
+def test_a_decodings_confidence_is_its_least_likely_token_not_its_end_alone_or_batched(tiny_gpt2):
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=12))
+    prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+    ids = rewriter._generate([prompts[0]])[0][0]
+    chances = _token_chances(model, prompts[0], ids)
+    assert rewriter._generate([prompts[0]])[0].confidence == pytest.approx(min(chances), abs=1e-5)
+    # The least likely token becomes the end: the rewrite stops before it, and
+    # how sure the model was to stop is not counted.
+    end = min(range(1, len(ids)), key=chances.__getitem__)
+    assert ids[end] not in ids[:end] and chances[end] < min(chances[:end])
+    rewriter._eos_ids = frozenset({ids[end]})
+    alone = [rewriter._generate([p])[0] for p in prompts]
+    assert alone[0] == (ids[:end], True)
+    for prompt, decoding in zip(prompts, alone):
+        assert decoding.confidence == pytest.approx(min(_token_chances(model, prompt, decoding[0])), abs=1e-5)
+    # In a left-padded batch whose rows end apart: the same.
+    batched = rewriter._generate(prompts)
+    assert batched == alone and len({len(d[0]) for d in batched}) > 1
+    assert [d.confidence for d in batched] == pytest.approx([d.confidence for d in alone], abs=1e-5)
+    assert Decoding([], True).confidence == 1.0  # nothing generated: nothing unsure
+
+
+def test_drafts_leave_a_decodings_confidence_as_step_by_step_decoding_gives_it(tiny_gpt2):
+    # The copy gate makes outputs of prompt tokens, so drafts are found, and
+    # some of their tokens are kept and some dropped: only the kept count.
+    model, tok = tiny_gpt2
+    head = CopyHead(model.config.hidden_size, copy_dim=8, gate_bias=-30.0)
+    config = RewriterConfig(prompt_format="plain", max_new_tokens=16)
+    drafted = CausalLMRewriter(model, tok, config, copy_head=head)
+    stepwise = CausalLMRewriter(model, tok, replace(config, draft_tokens=0), copy_head=head)
+    prompts = [plain_prompt_ids(tok, q, h) for q, h in [("Why?", HISTORY), ("Who was her father?", HISTORY[:2]), ("When?", ["Hi", ""])]]
+    expected = [stepwise._generate([prompt])[0] for prompt in prompts]
+    assert all(decoding.confidence < 1 for decoding in expected)
+    for found in ([drafted._generate([prompt])[0] for prompt in prompts], drafted._generate(prompts)):  # alone, and a batch's drafts
+        assert found == expected
+        assert [d.confidence for d in found] == pytest.approx([d.confidence for d in expected], abs=1e-5)
 
 
 def test_consensus_is_the_candidate_closest_to_the_others():
@@ -609,6 +679,7 @@ def test_configure_sets_only_what_the_rewriter_has(tiny_gpt2):
     assert (causal.config.batch_size, causal.config.draft_tokens, causal.config.max_input_tokens, causal.config.candidates) == (4, 8, 256, 0)
     assert configure(causal, 4, None, None, 3).config.candidates == 3
     assert causal.config.second_look == 4 and configure(causal, 4, None, None, None, 0).config.second_look == 0
+    assert causal.config.second_look_below == 0.3 and configure(causal, 4, None, None, None, None, 0.5).config.second_look_below == 0.5
     assert isinstance(configure(OriginalRewriter(), 4, 0, 256, 3), OriginalRewriter)
 
 
@@ -682,6 +753,16 @@ def test_cli_second_look_reaches_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         main(["--input", str(src), "--output", str(out), "--second-look", "-1"])
     assert exit_info.value.code == 2
+    # A changed rewrite the model was unsure of (0.2): searched unless the threshold is at or under it.
+    unsure = lambda *args, **kwargs: _second_look_rewriter(tok, "Who was Byron's father?", confidence=0.2)  # noqa: E731
+    monkeypatch.setattr(rewriting, "load_rewriter", unsure)
+    for option, expected in [([], "Who was Ada Lovelace's father?"), (["--second-look-below", "0.2"], "Who was Byron's father?")]:
+        assert main(["--input", str(src), "--output", str(out), *option]) == 0
+        assert json.loads(out.read_text())["rewrite"] == expected
+    for bad in ("-0.1", "1.5"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--input", str(src), "--output", str(out), "--second-look-below", bad])
+        assert exit_info.value.code == 2
 
 
 def test_cli_refuses_negative_candidates(tmp_path, capsys):
