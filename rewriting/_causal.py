@@ -5,8 +5,8 @@ The model is either an instruction-tuned one prompted with two examples
 format, optionally a LoRA adapter and a copy head). Decoding is greedy and
 bounded, optionally followed by a beam search whose consensus with the greedy
 rewrite is the rewrite (``RewriterConfig.candidates``), and by default by one
-for the follow-ups the greedy rewrite leaves as asked
-(``RewriterConfig.second_look``). The first turn is
+for the follow-ups the greedy rewrite leaves as asked or was unsure of
+(``RewriterConfig.second_look``, ``second_look_below``). The first turn is
 never rewritten, and a drift guard keeps the user's own question whenever the
 model's output no longer carries its intent.
 """
