@@ -164,7 +164,8 @@ class Assistant:
 
         retriever = BM25Retriever.from_index(retriever_config.index_dir, retriever_config)
         rewriter = load_rewriter(config.rewriter, candidates=config.rewrite_candidates,
-                                 second_look=None if config.rewrite_second_look else 0)
+                                 second_look=None if config.rewrite_second_look else 0,
+                                 second_look_below=None if config.rewrite_second_look_unsure else 0.0)
         rescoring = retriever_config.dense_weight > 0
         minilm = None
         if batching:

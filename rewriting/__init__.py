@@ -113,7 +113,7 @@ def __getattr__(name: str):
 
 
 def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0,
-                  fused_forward: bool = True, second_look: int | None = None) -> Rewriter:
+                  fused_forward: bool = True, second_look: int | None = None, second_look_below: float | None = None) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -125,7 +125,9 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     ``fused_forward=False`` transformers' forward for one question, to compare;
     ``candidates`` adds an N-best search (``RewriterConfig.candidates``);
     ``second_look`` sets the beams searched for a follow-up left as asked
-    (``RewriterConfig.second_look``; None: its default, 0: never).
+    (``RewriterConfig.second_look``; None: its default, 0: never), and
+    ``second_look_below`` the probability under which a changed rewrite's
+    token sends it to the second look too (``RewriterConfig.second_look_below``).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
     key = name.strip()
@@ -136,6 +138,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward)
     if second_look is not None:
         config = replace(config, second_look=second_look)
+    if second_look_below is not None:
+        config = replace(config, second_look_below=second_look_below)
     if key == "prompted":
         return CausalLMRewriter.from_pretrained("smollm2", config=config)
     if key == "trained":

@@ -294,4 +294,8 @@ def test_the_assistant_loads_its_rewriter_with_the_configured_candidates(tiny_in
     Assistant.from_config(AssistantConfig(rewriter="original", rewrite_candidates=4), RetrieverConfig(index_dir=str(tiny_index)))
     # The second look's beams are the rewriter's own unless it is turned off.
     Assistant.from_config(AssistantConfig(rewriter="original", rewrite_second_look=False), RetrieverConfig(index_dir=str(tiny_index)))
-    assert asked == [("original", {"candidates": 4, "second_look": None}), ("original", {"candidates": 0, "second_look": 0})]
+    # The unsure rewrites' look: the rewriter's threshold unless it is turned off.
+    Assistant.from_config(AssistantConfig(rewriter="original", rewrite_second_look_unsure=False), RetrieverConfig(index_dir=str(tiny_index)))
+    assert asked == [("original", {"candidates": 4, "second_look": None, "second_look_below": None}),
+                     ("original", {"candidates": 0, "second_look": 0, "second_look_below": None}),
+                     ("original", {"candidates": 0, "second_look": None, "second_look_below": 0.0})]

@@ -652,6 +652,8 @@ def test_load_rewriter_passes_the_dtype_and_candidates_on(tiny_gpt2, tmp_path):
     assert load_rewriter(str(tmp_path), candidates=3).config.candidates == 3
     assert load_rewriter(str(tmp_path)).config.second_look == RewriterConfig().second_look
     assert load_rewriter(str(tmp_path), second_look=0).config.second_look == 0
+    assert load_rewriter(str(tmp_path)).config.second_look_below == RewriterConfig().second_look_below
+    assert load_rewriter(str(tmp_path), second_look_below=0.0).config.second_look_below == 0.0
 
 
 def test_cli_refuses_a_negative_draft_length(tmp_path):

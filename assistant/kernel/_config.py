@@ -203,6 +203,12 @@ class AssistantConfig:
     # rewrite's time alone; false spares those turns the search (BENCHMARKS.md
     # §10, session 23).
     rewrite_second_look: bool = True
+    # With it, a second look at a changed rewrite the model was unsure of too
+    # (RewriterConfig.second_look_below): their other candidates widen the
+    # search, which gains on held-out judged turns. It runs on about a third
+    # of follow-ups, and a crowd's batch waits for its beam search; false
+    # spares a crowd most of that (BENCHMARKS.md §10, session 25).
+    rewrite_second_look_unsure: bool = True
     # Longest question we accept, in characters; longer input is refused with a
     # message instead of being truncated silently.
     max_question_chars: int = 1000
