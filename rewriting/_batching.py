@@ -11,7 +11,8 @@ worker touches the wrapped rewriter, so it need not be thread-safe.
 
 from __future__ import annotations
 
-from typing import Sequence
+import inspect
+from typing import Callable, Sequence
 
 from assistant.kernel import MicroBatcher, Rewrite
 
@@ -33,13 +34,17 @@ class BatchingRewriter:
     With float32 weights every caller gets what ``rewriter.rewrite`` alone
     gives (left-padded batched greedy decoding equals one-at-a-time decoding).
     A call that fails in a batch is retried alone, so one caller's bad input
-    only fails that caller. Use as a context manager or call :meth:`close`.
+    only fails that caller. When ``rewriter.rewrite_batch`` takes ``ready``
+    (:meth:`CausalLMRewriter.rewrite_batch`), a caller whose rewrite is final
+    gets it at once, while the batch's second look runs for the others. Use
+    as a context manager or call :meth:`close`.
     """
 
     def __init__(self, rewriter: Rewriter, max_batch: int = 8, window_ms: float = 5.0):
         self.rewriter = rewriter
         self._batch = getattr(rewriter, "rewrite_batch", None)
-        self._batcher = MicroBatcher(self._run, max_batch, window_ms, name="rewrite-batcher")
+        early = self._batch is not None and "ready" in inspect.signature(self._batch).parameters
+        self._batcher = MicroBatcher(self._run_early if early else self._run, max_batch, window_ms, name="rewrite-batcher", early=early)
         self.max_batch = max_batch
 
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
@@ -58,6 +63,9 @@ class BatchingRewriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def _run_early(self, items: list[tuple[str, Sequence[str]]], deliver: Callable[[int, Rewrite], None]) -> list[Rewrite]:
+        return self._batch(items, ready=deliver)
 
     def _run(self, items: list[tuple[str, Sequence[str]]]) -> list[Rewrite]:
         if self._batch is not None:

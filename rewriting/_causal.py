@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -272,7 +272,8 @@ class CausalLMRewriter:
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
         return self.rewrite_batch([(question, history)])[0]
 
-    def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
+    def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]],
+                      ready: Callable[[int, Rewrite], None] | None = None) -> list[Rewrite]:
         """Rewrite many ``(question, history)`` pairs, batching the model calls.
 
         Greedy decoding; with ``config.candidates`` beams, a beam search too
@@ -282,6 +283,9 @@ class CausalLMRewriter:
         ``config.second_look`` beams for the follow-ups left as asked and
         those whose greedy rewrite had a token under
         ``config.second_look_below`` (:attr:`Decoding.confidence`) only.
+        ``ready(index, rewrite)``, when given, is called for each rewrite
+        that is final before that search runs, so that a batch's callers
+        need not all wait for it (:class:`~rewriting.BatchingRewriter`).
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
@@ -300,20 +304,27 @@ class CausalLMRewriter:
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool)
+        again = []
         if self.config.candidates == 0 and self.config.second_look > 0:
-            self._look_again(items, todo, results, unsure)
+            # Left as asked (or kept by the drift guard), or unsure.
+            again = [(index, ids) for index, ids in todo if index in unsure or _same(results[index].text, items[index][0])]
+        if ready is not None and again:
+            waiting = {index for index, _ in again}
+            for index, result in enumerate(results):
+                if index not in waiting:
+                    ready(index, result)
+        self._look_again(items, again, results)
         return results  # type: ignore[return-value]
 
-    def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], todo: list[tuple[int, list[int]]],
-                    results: list[Rewrite | None], unsure: set[int] = frozenset()) -> None:
-        """``config.second_look`` beams for each follow-up whose greedy rewrite
-        in ``results`` has its question's words (left as asked, or kept by the
-        drift guard) or is one the model was ``unsure`` of (indices into
-        ``items``); its rewrite becomes the consensus of that one and the
-        beams' (:func:`_agreed`), in place. One such follow-up alone (one
-        question asked, or the only one of a batch) is searched through the
-        lean forward (:meth:`_beam_lean`)."""
-        again = [(index, ids) for index, ids in todo if index in unsure or _same(results[index].text, items[index][0])]
+    def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], again: list[tuple[int, list[int]]],
+                    results: list[Rewrite | None]) -> None:
+        """``config.second_look`` beams for each ``(index into items, prompt
+        ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
+        of that one and the beams' (:func:`_agreed`), in place. One such
+        follow-up alone (one question asked, or the only one of a batch) is
+        searched through the lean forward (:meth:`_beam_lean`)."""
+        if not again:
+            return
         if len(again) == 1 and self._fused is not None:
             (index, prompt), = again
             found = [self._beam_lean(prompt, self.config.second_look)]

@@ -81,6 +81,44 @@ def test_a_bad_input_fails_only_its_own_caller(causal):
     assert results[0] == causal.rewrite(*ITEMS[0]) and results[2] == causal.rewrite(*ITEMS[1])
 
 
+class Looking:
+    """A rewriter whose batches give "Who was her father?" a second look that
+    holds the batch until ``release`` is set; the others' rewrites are final
+    at once, and go to ``ready`` first when it is given."""
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def rewrite(self, question, history):
+        return self.rewrite_batch([(question, history)])[0]
+
+    def rewrite_batch(self, items, ready=None):
+        results = [Rewrite(question.upper()) for question, _ in items]
+        searched = [index for index, (question, _) in enumerate(items) if "father" in question]
+        for index in range(len(items)):
+            if ready is not None and searched and index not in searched:
+                ready(index, results[index])
+        if searched:
+            self.release.wait(30)
+        return results
+
+
+def test_a_caller_whose_rewrite_is_final_does_not_wait_for_the_batchs_second_look():
+    rewriter = Looking()
+    with BatchingRewriter(rewriter, max_batch=2, window_ms=LONG) as batcher:
+        results = {}
+        threads = [threading.Thread(target=lambda q=q: results.setdefault(q, batcher.rewrite(q, HISTORY)))
+                   for q in ("Who was her father?", "What did she write?")]
+        for thread in threads:
+            thread.start()
+        threads[1].join(30)
+        assert results == {"What did she write?": Rewrite("WHAT DID SHE WRITE?")}  # while the other is searched
+        assert threads[0].is_alive()
+        rewriter.release.set()
+        threads[0].join(30)
+    assert results["Who was her father?"] == Rewrite("WHO WAS HER FATHER?")
+
+
 def test_a_rewriter_without_rewrite_batch_is_called_per_question():
     with BatchingRewriter(OriginalRewriter(), max_batch=2, window_ms=LONG) as batcher:
         assert concurrently(batcher.rewrite, [(" Why? ", ["a", "b"]), ("Who?", [])]) == [Rewrite("Why?"), Rewrite("Who?")]

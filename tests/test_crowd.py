@@ -93,6 +93,33 @@ def test_the_micro_batcher_retries_a_failed_batch_item_by_item():
     assert good == [0.5] and other == [0.25] and isinstance(bad, ZeroDivisionError)
 
 
+def test_an_early_batch_gives_a_finished_result_at_once_and_retries_only_the_others():
+    # run_batch hands 1's result back, then holds the batch until released:
+    # 1's caller has it meanwhile. The batch then fails on 0, and only the
+    # items not yet delivered are retried alone.
+    release = threading.Event()
+    calls = []
+
+    def tens(items, deliver):
+        calls.append(list(items))
+        if 1 in items:
+            deliver(items.index(1), 10)
+            release.wait(30)
+        if 0 in items:
+            raise ZeroDivisionError("a zero among the items")
+        return [item * 10 for item in items]
+
+    with MicroBatcher(tens, max_batch=3, window_ms=LONG, early=True) as batcher:
+        one, two, zero = (batcher.submit([item])[0] for item in (1, 2, 0))
+        assert one.result(timeout=30) == 10
+        assert not two.done() and not zero.done()  # the batch goes on for them
+        release.set()
+        assert two.result(timeout=30) == 20
+        with pytest.raises(ZeroDivisionError):
+            zero.result(timeout=30)
+    assert calls[0] == [1, 2, 0] and sorted(calls[1:]) == [[0], [2]]
+
+
 # ---------------------------------------------------------------- BatchingEncoder
 
 

@@ -514,6 +514,21 @@ def test_a_changed_rewrite_the_model_was_unsure_of_gets_a_second_look_too(tiny_g
     assert batch.searched == [(1, 4, False)] and first == picked and other == Rewrite("What about Ada's mother?")
 
 
+def test_a_batch_hands_back_its_final_rewrites_before_the_second_look_runs(tiny_gpt2):
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, "Who was her father?", others="What about Ada's mother?")
+    handed = []
+    items = [("Who was her father?", HISTORY), ("What about her mother?", HISTORY)]
+    found = rewriter.rewrite_batch(items, ready=lambda index, rewrite: handed.append((index, rewrite, len(rewriter.searched))))
+    assert handed == [(1, Rewrite("What about Ada's mother?"), 0)] and rewriter.searched == [(1, 4, False)]
+    assert found[1] == Rewrite("What about Ada's mother?") and found[0].text == "Who was Ada Lovelace's father?"
+    # Nothing searched: nothing handed back early, the results come with the return.
+    handed.clear()
+    sure = _second_look_rewriter(tok, "Who was Ada's father?", others="What about Ada's mother?")
+    assert sure.rewrite_batch(items, ready=lambda *args: handed.append(args)) == [Rewrite("Who was Ada's father?"), Rewrite("What about Ada's mother?")]
+    assert handed == []
+
+
 def _token_chances(model, prompt: list[int], ids: list[int]) -> list[float]:
     """The probability ``model`` gives each of ``ids`` after ``prompt``, from one plain forward pass."""
     with torch.no_grad():

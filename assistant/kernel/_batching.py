@@ -38,6 +38,12 @@ class MicroBatcher(Generic[Item, Result]):
     the caller whose item caused it. Use as a context manager or call
     :meth:`close`.
 
+    With ``early``, ``run_batch`` is called as ``run_batch(items, deliver)``
+    and may hand a result back before it returns: ``deliver(index, result)``
+    gives the caller of ``items[index]`` its result at once, while the batch
+    goes on for the others (the returned entries of items already delivered
+    are ignored, and if the batch then fails only the others are retried).
+
     >>> with MicroBatcher(lambda xs: [x * 10 for x in xs]) as batcher:
     ...     batcher.run([1, 2, 3])
     [10, 20, 30]
@@ -49,12 +55,14 @@ class MicroBatcher(Generic[Item, Result]):
         max_batch: int = 8,
         window_ms: float = 5.0,
         name: str = "micro-batcher",
+        early: bool = False,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise ConfigError(f"max_batch must be a whole number of at least 1, not {max_batch!r}")
         if not window_ms >= 0:
             raise ConfigError(f"window_ms must be 0 or more, not {window_ms!r}")
         self.run_batch = run_batch
+        self.early = early
         self.max_batch = max_batch
         self.window_s = window_ms / 1000
         self._pending: list[tuple[float, Item, Future]] = []
@@ -114,17 +122,29 @@ class MicroBatcher(Generic[Item, Result]):
             if len(batch) == 1:
                 self._run_alone(*batch[0])
                 continue
+            futures = [future for _, future in batch]
             try:
-                results = list(self.run_batch([item for item, _ in batch]))
+                results = list(self._call([item for item, _ in batch], futures))
             except Exception:  # noqa: BLE001 - whose item failed it? each alone gets its own result or error
                 for item, future in batch:
-                    self._run_alone(item, future)
+                    if not future.done():
+                        self._run_alone(item, future)
                 continue
-            for (_, future), result in zip(batch, results):
-                future.set_result(result)
+            for future, result in zip(futures, results):
+                if not future.done():
+                    future.set_result(result)
+
+    def _call(self, items: list[Item], futures: list[Future]) -> Sequence[Result]:
+        """``run_batch`` on ``items``; with ``early``, its ``deliver`` sets ``futures[index]``."""
+        if not self.early:
+            return self.run_batch(items)
+        return self.run_batch(items, lambda index, result: futures[index].set_result(result))  # type: ignore[call-arg]
 
     def _run_alone(self, item: Item, future: Future) -> None:
         try:
-            future.set_result(list(self.run_batch([item]))[0])
+            result = list(self._call([item], [future]))[0]
+            if not future.done():
+                future.set_result(result)
         except Exception as error:  # noqa: BLE001 - re-raised in the caller's thread by future.result()
-            future.set_exception(error)
+            if not future.done():
+                future.set_exception(error)
