@@ -15,6 +15,7 @@ import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from ._errors import ConfigError
 
@@ -250,22 +251,21 @@ def _parse(variable: str, field: str, text: str, kind: type):
         raise ConfigError(f"{variable}={text!r}: {field} must be {_describe(field, kind)}") from None
 
 
-def check_environment(prefix: str = "CONVQA_") -> None:
-    """Refuse a ``CONVQA_*`` variable that names no setting (a misspelling
-    would otherwise be ignored without a word).
+def check_environment(prefix: str = "CONVQA_", environ: Mapping[str, str] | None = None) -> None:
+    """Refuse a ``CONVQA_*`` variable of ``environ`` (default: the process's)
+    that names no setting (a misspelling would otherwise be ignored without
+    a word).
 
-    >>> os.environ["CONVQA_KK"] = "5"
-    >>> check_environment()
+    >>> check_environment(environ={"CONVQA_KK": "5"})
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_REWRITE_SECOND_LOOK, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
-    >>> del os.environ["CONVQA_KK"]
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_REWRITE_SECOND_LOOK, CONVQA_REWRITE_SECOND_LOOK_UNSURE, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS
     """
     known = set(ENV_VARIABLES) | {
         prefix + f.name.upper() for config in (AssistantConfig, RetrieverConfig, ReaderConfig)
         for f in dataclasses.fields(config)
     }
-    for name in sorted(os.environ):
+    for name in sorted(os.environ if environ is None else environ):
         if name.startswith(prefix) and name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
