@@ -491,7 +491,7 @@ class CausalLMRewriter:
                 accepted.append(list(zip(draft[:kept] + [choices[slot][kept]], chances[slot])))
                 mask[slot, mask.shape[1] - feed_width + 1 + kept :] = 0  # rejected draft tokens: never attended to
                 next_position[slot] += 1 + kept
-        return [self._decoding(row, chances) for row, chances in zip(generated, sureness)]
+        return [self._decoding(row, row_chances) for row, row_chances in zip(generated, sureness)]
 
     def _read_prompts(self, prompts: list[list[int]]):
         """One forward pass over the prompts as a left-padded batch (every
