@@ -99,6 +99,11 @@ class RewriterConfig:
     # widen the search for it (Rewrite.alternatives); chosen on training turns
     # for retrieval (BENCHMARKS.md §10, session 25).
     second_look_below: float = 0.3
+    # Second looks of up to this many follow-ups at once search through the
+    # fused forward (each prompt read once, its beams' rows sharing it); more
+    # take transformers' batched search, which one attention call per layer
+    # makes faster from 4 on 2 cores (BENCHMARKS.md §10, session 25).
+    lean_search_prompts: int = 2
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -320,14 +325,13 @@ class CausalLMRewriter:
                     results: list[Rewrite | None]) -> None:
         """``config.second_look`` beams for each ``(index into items, prompt
         ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
-        of that one and the beams' (:func:`_agreed`), in place. One such
-        follow-up alone (one question asked, or the only one of a batch) is
-        searched through the lean forward (:meth:`_beam_lean`)."""
+        of that one and the beams' (:func:`_agreed`), in place. Up to
+        ``config.lean_search_prompts`` of them are searched through the lean
+        forward (:meth:`_beam_lean`), more through transformers'."""
         if not again:
             return
-        if len(again) == 1 and self._fused is not None:
-            (index, prompt), = again
-            found = [self._beam_lean(prompt, self.config.second_look)]
+        if len(again) <= self.config.lean_search_prompts and self._fused is not None:
+            found = self._beam_lean([ids for _, ids in again], self.config.second_look)
         else:
             found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
         for (index, _), beams in zip(again, found):
@@ -582,32 +586,40 @@ class CausalLMRewriter:
         return [[self._until_eos(ids)] + hypotheses for ids, hypotheses in zip(decoded, found)] if greedy else found
 
     @torch.inference_mode()
-    def _beam_lean(self, prompt: list[int], beams: int) -> list[tuple[list[int], bool]]:
-        """:meth:`_beam_batch` of one prompt through the lean forward: the
-        prompt's keys and values are read once and shared by every beam
-        (:meth:`~rewriting._fused.FusedLlama.forward_rows`). The same search
-        and :class:`BeamState`, so the same hypotheses (tested).
+    def _beam_lean(self, prompts: list[list[int]], beams: int) -> list[list[tuple[list[int], bool]]]:
+        """:meth:`_beam_batch` through the lean forward: each prompt's keys and
+        values are read once and shared by its beams, and one pass feeds every
+        prompt's beams (:meth:`~rewriting._fused.FusedLlama.forward_groups`).
+        The same search and :class:`BeamState`, so the same hypotheses (tested).
 
-        The prompt is read again, not taken from the greedy pass's cache:
+        Each prompt is read again, not taken from the greedy pass's cache:
         that pass read it with its opening draft, whose rounding in bfloat16
         changed some near-tied beams (BENCHMARKS.md §10, session 24)."""
         fused = self._fused
-        read = fused.new_cache(len(prompt))
-        first = fused.forward(prompt, read)
-        log_probs = first.float().log_softmax(-1).expand(beams, -1)
-        running = torch.full((1, beams), -1e9)
-        running[0, 0] = 0.0  # one seed: the beams are the same until they branch
-        state, rows = BeamState(beams), fused.new_rows(beams, self.config.max_new_tokens)
+        reads = [fused.new_cache(len(prompt)) for prompt in prompts]
+        log_probs = torch.cat([fused.forward(prompt, read).float().log_softmax(-1).expand(beams, -1)
+                               for prompt, read in zip(prompts, reads)])
+        running = torch.full((len(prompts), beams), -1e9)
+        running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
+        states = [BeamState(beams) for _ in prompts]
+        rows = [fused.new_rows(beams, self.config.max_new_tokens) for _ in prompts]
+        live = list(range(len(prompts)))  # prompts still searching, ``beams`` rows each, in this order
         for step in range(self.config.max_new_tokens):
             last = step + 1 == self.config.max_new_tokens
-            continuations, = self._continuations(log_probs, running)
-            kept = state.advance(continuations, step + 1, last, self._eos_ids)
-            if not kept:
+            going, feed, scores = [], [], []
+            for prompt, continuations in zip(live, self._continuations(log_probs, running)):
+                kept = states[prompt].advance(continuations, step + 1, last, self._eos_ids)
+                if kept:
+                    going.append(prompt)
+                    rows[prompt].select([beam for _, beam, _ in kept])
+                    feed.append([token for _, _, token in kept])
+                    scores.append([score for score, _, _ in kept])
+            live = going
+            if not live:
                 break
-            rows.select([beam for _, beam, _ in kept])
-            running = torch.tensor([[score for score, _, _ in kept]])
-            log_probs = fused.forward_rows([token for _, _, token in kept], read, rows).float().log_softmax(-1)
-        return [self._until_eos(ids) for _, ids in state.ended]
+            running = torch.tensor(scores)
+            log_probs = fused.forward_groups(feed, [(reads[prompt], rows[prompt]) for prompt in live]).float().log_softmax(-1)
+        return [[self._until_eos(ids) for _, ids in state.ended] for state in states]
 
     def _continuations(self, log_probs: torch.Tensor, running: torch.Tensor) -> list[list[tuple[float, int, int]]]:
         """Each prompt's best ``(summed log-probability, beam, token)``, best

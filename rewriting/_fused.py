@@ -18,14 +18,18 @@ A beam search of one prompt (:meth:`FusedLlama.forward_rows`) is one
 sequence too: its beams share the prompt's keys and values, read once, and
 each beam adds only its own tokens' (:class:`FusedRows`), where
 transformers copies the prompt's cache into every beam and reorders it at
-each step.
+each step. A few prompts' searches share each step's products
+(:meth:`FusedLlama.forward_groups`) and attend per prompt, which needs no
+padding but costs an attention call per prompt and layer; from about four
+prompts transformers' one padded call per layer is faster.
 
 Each step is the one transformers' Llama does, in the same dtypes, so the
 logits equal its logits (tested, and byte-identical rewrites on the
 held-out turns: BENCHMARKS.md §10, session 22). The output projection, the
 down projection, the norms and the LM head are the model's own modules,
 called as they are (packed or not), so only the stacked weights add memory.
-Batches of prompts keep transformers' forward: they need padding masks.
+Batches of prompts keep transformers' forward for their greedy decoding:
+it needs padding masks.
 """
 
 from __future__ import annotations
@@ -204,29 +208,49 @@ class FusedLlama:
         """Feed one token per row, row ``i`` ``ids[i]``, each after the shared
         ``prefix`` and its own ``rows`` positions; the logits ``(rows, vocab)``.
         Each row's are what :meth:`forward` gives for that row's sequence."""
+        return self.forward_groups([ids], [(prefix, rows)])
+
+    @torch.inference_mode()
+    def forward_groups(self, ids: Sequence[Sequence[int]], groups: Sequence[tuple[FusedCache, FusedRows]]) -> torch.Tensor:
+        """:meth:`forward_rows` for several prompts at once: group ``g``'s
+        rows take ``ids[g]`` after its own ``(prefix, rows)``. The linear
+        layers run once over every group's rows (a step's cost on a CPU is
+        mostly reading the weights); attention runs per group, against its
+        own prompt, so prompts of different lengths need no padding. The
+        logits ``(all rows, vocab)``, group by group."""
         inner = self.model.model
-        count, start, at = len(ids), prefix.length, rows.length
-        if count != rows.rows:
-            raise ValueError(f"{count} tokens for {rows.rows} rows")
-        rows.reserve(at + 1)
-        x = inner.embed_tokens(torch.tensor(ids))
-        cos, sin = inner.rotary_emb(x, torch.tensor([[start + at]]))  # (1, 1, head_dim): one position for all rows
-        shared = (count, self.kv_heads, start, self.head_dim)
+        if len(ids) != len(groups):
+            raise ValueError(f"tokens for {len(ids)} groups, {len(groups)} groups given")
+        spans, positions, start = [], [], 0
+        for tokens, (prefix, rows) in zip(ids, groups):
+            if len(tokens) != rows.rows:
+                raise ValueError(f"{len(tokens)} tokens for {rows.rows} rows")
+            rows.reserve(rows.length + 1)
+            spans.append((start, start + len(tokens)))
+            positions += [prefix.length + rows.length] * len(tokens)
+            start += len(tokens)
+        count = start
+        x = inner.embed_tokens(torch.tensor([token for tokens in ids for token in tokens]))
+        cos, sin = inner.rotary_emb(x, torch.tensor([positions]))  # (1, count, head_dim): each row its group's position
+        cos, sin = cos[0, :, None, None], sin[0, :, None, None]
         for index, layer in enumerate(inner.layers):
             q, k, v = self._projected(index, layer, x)
-            q = q.view(count, self.heads, 1, self.head_dim)
-            k = k.view(count, self.kv_heads, 1, self.head_dim)
+            q = _rotated(q.view(count, self.heads, 1, self.head_dim), cos, sin)
+            k = _rotated(k.view(count, self.kv_heads, 1, self.head_dim), cos, sin)
             v = v.view(count, self.kv_heads, 1, self.head_dim)
-            q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
-            rows.keys[index, :, :, at] = k[:, :, 0]
-            rows.values[index, :, :, at] = v[:, :, 0]
-            # The prompt's keys are read by every row, not copied per row in the cache.
-            keys = torch.cat([prefix.keys[index, :, :start].expand(shared), rows.keys[index, :, :, : at + 1]], dim=2)
-            values = torch.cat([prefix.values[index, :, :start].expand(shared), rows.values[index, :, :, : at + 1]], dim=2)
-            out = F.scaled_dot_product_attention(q, keys, values, scale=layer.self_attn.scaling,
-                                                 enable_gqa=self.heads != self.kv_heads)
-            x = self._after_attention(index, layer, x, out.reshape(count, -1))
-        rows.length = at + 1
+            attended = []
+            for (first, end), (prefix, rows) in zip(spans, groups):
+                at, shared = rows.length, (end - first, self.kv_heads, prefix.length, self.head_dim)
+                rows.keys[index, :, :, at] = k[first:end, :, 0]
+                rows.values[index, :, :, at] = v[first:end, :, 0]
+                # The prompt's keys are read by every row, not copied per row in the cache.
+                keys = torch.cat([prefix.keys[index, :, : prefix.length].expand(shared), rows.keys[index, :, :, : at + 1]], dim=2)
+                values = torch.cat([prefix.values[index, :, : prefix.length].expand(shared), rows.values[index, :, :, : at + 1]], dim=2)
+                attended.append(F.scaled_dot_product_attention(q[first:end], keys, values, scale=layer.self_attn.scaling,
+                                                               enable_gqa=self.heads != self.kv_heads))
+            x = self._after_attention(index, layer, x, torch.cat(attended).reshape(count, -1))
+        for _, rows in groups:
+            rows.length += 1
         return self.model.lm_head(inner.norm(x))
 
     def _projected(self, index: int, layer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

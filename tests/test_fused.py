@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 import torch
 
@@ -173,10 +175,46 @@ def test_a_lone_second_look_searches_through_the_fused_forward_and_finds_the_sam
     for question, history in questions:
         prompt = fused.prompt_ids(question, history)
         expected = plain._beam_batch([prompt], 4)[0]
-        assert len(expected) == 4 and fused._beam_lean(prompt, 4) == expected
+        assert len(expected) == 4 and fused._beam_lean([prompt], 4) == [expected]
 
 
-def test_a_follow_up_left_as_asked_gets_its_second_look_through_the_fused_forward_alone(tmp_path, tiny_gpt2):
+def test_several_prompts_search_together_through_the_fused_forward_and_find_each_ones_beams(tmp_path, tiny_gpt2):
+    # Prompts of different lengths in one pass per step, each attending to its
+    # own prompt only; some end their search before the others.
+    fused, plain = _rewriters(tmp_path, tiny_gpt2, initializer_range=1.0)
+    questions = [("What did she write?", HISTORY), ("And her father?", HISTORY[:2]), ("When?", ["Hi", ""]),
+                 ("When was she born and where did she live?", HISTORY)]
+    prompts = [fused.prompt_ids(question, history) for question, history in questions]
+    assert len({len(prompt) for prompt in prompts}) == 4
+    written = Counter(token for hypotheses in plain._beam_batch(prompts, 4) for ids, _ in hypotheses for token in ids)
+    for rewriter in (fused, plain):  # many of the tokens they write end a text: the searches end at different steps
+        rewriter._eos_ids = frozenset(token for token, _ in written.most_common(80))
+    alone = [plain._beam_batch([prompt], 4)[0] for prompt in prompts]
+    assert fused._beam_lean(prompts, 4) == alone == plain._beam_batch(prompts, 4)
+    longest = [max(len(ids) for ids, _ in hypotheses) for hypotheses in alone]
+    assert any(ended for hypotheses in alone for _, ended in hypotheses) and len(set(longest)) > 1, longest
+
+
+def test_groups_give_each_groups_own_rows_logits():
+    # Two prompts' beams in one pass give what each prompt's pass alone gives.
+    model, fused, ids = _fused_and_ids(14)
+    first, second = ids[:9], ids[9:]
+    caches = [fused.new_cache(8), fused.new_cache(8)]
+    fused.forward(first, caches[0])
+    fused.forward(second, caches[1])
+    rows = [fused.new_rows(2, 4), fused.new_rows(3, 4)]
+    together = fused.forward_groups([[1, 2], [3, 4, 5]], list(zip(caches, rows)))
+    alone = [fused.forward_rows([1, 2], caches[0], fused.new_rows(2, 4)), fused.forward_rows([3, 4, 5], caches[1], fused.new_rows(3, 4))]
+    torch.testing.assert_close(together, torch.cat(alone), atol=1e-5, rtol=1e-4)
+    for prompt, tokens, logits in [(first, [1, 2], together[:2]), (second, [3, 4, 5], together[2:])]:
+        for token, row in zip(tokens, logits):
+            torch.testing.assert_close(row, _reference(model, prompt + [token])[-1], atol=1e-4, rtol=1e-4)
+    assert [r.length for r in rows] == [1, 1]
+    with pytest.raises(ValueError, match="tokens for 1 groups, 2 groups given"):
+        fused.forward_groups([[1, 2]], list(zip(caches, rows)))
+
+
+def test_a_few_follow_ups_left_as_asked_get_their_second_look_through_the_fused_forward(tmp_path, tiny_gpt2):
     fused, plain = _rewriters(tmp_path, tiny_gpt2)
     tokenizer = tiny_gpt2[1]
     lean_calls, batch_calls = [], []
@@ -185,11 +223,14 @@ def test_a_follow_up_left_as_asked_gets_its_second_look_through_the_fused_forwar
             Decoding(tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
                                       add_special_tokens=False), True) for p in prompts]
     search_lean, search_batch = fused._beam_lean, fused._beam_batch
-    fused._beam_lean = lambda prompt, beams: lean_calls.append(beams) or search_lean(prompt, beams)
+    fused._beam_lean = lambda prompts, beams: lean_calls.append(beams) or search_lean(prompts, beams)
     fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
     one = [("And her father?", HISTORY)]
     assert fused.rewrite_batch(one) == plain.rewrite_batch(one)
     assert (lean_calls, batch_calls) == ([4], [])
     two = [("And her father?", HISTORY), ("When was she born?", HISTORY)]
-    assert fused.rewrite_batch(two) == plain.rewrite_batch(two)  # several: transformers' batched search
-    assert (lean_calls, batch_calls) == ([4], [2])
+    assert fused.rewrite_batch(two) == plain.rewrite_batch(two)  # two: one lean search for both
+    assert (lean_calls, batch_calls) == ([4, 4], [])
+    three = two + [("What did she write?", HISTORY)]
+    assert fused.rewrite_batch(three) == plain.rewrite_batch(three)  # more: transformers' batched search
+    assert (lean_calls, batch_calls) == ([4, 4], [3])
