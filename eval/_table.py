@@ -176,7 +176,8 @@ def _differences(against: str, names: Sequence[str], every: Mapping[str, Sequenc
     every = dict(every, all=[k for g in GROUPS for k in every[g]])
 
     def cell(system: str, keys: Sequence[str]) -> str:
-        if not keys:
+        # A group one of the two has no rewrites for (a folder with only some groups' files) is left blank.
+        if not keys or any(k not in scores[system] or k not in scores[against] for k in keys):
             return ""
         parts = []
         for m in range(len(metrics)):

@@ -389,6 +389,13 @@ def test_comparison_table_against_a_row_gives_paired_differences_with_intervals(
     assert not any(line.startswith("| base |  |  | +") for line in lines)
     with pytest.raises(ConfigError, match="no rewriter named 'nobody'.*base"):
         comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="nobody")
+    # A folder with one group's rewrites only: "original" covers another group,
+    # whose cells and "all" are left blank in the differences, not an error.
+    groups["qrecc"] = [("q#2", RewriteExample("qrecc:1:2", "qrecc", "1", 2, "who", ("q", "a"), "who wrote it"))]
+    lines = comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="base").splitlines()
+    differences = lines[lines.index("| rewriter | qrecc (1) | canard (0) | cast (2) | all (3) |", 3):]
+    assert "| original |  |  | +0.0 [+0.0, +0.0] |  |" in differences
+    assert "| better |  |  | +80.0 [+80.0, +80.0] |  |" in differences
 
 
 class SearchSpy:
