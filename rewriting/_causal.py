@@ -27,7 +27,7 @@ from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._beam import BeamState
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
-from ._fused import FusedLlama
+from ._fused import FusedLlama, FusedPrompts
 from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
@@ -99,11 +99,6 @@ class RewriterConfig:
     # widen the search for it (Rewrite.alternatives); chosen on training turns
     # for retrieval (BENCHMARKS.md §10, session 25).
     second_look_below: float = 0.3
-    # Second looks of up to this many follow-ups at once search through the
-    # fused forward (each prompt read once, its beams' rows sharing it); more
-    # take transformers' batched search, which one attention call per layer
-    # makes faster from 4 on 2 cores (BENCHMARKS.md §10, session 25).
-    lean_search_prompts: int = 2
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
     # under bf16 autocast): prompts and drafts read ~2x faster; single-token
@@ -325,12 +320,14 @@ class CausalLMRewriter:
                     results: list[Rewrite | None]) -> None:
         """``config.second_look`` beams for each ``(index into items, prompt
         ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
-        of that one and the beams' (:func:`_agreed`), in place. Up to
-        ``config.lean_search_prompts`` of them are searched through the lean
-        forward (:meth:`_beam_lean`), more through transformers'."""
+        of that one and the beams' (:func:`_agreed`), in place. They are
+        searched together through the lean forward (:meth:`_beam_lean`),
+        which is faster than transformers' batched search for any number of
+        them (BENCHMARKS.md §10, session 26); without it (a copy head, not a
+        Llama) through transformers'."""
         if not again:
             return
-        if len(again) <= self.config.lean_search_prompts and self._fused is not None:
+        if self._fused is not None:
             found = self._beam_lean([ids for _, ids in again], self.config.second_look)
         else:
             found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
@@ -599,6 +596,7 @@ class CausalLMRewriter:
         reads = [fused.new_cache(len(prompt)) for prompt in prompts]
         log_probs = torch.cat([fused.forward(prompt, read).float().log_softmax(-1).expand(beams, -1)
                                for prompt, read in zip(prompts, reads)])
+        stacked = FusedPrompts(reads)
         running = torch.full((len(prompts), beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
         states = [BeamState(beams) for _ in prompts]
@@ -614,11 +612,13 @@ class CausalLMRewriter:
                     rows[prompt].select([beam for _, beam, _ in kept])
                     feed.append([token for _, _, token in kept])
                     scores.append([score for score, _, _ in kept])
-            live = going
-            if not live:
+            if not going:
                 break
+            if going != live:  # done prompts leave the stack
+                stacked.select([live.index(prompt) for prompt in going])
+            live = going
             running = torch.tensor(scores)
-            log_probs = fused.forward_groups(feed, [(reads[prompt], rows[prompt]) for prompt in live]).float().log_softmax(-1)
+            log_probs = fused.forward_groups(feed, stacked, [rows[prompt] for prompt in live]).float().log_softmax(-1)
         return [[self._until_eos(ids) for _, ids in state.ended] for state in states]
 
     def _continuations(self, log_probs: torch.Tensor, running: torch.Tensor) -> list[list[tuple[float, int, int]]]:

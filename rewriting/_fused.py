@@ -14,18 +14,21 @@ less around it:
   (:class:`FusedCache`), and dropping rejected draft tokens is moving its end;
 * the mask is built once a pass, not per layer.
 
-A beam search of one prompt (:meth:`FusedLlama.forward_rows`) is one
-sequence too: its beams share the prompt's keys and values, read once, and
-each beam adds only its own tokens' (:class:`FusedRows`), where
-transformers copies the prompt's cache into every beam and reorders it at
-each step. A few prompts' searches share each step's products
-(:meth:`FusedLlama.forward_groups`) and attend per prompt, which needs no
-padding but costs an attention call per prompt and layer; from about four
-prompts transformers' one padded call per layer is faster.
+Beam searches (:meth:`FusedLlama.forward_groups`) share each step's
+linear products across every prompt's beams. A prompt's keys and values
+are kept once for all its beams (:class:`FusedPrompts`), and each beam
+adds only its own tokens' (:class:`FusedRows`), where transformers copies
+the prompt's cache into every beam and reorders it at each step. Attention
+reads each prompt once per layer with its beams' queries side by side, so
+no prompt is copied per beam and several prompts of different lengths take
+one product, padded.
 
 Each step is the one transformers' Llama does, in the same dtypes, so the
 logits equal its logits (tested, and byte-identical rewrites on the
-held-out turns: BENCHMARKS.md §10, session 22). The output projection, the
+held-out turns: BENCHMARKS.md §10, session 22). The beams' attention is
+computed in float32 (PyTorch's CPU attention also accumulates bfloat16 in
+float32) and rounds apart from PyTorch's call: near-tied beams can swap
+(session 26). The output projection, the
 down projection, the norms and the LM head are the model's own modules,
 called as they are (packed or not), so only the stacked weights add memory.
 Batches of prompts keep transformers' forward for their greedy decoding:
@@ -41,7 +44,7 @@ import torch.nn.functional as F
 
 from ._packing import PackedLinear, can_pack
 
-__all__ = ["FusedLlama", "FusedCache", "FusedRows"]
+__all__ = ["FusedLlama", "FusedCache", "FusedPrompts", "FusedRows"]
 
 
 class _Positions:
@@ -88,7 +91,7 @@ class FusedCache(_Positions):
 
 class FusedRows(_Positions):
     """The keys and values of the tokens several rows (a prompt's beams) add
-    after a shared :class:`FusedCache`, for :meth:`FusedLlama.forward_rows`.
+    after their shared prompt, for :meth:`FusedLlama.forward_groups`.
     Every row holds ``length`` positions."""
 
     def __init__(self, layers: int, rows: int, kv_heads: int, head_dim: int, capacity: int, dtype: torch.dtype):
@@ -107,6 +110,47 @@ class FusedRows(_Positions):
             for name in ("keys", "values"):
                 held = getattr(self, name)
                 held[:, :, :, : self.length] = held[:, index, :, : self.length]
+
+
+class FusedPrompts:
+    """Several prompts' keys and values side by side for
+    :meth:`FusedLlama.forward_groups`: padded to the longest, and in float32,
+    the precision the beams' attention is computed in, converted once per
+    search, not per step. ``lengths`` are the prompts' own lengths."""
+
+    def __init__(self, caches: Sequence[FusedCache]):
+        if not caches:
+            raise ValueError("no prompts given")
+        self.lengths = [cache.length for cache in caches]
+        layers, kv_heads, _, head_dim = caches[0].keys.shape
+        shape = (layers, len(caches), kv_heads, max(self.lengths), head_dim)
+        self.keys, self.values = torch.zeros(shape), torch.zeros(shape)  # zeros, not garbage: padding is weighted 0
+        for group, cache in enumerate(caches):
+            self.keys[:, group, :, : cache.length] = cache.keys[..., : cache.length, :]
+            self.values[:, group, :, : cache.length] = cache.values[..., : cache.length, :]
+        self._mask()
+
+    @property
+    def groups(self) -> int:
+        return len(self.lengths)
+
+    def select(self, groups: Sequence[int]) -> None:
+        """Keep the prompts ``groups`` (indices into the current ones), in that order."""
+        if not groups or any(not 0 <= group < self.groups for group in groups):
+            raise ValueError(f"cannot keep prompts {list(groups)} of {self.groups}")
+        if list(groups) != list(range(self.groups)):
+            index = torch.tensor(groups)
+            self.lengths = [self.lengths[group] for group in groups]
+            longest = max(self.lengths)
+            self.keys = self.keys[:, index, :, :longest].contiguous()
+            self.values = self.values[:, index, :, :longest].contiguous()
+            self._mask()
+
+    def _mask(self) -> None:
+        """Added to the attention scores: -inf on a prompt's padding."""
+        self.mask = torch.zeros(self.groups, 1, 1, self.keys.shape[-2])
+        for group, length in enumerate(self.lengths):
+            self.mask[group, ..., length:] = float("-inf")
 
 
 class FusedLlama:
@@ -204,53 +248,53 @@ class FusedLlama:
         return self.model.lm_head(inner.norm(x[-keep:]))
 
     @torch.inference_mode()
-    def forward_rows(self, ids: Sequence[int], prefix: FusedCache, rows: FusedRows) -> torch.Tensor:
-        """Feed one token per row, row ``i`` ``ids[i]``, each after the shared
-        ``prefix`` and its own ``rows`` positions; the logits ``(rows, vocab)``.
-        Each row's are what :meth:`forward` gives for that row's sequence."""
-        return self.forward_groups([ids], [(prefix, rows)])
+    def forward_groups(self, ids: Sequence[Sequence[int]], prompts: "FusedPrompts", rows: Sequence[FusedRows]) -> torch.Tensor:
+        """Feed one token per row of several prompts' beams: group ``g``'s
+        rows take ``ids[g]``, each after prompt ``g`` of ``prompts`` and its
+        own ``rows[g]`` positions (the groups advance together, so every
+        ``rows[g]`` holds as many). The logits ``(all rows, vocab)``, group by
+        group; each row's are what :meth:`forward` gives for its sequence.
 
-    @torch.inference_mode()
-    def forward_groups(self, ids: Sequence[Sequence[int]], groups: Sequence[tuple[FusedCache, FusedRows]]) -> torch.Tensor:
-        """:meth:`forward_rows` for several prompts at once: group ``g``'s
-        rows take ``ids[g]`` after its own ``(prefix, rows)``. The linear
-        layers run once over every group's rows (a step's cost on a CPU is
-        mostly reading the weights); attention runs per group, against its
-        own prompt, so prompts of different lengths need no padding. The
-        logits ``(all rows, vocab)``, group by group."""
+        The linear layers run once over every group's rows (a step's cost on
+        a CPU is mostly reading the weights). Attention reads each prompt's
+        keys once for all its beams, as queries side by side, and each row's
+        own keys apart (:func:`_attended`): no prompt is copied per beam."""
         inner = self.model.model
-        if len(ids) != len(groups):
-            raise ValueError(f"tokens for {len(ids)} groups, {len(groups)} groups given")
-        spans, positions, start = [], [], 0
-        for tokens, (prefix, rows) in zip(ids, groups):
-            if len(tokens) != rows.rows:
-                raise ValueError(f"{len(tokens)} tokens for {rows.rows} rows")
-            rows.reserve(rows.length + 1)
-            spans.append((start, start + len(tokens)))
-            positions += [prefix.length + rows.length] * len(tokens)
-            start += len(tokens)
-        count = start
+        if not len(ids) == len(rows) == prompts.groups:
+            raise ValueError(f"tokens for {len(ids)} groups, {len(rows)} rows' caches and {prompts.groups} prompts given")
+        for tokens, own in zip(ids, rows):
+            if len(tokens) != own.rows:
+                raise ValueError(f"{len(tokens)} tokens for {own.rows} rows")
+        at = rows[0].length
+        if any(own.length != at for own in rows):
+            raise ValueError(f"the groups' rows hold {[own.length for own in rows]} positions: they must advance together")
+        for own in rows:
+            own.reserve(at + 1)
+        # Row r of the step is slot slots[r] of its group's queries, padded to the largest group.
+        counts = [own.rows for own in rows]
+        width = max(counts)
+        slots = torch.tensor([group * width + slot for group, count in enumerate(counts) for slot in range(count)])
+        count = len(slots)
         x = inner.embed_tokens(torch.tensor([token for tokens in ids for token in tokens]))
-        cos, sin = inner.rotary_emb(x, torch.tensor([positions]))  # (1, count, head_dim): each row its group's position
+        positions = [length + at for length, group_rows in zip(prompts.lengths, counts) for _ in range(group_rows)]
+        cos, sin = inner.rotary_emb(x, torch.tensor([positions]))  # (1, count, head_dim): each row its own position
         cos, sin = cos[0, :, None, None], sin[0, :, None, None]
         for index, layer in enumerate(inner.layers):
             q, k, v = self._projected(index, layer, x)
             q = _rotated(q.view(count, self.heads, 1, self.head_dim), cos, sin)
             k = _rotated(k.view(count, self.kv_heads, 1, self.head_dim), cos, sin)
             v = v.view(count, self.kv_heads, 1, self.head_dim)
-            attended = []
-            for (first, end), (prefix, rows) in zip(spans, groups):
-                at, shared = rows.length, (end - first, self.kv_heads, prefix.length, self.head_dim)
-                rows.keys[index, :, :, at] = k[first:end, :, 0]
-                rows.values[index, :, :, at] = v[first:end, :, 0]
-                # The prompt's keys are read by every row, not copied per row in the cache.
-                keys = torch.cat([prefix.keys[index, :, : prefix.length].expand(shared), rows.keys[index, :, :, : at + 1]], dim=2)
-                values = torch.cat([prefix.values[index, :, : prefix.length].expand(shared), rows.values[index, :, :, : at + 1]], dim=2)
-                attended.append(F.scaled_dot_product_attention(q[first:end], keys, values, scale=layer.self_attn.scaling,
-                                                               enable_gqa=self.heads != self.kv_heads))
-            x = self._after_attention(index, layer, x, torch.cat(attended).reshape(count, -1))
-        for _, rows in groups:
-            rows.length += 1
+            first = 0
+            for own, group_rows in zip(rows, counts):
+                own.keys[index, :, :, at] = k[first : first + group_rows, :, 0]
+                own.values[index, :, :, at] = v[first : first + group_rows, :, 0]
+                first += group_rows
+            own_keys = torch.cat([own.keys[index, :, :, : at + 1] for own in rows])
+            own_values = torch.cat([own.values[index, :, :, : at + 1] for own in rows])
+            out = _attended(q[:, :, 0], prompts, index, own_keys, own_values, slots, width, layer.self_attn.scaling)
+            x = self._after_attention(index, layer, x, out.to(x.dtype).reshape(count, -1))
+        for own in rows:
+            own.length += 1
         return self.model.lm_head(inner.norm(x))
 
     def _projected(self, index: int, layer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -267,6 +311,39 @@ class FusedLlama:
         x = x + layer.self_attn.o_proj(attended)
         gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
         return x + layer.mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+
+
+def _attended(q: torch.Tensor, prompts: FusedPrompts, index: int, own_keys: torch.Tensor, own_values: torch.Tensor,
+              slots: torch.Tensor, width: int, scale: float) -> torch.Tensor:
+    """Layer ``index``'s attention of each row's query ``q`` ``(rows, heads,
+    head_dim)`` over its prompt's keys (``prompts``) and then its own
+    ``(rows, kv_heads, own, head_dim)``, in float32; ``(rows, heads, head_dim)``.
+
+    One softmax over both parts, so it is the attention over the row's whole
+    sequence. The prompt part is one batched product per prompt and layer:
+    a group's rows are the queries side by side (row ``r`` is query slot
+    ``slots[r]`` of ``width`` per group), and each query head reads its
+    key-value head (grouped-query attention, as transformers' ``repeat_kv``)."""
+    rows, heads, head_dim = q.shape
+    kv_heads = own_keys.shape[1]
+    share = heads // kv_heads
+    q = q.float().view(rows, kv_heads, share, head_dim)
+    # The prompt part: (groups, kv_heads, width * share, head_dim) queries, missing rows zero.
+    grouped = q.new_zeros(prompts.groups * width, kv_heads, share, head_dim)
+    grouped[slots] = q
+    grouped = grouped.view(prompts.groups, width, kv_heads, share, head_dim).transpose(1, 2).reshape(prompts.groups, kv_heads, width * share, head_dim)
+    on_prompt = grouped @ prompts.keys[index].transpose(-1, -2) * scale + prompts.mask  # (groups, kv_heads, width*share, longest)
+    longest = on_prompt.shape[-1]
+    on_prompt = on_prompt.view(prompts.groups, kv_heads, width, share, longest).transpose(1, 2).reshape(-1, kv_heads, share, longest)[slots]
+    on_own = q @ own_keys.float().transpose(-1, -2) * scale  # (rows, kv_heads, share, own)
+    weights = torch.cat([on_prompt, on_own], dim=-1).softmax(-1)
+    to_prompt, to_own = weights[..., :longest], weights[..., longest:]
+    spread = to_prompt.new_zeros(prompts.groups * width, kv_heads, share, longest)
+    spread[slots] = to_prompt
+    spread = spread.view(prompts.groups, width, kv_heads, share, longest).transpose(1, 2).reshape(prompts.groups, kv_heads, width * share, longest)
+    from_prompt = (spread @ prompts.values[index]).view(prompts.groups, kv_heads, width, share, head_dim).transpose(1, 2)
+    from_prompt = from_prompt.reshape(-1, kv_heads, share, head_dim)[slots]
+    return (from_prompt + to_own @ own_values.float()).view(rows, heads, head_dim)
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 import torch
 
-from rewriting import TRAINED_ADAPTER, CausalLMRewriter, Decoding, FusedCache, FusedLlama, RewriterConfig, can_pack, load_rewriter, pack_linears
+from rewriting import TRAINED_ADAPTER, CausalLMRewriter, Decoding, FusedCache, FusedLlama, FusedPrompts, RewriterConfig, can_pack, load_rewriter, pack_linears
 
 HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron."]
 
@@ -151,20 +151,21 @@ def test_rows_after_a_shared_prompt_give_each_rows_own_logits_and_follow_their_s
     fused.forward(ids, prompt)
     rows = fused.new_rows(3, 1)  # grows past its capacity
     tails = [[5], [6], [7]]
-    got = fused.forward_rows([5, 6, 7], prompt, rows)
+    stacked = FusedPrompts([prompt])
+    got = fused.forward_groups([[5, 6, 7]], stacked, [rows])
     for row, tail in enumerate(tails):
         torch.testing.assert_close(got[row], _reference(model, ids + tail)[-1], rtol=1e-4, atol=1e-4)
     # Beams go on from their sources: row 0 from row 2 twice over, row 2 from row 0.
     rows.select([2, 2, 0])
     tails = [tails[2] + [8], tails[2] + [9], tails[0] + [10]]
-    got = fused.forward_rows([8, 9, 10], prompt, rows)
+    got = fused.forward_groups([[8, 9, 10]], stacked, [rows])
     for row, tail in enumerate(tails):
         torch.testing.assert_close(got[row], _reference(model, ids + tail)[-1], rtol=1e-4, atol=1e-4)
     assert (rows.length, prompt.length) == (2, 10)  # the prompt's cache is only read
     with pytest.raises(ValueError, match="2 rows chosen for a cache of 3"):
         rows.select([0, 1])
     with pytest.raises(ValueError, match="2 tokens for 3 rows"):
-        fused.forward_rows([1, 2], prompt, rows)
+        fused.forward_groups([[1, 2]], stacked, [rows])
 
 
 def test_a_lone_second_look_searches_through_the_fused_forward_and_finds_the_same_beams(tmp_path, tiny_gpt2):
@@ -196,25 +197,40 @@ def test_several_prompts_search_together_through_the_fused_forward_and_find_each
 
 
 def test_groups_give_each_groups_own_rows_logits():
-    # Two prompts' beams in one pass give what each prompt's pass alone gives.
+    # Two prompts of different lengths (the shorter one padded) and different
+    # numbers of beams in one pass give what each prompt's pass alone gives.
     model, fused, ids = _fused_and_ids(14)
     first, second = ids[:9], ids[9:]
     caches = [fused.new_cache(8), fused.new_cache(8)]
     fused.forward(first, caches[0])
     fused.forward(second, caches[1])
-    rows = [fused.new_rows(2, 4), fused.new_rows(3, 4)]
-    together = fused.forward_groups([[1, 2], [3, 4, 5]], list(zip(caches, rows)))
-    alone = [fused.forward_rows([1, 2], caches[0], fused.new_rows(2, 4)), fused.forward_rows([3, 4, 5], caches[1], fused.new_rows(3, 4))]
+    stacked, rows = FusedPrompts(caches), [fused.new_rows(2, 4), fused.new_rows(3, 4)]
+    together = fused.forward_groups([[1, 2], [3, 4, 5]], stacked, rows)
+    alone = [fused.forward_groups([[1, 2]], FusedPrompts(caches[:1]), [fused.new_rows(2, 4)]),
+             fused.forward_groups([[3, 4, 5]], FusedPrompts(caches[1:]), [fused.new_rows(3, 4)])]
     torch.testing.assert_close(together, torch.cat(alone), atol=1e-5, rtol=1e-4)
     for prompt, tokens, logits in [(first, [1, 2], together[:2]), (second, [3, 4, 5], together[2:])]:
         for token, row in zip(tokens, logits):
             torch.testing.assert_close(row, _reference(model, prompt + [token])[-1], atol=1e-4, rtol=1e-4)
-    assert [r.length for r in rows] == [1, 1]
-    with pytest.raises(ValueError, match="tokens for 1 groups, 2 groups given"):
-        fused.forward_groups([[1, 2]], list(zip(caches, rows)))
+    assert [r.length for r in rows] == [1, 1] and [c.length for c in caches] == [9, 5]
+    # The first prompt done: the second goes on alone, from its own positions.
+    stacked.select([1])
+    assert stacked.lengths == [5] and stacked.keys.shape[-2] == 5
+    rows[1].select([2, 0, 0])
+    on = fused.forward_groups([[6, 7, 8]], stacked, rows[1:])
+    for tail, row in zip([[5, 6], [3, 7], [3, 8]], on):
+        torch.testing.assert_close(row, _reference(model, second + tail)[-1], atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="tokens for 1 groups, 2 rows' caches and 1 prompts given"):
+        fused.forward_groups([[1, 2, 3]], stacked, rows)
+    with pytest.raises(ValueError, match=r"rows hold \[1, 2\] positions: they must advance together"):
+        fused.forward_groups([[1, 2], [3, 4, 5]], FusedPrompts(caches), rows)
+    with pytest.raises(ValueError, match=r"cannot keep prompts \[1\] of 1"):
+        stacked.select([1])
+    with pytest.raises(ValueError, match="no prompts given"):
+        FusedPrompts([])
 
 
-def test_a_few_follow_ups_left_as_asked_get_their_second_look_through_the_fused_forward(tmp_path, tiny_gpt2):
+def test_follow_ups_left_as_asked_get_their_second_looks_together_through_the_fused_forward(tmp_path, tiny_gpt2):
     fused, plain = _rewriters(tmp_path, tiny_gpt2)
     tokenizer = tiny_gpt2[1]
     lean_calls, batch_calls = [], []
@@ -232,5 +248,5 @@ def test_a_few_follow_ups_left_as_asked_get_their_second_look_through_the_fused_
     assert fused.rewrite_batch(two) == plain.rewrite_batch(two)  # two: one lean search for both
     assert (lean_calls, batch_calls) == ([4, 4], [])
     three = two + [("What did she write?", HISTORY)]
-    assert fused.rewrite_batch(three) == plain.rewrite_batch(three)  # more: transformers' batched search
-    assert (lean_calls, batch_calls) == ([4, 4], [3])
+    assert fused.rewrite_batch(three) == plain.rewrite_batch(three)  # any number: one lean search
+    assert (lean_calls, batch_calls) == ([4, 4, 4], [])
