@@ -321,16 +321,13 @@ class CausalLMRewriter:
         """``config.second_look`` beams for each ``(index into items, prompt
         ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
         of that one and the beams' (:func:`_agreed`), in place. They are
-        searched together through the lean forward (:meth:`_beam_lean`),
-        which is faster than transformers' batched search for any number of
-        them (BENCHMARKS.md §10, session 26); without it (a copy head, not a
-        Llama) through transformers'."""
-        if not again:
-            return
-        if self._fused is not None:
-            found = self._beam_lean([ids for _, ids in again], self.config.second_look)
-        else:
-            found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
+        searched ``config.batch_size`` at a time (the prompts' keys and values
+        are held for a whole search) through the lean forward
+        (:meth:`_beam_lean`), which is faster than transformers' batched
+        search for any number of them (BENCHMARKS.md §10, session 26);
+        without it (a copy head, not a Llama) through transformers'."""
+        search = self._beam_lean if self._fused is not None else self._beam_batch
+        found = [beams for chunk in self._chunks(again) for beams in search([ids for _, ids in chunk], self.config.second_look)]
         for (index, _), beams in zip(again, found):
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])

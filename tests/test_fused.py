@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 import torch
@@ -239,14 +240,15 @@ def test_follow_ups_left_as_asked_get_their_second_looks_together_through_the_fu
             Decoding(tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
                                       add_special_tokens=False), True) for p in prompts]
     search_lean, search_batch = fused._beam_lean, fused._beam_batch
-    fused._beam_lean = lambda prompts, beams: lean_calls.append(beams) or search_lean(prompts, beams)
+    fused._beam_lean = lambda prompts, beams: lean_calls.append((len(prompts), beams)) or search_lean(prompts, beams)
     fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
     one = [("And her father?", HISTORY)]
     assert fused.rewrite_batch(one) == plain.rewrite_batch(one)
-    assert (lean_calls, batch_calls) == ([4], [])
-    two = [("And her father?", HISTORY), ("When was she born?", HISTORY)]
-    assert fused.rewrite_batch(two) == plain.rewrite_batch(two)  # two: one lean search for both
-    assert (lean_calls, batch_calls) == ([4, 4], [])
-    three = two + [("What did she write?", HISTORY)]
+    assert (lean_calls, batch_calls) == ([(1, 4)], [])
+    three = [("And her father?", HISTORY), ("When was she born?", HISTORY), ("What did she write?", HISTORY)]
     assert fused.rewrite_batch(three) == plain.rewrite_batch(three)  # any number: one lean search
-    assert (lean_calls, batch_calls) == ([4, 4, 4], [])
+    assert (lean_calls, batch_calls) == ([(1, 4), (3, 4)], [])
+    # batch_size at a time: a search holds its prompts' keys and values.
+    fused.config = replace(fused.config, batch_size=2)
+    assert fused.rewrite_batch(three) == plain.rewrite_batch(three)
+    assert (lean_calls[2:], batch_calls) == ([(2, 4), (1, 4)], [])
