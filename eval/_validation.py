@@ -15,7 +15,7 @@ import numpy as np
 
 from assistant.kernel import LabelledRewrite
 
-__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "mean_difference", "validate", "format_validation_table", "json_safe"]
+__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "mean_difference", "conversation", "validate", "format_validation_table", "json_safe"]
 
 
 def latest_judgements(labels: Sequence[LabelledRewrite]) -> tuple[list[LabelledRewrite], int]:
@@ -62,31 +62,64 @@ def bootstrap_ci(scores: np.ndarray, labels: np.ndarray, resamples: int = 1000, 
     return float(lo), float(hi)
 
 
-def difference_ci(differences: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+def difference_ci(differences: np.ndarray, resamples: int = 2000, seed: int = 0,
+                  clusters: Sequence[str] | None = None) -> tuple[float, float]:
     """95% paired percentile-bootstrap interval for the mean of per-item
     differences (system B's score minus A's on the same turns): the turns are
-    resampled with replacement, each keeping its pair.
+    resampled with replacement, each keeping its pair. With ``clusters`` (a
+    label per item: its :func:`conversation`), whole clusters are resampled
+    instead, and each draw's mean is over the items it holds: a rewriter
+    whose history holds its own earlier rewrites carries one change into a
+    conversation's later turns, so those turns are not independent draws.
 
     >>> difference_ci(np.array([1.0, 1.0, 1.0]))
     (1.0, 1.0)
+    >>> difference_ci(np.array([1.0, 1.0, 0.0]), clusters=["a", "a", "a"])  # one conversation: no spread
+    (0.6666666666666666, 0.6666666666666666)
     """
     differences = np.asarray(differences, dtype=float)
     if differences.size == 0:
         return (math.nan, math.nan)
-    means = differences[_resampled_rows(len(differences), resamples, seed)].mean(axis=-1)
+    if clusters is None:
+        means = differences[_resampled_rows(len(differences), resamples, seed)].mean(axis=-1)
+    else:
+        if len(clusters) != len(differences):
+            raise ValueError(f"{len(clusters)} cluster labels for {len(differences)} differences")
+        labels, index = np.unique(np.asarray(clusters), return_inverse=True)
+        sums = np.bincount(index, weights=differences, minlength=len(labels))
+        counts = np.bincount(index, minlength=len(labels))
+        draws = _resampled_rows(len(labels), resamples, seed)
+        means = sums[draws].sum(axis=-1) / counts[draws].sum(axis=-1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 
 
-def mean_difference(mine: Sequence[float], theirs: Sequence[float]) -> tuple[float, float, float]:
+def mean_difference(mine: Sequence[float], theirs: Sequence[float],
+                    clusters: Sequence[str] | None = None) -> tuple[float, float, float]:
     """``(mean, low, high)`` of ``mine - theirs`` item by item: the mean
-    difference on the same items and its :func:`difference_ci`.
+    difference on the same items and its :func:`difference_ci` (by
+    ``clusters`` when given).
 
     >>> mean_difference([0.5, 1.0], [0.5, 0.0])
     (0.5, 0.0, 1.0)
     """
     differences = np.asarray(mine, dtype=float) - np.asarray(theirs, dtype=float)
-    return (float(differences.mean()), *difference_ci(differences))
+    return (float(differences.mean()), *difference_ci(differences, clusters=clusters))
+
+
+def conversation(turn_id: str) -> str:
+    """The conversation a turn belongs to, for :func:`difference_ci`'s
+    clusters: the ``<source>:<conversation>`` of its id
+    (``[<file>#]<source>:<conversation>:<turn>``). A CAsT 2022 id's
+    conversation is ``<topic>:<path>``; a topic's paths share their first
+    turns, so the topic is the cluster.
+
+    >>> conversation("qrecc_train_sample_1500.json#qrecc:364:6")
+    'qrecc:364'
+    >>> conversation("cast2022:138:1-11:1-11")
+    'cast2022:138'
+    """
+    return ":".join(turn_id.rsplit("#", 1)[-1].split(":")[:2])
 
 
 def validate(labels: Sequence[LabelledRewrite], scores: dict[str, np.ndarray]) -> dict:

@@ -51,6 +51,7 @@ Prints a table (all turns, then each CAsT year); ``--json`` prints
 ``{"n", "mrr", "ndcg_cut_3", "recall_10", "recall_100"}``, fractions.
 ``--against`` scores a second rewriter the same way and adds each measure's
 difference on the turns both scored, with a 95% paired bootstrap interval
+that resamples conversations (a topic's turns are not independent)
 (under ``"against"``: ``{"rewriter", "n", measure: [mean, low, high]}``):
 on some eighty turns, whether a difference is more than noise.
 Bad input exits with status 2 and a one-line message.
@@ -83,7 +84,7 @@ from ._judged import (
 from ._judged_trec import MEASURES, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
-from ._validation import mean_difference
+from ._validation import conversation, mean_difference
 
 __all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
 
@@ -236,13 +237,15 @@ def evaluate(
 def paired_difference(mine: dict, theirs: dict) -> dict:
     """Each measure of ``mine`` minus ``theirs`` (two :func:`evaluate` results)
     on the turns both scored: ``{"n", measure: [mean, low, high]}``, the 95%
-    paired bootstrap interval over those turns (:func:`mean_difference`)."""
+    paired bootstrap interval over those turns' conversations
+    (:func:`mean_difference` by :func:`~eval._validation.conversation`)."""
     common = [qid for qid in mine["per_query"] if qid in theirs["per_query"]]
     if not common:
         raise InvalidInputError("the two rewriters scored no turn in common: nothing to compare")
     found: dict = {"n": len(common)}
     for m in MEASURES.values():
-        found[m] = [round(v, 4) for v in mean_difference([mine["per_query"][q][m] for q in common], [theirs["per_query"][q][m] for q in common])]
+        found[m] = [round(v, 4) for v in mean_difference([mine["per_query"][q][m] for q in common], [theirs["per_query"][q][m] for q in common],
+                                                         clusters=[conversation(q) for q in common])]
     return found
 
 
@@ -296,7 +299,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--against", metavar="REWRITER|R.jsonl",
         help="also score this rewriter (a name as for --rewriter, or a rewrites JSONL) the same way, and give each "
-        "measure's difference with a 95%% paired bootstrap interval over the turns both scored",
+        "measure's difference with a 95%% paired bootstrap interval over the turns both scored (resampling conversations)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser

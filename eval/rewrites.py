@@ -55,7 +55,9 @@
     group, then each other system shipped in the data (CAsT automatic
     rewrites, QuReTeC) on its own turns next to every rewriter. ``--against
     R`` adds every row minus R on the same turns, with 95% paired bootstrap
-    intervals: whether a difference is beyond the turns' noise.
+    intervals that resample conversations (a rewriter given its own earlier
+    rewrites carries one change into a conversation's later turns): whether
+    a difference is beyond the noise.
 
 ``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N]``
     Warm latency of each metric for one rewrite: median and p95 wall time,

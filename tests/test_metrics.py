@@ -314,6 +314,37 @@ def test_difference_ci_is_seeded_covers_the_mean_and_shrinks_with_n():
     assert all(math.isnan(v) for v in difference_ci(np.array([])))
 
 
+def test_difference_ci_by_conversation_resamples_whole_conversations():
+    # 20 conversations of 10 turns, each conversation's turns sharing one
+    # change (a rewrite carried into its later turns' histories): 20
+    # independent draws, not 200, so the interval is about sqrt(10) wider.
+    per = np.random.default_rng(1).normal(0.0, 1.0, 20)
+    diffs, clusters = np.repeat(per, 10), [f"qrecc:{i}" for i in range(20) for _ in range(10)]
+    lo, hi = difference_ci(diffs)
+    by_lo, by_hi = difference_ci(diffs, clusters=clusters)
+    assert by_lo < diffs.mean() < by_hi and by_hi - by_lo > 2.5 * (hi - lo)
+    assert difference_ci(diffs, clusters=clusters) == (by_lo, by_hi)  # seeded
+    # Conversations of unequal length: a draw's mean is over its turns.
+    assert difference_ci(np.array([1.0, 1.0, 1.0, 0.0]), clusters=["a", "a", "a", "b"], resamples=1)[0] in (1.0, 0.0, 0.75)
+    with pytest.raises(ValueError, match="3 cluster labels for 2 differences"):
+        difference_ci(np.array([1.0, 2.0]), clusters=["a", "b", "c"])
+
+
+def test_retrievals_paired_difference_resamples_conversations():
+    from eval.retrieval import paired_difference
+
+    def run(values):
+        return {"per_query": {qid: {m: v for m in ("mrr", "ndcg_cut_3", "recall_10", "recall_100")} for qid, v in values.items()}}
+
+    # Two topics: one gains 1 on all three turns, the other nothing.
+    mine = run({"cast2021:1:1": 1.0, "cast2021:1:2": 1.0, "cast2021:1:3": 1.0, "cast2021:2:1": 0.0, "cast2021:2:2": 0.0})
+    theirs = run({qid: 0.0 for qid in mine["per_query"]})
+    found = paired_difference(mine, theirs)
+    assert found["n"] == 5 and found["mrr"][0] == 0.6
+    # Whole topics drawn: every draw's mean is 0, 1 or 0.6 (both topics), never a turn-level mix such as 0.4.
+    assert found["mrr"][1:] == [0.0, 1.0]
+
+
 # ---------------------------------------------------------------- labels files
 
 GOOD = {"id": "a", "history": ["q1", "a1"], "question": "q2", "rewrite": "r", "reference": "ref", "label": 1}

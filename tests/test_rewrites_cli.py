@@ -398,6 +398,26 @@ def test_comparison_table_against_a_row_gives_paired_differences_with_intervals(
     assert "| better |  |  | +80.0 [+80.0, +80.0] |  |" in differences
 
 
+def test_comparison_table_against_a_row_resamples_whole_conversations():
+    from eval.rewrites import Scorer, comparison_table
+    from rewriting.data import RewriteExample
+
+    def turn(conversation, n):
+        return (f"f.json#cast2020:{conversation}:{n}", RewriteExample(f"cast2020:{conversation}:{n}", "cast2020", conversation, n,
+                                                                     "why", ("q", "a"), "why is the sky blue"))
+
+    # Conversation 1's ten turns gain 80 points each, conversation 2's
+    # nothing: a draw holds all of a conversation's turns or none, so its mean
+    # is 80, 40 or 0 and the interval spans 0 to 80; twenty turns drawn one by
+    # one would give about [+20, +60].
+    groups = {"cast": [turn(conversation, n) for conversation in ("1", "2") for n in range(2, 12)]}
+    keys = [key for key, _ in groups["cast"]]
+    rewriters = {"cast": {"base": {key: "why" for key in keys},
+                          "mixed": {key: ("why is the sky blue" if ":1:" in key else "why") for key in keys}}}
+    lines = comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="base").splitlines()
+    assert "| mixed |  |  | +40.0 [+0.0, +80.0] | +40.0 [+0.0, +80.0] |" in lines
+
+
 class SearchSpy:
     """The real BM25 retriever, recording which of its search calls are made."""
 
