@@ -326,24 +326,32 @@ def _attended(q: torch.Tensor, prompts: FusedPrompts, index: int, own_keys: torc
     key-value head (grouped-query attention, as transformers' ``repeat_kv``)."""
     rows, heads, head_dim = q.shape
     kv_heads = own_keys.shape[1]
-    share = heads // kv_heads
-    q = q.float().view(rows, kv_heads, share, head_dim)
-    # The prompt part: (groups, kv_heads, width * share, head_dim) queries, missing rows zero.
-    grouped = q.new_zeros(prompts.groups * width, kv_heads, share, head_dim)
-    grouped[slots] = q
-    grouped = grouped.view(prompts.groups, width, kv_heads, share, head_dim).transpose(1, 2).reshape(prompts.groups, kv_heads, width * share, head_dim)
-    on_prompt = grouped @ prompts.keys[index].transpose(-1, -2) * scale + prompts.mask  # (groups, kv_heads, width*share, longest)
+    q = q.float().view(rows, kv_heads, heads // kv_heads, head_dim)
+    grouped = _by_group(q, slots, prompts.groups, width)
+    on_prompt = _by_row(grouped @ prompts.keys[index].transpose(-1, -2) * scale + prompts.mask, slots, width)
     longest = on_prompt.shape[-1]
-    on_prompt = on_prompt.view(prompts.groups, kv_heads, width, share, longest).transpose(1, 2).reshape(-1, kv_heads, share, longest)[slots]
     on_own = q @ own_keys.float().transpose(-1, -2) * scale  # (rows, kv_heads, share, own)
     weights = torch.cat([on_prompt, on_own], dim=-1).softmax(-1)
     to_prompt, to_own = weights[..., :longest], weights[..., longest:]
-    spread = to_prompt.new_zeros(prompts.groups * width, kv_heads, share, longest)
-    spread[slots] = to_prompt
-    spread = spread.view(prompts.groups, width, kv_heads, share, longest).transpose(1, 2).reshape(prompts.groups, kv_heads, width * share, longest)
-    from_prompt = (spread @ prompts.values[index]).view(prompts.groups, kv_heads, width, share, head_dim).transpose(1, 2)
-    from_prompt = from_prompt.reshape(-1, kv_heads, share, head_dim)[slots]
+    from_prompt = _by_row(_by_group(to_prompt, slots, prompts.groups, width) @ prompts.values[index], slots, width)
     return (from_prompt + to_own @ own_values.float()).view(rows, heads, head_dim)
+
+
+def _by_group(per_row: torch.Tensor, slots: torch.Tensor, groups: int, width: int) -> torch.Tensor:
+    """Rows' ``(rows, kv_heads, share, n)`` laid out for one product per
+    group: ``(groups, kv_heads, width * share, n)``, row ``r`` at slot
+    ``slots[r]`` and a group's missing rows zero."""
+    _, kv_heads, share, n = per_row.shape
+    laid = per_row.new_zeros(groups * width, kv_heads, share, n)
+    laid[slots] = per_row
+    return laid.view(groups, width, kv_heads, share, n).transpose(1, 2).reshape(groups, kv_heads, width * share, n)
+
+
+def _by_row(per_group: torch.Tensor, slots: torch.Tensor, width: int) -> torch.Tensor:
+    """:func:`_by_group`'s layout back to each row's ``(rows, kv_heads, share, n)``."""
+    groups, kv_heads, queries, n = per_group.shape
+    share = queries // width
+    return per_group.view(groups, kv_heads, width, share, n).transpose(1, 2).reshape(-1, kv_heads, share, n)[slots]
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:
