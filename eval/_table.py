@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from itertools import takewhile
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -18,7 +19,7 @@ from rewriting.data import RewriteExample, load_examples, load_quretec
 
 from ._validation import conversation, mean_difference
 
-__all__ = ["GROUPS", "held_out_groups", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
+__all__ = ["GROUPS", "held_out_groups", "whole_conversations", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
 
 GROUPS = ("qrecc", "canard", "cast")
 # QuReTeC's output for CAsT 2020 (the question plus the history terms it
@@ -30,11 +31,14 @@ def _group(source: str) -> str:
     return "cast" if source.startswith("cast") else source
 
 
-def held_out_groups(split_path: str | Path, trained_on: bool = False) -> dict[str, list[tuple[str, RewriteExample]]]:
+def held_out_groups(split_path: str | Path, trained_on: bool = False, turns: int | None = None) -> dict[str, list[tuple[str, RewriteExample]]]:
     """``{group: [(key, example)]}``, the held-out turns after the first, in
     file order; with ``trained_on``, the split's other turns after the first
     instead (the ones training saw: for choosing settings without touching
-    the held-out turns)."""
+    the held-out turns). ``turns`` keeps about that many of each group's
+    first turns, in whole conversations (:func:`whole_conversations`): the
+    turns training saw are too many to rewrite one at a time for every
+    setting tried."""
     try:
         split = json.loads(Path(split_path).read_text(encoding="utf-8"))
         files, dev = split["files"], split["dev"]
@@ -47,7 +51,25 @@ def held_out_groups(split_path: str | Path, trained_on: bool = False) -> dict[st
         for example in load_examples(path):
             if (example.id in wanted) != trained_on and example.history:
                 groups[_group(example.source)].append((f"{name}#{example.id}", example))
-    return dict(groups)
+    if turns is None:
+        return dict(groups)
+    return {group: whole_conversations(items, turns) for group, items in groups.items()}
+
+
+def whole_conversations(items: Sequence[tuple[str, RewriteExample]], turns: int) -> list[tuple[str, RewriteExample]]:
+    """The first ``turns`` of ``items`` (keyed turns in file order), then the
+    rest of the last one's conversation: a conversation is kept whole, so
+    intervals that resample conversations see every turn of each.
+
+    :class:`ConfigError` when ``turns`` is below 1.
+    """
+    if turns < 1:
+        raise ConfigError(f"turns must be at least 1 (got {turns})")
+    kept = list(items[:turns])
+    if kept:
+        last = conversation(kept[-1][0])
+        kept += takewhile(lambda item: conversation(item[0]) == last, items[turns:])
+    return kept
 
 
 def export_inputs(groups: Mapping[str, Sequence[tuple[str, RewriteExample]]], directory: Path) -> dict[str, int]:
@@ -111,7 +133,8 @@ def _mean(values: Sequence[float]) -> str:
     return f"{100 * sum(values) / len(values):.1f}" if values else ""
 
 
-def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, str]]], others, scorer, against: str | None = None) -> str:
+def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, str]]], others, scorer, against: str | None = None,
+                     turns_seen: bool = False) -> str:
     """Markdown: one row per rewriter on all turns of each group, then each
     other system on its own turns next to every rewriter on the same turns.
 
@@ -124,7 +147,8 @@ def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, s
     it on the same turns, each metric's mean difference with its 95% paired
     bootstrap interval (:func:`mean_difference`), so that a difference can be
     told from the noise of a few hundred turns. :class:`ConfigError` when no
-    row has that name.
+    row has that name. ``turns_seen`` says in the heading that the turns are
+    ones training saw, not held-out ones.
     """
     scores: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(dict)  # system -> key -> metric values
 
@@ -152,7 +176,7 @@ def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, s
 
     every = {group: [key for key, _ in groups.get(group, [])] for group in GROUPS}
     lines = [
-        f"Held-out turns after the first; {' / '.join(scorer.names)} in percent.",
+        f"{'Turns training saw' if turns_seen else 'Held-out turns'} after the first; {' / '.join(scorer.names)} in percent.",
         "",
         "| rewriter | " + " | ".join(f"{g} ({len(every[g])})" for g in GROUPS) + f" | all ({sum(map(len, every.values()))}) |",
         "|---" * (len(GROUPS) + 2) + "|",

@@ -45,8 +45,8 @@
     Validates the labels the app collected (``$CONVQA_LABELS``, default
     ``~/.cache/convqa/labels.jsonl``), or says how to get a labels file.
 
-``python -m eval.rewrites export --split SPLIT --dir DIR``
-``python -m eval.rewrites table --split SPLIT --dir DIR [--index DIR] [--metrics LIST] [--against REWRITER]``
+``python -m eval.rewrites export --split SPLIT --dir DIR [--trained-on] [--turns N]``
+``python -m eval.rewrites table --split SPLIT --dir DIR [--trained-on] [--turns N] [--index DIR] [--metrics LIST] [--against REWRITER]``
     The comparison of rewriters on the same turns: ``export`` writes the
     turns a training run held out (after the first) as ``DIR/<group>.jsonl``
     for ``python -m rewriting.rewrite`` (groups: qrecc, canard, cast); its
@@ -57,7 +57,11 @@
     R`` adds every row minus R on the same turns, with 95% paired bootstrap
     intervals that resample conversations (a rewriter given its own earlier
     rewrites carries one change into a conversation's later turns): whether
-    a difference is beyond the noise.
+    a difference is beyond the noise. Settings are chosen on the turns
+    training saw (``--trained-on`` on both commands), so that the held-out
+    ones are run once; ``--turns N`` keeps about N turns of each source
+    there, in whole conversations (the same N on both commands gives the
+    same turns).
 
 ``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N]``
     Warm latency of each metric for one rewrite: median and p95 wall time,
@@ -241,17 +245,18 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    for group, count in export_inputs(held_out_groups(args.split, args.trained_on), args.dir).items():
+    for group, count in export_inputs(held_out_groups(args.split, args.trained_on, args.turns), args.dir).items():
         print(f"{args.dir / group}.jsonl: {count} turns")
     return 0
 
 
 def _cmd_table(args) -> int:
 
-    groups = held_out_groups(args.split)
+    groups = held_out_groups(args.split, args.trained_on, args.turns)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
     others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
-    print(comparison_table(groups, rewriters, others, _scorer(args.metrics, args.index, args.torch_threads), args.against))
+    scorer = _scorer(args.metrics, args.index, args.torch_threads)
+    print(comparison_table(groups, rewriters, others, scorer, args.against, turns_seen=args.trained_on))
     return 0
 
 
@@ -293,9 +298,12 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write a split's held-out turns as rewriting.rewrite inputs, one file a source")
     export.add_argument("--split", required=True, help="a training run's split.json")
     export.add_argument("--dir", required=True, type=Path, help="folder for <group>.jsonl")
-    export.add_argument("--trained-on", action="store_true",
-                        help="the turns training saw instead of the held-out ones (to choose settings on)")
     table = commands.add_parser("table", help="every rewriter and other system on the same held-out turns (markdown)")
+    for command in (export, table):
+        command.add_argument("--trained-on", action="store_true",
+                             help="the turns training saw instead of the held-out ones (to choose settings on)")
+        command.add_argument("--turns", type=int, metavar="N",
+                             help="about N turns of each source: its first N, then the rest of the last one's conversation")
     table.add_argument("--split", required=True, help="a training run's split.json")
     table.add_argument("--dir", required=True, type=Path, help="folder with <group>.<rewriter>.jsonl outputs of rewriting.rewrite")
     table.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")

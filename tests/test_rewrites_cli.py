@@ -353,6 +353,34 @@ def test_export_trained_on_writes_the_turns_the_split_did_not_hold_out(tmp_path)
     assert [json.loads(line)["id"] for line in (seen / "canard.jsonl").read_text().splitlines()] == ["canard.json#canard:A:2"]
 
 
+def test_export_and_table_on_the_first_turns_training_saw_keep_conversations_whole(tmp_path, capsys):
+    # Dialogs A and B of three turns, C of two; nothing held out. The first
+    # three turns after the first are A:2, A:3, B:2, and B:3 ends B's dialog.
+    records = [{"History": [d, "Life"] + sum(([f"{d} q{n}?", f"{d} a{n}."] for n in range(1, turn)), []),
+                "QuAC_dialog_id": d, "Question": f"And {d} then {turn}?", "Question_no": turn, "Rewrite": f"And {d} then {turn} indeed?"}
+               for d, last in (("A", 3), ("B", 3), ("C", 2)) for turn in range(1, last + 1)]
+    data = tmp_path / "canard.json"
+    data.write_text(json.dumps(records))
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(data)], "dev": {}}))
+    out = tmp_path / "seen"
+    assert main(["export", "--split", str(split), "--dir", str(out), "--trained-on", "--turns", "3"]) == 0
+    ids = [json.loads(line)["id"] for line in (out / "canard.jsonl").read_text().splitlines()]
+    assert ids == [f"canard.json#canard:{turn}" for turn in ("A:2", "A:3", "B:2", "B:3")]
+    (out / "canard.echo.jsonl").write_text("".join(json.dumps({"id": i, "rewrite": "and then indeed"}) + "\n" for i in ids))
+    capsys.readouterr()
+    assert main(["table", "--split", str(split), "--dir", str(out), "--trained-on", "--turns", "3", "--metrics", "rouge1_recall"]) == 0
+    text = capsys.readouterr().out
+    # "and then indeed" covers 3 of the 5 words of "And A then 2 indeed?".
+    assert text.startswith("Turns training saw after the first") and "| canard (4) |" in text
+    assert "| echo |  | 60.0 |  | 60.0 |" in text
+    # Without --turns the table wants all five turns: echo rewrote four, so it is no row.
+    assert main(["table", "--split", str(split), "--dir", str(out), "--trained-on", "--metrics", "rouge1_recall"]) == 0
+    assert "| echo |" not in capsys.readouterr().out
+    assert main(["export", "--split", str(split), "--dir", str(out), "--trained-on", "--turns", "0"]) == 2
+    assert "turns must be at least 1 (got 0)" in capsys.readouterr().err
+
+
 def test_comparison_table_puts_other_systems_next_to_rewriters_on_their_turns():
     from eval.rewrites import Scorer, comparison_table
     from rewriting.data import RewriteExample
