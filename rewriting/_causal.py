@@ -419,14 +419,54 @@ class CausalLMRewriter:
         and its confidence) per prompt.
 
         One prompt goes through :meth:`_generate_drafted` when drafting is on;
-        several are decoded together as a left-padded batch.
+        several are decoded together: through the lean forward without
+        padding when the model has one (:meth:`_generate_lean`), otherwise as
+        a left-padded batch.
 
         Written out (not ``model.generate``) because the copy head needs the
         hidden states at every step.
         """
         if len(prompts) == 1 and self.config.draft_tokens > 0:
             return [self._generate_drafted(prompts[0], opening)]
+        if self._fused is not None:
+            return self._generate_lean(prompts)
         return self._generate_batch(prompts)
+
+    def _generate_lean(self, prompts: list[list[int]]) -> list[Decoding]:
+        """Greedy decoding of several prompts through the lean forward: the
+        prompts are read without padding (a left-padded batch pads most of
+        them, and its prompt pass is most of a batch's time; BENCHMARKS.md
+        §10, session 26), then every step feeds each prompt's one row in one
+        pass (:meth:`~rewriting._fused.FusedLlama.forward_groups`).
+
+        A prompt whose rewrite has ended is fed its last token again, its
+        output unused, until half the rows have ended: taking it out of the
+        stacked prompts copies the stack, and a step's few more rows cost
+        little beside reading the weights."""
+        fused, limit = self._fused, self.config.max_new_tokens
+        reads = [fused.new_cache(len(prompt)) for prompt in prompts]
+        logits = fused.forward_prompts(prompts, reads)
+        stacked = FusedPrompts(reads)
+        rows = [fused.new_rows(1, limit) for _ in prompts]
+        generated: list[list[int]] = [[] for _ in prompts]
+        sureness: list[list[float]] = [[] for _ in prompts]
+        fed = list(range(len(prompts)))  # the prompts in the pass, one row each, in this order
+        going = set(fed)  # those still decoding
+        while True:
+            choices, chances = _greedy(logits)
+            for prompt, token, chance in zip(fed, choices, chances):
+                if prompt in going:
+                    generated[prompt].append(token)
+                    sureness[prompt].append(chance)
+                    if token in self._eos_ids or len(generated[prompt]) >= limit:
+                        going.discard(prompt)
+            if not going:
+                break
+            if 2 * len(going) <= len(fed):
+                stacked.select([slot for slot, prompt in enumerate(fed) if prompt in going])
+                fed = [prompt for prompt in fed if prompt in going]
+            logits = fused.forward_groups([[generated[prompt][-1]] for prompt in fed], stacked, [rows[prompt] for prompt in fed])
+        return [self._decoding(row, row_chances) for row, row_chances in zip(generated, sureness)]
 
     def _generate_batch(self, prompts: list[list[int]]) -> list[Decoding]:
         """Greedy decoding of a left-padded batch.
@@ -591,8 +631,7 @@ class CausalLMRewriter:
         changed some near-tied beams (BENCHMARKS.md §10, session 24)."""
         fused = self._fused
         reads = [fused.new_cache(len(prompt)) for prompt in prompts]
-        log_probs = torch.cat([fused.forward(prompt, read).float().log_softmax(-1).expand(beams, -1)
-                               for prompt, read in zip(prompts, reads)])
+        log_probs = fused.forward_prompts(prompts, reads).float().log_softmax(-1).repeat_interleave(beams, dim=0)
         stacked = FusedPrompts(reads)
         running = torch.full((len(prompts), beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch

@@ -248,6 +248,46 @@ class FusedLlama:
         return self.model.lm_head(inner.norm(x[-keep:]))
 
     @torch.inference_mode()
+    def forward_prompts(self, prompts: Sequence[Sequence[int]], caches: Sequence[FusedCache]) -> torch.Tensor:
+        """Read several prompts, each into its own empty cache: the logits
+        ``(prompts, vocab)`` after each one's last token. The linear layers
+        run once over all the prompts' tokens, so the weights are read once,
+        not once a prompt; attention runs per prompt, over its own positions
+        (one prompt is exactly :meth:`forward`'s pass)."""
+        if len(prompts) != len(caches) or not prompts:
+            raise ValueError(f"{len(prompts)} prompts and {len(caches)} caches given: one empty cache per prompt, at least one")
+        if any(cache.length for cache in caches):
+            raise ValueError("forward_prompts reads prompts into empty caches")
+        inner = self.model.model
+        spans, start = [], 0
+        for prompt, cache in zip(prompts, caches):
+            cache.reserve(len(prompt))
+            spans.append((start, start + len(prompt)))
+            start += len(prompt)
+        x = inner.embed_tokens(torch.tensor([token for prompt in prompts for token in prompt]))
+        positions = torch.cat([torch.arange(len(prompt)) for prompt in prompts])
+        cos, sin = inner.rotary_emb(x, positions[None])
+        masks = {length: torch.ones(length, length, dtype=torch.bool).tril(0) if length > 1 else None for length in map(len, prompts)}
+        for index, layer in enumerate(inner.layers):
+            q, k, v = self._projected(index, layer, x)
+            q = _rotated(q.view(start, self.heads, self.head_dim).transpose(0, 1), cos, sin)
+            k = _rotated(k.view(start, self.kv_heads, self.head_dim).transpose(0, 1), cos, sin)
+            v = v.view(start, self.kv_heads, self.head_dim).transpose(0, 1)
+            attended = []
+            for (first, end), cache in zip(spans, caches):
+                cache.keys[index, :, : end - first] = k[:, first:end]
+                cache.values[index, :, : end - first] = v[:, first:end]
+                out = F.scaled_dot_product_attention(
+                    q[None, :, first:end], cache.keys[index, :, : end - first][None], cache.values[index, :, : end - first][None],
+                    attn_mask=masks[end - first], scale=layer.self_attn.scaling, enable_gqa=self.heads != self.kv_heads,
+                )
+                attended.append(out[0].transpose(0, 1).reshape(end - first, -1))
+            x = self._after_attention(index, layer, x, torch.cat(attended))
+        for (first, end), cache in zip(spans, caches):
+            cache.length = end - first
+        return self.model.lm_head(inner.norm(x[[end - 1 for _, end in spans]]))
+
+    @torch.inference_mode()
     def forward_groups(self, ids: Sequence[Sequence[int]], prompts: "FusedPrompts", rows: Sequence[FusedRows]) -> torch.Tensor:
         """Feed one token per row of several prompts' beams: group ``g``'s
         rows take ``ids[g]``, each after prompt ``g`` of ``prompts`` and its

@@ -115,7 +115,7 @@ def test_the_rewriter_takes_the_fused_forward_for_one_question_and_rewrites_the_
     assert isinstance(fused._fused, FusedLlama) and plain._fused is None
     questions = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
     assert [fused.rewrite(q, h) for q, h in questions] == [plain.rewrite(q, h) for q, h in questions]
-    assert fused.rewrite_batch(questions) == plain.rewrite_batch(questions)  # batches keep transformers' forward
+    assert fused.rewrite_batch(questions) == plain.rewrite_batch(questions)  # and a batch through it
     prompts = [fused.prompt_ids(q, h) for q, h in questions]  # and each rewrite's confidence is the same
     assert [fused._generate([p])[0].confidence for p in prompts] == pytest.approx([plain._generate([p])[0].confidence for p in prompts], abs=1e-5)
 
@@ -252,3 +252,45 @@ def test_follow_ups_left_as_asked_get_their_second_looks_together_through_the_fu
     fused.config = replace(fused.config, batch_size=2)
     assert fused.rewrite_batch(three) == plain.rewrite_batch(three)
     assert (lean_calls[2:], batch_calls) == ([(2, 4), (1, 4)], [])
+
+
+def test_prompts_read_in_one_pass_give_each_prompts_own_read():
+    # Three prompts of different lengths, one a single token: one pass, no
+    # padding, and each cache holds what the prompt's own pass would hold.
+    model, fused, ids = _fused_and_ids(21)
+    prompts = [ids[:9], ids[9:10], ids[10:]]
+    together = [fused.new_cache(16) for _ in prompts]
+    logits = fused.forward_prompts(prompts, together)
+    for prompt, cache, row in zip(prompts, together, logits):
+        alone = fused.new_cache(16)
+        torch.testing.assert_close(row, fused.forward(prompt, alone)[-1], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(row, _reference(model, prompt)[-1], atol=1e-4, rtol=1e-4)
+        assert cache.length == alone.length == len(prompt)
+        torch.testing.assert_close(cache.keys[:, :, : len(prompt)], alone.keys[:, :, : len(prompt)], atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(cache.values[:, :, : len(prompt)], alone.values[:, :, : len(prompt)], atol=1e-5, rtol=1e-4)
+    with pytest.raises(ValueError, match="2 prompts and 1 caches given"):
+        fused.forward_prompts(prompts[:2], [fused.new_cache(4)])
+    with pytest.raises(ValueError, match="into empty caches"):
+        fused.forward_prompts(prompts[:1], together[:1])
+
+
+def test_a_batch_decodes_greedily_through_the_fused_forward_with_transformers_rewrites(tmp_path, tiny_gpt2):
+    # Prompts of different lengths, rewrites ending at different steps (many
+    # of the tokens written end a text): two end at once, one after four
+    # tokens, and then the last two go on alone in a smaller pass.
+    fused, plain = _rewriters(tmp_path, tiny_gpt2, initializer_range=1.0)
+    questions = [("What did she write?", HISTORY), ("And her father?", HISTORY[:1]), ("When?", ["Hi", ""]),
+                 ("When was she born and where did she live?", HISTORY), ("Why?", HISTORY)]
+    prompts = [fused.prompt_ids(question, history) for question, history in questions]
+    written = Counter(token for decoding in plain._generate_batch(prompts) for token in decoding[0])
+    for rewriter in (fused, plain):
+        rewriter._eos_ids = frozenset(token for token, _ in written.most_common(10))
+    lean_calls = []
+    lean = fused._generate_lean
+    fused._generate_lean = lambda prompts: lean_calls.append(len(prompts)) or lean(prompts)
+    expected = plain._generate(prompts)
+    got = fused._generate(prompts)
+    assert lean_calls == [5]
+    assert [tuple(d) for d in got] == [tuple(d) for d in expected]
+    assert [d.confidence for d in got] == pytest.approx([d.confidence for d in expected], abs=1e-5)
+    assert [(len(d[0]), d[1]) for d in expected] == [(0, True), (0, True), (8, False), (8, False), (4, True)]
