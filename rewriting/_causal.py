@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import torch
 
@@ -27,7 +27,7 @@ from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._beam import BeamState
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
-from ._fused import FusedLlama, FusedPrompts
+from ._fused import FusedCache, FusedLlama, FusedPrompts
 from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
@@ -291,6 +291,7 @@ class CausalLMRewriter:
         """
         results, todo = self._without_model(items)
         unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
+        reads: dict[int, _Read] = {}  # a batch's prompts as its greedy pass read them, for the second look
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
             if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
@@ -298,7 +299,9 @@ class CausalLMRewriter:
                 outputs, searched = [hypotheses[0] for hypotheses in found], [hypotheses[1:] for hypotheses in found]
             else:
                 opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
-                outputs, searched = self._generate(prompts, opening), [[] for _ in chunk]
+                kept: list[_Read] = []
+                outputs, searched = self._generate(prompts, opening, kept), [[] for _ in chunk]
+                reads.update(zip((index for index, _ in chunk), kept))
                 unsure.update(index for (index, _), decoding in zip(chunk, outputs) if decoding.confidence < self.config.second_look_below)
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
@@ -313,11 +316,11 @@ class CausalLMRewriter:
             for index, result in enumerate(results):
                 if index not in waiting:
                     ready(index, result)
-        self._look_again(items, again, results)
+        self._look_again(items, again, results, reads)
         return results  # type: ignore[return-value]
 
     def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], again: list[tuple[int, list[int]]],
-                    results: list[Rewrite | None]) -> None:
+                    results: list[Rewrite | None], reads: Mapping[int, _Read] | None = None) -> None:
         """``config.second_look`` beams for each ``(index into items, prompt
         ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
         of that one and the beams' (:func:`_agreed`), in place. They are
@@ -325,9 +328,15 @@ class CausalLMRewriter:
         are held for a whole search) through the lean forward
         (:meth:`_beam_lean`), which is faster than transformers' batched
         search for any number of them (BENCHMARKS.md §10, session 26);
-        without it (a copy head, not a Llama) through transformers'."""
-        search = self._beam_lean if self._fused is not None else self._beam_batch
-        found = [beams for chunk in self._chunks(again) for beams in search([ids for _, ids in chunk], self.config.second_look)]
+        without it (a copy head, not a Llama) through transformers'. A prompt
+        in ``reads`` (index -> the greedy pass's read of it) is not read
+        again."""
+        reads = reads or {}
+        if self._fused is not None:
+            found = [beams for chunk in self._chunks(again) for beams in
+                     self._beam_lean([ids for _, ids in chunk], self.config.second_look, [reads.get(index) for index, _ in chunk])]
+        else:
+            found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
         for (index, _), beams in zip(again, found):
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
@@ -414,14 +423,15 @@ class CausalLMRewriter:
         return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
 
     @torch.inference_mode()
-    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = ()) -> list[Decoding]:
+    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = (), reads: list[_Read] | None = None) -> list[Decoding]:
         """Greedy decoding; a :class:`Decoding` (``(token ids, ended_with_eos)``
         and its confidence) per prompt.
 
         One prompt goes through :meth:`_generate_drafted` when drafting is on;
         several are decoded together: through the lean forward without
         padding when the model has one (:meth:`_generate_lean`), otherwise as
-        a left-padded batch.
+        a left-padded batch. ``reads``, when given, gets the lean path's read
+        of each prompt (:class:`_Read`), for a second look to start from.
 
         Written out (not ``model.generate``) because the copy head needs the
         hidden states at every step.
@@ -429,10 +439,10 @@ class CausalLMRewriter:
         if len(prompts) == 1 and self.config.draft_tokens > 0:
             return [self._generate_drafted(prompts[0], opening)]
         if self._fused is not None:
-            return self._generate_lean(prompts)
+            return self._generate_lean(prompts, reads)
         return self._generate_batch(prompts)
 
-    def _generate_lean(self, prompts: list[list[int]]) -> list[Decoding]:
+    def _generate_lean(self, prompts: list[list[int]], reads: list[_Read] | None = None) -> list[Decoding]:
         """Greedy decoding of several prompts through the lean forward: the
         prompts are read without padding (a left-padded batch pads most of
         them, and its prompt pass is most of a batch's time; BENCHMARKS.md
@@ -442,11 +452,14 @@ class CausalLMRewriter:
         A prompt whose rewrite has ended is fed its last token again, its
         output unused, until half the rows have ended: taking it out of the
         stacked prompts copies the stack, and a step's few more rows cost
-        little beside reading the weights."""
+        little beside reading the weights. The prompts' caches stay as read
+        (the steps write rows of their own); ``reads`` gets them."""
         fused, limit = self._fused, self.config.max_new_tokens
-        reads = [fused.new_cache(len(prompt)) for prompt in prompts]
-        logits = fused.forward_prompts(prompts, reads)
-        stacked = FusedPrompts(reads)
+        caches = [fused.new_cache(len(prompt)) for prompt in prompts]
+        logits = fused.forward_prompts(prompts, caches)
+        if reads is not None:
+            reads.extend(_Read(cache, row) for cache, row in zip(caches, logits))
+        stacked = FusedPrompts(caches)
         rows = [fused.new_rows(1, limit) for _ in prompts]
         generated: list[list[int]] = [[] for _ in prompts]
         sureness: list[list[float]] = [[] for _ in prompts]
@@ -620,19 +633,27 @@ class CausalLMRewriter:
         return [[self._until_eos(ids)] + hypotheses for ids, hypotheses in zip(decoded, found)] if greedy else found
 
     @torch.inference_mode()
-    def _beam_lean(self, prompts: list[list[int]], beams: int) -> list[list[tuple[list[int], bool]]]:
+    def _beam_lean(self, prompts: list[list[int]], beams: int,
+                   reads: Sequence[_Read | None] | None = None) -> list[list[tuple[list[int], bool]]]:
         """:meth:`_beam_batch` through the lean forward: each prompt's keys and
         values are read once and shared by its beams, and one pass feeds every
         prompt's beams (:meth:`~rewriting._fused.FusedLlama.forward_groups`).
         The same search and :class:`BeamState`, so the same hypotheses (tested).
 
-        Each prompt is read again, not taken from the greedy pass's cache:
-        that pass read it with its opening draft, whose rounding in bfloat16
-        changed some near-tied beams (BENCHMARKS.md §10, session 24)."""
+        A prompt with a read in ``reads`` (a batch's greedy pass read it the
+        same way) starts from it; the others are read here. One question's
+        greedy pass read its prompt with its opening draft, whose rounding in
+        bfloat16 changed some near-tied beams (BENCHMARKS.md §10, sessions 24
+        and 26), so it is read again."""
         fused = self._fused
-        reads = [fused.new_cache(len(prompt)) for prompt in prompts]
-        log_probs = fused.forward_prompts(prompts, reads).float().log_softmax(-1).repeat_interleave(beams, dim=0)
-        stacked = FusedPrompts(reads)
+        given = list(reads) if reads is not None else [None] * len(prompts)
+        missing = [slot for slot, read in enumerate(given) if read is None]
+        if missing:
+            fresh = [fused.new_cache(len(prompts[slot])) for slot in missing]
+            for slot, cache, row in zip(missing, fresh, fused.forward_prompts([prompts[slot] for slot in missing], fresh)):
+                given[slot] = _Read(cache, row)
+        log_probs = torch.stack([read.logits for read in given]).float().log_softmax(-1).repeat_interleave(beams, dim=0)
+        stacked = FusedPrompts([read.cache for read in given])
         running = torch.full((len(prompts), beams), -1e9)
         running[:, 0] = 0.0  # one seed per prompt: its beams are the same until they branch
         states = [BeamState(beams) for _ in prompts]
@@ -788,6 +809,14 @@ class _FusedPasses:
 
     def drop(self, count: int) -> None:
         self.cache.crop(self.cache.length - count)
+
+
+class _Read(NamedTuple):
+    """A prompt as the lean forward read it: its keys and values, and the
+    logits after its last token."""
+
+    cache: FusedCache
+    logits: torch.Tensor
 
 
 class Decoding(tuple):

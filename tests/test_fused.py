@@ -236,11 +236,11 @@ def test_follow_ups_left_as_asked_get_their_second_looks_together_through_the_fu
     tokenizer = tiny_gpt2[1]
     lean_calls, batch_calls = [], []
     for rewriter in (fused, plain):  # greedy decoding leaves every question as asked
-        rewriter._generate = lambda prompts, opening=(): [
+        rewriter._generate = lambda prompts, opening=(), reads=None: [
             Decoding(tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
                                       add_special_tokens=False), True) for p in prompts]
     search_lean, search_batch = fused._beam_lean, fused._beam_batch
-    fused._beam_lean = lambda prompts, beams: lean_calls.append((len(prompts), beams)) or search_lean(prompts, beams)
+    fused._beam_lean = lambda prompts, beams, reads=None: lean_calls.append((len(prompts), beams)) or search_lean(prompts, beams, reads)
     fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
     one = [("And her father?", HISTORY)]
     assert fused.rewrite_batch(one) == plain.rewrite_batch(one)
@@ -287,10 +287,37 @@ def test_a_batch_decodes_greedily_through_the_fused_forward_with_transformers_re
         rewriter._eos_ids = frozenset(token for token, _ in written.most_common(10))
     lean_calls = []
     lean = fused._generate_lean
-    fused._generate_lean = lambda prompts: lean_calls.append(len(prompts)) or lean(prompts)
+    fused._generate_lean = lambda prompts, reads=None: lean_calls.append(len(prompts)) or lean(prompts, reads)
     expected = plain._generate(prompts)
     got = fused._generate(prompts)
     assert lean_calls == [5]
     assert [tuple(d) for d in got] == [tuple(d) for d in expected]
     assert [d.confidence for d in got] == pytest.approx([d.confidence for d in expected], abs=1e-5)
     assert [(len(d[0]), d[1]) for d in expected] == [(0, True), (0, True), (8, False), (8, False), (4, True)]
+
+
+def test_a_batchs_second_looks_start_from_its_greedy_pass_read_of_each_prompt(tmp_path, tiny_gpt2):
+    # Every rewrite is searched again (any confidence is "unsure" under 1.01).
+    # The batch's greedy pass read its prompts once; the search reads only
+    # the prompt that went through the one-question path (its own chunk).
+    fused, plain = _rewriters(tmp_path, tiny_gpt2, initializer_range=1.0)
+    for rewriter in (fused, plain):
+        rewriter.config = replace(rewriter.config, second_look_below=1.01, batch_size=2)
+    read = fused._fused.forward_prompts
+    reads = []
+    fused._fused.forward_prompts = lambda prompts, caches: reads.append(len(prompts)) or read(prompts, caches)
+    searched = []
+    search = fused._beam_lean
+    fused._beam_lean = lambda prompts, beams, given=None: searched.append([r is not None for r in given]) or search(prompts, beams, given)
+    three = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
+    assert fused.rewrite_batch(three) == plain.rewrite_batch(three)
+    assert searched == [[True, True], [False]]
+    assert reads == [2, 1]  # the first chunk's greedy pass, then the lone prompt's search
+    # Each prompt's search starts from its own read: the same hypotheses as
+    # transformers' search of each prompt.
+    prompts = [fused.prompt_ids(question, history) for question, history in three]
+    kept = []
+    fused._generate_lean(prompts, kept)
+    assert [len(read.cache.keys[0, 0]) for read in kept] == [len(prompt) for prompt in prompts]
+    expected = plain._beam_batch(prompts, 4)
+    assert search(prompts, 4, kept) == expected and len({str(hypotheses) for hypotheses in expected}) == 3

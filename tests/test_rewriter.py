@@ -406,7 +406,7 @@ def _scripted_rewriter(tok, candidates: int) -> CausalLMRewriter:
     search gives all of SCRIPTED (the greedy text again first), for any prompt."""
     ids = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED]
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
-    rewriter._generate = lambda prompts, opening=(): [Decoding(ids[0], True) for _ in prompts]
+    rewriter._generate = lambda prompts, opening=(), reads=None: [Decoding(ids[0], True) for _ in prompts]
     rewriter._beam_batch = lambda prompts, beams, greedy=False: [[(ids[0], True)] * greedy + [(row, True) for row in ids][:beams]
                                                                  for _ in prompts]
     return rewriter
@@ -438,7 +438,7 @@ def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: in
     rewriter = CausalLMRewriter(_NoCalls(), tok, config)
     rewriter.searched = []
 
-    def decode(prompts, opening=()):
+    def decode(prompts, opening=(), reads=None):
         picked = [not others or "her father" in tok.decode(p) for p in prompts]
         return [Decoding(tok.encode(" " + (greedy if mine else others), add_special_tokens=False), True, confidence if mine else 1.0)
                 for mine in picked]
