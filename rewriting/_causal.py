@@ -291,26 +291,31 @@ class CausalLMRewriter:
         """
         results, todo = self._without_model(items)
         unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
-        reads: dict[int, _Read] = {}  # a batch's prompts as its greedy pass read them, for the second look
+        looking = self.config.candidates == 0 and self.config.second_look > 0
+
+        def looks_again(index: int) -> bool:  # left as asked (or kept by the drift guard), or unsure
+            return index in unsure or _same(results[index].text, items[index][0])
+
+        # The prompts the second look will search, as a batch's greedy pass
+        # read them: only those are held until it runs.
+        reads: dict[int, _Read] = {}
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
+            kept: list[_Read] | None = [] if looking else None
             if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
                 found = self._beam_batch(prompts, self.config.candidates, greedy=True)
                 outputs, searched = [hypotheses[0] for hypotheses in found], [hypotheses[1:] for hypotheses in found]
             else:
                 opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
-                kept: list[_Read] = []
                 outputs, searched = self._generate(prompts, opening, kept), [[] for _ in chunk]
-                reads.update(zip((index for index, _ in chunk), kept))
                 unsure.update(index for (index, _), decoding in zip(chunk, outputs) if decoding.confidence < self.config.second_look_below)
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool)
-        again = []
-        if self.config.candidates == 0 and self.config.second_look > 0:
-            # Left as asked (or kept by the drift guard), or unsure.
-            again = [(index, ids) for index, ids in todo if index in unsure or _same(results[index].text, items[index][0])]
+            if kept:
+                reads.update((index, read) for (index, _), read in zip(chunk, kept) if looks_again(index))
+        again = [(index, ids) for index, ids in todo if looks_again(index)] if looking else []
         if ready is not None and again:
             waiting = {index for index, _ in again}
             for index, result in enumerate(results):
@@ -332,11 +337,14 @@ class CausalLMRewriter:
         in ``reads`` (index -> the greedy pass's read of it) is not read
         again."""
         reads = reads or {}
-        if self._fused is not None:
-            found = [beams for chunk in self._chunks(again) for beams in
-                     self._beam_lean([ids for _, ids in chunk], self.config.second_look, [reads.get(index) for index, _ in chunk])]
-        else:
-            found = [beams for chunk in self._chunks(again) for beams in self._beam_batch([ids for _, ids in chunk], self.config.second_look)]
+
+        def search(chunk: list[tuple[int, list[int]]]) -> list:
+            prompts = [ids for _, ids in chunk]
+            if self._fused is None:
+                return self._beam_batch(prompts, self.config.second_look)
+            return self._beam_lean(prompts, self.config.second_look, [reads.get(index) for index, _ in chunk])
+
+        found = [beams for chunk in self._chunks(again) for beams in search(chunk)]
         for (index, _), beams in zip(again, found):
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])

@@ -229,21 +229,14 @@ class FusedLlama:
         cache.reserve(end)
         x = inner.embed_tokens(torch.tensor(ids))
         cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
-        # Row i sees the cached positions and its own prefix; one row sees all.
-        mask = torch.ones(count, end, dtype=torch.bool).tril(start) if count > 1 else None
+        mask = _causal_mask(count, end)
         for index, layer in enumerate(inner.layers):
             q, k, v = self._projected(index, layer, x)
             q = q.view(count, self.heads, self.head_dim).transpose(0, 1)
             k = k.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             v = v.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
-            cache.keys[index, :, start:end] = k
-            cache.values[index, :, start:end] = v
-            out = F.scaled_dot_product_attention(
-                q[None], cache.keys[index, :, :end][None], cache.values[index, :, :end][None],
-                attn_mask=mask, scale=layer.self_attn.scaling, enable_gqa=self.heads != self.kv_heads,
-            )
-            x = self._after_attention(index, layer, x, out[0].transpose(0, 1).reshape(count, -1))
+            x = self._after_attention(index, layer, x, self._cached_attention(index, layer, q, k, v, cache, start, mask))
         cache.length = end
         return self.model.lm_head(inner.norm(x[-keep:]))
 
@@ -267,21 +260,14 @@ class FusedLlama:
         x = inner.embed_tokens(torch.tensor([token for prompt in prompts for token in prompt]))
         positions = torch.cat([torch.arange(len(prompt)) for prompt in prompts])
         cos, sin = inner.rotary_emb(x, positions[None])
-        masks = {length: torch.ones(length, length, dtype=torch.bool).tril(0) if length > 1 else None for length in map(len, prompts)}
+        masks = {length: _causal_mask(length, length) for length in map(len, prompts)}
         for index, layer in enumerate(inner.layers):
             q, k, v = self._projected(index, layer, x)
             q = _rotated(q.view(start, self.heads, self.head_dim).transpose(0, 1), cos, sin)
             k = _rotated(k.view(start, self.kv_heads, self.head_dim).transpose(0, 1), cos, sin)
             v = v.view(start, self.kv_heads, self.head_dim).transpose(0, 1)
-            attended = []
-            for (first, end), cache in zip(spans, caches):
-                cache.keys[index, :, : end - first] = k[:, first:end]
-                cache.values[index, :, : end - first] = v[:, first:end]
-                out = F.scaled_dot_product_attention(
-                    q[None, :, first:end], cache.keys[index, :, : end - first][None], cache.values[index, :, : end - first][None],
-                    attn_mask=masks[end - first], scale=layer.self_attn.scaling, enable_gqa=self.heads != self.kv_heads,
-                )
-                attended.append(out[0].transpose(0, 1).reshape(end - first, -1))
+            attended = [self._cached_attention(index, layer, q[:, first:end], k[:, first:end], v[:, first:end], cache, 0, masks[end - first])
+                        for (first, end), cache in zip(spans, caches)]
             x = self._after_attention(index, layer, x, torch.cat(attended))
         for (first, end), cache in zip(spans, caches):
             cache.length = end - first
@@ -336,6 +322,22 @@ class FusedLlama:
         for own in rows:
             own.length += 1
         return self.model.lm_head(inner.norm(x))
+
+    def _cached_attention(self, index: int, layer, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cache: FusedCache,
+                          start: int, mask: torch.Tensor | None) -> torch.Tensor:
+        """Layer ``index``'s attention of a span of one sequence: its keys and
+        values ``(kv_heads, span, head_dim)`` go into ``cache`` from
+        position ``start``, and its queries ``(heads, span, head_dim)`` attend
+        over the cache up to the span's end under ``mask``
+        (:func:`_causal_mask`); ``(span, heads * head_dim)``."""
+        end = start + q.shape[1]
+        cache.keys[index, :, start:end] = k
+        cache.values[index, :, start:end] = v
+        out = F.scaled_dot_product_attention(
+            q[None], cache.keys[index, :, :end][None], cache.values[index, :, :end][None],
+            attn_mask=mask, scale=layer.self_attn.scaling, enable_gqa=self.heads != self.kv_heads,
+        )
+        return out[0].transpose(0, 1).reshape(end - start, -1)
 
     def _projected(self, index: int, layer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Layer ``index``'s queries, keys and values of ``x`` ``(rows, hidden)``,
@@ -392,6 +394,13 @@ def _by_row(per_group: torch.Tensor, slots: torch.Tensor, width: int) -> torch.T
     groups, kv_heads, queries, n = per_group.shape
     share = queries // width
     return per_group.view(groups, kv_heads, width, share, n).transpose(1, 2).reshape(-1, kv_heads, share, n)[slots]
+
+
+def _causal_mask(count: int, end: int) -> torch.Tensor | None:
+    """The attention mask of ``count`` new positions ending at ``end``: row
+    ``i`` sees the positions before the new ones and its own prefix of them.
+    None for one position, which sees all."""
+    return torch.ones(count, end, dtype=torch.bool).tril(end - count) if count > 1 else None
 
 
 def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:
