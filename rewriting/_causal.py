@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import torch
 
@@ -283,22 +283,40 @@ class CausalLMRewriter:
         ``config.second_look`` beams for the follow-ups left as asked and
         those whose greedy rewrite had a token under
         ``config.second_look_below`` (:attr:`Decoding.confidence`) only.
-        ``ready(index, rewrite)``, when given, is called for each rewrite
-        that is final before that search runs, so that a batch's callers
-        need not all wait for it (:class:`~rewriting.BatchingRewriter`).
+        The turns to search again are searched ``config.batch_size`` at a
+        time as the greedy chunks give them, so a call of any length holds
+        at most that many prompts' reads. ``ready(index, rewrite)``, when
+        given, is called for each rewrite as soon as it is final (before the
+        call returns), so that a batch's callers need not all wait for the
+        slowest (:class:`~rewriting.BatchingRewriter`).
         :class:`InvalidInputError` when any text is not valid Unicode (checked
         before any model call).
         """
         results, todo = self._without_model(items)
         unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
         looking = self.config.candidates == 0 and self.config.second_look > 0
+        done = ready or (lambda index, rewrite: None)
+        for index, result in enumerate(results):
+            if result is not None:  # no model needed: final already
+                done(index, result)
 
         def looks_again(index: int) -> bool:  # left as asked (or kept by the drift guard), or unsure
             return index in unsure or _same(results[index].text, items[index][0])
 
-        # The prompts the second look will search, as a batch's greedy pass
-        # read them: only those are held until it runs.
+        # The prompts the second look will search wait here, each with the
+        # greedy pass's read of it when it has one, and are searched a full
+        # chunk at a time as they gather: a call holds at most a chunk's reads
+        # whatever its length, and the searches are the same chunks of the
+        # same prompts as searching them all at the end would make.
+        waiting: list[tuple[int, list[int]]] = []
         reads: dict[int, _Read] = {}
+        size = max(1, self.config.batch_size)
+
+        def search(chunk: list[tuple[int, list[int]]]) -> None:
+            self._look_again(items, chunk, results, [reads.pop(index, None) for index, _ in chunk])
+            for index, _ in chunk:
+                done(index, results[index])
+
         for chunk in self._chunks(todo):
             prompts = [ids for _, ids in chunk]
             kept: list[_Read] | None = [] if looking else None
@@ -313,39 +331,37 @@ class CausalLMRewriter:
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool)
-            if kept:
-                reads.update((index, read) for (index, _), read in zip(chunk, kept) if looks_again(index))
-        again = [(index, ids) for index, ids in todo if looks_again(index)] if looking else []
-        if ready is not None and again:
-            waiting = {index for index, _ in again}
-            for index, result in enumerate(results):
-                if index not in waiting:
-                    ready(index, result)
-        self._look_again(items, again, results, reads)
+            for position, (index, ids) in enumerate(chunk):
+                if looking and looks_again(index):
+                    waiting.append((index, ids))
+                    if kept:  # one read a prompt, or none (one question alone)
+                        reads[index] = kept[position]
+                else:
+                    done(index, results[index])
+            while len(waiting) >= size:
+                search(waiting[:size])
+                del waiting[:size]
+        if waiting:
+            search(waiting)
         return results  # type: ignore[return-value]
 
-    def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], again: list[tuple[int, list[int]]],
-                    results: list[Rewrite | None], reads: Mapping[int, _Read] | None = None) -> None:
+    def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], chunk: list[tuple[int, list[int]]],
+                    results: list[Rewrite | None], reads: Sequence[_Read | None]) -> None:
         """``config.second_look`` beams for each ``(index into items, prompt
-        ids)`` of ``again``; its rewrite in ``results`` becomes the consensus
-        of that one and the beams' (:func:`_agreed`), in place. They are
-        searched ``config.batch_size`` at a time (the prompts' keys and values
-        are held for a whole search) through the lean forward
-        (:meth:`_beam_lean`), which is faster than transformers' batched
-        search for any number of them (BENCHMARKS.md §10, session 26);
-        without it (a copy head, not a Llama) through transformers'. A prompt
-        in ``reads`` (index -> the greedy pass's read of it) is not read
-        again."""
-        reads = reads or {}
-
-        def search(chunk: list[tuple[int, list[int]]]) -> list:
-            prompts = [ids for _, ids in chunk]
-            if self._fused is None:
-                return self._beam_batch(prompts, self.config.second_look)
-            return self._beam_lean(prompts, self.config.second_look, [reads.get(index) for index, _ in chunk])
-
-        found = [beams for chunk in self._chunks(again) for beams in search(chunk)]
-        for (index, _), beams in zip(again, found):
+        ids)`` of ``chunk`` (at most ``config.batch_size``: the search holds
+        their keys and values together); its rewrite in ``results`` becomes
+        the consensus of that one and the beams' (:func:`_agreed`), in place.
+        Searched through the lean forward (:meth:`_beam_lean`), which is
+        faster than transformers' batched search for any number of prompts
+        (BENCHMARKS.md §10, session 26), from the greedy pass's read of each
+        prompt where ``reads`` has one; without the lean forward (a copy head,
+        not a Llama) through transformers'."""
+        prompts = [ids for _, ids in chunk]
+        if self._fused is None:
+            found = self._beam_batch(prompts, self.config.second_look)
+        else:
+            found = self._beam_lean(prompts, self.config.second_look, reads)
+        for (index, _), beams in zip(chunk, found):
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
 

@@ -514,19 +514,36 @@ def test_a_changed_rewrite_the_model_was_unsure_of_gets_a_second_look_too(tiny_g
     assert batch.searched == [(1, 4, False)] and first == picked and other == Rewrite("What about Ada's mother?")
 
 
-def test_a_batch_hands_back_its_final_rewrites_before_the_second_look_runs(tiny_gpt2):
+def test_a_batch_hands_back_each_rewrite_as_soon_as_it_is_final(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = _second_look_rewriter(tok, "Who was her father?", others="What about Ada's mother?")
     handed = []
-    items = [("Who was her father?", HISTORY), ("What about her mother?", HISTORY)]
+    items = [("Who was her father?", HISTORY), ("What about her mother?", HISTORY), ("Who was Ada Lovelace?", [])]
     found = rewriter.rewrite_batch(items, ready=lambda index, rewrite: handed.append((index, rewrite, len(rewriter.searched))))
-    assert handed == [(1, Rewrite("What about Ada's mother?"), 0)] and rewriter.searched == [(1, 4, False)]
-    assert found[1] == Rewrite("What about Ada's mother?") and found[0].text == "Who was Ada Lovelace's father?"
-    # Nothing searched: nothing handed back early, the results come with the return.
+    # The first turn needs no model, the changed rewrite no search: both
+    # before the search runs; the searched one once it has run.
+    assert handed == [(2, Rewrite("Who was Ada Lovelace?"), 0), (1, Rewrite("What about Ada's mother?"), 0), (0, found[0], 1)]
+    assert found[0].text == "Who was Ada Lovelace's father?" and rewriter.searched == [(1, 4, False)]
+    # Nothing searched: each is handed back all the same, once.
     handed.clear()
     sure = _second_look_rewriter(tok, "Who was Ada's father?", others="What about Ada's mother?")
-    assert sure.rewrite_batch(items, ready=lambda *args: handed.append(args)) == [Rewrite("Who was Ada's father?"), Rewrite("What about Ada's mother?")]
-    assert handed == []
+    expected = [Rewrite("Who was Ada's father?"), Rewrite("What about Ada's mother?")]
+    assert sure.rewrite_batch(items[:2], ready=lambda *args: handed.append(args)) == expected
+    assert len(handed) == 2 and dict(handed) == dict(enumerate(expected))
+
+
+def test_a_long_call_searches_its_second_looks_a_chunk_at_a_time_as_they_gather(tiny_gpt2):
+    # batch_size 2 and five turns left as asked: each full chunk of them is
+    # searched before the next greedy chunk runs (a call holds at most a
+    # chunk's prompts for the search, whatever its length), the last one alone.
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, "Who was her father?")
+    rewriter.config = replace(rewriter.config, batch_size=2)
+    greedy = rewriter._generate
+    rewriter._generate = lambda prompts, opening=(), reads=None: rewriter.searched.append(("greedy", len(prompts))) or greedy(prompts, opening, reads)
+    found = rewriter.rewrite_batch([("Who was her father?", HISTORY)] * 5)
+    assert rewriter.searched == [("greedy", 2), (2, 4, False), ("greedy", 2), (2, 4, False), ("greedy", 1), (1, 4, False)]
+    assert [rewrite.text for rewrite in found] == ["Who was Ada Lovelace's father?"] * 5
 
 
 def _token_chances(model, prompt: list[int], ids: list[int]) -> list[float]:
