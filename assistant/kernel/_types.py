@@ -85,7 +85,10 @@ class Conversation:
 
         This is QReCC's ``Context`` layout, the one every rewriter takes.
         ``rewritten``: each earlier question as its turn was rewritten (and
-        searched), which resolves what the question as asked left open.
+        searched), which resolves what the question as asked left open. A
+        turn whose answer was not found has an empty answer here: the
+        reader's "not found" sentence is not something the user was told
+        about the topic, and a rewriter would take its words for the subject.
 
         >>> c = Conversation()
         >>> c.history()
@@ -96,10 +99,14 @@ class Conversation:
         ...            Answer("Lord Byron.", 1.0)))
         >>> c.history()[2:], c.history(rewritten=True)[2:]
         (['Who was her father?', 'Lord Byron.'], ["Who was Ada Lovelace's father?", 'Lord Byron.'])
+        >>> c.add(Turn("And her son?", Rewrite("And Ada Lovelace's son?"),
+        ...            Answer("I could not find an answer.", 0.0, found=False)))
+        >>> c.history()[4:]
+        ['And her son?', '']
         """
         texts: list[str] = []
         for turn in self.turns:
-            texts += [turn.rewrite.text if rewritten else turn.question, turn.answer.text]
+            texts += [turn.rewrite.text if rewritten else turn.question, turn.answer.text if turn.answer.found else ""]
         return texts
 
     def add(self, turn: Turn) -> None:
