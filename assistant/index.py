@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from assistant.kernel import run_cli
+from assistant.kernel import output_path, run_cli
 from assistant.retrieval import index_collection
 
 __all__ = ["main"]
@@ -43,6 +43,7 @@ def _build(argv: list[str] | None) -> int:
     )
     parser.add_argument("--json", action="store_true", help='print {"index", "passages"} as JSON')
     args = parser.parse_args(argv)
+    output_path(args.index, "--index", folder=True)  # before the collection is read
     count = index_collection(args.input, args.index, threads=args.threads)
     if args.json:
         print(json.dumps({"index": args.index, "passages": count}))

@@ -45,6 +45,7 @@ from assistant.kernel import (
     RetrieverConfig,
     Rewrite,
     Turn,
+    output_path,
     run_cli,
 )
 from assistant.pipeline import Assistant
@@ -321,9 +322,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     from tqdm import tqdm
 
+    out = output_path(args.predict, "--predict")  # before the stories are answered, not after
     stories = load_stories(args.data)[: args.limit]
     rows = predict(stories, _assistant_factory(args), progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
-    Path(args.predict).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
     return 0
 

@@ -71,6 +71,7 @@ from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
     LabelledRewrite,
+    output_path,
     run_cli,
     sklearn_stopwords,
     tokens,
@@ -241,11 +242,12 @@ def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
 
 
+    out = output_path(args.out, "--out")  # before the label set is built
     data = Path(args.data) if args.data else data_dir()
     if not (data / _MULTIPLE_REFS).is_file():
         raise InvalidInputError(f"{data} has no {_MULTIPLE_REFS}: give the shared data folder with --data")
     labels = build_label_set(data, negatives=args.negatives, seed=args.seed)
-    count = write_labels(labels, args.out)
+    count = write_labels(labels, out)
     kinds: dict[str, int] = {}
     for item in labels:
         key = f"{item.extra['kind']} ({item.extra['source']}, label {item.label})"

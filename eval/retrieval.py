@@ -69,7 +69,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -317,6 +317,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         raise InvalidInputError("--expansion-repeats must be 0 (off) or more")
     if not 0 <= args.dense_weight <= 1:
         raise InvalidInputError(f"--dense-weight must be from 0 (off) to 1, not {args.dense_weight}")
+    # The files written last are checked (their folders made) first, before minutes of searching.
+    given_run = output_path(args.run, "--run") if args.run else None
+    given_qrels = output_path(args.qrels, "--qrels") if args.qrels else None
+    if given_run is not None and given_qrels is None:
+        given_qrels = output_path(given_run.with_suffix(".qrels"), "the qrels next to --run")
     collection = judged_collection(args.data, distractors)
     queries = list(collection.queries)
     examples = {path: load_examples(path) for path in args.data}
@@ -346,8 +351,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.dense_weight > 0:
         rescorer = DenseRescorer.from_retriever(retriever, load_minilm(), args.dense_weight)
     with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
-        run = Path(args.run) if args.run else Path(scratch) / "run.trec"
-        qrels = Path(args.qrels) if args.qrels else (run.with_suffix(".qrels") if args.run else Path(scratch) / "qrels")
+        run = given_run or Path(scratch) / "run.trec"
+        qrels = given_qrels or Path(scratch) / "qrels"
         summary = evaluate(queries, texts, retriever, run, qrels, tag=Path(rewriter or args.rewrites).name,
                            rescorer=rescorer, questions=rewritten, alternatives=others)
         if other is not None:

@@ -82,6 +82,7 @@ from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
     default_labels_path,
+    output_path,
     read_labels,
     run_cli,
 )
@@ -202,6 +203,8 @@ def _validate_file(
     index: str | None,
     torch_threads: int = TORCH_THREADS,
 ) -> int:
+    if plot:
+        plot = output_path(plot, "--plot")  # before the scoring, not after it
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(
@@ -245,7 +248,8 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    for group, count in export_inputs(held_out_groups(args.split, args.trained_on, args.turns), args.dir).items():
+    directory = output_path(args.dir, "--dir", folder=True)
+    for group, count in export_inputs(held_out_groups(args.split, args.trained_on, args.turns), directory).items():
         print(f"{args.dir / group}.jsonl: {count} turns")
     return 0
 

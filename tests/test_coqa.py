@@ -225,3 +225,13 @@ def test_cli_predict_then_evaluate(files, tmp_path):
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
     assert json.loads(out.stdout)["overall"]["turns"] == 6
+
+
+def test_cli_predict_refuses_an_unwritable_output_before_answering(files, tmp_path, capsys):
+    # Checked before the model loads and the stories are answered, not after.
+    data, _ = files
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    assert coqa.main(["--data", str(data), "--predict", str(blocker / "ours.json")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: cannot write --predict {blocker / 'ours.json'}: {blocker} is not a folder; give a path in a writable folder\n"

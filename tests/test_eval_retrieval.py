@@ -234,6 +234,24 @@ def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_con
     assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)
 
 
+def test_output_paths_are_made_or_refused_before_any_work(cast2021, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, "--distractors", distractors, "--rewriter", "human"]
+    # A --run or --qrels that cannot be written (its folder is a file) is
+    # refused with one line before the collection is even indexed.
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    for flag in ("--run", "--qrels"):
+        assert main([*map(str, data), flag, str(blocker / "x.trec")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"error: cannot write {flag} {blocker / 'x.trec'}: {blocker} is not a folder; give a path in a writable folder"]
+    assert not (tmp_path / "cache" / "indexes").exists()
+    # One in a folder not made yet gets its folders (as rewriting.rewrite
+    # --output does), so the scores are not lost after the search.
+    found, _ = _run(capsys, *data, "--run", tmp_path / "new" / "a" / "run.trec", "--qrels", tmp_path / "other" / "q.txt")
+    assert found["n"] == 4
+    assert _lines(tmp_path / "new" / "a" / "run.trec") and _lines(tmp_path / "other" / "q.txt")
+
+
 def _rankings_without_and_with(capsys, tmp_path, data, line, alternatives, qid):
     """The run's ranking for ``qid`` with the rewrites file holding ``line``,
     then ``line`` with its ``"alternatives"``."""

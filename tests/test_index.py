@@ -219,6 +219,16 @@ def test_cli_rejects_bad_threads(tmp_path, tiny_collection, capsys):
     assert not (tmp_path / "i").exists()
 
 
+def test_cli_makes_the_index_folders_parent_or_refuses_it_up_front(tmp_path, tiny_collection, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    for where in (blocker, blocker / "idx"):
+        assert index_main(["--input", str(tiny_collection), "--index", str(where)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and err.startswith(f"error: cannot write --index {where}: ")
+    assert index_main(["--input", str(tiny_collection), "--index", str(tmp_path / "new" / "idx")]) == 0
+    assert (tmp_path / "new" / "idx").is_dir()
+
 def test_batch_search_equals_search(retriever):
     queries = ["Who was the father of Ada Lovelace?", "Paris Eiffel Tower", "English", "python code",
                "nothing matches zzzz", "English mathematician"]

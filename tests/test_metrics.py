@@ -388,6 +388,14 @@ def test_read_labels_empty_or_missing_file(tmp_path):
         read_labels(tmp_path / "missing.jsonl")
 
 
+def test_build_refuses_an_unwritable_out_before_building(tmp_path, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    assert labels_module.main(["build", "--out", str(blocker / "labels.jsonl"), "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write --out {blocker / 'labels.jsonl'}: ") and len(err.splitlines()) == 1
+
+
 def test_adds_content_rule():
     assert labels_module.adds_content("What did he do?", "What did Zappa do?")
     assert not labels_module.adds_content("Did the Kinks go on tour ever?", "Did The Kinks ever tour?")

@@ -214,6 +214,15 @@ def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
         assert 0 < s["f1"] < 100
 
 
+def test_cli_write_collection_makes_its_folder_or_refuses_one_that_is_a_file(md2d_file, tmp_path, capsys):
+    out = tmp_path / "new" / "passages.jsonl"
+    assert qa.main(["--data", str(md2d_file), "--write-collection", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 2
+    assert qa.main(["--data", str(md2d_file), "--write-collection", str(out / "x.jsonl")]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == f"error: cannot write --write-collection {out / 'x.jsonl'}: {out} is not a folder; give a path in a writable folder"
+
+
 def test_cli_json_is_a_list_for_one_run_too(md2d_file):
     out = subprocess.run(
         [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context", "--json"],

@@ -106,6 +106,22 @@ def test_validate_table_is_ranked_and_plot_written(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_validate_plot_and_export_dir_are_made_or_refused_before_the_work(tmp_path, capsys):
+    # --plot in a folder not made yet: the folder is made and the table printed
+    # (the plot used to fail after the scoring, losing it).
+    path = write_labels(tmp_path / "labels.jsonl")
+    png = tmp_path / "new" / "deeper" / "dist.png"
+    assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(png)]) == 0
+    assert capsys.readouterr().out.strip() and png.read_bytes()[:4] == b"\x89PNG"
+    # One whose folder is a file: refused with one line, and nothing scored.
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    for argv in (["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(blocker / "x.png")],
+                 ["export", "--split", str(tmp_path / "split.json"), "--dir", str(blocker)]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and err.startswith(f"error: cannot write {argv[-2]} {blocker}")
+
 def test_validate_rejects_malformed_line_with_number(tmp_path, capsys):
     path = write_labels(tmp_path / "labels.jsonl")
     with path.open("a") as f:

@@ -2,12 +2,12 @@
 
 Typed values between stages, the exceptions, the configuration dataclasses,
 JSONL reading, the labels-file format, the word lists and tokenisers, the
-one percentile, and the command lines' error ending. It imports nothing else of the
-project, so any stage (retrieval, readers, rewriting, encoders) can use it.
+one percentile, and the command lines' error ending and output-path check.
+It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
 
 from ._batching import MicroBatcher
-from ._cli import run_cli
+from ._cli import output_path, run_cli
 from ._config import (
     ENV_VARIABLES,
     READER_NAMES,
@@ -80,6 +80,7 @@ __all__ = [
     "percentile",
     "MicroBatcher",
     "run_cli",
+    "output_path",
     "tokens",
     "TOKEN_PATTERNS",
     "READER_STOPWORDS",
