@@ -105,6 +105,7 @@ def test_rewrite_api_takes_a_question_and_its_history_and_keeps_no_state(client_
     "question, history, error",
     [
         ("   ", [], "Please type a question."),
+        ("\u200b\u200b\u200b", [], "Please type a question."),
         ("Who was her father?", "Who was Ada?", "The history must be a list of texts"),
         ("Who was her father?", ["Who was Ada?", 3], "The history must be a list of texts"),
         ("Who was her father?", {"a": 1}, "The history must be a list of texts"),

@@ -86,6 +86,23 @@ def test_bad_questions_get_messages_and_the_session_goes_on(app_services):
     assert S.ask_json(app_services, session, ADA)["turn"] == 2
 
 
+def test_invisible_characters_are_no_part_of_a_question(app_services):
+    session = S.Session()
+    for blank in ("\u200b\u200b\u200b", "\x00", " \u2060\ufeff\x07\r "):
+        with pytest.raises(InvalidInputError, match="Please type a question."):
+            play(app_services, session, blank)
+        assert S.ask_json(app_services, session, blank)["error"] == "Please type a question."
+        assert S.rewrite_json(app_services, blank, [])["error"] == "Please type a question."
+    # A NUL or an escape stands between words; a zero-width or format character is dropped.
+    play(app_services, session, "Who was Ada\u0000 Lovelace?")
+    play(app_services, session, "Who was\x1b her fa\u00adther\u200b?")
+    assert [(t.question, t.rewrite.text) for t in turns(session)] == [(ADA, ADA), ("Who was her father?",) * 2]
+    assert S.rewrite_json(app_services, "Who was Ada\u0000 Lovelace?", [])["rewrite"] == ADA
+    # Only what can be seen counts towards the limit.
+    play(app_services, session, "Who was Ada Lovelace?" + "\u200b" * 2_000)
+    assert turns(session)[-1].question == ADA
+
+
 def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     from rewriting.data import load_examples
 
