@@ -205,18 +205,25 @@ class Actions:
         return gr.update(value=session.turns[index].turn.rewrite.text,
                          label=f"Correct the rewrite of turn {index + 1}{last}")
 
-    def stream(self, session, steps, done: str):
+    @staticmethod
+    def unchanged():
+        """The outputs of a turn event, every one left as it is."""
+        return (gr.skip(),) * 8
+
+    def stream(self, session, steps, done: str, during=lambda: ""):
         """Yield the views after each stage of a streamed turn (``steps`` yields
-        Pending values); a failure at any stage ends it with its message."""
+        Pending values), with the status ``during()`` meanwhile; a failure at
+        any stage ends it with its message, which is also returned."""
         while True:
             pending, error = _attempt(lambda: next(steps, None))
             if error:
                 yield self.views(session, _status(error, error=True))
-                return
+                return error
             if pending is None:
                 break
-            yield self.views(session, "", pending)
+            yield self.views(session, during(), pending)
         yield self.views(session, _status(done))
+        return None
 
     # ------------------------------------------------------------ conversations kept in the browser
 
@@ -233,9 +240,30 @@ class Actions:
 
     # ------------------------------------------------------------ chat and rewrite
 
-    def ask(self, question, session):
-        notice = S.turn_notice(self.services, session, question)
-        yield from self.stream(session, S.ask(self.services, session, question), notice)
+    def take(self, question, session):
+        """A sent question: put in line and the box emptied, or refused with
+        the text left in the box to be mended."""
+        status, error = _attempt(lambda: S.take_question(self.services, session, question))
+        if error:
+            return gr.skip(), _status(error, error=True), session
+        return "", _status(status), session
+
+    def ask(self, session):
+        """Ask the questions waiting, oldest first, until none is left: one
+        sent during a turn is asked after it by the same run."""
+        asked, failed, error = False, [], None
+        while (question := S.next_question(session)) is not None:
+            asked = True
+            notice = S.turn_notice(self.services, session, question)
+            error = yield from self.stream(session, S.ask(self.services, session, question), notice,
+                                           lambda: _status(S.waiting_notice(session)))
+            if error:
+                failed.append(f"“{question[:60]}”: {error}")
+        if not asked:  # refused, or already asked by the run before
+            yield self.unchanged()
+        elif failed and (len(failed) > 1 or error is None):
+            # A failure's message was covered by the turns after it.
+            yield self.views(session, _status("Not answered: " + " ".join(failed), error=True))
 
     def rerun(self, corrected, session):
         return self.views(session, _run(lambda: S.correct(self.services, session, S.target_turn(session), corrected)))
@@ -257,7 +285,10 @@ class Actions:
         return self.correction_box(session), status, session
 
     def stopped(self, session):
-        return self.views(session, _status("Stopped: the turn was not added."))
+        status, dropped = "Stopped: the turn was not added.", S.drop_waiting(session)
+        if dropped:
+            status += f" The {dropped} question{'s' if dropped != 1 else ''} sent after it {'were' if dropped != 1 else 'was'} not asked."
+        return self.views(session, _status(status))
 
     def undo(self, session):
         return self.views(session, _run(lambda: S.undo(session)))
@@ -508,14 +539,20 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
                     chat.conversations, store]
     turn = {"concurrency_limit": TURN_CONCURRENCY, "concurrency_id": "turn", "api_visibility": "private"}
     light = {"concurrency_limit": None, "api_visibility": "private"}
-    # The box is emptied as the question is taken, so that a question typed
-    # while the previous turn still streams is never wiped; the status says
-    # the turn waits until the queue starts it (Gradio shows the position).
-    asked, running = gr.State(""), []
-    waiting = _status("⏳ Waiting for a free slot…")
-    for trigger in (chat.question.submit, chat.ask.click):
-        running.append(trigger(lambda q: ("", q, waiting), [chat.question], [chat.question, asked, chat.status],
-                               queue=False, api_visibility="private").then(act.ask, [asked, session], turn_outputs, **turn))
+    # A sent question is put in line in the session at once (queue=False:
+    # in the order sent) and the box emptied, so that a question typed while
+    # a turn streams is never wiped; a refused one stays in the box. The run
+    # that asks them asks every question waiting, so one run a tab is enough:
+    # Gradio's default ("once") would drop a run triggered while one is
+    # pending, and with it a question sent during a turn; "always_last" runs
+    # it once more after the pending one, for a question put in line just as
+    # that one found none left. One listener for Enter and the button, so
+    # that both share that one run.
+    running = [
+        gr.on([chat.question.submit, chat.ask.click], act.take, [chat.question, session],
+              [chat.question, chat.status, session], queue=False, trigger_mode="multiple", api_visibility="private")
+        .then(act.ask, [session], turn_outputs, trigger_mode="always_last", **turn)
+    ]
     running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session], turn_outputs, **turn))
     chat.conversations.input(act.switch, [chat.conversations, session], turn_outputs, **light)
     chat.chatbot.like(act.like, [session], turn_outputs, **light)

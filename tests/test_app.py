@@ -134,7 +134,8 @@ def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search
     notice = "Search by BM25 alone while the collection's passages are encoded for the rescoring"
     assert "(75%)" in S.source_status(services, session)
     assert notice in act.source(session) and notice in act.source_tick(session)[0]
-    *_, views = act.ask("Who was Ada Lovelace?", session)
+    act.take("Who was Ada Lovelace?", session)
+    *_, views = act.ask(session)
     assert notice in views[1]  # the status line after the turn
     assert notice in session.turns[-1].info.notice  # and the turn's own warning, kept with it
     assert notice in S.ask_json(services, session, "Who was Lord Byron?")["notice"]  # as the API gives it
@@ -145,3 +146,36 @@ def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search
     assert deferred.wait(60)
     line, timer = act.source_tick(session)
     assert notice not in line and "Answering from" in line and timer.active is False
+
+
+def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    questions = ["Who was Ada Lovelace?", "What did she write about?", "Who was her father?", "What is Paris?"]
+    assert act.take(questions[0], session)[:2] == ("", "⏳ Waiting for a free slot…")
+    run = act.ask(session)
+    next(run)  # the first turn is under way
+    for question in questions[1:]:
+        assert act.take(question, session)[0] == ""  # put in line, the box emptied
+    assert next(run)[1] == "⏳ 3 more questions waiting\\."
+    *_, last = run
+    assert [entry.turn.question for entry in session.turns] == questions
+    assert "Paris" in last[0][-1]["content"]
+    # A run with nothing left in line (its questions were asked by the run before) changes nothing.
+    assert list(act.ask(session)) == [act.unchanged()]
+    # Stop ends the run; the questions still in line are not asked, and the status says so.
+    act.take("Who was Lord Byron?", session)
+    act.take("What is Python?", session)
+    assert "The 2 questions sent after it were not asked" in act.stopped(session)[1]
+    assert list(act.ask(session)) == [act.unchanged()] and len(session.turns) == 4
+
+
+def test_a_refused_question_stays_in_the_box(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for question, message in (("x" * 5_022, "That message is 5,022 characters long"), ("\u200b ", "Please type a question")):
+        box, status, _ = act.take(question, session)
+        assert box == app.gr.skip() and message in status
+    assert list(act.ask(session)) == [act.unchanged()] and session.turns == []

@@ -263,6 +263,35 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         context.close()
 
 
+def test_questions_sent_during_a_turn_are_all_answered_in_order(browser, gated_app_server):
+    url, rewriter = gated_app_server
+    rewriter.gate.clear()  # the first turn runs until the others are sent
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        box = page.locator("#question textarea")
+        questions = [ADA, "What did she write about?", "Who was her father?", "What is Paris?"]
+        box.fill(questions[0])
+        box.press("Enter")
+        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
+        for question in questions[1:]:
+            box.fill(question)
+            box.press("Enter")
+            page.wait_for_function("() => document.querySelector('#question textarea').value === ''")
+        box.fill("x" * 1_122)
+        page.click("#ask")
+        status_text(page, "1,122 characters long")
+        assert box.input_value() == "x" * 1_122  # kept, to be shortened
+        rewriter.gate.set()
+        page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 4")
+        assert page.locator("#chat [data-testid='user']").all_inner_texts() == questions
+    finally:
+        rewriter.gate.set()
+        context.close()
+
+
 def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever, minilm, tmp_path):
     import app
     from assistant.pipeline import Assistant

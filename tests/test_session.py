@@ -103,6 +103,21 @@ def test_invisible_characters_are_no_part_of_a_question(app_services):
     assert turns(session)[-1].question == ADA
 
 
+def test_questions_wait_in_line_in_the_order_sent_and_a_bad_one_never_joins(app_services):
+    session = S.Session()
+    assert S.take_question(app_services, session, f"  {ADA} ") == "⏳ Waiting for a free slot…"
+    assert S.take_question(app_services, session, "Who was her father?") == "⏳ Queued after 1 other question."
+    for bad, message in (("x" * 1_122, "1,122 characters long"), ("\u200b", "Please type a question.")):
+        with pytest.raises(InvalidInputError, match=message):
+            S.take_question(app_services, session, bad)
+    assert S.waiting_notice(session) == "⏳ 2 more questions waiting."
+    assert S.next_question(session) == ADA
+    assert S.waiting_notice(session) == "⏳ 1 more question waiting."
+    assert S.take_question(app_services, session, "What is Paris?") == "⏳ Queued after 1 other question."
+    assert S.drop_waiting(session) == 2
+    assert (S.next_question(session), S.waiting_notice(session)) == (None, "")
+
+
 def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     from rewriting.data import load_examples
 

@@ -9,6 +9,7 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 from __future__ import annotations
 
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,9 @@ class Session:
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
     # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
     uploads: set[str] = field(default_factory=set)
+    # Questions sent and checked but not yet asked, oldest first: a question
+    # sent while a turn runs waits here and is asked after it (take_question).
+    waiting: deque[str] = field(default_factory=deque)
     _id: str = ""
 
     @property

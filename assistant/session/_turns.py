@@ -93,6 +93,40 @@ def _echo(question) -> str | None:
     return question[:200].encode("utf-8", "replace").decode("utf-8")
 
 
+def take_question(services: Services, session: Session, question: str) -> str:
+    """Check ``question`` and put it in line after the questions already
+    waiting; returns the status to show until it is asked. A bad question
+    raises InvalidInputError and waits for nothing, so the UI can leave it
+    where the user typed it."""
+    question = check_question(question, assistant_for(services, session).config.max_question_chars)
+    session.waiting.append(question)
+    ahead = len(session.waiting) - 1
+    if not ahead:
+        return "⏳ Waiting for a free slot…"
+    return f"⏳ Queued after {ahead} other question{'s' if ahead != 1 else ''}."
+
+
+def next_question(session: Session) -> str | None:
+    """The oldest question waiting, taken out of the line (None: none waits)."""
+    try:
+        return session.waiting.popleft()
+    except IndexError:
+        return None
+
+
+def waiting_notice(session: Session) -> str:
+    """What a running turn's status says about the questions after it ("" when none)."""
+    count = len(session.waiting)
+    return f"⏳ {count} more question{'s' if count != 1 else ''} waiting." if count else ""
+
+
+def drop_waiting(session: Session) -> int:
+    """Forget the questions waiting (the user stopped the turns); returns how many there were."""
+    count = len(session.waiting)
+    session.waiting.clear()
+    return count
+
+
 def ask_json(services: Services, session: Session, question: str) -> dict:
     """One turn for API clients: the terminal chat's JSON, or ``{"error"}``."""
     try:
