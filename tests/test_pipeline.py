@@ -286,6 +286,26 @@ def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, me
     assert stderr.startswith(f"error: {message}") and stderr.count("\n") == 1, stderr
 
 
+def test_a_flag_replaces_a_bad_setting_in_the_environment(tiny_index, monkeypatch):
+    # README: flags win over CONVQA_* variables. The variable used to be
+    # range-checked before the flag replaced it, so CONVQA_K=-1 stopped -k 3.
+    from assistant.kernel import ConfigError, load_configs
+
+    monkeypatch.setenv("CONVQA_K", "-1")
+    monkeypatch.setenv("CONVQA_READER", "foo")
+    config, retrieval, _ = load_configs(k=3, reader="sentence")
+    assert (retrieval.k, config.reader) == (3, "sentence")
+    monkeypatch.setenv("CONVQA_K", "abc")  # not even read when a flag sets k
+    assert load_configs(k=3, reader="sentence")[1].k == 3
+    # One that no flag replaces is still refused with its message.
+    with pytest.raises(ConfigError, match=r"^reader \(CONVQA_READER\) must be one of sentence, generative, got 'foo'$"):
+        load_configs(k=3)
+    monkeypatch.delenv("CONVQA_READER")  # the chat below inherits the environment
+    result = _chat(["-k", "1"], b"Who was Ada Lovelace?\n", {"CONVQA_K": "-1"}, tiny_index)
+    assert result.returncode == 0, result.stderr.decode()
+    assert len(json.loads(result.stdout)["sources"]) == 1
+
+
 def test_the_assistant_loads_its_rewriter_with_the_configured_candidates(tiny_index, monkeypatch):
     import assistant.pipeline as pipeline
 

@@ -226,13 +226,20 @@ def from_env(config, prefix: str = "CONVQA_"):
     5
     >>> del os.environ["CONVQA_K"]
     """
+    return dataclasses.replace(config, **_env_changes(config, prefix))
+
+
+def _env_changes(config, prefix: str = "CONVQA_", skip=frozenset()) -> dict:
+    """``{field: value}`` of the ``CONVQA_<FIELD>`` variables set for
+    ``config``'s fields, parsed but not yet range-checked; a field in
+    ``skip`` (one a flag sets) is not read, so its variable is not checked."""
     changes = {}
     for field in dataclasses.fields(config):
         name = prefix + field.name.upper()
         value = os.environ.get(name)
-        if value is not None:
+        if value is not None and field.name not in skip:
             changes[field.name] = _parse(name, field.name, value, type(getattr(config, field.name)))
-    return dataclasses.replace(config, **changes)
+    return changes
 
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -276,19 +283,28 @@ def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderC
     """The three stage configs every entry point uses: defaults, then
     ``CONVQA_*`` variables, then ``overrides`` (command-line flags; a value of
     None means "flag not given"). An override that names no field is refused.
+    A flag wins over its variable, which is then not read at all: a bad
+    ``CONVQA_K`` does not stop ``-k 3``; a bad one that no flag replaces is
+    refused with its message.
 
     >>> load_configs(k=5, reader=None)[1].k
     5
     """
     check_environment()
-    configs = (from_env(AssistantConfig()), from_env(RetrieverConfig()), from_env(ReaderConfig()))
-    known = {f.name for config in configs for f in dataclasses.fields(config)}
+    defaults = (AssistantConfig(), RetrieverConfig(), ReaderConfig())
+    known = {f.name for config in defaults for f in dataclasses.fields(config)}
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    flags = {name: value for name, value in overrides.items() if value is not None}
+    # Each config is made once from defaults, variables and flags together,
+    # and checked then (in __post_init__): replacing the variables first
+    # would check a value that a flag is about to replace.
     return tuple(
         dataclasses.replace(
-            config, **{f.name: overrides[f.name] for f in dataclasses.fields(config) if overrides.get(f.name) is not None}
+            config,
+            **_env_changes(config, skip=flags.keys()),
+            **{f.name: flags[f.name] for f in dataclasses.fields(config) if f.name in flags},
         )
-        for config in configs
+        for config in defaults
     )
