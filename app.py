@@ -184,9 +184,10 @@ class Actions:
 
     # ------------------------------------------------------------ views
 
-    def views(self, session, status="", pending=None):
+    def views(self, session, status="", pending=None, correction=True):
         """The outputs of every turn event: chat, status, metrics table and plot,
-        correction box, state, the conversations list and what the browser keeps."""
+        correction box (left as it is unless ``correction``), state, the
+        conversations list and what the browser keeps."""
         if pending is not None:
             # Mid-turn only the chat changes; re-sending the plot at every
             # streamed step can leave it half drawn.
@@ -194,7 +195,7 @@ class Actions:
         metrics = self.services.metrics
         choices = gr.update(choices=S.conversation_choices(session), value=session.conversation_no)
         return (S.chat_messages(session), status, S.metrics_rows(session, metrics), _plot(session, metrics),
-                self.correction_box(session), session, choices, S.saved_state(session))
+                self.correction_box(session) if correction else gr.skip(), session, choices, S.saved_state(session))
 
     @staticmethod
     def correction_box(session):
@@ -266,7 +267,10 @@ class Actions:
             yield self.views(session, _status("Not answered: " + " ".join(failed), error=True))
 
     def rerun(self, corrected, session):
-        return self.views(session, _run(lambda: S.correct(self.services, session, S.target_turn(session), corrected)))
+        status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected))
+        if error:  # the refused correction stays in its box, to be mended
+            return self.views(session, _status(error, error=True), correction=False)
+        return self.views(session, _status(status))
 
     def like(self, session, data: gr.LikeData):
         if data.liked not in (True, False, "Like", "Dislike"):  # a thumb clicked off again

@@ -179,3 +179,15 @@ def test_a_refused_question_stays_in_the_box(app_services, tmp_path):
         box, status, _ = act.take(question, session)
         assert box == app.gr.skip() and message in status
     assert list(act.ask(session)) == [act.unchanged()] and session.turns == []
+
+
+def test_a_refused_correction_stays_in_its_box(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.take("Who was Ada Lovelace?", session)
+    list(act.ask(session))
+    views = act.rerun("x" * 1_122, session)
+    assert "That message is 1,122 characters long" in views[1] and views[4] == app.gr.skip()
+    views = act.rerun("Who was Ada Lovelace, the mathematician?", session)
+    assert views[4]["value"] == "Who was Ada Lovelace, the mathematician?"
