@@ -378,7 +378,9 @@ def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     (tmp_path / "data" / "qrecc").mkdir(parents=True)
     inside = tmp_path / "data" / "qrecc" / "x.json"
     assert S.shared_data_file(f"  {tmp_path}/data/qrecc/../qrecc/x.json ") == inside
-    for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json"):
+    monkeypatch.chdir(tmp_path)  # a relative path is the data folder's, not the server's working folder's
+    assert S.shared_data_file("qrecc/x.json") == S.shared_data_file("./qrecc/x.json ") == inside
+    for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json", "../secret.json"):
         with pytest.raises(InvalidInputError, match="Only files under"):
             S.shared_data_file(outside)
 

@@ -38,10 +38,12 @@ def load_replay(session: Session, path: str | Path, name: str | None = None) -> 
 
 def shared_data_file(path: str) -> Path:
     """A replay file named by path, which must lie in the shared data folder
-    (``$CONVQA_DATA``): a hosted app must not open any file on the server."""
+    (``$CONVQA_DATA``): a hosted app must not open any file on the server.
+    A relative path is taken inside that folder, not the server's working
+    folder (which the user cannot see)."""
 
     root = data_dir().resolve()
-    resolved = Path(path.strip()).expanduser().resolve()
+    resolved = (root / Path(path.strip()).expanduser()).resolve()
     if not resolved.is_relative_to(root):
         raise InvalidInputError(f"Only files under {root} can be opened by path; upload other files instead.")
     return resolved
