@@ -26,7 +26,11 @@ from .retrieval import use_serving_java
 __all__ = ["main"]
 
 
-def _plain(turn: Turn) -> str:
+def _plain(turn: Turn, rescored: bool = False) -> str:
+    """A turn as plain text. ``rescored``: the sources' scores are the
+    rescorer's mix of min-max scaled BM25 and the MiniLM cosine
+    (:class:`~assistant.retrieval.DenseRescorer`), not BM25's own, and are
+    labelled so."""
     lines = [f"rewrite: {turn.rewrite.text}"]
     if turn.rewrite.note:
         lines.append(f"  note: {turn.rewrite.note}")
@@ -37,7 +41,8 @@ def _plain(turn: Turn) -> str:
     lines.append(f"answer:  {turn.answer.text}")
     if turn.sources:
         top = turn.sources[0]
-        lines.append(f"source:  {top.title or top.id} (BM25 {top.score:.2f})")
+        score = f"score {top.score:.2f}, BM25 mixed with MiniLM" if rescored else f"BM25 {top.score:.2f}"
+        lines.append(f"source:  {top.title or top.id} ({score})")
     return "\n".join(lines) + "\n"
 
 
@@ -78,6 +83,9 @@ def _chat(argv: list[str] | None) -> int:
     options = {"index_dir": args.index_dir, "k": args.k, "rewriter": args.rewriter, "reader": args.reader}
     use_serving_java()  # a chat searches for as long as it runs
     assistant = build_assistant(**options)
+    # The chat builds its rescorer before the first turn (no background
+    # encoding), so every turn's scores are mixed when there is one.
+    rescored = assistant.rescorer is not None
     conversation = Conversation()
     for question in _lines(sys.stdin):
         try:
@@ -87,7 +95,7 @@ def _chat(argv: list[str] | None) -> int:
             _say(args, question, str(error))
         else:
             conversation.add(turn)
-            sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n" if args.json else _plain(turn))
+            sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n" if args.json else _plain(turn, rescored))
         sys.stdout.flush()
     return 0
 

@@ -199,6 +199,21 @@ def test_terminal_chat_plain_output_names_the_other_candidates_searched():
     assert "also searched" not in chat._plain(alone)
 
 
+def test_terminal_chat_plain_output_labels_the_score_it_shows(tiny_index):
+    # The rescored score is a mix of scaled BM25 and the MiniLM cosine; it
+    # used to be labelled "BM25". With CONVQA_DENSE_WEIGHT=0 it is BM25's own.
+    source = Passage("ada", "Ada Lovelace was a mathematician.", 0.734, title="Ada Lovelace")
+    turn = Turn("Who was Ada?", Rewrite("Who was Ada?"), Answer("A mathematician.", 1.0), (source,))
+    assert chat._plain(turn, rescored=True).splitlines()[-1] == "source:  Ada Lovelace (score 0.73, BM25 mixed with MiniLM)"
+    assert chat._plain(turn, rescored=False).splitlines()[-1] == "source:  Ada Lovelace (BM25 0.73)"
+    for weight, label in (("0.9", "BM25 mixed with MiniLM"), ("0", "(BM25 ")):
+        env = dict(os.environ, CONVQA_INDEX_DIR=str(tiny_index), CONVQA_DENSE_WEIGHT=weight)
+        result = subprocess.run([sys.executable, "-m", "assistant.chat", "--rewriter", "original"], input=b"Who was Ada Lovelace?\n",
+                                capture_output=True, cwd=ROOT, env=env, timeout=300)
+        assert result.returncode == 0, result.stderr.decode()
+        assert label in result.stdout.decode().splitlines()[-1]
+
+
 def test_terminal_chat_missing_index(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "assistant.chat", "--index", str(tmp_path / "none"), "--rewriter", "original"],

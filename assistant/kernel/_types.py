@@ -14,7 +14,8 @@ __all__ = ["Passage", "Answer", "Rewrite", "Turn", "Conversation"]
 
 @dataclass(frozen=True)
 class Passage:
-    """One retrieved passage; ``score`` is the retriever's (BM25) score."""
+    """One retrieved passage; ``score`` is the retriever's: BM25's, or after
+    rescoring the mix of scaled BM25 and the MiniLM cosine."""
 
     id: str
     text: str
