@@ -141,6 +141,9 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     assert [e.id for e in load_examples(path)] == ["qrecc:1:1", "qrecc:1:2"]
     S.new_conversation(session)
     assert (session.turns, session.history(), session.conversation_no) == ([], [], 2)
+    S.new_conversation(session)  # an empty conversation is new already: it keeps its number
+    assert (session.conversation_no, sorted(session.archive)) == (2, ["1"])
+    assert S.conversation_choices(session) == [(f"1: {ADA}", 1)]
 
 
 def test_correction_reruns_the_turn_and_scores_the_system_rewrite(scored_services):
