@@ -172,6 +172,9 @@ def test_correction_reruns_the_turn_and_scores_the_system_rewrite(scored_service
 
 def test_thumbs_write_labels_eval_can_read(app_services):
     session = S.Session()
+    for label in (1, 0):  # the thumbs before any question (the target turn is then -1)
+        with pytest.raises(InvalidInputError, match="There is no rewrite to judge yet: ask a question first."):
+            S.judge(app_services, session, S.target_turn(session), label)
     play(app_services, session, ADA)
     play(app_services, session, "What did she write about?")
     assert S.judge(app_services, session, 0, 1) == "Turn 1: recorded 👍 correct in labels.jsonl."

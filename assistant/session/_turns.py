@@ -210,6 +210,8 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
     accepted it as what they would write), and a thumbs down waits for the
     user's correction, which is then recorded as the reference.
     """
+    if not session.turns:
+        raise InvalidInputError("There is no rewrite to judge yet: ask a question first.")
     _turn_index(session, index, "That message is not part of a turn that can be judged.")
     info, turn = session.turns[index].info, session.turns[index].turn
     verdict = "👍 correct" if label == 1 else "👎 incorrect"
