@@ -31,7 +31,7 @@ from ._errors import (
     JavaNotFoundError,
     ModelNotFoundError,
 )
-from ._jsonl import json_lines, json_lines_with_text
+from ._jsonl import json_lines, json_lines_with_text, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._stats import percentile
 from ._types import Answer, Conversation, Passage, Rewrite, Turn
@@ -73,6 +73,7 @@ __all__ = [
     "default_index_dir",
     "json_lines",
     "json_lines_with_text",
+    "utf8_text",
     "LabelledRewrite",
     "read_labels",
     "write_labels",

@@ -1,4 +1,4 @@
-"""Reading JSONL files with errors that name the file and the line."""
+"""Reading text and JSONL files with errors that name the file (and the line)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,24 @@ from typing import Any, Iterator
 
 from ._errors import DataFormatError
 
-__all__ = ["json_lines", "json_lines_with_text"]
+__all__ = ["json_lines", "json_lines_with_text", "utf8_text"]
+
+
+def utf8_text(raw: bytes, name: str) -> str:
+    """``raw`` decoded as UTF-8, or :class:`DataFormatError` saying that the
+    file ``name`` is not UTF-8 and what to do: the one check and message for
+    a document read as text, by an upload or a collection being indexed
+    (replacement characters would be indexed and shown instead).
+
+    >>> utf8_text("café".encode("latin-1"), "latin1.txt")
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.DataFormatError: latin1.txt is not UTF-8 text; save it as UTF-8 and try again.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:

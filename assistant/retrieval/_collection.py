@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
-from ..kernel import DataFormatError, json_lines
+from ..kernel import DataFormatError, json_lines, utf8_text
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -169,8 +169,10 @@ def _bounded(unit: str, max_words: int, max_chars: int) -> list[str]:
 
 
 def read_document(path: Path) -> str:
-    """The text of one .txt/.md/.html file (HTML stripped)."""
-    raw = path.read_text(encoding="utf-8", errors="replace")
+    """The text of one .txt/.md/.html file (HTML stripped); a file that is
+    not UTF-8 is refused (DataFormatError), as an upload is, rather than
+    indexed with replacement characters."""
+    raw = utf8_text(path.read_bytes(), str(path))
     if path.suffix.lower() in (".html", ".htm"):
         return html_to_text(raw)
     return raw
