@@ -325,11 +325,7 @@ class Actions:
         yield from self.stream(session, S.replay_step(self.services, session), self._replay_status(session))
 
     def replay_all(self, session):
-        def steps():
-            while session.replay is not None and session.replay.conversation_id and session.replay.remaining() > 0:
-                yield from S.replay_step(self.services, session)
-
-        yield from self.stream(session, steps(), "Replay finished.")
+        yield from self.stream(session, S.replay_rest(self.services, session), "Replay finished.")
 
     @staticmethod
     def _replay_status(session):

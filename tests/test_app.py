@@ -191,3 +191,12 @@ def test_a_refused_correction_stays_in_its_box(app_services, tmp_path):
     assert "That message is 1,122 characters long" in views[1] and views[4] == app.gr.skip()
     views = act.rerun("Who was Ada Lovelace, the mathematician?", session)
     assert views[4]["value"] == "Who was Ada Lovelace, the mathematician?"
+
+
+def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for button in (act.replay_next, act.replay_all):
+        *_, views = button(session)
+        assert "Load a conversations file and pick a conversation first" in views[1]

@@ -197,14 +197,15 @@ def test_thumbs_write_labels_eval_can_read(app_services):
 def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversations):
     app_services = scored_services
     session = S.Session()
-    with pytest.raises(InvalidInputError, match="Load a conversations file"):
-        list(S.replay_step(app_services, session))
+    for play_on in (S.replay_step, S.replay_rest):  # ▶ Next turn and ⏩ Play all
+        with pytest.raises(InvalidInputError, match="Load a conversations file and pick a conversation first."):
+            list(play_on(app_services, session))
     assert S.load_replay(session, qrecc_conversations) == ["7", "9"]
     assert S.start_replay(session, "7") == "Replaying conversation 7 (2 turns)."
-    for _ in range(2):
-        list(S.replay_step(app_services, session))
-    with pytest.raises(InvalidInputError, match="finished"):
-        list(S.replay_step(app_services, session))
+    list(S.replay_rest(app_services, session))
+    for play_on in (S.replay_step, S.replay_rest):
+        with pytest.raises(InvalidInputError, match="Conversation 7 is finished"):
+            list(play_on(app_services, session))
     first, second = infos(session)
     assert first.scores == pytest.approx({"ROUGE-1 R": 1.0, "USE": 1.0, "R@10": 1.0})
     # The second question is rewritten with the file's history; ours is the question itself.

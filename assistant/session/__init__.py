@@ -8,7 +8,7 @@ from ._labels import (
     LabelStore,
 )
 from ._language import NOT_ENGLISH, language_notice
-from ._replay import load_replay, replay_step, shared_data_file, start_replay
+from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
 from ._sources import (
     multiple_choice,
     search_notice,
@@ -104,6 +104,7 @@ __all__ = [
     "read_passages",
     "read_text",
     "remove_stale_sessions",
+    "replay_rest",
     "replay_step",
     "restore_state",
     "rewrite_json",

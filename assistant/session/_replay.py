@@ -71,3 +71,11 @@ def replay_step(services: Services, session: Session) -> Iterator[Pending]:
     example = replay.turns[replay.position]
     yield from ask(services, session, example.question, history=example.history, reference=example.rewrite, example_id=example.id)
     replay.position += 1
+
+
+def replay_rest(services: Services, session: Session) -> Iterator[Pending]:
+    """Play the replay's remaining turns, each as :func:`replay_step` does;
+    with nothing loaded, picked or left it refuses as that does."""
+    yield from replay_step(services, session)
+    while session.replay is not None and session.replay.conversation_id and session.replay.remaining() > 0:
+        yield from replay_step(services, session)
