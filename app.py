@@ -607,10 +607,11 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
 def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
           limits: S.UploadLimits = S.UploadLimits(), **launch):  # noqa: B008 (frozen)
     """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True).
-    Gradio's own upload route refuses files over ``limits.max_file_mb``."""
+    Gradio's own upload route refuses files over ``limits.max_file_mb``
+    (counted as the upload panel states it)."""
     css = CSS_FILE.read_text(encoding="utf-8")
     return demo.launch(server_name=host, server_port=port, css=css, theme=gr.themes.Soft(), show_error=False,
-                       max_file_size=int(limits.max_file_mb * 1e6), state_session_capacity=STATE_SESSIONS, **launch)
+                       max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, **launch)
 
 
 def browser_secret(path: Path | None = None) -> str:

@@ -200,3 +200,23 @@ def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp
     for button in (act.replay_next, act.replay_all):
         *_, views = button(session)
         assert "Load a conversations file and pick a conversation first" in views[1]
+
+
+def test_gradio_refuses_uploads_over_the_size_the_upload_panel_states(tmp_path):
+    from types import SimpleNamespace
+
+    from assistant import session as S
+
+    launched = {}
+    app.serve(SimpleNamespace(launch=lambda **settings: launched.update(settings)))
+    limits = S.UploadLimits()
+    # Gradio's refusal counts 1024² bytes a "Mb" and shows one decimal; the panel says "10 MB each".
+    assert f"{launched['max_file_size'] / 1024**2:.1f} Mb" == f"{limits.max_file_mb:.1f} Mb" == "10.0 Mb"
+    # The app's own check takes what Gradio takes, and no more.
+    small = S.UploadLimits(max_file_mb=0.01)
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"a" * small.max_file_bytes)
+    assert S.check_uploads([notes], small) == [notes]
+    notes.write_bytes(b"a" * (small.max_file_bytes + 1))
+    with pytest.raises(app.AssistantError, match="files are limited to 0.01 MB each"):
+        S.check_uploads([notes], small)

@@ -464,7 +464,7 @@ def test_null_and_broken_questions_through_the_api_get_a_message(app_services):
 
 def test_one_document_mode_applies_the_upload_limits(app_services, tmp_path):
     session = S.Session()
-    limits = S.UploadLimits(max_file_mb=0.001)  # 1,000 bytes
+    limits = S.UploadLimits(max_file_mb=0.001)  # 1,048 bytes
     big = tmp_path / "big.txt"
     big.write_text("Ada wrote notes. " * 100)
     with pytest.raises(InvalidInputError, match="big.txt is 0.0 MB; files are limited to 0.001 MB each"):

@@ -14,7 +14,7 @@ from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, split_passages
 from ._questions import check_question
 from ._state import Services, Session, Source
-from ._uploads import UploadLimits, check_uploads, index_uploads, read_text
+from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
 
 # Frozen: one shared default is safe.
 DEFAULT_LIMITS = UploadLimits()
@@ -53,9 +53,9 @@ def use_document(session: Session, text: str, name: str = "your document", limit
     if not text:
         raise InvalidInputError("Paste a document, upload one, or give the title of an article first.")
     size = len(text.encode("utf-8", "replace"))
-    if size > limits.max_file_mb * 1e6:
+    if size > limits.max_file_bytes:
         raise InvalidInputError(
-            f"{name} is {size / 1e6:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
+            f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",

@@ -46,6 +46,12 @@ __all__ = [
 UPLOAD_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf", ".jsonl")
 
 
+# A MB of the limits is 2**20 bytes: Gradio counts so when it refuses an
+# upload over the server's max_file_size ("10.0 Mb"), and the limits stated
+# in the upload panel and in our messages must be the one it applies.
+MB = 2**20
+
+
 @dataclass(frozen=True)
 class UploadLimits:
     # Per file: a 300-page book as text is ~1 MB, a PDF with figures ~10 MB.
@@ -55,6 +61,15 @@ class UploadLimits:
     max_total_mb: float = 20.0
     # Files per upload: the file list in the UI stays readable.
     max_files: int = 20
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The per-file limit in bytes (also Gradio's ``max_file_size``)."""
+        return int(self.max_file_mb * MB)
+
+    @property
+    def max_total_bytes(self) -> int:
+        return int(self.max_total_mb * MB)
 
 
 def sessions_dir() -> Path:
@@ -79,16 +94,16 @@ def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimi
         if not path.is_file():
             raise InvalidInputError(f"{path.name}: the upload did not arrive; please upload it again.")
         size = path.stat().st_size
-        if size > limits.max_file_mb * 1e6:
+        if size > limits.max_file_bytes:
             raise InvalidInputError(
-                f"{path.name} is {size / 1e6:.1f} MB; files are limited to {limits.max_file_mb:g} MB each."
+                f"{path.name} is {size / MB:.1f} MB; files are limited to {limits.max_file_mb:g} MB each."
             )
         if size == 0:
             raise InvalidInputError(f"{path.name} is empty.")
         total += size
-    if total > limits.max_total_mb * 1e6:
+    if total > limits.max_total_bytes:
         raise InvalidInputError(
-            f"The files add up to {total / 1e6:.1f} MB; a session takes at most {limits.max_total_mb:g} MB."
+            f"The files add up to {total / MB:.1f} MB; a session takes at most {limits.max_total_mb:g} MB."
         )
     return paths
 
