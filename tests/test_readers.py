@@ -15,6 +15,7 @@ from assistant.readers import (
     answer_kind,
     definition_subject,
     short_span,
+    split_sentences,
 )
 from conftest import TINY_COLLECTION
 
@@ -148,6 +149,16 @@ def test_a_who_question_gets_a_name(readers):
     author = shaped.read("Who wrote the first published algorithm?", passages("ada", "babbage"))
     assert author.text == "Ada Lovelace"
     assert author.evidence.startswith("She wrote the first published algorithm")
+
+
+def test_a_title_or_an_initial_before_a_name_does_not_end_its_sentence(readers):
+    # Split after "Dr.", the best sentence was "... invented by Dr." and the name in it "Dr".
+    _, shaped = readers
+    frobnitz = [Passage("frob", "The frobnitz was invented by Dr. Ellen Marsh in 1989. She later founded Marsh Labs.", 3.0, "Frobnitz")]
+    found = shaped.read("Who invented the frobnitz?", frobnitz)
+    assert (found.text, found.evidence) == ("Dr. Ellen Marsh", "The frobnitz was invented by Dr. Ellen Marsh in 1989.")
+    assert split_sentences("John F. Kennedy visited St. Louis. He left.\nMt. Fuji is high.") == [
+        "John F. Kennedy visited St. Louis.", "He left.", "Mt. Fuji is high."]
 
 
 def test_no_span_keeps_the_sentence(readers):

@@ -25,6 +25,13 @@ NOT_FOUND = "I could not find an answer to that in the collection."
 # or quote; "e.g. the" and "St. Louis"-style abbreviations mostly survive
 # because the next word is lower case or the split is harmless.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9])")
+# ...except after a title or an initial, which the name they begin follows:
+# "Dr. Ellen Marsh", "St. Louis", "J. R. R. Tolkien". Split there, the reader
+# answered "Who invented the frobnitz?" with "Dr".
+_BEFORE_A_NAME = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Mme|Prof|Sr|Jr|St|Ste|Mt|Ft|Gen|Col|Maj|Capt|Lt|Sgt|Adm|Cmdr|Gov|Sen|Rep|Rev|Fr|Hon|Pres|Messrs)"
+    r"|(?<![\w.])[A-Z])\.$"
+)
 
 
 @runtime_checkable
@@ -39,8 +46,17 @@ def split_sentences(text: str) -> list[str]:
 
     >>> split_sentences("Ada wrote notes. She died in 1852! Why? e.g. this.")
     ['Ada wrote notes.', 'She died in 1852!', 'Why? e.g. this.']
+    >>> split_sentences("It was found by Dr. Ellen Marsh. J. R. R. Tolkien read it.")
+    ['It was found by Dr. Ellen Marsh.', 'J. R. R. Tolkien read it.']
     """
-    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    text = text.strip()
+    sentences, start = [], 0
+    for end in _SENTENCE_END.finditer(text):
+        if not _BEFORE_A_NAME.search(text, start, end.start()):
+            sentences.append(text[start : end.start()])
+            start = end.end()
+    sentences.append(text[start:])
+    return [sentence.strip() for sentence in sentences if sentence.strip()]
 
 
 def _terms(text: str) -> set[str]:
