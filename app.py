@@ -442,7 +442,8 @@ def _replay_panel() -> SimpleNamespace:
         "beside ours, scored live."
     )
     ui.file = gr.File(label="Conversations file (.json)", file_types=[".json"], type="filepath", elem_id="replay-file")
-    ui.path = gr.Textbox(label="…or a path on the server", elem_id="replay-path")
+    ui.path = gr.Textbox(label="…or its path in the server's data folder", placeholder="qrecc/qrecc_test_sample.json",
+                         elem_id="replay-path")
     ui.load = gr.Button("Load", elem_id="replay-load")
     ui.pick = gr.Dropdown(label="Conversation", choices=[], elem_id="replay-pick", allow_custom_value=False)
     with gr.Row():
