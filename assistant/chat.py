@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Iterator
 
-from .kernel import AssistantError, Conversation, Turn, run_cli
+from .kernel import AssistantError, Conversation, Turn, echoed_question, run_cli
 from .pipeline import build_assistant, turn_to_json
 from .readers import READERS
 from .retrieval import use_serving_java
@@ -67,10 +67,9 @@ def _lines(stream) -> Iterator[str]:
 
 
 def _say(args, question: str, message: str) -> None:
-    # A refused question is echoed with its undecodable bytes shown as \x..,
-    # so that the JSON line itself stays valid UTF-8.
-    shown = question.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    sys.stdout.write(json.dumps({"question": shown, "error": message}) + "\n" if args.json else f"error: {message}\n")
+    # The refused question is echoed as the app's API echoes it: cut short,
+    # its undecodable bytes shown as \x.., so the JSON line stays valid UTF-8.
+    sys.stdout.write(json.dumps({"question": echoed_question(question), "error": message}) + "\n" if args.json else f"error: {message}\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -283,6 +283,18 @@ def test_terminal_chat_survives_a_line_of_invalid_utf8(tiny_index):
     assert third["answer"].startswith("She wrote the first published algorithm")
 
 
+def test_terminal_chat_echoes_a_refused_question_cut_as_the_api_does(tiny_index):
+    # The chat used to echo a 5,000-character line whole (a 5,131-byte error
+    # line); the app's API cuts it to ECHO_CHARS, and the chat now shares that cut.
+    from assistant.kernel import ECHO_CHARS
+
+    result = _chat([], b"x" * 5_000 + b"\n", {}, tiny_index)
+    assert result.returncode == 0, result.stderr.decode()
+    [refused] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert refused["question"] == "x" * ECHO_CHARS and ECHO_CHARS == 200
+    assert refused["error"].startswith("That message is 5,000 characters long")
+
+
 @pytest.mark.parametrize(
     "setting, message",
     [

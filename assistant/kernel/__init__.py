@@ -21,6 +21,7 @@ from ._config import (
     load_configs,
 )
 from ._cpu import native_bf16
+from ._echo import ECHO_CHARS, echoed_question
 from ._errors import (
     AssistantError,
     ConfigError,
@@ -81,6 +82,8 @@ __all__ = [
     "percentile",
     "MicroBatcher",
     "run_cli",
+    "echoed_question",
+    "ECHO_CHARS",
     "output_path",
     "tokens",
     "TOKEN_PATTERNS",
