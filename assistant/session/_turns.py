@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, Rewrite
+from ..kernel import AssistantError, InvalidInputError, Rewrite, echoed_question
 from ..pipeline import turn_to_json
 from ._language import language_notice
 from ._questions import check_question
@@ -84,15 +84,6 @@ def ask(
     session.selected = None
 
 
-def _echo(question) -> str | None:
-    """A refused question as it can be sent back in JSON: shortened (a
-    20,000-character one need not come back whole), a lone surrogate
-    replaced, anything not text as None."""
-    if not isinstance(question, str):
-        return None
-    return question[:200].encode("utf-8", "replace").decode("utf-8")
-
-
 def take_question(services: Services, session: Session, question: str) -> str:
     """Check ``question`` and put it in line after the questions already
     waiting; returns the status to show until it is asked. A bad question
@@ -133,7 +124,7 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
         for _ in ask(services, session, question):
             pass
     except AssistantError as error:
-        return {"question": _echo(question), "error": str(error)}
+        return {"question": echoed_question(question), "error": str(error)}
     last = session.turns[-1]
     result = turn_to_json(last.turn)
     result.update(turn=len(session.turns), conversation=session.conversation_no)
@@ -166,7 +157,7 @@ def rewrite_json(services: Services, question: str, history) -> dict:
                 raise InvalidInputError(f"A text of the history is {len(text):,} characters long; at most {MAX_HISTORY_CHARS:,} are taken.")
         rewrite = assistant.rewrite(question, history)
     except AssistantError as error:
-        return {"question": _echo(question), "error": str(error)}
+        return {"question": echoed_question(question), "error": str(error)}
     return {"rewrite": rewrite.text, "note": rewrite.note}
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir
+from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, utf8_text
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
     BM25Retriever,
@@ -131,11 +131,7 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     if suffix == ".pdf":
         text = _read_pdf(path)
     elif suffix in DOCUMENT_SUFFIXES:
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and upload it again.") from None
+        text = utf8_text(path.read_bytes(), name)
         if "\0" in text:
             raise DataFormatError(f"{name} looks like a binary file, not {suffix} text.")
         if suffix in (".html", ".htm"):
