@@ -144,7 +144,8 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
         # Drop leading words that only start the sentence or a clause ("Her", "In").
         while words and words[0].lower() in _NOT_NAMES:
             words = words[1:]
-        name = " ".join(words)
+        # "Charles Babbage's computer" answers "Who did she work with?" with him, not "Charles Babbage's".
+        name = re.sub(r"['’]s$", "", " ".join(words))
         if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
             at = match.start() + match.group().index(name)
             found.append((at, at + len(name), name))
@@ -231,6 +232,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     'Lord Byron'
     >>> short_span("name", "Who wrote the notes?", "She wrote the notes for Babbage.", title="Ada Lovelace")
     'Ada Lovelace'
+    >>> short_span("name", "Who did Ada Lovelace work with?", "She was known for work on Charles Babbage's computer.")
+    'Charles Babbage'
+    >>> short_span("name", "Who invented the telephone?", "Alexander Graham Bell was a Scottish-born inventor of the "
+    ...            "telephone.", title="Alexander Graham Bell")
+    'Alexander Graham Bell'
     >>> print(short_span("date", "When did Napoleon die?", "Napoleon was Emperor from 18 May 1804 until 1814.", "Napoleon"))
     None
     """
@@ -260,6 +266,14 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
         return None if unsure else _nearest(_spans(counts), near)
     if unsure:
         return None
+    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
     if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
-        return re.sub(r"\s*\([^)]*\)", "", title).strip()
+        return subject
+    # A sentence that opens with its article's subject, asked about by a
+    # question that names none of it, is about that subject: "Who invented
+    # the telephone?" is answered by "Alexander Graham Bell was a
+    # Scottish-born Canadian-American inventor…" with him, not with the
+    # words next to "inventor".
+    if subject and sentence.lstrip().lower().startswith(subject.lower()) and not set(tokens(subject, "rouge")) & _asked(question):
+        return subject
     return _nearest(_names(sentence, question), near)
