@@ -91,6 +91,15 @@ def test_definition_comes_from_the_subjects_own_article(readers):
         assert answer.found and answer.score == pytest.approx(2.5 / 3.0)  # its BM25 against the best
 
 
+def test_who_was_a_surname_is_answered_from_the_person_the_search_ranked_first(readers):
+    _, shaped = readers
+    ranked = [Passage("isaac", "Sir Isaac Newton was an English physicist. He wrote the Principia.", 3.0, "Isaac Newton"),
+              Passage("unit", "The newton is the unit of force. It is named after Isaac Newton.", 2.0, "Newton")]
+    assert shaped.read("Who was Newton?", ranked).text == "Sir Isaac Newton was an English physicist."
+    # Asked "what", the unit's own article is the subject's.
+    assert shaped.read("What is Newton?", ranked).text == "The newton is the unit of force."
+
+
 def test_a_documents_first_passage_is_its_lead():
     from assistant.readers import lead_passage
 

@@ -162,7 +162,8 @@ class SentenceReader:
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:
         """The lead of the subject's own article, when one was retrieved."""
         subject = definition_subject(question)
-        lead = lead_passage(subject, passages) if subject else None
+        person = question.lstrip().lower().startswith("who")
+        lead = lead_passage(subject, passages, person) if subject else None
         sentences = split_sentences(lead.text)[: self.config.definition_sentences] if lead else []
         if not sentences:
             return None

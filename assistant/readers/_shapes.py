@@ -65,17 +65,23 @@ def _title_key(text: str) -> str:
     return " ".join(words)
 
 
-def lead_passage(subject: str, passages: Sequence[Passage]) -> Passage | None:
+def lead_passage(subject: str, passages: Sequence[Passage], person: bool = False) -> Passage | None:
     """The first passage of the subject's own article among ``passages``:
     its title names the subject; a document's first passage (``_p0``, ``#0``)
-    wins over a later one, then the retriever's order.
+    wins over a later one, then the retriever's order. With ``person`` (a
+    "who" question), a title that ends with the subject names it too: "Who
+    was Newton?" asks for "Isaac Newton" as much as for the unit "Newton",
+    and the retriever's order, which read the question, picks between them.
 
     >>> ps = [Passage("x_p3", "Later.", 2.0, "Ada Lovelace"), Passage("x_p0", "Ada was...", 1.0, "Ada Lovelace")]
     >>> lead_passage("Ada Lovelace", ps).id, lead_passage("Charles Babbage", ps)
     ('x_p0', None)
+    >>> ps = [Passage("Isaac Newton", "Sir Isaac...", 2.0, "Isaac Newton"), Passage("Newton", "The newton...", 1.0, "Newton")]
+    >>> lead_passage("Newton", ps, person=True).id, lead_passage("Newton", ps).id
+    ('Isaac Newton', 'Newton')
     """
     key = _title_key(subject)
-    matches = [p for p in passages if key and _title_key(p.title) == key]
+    matches = [p for p in passages if key and (_title_key(p.title) == key or person and _title_key(p.title).endswith(" " + key))]
     if not matches:
         return None
     first = [p for p in matches if re.search(r"(_p|#)0$", p.id)]
