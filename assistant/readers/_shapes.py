@@ -245,9 +245,20 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     'Alexander Graham Bell'
     >>> print(short_span("date", "When did Napoleon die?", "Napoleon was Emperor from 18 May 1804 until 1814.", "Napoleon"))
     None
+    >>> won = "The reigning champion is Spain, who won the 2026 World Cup."
+    >>> short_span("name", "Who won the 2026 World Cup?", won)
+    'Spain'
+    >>> print(short_span("name", "Who won the 2030 World Cup?", won))
+    None
     """
     if kind not in ("date", "number", "name"):
         raise ValueError(f"unknown answer kind {kind!r}")
+    # A year the question names and the sentence does not: the sentence is
+    # about another time ("Who won the 2030 World Cup?" got "Spain" from
+    # "… Spain, who won … the 2026 World Cup"), and only the whole sentence
+    # shows the reader that.
+    if set(re.findall(r"\b(?:1\d{3}|20\d{2})\b", question)) - set(re.findall(r"\b\d{4}\b", sentence)):
+        return None
     wanted = _relation(question, title)
     near = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
     # A sentence without the question's own words may be about something
