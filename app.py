@@ -44,7 +44,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant import session as S
-from assistant.kernel import AssistantError, run_cli
+from assistant.kernel import AssistantError, run_cli, server_port
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -632,9 +632,9 @@ def browser_secret(path: Path | None = None) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    port = os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or "7860"
     parser = argparse.ArgumentParser(prog="python app.py", description="Serve the conversational QA demo.")
-    parser.add_argument("--port", type=int, default=int(port), help="port (env PORT or GRADIO_SERVER_PORT; 7860)")
+    # Text, checked by server_port in _main (with PORT and GRADIO_SERVER_PORT), so --help works whatever they say.
+    parser.add_argument("--port", help="port (env PORT or GRADIO_SERVER_PORT; 7860)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                         help="interface to listen on (env GRADIO_SERVER_NAME; 127.0.0.1, use 0.0.0.0 to share)")
     # None: not given, so build_assistant takes CONVQA_* or the default.
@@ -649,6 +649,7 @@ def _main(argv: list[str] | None) -> int:
     from assistant.retrieval import use_serving_java
 
     args = _parser().parse_args(argv)
+    port = server_port(args.port)  # before anything loads
     use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start
@@ -662,7 +663,7 @@ def _main(argv: list[str] | None) -> int:
                           choice_encoder=getattr(assistant.reader, "encoder", None))
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
-    serve(build_app(services, secret=browser_secret()), args.host, args.port, limits=services.limits)
+    serve(build_app(services, secret=browser_secret()), args.host, port, limits=services.limits)
     return 0
 
 

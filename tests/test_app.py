@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import app
+from assistant.kernel import server_port
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +43,35 @@ def test_port_and_host_come_from_flags_and_environment(monkeypatch):
     for name in ("PORT", "GRADIO_SERVER_PORT", "GRADIO_SERVER_NAME"):
         monkeypatch.delenv(name, raising=False)
     args = app._parser().parse_args([])
-    assert (args.port, args.host) == (7860, "127.0.0.1")
+    assert (server_port(args.port), args.host) == (7860, "127.0.0.1")
     monkeypatch.setenv("GRADIO_SERVER_PORT", "9000")
-    assert app._parser().parse_args([]).port == 9000
+    assert server_port(app._parser().parse_args([]).port) == 9000
     monkeypatch.setenv("PORT", "8080")
-    assert app._parser().parse_args([]).port == 8080
-    assert app._parser().parse_args(["--port", "7000", "--host", "0.0.0.0"]).port == 7000
+    assert server_port(app._parser().parse_args([]).port) == 8080
+    assert server_port(app._parser().parse_args(["--port", "7000", "--host", "0.0.0.0"]).port) == 7000
+
+
+@pytest.mark.parametrize("argv, env, named", [
+    (["--port", "70000"], {}, "--port='70000'"),
+    (["--port", "0"], {}, "--port='0'"),
+    ([], {"PORT": "abc"}, "PORT='abc'"),
+])
+def test_a_bad_port_is_one_line_before_anything_loads(monkeypatch, capsys, argv, env, named):
+    # The missing index would be the error if the port were not checked first.
+    for name in ("PORT", "GRADIO_SERVER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert app.main([*argv, "--index", "/nowhere/at/all", "--rewriter", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {named}") and err.count("\n") == 1
+
+
+def test_help_works_whatever_port_says(monkeypatch, capsys):
+    monkeypatch.setenv("PORT", "abc")
+    with pytest.raises(SystemExit) as exit_:
+        app.main(["--help"])
+    assert exit_.value.code == 0 and "--port" in capsys.readouterr().out
 
 
 def test_a_missing_index_is_a_one_line_error(tmp_path, capsys):

@@ -19,6 +19,7 @@ from ._config import (
     default_index_dir,
     from_env,
     load_configs,
+    server_port,
 )
 from ._cpu import native_bf16
 from ._echo import ECHO_CHARS, echoed_question
@@ -48,6 +49,7 @@ from ._words import (
 )
 
 __all__ = [
+    "server_port",
     "Passage",
     "Answer",
     "Rewrite",

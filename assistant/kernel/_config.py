@@ -27,6 +27,7 @@ __all__ = [
     "AssistantConfig",
     "from_env",
     "load_configs",
+    "server_port",
     "check_environment",
     "READER_NAMES",
     "ENV_VARIABLES",
@@ -277,6 +278,40 @@ def check_environment(prefix: str = "CONVQA_", environ: Mapping[str, str] | None
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ConfigError(f"{name} is not a setting{hint}; known: {', '.join(sorted(known))}")
+
+
+# Where the app listens when neither --port nor PORT / GRADIO_SERVER_PORT says.
+DEFAULT_PORT = 7860
+
+
+def server_port(flag: str | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The app's port: ``--port`` (``flag``), else ``PORT``, else
+    ``GRADIO_SERVER_PORT`` (as Gradio reads it), else 7860. Checked here,
+    before any model loads, and refused with a :class:`ConfigError` naming
+    where the value came from: otherwise a typo surfaced as a traceback, or
+    as bind()'s OverflowError after a minute of loading.
+
+    >>> server_port("8080"), server_port(None, {"GRADIO_SERVER_PORT": "9000"}), server_port(None, {})
+    (8080, 9000, 7860)
+    >>> server_port(None, {"PORT": "abc"})
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.ConfigError: PORT='abc': the port must be a whole number from 1 to 65535
+    """
+    environ = os.environ if environ is None else environ
+    for name, text in (("--port", flag), ("PORT", environ.get("PORT")),
+                       ("GRADIO_SERVER_PORT", environ.get("GRADIO_SERVER_PORT"))):
+        if text:  # an empty variable is unset, as before
+            break
+    else:
+        return DEFAULT_PORT
+    try:
+        port = int(text.strip())
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"{name}={text!r}: the port must be a whole number from 1 to 65535")
+    return port
 
 
 def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderConfig]:
