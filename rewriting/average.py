@@ -24,11 +24,11 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, run_cli
+from assistant.kernel import ConfigError, output_path, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
-from ._checkpoint import SPLIT_FILE, prepare_output, write_replacing
-from ._recipe import Recipe
+from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, write_replacing
+from ._recipe import RECIPE_FILE, Recipe
 
 __all__ = ["average_adapters", "main"]
 
@@ -50,6 +50,21 @@ def _member(directory: Path) -> tuple[dict, Recipe]:
     return config, recipe
 
 
+# Files that make a folder an adapter or a training run: writing the average
+# there would replace its weights and leave its other files describing them.
+_RUN_FILES = (ADAPTER_CONFIG, ADAPTER_WEIGHTS, RECIPE_FILE, CHECKPOINT_FILE, LOG_FILE)
+
+
+def _check_output(output: Path, sources: Sequence[Path]) -> None:
+    """:class:`ConfigError` for an ``output`` that is one of ``sources`` or
+    already holds an adapter or a run: found before any weights are read."""
+    if any(output.resolve() == source.resolve() for source in sources):
+        raise ConfigError(f"--output {output} is one of the adapters being averaged; give a new folder for the average")
+    held = [name for name in _RUN_FILES if (output / name).exists()]
+    if held:
+        raise ConfigError(f"--output {output} already holds an adapter or a training run ({', '.join(held)}); give a new folder, or delete that one first")
+
+
 def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: int | None = None) -> dict:
     """Write the mean of ``sources``' adapters to ``output`` (adapter, recipe,
     split); returns ``{"members", "rank"}``. :class:`ConfigError` says which
@@ -64,6 +79,7 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     sources = [Path(s) for s in sources]
     if len(sources) < 2:
         raise ConfigError("give at least two adapters to average")
+    _check_output(Path(output), sources)
     members = [_member(s) for s in sources]
     first_config, recipe = members[0]
     splits = [(s / SPLIT_FILE).read_bytes() if (s / SPLIT_FILE).is_file() else None for s in sources]
@@ -170,9 +186,10 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--output", required=True, type=Path, metavar="DIR")
     parser.add_argument("--rank", type=int, metavar="N", help="cut the mean to rank N by a truncated SVD (default: exact, the summed rank)")
     args = parser.parse_args(argv)
-    summary = average_adapters(args.adapters, args.output, args.rank)
+    output = output_path(args.output, "--output", folder=True)
+    summary = average_adapters(args.adapters, output, args.rank)
     command = "python -m rewriting.average " + " ".join(sys.argv[1:] if argv is None else argv)
-    (args.output / "README.md").write_text(_card(summary, command))
+    (output / "README.md").write_text(_card(summary, command))
     print(json.dumps(summary))
     return 0
 

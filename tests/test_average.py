@@ -65,23 +65,43 @@ def test_an_adapter_averaged_with_itself_is_itself(runs):
         torch.testing.assert_close(mean[key], a[key], atol=1e-5, rtol=1e-4)
 
 
-def test_an_interrupted_write_leaves_the_earlier_weights_whole(runs, monkeypatch):
+def test_an_interrupted_write_leaves_no_half_adapter_and_a_rerun_finishes(runs, monkeypatch):
     import safetensors.torch
 
     _, made, tmp_path = runs
     out = tmp_path / "again"
-    average_module.average_adapters([made["a"], made["b"]], out)
-    before = (out / "adapter_model.safetensors").read_bytes()
 
     def dies_writing(tensors, filename, *args, **kwargs):
         with open(filename, "wb") as handle:
             handle.write(b"half a file")
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(safetensors.torch, "save_file", dies_writing)
-    with pytest.raises(OSError, match="No space left"):
-        average_module.average_adapters([made["a"], made["a"]], out)
-    assert (out / "adapter_model.safetensors").read_bytes() == before
+    with monkeypatch.context() as patch:
+        patch.setattr(safetensors.torch, "save_file", dies_writing)
+        with pytest.raises(OSError, match="No space left"):
+            average_module.average_adapters([made["a"], made["a"]], out)
+    # The half file never took the weights' name, so the folder is no adapter and the same command runs again.
+    assert not (out / "adapter_model.safetensors").exists()
+    average_module.average_adapters([made["a"], made["a"]], out)
+    assert (out / "adapter_model.safetensors").is_file()
+
+
+def test_an_output_that_is_a_member_or_holds_an_adapter_is_refused_before_any_work(runs, capsys):
+    _, made, tmp_path = runs
+    before = {p.name: p.read_bytes() for p in made["a"].iterdir() if p.is_file()}
+    assert average_module.main(["--output", str(made["a"]), str(made["a"]), str(made["b"])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is one of the adapters being averaged" in err and "new folder" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in made["a"].iterdir() if p.is_file()} == before  # the member is untouched
+    # Another run's folder, not a member: refused too, naming what it holds.
+    assert average_module.main(["--output", str(made["b"]), str(made["a"]), str(made["a"])]) == 2
+    err = capsys.readouterr().err
+    assert "already holds an adapter or a training run" in err and "checkpoint.pt" in err and err.count("\n") == 1
+    # A file where the folder should go: output_path's one line.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert average_module.main(["--output", str(blocker), str(made["a"]), str(made["b"])]) == 2
+    assert "cannot write --output" in capsys.readouterr().err
 
 
 def test_a_rank_cut_is_the_exact_mean_at_full_rank_and_low_rank_below(runs, capsys):
