@@ -45,6 +45,7 @@ from assistant.kernel import (
     RetrieverConfig,
     Rewrite,
     Turn,
+    check_at_least,
     output_path,
     run_cli,
 )
@@ -115,7 +116,13 @@ def load_stories(path: str | Path) -> list[Story]:
     for story in dataset["data"]:
         try:
             source, story_id = story["source"], story["id"]
-            answer_lists = [story["answers"], *story.get("additional_answers", {}).values()]
+            additional = story.get("additional_answers", {})
+            if not isinstance(additional, dict):  # CoQA's is {"0": [answers], "1": ...}
+                raise DataFormatError(
+                    f"{path}: story {story_id}: additional_answers must be an object of answer lists, "
+                    f"not {type(additional).__name__}"
+                )
+            answer_lists = [story["answers"], *additional.values()]
             questions = story["questions"]
             if source not in IN_DOMAIN and source not in OUT_DOMAIN:
                 raise DataFormatError(
@@ -165,13 +172,21 @@ def load_predictions(path: str | Path) -> dict[Key, str]:
     try:
         with open(path, encoding="utf-8") as handle:
             rows = json.load(handle)
-        return {(row["id"], int(row["turn_id"])): row["answer"] for row in rows}
+        predictions = {(row["id"], int(row["turn_id"])): row["answer"] for row in rows}
     except (OSError, json.JSONDecodeError) as error:
         raise DataFormatError(f"cannot read predictions {path}: {error}") from error
     except (KeyError, TypeError, ValueError) as error:
         raise DataFormatError(
             f"{path}: predictions must be a list of {{'id', 'turn_id', 'answer'}} ({error!r})"
         ) from error
+    # A null or numeric answer would otherwise fail deep in the metrics.
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row["answer"], str):
+            raise DataFormatError(
+                f"{path}: prediction {number} (id {row['id']}, turn_id {row['turn_id']}): "
+                f"answer must be text, not {row['answer']!r}"
+            )
+    return predictions
 
 
 def turn_scores(golds: Sequence[str], prediction: str) -> tuple[float, float]:
@@ -315,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    # Before the stories are read and the models load (a negative --limit
+    # would also slice turns off the end instead of taking the first N).
+    check_at_least(k=(args.k, 1), history_turns=(args.history_turns, 0), passage_words=(args.passage_words, 1),
+                   limit=(args.limit, 1))
     if args.pred:
         gold, sources = load_gold(args.data)
         scores = evaluate(gold, sources, load_predictions(args.pred))

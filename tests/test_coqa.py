@@ -235,3 +235,36 @@ def test_cli_predict_refuses_an_unwritable_output_before_answering(files, tmp_pa
     assert coqa.main(["--data", str(data), "--predict", str(blocker / "ours.json")]) == 2
     err = capsys.readouterr().err
     assert err == f"error: cannot write --predict {blocker / 'ours.json'}: {blocker} is not a folder; give a path in a writable folder\n"
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    return err
+
+
+def test_bad_records_are_one_line_naming_the_file_and_record(files, tmp_path, capsys):
+    data, pred = files
+    listed = json.loads(data.read_text())
+    listed["data"][0]["additional_answers"] = list(listed["data"][0]["additional_answers"].values())
+    bad_data = tmp_path / "listed.json"
+    bad_data.write_text(json.dumps(listed))
+    assert coqa.main(["--data", str(bad_data), "--pred", str(pred)]) == 2
+    assert f"{bad_data}: story s1: additional_answers must be an object" in _one_error_line(capsys)
+    null = tmp_path / "null.json"
+    null.write_text(json.dumps([*PREDICTIONS[:2], {"id": "s2", "turn_id": 1, "answer": None}]))
+    assert coqa.main(["--data", str(data), "--pred", str(null)]) == 2
+    assert f"{null}: prediction 3 (id s2, turn_id 1): answer must be text" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize("flag, value, least", [
+    ("--passage-words", "0", 1), ("--k", "0", 1), ("--history-turns", "-1", 0), ("--limit", "-1", 1),
+])
+def test_predict_flags_are_checked_before_the_models_load(files, tmp_path, capsys, monkeypatch, flag, value, least):
+    def no_models(args):
+        raise AssertionError("the models were loaded before the flags were checked")
+
+    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
+    data, _ = files
+    assert coqa.main(["--data", str(data), "--predict", str(tmp_path / "ours.json"), flag, value]) == 2
+    assert _one_error_line(capsys) == f"error: {flag} must be at least {least}, not {value}\n"

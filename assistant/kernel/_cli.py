@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from ._errors import AssistantError, ConfigError
 
-__all__ = ["run_cli", "output_path"]
+__all__ = ["run_cli", "output_path", "check_at_least"]
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
@@ -24,6 +24,24 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     except AssistantError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def check_at_least(**flags: tuple[int | float | None, int | float]) -> None:
+    """Refuse a numeric flag below its least value, ``name=(value, least)``
+    (``k=(args.k, 1)`` stands for ``--k``; a value of None is a flag not
+    given), with a :class:`ConfigError` naming the flag. For a command line
+    to call before it loads any model, so that a typo costs no loading time
+    and is not first met as an empty slice or a score of 0.
+
+    >>> check_at_least(k=(3, 1), limit=(None, 1))
+    >>> check_at_least(k=(3, 1), history_turns=(-1, 0))
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.ConfigError: --history-turns must be at least 0, not -1
+    """
+    for name, (value, least) in flags.items():
+        if value is not None and value < least:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least {least}, not {value}")
 
 
 def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bool = False) -> Path:
