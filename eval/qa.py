@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import InvalidInputError, load_configs, output_path, run_cli
+from assistant.kernel import InvalidInputError, check_at_least, load_configs, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
@@ -143,10 +143,17 @@ def _main(argv: Sequence[str] | None) -> int:
         count = write_collection(collection_passages(args.data), out)
         print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
         return 0
+    # Every flag before the data is read and the models load: a negative
+    # --limit sliced turns off the end, --read-k 0 scored F1 0, and a --mu
+    # out of range was refused only by the reader's config, after loading,
+    # as CONVQA_MU.
+    check_at_least(read_k=(args.read_k, 1), limit=(args.limit, 1), search_threads=(args.search_threads, 1))
     try:
         mus = [float(x) for x in args.mu.split(",")]
     except ValueError:
         raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
+    if not all(0 <= mu <= 1 for mu in mus):
+        raise InvalidInputError(f"--mu must be from 0 to 1 (each, in a list), not {args.mu!r}")
     # The reader's other settings as the app reads them (defaults, then CONVQA_*).
     _, retrieval, reading = load_configs()
     turns = load_turns(args.data)[: args.limit]

@@ -308,3 +308,17 @@ def test_gold_passages_come_from_the_one_qrecc_reader(tmp_path):
     path.write_text(json.dumps([{**QRECC[0], "Truth_passages": ["u_p0", 3]}]))
     with pytest.raises(DataFormatError, match="record 0.*'Truth_passages' should be a list of passage ids"):
         load_examples(path)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--limit", "-1"], "--limit must be at least 1, not -1"),
+    (["--read-k", "0"], "--read-k must be at least 1, not 0"),
+    (["--search-threads", "0"], "--search-threads must be at least 1, not 0"),
+    (["--mu", "2"], "--mu must be from 0 to 1 (each, in a list), not '2'"),
+    (["--mu", "0.5,-0.1"], "--mu must be from 0 to 1 (each, in a list), not '0.5,-0.1'"),
+])
+def test_cli_flags_are_checked_before_the_data_is_read_or_a_model_loads(tmp_path, capsys, flags, message):
+    # The data file does not exist: the flag, not the file, must be what is refused.
+    missing = tmp_path / "missing.json"
+    assert qa.main(["--data", str(missing), "--setting", "known-context", *flags]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
