@@ -18,7 +18,17 @@ from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, save_checkpoint
 from ._copy import CopyHead
 from ._loss import autocast, dev_loss
 
-__all__ = ["Run", "lr_factor", "run_steps"]
+__all__ = ["Run", "Interrupted", "lr_factor", "run_steps"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during the steps, after the checkpoint of the ``step`` steps
+    done was saved: still a KeyboardInterrupt, so a caller that does not
+    know it stops as before; the CLI says where it stopped in one line."""
+
+    def __init__(self, step: int, checkpoint: Path):
+        super().__init__(step, checkpoint)
+        self.step, self.checkpoint = step, checkpoint
 
 
 def lr_factor(step: int, config) -> float:
@@ -67,7 +77,8 @@ def run_steps(run: Run, train_set, dev_set, pad_id: int, output: Path, config, s
 
     Each step is logged to ``LOG_FILE``; the dev loss every
     ``config.eval_every`` steps; a checkpoint every ``config.save_every``
-    steps and after the last. ``loss_fn`` is :func:`batch_loss` (a test may
+    steps, after the last, and on Ctrl-C (then :class:`Interrupted` is
+    raised) at the last step finished. ``loss_fn`` is :func:`batch_loss` (a test may
     pass one that fails mid-run).
     """
     from tqdm import tqdm
@@ -78,25 +89,51 @@ def run_steps(run: Run, train_set, dev_set, pad_id: int, output: Path, config, s
     began = time.monotonic()
     losses: list[float] = []
     bar = tqdm(range(start, end), initial=start, total=end, desc="train", file=sys.stderr, disable=not progress)
-    with (output / LOG_FILE).open("a") as log:
-        for step in bar:
-            batch = collate([train_set[i] for i in batches[step]], pad_id, config.device)
-            with autocast(config):
-                loss = loss_fn(run.model, batch, run.copy_head)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(run.params, config.clip)
-            run.optimizer.step()
-            run.scheduler.step()
-            run.optimizer.zero_grad(set_to_none=True)
-            losses.append(loss.detach().item())
-            record = {"step": step + 1, "loss": round(float(loss), 4), "lr": run.scheduler.get_last_lr()[0], "elapsed_s": round(elapsed_before + time.monotonic() - began, 1)}
-            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-            done = step + 1
-            if dev_set and config.eval_every and done % config.eval_every == 0 and done < end:
-                record["dev_loss"] = round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4)
-                tqdm.write(f"step {done}: dev loss {record['dev_loss']}", file=sys.stderr)
-            log.write(json.dumps(record) + "\n")
-            log.flush()
-            if done % config.save_every == 0 or done == end:
-                save_checkpoint(run, done, config, elapsed_before + time.monotonic() - began, output / CHECKPOINT_FILE)
+    done = start
+    # The RNG states as the last step done left them: Ctrl-C mid-step has
+    # drawn some of that step's dropout masks, and the checkpoint must hold
+    # the state a run that went on took the next step from.
+    rng = _rng_states(config)
+    try:
+        with (output / LOG_FILE).open("a") as log:
+            for step in bar:
+                batch = collate([train_set[i] for i in batches[step]], pad_id, config.device)
+                with autocast(config):
+                    loss = loss_fn(run.model, batch, run.copy_head)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(run.params, config.clip)
+                run.optimizer.step()
+                run.scheduler.step()
+                # From here the step is done: a Ctrl-C saves it, with the RNG as it now is.
+                # (Between optimizer.step() and here a Ctrl-C keeps the moved weights as the step before's:
+                # a few microseconds in a step of seconds.)
+                done, rng = step + 1, _rng_states(config)
+                run.optimizer.zero_grad(set_to_none=True)
+                losses.append(loss.detach().item())
+                record = {"step": done, "loss": round(float(loss), 4), "lr": run.scheduler.get_last_lr()[0], "elapsed_s": round(elapsed_before + time.monotonic() - began, 1)}
+                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+                if dev_set and config.eval_every and done % config.eval_every == 0 and done < end:
+                    record["dev_loss"] = round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4)
+                    tqdm.write(f"step {done}: dev loss {record['dev_loss']}", file=sys.stderr)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                if done % config.save_every == 0 or done == end:
+                    save_checkpoint(run, done, config, elapsed_before + time.monotonic() - began, output / CHECKPOINT_FILE)
+    except KeyboardInterrupt:
+        bar.close()
+        if done > start:
+            _set_rng_states(config, rng)
+            save_checkpoint(run, done, config, elapsed_before + time.monotonic() - began, output / CHECKPOINT_FILE)
+        raise Interrupted(done, output / CHECKPOINT_FILE) from None
     return elapsed_before + time.monotonic() - began
+
+
+def _rng_states(config) -> tuple:
+    """torch's CPU generator state, and the GPU's when the steps run there."""
+    return torch.get_rng_state(), torch.cuda.get_rng_state(config.device) if config.device.startswith("cuda") else None
+
+
+def _set_rng_states(config, states: tuple) -> None:
+    torch.set_rng_state(states[0])
+    if states[1] is not None:
+        torch.cuda.set_rng_state(states[1], config.device)

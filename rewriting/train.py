@@ -17,8 +17,9 @@ Without ``--dev`` the training files are split by conversation
 to ``DIR/split.json``. First turns (empty history) are left out of training
 and dev loss: the rewriter never rewrites them.
 
-The run checkpoints every ``--save-every`` steps to ``DIR/checkpoint.pt`` and
-resumes from it when started again with the same output directory.
+The run checkpoints every ``--save-every`` steps to ``DIR/checkpoint.pt``,
+and at the step reached on Ctrl-C (then exit status 130), and resumes from it
+when started again with the same output directory.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from assistant.kernel import ConfigError, DataFormatError, run_cli  # noqa: E402
 
 from ._batches import Batch, collate, encode_examples, make_batches  # noqa: E402
 from ._checkpoint import CHECKPOINT_FILE, SPLIT_FILE, last_losses, prepare_output, resume, save_adapter  # noqa: E402
-from ._loop import Run, run_steps  # noqa: E402
+from ._loop import Interrupted, Run, run_steps  # noqa: E402
 from ._loss import batch_loss, dev_loss  # noqa: E402
 from ._prompt import PromptConfig  # noqa: E402
 from ._train_config import TrainConfig  # noqa: E402
@@ -253,7 +254,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if config.repeat:
         train_examples = with_repeats(train_examples, _repeats(config.repeat, {e.source for e in train_examples}))
     (args.output / SPLIT_FILE).write_text(json.dumps(split, indent=1) + "\n")
-    summary = train(train_examples, dev_examples, args.output, config)
+    try:
+        summary = train(train_examples, dev_examples, args.output, config)
+    except Interrupted as stop:
+        # Ctrl-C is how a user ends a long run on purpose: the steps are saved, so one line, not a traceback.
+        print(f"stopped at step {stop.step} of {config.steps}, saved in {stop.checkpoint}; run the same command again to resume", file=sys.stderr)
+        return 130
     command = "python -m rewriting.train " + " ".join(sys.argv[1:] if argv is None else argv)
     (args.output / "README.md").write_text(_card(args.output, command, config, summary, train_examples, dev_examples))
     print(json.dumps(summary))

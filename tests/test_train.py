@@ -139,19 +139,20 @@ def test_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     train(_examples(), [], tmp_path / "straight", _config(lora_dropout=0.1), model=model, tokenizer=tok, progress=False)
     reference = {k: v.clone() for k, v in get_peft_model_state_dict(model).items()}
 
-    # Same run, killed during step 6 (the last checkpoint is after step 4).
+    # Same run, killed during step 6 (the last checkpoint is after step 4):
+    # a crash, not Ctrl-C, so nothing is saved on the way out.
     calls = {"n": 0}
     real_loss = train_module.batch_loss
 
     def dying_loss(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 6:
-            raise KeyboardInterrupt
+            raise RuntimeError("killed")
         return real_loss(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "batch_loss", dying_loss)
     model, tok = _fresh_tiny()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RuntimeError, match="killed"):
         train(_examples(), [], tmp_path / "resumed", _config(lora_dropout=0.1), model=model, tokenizer=tok, progress=False)
     assert torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["step"] == 4
     monkeypatch.setattr(train_module, "batch_loss", real_loss)
@@ -244,6 +245,46 @@ def test_cli_trains_writes_split_and_a_loadable_rewriter(tmp_path, capsys):
     (out / "rewriter.json").write_text(json.dumps({**recipe, "end_token": "<|no such token|>"}))
     with pytest.raises(ModelNotFoundError, match="end_token in rewriter.json"):
         CausalLMRewriter.from_pretrained(str(base), adapter=out)
+
+
+def test_cli_ctrl_c_saves_the_step_reached_and_the_same_command_resumes_it(tmp_path, capsys, monkeypatch):
+    from safetensors.torch import load_file
+
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    # Dropout on, and no periodic checkpoint before the end: only the Ctrl-C save can keep steps 1-2.
+    argv = lambda out: ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "4", "--batch-size", "2",  # noqa: E731
+                        "--lr", "1e-2", "--lora-r", "4", "--lora-dropout", "0.1", "--dev-fraction", "0.25", "--eval-every", "0", "--save-every", "100"]
+    assert train_module.main(argv(tmp_path / "straight")) == 0
+    capsys.readouterr()
+
+    calls = {"n": 0}
+    real_loss = train_module.batch_loss
+
+    def ctrl_c_in_step_3(*args, **kwargs):
+        calls["n"] += 1
+        loss = real_loss(*args, **kwargs)  # step 3's forward pass has drawn its dropout masks
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return loss
+
+    monkeypatch.setattr(train_module, "batch_loss", ctrl_c_in_step_3)
+    out = tmp_path / "stopped"
+    assert train_module.main(argv(out)) == 130
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("stopped at step 2 of 4") and "run the same command again to resume" in err
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 2
+    monkeypatch.setattr(train_module, "batch_loss", real_loss)
+
+    assert train_module.main(argv(out)) == 0
+    assert "resuming from step 2 of 4" in capsys.readouterr().err
+    steps = [json.loads(line)["step"] for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4]  # nothing lost, nothing run twice
+    # Steps 3-4 drew the dropout masks the uninterrupted run drew: the same adapter.
+    straight, resumed = load_file(str(tmp_path / "straight" / "adapter_model.safetensors")), load_file(str(out / "adapter_model.safetensors"))
+    assert straight.keys() == resumed.keys()
+    for key in straight:
+        torch.testing.assert_close(resumed[key], straight[key], atol=1e-3, rtol=1e-3)
 
 
 def _one_step_runs(tmp_path, capsys, data, base, runs: dict[str, list[str]]) -> dict[str, dict]:
