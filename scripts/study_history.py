@@ -36,12 +36,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.kernel import json_lines  # noqa: E402
+from assistant.kernel import InvalidInputError, json_lines, run_cli  # noqa: E402
 from rewriting import load_rewriter  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
 from rewriting.rewrite import write_rewrites  # noqa: E402
 
-SPLIT = "rewriting/adapters/smollm2-qr/split.json"
+# Beside this checkout, not the working directory: the scripts run from anywhere.
+SPLIT = str(Path(__file__).resolve().parent.parent / "rewriting/adapters/smollm2-qr/split.json")
 
 
 def parse_variant(text: str) -> dict:
@@ -56,7 +57,7 @@ def parse_variant(text: str) -> dict:
         elif name in ("budget", "answers", "answer_tokens", "look") and value.isdigit():
             found[name] = int(value)
         else:
-            raise SystemExit(f"error: unknown variant part {part!r} (base, rewrites, budget=N, answers=N, answer_tokens=N, look=N)")
+            raise InvalidInputError(f"unknown variant part {part!r} (base, rewrites, budget=N, answers=N, answer_tokens=N, look=N)")
     return found
 
 
@@ -91,11 +92,31 @@ def exported_turns(directory: Path, group: str, split: str) -> list:
     to ``DIR/<group>.jsonl`` (keys ``<file>#<id>``), read back from the data
     files the split names: the conversation and turn number come with them."""
     files = json.loads(Path(split).read_text(encoding="utf-8"))["files"]
-    examples = {f"{Path(path).name}#{ex.id}": ex for path in files for ex in load_examples(path)}
+    # split.json's files are relative to the checkout (../shared/data/...), not the working directory.
+    root = Path(__file__).resolve().parent.parent
+    examples = {f"{Path(path).name}#{ex.id}": ex for path in files for ex in load_examples(root / path)}
     return [(record["id"], examples[record["id"]]) for _, record in json_lines(directory / f"{group}.jsonl")]
 
 
-def main() -> int:
+def check_inputs(directory: Path, split: str | Path, names: list[str]) -> None:
+    """Refuse a missing ``DIR``, split or ``DIR/<name>`` before a model
+    loads: otherwise SmolLM2 was loaded (or converted) first and the missing
+    folder was then a traceback."""
+    if not directory.is_dir():
+        raise InvalidInputError(f"{directory} is not a folder; give the DIR that eval.rewrites export wrote")
+    if not Path(split).is_file():
+        raise InvalidInputError(f"--split {split} is not a file; give the adapter's split.json")
+    for name in names:
+        if not (directory / name).is_file():
+            raise InvalidInputError(f"{directory / name} is missing; write it first (see --help)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; a missing input is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("--split", default=SPLIT)
@@ -104,11 +125,11 @@ def main() -> int:
     parser.add_argument("--model", default="trained",
                         help="the rewriter (load_rewriter's name or an adapter directory; a directory's base "
                         "budget is its rewriter.json's, so give budget=N to match the app's)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     variants = {v: parse_variant(v) for v in args.variants}
+    check_inputs(args.dir, args.split, [f"{group}.jsonl" for group in args.groups])
     rewriter = load_rewriter(args.model)
     base = rewriter.config
-    args.dir.mkdir(parents=True, exist_ok=True)
     for group in args.groups:
         items = exported_turns(args.dir, group, args.split)
         for name, v in variants.items():

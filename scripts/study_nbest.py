@@ -37,11 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.kernel import json_lines  # noqa: E402
+from assistant.kernel import json_lines, run_cli  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import consensus, load_rewriter  # noqa: E402
 from rewriting.data import with_rewritten_questions  # noqa: E402
-from study_history import SPLIT, exported_turns  # noqa: E402
+from study_history import SPLIT, check_inputs, exported_turns  # noqa: E402
 
 
 def beam_candidates(rewriter, turns: list[tuple[str, list[str]]], beams: int) -> list[list[str]]:
@@ -113,8 +113,15 @@ def held_out_with_greedy(directory: Path, group: str, greedy_name: str, split: s
     return items, greedy, done
 
 
-def main() -> int:
-    args = arguments(__doc__.splitlines()[0], batch=8).parse_args()
+def main(argv: list[str] | None = None) -> int:
+    """The command line; a missing input is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    args = arguments(__doc__.splitlines()[0], batch=8).parse_args(argv)
+    # The exported turns and the greedy rewrites, before SmolLM2 loads.
+    check_inputs(args.dir, args.split, [f"{group}{name}.jsonl" for group in args.groups for name in ("", f".{args.greedy}")])
     rewriter = load_rewriter(args.model)
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
     (args.dir / "candidates").mkdir(exist_ok=True)

@@ -14,6 +14,7 @@ the held-out turns, ``<group>.trained.jsonl`` for qrecc, canard and cast
 Also writes ``DIR/<group>.skip<T>.jsonl``: those outputs with the question
 itself where the classifier skips, for ``python -m eval.rewrites table``.
 """
+import argparse
 import json
 import re
 import sys
@@ -25,11 +26,13 @@ from sklearn.linear_model import LogisticRegression
 from scipy.sparse import hstack, csr_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from assistant.kernel import InvalidInputError, run_cli  # noqa: E402
 from rewriting.data import load_examples  # noqa: E402
 
-SPLIT = "rewriting/adapters/smollm2-qr/split.json"
-out = Path(sys.argv[1])
-split = json.loads(Path(SPLIT).read_text())
+# Beside this checkout, not the working directory: the script runs from anywhere.
+ROOT = Path(__file__).resolve().parents[1]
+SPLIT = ROOT / "rewriting/adapters/smollm2-qr/split.json"
+GROUP_NAMES = ("qrecc", "canard", "cast")
 
 PRONOUNS = set("he she it they him her them his hers its their theirs this that these those there here such one ones".split())
 
@@ -51,62 +54,87 @@ def numeric(e):
     ]
 
 
-def rows(kind):
-    result = []
-    for path in split["files"]:
-        name = Path(path).name
-        ids = set(split[kind][name])
-        for e in load_examples(path):
-            if e.id in ids and e.history:
-                result.append((name, e))
-    return result
+def main(argv: list[str] | None = None) -> int:
+    """The command line; a missing input is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv)
 
 
-train, dev = rows("train"), rows("dev")
-vec = HashingVectorizer(n_features=2**14, ngram_range=(1, 2), alternate_sign=False, norm="l2")
+def _main(argv: list[str] | None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path, help="holds <group>.trained.jsonl for qrecc, canard and cast")
+    parser.add_argument("--split", type=Path, default=SPLIT, help="the adapter's split.json")
+    args = parser.parse_args(argv)
+    # Every input before the classifier is trained, not a traceback after.
+    if not args.split.is_file():
+        raise InvalidInputError(f"--split {args.split} is not a file; give the adapter's split.json")
+    for group in GROUP_NAMES:
+        if not (args.dir / f"{group}.trained.jsonl").is_file():
+            raise InvalidInputError(f"{args.dir / f'{group}.trained.jsonl'} is missing; write it first (see --help)")
+    out = args.dir
+    split = json.loads(args.split.read_text())
+
+    def rows(kind):
+        result = []
+        for path in split["files"]:
+            name = Path(path).name
+            ids = set(split[kind][name])
+            # split.json's files are relative to the checkout (../shared/data/...).
+            for e in load_examples(ROOT / path):
+                if e.id in ids and e.history:
+                    result.append((name, e))
+        return result
 
 
-def features(items):
-    texts = [e.question.lower() for _, e in items]
-    return hstack([vec.transform(texts), csr_matrix(np.array([numeric(e) for _, e in items]))]).tocsr()
+    train, dev = rows("train"), rows("dev")
+    vec = HashingVectorizer(n_features=2**14, ngram_range=(1, 2), alternate_sign=False, norm="l2")
 
 
-def label(e):
-    return int(norm(e.rewrite) == norm(e.question))  # 1: self-contained
+    def features(items):
+        texts = [e.question.lower() for _, e in items]
+        return hstack([vec.transform(texts), csr_matrix(np.array([numeric(e) for _, e in items]))]).tocsr()
 
 
-X, y = features(train), np.array([label(e) for _, e in train])
-model = LogisticRegression(max_iter=2000, C=1.0, class_weight=None).fit(X, y)
-p_dev = model.predict_proba(features(dev))[:, 1]
-y_dev = np.array([label(e) for _, e in dev])
-print(f"train {len(train)} turns ({y.sum()} self-contained, {y.mean():.1%}); dev {len(dev)} ({y_dev.sum()}, {y_dev.mean():.1%})")
-for t in (0.5, 0.7, 0.8, 0.9):
-    skip = p_dev >= t
-    precision = y_dev[skip].mean() if skip.any() else float("nan")
-    print(f"  p >= {t}: skips {skip.mean():.1%} of dev turns, precision {precision:.1%}")
+    def label(e):
+        return int(norm(e.rewrite) == norm(e.question))  # 1: self-contained
 
-GROUPS = {"qrecc_train_sample_1500.json": "qrecc", "qrecc_test_sample.json": "qrecc", "dev.json": "canard",
-          "2020_manual_evaluation_topics_v1.0.json": "cast", "2021_manual_evaluation_topics_v1.0.json": "cast",
-          "2022_evaluation_topics_flattened_duplicated_v1.0.json": "cast"}
-table = out
-prob = {f"{name}#{e.id}": p for (name, e), p in zip(dev, p_dev)}
-question = {f"{name}#{e.id}": e.question for name, e in dev}
-for group in ("qrecc", "canard", "cast"):
-    lines = [json.loads(l) for l in open(table / f"{group}.trained.jsonl")]
-    for t in (0.7, 0.8, 0.9):
-        kept = []
-        for r in lines:
-            if prob.get(r["id"], 0.0) >= t:
-                r = dict(r, rewrite=question[r["id"]])
-            kept.append(r)
-        (out / f"{group}.skip{int(t * 100)}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
-missing = sum(1 for group in ("qrecc", "canard", "cast") for l in open(table / f"{group}.trained.jsonl") if json.loads(l)["id"] not in prob)
-print("held-out outputs without a probability (first turns):", missing)
 
-preds = {}
-for group in ("qrecc", "canard", "cast"):
-    for l in open(table / f"{group}.trained.jsonl"):
-        r = json.loads(l); preds[r["id"]] = r["rewrite"]
-sc = [(name, e) for (name, e) in dev if label(e)]
-same = sum(norm(preds[f"{name}#{e.id}"]) == norm(e.question) for name, e in sc)
-print(f"self-contained dev turns: {len(sc)}; the trained rewriter leaves {same} of them unchanged")
+    X, y = features(train), np.array([label(e) for _, e in train])
+    model = LogisticRegression(max_iter=2000, C=1.0, class_weight=None).fit(X, y)
+    p_dev = model.predict_proba(features(dev))[:, 1]
+    y_dev = np.array([label(e) for _, e in dev])
+    print(f"train {len(train)} turns ({y.sum()} self-contained, {y.mean():.1%}); dev {len(dev)} ({y_dev.sum()}, {y_dev.mean():.1%})")
+    for t in (0.5, 0.7, 0.8, 0.9):
+        skip = p_dev >= t
+        precision = y_dev[skip].mean() if skip.any() else float("nan")
+        print(f"  p >= {t}: skips {skip.mean():.1%} of dev turns, precision {precision:.1%}")
+
+    GROUPS = {"qrecc_train_sample_1500.json": "qrecc", "qrecc_test_sample.json": "qrecc", "dev.json": "canard",
+              "2020_manual_evaluation_topics_v1.0.json": "cast", "2021_manual_evaluation_topics_v1.0.json": "cast",
+              "2022_evaluation_topics_flattened_duplicated_v1.0.json": "cast"}
+    table = out
+    prob = {f"{name}#{e.id}": p for (name, e), p in zip(dev, p_dev)}
+    question = {f"{name}#{e.id}": e.question for name, e in dev}
+    for group in ("qrecc", "canard", "cast"):
+        lines = [json.loads(l) for l in open(table / f"{group}.trained.jsonl")]
+        for t in (0.7, 0.8, 0.9):
+            kept = []
+            for r in lines:
+                if prob.get(r["id"], 0.0) >= t:
+                    r = dict(r, rewrite=question[r["id"]])
+                kept.append(r)
+            (out / f"{group}.skip{int(t * 100)}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    missing = sum(1 for group in ("qrecc", "canard", "cast") for l in open(table / f"{group}.trained.jsonl") if json.loads(l)["id"] not in prob)
+    print("held-out outputs without a probability (first turns):", missing)
+
+    preds = {}
+    for group in ("qrecc", "canard", "cast"):
+        for l in open(table / f"{group}.trained.jsonl"):
+            r = json.loads(l); preds[r["id"]] = r["rewrite"]
+    sc = [(name, e) for (name, e) in dev if label(e)]
+    same = sum(norm(preds[f"{name}#{e.id}"]) == norm(e.question) for name, e in sc)
+    print(f"self-contained dev turns: {len(sc)}; the trained rewriter leaves {same} of them unchanged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
