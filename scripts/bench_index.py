@@ -37,6 +37,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from assistant.kernel import InvalidInputError, check_at_least, run_cli  # noqa: E402
 from assistant.retrieval import BM25Retriever, import_pyserini, read_collection, verify_index  # noqa: E402
 
 _QUERIES = 50
@@ -129,6 +130,11 @@ def _bm25_params() -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The benchmark; a bad flag or a missing input is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--input", required=True, type=Path, help="a JSONL folder (scripts/gen_collection.py)")
     parser.add_argument("--threads", type=int, default=2)
@@ -136,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the indexes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    # Up front: pyserini's CLI exits 0 on a missing or empty folder, so the
+    # table reported it as a success with 0 documents.
+    check_at_least(threads=(args.threads, 1))
+    if not args.input.is_dir() or not any(args.input.glob("*.jsonl")):
+        raise InvalidInputError(f"--input {args.input} is not a folder of .jsonl files; "
+                                "make one with scripts/gen_collection.py")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_index."))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
