@@ -116,8 +116,12 @@ def _check_ranges(config: TrainConfig) -> None:
         value = getattr(config.prompt, name) if name in asdict(config.prompt) else getattr(config, name)
         if value < low:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}, not {value}")
-    if not config.lr > 0:
-        raise ConfigError(f"--lr must be above 0, not {config.lr}")
+    # A clip of 0 or below zeroes or flips every gradient (nothing would train); `not x > 0` also catches nan.
+    for name in ("lr", "clip"):
+        if not getattr(config, name) > 0:
+            raise ConfigError(f"--{name} must be above 0, not {getattr(config, name)}")
+    if config.lr == float("inf"):
+        raise ConfigError("--lr must be a finite number, not inf")
     _check_device(config.device)
     for name in ("dev_fraction", "lora_dropout"):
         if not 0 <= getattr(config, name) < 1:

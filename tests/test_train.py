@@ -388,7 +388,13 @@ def test_cli_read_only_output_exits_2_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flag, value, message", [("--steps", "0", "--steps must be at least 1"), ("--dev-fraction", "1.5", "--dev-fraction must be within [0, 1)"),
-                                                  ("--lr", "0", "--lr must be above 0")])
+                                                  ("--lr", "0", "--lr must be above 0"), ("--lr", "inf", "--lr must be a finite number"),
+                                                  ("--clip", "-1", "--clip must be above 0"), ("--clip", "0", "--clip must be above 0"),
+                                                  ("--clip", "nan", "--clip must be above 0"), ("--save-every", "0", "--save-every must be at least 1"),
+                                                  ("--batch-size", "0", "--batch-size must be at least 1"), ("--lora-r", "0", "--lora-r must be at least 1"),
+                                                  ("--lora-alpha", "-2", "--lora-alpha must be at least 1"), ("--warmup", "-1", "--warmup must be at least 0"),
+                                                  ("--eval-examples", "-1", "--eval-examples must be at least 0"),
+                                                  ("--lora-dropout", "1", "--lora-dropout must be within [0, 1)")])
 def test_cli_flag_out_of_range_exits_2_in_one_line(tmp_path, capsys, flag, value, message):
     data = _qrecc_file(tmp_path / "train.json", PEOPLE)
     assert train_module.main(["--train", str(data), "--output", str(tmp_path / "run"), flag, value]) == 2
