@@ -112,7 +112,7 @@ def run_steps(run: Run, train_set, dev_set, pad_id: int, output: Path, config, s
                 losses.append(loss.detach().item())
                 record = {"step": done, "loss": round(float(loss), 4), "lr": run.scheduler.get_last_lr()[0], "elapsed_s": round(elapsed_before + time.monotonic() - began, 1)}
                 bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-                if dev_set and config.eval_every and done % config.eval_every == 0 and done < end:
+                if dev_set and config.eval_every and config.eval_examples and done % config.eval_every == 0 and done < end:
                     record["dev_loss"] = round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4)
                     tqdm.write(f"step {done}: dev loss {record['dev_loss']}", file=sys.stderr)
                 log.write(json.dumps(record) + "\n")

@@ -88,7 +88,8 @@ def train(train_examples, dev_examples, output: Path, config: TrainConfig, model
         "dev_examples": len(dev_set),
         "final_train_loss_last20": last_losses(output, max(start, end)),
         # On the first eval_examples dev turns: the whole dev set costs minutes on 2 cores.
-        "dev_loss": round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4) if dev_set else None,
+        # None (null) when not measured: no dev turns, or --eval-examples 0 (a loss of 0.0 would read as perfect).
+        "dev_loss": round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4) if dev_set and config.eval_examples else None,
         "train_seconds": round(seconds, 1),
     }
     # The targets end with the tokenizer's eos (encode_examples); inference must stop at that very token.
@@ -166,7 +167,7 @@ Reproduce (same data, same seed; resumes if interrupted):
 - Held-out dev turns: {summary['dev_examples']} ({counts(dev_examples)}).
 - Steps: {summary['steps']} of batch {config.batch_size}{"" if summary['steps'] == config.steps else f" (stopped early: the cosine schedule was for {config.steps})"}, lr {config.lr} (warm-up {config.warmup}, cosine to 10%),
   bf16 autocast: {config.bf16}, seed {config.seed}.
-- Mean train loss over the last 20 steps: {summary['final_train_loss_last20']}; dev loss (rewrite tokens, first {min(config.eval_examples, summary['dev_examples'])} dev turns): {summary['dev_loss']}.
+- Mean train loss over the last 20 steps: {summary['final_train_loss_last20']}; dev loss (rewrite tokens, first {min(config.eval_examples, summary['dev_examples'])} dev turns): {"not measured" if summary['dev_loss'] is None else summary['dev_loss']}.
 - Training time: {summary['train_seconds']} s on {_device_name(config.device)}.
 - Per-step losses: `train_log.jsonl`. Input format and budgets: `rewriter.json`.
 """

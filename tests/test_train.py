@@ -287,6 +287,20 @@ def test_cli_ctrl_c_saves_the_step_reached_and_the_same_command_resumes_it(tmp_p
         torch.testing.assert_close(resumed[key], straight[key], atol=1e-3, rtol=1e-3)
 
 
+def test_cli_eval_examples_0_reports_the_dev_loss_as_not_measured(tmp_path, capsys):
+    base, _ = _saved_base(tmp_path)
+    data = _qrecc_file(tmp_path / "train.json", PEOPLE)
+    out = tmp_path / "run"
+    argv = ["--train", str(data), "--output", str(out), "--base", str(base), "--steps", "2", "--batch-size", "2", "--lora-r", "4",
+            "--dev-fraction", "0.25", "--eval-every", "1", "--eval-examples", "0"]
+    assert train_module.main(argv) == 0
+    # Not 0.0, which reads as a perfect score: null, and the card says so.
+    assert json.loads(capsys.readouterr().out)["dev_loss"] is None
+    assert json.loads((out / "summary.json").read_text())["dev_loss"] is None
+    assert "dev turns): not measured." in (out / "README.md").read_text()
+    assert all("dev_loss" not in json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines())
+
+
 def _one_step_runs(tmp_path, capsys, data, base, runs: dict[str, list[str]]) -> dict[str, dict]:
     """One tiny training step per run (name: extra flags); each run's printed
     summary with its split.json text under "split" (copies of training turns
