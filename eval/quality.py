@@ -38,7 +38,8 @@ per mu (one for a single ``--mu``, and one, ``mu`` null, for the likelihood
 reader), in ``--mu`` order,
 ``[{"reader", "model", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``,
 ``model`` null for the embedding reader (MiniLM), accuracies as fractions
-with ``null`` where a split is absent. Chance is 25%.
+with ``null`` where a split is absent; the table without ``--json`` gives
+them in percent (``acc %``). Chance is 25%.
 """
 
 from __future__ import annotations
@@ -274,9 +275,16 @@ def _main(argv: Sequence[str] | None) -> int:
         mus = [-1.0]
     if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
         raise ConfigError("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
+    if args.model is not None and (Path(args.model) / "adapter_config.json").is_file():
+        # Otherwise transformers fails to find a full model there and the
+        # message blamed being offline.
+        raise ConfigError(f"--model {args.model} is a LoRA adapter; the likelihood reader takes a whole causal LM "
+                          "(a name such as smollm2, or a folder with config.json and the weights)")
     from tqdm import tqdm
 
     articles = load_quality(args.data)
+    if not any(article.questions for article in articles):  # before a model loads; n 0 is no result
+        raise DataFormatError(f"{args.data}: no questions; give a QuALITY or LEval jsonl file")
     progress = lambda it, **kw: tqdm(it, file=sys.stderr, **kw)  # noqa: E731
     if args.reader == "likelihood":
         model = args.model or "smollm2"
@@ -289,7 +297,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.json:
         print(json.dumps(results))
         return 0
-    print(f"{'reader':>10} {'mu':>5}  {'n':>5}{'accuracy':>10}{'n_hard':>8}{'HARD acc':>10}")
+    # Percent here, for reading; --json keeps fractions, as its consumers
+    # (BENCHMARKS.md's recorded runs) expect.
+    print(f"{'reader':>10} {'mu':>5}  {'n':>5}{'acc %':>10}{'n_hard':>8}{'HARD %':>10}")
     for result in results:
         n_hard = "-" if result["n_hard"] is None else result["n_hard"]
         mu = "-" if result["mu"] is None else f"{result['mu']:.2f}"

@@ -204,3 +204,33 @@ def test_sweep_equals_separate_runs(minilm, official_file):
     assert sweep[0] == quality.evaluate(articles, reader)
     reader.config = QualityConfig(passage_words=12, k=2, mu=1.0)
     assert sweep[1] == quality.evaluate(articles, reader)
+
+
+def test_cli_refuses_a_file_without_questions_before_a_model_loads(tmp_path, capsys, monkeypatch):
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a file without questions")
+
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", no_model)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert quality.main(["--data", str(empty)]) == 2
+    assert capsys.readouterr().err == f"error: {empty}: no questions; give a QuALITY or LEval jsonl file\n"
+
+
+def test_cli_says_an_adapter_is_not_a_likelihood_model(official_file, tmp_path, capsys):
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    assert quality.main(["--data", str(official_file), "--reader", "likelihood", "--model", str(adapter)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --model {adapter} is a LoRA adapter;") and err.count("\n") == 1
+
+
+def test_cli_table_labels_its_accuracies_as_percent(monkeypatch, official_file, capsys):
+    # --json gives fractions (its consumers expect them); the table says it gives percent.
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", lambda config: AlwaysIndex(1))
+    monkeypatch.setattr(quality, "evaluate_sweep", lambda articles, reader, mus, progress: [
+        quality.evaluate(articles, reader) for _ in mus])
+    assert quality.main(["--data", str(official_file)]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert "acc %" in header and "HARD %" in header and row.split()[-3:] == ["50.0", "2", "0.0"]
