@@ -15,7 +15,7 @@ import torch
 from assistant.kernel import ConfigError
 
 from ._copy import COPY_HEAD_FILE
-from ._recipe import Recipe
+from ._recipe import Recipe, differences
 from ._train_config import fixed_settings
 
 __all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "write_replacing", "save_checkpoint", "resume", "save_adapter", "last_losses"]
@@ -76,8 +76,10 @@ def resume(run, config, path: Path) -> tuple[int, float]:
 
     # On the CPU first: a checkpoint written on a GPU resumes on a machine without one.
     state = torch.load(path, weights_only=False, map_location="cpu")
-    if fixed_settings(_as_written(state["config"], config)) != fixed_settings(asdict(config)):
-        raise ConfigError(f"{path} was written with other settings; use another --output or delete it to start over")
+    written, now = fixed_settings(_as_written(state["config"], config)), fixed_settings(asdict(config))
+    if written != now:
+        raise ConfigError(f"{path} was written with other settings (the checkpoint's vs this run's: {differences(written, now)}); "
+                          "give the checkpoint's settings to resume, another --output, or delete it to start over")
     set_peft_model_state_dict(run.model, state["adapter"])
     if run.copy_head is not None:
         run.copy_head.load_state_dict(state["copy_head"])

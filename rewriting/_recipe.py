@@ -20,7 +20,7 @@ from assistant.kernel import ModelNotFoundError
 
 from ._prompt import PromptConfig
 
-__all__ = ["Recipe", "RECIPE_FILE", "damaged"]
+__all__ = ["Recipe", "RECIPE_FILE", "damaged", "differences"]
 
 # Written by rewriting.train next to the weights: how the model was trained to be prompted.
 RECIPE_FILE = "rewriter.json"
@@ -35,6 +35,28 @@ def damaged(path: str | Path, what: str) -> ModelNotFoundError:
 
 
 _FORMATS = ("plain", "chat")
+
+
+def differences(first: dict, other: dict) -> str:
+    """The settings that differ, as ``name first vs other`` (nested ones by
+    their dotted name): a refusal that names them says which run to redo.
+
+    >>> differences({"base": "x", "prompt": {"max_input_tokens": 160}, "seed": 0}, {"base": "y", "prompt": {"max_input_tokens": 99}, "seed": 0})
+    "base 'x' vs 'y', prompt.max_input_tokens 160 vs 99"
+    """
+    mine, theirs = _flat(first), _flat(other)
+    return ", ".join(f"{key} {mine.get(key)!r} vs {theirs.get(key)!r}" for key in sorted(mine.keys() | theirs.keys()) if mine.get(key) != theirs.get(key))
+
+
+def _flat(record: dict, prefix: str = "") -> dict:
+    """``{"prompt": {"max_input_tokens": 160}}`` as ``{"prompt.max_input_tokens": 160}``."""
+    flat = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            flat |= _flat(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def read_json(path: Path):

@@ -28,7 +28,7 @@ from assistant.kernel import ConfigError, output_path, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
 from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, write_replacing
-from ._recipe import RECIPE_FILE, Recipe
+from ._recipe import RECIPE_FILE, Recipe, differences
 
 __all__ = ["average_adapters", "main"]
 
@@ -86,7 +86,7 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     for source, (config, other), split in zip(sources[1:], members[1:], splits[1:]):
         if other != recipe:
             raise ConfigError(
-                f"{source} was trained with another recipe (rewriter.json) than {sources[0]}: {_recipe_difference(recipe, other)}; "
+                f"{source} was trained with another recipe (rewriter.json) than {sources[0]}: {differences(recipe.to_json(), other.to_json())}; "
                 "average members trained with the same settings"
             )
         if sorted(config["target_modules"]) != sorted(first_config["target_modules"]):
@@ -123,24 +123,6 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     if splits[0] is not None:
         (output / SPLIT_FILE).write_bytes(splits[0])
     return {"members": [str(s) for s in sources], "rank": rank}
-
-
-def _recipe_difference(first: Recipe, other: Recipe) -> str:
-    """The recipe settings that differ, as ``name first vs other``: which
-    run to retrain is then plain from the message."""
-    mine, theirs = _flat(first.to_json()), _flat(other.to_json())
-    return ", ".join(f"{key} {mine.get(key)!r} vs {theirs.get(key)!r}" for key in sorted(mine.keys() | theirs.keys()) if mine.get(key) != theirs.get(key))
-
-
-def _flat(record: dict, prefix: str = "") -> dict:
-    """``{"prompt": {"max_input_tokens": 160}}`` as ``{"prompt.max_input_tokens": 160}``."""
-    flat = {}
-    for key, value in record.items():
-        if isinstance(value, dict):
-            flat |= _flat(value, f"{prefix}{key}.")
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def _truncated(stacked: dict, rank: int) -> dict:

@@ -175,8 +175,11 @@ def test_resume_with_other_settings_is_refused(tiny_gpt2, tmp_path):
     model, tok = tiny_gpt2
     train(_examples(), [], tmp_path, _config(steps=2), model=model, tokenizer=tok, progress=False)
     model, tok = _fresh_tiny()
-    with pytest.raises(ConfigError, match="other settings"):
-        train(_examples(), [], tmp_path, _config(steps=3), model=model, tokenizer=tok, progress=False)
+    with pytest.raises(ConfigError, match="other settings") as refused:
+        train(_examples(), [], tmp_path, _config(steps=3, lr=2e-2, prompt=PromptConfig(max_answer_tokens=7)), model=model, tokenizer=tok, progress=False)
+    # Each setting that differs, named with both values, and only those.
+    budget = PromptConfig().max_answer_tokens
+    assert f": lr 0.01 vs 0.02, prompt.max_answer_tokens {budget} vs 7, steps 2 vs 3);" in str(refused.value)
 
 
 def test_a_checkpoint_from_before_a_setting_existed_resumes_as_that_run_behaved(tiny_gpt2, tmp_path):
