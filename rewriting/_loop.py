@@ -109,8 +109,9 @@ def run_steps(run: Run, train_set, dev_set, pad_id: int, output: Path, config, s
                 # a few microseconds in a step of seconds.)
                 done, rng = step + 1, _rng_states(config)
                 run.optimizer.zero_grad(set_to_none=True)
+                # detached: float() of the graph's loss warns "Converting a tensor with requires_grad=True" every run.
                 losses.append(loss.detach().item())
-                record = {"step": done, "loss": round(float(loss), 4), "lr": run.scheduler.get_last_lr()[0], "elapsed_s": round(elapsed_before + time.monotonic() - began, 1)}
+                record = {"step": done, "loss": round(losses[-1], 4), "lr": run.scheduler.get_last_lr()[0], "elapsed_s": round(elapsed_before + time.monotonic() - began, 1)}
                 bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
                 if dev_set and config.eval_every and config.eval_examples and done % config.eval_every == 0 and done < end:
                     record["dev_loss"] = round(dev_loss(run.model, dev_set[: config.eval_examples], pad_id, config, run.copy_head), 4)

@@ -86,6 +86,17 @@ def test_a_few_steps_lower_the_loss(tiny_gpt2, tmp_path):
     assert {"adapter_config.json", "adapter_model.safetensors", "rewriter.json", "summary.json"} <= {p.name for p in tmp_path.iterdir()}
 
 
+def test_a_run_logs_its_losses_without_a_requires_grad_warning(tiny_gpt2, tmp_path):
+    import warnings
+
+    model, tok = tiny_gpt2
+    with warnings.catch_warnings():
+        # Every run printed it: the step's loss was turned into a float with its graph attached.
+        warnings.filterwarnings("error", message="Converting a tensor with requires_grad=True")
+        train(_examples(), [], tmp_path, _config(steps=2), model=model, tokenizer=tok, progress=False)
+    assert [json.loads(line)["step"] for line in (tmp_path / "train_log.jsonl").read_text().splitlines()] == [1, 2]
+
+
 def test_first_turns_are_not_trained_on(tiny_gpt2, tmp_path):
     model, tok = tiny_gpt2
     first = RewriteExample("qrecc:9:1", "qrecc", "9", 1, "Who was Alan Turing?", (), "Who was Alan Turing?")
