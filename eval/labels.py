@@ -204,14 +204,16 @@ def _unique(labels: list[LabelledRewrite]) -> list[LabelledRewrite]:
 def build_label_set(data: str | os.PathLike, negatives: int | None = None, seed: int = 0) -> list[LabelledRewrite]:
     """The label set described in this module's docstring, from the shared
     data folder ``data``: every ``second_worker`` positive and ``negatives``
-    negatives (None: as many as positives; -1: all), half of them
+    negatives (None: as many as positives; -1: all; 0: none), half of them
     ``original_dependent`` and half ``previous_rewrite``, drawn with ``seed``.
     Positives first, then negatives, each in a fixed order."""
+    if negatives is not None and negatives < -1:  # was taken as "all" without a word
+        raise InvalidInputError(f"--negatives must be -1 (all), 0 (none) or a count, not {negatives}")
     data = Path(data)
     positives = _second_worker(data)
     originals, previous = _negatives(data)
     total = len(originals) + len(previous)
-    wanted = len(positives) if negatives is None else total if negatives < 0 else negatives
+    wanted = len(positives) if negatives is None else total if negatives == -1 else negatives
     wanted = min(wanted, total)
     rng = random.Random(seed)
     take_original = min(len(originals), max(wanted - len(previous), wanted // 2))
@@ -227,7 +229,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, help="JSONL file to write")
     build.add_argument("--data", default=None, help="shared data folder (default: $CONVQA_DATA or ../shared/data)")
     build.add_argument(
-        "--negatives", type=int, default=None, help="negatives to sample (default: as many as positives; -1: all)"
+        "--negatives", type=int, default=None, help="negatives to sample (default: as many as positives; -1: all; 0: none)"
     )
     build.add_argument("--seed", type=int, default=0, help="sampling seed")
     return parser

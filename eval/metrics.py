@@ -32,7 +32,7 @@ from typing import Callable, Collection, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from assistant.kernel import sklearn_stopwords, tokens
+from assistant.kernel import InvalidInputError, run_cli, sklearn_stopwords, tokens
 
 __all__ = [
     "normalize_answer",
@@ -515,3 +515,17 @@ def r_at_k(
     if not ref:
         return float(not cand)
     return len(set(ref).intersection(cand)) / len(ref)
+
+
+def _not_a_command(argv: Sequence[str] | None) -> int:
+    raise InvalidInputError(
+        "eval.metrics is a library of metric functions, not a command; "
+        "score with python -m eval.rewrites, eval.retrieval, eval.qa, eval.coqa or eval.quality"
+    )
+
+
+if __name__ == "__main__":
+    # ``python -m eval.metrics --help`` printed nothing and exited 0, as if it had run.
+    import sys
+
+    sys.exit(run_cli(_not_a_command, sys.argv[1:]))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import eval.metrics as metrics_module
-from assistant.kernel import DataFormatError, LabelledRewrite, read_labels
+from assistant.kernel import DataFormatError, InvalidInputError, LabelledRewrite, read_labels
 from eval import labels as labels_module
 from eval.metrics import (
     angular_similarity,
@@ -443,3 +443,30 @@ def test_cast2020_negatives_follow_the_dependence_annotation():
     # topic 81 turn 2 is annotated query_turn_dependence [1]; turn 1 has none
     assert "cast2020:81:2:original" in cast
     assert "cast2020:81:1:original" not in cast
+
+
+def test_build_label_set_refuses_negatives_below_minus_one_before_reading_data(tmp_path):
+    # -1 means all and 0 none; -5 was silently taken as all.
+    with pytest.raises(InvalidInputError, match=r"^--negatives must be -1 \(all\), 0 \(none\) or a count, not -5$"):
+        labels_module.build_label_set(tmp_path / "no-data-here", negatives=-5)
+
+
+def test_labels_cli_refuses_negative_five_and_keeps_zero_as_none(tmp_path, capsys):
+    data = _shared_data()
+    assert labels_module.main(["build", "--out", str(tmp_path / "l.jsonl"), "--data", str(data), "--negatives", "-5"]) == 2
+    assert capsys.readouterr().err == "error: --negatives must be -1 (all), 0 (none) or a count, not -5\n"
+    assert labels_module.main(["build", "--out", str(tmp_path / "l.jsonl"), "--data", str(data), "--negatives", "0"]) == 0
+    assert {x.label for x in read_labels(tmp_path / "l.jsonl")} == {1}
+
+
+def test_eval_metrics_is_not_a_command(tmp_path):
+    # A library module: run as one, it says so in one line instead of printing nothing, exit 0.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-m", "eval.metrics", "--help"], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("error: eval.metrics is a library of metric functions, not a command;")
+    assert out.stderr.count("\n") == 1
