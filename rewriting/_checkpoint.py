@@ -18,7 +18,7 @@ from ._copy import COPY_HEAD_FILE
 from ._recipe import Recipe, differences
 from ._train_config import fixed_settings
 
-__all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "write_replacing", "save_checkpoint", "resume", "save_adapter", "last_losses"]
+__all__ = ["CHECKPOINT_FILE", "SPLIT_FILE", "LOG_FILE", "prepare_output", "write_replacing", "save_tensors", "save_checkpoint", "resume", "save_adapter", "last_losses"]
 
 # The run's held-out and trained-on turn ids, written by rewriting.train.
 SPLIT_FILE = "split.json"
@@ -43,6 +43,16 @@ def write_replacing(path: Path, write) -> None:
     tmp = path.with_name(path.name + ".tmp")
     write(tmp)
     os.replace(tmp, path)
+
+
+def save_tensors(tensors: dict, path: Path, metadata: dict | None = None) -> None:
+    """safetensors' ``save_file``, made readable by all (0644) as the run's
+    other files are: safetensors writes 0600, so an adapter shared or
+    committed from a run's folder was unreadable to anyone else."""
+    from safetensors.torch import save_file
+
+    save_file(tensors, str(path), metadata=metadata)
+    os.chmod(path, 0o644)
 
 
 def save_checkpoint(run, step: int, config, elapsed_s: float, path: Path) -> None:
@@ -105,14 +115,13 @@ def save_adapter(model, copy_head, output: Path, config, end_token: str = "") ->
     """Write the adapter (float16: half the size, no measurable loss for LoRA deltas), head and
     recipe; ``end_token``: the token the training targets ended with."""
     from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
 
     model.peft_config["default"].base_model_name_or_path = config.base
     model.save_pretrained(str(output))  # adapter_config.json + adapter_model.safetensors
     state = {k: v.detach().to("cpu", torch.float16).contiguous() for k, v in get_peft_model_state_dict(model).items()}
-    save_file(state, str(output / "adapter_model.safetensors"), metadata={"format": "pt"})
+    save_tensors(state, output / "adapter_model.safetensors", metadata={"format": "pt"})
     if copy_head is not None:
-        save_file({k: v.cpu().contiguous() for k, v in copy_head.state_dict().items()}, str(output / COPY_HEAD_FILE))
+        save_tensors({k: v.cpu().contiguous() for k, v in copy_head.state_dict().items()}, output / COPY_HEAD_FILE)
     Recipe(base=config.base, prompt_format="plain", prompt=config.prompt, copy=copy_head is not None, copy_dim=config.copy_dim,
            end_token=end_token).write(output)
 

@@ -27,7 +27,7 @@ from typing import Sequence
 from assistant.kernel import ConfigError, output_path, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
-from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, write_replacing
+from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, save_tensors, write_replacing
 from ._recipe import RECIPE_FILE, Recipe, differences
 
 __all__ = ["average_adapters", "main"]
@@ -74,7 +74,7 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     mean delta (a truncated SVD: the closest adapter of that rank), for a
     file the size of one member's; None keeps the exact mean."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     sources = [Path(s) for s in sources]
     if len(sources) < 2:
@@ -116,7 +116,7 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
     output = Path(output)
     prepare_output(output)
     # The weights are the long write: one interrupted leaves the earlier ones whole.
-    write_replacing(output / ADAPTER_WEIGHTS, lambda tmp: save_file({k: v.contiguous() for k, v in stacked.items()}, str(tmp)))
+    write_replacing(output / ADAPTER_WEIGHTS, lambda tmp: save_tensors({k: v.contiguous() for k, v in stacked.items()}, tmp))
     config = dict(first_config, r=rank, lora_alpha=scale * rank)
     (output / ADAPTER_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
     recipe.write(output)

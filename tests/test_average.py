@@ -51,6 +51,7 @@ def test_the_average_is_the_mean_of_the_members_merged_weights(runs, capsys):
     for key in plain:
         torch.testing.assert_close(mean[key], (a[key] + b[key]) / 2, atol=1e-5, rtol=1e-4)
     assert (out / "split.json").read_bytes() == (made["a"] / "split.json").read_bytes()
+    assert (out / "adapter_model.safetensors").stat().st_mode & 0o777 == 0o644  # as safetensors would not (0600)
     assert "python -m rewriting.average" in (out / "README.md").read_text()
     rewrite = CausalLMRewriter.from_pretrained(str(base), adapter=out, config=EXACT).rewrite("Where was he born?", ["Who was Ada Lovelace?"])
     assert isinstance(rewrite.text, str)

@@ -97,6 +97,19 @@ def test_a_run_logs_its_losses_without_a_requires_grad_warning(tiny_gpt2, tmp_pa
     assert [json.loads(line)["step"] for line in (tmp_path / "train_log.jsonl").read_text().splitlines()] == [1, 2]
 
 
+def test_a_run_writes_every_file_readable_by_all(tiny_gpt2, tmp_path):
+    model, tok = tiny_gpt2
+    umask = os.umask(0o022)  # the usual one; the run's files must not be more private than it asks
+    try:
+        train(_examples(), [], tmp_path, _config(steps=2, copy=True), model=model, tokenizer=tok, progress=False)
+    finally:
+        os.umask(umask)
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.iterdir() if p.is_file()}
+    # safetensors writes 0600: the adapter and copy head were unreadable to anyone else.
+    assert {"adapter_model.safetensors", "copy_head.safetensors", "checkpoint.pt"} <= modes.keys()
+    assert set(modes.values()) == {"0o644"}, modes
+
+
 def test_first_turns_are_not_trained_on(tiny_gpt2, tmp_path):
     model, tok = tiny_gpt2
     first = RewriteExample("qrecc:9:1", "qrecc", "9", 1, "Who was Alan Turing?", (), "Who was Alan Turing?")
