@@ -165,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.average", description=__doc__.split("\n\n")[0])
     parser.add_argument("adapters", nargs="+", metavar="ADAPTER", help="adapter directories written by rewriting.train")
-    parser.add_argument("--output", required=True, type=Path, metavar="DIR")
+    parser.add_argument("--output", required=True, type=Path, metavar="DIR",
+                        help="a new folder for the average (not a member, nor a folder that holds an adapter or a run)")
     parser.add_argument("--rank", type=int, metavar="N", help="cut the mean to rank N by a truncated SVD (default: exact, the summed rank)")
     args = parser.parse_args(argv)
     output = output_path(args.output, "--output", folder=True)

@@ -202,6 +202,33 @@ def _names_path(value: str) -> Path:
     return default_collection_path()
 
 
+# One line of --help per flag set in a loop below; TrainConfig and PromptConfig say why each default.
+_HELP = {
+    "base": "base causal LM: smollm2 (packaged), a folder or a cached hub name",
+    "steps": "optimiser steps of the schedule",
+    "stop_after": "end after this many steps of the schedule; resume later to go on (0: run it all)",
+    "batch_size": "training turns per step",
+    "lora_r": "LoRA rank",
+    "lora_alpha": "LoRA alpha (scale alpha/r)",
+    "seed": "seed of the data order, LoRA init and dropout",
+    "split_seed": "seed of the dev split by conversation",
+    "save_every": "checkpoint every N steps (also at the end and on Ctrl-C)",
+    "eval_every": "dev loss every N steps (0: only at the end)",
+    "eval_examples": "dev turns the dev loss is measured on (0: not measured)",
+    "warmup": "linear warm-up steps before the cosine decay",
+    "copy_dim": "width of the copy head's projections (with --copy)",
+    "lr": "peak learning rate",
+    "dev_fraction": "share of conversations held out as dev without --dev",
+    "lora_dropout": "dropout on the LoRA input, in [0, 1)",
+    "clip": "gradient-norm clip, above 0",
+    "max_input_tokens": "input budget in tokens: history, question and format",
+    "max_answer_tokens": "longest answer kept in the history, in tokens",
+    "answer_turns": "answers kept for this many most recent turns (0: none)",
+    "max_question_tokens": "longest question kept, in tokens",
+    "max_target_tokens": "longest training rewrite, in tokens (eos included)",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; a user's error ends in one line and exit status 2."""
     return run_cli(_main, argv)
@@ -211,17 +238,19 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rewriting.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", nargs="+", required=True, metavar="FILE", help="QReCC, CANARD or TREC CAsT json files")
     parser.add_argument("--dev", metavar="FILE", help="held-out file (default: split --train files by conversation)")
-    parser.add_argument("--output", required=True, type=Path, metavar="DIR")
+    parser.add_argument("--output", required=True, type=Path, metavar="DIR",
+                        help="the run's folder: adapter, card, split, log and checkpoint (the same folder resumes)")
     parser.add_argument("--format", choices=("qrecc", "canard", "cast"), help="format of every file (default: detected)")
     defaults = TrainConfig()
-    parser.add_argument("--base", default=defaults.base)
+    parser.add_argument("--base", default=defaults.base, help=_HELP["base"] + " (default: %(default)s)")
     for name in ("steps", "stop_after", "batch_size", "lora_r", "lora_alpha", "seed", "split_seed", "save_every", "eval_every", "eval_examples", "warmup", "copy_dim"):
-        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name))
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(defaults, name), metavar="N", help=_HELP[name] + " (default: %(default)s)")
     for name in ("lr", "dev_fraction", "lora_dropout", "clip"):
-        parser.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(defaults, name))
+        parser.add_argument("--" + name.replace("_", "-"), type=float, default=getattr(defaults, name), metavar="X", help=_HELP[name] + " (default: %(default)s)")
     prompt_defaults = PromptConfig()
     for name in asdict(prompt_defaults):  # the input format's token budgets, saved in rewriter.json
-        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(prompt_defaults, name))
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(prompt_defaults, name), metavar="N",
+                            help=_HELP[name] + " (default: %(default)s)")
     parser.add_argument("--copy", action="store_true", help="add the Transformer++ copy head")
     parser.add_argument("--no-titles", dest="titles", action="store_false", help="leave CANARD's article title out of the input")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AMX/AVX512-BF16, or a GPU)")

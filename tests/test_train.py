@@ -443,6 +443,19 @@ def test_cli_flag_out_of_range_exits_2_in_one_line(tmp_path, capsys, flag, value
     assert message in err and err.count("\n") == 1
 
 
+def test_cli_help_explains_every_flag_and_its_default(capsys):
+    with pytest.raises(SystemExit) as done:
+        train_module.main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    # Each numeric setting says what it is and its default (most said nothing).
+    for flag, default in [("--clip X", "1.0"), ("--steps N", "400"), ("--eval-examples N", "128"), ("--lr X", "0.0004"),
+                          ("--max-input-tokens N", "160"), ("--base BASE", "smollm2")]:
+        assert f"{flag} " in text and f"(default: {default})" in text, flag
+    assert "gradient-norm clip, above 0 (default: 1.0)" in text
+    assert "dev turns the dev loss is measured on (0: not measured) (default: 128)" in text
+
+
 @pytest.mark.parametrize("device, message", [("tpu", "is not a torch device"), ("mps", "training runs on cpu or cuda"),
                                              ("cuda", "sees no CUDA GPU on this machine; use --device cpu")])
 def test_cli_device_it_cannot_train_on_exits_2_in_one_line(tmp_path, capsys, monkeypatch, device, message):
