@@ -113,7 +113,7 @@ def load_stories(path: str | Path) -> list[Story]:
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise DataFormatError(f"{path} is not a CoQA file: expected {{'data': [stories]}}")
     stories = []
-    for story in dataset["data"]:
+    for number, story in enumerate(dataset["data"], start=1):
         try:
             source, story_id = story["source"], story["id"]
             additional = story.get("additional_answers", {})
@@ -126,17 +126,17 @@ def load_stories(path: str | Path) -> list[Story]:
             questions = story["questions"]
             if source not in IN_DOMAIN and source not in OUT_DOMAIN:
                 raise DataFormatError(
-                    f"story {story_id}: unknown source '{source}' "
+                    f"{path}: story {story_id}: unknown source '{source}' "
                     f"(CoQA's are {', '.join([*IN_DOMAIN, *OUT_DOMAIN])})"
                 )
             golds = []
             for i, question in enumerate(questions):
                 if question["turn_id"] != i + 1:
-                    raise DataFormatError(f"story {story_id}: turn_id {question['turn_id']} at position {i + 1}")
+                    raise DataFormatError(f"{path}: story {story_id}: turn_id {question['turn_id']} at position {i + 1}")
                 turn_golds = []
                 for answers in answer_lists:
                     if answers[i]["turn_id"] != question["turn_id"]:
-                        raise DataFormatError(f"story {story_id}: answer turn_id does not match question {i + 1}")
+                        raise DataFormatError(f"{path}: story {story_id}: answer turn_id does not match question {i + 1}")
                     turn_golds.append(answers[i]["input_text"])
                 golds.append(tuple(turn_golds))
             stories.append(
@@ -149,7 +149,8 @@ def load_stories(path: str | Path) -> list[Story]:
                 )
             )
         except (KeyError, IndexError, TypeError) as error:
-            raise DataFormatError(f"{path}: story is not in CoQA's format ({error!r})") from error
+            # The story's place in the file: a broken one may have no id.
+            raise DataFormatError(f"{path}: story {number} is not in CoQA's format ({error!r})") from error
     return stories
 
 

@@ -268,3 +268,16 @@ def test_predict_flags_are_checked_before_the_models_load(files, tmp_path, capsy
     data, _ = files
     assert coqa.main(["--data", str(data), "--predict", str(tmp_path / "ours.json"), flag, value]) == 2
     assert _one_error_line(capsys) == f"error: {flag} must be at least {least}, not {value}\n"
+
+
+def test_every_bad_story_message_names_the_file_and_the_story(files, tmp_path, capsys):
+    data, pred = files
+    broken = json.loads(data.read_text())
+    del broken["data"][1]["questions"]
+    broken["data"][2]["source"] = "blogs"
+    for name, stories, named in (("no-questions.json", broken["data"][:2], "story 2 is not in CoQA's format"),
+                                 ("blogs.json", broken["data"][2:], "story s3: unknown source 'blogs'")):
+        path = tmp_path / name
+        path.write_text(json.dumps({"data": stories}))
+        assert coqa.main(["--data", str(path), "--pred", str(pred)]) == 2
+        assert f"error: {path}: {named}" in _one_error_line(capsys)
