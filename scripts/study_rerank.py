@@ -36,11 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from assistant.kernel import json_lines, tokens  # noqa: E402
+from assistant.kernel import json_lines, run_cli, tokens  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import load_rewriter, unigram_f1  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
+from study_history import check_inputs  # noqa: E402
 from study_nbest import arguments, beam_candidates, held_out_with_greedy  # noqa: E402
+
+# split.json's files are relative to the checkout (../shared/data/...), not the working directory.
+ROOT = Path(__file__).resolve().parent.parent
 
 FEATURES = ["greedy", "beam_rank", "votes", "consensus", "words", "added", "kept", "from_history", "new_words",
             "capitals_added", "unchanged"]
@@ -80,7 +84,7 @@ def training_turns(split: str, count: int, seed: int = 0) -> list:
     examples = []
     for path in data["files"]:
         wanted = set(data["train"][Path(path).name])
-        examples += [ex for ex in load_examples(path) if ex.id in wanted and ex.turn > 1]
+        examples += [ex for ex in load_examples(ROOT / path) if ex.id in wanted and ex.turn > 1]
     return random.Random(seed).sample(examples, min(count, len(examples)))
 
 
@@ -89,7 +93,7 @@ def make_candidates(args, path: Path) -> None:
     rewriter = load_rewriter(args.model)
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
     data = json.loads(Path(args.split).read_text(encoding="utf-8"))
-    human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for p in data["files"] for ex in load_examples(p)}
+    human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for p in data["files"] for ex in load_examples(ROOT / p)}
     turns = training_turns(args.split, args.train_turns)
     began, records = time.monotonic(), []
     for start in range(0, len(turns), args.batch):
@@ -133,14 +137,22 @@ def fit(records: list[dict], target: str = "recall"):
     return HistGradientBoostingRegressor(random_state=0).fit(np.vstack(X), y)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """The command line; a missing input is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = arguments(__doc__.splitlines()[0], batch=16)
     parser.add_argument("--train-turns", type=int, default=1000)
     parser.add_argument("--target", choices=TARGETS, default="recall",
                         help="what the trees learn of a candidate against the human rewrite: ROUGE-1 recall (run "
                         "first), ROUGE-1 F1, which does not reward length (run second, after recall's picks "
                         "were seen to grow longer), or USE cosine (session 15, judged on the measures it is not taught)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    # study_nbest's outputs, before the training turns' candidates load SmolLM2.
+    check_inputs(args.dir, args.split, [name for group in args.groups for name in (
+        f"{group}.jsonl", f"{group}.{args.greedy}.jsonl", f"candidates/{group}.{args.greedy}.jsonl")])
     train_path = args.dir / "candidates" / "train.jsonl"
     if not train_path.exists():
         make_candidates(args, train_path)

@@ -29,6 +29,7 @@ def test_study_skip_rewrite_help_prints_usage_and_runs_nothing(tmp_path):
     # A model that does not exist: were it loaded before the folder is checked, that would be the error.
     ("study_history.py", ["--model", "/no/such/model"]),
     ("study_nbest.py", ["--greedy", "x", "--model", "/no/such/model"]),
+    ("study_rerank.py", ["--greedy", "x", "--model", "/no/such/model"]),
 ])
 def test_a_missing_folder_is_one_line_before_any_model_loads(tmp_path, script, extra):
     missing = tmp_path / "missing"
