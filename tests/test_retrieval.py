@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -56,6 +57,45 @@ def test_serving_java_options_reach_the_jvm(tiny_index, retriever, env, expected
     assert result["hits"] == len(retriever.search("Ada Lovelace", 3))  # it searches as without the options
     assert result["late"] == []
     assert "Java already runs in this process" in subprocess_stderr
+
+
+_BUSY_AFTER_SEARCHING = """
+import sys, time, torch
+from assistant.retrieval import BM25Retriever
+retriever = BM25Retriever.from_index(sys.argv[1])
+print("ready", flush=True)
+weights = torch.randn(256, 256)
+while True:  # Java objects made and dropped while Python works, as when passages are encoded
+    retriever.search("Ada Lovelace", 3)
+    for _ in range(5):
+        weights = (weights @ weights).tanh()
+"""
+
+
+def test_sigterm_ends_a_process_that_runs_java(tiny_index, tmp_path):
+    """``timeout``, ``docker stop`` and a Space send SIGTERM. Handled by the
+    JVM, it exited from a Java thread while Python was in the middle of
+    JNI work: the process aborted ("terminate called without an active
+    exception") or hung, in 5 of 6 tries. It must end at once, killed by the
+    signal, leaving no JVM crash log."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # In tmp_path, where a crashing JVM would write its log.
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen([sys.executable, "-c", _BUSY_AFTER_SEARCHING, str(tiny_index)], cwd=tmp_path, env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        process.kill()
+    assert not list(tmp_path.glob("hs_err_pid*"))
 
 
 def test_top_k_is_pinned(retriever):

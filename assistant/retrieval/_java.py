@@ -167,6 +167,11 @@ def _configure_java() -> None:
         if (java_version(java_home) or 0) >= 24:
             jnius_config.add_options("--sun-misc-unsafe-memory-access=allow")
         jnius_config.add_options(f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.xml')}")
+        # The JVM's own SIGTERM handler exits the process from a Java thread
+        # while Python may be inside a JNI call or releasing Java objects, and
+        # the process then aborts or hangs (seen under `timeout` and `docker
+        # stop`). Left to Python, SIGTERM ends the process as it ends any other.
+        jnius_config.add_options("-Xrs")
         if _extra_options:
             jnius_config.add_options(*_extra_options)
 
