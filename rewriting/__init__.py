@@ -132,6 +132,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     token sends it to the second look too (``RewriterConfig.second_look_below``).
     Raises :class:`ModelNotFoundError` when it cannot be loaded.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"the rewriter's name must be a string ({', '.join(REWRITERS)} or a path), not {type(name).__name__}")
     key = name.strip()
     if key == "original":
         return OriginalRewriter()
@@ -154,7 +156,14 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     path = Path(key).expanduser()
     if (path / "adapter_config.json").is_file():
         return _from_adapter(path, config)
-    return CausalLMRewriter.from_pretrained(key, config=config)
+    try:
+        return CausalLMRewriter.from_pretrained(key, config=config)
+    except ModelNotFoundError as error:
+        if path.exists():
+            raise
+        # A mistyped name ("traned") is more likely than a hub model that was never downloaded.
+        raise ModelNotFoundError(f"no rewriter '{key}': use {', '.join(REWRITERS)}, an adapter directory written by "
+                                 f"rewriting.train, or a causal LM path or cached hub name ({error})") from error
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:

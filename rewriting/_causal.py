@@ -178,7 +178,14 @@ def _clean(text: str) -> str:
 def _refuse_non_text(question: str, history: Sequence[str]) -> None:
     """A lone surrogate (invalid UTF-8 read with errors="surrogateescape", or
     a broken character from an API) makes the tokenizer raise a TypeError;
-    say what is wrong instead."""
+    say what is wrong instead. A question that is not a string, or a history
+    that is not a list of strings (a string is one, letter by letter), would
+    be rewritten as its ``str()``: refused too."""
+    if not isinstance(question, str):
+        raise TypeError(f"the question must be a string, not {type(question).__name__}")
+    if isinstance(history, (str, bytes)) or not all(isinstance(text, str) for text in history):
+        raise TypeError("the history must be a list of strings (earlier questions and answers, alternating), "
+                        f"not {type(history).__name__}" + ("" if isinstance(history, (str, bytes)) else " with other items"))
     for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
         try:
             str(text).encode("utf-8")

@@ -649,6 +649,14 @@ def test_missing_model_path_raises_model_not_found(tmp_path):
         load_rewriter(str(tmp_path / "no-such-model"))
 
 
+def test_a_mistyped_or_wrong_typed_rewriter_name_says_what_names_there_are():
+    # "traned" was reported as a hub model that could not be fetched offline.
+    with pytest.raises(ModelNotFoundError, match="no rewriter 'traned': use trained, prompted, original, an adapter"):
+        load_rewriter("traned")
+    with pytest.raises(TypeError, match="must be a string .*not NoneType"):
+        load_rewriter(None)
+
+
 def test_empty_model_dir_raises_model_not_found(tmp_path):
     with pytest.raises(ModelNotFoundError, match="cannot load model"):
         load_rewriter(str(tmp_path))
@@ -950,6 +958,22 @@ def test_cli_lone_surrogate_in_a_line_exits_2_naming_it(tmp_path, capsys, field)
     assert main(["--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]) == 2
     err = capsys.readouterr().err
     assert "line 1: a text holds a lone surrogate" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "question, history, message",
+    [
+        (None, HISTORY[:2], "question must be a string, not NoneType"),
+        ("Why?", "Who was Ada?", "history must be a list of strings.*not str"),
+        ("Why?", ["Who was Ada?", 42], "history must be a list of strings.*with other items"),
+    ],
+)
+def test_a_question_or_history_of_the_wrong_type_is_refused_not_rewritten_as_its_str(tiny_gpt2, question, history, message):
+    # None was rewritten as "None", a string history read letter by letter.
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=2))
+    with pytest.raises(TypeError, match=message):
+        rewriter.rewrite(question, history)
 
 
 @pytest.mark.parametrize(
