@@ -252,6 +252,9 @@ class Assistant:
 
     def ask(self, question: str, conversation: Conversation) -> Turn:
         """Answer ``question`` given the earlier turns; the caller adds the Turn."""
+        if not isinstance(conversation, Conversation):
+            raise TypeError(f"ask takes a Conversation (assistant.kernel), not {type(conversation).__name__}; "
+                            "with a history of texts, call steps(question, history) and take its last value")
         previous = conversation.turns[-1].rewrite.text if conversation.turns else ""
         *_, turn = self.steps(question, conversation.history(self.config.history_rewrites), previous)
         return turn

@@ -160,6 +160,13 @@ def test_pipeline_refuses_bad_input(retriever, reader, bad):
         assistant.ask(bad, Conversation())
 
 
+def test_ask_with_a_history_list_instead_of_a_conversation_says_what_it_takes(retriever, reader):
+    # It failed with "'list' object has no attribute 'turns'".
+    assistant = Assistant(OriginalRewriter(), retriever, reader)
+    with pytest.raises(TypeError, match="ask takes a Conversation .*not list; with a history of texts, call steps"):
+        assistant.ask("Who was her father?", ["Who was Ada Lovelace?", "A mathematician."])
+
+
 def test_conversation_undo():
     conversation = Conversation()
     assert conversation.undo() is None
