@@ -681,3 +681,16 @@ def _cast_examples(records: list[Any], path) -> tuple[list[RewriteExample], int]
         )
     return examples, skipped
 
+
+
+if __name__ == "__main__":
+    # ``python -m rewriting.data --help`` printed nothing and exited 0, as if it had run.
+    import sys
+
+    from assistant.kernel import InvalidInputError, run_cli
+
+    def _not_a_command(argv) -> int:
+        raise InvalidInputError("rewriting.data reads the rewriting datasets for other code, not a command; "
+                                "train with python -m rewriting.train, export turns with python -m eval.rewrites export")
+
+    sys.exit(run_cli(_not_a_command, sys.argv[1:]))

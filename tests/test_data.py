@@ -557,3 +557,17 @@ def test_load_names_from_a_collection_and_from_a_text_file(tmp_path):
             load_names(path)
     with pytest.raises(DataFormatError, match="cannot read"):
         load_names(tmp_path / "missing.txt")
+
+
+def test_rewriting_data_is_not_a_command():
+    # A library module: run as one, it says so in one line instead of printing nothing, exit 0.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-m", "rewriting.data", "--help"], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip().splitlines() == [
+        "error: rewriting.data reads the rewriting datasets for other code, not a command; "
+        "train with python -m rewriting.train, export turns with python -m eval.rewrites export"]
