@@ -13,8 +13,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import queue
+import re
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -59,15 +61,34 @@ BATCH_SIZE = 32
 BATCH_WINDOW_MS = 5.0
 
 
+# Control characters (Unicode Cc) but newline and tab, with the spaces around
+# them: a NUL or an escape pasted from a terminal is no part of a question, and
+# the tokenisers cut the text at a NUL. Each run counts as one space, so the
+# words on either side stay apart.
+_CONTROLS = re.compile(r" *[\x00-\x08\x0b-\x1f\x7f-\x9f]+ *")
+
+
 def validate_question(question: str, max_chars: int) -> str:
-    """The question stripped, or InvalidInputError saying what is wrong with it.
+    r"""The question as the stages take it, or InvalidInputError saying what
+    is wrong with it. Control and format characters (Unicode Cc but newline
+    and tab, and Cf: zero-width spaces and joiners, direction marks, soft
+    hyphens) show nothing and are no part of it: a question with nothing
+    visible is an empty one, and only what is visible counts towards
+    ``max_chars``. Every entry point (the app, its API, the terminal chat,
+    :meth:`Assistant.ask`) checks its questions here.
 
     >>> validate_question("  Who was Ada?  ", 100)
     'Who was Ada?'
+    >>> validate_question("Who was Ada\u0000 Lovelace?\u200b", 100)
+    'Who was Ada Lovelace?'
+    >>> validate_question("\u200b\u200b\u200b", 100)
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.InvalidInputError: Please type a question.
     """
     if question is not None and not isinstance(question, str):
         raise InvalidInputError(f"A question must be text, not {type(question).__name__}.")
-    question = (question or "").strip()
+    question = "".join(c for c in _CONTROLS.sub(" ", question or "") if unicodedata.category(c) != "Cf").strip()
     try:
         question.encode("utf-8")
     except UnicodeEncodeError:

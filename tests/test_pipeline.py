@@ -153,7 +153,7 @@ def test_a_rewrites_alternatives_join_the_search_but_not_the_reading(retriever, 
     assert Rewrite("a", alternatives=["b"]) == Rewrite("a", alternatives=("b",))
 
 
-@pytest.mark.parametrize("bad", ["", "   \n ", "x" * 20_000])
+@pytest.mark.parametrize("bad", ["", "   \n ", "x" * 20_000, "\u200b\x00\u200b"])
 def test_pipeline_refuses_bad_input(retriever, reader, bad):
     assistant = Assistant(OriginalRewriter(), retriever, reader)
     with pytest.raises(InvalidInputError):

@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..kernel import InvalidInputError
-from ..pipeline import Assistant
+from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, split_passages
-from ._questions import check_question
 from ._state import Services, Session, Source
 from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
 
@@ -120,7 +119,7 @@ def multiple_choice(services: Services, session: Session, document: str, questio
     document = (document or "").strip() or (session.source.text if session.source else "")
     if not document:
         raise InvalidInputError("Paste the document (or choose one under 'Your documents') first.")
-    question = check_question(question, services.assistant.config.max_question_chars)
+    question = validate_question(question, services.assistant.config.max_question_chars)
     options = [o.strip() for o in options if o and o.strip()]
     if len(options) < 2:
         raise InvalidInputError("Give at least two options.")

@@ -8,9 +8,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..kernel import AssistantError, InvalidInputError, Rewrite, echoed_question
-from ..pipeline import turn_to_json
+from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
-from ._questions import check_question
 from ._sources import assistant_for, search_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
 from ._store import MAX_CONVERSATIONS, _turn_json
@@ -56,7 +55,7 @@ def ask(
     Raises InvalidInputError (with the message to show) for a bad question.
     """
     assistant = assistant_for(services, session)
-    question = check_question(question, assistant.config.max_question_chars)
+    question = validate_question(question, assistant.config.max_question_chars)
     if history is None:
         history = session.history(rewritten=assistant.config.history_rewrites)
     history = assistant.history_window(history)
@@ -89,7 +88,7 @@ def take_question(services: Services, session: Session, question: str) -> str:
     waiting; returns the status to show until it is asked. A bad question
     raises InvalidInputError and waits for nothing, so the UI can leave it
     where the user typed it."""
-    question = check_question(question, assistant_for(services, session).config.max_question_chars)
+    question = validate_question(question, assistant_for(services, session).config.max_question_chars)
     session.waiting.append(question)
     ahead = len(session.waiting) - 1
     if not ahead:
@@ -146,7 +145,7 @@ def rewrite_json(services: Services, question: str, history) -> dict:
     ``{"rewrite", "note"}``, or ``{"question", "error"}`` for bad input."""
     assistant = services.assistant
     try:
-        question = check_question(question, assistant.config.max_question_chars)
+        question = validate_question(question, assistant.config.max_question_chars)
         history = [] if history is None else history
         if not isinstance(history, (list, tuple)) or not all(isinstance(text, str) for text in history):
             raise InvalidInputError("The history must be a list of texts: earlier questions and answers, oldest first.")
@@ -174,7 +173,7 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
         raise InvalidInputError(f"There is no turn {index + 1}.")
     index %= len(session.turns)
     assistant = assistant_for(services, session)
-    corrected = check_question(corrected, assistant.config.max_question_chars)
+    corrected = validate_question(corrected, assistant.config.max_question_chars)
     entry = session.turns[index]
     info = entry.info
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
