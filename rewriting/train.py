@@ -43,7 +43,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from assistant.kernel import ConfigError, DataFormatError, run_cli  # noqa: E402
+from assistant.kernel import ConfigError, DataFormatError, check_at_least, run_cli  # noqa: E402
 
 from ._batches import Batch, collate, encode_examples, make_batches  # noqa: E402
 from ._checkpoint import CHECKPOINT_FILE, SPLIT_FILE, last_losses, prepare_output, resume, save_adapter  # noqa: E402
@@ -113,10 +113,8 @@ def _check_ranges(config: TrainConfig) -> None:
     at_least = {name: 1 for name in ("steps", "batch_size", "lora_r", "lora_alpha", "save_every", "copy_dim")}
     at_least.update({name: 0 for name in ("warmup", "eval_every", "eval_examples", "stop_after")})
     at_least.update({name: 0 if "answer" in name else 1 for name in asdict(config.prompt)})  # answers may be left out
-    for name, low in at_least.items():
-        value = getattr(config.prompt, name) if name in asdict(config.prompt) else getattr(config, name)
-        if value < low:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least {low}, not {value}")
+    prompt = asdict(config.prompt)
+    check_at_least(**{name: (prompt[name] if name in prompt else getattr(config, name), low) for name, low in at_least.items()})
     # A clip of 0 or below zeroes or flips every gradient (nothing would train); `not x > 0` also catches nan.
     for name in ("lr", "clip"):
         if not getattr(config, name) > 0:
