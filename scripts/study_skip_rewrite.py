@@ -26,12 +26,12 @@ from sklearn.linear_model import LogisticRegression
 from scipy.sparse import hstack, csr_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from assistant.kernel import InvalidInputError, run_cli  # noqa: E402
+from assistant.kernel import run_cli  # noqa: E402
 from rewriting.data import load_examples  # noqa: E402
+from study_history import SPLIT, check_inputs  # noqa: E402  (beside this script, on the path a script runs with)
 
 # Beside this checkout, not the working directory: the script runs from anywhere.
 ROOT = Path(__file__).resolve().parents[1]
-SPLIT = ROOT / "rewriting/adapters/smollm2-qr/split.json"
 GROUP_NAMES = ("qrecc", "canard", "cast")
 
 PRONOUNS = set("he she it they him her them his hers its their theirs this that these those there here such one ones".split())
@@ -65,11 +65,7 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--split", type=Path, default=SPLIT, help="the adapter's split.json")
     args = parser.parse_args(argv)
     # Every input before the classifier is trained, not a traceback after.
-    if not args.split.is_file():
-        raise InvalidInputError(f"--split {args.split} is not a file; give the adapter's split.json")
-    for group in GROUP_NAMES:
-        if not (args.dir / f"{group}.trained.jsonl").is_file():
-            raise InvalidInputError(f"{args.dir / f'{group}.trained.jsonl'} is missing; write it first (see --help)")
+    check_inputs(args.dir, args.split, [f"{group}.trained.jsonl" for group in GROUP_NAMES])
     out = args.dir
     split = json.loads(args.split.read_text())
 
