@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, output_path, run_cli
+from assistant.kernel import ConfigError, check_at_least, output_path, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
 from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, save_tensors, write_replacing
@@ -93,11 +93,14 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
             raise ConfigError(f"{source} adapts other layers than {sources[0]} (target_modules)")
         if split != splits[0]:
             raise ConfigError(f"{source} holds out other turns than {sources[0]} ({SPLIT_FILE} differs); train both with the same --split-seed")
+    total = sum(config["r"] for config, _ in members)
+    # Checked on the members' configs, before their weights are read.
+    if rank is not None and not 1 <= rank <= total:
+        raise ConfigError(f"--rank must lie between 1 and the members' summed rank {total}, not {rank}")
     weights = [load_file(str(s / ADAPTER_WEIGHTS)) for s in sources]
     if any(set(w) != set(weights[0]) for w in weights[1:]):
         raise ConfigError(f"the adapters' tensors differ in name: not adapters of the same base layers ({', '.join(map(str, sources))})")
     scales = [config["lora_alpha"] / config["r"] for config, _ in members]
-    total = sum(config["r"] for config, _ in members)
     scale = scales[0]
     stacked = {}
     for key in weights[0]:
@@ -108,8 +111,6 @@ def average_adapters(sources: Sequence[str | Path], output: str | Path, rank: in
         else:
             raise ConfigError(f"{key} in {sources[0]} is neither a LoRA A nor B factor; only LoRA adapters can be averaged")
     if rank is not None:
-        if not 1 <= rank <= total:
-            raise ConfigError(f"--rank must lie between 1 and the members' summed rank {total}, not {rank}")
         stacked = _truncated(stacked, rank)
     else:
         rank = total
@@ -169,6 +170,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="a new folder for the average (not a member, nor a folder that holds an adapter or a run)")
     parser.add_argument("--rank", type=int, metavar="N", help="cut the mean to rank N by a truncated SVD (default: exact, the summed rank)")
     args = parser.parse_args(argv)
+    check_at_least(rank=(args.rank, 1))
     output = output_path(args.output, "--output", folder=True)
     summary = average_adapters(args.adapters, output, args.rank)
     command = "python -m rewriting.average " + " ".join(sys.argv[1:] if argv is None else argv)

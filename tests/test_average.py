@@ -123,6 +123,21 @@ def test_a_rank_cut_is_the_exact_mean_at_full_rank_and_low_rank_below(runs, caps
     assert "between 1 and the members' summed rank 6" in capsys.readouterr().err
 
 
+def test_a_rank_out_of_range_is_refused_before_any_weights_are_read_or_folder_made(runs, capsys, monkeypatch):
+    import safetensors.torch
+
+    def no_reading(*_args, **_kwargs):
+        raise AssertionError("weights read before --rank was checked")
+
+    monkeypatch.setattr(safetensors.torch, "load_file", no_reading)
+    _, made, tmp_path = runs
+    for rank, said in (("0", "--rank must be at least 1, not 0"), ("7", "between 1 and the members' summed rank 6")):
+        out = tmp_path / f"refused-{rank}"
+        assert average_module.main([str(made["a"]), str(made["b"]), "--output", str(out), "--rank", rank]) == 2
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "refused-0").exists()
+
+
 def _copy(source, target, edit=None):
     shutil.copytree(source, target)
     if edit:
