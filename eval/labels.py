@@ -207,8 +207,7 @@ def build_label_set(data: str | os.PathLike, negatives: int | None = None, seed:
     negatives (None: as many as positives; -1: all; 0: none), half of them
     ``original_dependent`` and half ``previous_rewrite``, drawn with ``seed``.
     Positives first, then negatives, each in a fixed order."""
-    if negatives is not None and negatives < -1:  # was taken as "all" without a word
-        raise InvalidInputError(f"--negatives must be -1 (all), 0 (none) or a count, not {negatives}")
+    _check_negatives(negatives)
     data = Path(data)
     positives = _second_worker(data)
     originals, previous = _negatives(data)
@@ -220,6 +219,11 @@ def build_label_set(data: str | os.PathLike, negatives: int | None = None, seed:
     take_previous = wanted - take_original
     chosen = rng.sample(originals, take_original) + rng.sample(previous, take_previous)
     return positives + chosen
+
+
+def _check_negatives(negatives: int | None) -> None:
+    if negatives is not None and negatives < -1:  # was taken as "all" without a word
+        raise InvalidInputError(f"--negatives must be -1 (all), 0 (none) or a count, not {negatives}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -242,12 +246,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-
-
-    out = output_path(args.out, "--out")  # before the label set is built
+    # The inputs first: a refused command leaves no --out folder behind.
+    _check_negatives(args.negatives)
     data = Path(args.data) if args.data else data_dir()
     if not (data / _MULTIPLE_REFS).is_file():
         raise InvalidInputError(f"{data} has no {_MULTIPLE_REFS}: give the shared data folder with --data")
+    out = output_path(args.out, "--out")  # before the label set is built
     labels = build_label_set(data, negatives=args.negatives, seed=args.seed)
     count = write_labels(labels, out)
     kinds: dict[str, int] = {}

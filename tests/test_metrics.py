@@ -391,7 +391,7 @@ def test_read_labels_empty_or_missing_file(tmp_path):
 def test_build_refuses_an_unwritable_out_before_building(tmp_path, capsys):
     blocker = tmp_path / "blocker"
     blocker.write_text("")
-    assert labels_module.main(["build", "--out", str(blocker / "labels.jsonl"), "--data", str(tmp_path)]) == 2
+    assert labels_module.main(["build", "--out", str(blocker / "labels.jsonl"), "--data", str(_shared_data())]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot write --out {blocker / 'labels.jsonl'}: ") and len(err.splitlines()) == 1
 
@@ -453,8 +453,11 @@ def test_build_label_set_refuses_negatives_below_minus_one_before_reading_data(t
 
 def test_labels_cli_refuses_negative_five_and_keeps_zero_as_none(tmp_path, capsys):
     data = _shared_data()
-    assert labels_module.main(["build", "--out", str(tmp_path / "l.jsonl"), "--data", str(data), "--negatives", "-5"]) == 2
+    assert labels_module.main(["build", "--out", str(tmp_path / "new" / "l.jsonl"), "--data", str(data), "--negatives", "-5"]) == 2
     assert capsys.readouterr().err == "error: --negatives must be -1 (all), 0 (none) or a count, not -5\n"
+    assert not (tmp_path / "new").exists()  # refused before --out's folder is made
+    assert labels_module.main(["build", "--out", str(tmp_path / "new" / "l.jsonl"), "--data", str(tmp_path / "nothing")]) == 2
+    assert "has no" in capsys.readouterr().err and not (tmp_path / "new").exists()
     assert labels_module.main(["build", "--out", str(tmp_path / "l.jsonl"), "--data", str(data), "--negatives", "0"]) == 0
     assert {x.label for x in read_labels(tmp_path / "l.jsonl")} == {1}
 
