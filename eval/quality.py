@@ -275,11 +275,6 @@ def _main(argv: Sequence[str] | None) -> int:
         mus = [-1.0]
     if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
         raise ConfigError("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
-    if args.model is not None and (Path(args.model) / "adapter_config.json").is_file():
-        # Otherwise transformers fails to find a full model there and the
-        # message blamed being offline.
-        raise ConfigError(f"--model {args.model} is a LoRA adapter; the likelihood reader takes a whole causal LM "
-                          "(a name such as smollm2, or a folder with config.json and the weights)")
     from tqdm import tqdm
 
     articles = load_quality(args.data)

@@ -118,6 +118,13 @@ def load_causal_lm(name_or_path: str, device: str = "cpu"):
 
     source = resolve_model(name_or_path)
     local = Path(source).expanduser()
+    if (local / "adapter_config.json").is_file() and not (local / "config.json").is_file():
+        # transformers would look for a whole model there, fail, and the
+        # message would blame being offline.
+        raise ModelNotFoundError(
+            f"{name_or_path} is a LoRA adapter, not a whole causal LM: give a name such as '{DEFAULT_MODEL}' or a "
+            "folder with config.json and the weights (an adapter loads on its base: rewriting.load_rewriter)"
+        )
     if local.exists():
         source = str(local)
     elif "/" in source and (source.startswith((".", "/", "~")) or source.count("/") > 1):

@@ -223,7 +223,7 @@ def test_cli_says_an_adapter_is_not_a_likelihood_model(official_file, tmp_path, 
     (adapter / "adapter_config.json").write_text("{}")
     assert quality.main(["--data", str(official_file), "--reader", "likelihood", "--model", str(adapter)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: --model {adapter} is a LoRA adapter;") and err.count("\n") == 1
+    assert err.startswith(f"error: {adapter} is a LoRA adapter, not a whole causal LM:") and err.count("\n") == 1
 
 
 def test_cli_table_labels_its_accuracies_as_percent(monkeypatch, official_file, capsys):

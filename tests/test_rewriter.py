@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 
 import pytest
@@ -660,6 +661,15 @@ def test_a_mistyped_or_wrong_typed_rewriter_name_says_what_names_there_are():
 def test_empty_model_dir_raises_model_not_found(tmp_path):
     with pytest.raises(ModelNotFoundError, match="cannot load model"):
         load_rewriter(str(tmp_path))
+
+
+def test_an_adapter_folder_given_as_a_whole_model_is_named_as_an_adapter(tmp_path):
+    # transformers' failure there was reported as "cannot load model offline".
+    from rewriting import load_causal_lm
+
+    (tmp_path / "adapter_config.json").write_text("{}")
+    with pytest.raises(ModelNotFoundError, match=f"^{re.escape(str(tmp_path))} is a LoRA adapter, not a whole causal LM: "):
+        load_causal_lm(str(tmp_path))
 
 
 def test_from_pretrained_loads_a_saved_tiny_gpt2(tiny_gpt2, tmp_path):
