@@ -144,7 +144,9 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     assert (session.turns, session.history(), session.conversation_no) == ([], [], 2)
     S.new_conversation(session)  # an empty conversation is new already: it keeps its number
     assert (session.conversation_no, sorted(session.archive)) == (2, ["1"])
-    assert S.conversation_choices(session) == [(f"1: {ADA}", 1)]
+    # The new, empty conversation is listed too: it is the one shown as chosen.
+    assert S.conversation_choices(session) == [(f"1: {ADA}", 1), ("2: (empty)", 2)]
+    assert S.switch_conversation(session, 2) == "Conversation 2 is the current one."
 
 
 def test_correction_reruns_the_turn_and_scores_the_system_rewrite(scored_services):

@@ -85,7 +85,12 @@ def restore_state(session: Session, data: Any) -> str:
 def conversation_choices(session: Session) -> list[tuple[str, int]]:
     """(label, number) of every conversation, the current one included, oldest first."""
     saved = saved_state(session)["conversations"]
-    return [(f"{key}: {_title(turns)}", int(key)) for key, turns in saved.items()]
+    choices = [(f"{key}: {_title(turns)}", int(key)) for key, turns in saved.items()]
+    if str(session.conversation_no) not in saved:
+        # An empty current conversation is not saved, but it is the one the
+        # list shows as chosen: a value outside the choices is an error in Gradio.
+        choices.append((f"{session.conversation_no}: {_title([])}", session.conversation_no))
+    return choices
 
 
 def switch_conversation(session: Session, number: int) -> str:
