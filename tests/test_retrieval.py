@@ -8,9 +8,10 @@ import time
 import pytest
 
 from assistant.index import main as index_main
-from assistant.kernel import DataFormatError, IndexDamagedError, IndexNotFoundError, InvalidInputError
+from assistant.kernel import DataFormatError, IndexDamagedError, IndexNotFoundError, InvalidInputError, Passage
 from assistant.retrieval import (
     BM25Retriever,
+    ChunkRetriever,
     build_index,
     chunk_text,
     SERVING_JAVA_OPTIONS,
@@ -122,6 +123,51 @@ def test_awkward_queries_do_not_crash(retriever):
     assert retriever.search("python " + "x" * 20_000 + " word" * 3000, 5)[0].id == "python"
     with pytest.raises(InvalidInputError):
         retriever.search("   ", 5)
+
+
+def _chunk_retriever():
+    from conftest import TINY_COLLECTION
+
+    return ChunkRetriever([Passage(p["id"], p["contents"], 0.0, title=p["title"]) for p in TINY_COLLECTION])
+
+
+@pytest.mark.parametrize("which", ["bm25", "chunks"])
+def test_every_retriever_refuses_a_bad_k_or_query_alike(retriever, which):
+    """A caller's mistake is named as such, before any search, the same way
+    by each retriever: a bad k reached Lucene and came back as "the index is
+    damaged, rebuild it"; the in-memory retriever returned all but the last
+    hit for k=-1 and [] for an empty query."""
+    searcher = retriever if which == "bm25" else _chunk_retriever()
+    searches = [searcher.search] + ([lambda q, k: retriever.batch_search([q], k)[0]] if which == "bm25" else [])
+    for search in searches:
+        for k in (0, -1):
+            with pytest.raises(InvalidInputError, match=f"^k must be at least 1, not {k}$"):
+                search("English mathematician", k)
+        for k, kind in (("3", "str"), (None, "NoneType"), (2.5, "float"), (True, "bool")):
+            with pytest.raises(TypeError, match=f"^k must be an int, not {kind}$"):
+                search("English mathematician", k)
+        for query in ("", "  \n"):
+            with pytest.raises(InvalidInputError, match="^The query is empty.$"):
+                search(query, 3)
+        for query, kind in ((None, "NoneType"), (123, "int"), (["Ada"], "list")):
+            with pytest.raises(TypeError, match=f"^the query must be a str, not {kind}$"):
+                search(query, 3)
+        # More than the index holds is every hit there is, not a Java error.
+        assert [h.id for h in search("English", 2**31)] == [h.id for h in search("English", 5)]
+        assert len(search("English", 2**31)) == 3
+        assert [h.id for h in search("Lovelace", 1)] == ["ada"]
+
+
+def test_batch_search_refuses_one_string_and_bad_threads(retriever):
+    with pytest.raises(TypeError, match="not one str"):
+        retriever.batch_search("English", 3)
+    with pytest.raises(InvalidInputError, match="^threads must be at least 1, not 0$"):
+        retriever.batch_search(["English"], 3, threads=0)
+
+
+def test_chunk_retriever_refuses_what_is_not_a_passage():
+    with pytest.raises(TypeError, match="^passage 1 must be a Passage, not str$"):
+        ChunkRetriever([Passage("a", "Ada wrote notes.", 0.0), "Babbage built engines."])
 
 
 def test_documents_by_id(retriever):

@@ -7,7 +7,8 @@ import threading
 from pathlib import Path
 from typing import Iterator, Protocol, Sequence, runtime_checkable
 
-from ..kernel import IndexNotFoundError, InvalidInputError, Passage, RetrieverConfig
+from ..kernel import IndexNotFoundError, Passage, RetrieverConfig
+from ._inputs import search_k, search_query
 from ._java import import_pyserini
 from ._lucene import damaged, java_exception, verify_checksums
 
@@ -70,10 +71,13 @@ class BM25Retriever:
         return self._searcher.num_docs
 
     def search(self, query: str, k: int = 10) -> list[Passage]:
-        query = self._query(query)
+        """The ``k`` best passages for ``query``, best first. A query that is
+        not a string, or a ``k`` that is not an int, is a TypeError; an empty
+        query or a ``k`` below 1 an :class:`~assistant.kernel.InvalidInputError`."""
+        query, k = self._query(query), search_k(k)
         try:
             with self._lock:
-                hits = self._searcher.search(query, k=k)
+                hits = self._searcher.search(query, k=self._capped(k))
                 found = [(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
@@ -82,11 +86,15 @@ class BM25Retriever:
     def batch_search(self, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list[Passage]]:
         """:meth:`search` for each query, on ``threads`` Lucene threads; the
         results in query order, each as :meth:`search` would return it."""
+        if isinstance(queries, str):
+            # A string is a sequence too: each of its characters would be searched.
+            raise TypeError("queries must be a list of str, not one str; for one query, call search")
         texts = [self._query(query) for query in queries]
+        k, threads = search_k(k), search_k(threads, "threads")
         qids = [str(number) for number in range(len(texts))]
         try:
             with self._lock:
-                results = self._searcher.batch_search(texts, qids, k=k, threads=threads)
+                results = self._searcher.batch_search(texts, qids, k=self._capped(k), threads=threads)
                 return [
                     [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
                     for qid in qids
@@ -122,10 +130,15 @@ class BM25Retriever:
 
     @staticmethod
     def _query(query: str) -> str:
-        words = query.split()
-        if not words:
-            raise InvalidInputError("The query is empty.")
-        return " ".join(words[:_MAX_QUERY_WORDS])
+        return " ".join(search_query(query).split()[:_MAX_QUERY_WORDS])
+
+    def _capped(self, k: int) -> int:
+        # Java takes k as an int, so 2**31 cannot reach Lucene; and more hits
+        # than the index holds are every passage, whatever k says. So a large
+        # k is capped at the passage count rather than refused: the caller
+        # gets what it asked for, all the hits there are. (Under the lock,
+        # as every other call of the searcher is.)
+        return min(k, max(1, self._searcher.num_docs))
 
     @staticmethod
     def _passage(doc_id: str, score: float, raw: str | None) -> Passage:

@@ -25,6 +25,7 @@ from typing import Sequence
 
 from ..kernel import LUCENE_STOPWORDS, Passage, tokens
 from ._collection import chunk_text
+from ._inputs import search_k, search_query
 
 __all__ = ["split_passages", "analyze", "BM25Config", "ChunkRetriever"]
 
@@ -94,6 +95,9 @@ class ChunkRetriever:
 
     def __init__(self, passages: Sequence[Passage], config: BM25Config = BM25Config()) -> None:
         self.passages = list(passages)
+        for number, passage in enumerate(self.passages):
+            if not isinstance(passage, Passage):
+                raise TypeError(f"passage {number} must be a Passage, not {type(passage).__name__}")
         self.config = config
         self._terms = [Counter(analyze(f"{p.title} {p.text}" if p.title else p.text)) for p in self.passages]
         self._lengths = [sum(t.values()) for t in self._terms]
@@ -122,7 +126,10 @@ class ChunkRetriever:
 
     def search(self, query: str, k: int) -> list[Passage]:
         """The ``k`` best passages with a positive score, best first (ties:
-        document order), each carrying its BM25 score."""
+        document order), each carrying its BM25 score. Bad input is refused
+        as :meth:`BM25Retriever.search <assistant.retrieval.BM25Retriever.search>`
+        refuses it."""
+        query, k = search_query(query), search_k(k)
         scored = [(s, i) for i, s in enumerate(self.scores(query)) if s > 0]
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         return [
