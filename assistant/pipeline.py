@@ -24,13 +24,16 @@ from rewriting import BatchingRewriter, load_rewriter
 
 from .encoders import BatchingEncoder, load_minilm, new_minilm
 from .kernel import (
+    Answer,
     AssistantConfig,
     Conversation,
     InvalidInputError,
+    Passage,
     ReaderConfig,
     RetrieverConfig,
     Rewrite,
     Turn,
+    check_history,
     load_configs,
 )
 from .readers import Reader, SentenceReader, build_reader
@@ -228,11 +231,11 @@ class Assistant:
     def history_window(self, history: Sequence[str]) -> list[str]:
         """The last ``history_turns`` question/answer pairs of ``history``."""
         keep = 2 * self.config.history_turns
-        return list(history)[-keep:] if keep else []
+        return check_history(history)[-keep:] if keep else []
 
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
         """The self-contained form of a (validated) ``question``."""
-        return self.rewriter.rewrite(question, self.history_window(history))
+        return _checked(self.rewriter.rewrite(question, self.history_window(history)), Rewrite, self.rewriter, "rewrite")
 
     def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0, previous: str = "") -> Turn:
         """Retrieve and read for a rewrite already decided; ``previous`` is the
@@ -247,13 +250,13 @@ class Assistant:
         query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
         k = self.retriever_config.k
         if self.rescorer is None:
-            passages = self.retriever.search(query, k)
+            passages = _checked_passages(self.retriever.search(query, k), self.retriever)
         else:
-            hits = self.retriever.search(query, max(k, self.retriever_config.rescore_depth))
+            hits = _checked_passages(self.retriever.search(query, max(k, self.retriever_config.rescore_depth)), self.retriever)
             passages = self.rescorer.rescore(rewrite.text, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
-        answer = self.reader.read(rewrite.text, passages)
+        answer = _checked(self.reader.read(rewrite.text, passages), Answer, self.reader, "read")
         timings["read"] = _ms_since(mark)
         timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)
@@ -293,6 +296,23 @@ def build_assistant(*, batching: bool = False, background: bool = False, **overr
     return Assistant.from_config(
         config, dataclasses.replace(retrieval, index_dir=str(index)), reading, batching=batching, background=background
     )
+
+
+# A stage plugged in by a library user that returns the wrong kind of value
+# failed turns later, far from the mistake (a reader's str in
+# Conversation.history, a retriever's dicts in turn_to_json): named here.
+def _checked(value, kind: type, stage: object, method: str):
+    if not isinstance(value, kind):
+        raise TypeError(f"{type(stage).__name__}.{method} returned {type(value).__name__} instead of assistant.kernel.{kind.__name__}")
+    return value
+
+
+def _checked_passages(passages, retriever: object) -> list:
+    if not isinstance(passages, Sequence) or not all(isinstance(p, Passage) for p in passages):
+        held = type(passages).__name__ if not isinstance(passages, Sequence) else \
+            f"a {type(passages).__name__} of {', '.join(sorted({type(p).__name__ for p in passages}))}"
+        raise TypeError(f"{type(retriever).__name__}.search returned {held} instead of a list of assistant.kernel.Passage")
+    return passages
 
 
 def _ms_since(start: float) -> float:

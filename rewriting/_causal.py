@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import torch
 
-from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, tokens
+from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, check_history, tokens
 from assistant.kernel import native_bf16 as cpu_has_native_bf16  # a name of its own: the argument below shadows it
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
@@ -183,9 +183,7 @@ def _refuse_non_text(question: str, history: Sequence[str]) -> None:
     be rewritten as its ``str()``: refused too."""
     if not isinstance(question, str):
         raise TypeError(f"the question must be a string, not {type(question).__name__}")
-    if isinstance(history, (str, bytes)) or not all(isinstance(text, str) for text in history):
-        raise TypeError("the history must be a list of strings (earlier questions and answers, alternating), "
-                        f"not {type(history).__name__}" + ("" if isinstance(history, (str, bytes)) else " with other items"))
+    check_history(history)
     for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
         try:
             str(text).encode("utf-8")

@@ -167,6 +167,51 @@ def test_ask_with_a_history_list_instead_of_a_conversation_says_what_it_takes(re
         assistant.ask("Who was her father?", ["Who was Ada Lovelace?", "A mathematician."])
 
 
+@pytest.mark.parametrize("history, message", [
+    ("Who was Ada Lovelace?", r"history must be a list of strings .*\[\] for a first turn\), not str"),
+    (None, "history must be a list of strings .*not NoneType"),
+    (["Who was Ada Lovelace?", 3], "history must be a list of strings, not a list holding int"),
+])
+def test_steps_refuses_a_history_that_is_not_a_list_of_texts(retriever, reader, history, message):
+    # A string was taken letter by letter as earlier turns ("e", "l", "a", ...).
+    rewriter = RecordingRewriter("What did she write?")
+    with pytest.raises(TypeError, match=message):
+        list(Assistant(rewriter, retriever, reader).steps("What did she write?", history))
+    assert rewriter.histories == []
+
+
+class _Returns:
+    """A stage of any kind that returns ``value``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def rewrite(self, question, history):
+        return self.value
+
+    def search(self, query, k):
+        return self.value
+
+    def read(self, question, passages):
+        return self.value
+
+
+def test_a_plugged_in_stage_returning_the_wrong_kind_of_value_is_named(retriever, reader):
+    # Each failed later and far away: a str answer in Conversation.history on
+    # the next turn, a retriever's dicts in turn_to_json, a str rewrite as
+    # "'str' object has no attribute 'text'".
+    rewriter = RecordingRewriter("Who was Ada Lovelace?")
+    cases = [
+        (Assistant(_Returns("Who was Ada?"), retriever, reader), r"_Returns.rewrite returned str instead of assistant.kernel.Rewrite"),
+        (Assistant(rewriter, _Returns([{"id": "ada"}]), reader), r"_Returns.search returned a list of dict instead of a list of assistant.kernel.Passage"),
+        (Assistant(rewriter, _Returns(None), reader), r"_Returns.search returned NoneType instead of a list of assistant.kernel.Passage"),
+        (Assistant(rewriter, retriever, _Returns("Lord Byron")), r"_Returns.read returned str instead of assistant.kernel.Answer"),
+    ]
+    for assistant, message in cases:
+        with pytest.raises(TypeError, match=message):
+            assistant.ask("Who was Ada Lovelace?", Conversation())
+
+
 def test_conversation_undo():
     conversation = Conversation()
     assert conversation.undo() is None

@@ -975,7 +975,7 @@ def test_cli_lone_surrogate_in_a_line_exits_2_naming_it(tmp_path, capsys, field)
     [
         (None, HISTORY[:2], "question must be a string, not NoneType"),
         ("Why?", "Who was Ada?", "history must be a list of strings.*not str"),
-        ("Why?", ["Who was Ada?", 42], "history must be a list of strings.*with other items"),
+        ("Why?", ["Who was Ada?", 42], "history must be a list of strings, not a list holding int"),
     ],
 )
 def test_a_question_or_history_of_the_wrong_type_is_refused_not_rewritten_as_its_str(tiny_gpt2, question, history, message):

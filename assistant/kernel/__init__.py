@@ -36,7 +36,7 @@ from ._errors import (
 from ._jsonl import json_lines, json_lines_with_text, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._stats import percentile
-from ._types import Answer, Conversation, Passage, Rewrite, Turn
+from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
     AUXILIARY_VERBS,
     DRIFT_STOPWORDS,
@@ -56,6 +56,7 @@ __all__ = [
     "Rewrite",
     "Turn",
     "Conversation",
+    "check_history",
     "AssistantError",
     "JavaNotFoundError",
     "IndexNotFoundError",

@@ -7,9 +7,31 @@ texts, a retriever returns :class:`Passage` values, a reader returns an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Passage", "Answer", "Rewrite", "Turn", "Conversation"]
+__all__ = ["Passage", "Answer", "Rewrite", "Turn", "Conversation", "check_history"]
+
+
+def check_history(history: Sequence[str]) -> list[str]:
+    """``history`` as the list of texts a rewriter takes, or a TypeError: a
+    string is a sequence too, and was taken letter by letter as earlier
+    turns; None, or items that are not strings, would fail deep in a stage.
+
+    >>> check_history(("Who was Ada?", "A mathematician."))
+    ['Who was Ada?', 'A mathematician.']
+    >>> check_history("Who was Ada?")
+    Traceback (most recent call last):
+    ...
+    TypeError: the history must be a list of strings (earlier questions and answers, alternating; [] for a first turn), not str
+    """
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise TypeError("the history must be a list of strings (earlier questions and answers, alternating; "
+                        f"[] for a first turn), not {type(history).__name__}")
+    if not all(isinstance(text, str) for text in history):
+        kinds = sorted({type(text).__name__ for text in history if not isinstance(text, str)})
+        raise TypeError(f"the history must be a list of strings, not a {type(history).__name__} holding {', '.join(kinds)}")
+    return list(history)
 
 
 @dataclass(frozen=True)
