@@ -310,3 +310,38 @@ def test_both_builders_refuse_bad_threads_before_reading_anything(tmp_path, tiny
     with pytest.raises(ConfigError, match="threads must be at least 1"):
         index_collection(tiny_collection, tmp_path / "b", threads=0)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_build_index_takes_records_without_title_or_url(tmp_path):
+    """As a JSONL collection's lines, a record needs only id and contents:
+    build_index raised a bare KeyError for a missing title or url."""
+    records = [{"id": "curie", "contents": "Marie Curie studied radioactivity.", "title": "Marie Curie"},
+               {"id": 7, "contents": "Pierre Curie studied crystals.", "url": "https://example.org/pierre"},
+               {"id": "polonium", "contents": "Polonium was named after Poland.", "title": None, "url": None}]
+    assert build_index(records, tmp_path / "idx", progress=False) == 3
+    hits = BM25Retriever.from_index(tmp_path / "idx").search("Curie studied", 3)
+    assert sorted((h.id, h.title, h.url) for h in hits) == [
+        ("7", "", "https://example.org/pierre"), ("curie", "Marie Curie", "")]
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"id": "b", "text": "Pierre Curie."}, """passage 2 (id 'b'): no "contents"; "id" and "contents" are required"""),
+    ({"contents": "Pierre Curie."}, 'passage 2: no "id"; "id" and "contents" are required'),
+    ({"id": "b", "contents": None}, """passage 2 (id 'b'): "contents" must be a string, not NoneType."""),
+    ({"id": "b", "contents": ["Pierre", "Curie"]}, """passage 2 (id 'b'): "contents" must be a string, not list."""),
+    ({"id": "b", "contents": "Pierre.", "title": 3}, """passage 2 (id 'b'): "title" must be a string, not int."""),
+    ({"id": None, "contents": "Pierre."}, 'passage 2: "id" must be a string, not NoneType.'),
+    ("Pierre Curie.", "passage 2: a passage is a dict (\"id\" and \"contents\" are required"),
+])
+def test_build_index_refuses_a_bad_record_by_its_place_and_id(tmp_path, record, message):
+    from assistant.kernel import Passage
+
+    good = {"id": "a", "contents": "Marie Curie."}
+    with pytest.raises(DataFormatError) as caught:
+        build_index([good, record], tmp_path / "idx", progress=False)
+    assert str(caught.value).startswith(message)
+    assert not (tmp_path / "idx").exists() and list(tmp_path.iterdir()) == []
+    with pytest.raises(DataFormatError, match="^passage 1: a passage is a dict .*, not Passage.$"):
+        build_index([Passage("a", "Marie Curie.", 0.0)], tmp_path / "idx", progress=False)
+    with pytest.raises(TypeError, match="^passages must be an iterable of dicts, not one dict$"):
+        build_index(good, tmp_path / "idx", progress=False)

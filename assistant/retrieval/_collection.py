@@ -178,24 +178,47 @@ def read_document(path: Path) -> str:
     return raw
 
 
-def jsonl_passage(where: str, record) -> dict:
-    """One JSONL line's record as a passage (id, contents, title, url; all
-    str); ``where`` names the line in the error for a record without them."""
-    if not isinstance(record, dict) or "id" not in record or "contents" not in record:
-        raise DataFormatError(
-            f'{where}: each line needs "id" and "contents" ("title" and "url" are optional).'
-        )
-    return {
-        "id": str(record["id"]),
-        "contents": str(record["contents"]),
-        "title": str(record.get("title") or ""),
-        "url": str(record.get("url") or ""),
-    }
+def checked_passage(where: str, record) -> dict:
+    """``record`` as a passage (id, contents, title, url; all str), or a
+    :class:`DataFormatError` that names it: ``where`` (a JSONL line, or a
+    passage's place in what :func:`~assistant.retrieval.build_index` was
+    given), and its id when it has one. The one check of a passage record,
+    for every collection and for ``build_index``: ``id`` (a string or an
+    integer) and ``contents`` (a string) are required, ``title`` and ``url``
+    (strings) optional.
+
+    >>> checked_passage("line 1", {"id": 7, "contents": "Ada wrote notes."})
+    {'id': '7', 'contents': 'Ada wrote notes.', 'title': '', 'url': ''}
+    >>> checked_passage("line 2", {"id": "x", "contents": None})
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.DataFormatError: line 2 (id 'x'): "contents" must be a string, not NoneType.
+    """
+    rule = '"id" and "contents" are required ("title" and "url" are optional)'
+    if not isinstance(record, dict):
+        raise DataFormatError(f"{where}: a passage is a dict ({rule}), not {type(record).__name__}.")
+    doc_id = record.get("id")
+    if isinstance(doc_id, (str, int)) and not isinstance(doc_id, bool):
+        where = f"{where} (id {doc_id!r})"
+    missing = [key for key in ("id", "contents") if key not in record]
+    if missing:
+        raise DataFormatError(f'{where}: no "{missing[0]}"; {rule}.')
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise DataFormatError(f'{where}: "id" must be a string, not {type(doc_id).__name__}.')
+    fields = {"id": str(doc_id)}
+    for key in ("contents", "title", "url"):
+        value = record.get(key)
+        if value is None and key != "contents":
+            value = ""
+        if not isinstance(value, str):
+            raise DataFormatError(f'{where}: "{key}" must be a string, not {type(value).__name__}.')
+        fields[key] = value
+    return fields
 
 
 def _read_jsonl(path: Path) -> Iterator[dict]:
     for where, record in json_lines(path):
-        yield jsonl_passage(where, record)
+        yield checked_passage(where, record)
 
 
 def jsonl_sources(path: str | Path) -> list[Path] | None:

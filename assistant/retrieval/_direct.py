@@ -21,7 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..kernel import DataFormatError, json_lines, json_lines_with_text
-from ._collection import jsonl_passage
+from ._collection import checked_passage
 from ._java import import_pyserini
 
 __all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "in_indexer_form", "index_lines"]
@@ -135,7 +135,7 @@ def _check_lines(files: list[Path], counters, bar) -> tuple[int, array] | None:
     for file in files:
         for where, record, _ in json_lines_with_text(file):
             if not indexer_form(record):
-                jsonl_passage(where, record)  # a line that is no passage at all is named
+                checked_passage(where, record)  # a line that is no passage at all is named
                 return None
             remember_id(hashes, record["id"])
             count += 1

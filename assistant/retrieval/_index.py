@@ -44,7 +44,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
-from ._collection import collection_size, jsonl_passage, jsonl_sources, read_collection
+from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
 from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
 from ._java import import_pyserini
 from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
@@ -81,7 +81,10 @@ def build_index(
 ) -> int:
     """Index ``passages`` into ``index_dir`` (replacing it) and return their count.
 
-    ``passages`` may be any iterable, read once. ``total`` (when known) gives
+    ``passages`` may be any iterable of dicts, read once, each with ``id``
+    and ``contents`` (``title`` and ``url`` optional), as a JSONL
+    collection's lines have them; a record without them is refused with a
+    :class:`~assistant.kernel.DataFormatError` naming it. ``total`` (when known) gives
     the progress bar its ETA; otherwise it shows the rate. ``threads`` are
     Anserini's indexing threads: one keeps documents in input order, so an
     index is the same at every build (BM25 breaks score ties by that order);
@@ -89,8 +92,18 @@ def build_index(
     the order of tied hits, then varies between builds.
     """
     _require_threads(threads)
-    return _build(_encoded(passages), index_dir, total=total, progress=progress,
+    if isinstance(passages, (str, bytes, dict)):
+        # Each would be iterated (characters, keys) and refused item by item.
+        raise TypeError(f"passages must be an iterable of dicts, not one {type(passages).__name__}")
+    return _build(_encoded(_checked(passages)), index_dir, total=total, progress=progress,
                   description=description, threads=threads)
+
+
+def _checked(passages: Iterable) -> Iterator[dict]:
+    # The collection readers check their records as they read them; a
+    # caller's records get the same check, named by their place.
+    for number, record in enumerate(passages, 1):
+        yield checked_passage(f"passage {number}", record)
 
 
 def _require_threads(threads: int) -> None:
@@ -201,7 +214,7 @@ def _encoded_jsonl(files: list[Path]) -> Iterator[tuple[str, str]]:
             if indexer_form(record):
                 yield record["id"], line
             else:
-                passage = jsonl_passage(where, record)
+                passage = checked_passage(where, record)
                 yield passage["id"], json.dumps(_lucene_doc(passage))
 
 
