@@ -109,10 +109,12 @@ class QAWorker:
         self.settings = settings
         self.retriever = None
         if settings["index"]:
+            from assistant.kernel import RetrieverConfig
             from assistant.retrieval import BM25Retriever
 
+            k1, b = settings.get("bm25", (RetrieverConfig.bm25_k1, RetrieverConfig.bm25_b))
             with _index_hint():
-                self.retriever = BM25Retriever.from_index(settings["index"])
+                self.retriever = BM25Retriever.from_index(settings["index"], RetrieverConfig(bm25_k1=k1, bm25_b=b))
         self.rescorer = None
         if self.retriever is not None and settings.get("dense_weight", 0) > 0:
             from assistant.encoders import load_minilm

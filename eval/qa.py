@@ -154,7 +154,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
     if not all(0 <= mu <= 1 for mu in mus):
         raise InvalidInputError(f"--mu must be from 0 to 1 (each, in a list), not {args.mu!r}")
-    # The reader's other settings as the app reads them (defaults, then CONVQA_*).
+    # The reader's other settings, BM25's and the rescoring weight as the app
+    # reads them (defaults, then CONVQA_*).
     _, retrieval, reading = load_configs()
     turns = load_turns(args.data)[: args.limit]
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
@@ -168,7 +169,7 @@ def _main(argv: Sequence[str] | None) -> int:
                     "rewriter": args.rewriter if uses_rewriter else None, "reader": args.reader, "mus": mus,
                     "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads,
-                    "dense_weight": retrieval.dense_weight}
+                    "dense_weight": retrieval.dense_weight, "bm25": (retrieval.bm25_k1, retrieval.bm25_b)}
         if needs_index and retrieval.dense_weight > 0 and Path(args.index).is_dir():
             # Encoded here once, with progress, and kept with the index: each
             # worker then reads them instead of encoding them all itself. (An
@@ -179,13 +180,11 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         retriever = rescorer = None
         if needs_index:
-
-            retriever = BM25Retriever.from_index(args.index)
+            retriever = BM25Retriever.from_index(args.index, retrieval)  # the app's BM25 k1 and b
             if retrieval.dense_weight > 0:
                 rescorer = DenseRescorer.from_retriever(retriever, load_minilm(), retrieval.dense_weight)
         rewriter = None
         if uses_rewriter:
-
             rewriter = load_rewriter(args.rewriter)
         from tqdm import tqdm
 

@@ -247,6 +247,29 @@ def test_cli_reads_with_the_apps_reader_settings(md2d_file):
     assert f1() > 0 and f1(CONVQA_MIN_SIMILARITY="1.0") == 0.0
 
 
+def test_cli_searches_with_the_apps_bm25_settings(md2d_file, tmp_path, monkeypatch, capsys):
+    # CONVQA_BM25_K1 was accepted and then not used: the index opened at 0.9 / 0.4.
+    from assistant.retrieval import BM25Retriever, build_index, read_collection
+
+    collection = tmp_path / "passages.jsonl"
+    assert qa.main(["--data", str(md2d_file), "--write-collection", str(collection)]) == 0
+    build_index(read_collection(collection), tmp_path / "index", progress=False)
+    opened = []
+    real = BM25Retriever.from_index.__func__
+
+    def recording(cls, index_dir, config=None, **kw):
+        opened.append(None if config is None else (config.bm25_k1, config.bm25_b))
+        return real(cls, index_dir, **({} if config is None else {"config": config}), **kw)
+
+    monkeypatch.setattr(BM25Retriever, "from_index", classmethod(recording))
+    for name, value in {"CONVQA_BM25_K1": "1.5", "CONVQA_BM25_B": "0.6", "CONVQA_DENSE_WEIGHT": "0"}.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    assert qa.main(["--data", str(md2d_file), "--index", str(tmp_path / "index"), "--json"]) == 0
+    assert opened == [(1.5, 0.6)]
+    assert json.loads(capsys.readouterr().out)[0]["n"] == 4
+
+
 def test_cli_errors_exit_2(md2d_file):
     out = subprocess.run([sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "end-to-end"],
                          cwd=ROOT, capture_output=True, text=True, check=False)
