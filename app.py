@@ -44,7 +44,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant import session as S
-from assistant.kernel import AssistantError, run_cli, server_port
+from assistant.kernel import READER_NAMES, AssistantError, run_cli, server_port
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -640,7 +640,7 @@ def _parser() -> argparse.ArgumentParser:
     # None: not given, so build_assistant takes CONVQA_* or the default.
     parser.add_argument("--index", help="Lucene index folder (env CONVQA_INDEX_DIR)")
     parser.add_argument("--rewriter", help="trained | prompted | original | model path (env CONVQA_REWRITER)")
-    parser.add_argument("--reader", choices=["sentence", "generative"], help="answer reader (env CONVQA_READER)")
+    parser.add_argument("--reader", choices=READER_NAMES, help="answer reader (env CONVQA_READER)")
     return parser
 
 

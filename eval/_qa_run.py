@@ -150,8 +150,14 @@ def build_readers(kind: str, mus: Sequence[float], config: ReaderConfig = Reader
     are shared, only the interpolation weight differs. ``config``: every other
     reader setting (``eval.qa`` passes the app's: defaults, then ``CONVQA_*``)."""
 
-    first = build_reader(kind, config)
+    first = build_reader(kind, dataclasses.replace(config, mu=mus[0]))
     base = first.selector if isinstance(first, GenerativeReader) else first
+    if not isinstance(base, SentenceReader):
+        # A reader of one's own (ARCHITECTURE.md, "Adding a reader") has no
+        # interpolation weight of the sentence reader's to sweep.
+        if len(mus) > 1:
+            raise InvalidInputError(f"--mu sweeps the sentence reader's weight; the {kind} reader takes one --mu, not {len(mus)}")
+        return [first]
     # The readers of a mu sweep embed the same question and sentences; only
     # their interpolation differs, so each text is encoded once.
     encoder = CachedEncoder(base.encoder) if len(mus) > 1 else base.encoder

@@ -188,6 +188,26 @@ def test_several_readers_share_one_retrieval(qrecc_file, retriever):
     assert qa.summarize(turns, results, "end-to-end", 1)["f1"] != qa.summarize(turns, results, "end-to-end", 0)["f1"]
 
 
+def test_a_reader_of_ones_own_is_built_once_with_the_first_mu_and_refuses_a_sweep(monkeypatch):
+    # build_readers took every reader for a SentenceReader ("'MyReader' object
+    # has no attribute 'encoder'"), so a reader added as ARCHITECTURE.md says
+    # could not be scored by eval.qa.
+    from assistant.kernel import InvalidInputError, ReaderConfig
+
+    class MyReader:
+        def __init__(self, config):
+            self.config = config
+
+        def read(self, question, passages):
+            return Answer("mine", 1.0)
+
+    monkeypatch.setitem(qa.build_readers.__globals__, "build_reader", lambda kind, config: MyReader(config))
+    [reader] = qa.build_readers("mine", [0.3], ReaderConfig())
+    assert isinstance(reader, MyReader) and reader.config.mu == 0.3
+    with pytest.raises(InvalidInputError, match="the mine reader takes one --mu, not 2"):
+        qa.build_readers("mine", [0.3, 0.7], ReaderConfig())
+
+
 def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
     from assistant.retrieval import build_index, read_collection
 
