@@ -140,11 +140,9 @@ class BatchingEncoder:
         return [rows[start:end].copy() for start, end in zip(starts[:-1], starts[1:])]
 
 
-# BLAS threads for USE. One: its matrices are small (a pair of questions
-# takes ~3 ms on one thread), and on the 2 cores shared with the chat a second
-# thread only waits for the busy core: measured with other work running, one
-# pair took 15-55 ms and a batch of 128 texts 1-2.4 s with 2 threads, against
-# 3 ms and 0.1-0.2 s with 1.
+# BLAS threads for USE. One: its matrices are small, and on the 2 cores
+# shared with the chat a second thread only waits for the busy core, so two
+# threads were several times slower than one with other work running.
 USE_THREADS = 1
 
 

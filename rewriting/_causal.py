@@ -64,9 +64,9 @@ class RewriterConfig:
     # Prompt-lookup drafting for a single question (0: off). A rewrite mostly
     # copies the question and a name from the history, so the tokens after the
     # latest match of the last few generated tokens in the prompt are proposed
-    # and checked in one forward pass. Greedy output stays the model's own. On
-    # 2 CPU cores a 9-token pass cost ~1.5 single steps with bf16 weights
-    # (2.5 in float32), so drafts pay off with bf16 (BENCHMARKS.md §3).
+    # and checked in one forward pass. Greedy output stays the model's own. A
+    # 9-token pass costs little more than one step with bf16 weights (much more
+    # in float32), so drafts pay off with bf16 (figures: BENCHMARKS.md §3).
     draft_tokens: int = 8
     # Longest n-gram of generated tokens looked up in the prompt; shorter ones
     # are tried when it is not found.
@@ -101,8 +101,8 @@ class RewriterConfig:
     second_look_below: float = 0.3
     # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
     # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
-    # under bf16 autocast): prompts and drafts read ~2x faster; single-token
-    # steps gain little. Elsewhere float32: emulated bf16 is slower.
+    # under bf16 autocast): prompts and drafts read faster (BENCHMARKS.md §3);
+    # single-token steps gain little. Elsewhere float32: emulated bf16 is slower.
     dtype: str = "auto"
     # Lay bfloat16 linear weights out once for oneDNN (rewriting._packing):
     # otherwise every call re-lays them, which costs as much as a decoding

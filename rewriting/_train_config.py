@@ -68,7 +68,7 @@ class TrainConfig:
     # Dev turns the dev loss is measured on (the whole dev set costs minutes
     # on 2 cores). 0: not measured, and dev_loss is null in summary.json.
     eval_examples: int = 128
-    # Matmuls in bfloat16 (autocast) where the CPU has native support (AMX/AVX512-BF16): ~2x faster steps.
+    # Matmuls in bfloat16 (autocast) where the CPU has native support (AMX/AVX512-BF16): faster steps.
     bf16: bool = False
     # Where the steps run: "cpu", or "cuda" / "cuda:N" on a machine with an
     # NVIDIA GPU (a run of minutes instead of hours). The adapter is saved the

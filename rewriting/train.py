@@ -32,12 +32,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-# torch's OpenMP worker threads spin for ~3 ms after each parallel region
+# torch's OpenMP worker threads spin for a while after each parallel region
 # (libgomp's default) before they sleep. When several processes share 2 cores,
-# that spinning starves the others: a LoRA step measured 40-50 s with the
-# default and 12 s with PASSIVE (no spinning) on this machine under load.
-# Training only: inference is a long chain of small ops, each a parallel
-# region, and there PASSIVE's wake-ups cost 1.8x (BENCHMARKS.md §3). It only
+# that spinning starves the others: under load a LoRA step took several times
+# longer with the default than with PASSIVE (no spinning). Training only:
+# inference is a long chain of small ops, each a parallel region, and there
+# PASSIVE's wake-ups cost more than they save (BENCHMARKS.md §3). It only
 # takes effect if set before torch is first imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
