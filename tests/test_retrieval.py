@@ -183,6 +183,31 @@ def test_missing_and_corrupt_index(tmp_path):
         BM25Retriever.from_index(tmp_path / "bad")
 
 
+def test_a_missing_index_has_one_message_and_a_path_is_checked(tmp_path, tiny_collection):
+    """from_index and ensure_index (what the app and the pipeline call) said
+    it two ways, "No Lucene index at" and "No index at"; a None path got
+    pathlib's TypeError, and "" was "No Lucene index at ."."""
+    from assistant.kernel import ConfigError
+    from assistant.retrieval import ensure_index, verify_index
+
+    absent = tmp_path / "absent"
+    expected = (f"No Lucene index at {absent}. Build it with "
+                f"`python -m assistant.index --input COLLECTION --index {absent}`.")
+    for open_index in (BM25Retriever.from_index, ensure_index, verify_index):
+        with pytest.raises(IndexNotFoundError) as caught:
+            open_index(absent)
+        assert str(caught.value) == expected
+        with pytest.raises(IndexNotFoundError, match=r"^No Lucene index at '' \(an empty path\)\. .*--index DIR`"):
+            open_index("")
+        with pytest.raises(TypeError, match="^the index folder must be a path \\(str or Path\\), not NoneType$"):
+            open_index(None)
+    with pytest.raises(TypeError, match="^the index folder must be a path"):
+        build_index(read_collection(tiny_collection), None, progress=False)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ConfigError, match="^cannot write the index folder .*file/idx: .*file is not a folder"):
+        build_index(read_collection(tiny_collection), tmp_path / "file" / "idx", progress=False)
+
+
 def test_folder_collection_and_cli(tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -7,10 +7,10 @@ import threading
 from pathlib import Path
 from typing import Iterator, Protocol, Sequence, runtime_checkable
 
-from ..kernel import IndexNotFoundError, Passage, RetrieverConfig
+from ..kernel import Passage, RetrieverConfig
 from ._inputs import search_k, search_query
 from ._java import import_pyserini
-from ._lucene import damaged, java_exception, verify_checksums
+from ._lucene import damaged, existing_index, java_exception, verify_checksums
 
 __all__ = ["Retriever", "BM25Retriever"]
 
@@ -49,12 +49,7 @@ class BM25Retriever:
         """Open the index at ``index_dir``; with ``verify`` (the default) every
         file's checksum is checked first, so a damaged index is refused with
         :class:`~assistant.kernel.IndexDamagedError` at start, not mid-answer."""
-        index_dir = Path(index_dir)
-        if not (index_dir.is_dir() and any(index_dir.glob("segments_*"))):
-            raise IndexNotFoundError(
-                f"No Lucene index at {index_dir}. Build one with "
-                f"`python -m assistant.index --input COLLECTION --index {index_dir}`."
-            )
+        index_dir = existing_index(index_dir)
         lucene = import_pyserini()
         if verify:
             verify_checksums(index_dir)

@@ -43,11 +43,11 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import ConfigError, DataFormatError, IndexNotFoundError, default_index_dir, json_lines_with_text
+from ..kernel import ConfigError, DataFormatError, default_index_dir, json_lines_with_text, output_path
 from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
 from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
 from ._java import import_pyserini
-from ._lucene import duplicate_id, java_exception, open_reader, verify_checksums
+from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 
@@ -175,8 +175,8 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     """Build in a temporary folder next to ``index_dir`` with ``fill``
     (which returns the passage count and the ids' hashes, or None to give
     up), check the ids and every checksum, then rename it into place."""
-    index_dir = Path(index_dir)
-    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    # A folder that cannot be made or written is named before any work.
+    index_dir = output_path(index_path(index_dir), "the index folder", folder=True)
     JavaException = java_exception()
     staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     try:
@@ -315,24 +315,23 @@ def verify_index(index_dir: str | Path) -> int:
     """Verify the checksums of every file of the index at ``index_dir``.
 
     Returns its passage count; raises :class:`~assistant.kernel.IndexDamagedError`
-    (one line naming the rebuild command) when a file is damaged.
+    (one line naming the rebuild command) when a file is damaged, and
+    :class:`~assistant.kernel.IndexNotFoundError` when there is no index.
     """
-    return verify_checksums(index_dir)
+    return verify_checksums(existing_index(index_dir))
 
 
 def ensure_index(index_dir: str | Path) -> Path:
     """The index at ``index_dir``; the default collection's is built on first use.
 
-    Any other missing index is an error: we cannot guess its collection.
+    Any other missing index is an error (the one of
+    :meth:`BM25Retriever.from_index <assistant.retrieval.BM25Retriever.from_index>`):
+    we cannot guess its collection.
     """
-    index_dir = Path(index_dir)
-    if (index_dir / "convqa.json").exists():
-        return index_dir
-    if index_dir.resolve() != default_index_dir().resolve():
-        raise IndexNotFoundError(
-            f"No index at {index_dir}. Build it with "
-            f"`python -m assistant.index --input COLLECTION --index {index_dir}`."
-        )
+    path = index_path(index_dir)
+    if has_index(path) or path.resolve() != default_index_dir().resolve():
+        return existing_index(index_dir)
+    index_dir = path
     print(f"First start: indexing the default collection into {index_dir} (once).", file=sys.stderr)
     # One thread: documents in collection order, so every first start builds
     # the same index and the same ranking of tied hits.

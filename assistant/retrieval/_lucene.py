@@ -6,12 +6,16 @@ whatever the index's size.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from ..kernel import IndexDamagedError
+from ..kernel import IndexDamagedError, IndexNotFoundError
 from ._java import import_pyserini
 
-__all__ = ["java_exception", "damaged", "verify_checksums", "duplicate_id", "open_reader"]
+__all__ = [
+    "java_exception", "damaged", "index_path", "has_index", "existing_index", "verify_checksums", "duplicate_id",
+    "open_reader",
+]
 
 # Anserini's document generator indexes each passage's id as one untokenized
 # term of this field.
@@ -44,6 +48,34 @@ def damaged(index_dir: str | Path, error: BaseException) -> IndexDamagedError:
     return IndexDamagedError(
         f"the index at {index_dir} is damaged ({reason}); rebuild it with "
         f"`python -m assistant.index --input COLLECTION --index {index_dir}`"
+    )
+
+
+def index_path(index_dir: str | os.PathLike) -> Path:
+    """``index_dir`` as a Path; anything else (None) is a TypeError saying
+    what is wanted, rather than pathlib's "expected str, bytes or os.PathLike"."""
+    if not isinstance(index_dir, (str, os.PathLike)):
+        raise TypeError(f"the index folder must be a path (str or Path), not {type(index_dir).__name__}")
+    return Path(index_dir)
+
+
+def has_index(index_dir: Path) -> bool:
+    """Whether a Lucene index is committed in ``index_dir``; a build renames
+    its folder into place only once complete, so a commit there is whole."""
+    return index_dir.is_dir() and any(index_dir.glob("segments_*"))
+
+
+def existing_index(index_dir: str | os.PathLike) -> Path:
+    """``index_dir`` when it holds an index, else the one
+    :class:`~assistant.kernel.IndexNotFoundError` for a missing index,
+    naming the command that builds it."""
+    path = index_path(index_dir)
+    given = bool(str(index_dir).strip())  # "" is the working folder to pathlib
+    if given and has_index(path):
+        return path
+    raise IndexNotFoundError(
+        f"No Lucene index at {path if given else repr('') + ' (an empty path)'}. Build it with "
+        f"`python -m assistant.index --input COLLECTION --index {path if given else 'DIR'}`."
     )
 
 
