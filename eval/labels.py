@@ -72,6 +72,7 @@ from assistant.kernel import (
     InvalidInputError,
     LabelledRewrite,
     output_path,
+    porter_stem,
     run_cli,
     sklearn_stopwords,
     tokens,
@@ -91,10 +92,7 @@ def _tokens(text: str) -> list[str]:
 
 
 def _content_stems(text: str) -> set[str]:
-    from nltk.stem import porter
-
-    stem = porter.PorterStemmer().stem
-    return {stem(w) for w in _tokens(text) if w not in sklearn_stopwords()}
+    return {porter_stem(w) for w in _tokens(text) if w not in sklearn_stopwords()}
 
 
 def adds_content(question: str, rewrite: str) -> bool:

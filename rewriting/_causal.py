@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import torch
 
-from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, check_history, tokens
+from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, check_history, prefix_stem, tokens
 from assistant.kernel import native_bf16 as cpu_has_native_bf16  # a name of its own: the argument below shadows it
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
@@ -129,8 +129,7 @@ def _words(text: str) -> list[str]:
 def _stem(word: str) -> str:
     # Crude on purpose: "countries"/"country" and "Byron's"/"Byron" must match;
     # a lenient guard only falls back when the question is clearly lost.
-    word = re.sub(r"'s$", "", word)
-    return word[:5]
+    return prefix_stem(re.sub(r"'s$", "", word))
 
 
 def _content(text: str) -> set[str]:

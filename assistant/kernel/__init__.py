@@ -44,6 +44,8 @@ from ._words import (
     LUCENE_STOPWORDS,
     READER_STOPWORDS,
     TOKEN_PATTERNS,
+    porter_stem,
+    prefix_stem,
     sklearn_stopwords,
     tokens,
 )
@@ -97,4 +99,6 @@ __all__ = [
     "LUCENE_STOPWORDS",
     "AUXILIARY_VERBS",
     "sklearn_stopwords",
+    "porter_stem",
+    "prefix_stem",
 ]

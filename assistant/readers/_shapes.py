@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import READER_STOPWORDS, Passage, tokens
+from ..kernel import READER_STOPWORDS, Passage, prefix_stem, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage"]
 
@@ -169,8 +169,7 @@ _PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
 
 
 def _stem(word: str) -> str:
-    # Five letters join "assassinated" and "assassination", "residents" and "resident".
-    return _SAME_WORD.get(word, word)[:5]
+    return prefix_stem(_SAME_WORD.get(word, word))
 
 
 def _relation(question: str, title: str) -> set[str]:
