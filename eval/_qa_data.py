@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from assistant.kernel import DataFormatError, Passage
+from assistant.kernel import DataFormatError, Passage, json_lines
 from assistant.retrieval import split_passages
 from rewriting.data import load_examples
 
@@ -68,16 +68,13 @@ def load_qrecc(path: str | Path) -> list[QATurn]:
 
 
 def _multidoc2dial_rows(path: str | Path) -> list[dict]:
+    rows = [row for _, row in json_lines(path)]  # DataFormatError for an unreadable file or line
     try:
-        with open(path, encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
         for row in rows:
             if not (isinstance(row["input"], str) and len(row["instructions"]) == len(row["outputs"])):
                 raise ValueError("instructions and outputs differ in length")
         return rows
-    except OSError as error:
-        raise DataFormatError(f"cannot read {path}: {error}") from error
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise DataFormatError(f"{path} is not LEval's MultiDoc2Dial jsonl (input, instructions, outputs): {error!r}") from error
 
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, run_cli
+from assistant.kernel import ConfigError, DataFormatError, json_lines, run_cli
 from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
 
@@ -158,22 +158,16 @@ def load_quality(path: str | Path) -> list[Article]:
     """Read official QuALITY jsonl or LEval's subset (detected per line)."""
     articles = []
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                row = json.loads(text)
-                if "questions" in row and "article" in row:
-                    articles.append(_official_article(row, line))
-                elif "instructions" in row and "input" in row:
-                    articles.append(_leval_article(row, line))
-                else:
-                    raise DataFormatError(
-                        f"{path} line {line}: neither QuALITY (article, questions) nor LEval (input, instructions, outputs)"
-                    )
-    except OSError as error:
-        raise DataFormatError(f"cannot read {path}: {error}") from error
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        for line, (where, row) in enumerate(json_lines(path), start=1):  # DataFormatError: unreadable
+            if not isinstance(row, dict):
+                raise DataFormatError(f"{where}: a line must be a JSON object, not {type(row).__name__}")
+            if "questions" in row and "article" in row:
+                articles.append(_official_article(row, line))
+            elif "instructions" in row and "input" in row:
+                articles.append(_leval_article(row, line))
+            else:
+                raise DataFormatError(f"{where}: neither QuALITY (article, questions) nor LEval (input, instructions, outputs)")
+    except (KeyError, TypeError, ValueError) as error:
         raise DataFormatError(f"{path} is not QuALITY jsonl ({error!r})") from error
     return articles
 

@@ -100,6 +100,13 @@ def test_malformed_files_raise_data_format_error(tmp_path):
     path.write_text(json.dumps(bad) + "\n")
     with pytest.raises(DataFormatError, match=r"\(A\)-\(D\)"):
         quality.load_quality(path)
+    # Read by the kernel's one JSONL reader: the line named, for any problem.
+    path.write_text("\n" + json.dumps([1, 2]) + "\n")
+    with pytest.raises(DataFormatError, match=r"x.jsonl, line 2: a line must be a JSON object, not list"):
+        quality.load_quality(path)
+    path.write_bytes(b'{"article": "caf\xe9"}\n')
+    with pytest.raises(DataFormatError, match=r"x.jsonl, line 1: cannot read it as UTF-8 text"):
+        quality.load_quality(path)
 
 
 class AlwaysIndex:

@@ -23,13 +23,12 @@ one file, so an append is made safe three ways:
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import InvalidInputError, LabelledRewrite, default_labels_path
+from ..kernel import InvalidInputError, LabelledRewrite, default_labels_path, json_lines
 
 __all__ = ["LabelStore"]
 
@@ -95,8 +94,7 @@ class LabelStore:
         """Every line of the file as a dict (for tests and the UI's count)."""
         if not self.path.exists():
             return []
-        with open(self.path, encoding="utf-8") as lines:
-            return [json.loads(line) for line in lines if line.strip()]
+        return [record for _, record in json_lines(self.path)]
 
 
 def _repair_tail(fd: int) -> None:
