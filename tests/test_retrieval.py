@@ -26,6 +26,36 @@ def test_java_found_is_new_enough():
     assert java_version(find_java_home()) >= 21
 
 
+def test_a_missing_module_is_named_and_only_java_failing_is_called_java(tmp_path):
+    """Any import failure was reported as "Could not start Java": a missing
+    pyserini module, or pyserini itself not installed."""
+    import subprocess
+    import sys
+
+    from assistant.retrieval import import_pyserini
+
+    with pytest.raises(ModuleNotFoundError, match="^No module named 'pyserini.no_such_module'$"):
+        import_pyserini("pyserini.no_such_module")
+
+    def run(code, **env):
+        import os
+
+        done = subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True,
+                              env={**os.environ, **env}, timeout=300)
+        assert done.returncode == 1
+        return done.stderr.strip().splitlines()[-1]
+
+    call = "from assistant.retrieval import import_pyserini\nimport_pyserini()"
+    assert run("sys.modules['pyserini'] = None\n" + call).startswith(
+        "ModuleNotFoundError: pyserini is not installed (No module named 'pyserini.setup'")
+    fake = tmp_path / "jdk"
+    fake.mkdir()
+    (fake / "release").write_text('JAVA_VERSION="21.0.1"\n')  # a Java by its release file, without a JVM
+    # One line: pyjnius' own message goes on with advice over several.
+    assert run(call, JAVA_HOME=str(fake)).startswith(
+        f"assistant.kernel._errors.JavaNotFoundError: Could not start Java from {fake} for pyserini: Unable to find")
+
+
 _SERVING_PROBE = """
 import json, sys
 from assistant.retrieval import use_serving_java, BM25Retriever

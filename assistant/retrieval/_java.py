@@ -132,11 +132,28 @@ def import_pyserini(module: str = "pyserini.search.lucene"):
     >>> import_pyserini("pyserini.index.lucene").LuceneIndexer  # doctest: +SKIP
     """
     _configure_java()
+    _start_java()
+    # Not wrapped: once Java runs, a failure here is no Java problem, and a
+    # missing module is a ModuleNotFoundError that names it.
+    return importlib.import_module(module)
+
+
+@functools.cache
+def _start_java() -> None:
+    # pyserini.pyclass starts the JVM (its first autoclass); pyjnius reports
+    # a runtime it cannot load or start as Exception, RuntimeError,
+    # SystemError or JavaException, hence the broad catch, kept to this one
+    # step. A missing Python module is not Java's failure: it is raised as
+    # it is, naming the module.
     try:
-        return importlib.import_module(module)
-    except Exception as error:  # the JVM failing to start surfaces as many types
+        importlib.import_module("pyserini.pyclass")
+    except ImportError:
+        raise
+    except Exception as error:
+        # pyjnius' messages span lines (advice on JVM_PATH): the first says what failed.
+        reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
         raise JavaNotFoundError(
-            f"Could not start Java from {os.environ['JAVA_HOME']} for pyserini: {error}"
+            f"Could not start Java from {os.environ['JAVA_HOME']} for pyserini: {reason}"
         ) from error
 
 
@@ -148,8 +165,16 @@ def _configure_java() -> None:
     # we never call OpenAI, so any value will do.
     os.environ.setdefault("OPENAI_API_KEY", "unused")
 
-    import jnius_config
-    import pyserini.setup
+    try:
+        import jnius_config
+        import pyserini.setup
+    except ModuleNotFoundError as error:
+        if error.name not in ("pyserini", "pyserini.setup", "jnius_config"):
+            raise  # one of pyserini's own imports: its message names it
+        raise ModuleNotFoundError(
+            f"pyserini is not installed ({error}): `pip install -r requirements.txt` installs it.",
+            name=error.name,
+        ) from error
 
     vector_ok = _has_module(java_home, "jdk.incubator.vector")
 
