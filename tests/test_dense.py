@@ -282,6 +282,31 @@ def test_a_deferred_rescorer_that_fails_keeps_bm25s_order_and_says_why(caplog):
     assert "Rescoring is off" in caplog.text
 
 
+def test_a_bug_while_making_the_rescorer_is_raised_where_it_rescores_not_hidden(caplog):
+    """A bug in making the vectors (here a TypeError) was shown as "Search by
+    BM25 alone: ..." and the search went on as if the encoder were missing.
+    It is raised by rescore, in the caller's thread, and the job's own
+    thread (a worker that may serve other jobs) is left running."""
+    def make(report):
+        return DenseRescorer(None, ["a"], np.zeros((2, 3)), 0.5)  # 1 id for 2 vectors: a ValueError
+
+    def buggy(report):
+        return len(None)
+
+    jobs = []
+    for job, error in ((make, ValueError), (buggy, TypeError)):
+        with caplog.at_level(logging.ERROR):
+            deferred = DeferredRescorer(job, total=4, start=jobs.append)
+            jobs[-1]()  # returns: the worker that runs it goes on
+        assert deferred.wait(0)
+        for _ in range(2):  # the same error at every call
+            with pytest.raises(error) as caught:
+                deferred.rescore("dog", HITS, 2)
+            assert caught.value.__traceback__ is not None
+        assert "A bug while making the passage vectors" in caplog.text
+        caplog.clear()
+
+
 def test_a_background_start_answers_at_once_and_rescores_once_encoded(own_index, monkeypatch):
     from assistant.kernel import AssistantConfig
     from assistant.retrieval import passage_vectors as encode

@@ -43,7 +43,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import ConfigError, IndexDamagedError, Passage
+from ..kernel import AssistantError, ConfigError, IndexDamagedError, Passage
 from ._expansion import other_candidates
 
 __all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
@@ -237,8 +237,11 @@ class DeferredRescorer:
     answers at once from an index whose passages are not encoded yet (about
     two minutes for the default collection on 2 cores, BENCHMARKS.md §10).
     Until it is ready, :meth:`rescore` keeps BM25's order, and
-    :attr:`notice` says so; if making it fails, the search stays BM25's and
-    the notice gives the reason.
+    :attr:`notice` says so; if making it fails as it may (the encoder or
+    the index missing or damaged, the disk full, memory short) the search
+    stays BM25's and the notice gives the reason. Any other failure is a
+    bug: it is raised by :meth:`rescore`, in the caller's thread, rather
+    than hidden behind BM25's order.
 
     ``make(report)`` returns the rescorer and may call ``report(done)`` with
     the passages encoded so far, out of ``total``; ``what`` names them in
@@ -266,6 +269,8 @@ class DeferredRescorer:
         self._done = 0
         self._rescorer: DenseRescorer | None = None
         self._error = ""
+        self._bug: BaseException | None = None
+        self._bug_traceback = None
         self._cancelled = False
         self._finished = threading.Event()
         job = functools.partial(self._make, make)
@@ -280,9 +285,16 @@ class DeferredRescorer:
                 self._rescorer = make(self._report)
         except _Cancelled:
             pass
-        except Exception as error:  # the job's edge: the server goes on with BM25's order
+        except _EXPECTED as error:  # the server goes on with BM25's order, and says why
             logging.getLogger(__name__).exception("Rescoring is off: the passage vectors could not be made")
             self._error = str(error) or type(error).__name__
+        except Exception as error:
+            # Not raised here: the job runs on a thread that may serve other
+            # indexes' jobs (the pipeline's one encoding worker), which a
+            # raise would end. Kept for rescore to raise where it is called.
+            logging.getLogger(__name__).exception("A bug while making the passage vectors")
+            self._error = str(error) or type(error).__name__
+            self._bug, self._bug_traceback = error, error.__traceback__
         finally:
             self._finished.set()
 
@@ -312,8 +324,17 @@ class DeferredRescorer:
     def rescore(
         self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
     ) -> list[Passage]:
+        if self._bug is not None:
+            # Its own traceback each time, not one that grows at every raise.
+            raise self._bug.with_traceback(self._bug_traceback)
         rescorer = self._rescorer
         return rescorer.rescore(question, passages, k, alternatives) if rescorer is not None else list(passages)[:k]
+
+
+# What making the vectors may meet that is no bug: the encoder cannot load
+# (ModelNotFoundError), the index is damaged (IndexDamagedError), a file
+# cannot be read or written (OSError: a full disk), or memory runs out.
+_EXPECTED = (AssistantError, OSError, MemoryError)
 
 
 class _Cancelled(Exception):
