@@ -145,6 +145,28 @@ def test_reader_picks_the_supported_option_and_returns_evidence(minilm, official
     assert "bicycle" in choice.evidence[choice.index].text
 
 
+def test_a_document_is_prepared_once_and_shared_between_threads(minilm, official_file):
+    from concurrent.futures import ThreadPoolExecutor
+
+    [article] = quality.load_quality(official_file)
+    calls = []
+
+    class Counting:
+        def encode(self, texts):
+            calls.append(len(texts))
+            return minilm.encode(texts)
+
+    reader = MultipleChoiceReader(Counting(), QualityConfig(passage_words=12, k=2))
+    other = article.text + " One more sentence."
+    with ThreadPoolExecutor(8) as pool:
+        prepared = list(pool.map(lambda text: reader.document(text, article.id), [article.text, other] * 16))
+    assert len({id(d) for d in prepared[0::2]}) == 1 and len({id(d) for d in prepared[1::2]}) == 1
+    assert prepared[0] is not prepared[1]
+    # Later questions on the same text reuse it: no more encoding.
+    before = len(calls)
+    assert reader.document(article.text, article.id) is prepared[0] and len(calls) == before
+
+
 def test_cli_json(official_file):
     out = subprocess.run(
         [sys.executable, "-m", "eval.quality", "--data", str(official_file), "--json", "--passage-words", "12", "--k", "2"],

@@ -9,7 +9,9 @@ both use :class:`MultipleChoiceReader`.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -61,7 +63,11 @@ class MultipleChoiceReader:
     def __init__(self, encoder, config: QualityConfig = QualityConfig()) -> None:
         self.encoder = encoder  # assistant.encoders.Encoder: L2-normalised rows
         self.config = config
-        self._cache: dict[str, _Document] = {}
+        # Bounded; the lock makes sessions asking about one document at once
+        # prepare it once (encoding its passages is the slow part, and the
+        # 2 cores would be shared by parallel preparations anyway).
+        self._prepared = lru_cache(maxsize=_CACHED_DOCUMENTS)(self._prepare)
+        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, config: QualityConfig = QualityConfig()) -> "MultipleChoiceReader":
@@ -71,12 +77,11 @@ class MultipleChoiceReader:
 
     def document(self, text: str, doc_id: str = "doc") -> _Document:
         """The prepared document (kept for the next question on the same text)."""
-        key = f"{doc_id}\0{len(text)}\0{hash(text)}"
-        if key not in self._cache:
-            if len(self._cache) >= _CACHED_DOCUMENTS:
-                self._cache.pop(next(iter(self._cache)))  # the oldest
-            self._cache[key] = _Document(text, self.encoder, self.config, doc_id)
-        return self._cache[key]
+        with self._lock:
+            return self._prepared(text, doc_id)
+
+    def _prepare(self, text: str, doc_id: str) -> _Document:
+        return _Document(text, self.encoder, self.config, doc_id)
 
     def features(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> "_Features":
         """Everything an answer needs except ``mu``: computed once, combined
