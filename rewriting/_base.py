@@ -29,4 +29,6 @@ class OriginalRewriter:
     """
 
     def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
+        if not isinstance(question, str):
+            raise TypeError(f"the question must be a string, not {type(question).__name__}")
         return Rewrite(question.strip())

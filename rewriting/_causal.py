@@ -395,8 +395,10 @@ class CausalLMRewriter:
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(items):
             question = " ".join(str(question).split())
-            if not history:
-                results[index] = Rewrite(question)  # first turn: nothing to resolve
+            if not history or not question:
+                # A first turn has nothing to resolve; an empty question nothing
+                # to rewrite (the model would make one up from the history).
+                results[index] = Rewrite(question)
             elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
                 results[index] = Rewrite(question, note="kept the original question: too long to rewrite")
             else:

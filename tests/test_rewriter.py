@@ -986,6 +986,16 @@ def test_a_question_or_history_of_the_wrong_type_is_refused_not_rewritten_as_its
         rewriter.rewrite(question, history)
 
 
+def test_an_empty_question_is_not_rewritten_into_one_the_model_makes_up(tiny_gpt2):
+    # Called directly (the pipeline refuses it first), the trained rewriter
+    # turned "" into a sentence of the history.
+    model, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(model, tok, RewriterConfig(prompt_format="plain", max_new_tokens=4))
+    assert rewriter.rewrite("  ", HISTORY[:2]) == Rewrite("")
+    with pytest.raises(TypeError, match="question must be a string, not NoneType"):
+        OriginalRewriter().rewrite(None, [])
+
+
 @pytest.mark.parametrize(
     "question, history, where",
     [
