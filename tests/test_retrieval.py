@@ -254,6 +254,30 @@ def test_folder_collection_and_cli(tmp_path, capsys):
     assert BM25Retriever.from_index(tmp_path / "idx").search("coffee", 1)[0].id == "b.html#0"
 
 
+def test_a_folder_of_documents_takes_titles_from_html_and_markdown(tmp_path):
+    """A .md passage kept its '#' markup ('# Alan Turing Alan Turing was ...')
+    and every title was the file's name, an HTML page's <title> unread."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "turing.md").write_text("\n# Alan Turing\n\nAlan Turing was a mathematician.\n\n"
+                                    "## Early life ##\nHe was born in London, not #1.\n")
+    (docs / "notes.md").write_text("Some notes.\n\n# Later heading\n\nMore.\n")
+    (docs / "hopper.html").write_text("<html><head><title> Grace\n Hopper &amp; COBOL </title></head>"
+                                      "<body><h1>Grace Hopper</h1><p>She wrote compilers.</p></body></html>")
+    (docs / "plain.html").write_text("<p>No title here.</p>")
+    (docs / "tea.txt").write_text("# Not markdown\n\nTea.")
+    passages = {p["id"]: (p["title"], p["contents"]) for p in read_collection(docs)}
+    assert passages == {
+        "hopper.html#0": ("Grace Hopper & COBOL", "Grace Hopper She wrote compilers."),
+        "notes.md#0": ("notes", "Some notes. Later heading More."),
+        "plain.html#0": ("plain", "No title here."),
+        "tea.txt#0": ("tea", "# Not markdown Tea."),
+        "turing.md#0": ("Alan Turing", "Alan Turing was a mathematician. Early life He was born in London, not #1."),
+    }
+    # One file alone is read the same way.
+    assert [(p["title"], p["contents"]) for p in read_collection(docs / "turing.md")] == [passages["turing.md#0"]]
+
+
 def test_bad_collections(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "1", "contents": "ok"}\n{"id": "2"}\n')

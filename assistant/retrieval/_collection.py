@@ -59,22 +59,30 @@ class _TextExtractor(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self.title: list[str] = []  # the text of <title>, inside the skipped <head>
         self._skipping = 0
+        self._in_title = False
 
     def handle_starttag(self, tag, attrs):
+        if tag == "title":
+            self._in_title = True
         if tag in self._SKIP:
             self._skipping += 1
         elif tag in self._BLOCKS:
             self.parts.append("\n\n")
 
     def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
         if tag in self._SKIP and self._skipping:
             self._skipping -= 1
         elif tag in self._BLOCKS:
             self.parts.append("\n\n")
 
     def handle_data(self, data):
-        if not self._skipping:
+        if self._in_title:
+            self.title.append(data)
+        elif not self._skipping:
             self.parts.append(data)
 
 
@@ -84,12 +92,51 @@ def html_to_text(markup: str) -> str:
     >>> html_to_text("<p>Ada <b>Lovelace</b></p><script>alert(1)</script><p>wrote notes.</p>")
     'Ada Lovelace\\n\\nwrote notes.'
     """
+    return _parsed_html(markup)[1]
+
+
+def _parsed_html(markup: str) -> tuple[str, str]:
+    # (the <title>, whitespace-normalised, or ""; the visible text)
     parser = _TextExtractor()
     parser.feed(markup)
     parser.close()
     text = html.unescape("".join(parser.parts))
     paragraphs = [re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text)]
-    return "\n\n".join(p for p in paragraphs if p)
+    title = re.sub(r"\s+", " ", html.unescape("".join(parser.title))).strip()
+    return title, "\n\n".join(p for p in paragraphs if p)
+
+
+# A Markdown (ATX) heading line: up to three spaces, 1-6 '#', then its text
+# and any closing '#'s.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+
+
+def _markdown_text(markdown: str) -> str:
+    """Markdown with its heading lines as plain paragraphs (their '#'s dropped).
+
+    >>> text = _markdown_text("## Early life ##\\nBorn in London, not #1.")
+    >>> [paragraph.strip() for paragraph in text.split("\\n\\n") if paragraph.strip()]
+    ['Early life', 'Born in London, not #1.']
+    """
+    return _HEADING.sub(lambda m: f"\n\n{m.group(2) or ''}\n\n", markdown)
+
+
+def _titled_document(path: Path) -> tuple[str, str]:
+    """(title, text) of one .txt/.md/.html file, for the passages of a
+    folder: an HTML page's <title>, or a Markdown file's first line when it
+    is a '# Heading' (left out of the text: each passage carries the title);
+    else the file's name without its suffix."""
+    raw = utf8_text(path.read_bytes(), str(path))
+    suffix = path.suffix.lower()
+    title, text = "", raw
+    if suffix in (".html", ".htm"):
+        title, text = _parsed_html(raw)
+    elif suffix == ".md":
+        first = _HEADING.match(raw.lstrip())
+        if first and first.group(1) == "#" and first.group(2):
+            title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
+        text = _markdown_text(raw)
+    return title or path.stem, text
 
 
 def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:
@@ -169,13 +216,14 @@ def _bounded(unit: str, max_words: int, max_chars: int) -> list[str]:
 
 
 def read_document(path: Path) -> str:
-    """The text of one .txt/.md/.html file (HTML stripped); a file that is
-    not UTF-8 is refused (DataFormatError), as an upload is, rather than
-    indexed with replacement characters."""
+    """The text of one .txt/.md/.html file (HTML stripped, Markdown headings'
+    '#'s dropped); a file that is not UTF-8 is refused (DataFormatError), as
+    an upload is, rather than indexed with replacement characters."""
     raw = utf8_text(path.read_bytes(), str(path))
-    if path.suffix.lower() in (".html", ".htm"):
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
         return html_to_text(raw)
-    return raw
+    return _markdown_text(raw) if suffix == ".md" else raw
 
 
 def checked_passage(where: str, record) -> dict:
@@ -254,8 +302,9 @@ def _read_folder(path: Path) -> Iterator[dict]:
         raise DataFormatError(f"{path}: no {', '.join(DOCUMENT_SUFFIXES)} files in this folder.")
     for file in files:
         name = file.relative_to(path).as_posix()
-        for number, passage in enumerate(chunk_text(read_document(file))):
-            yield {"id": f"{name}#{number}", "contents": passage, "title": file.stem, "url": ""}
+        title, text = _titled_document(file)
+        for number, passage in enumerate(chunk_text(text)):
+            yield {"id": f"{name}#{number}", "contents": passage, "title": title, "url": ""}
 
 
 def _read_wiki_summaries(path: Path) -> Iterator[dict]:
@@ -286,9 +335,9 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
     if path.name == "summaries_en-us.json":
         return _read_wiki_summaries(path)
     if path.suffix.lower() in DOCUMENT_SUFFIXES:
-        text = read_document(path)
+        title, text = _titled_document(path)
         return iter(
-            {"id": f"{path.name}#{n}", "contents": p, "title": path.stem, "url": ""}
+            {"id": f"{path.name}#{n}", "contents": p, "title": title, "url": ""}
             for n, p in enumerate(chunk_text(text))
         )
     raise DataFormatError(
