@@ -51,8 +51,8 @@ from ._lucene import duplicate_id, existing_index, has_index, index_path, java_e
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 
-# Passages handed to Lucene per call: one JNI round trip each, so batching
-# matters (~10x faster than one at a time), while memory stays small. Each
+# Passages handed to Lucene per call: one JNI round trip each, so a batch of
+# hundreds saves most of the calls, while memory stays small. Each
 # indexing thread gets a share of the batch, so it grows with the threads.
 _BATCH = 512
 
