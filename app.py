@@ -195,6 +195,9 @@ class Actions:
             # Mid-turn only the chat changes; re-sending the plot at every
             # streamed step can leave it half drawn.
             return S.chat_messages(session, pending), status, *[gr.skip()] * 3, session, gr.skip(), gr.skip()
+        if session.notes and isinstance(status, str):
+            status = " ".join([*(_status(note) for note in session.notes), status]).strip()
+            session.notes.clear()
         metrics = self.services.metrics
         choices = gr.update(choices=S.conversation_choices(session), value=session.conversation_no)
         return (S.chat_messages(session), status, S.metrics_rows(session, metrics), _plot(session, metrics),
@@ -232,10 +235,29 @@ class Actions:
     # ------------------------------------------------------------ conversations kept in the browser
 
     def restore(self, saved, session):
-        """On page load: the conversations this browser kept."""
+        """On page load: the conversations this browser kept (read once: an
+        event that came first has read them already)."""
+        if session.restored:
+            return self.views(session, gr.skip())
         return self.views(session, _run(lambda: S.restore_state(session, saved)))
 
-    def switch(self, number, session):
+    @staticmethod
+    def ready(session, saved) -> None:
+        """Before an event that saves the conversations: a session that has
+        not read the browser's copy yet reads it now. Gradio gives an open
+        page a fresh session after a server restart, or when it drops the
+        oldest of STATE_SESSIONS; saving that one wrote over the copy (every
+        conversation lost), and the next question lost its history."""
+        if session.restored:
+            return
+        status, error = _attempt(lambda: S.restore_state(session, saved))
+        if status or error:
+            note = "The server restarted or let this session go: " + (
+                status or f"the conversations kept in this browser could not be read back ({error})")
+            session.notes.append(note)
+
+    def switch(self, number, session, saved):
+        self.ready(session, saved)
         if number is None or number == session.conversation_no:
             # The list was cleared, or it repeats the pick it was just set to:
             # the status keeps what the pick said.
@@ -252,9 +274,10 @@ class Actions:
             return gr.skip(), _status(error, error=True), session
         return "", _status(status), session
 
-    def ask(self, session):
+    def ask(self, session, saved):
         """Ask the questions waiting, oldest first, until none is left: one
         sent during a turn is asked after it by the same run."""
+        self.ready(session, saved)
         asked, failed, error = False, [], None
         while (question := S.next_question(session)) is not None:
             asked = True
@@ -269,19 +292,22 @@ class Actions:
             # A failure's message was covered by the turns after it.
             yield self.views(session, _status("Not answered: " + " ".join(failed), error=True))
 
-    def rerun(self, corrected, session):
+    def rerun(self, corrected, session, saved):
+        self.ready(session, saved)
         status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected))
         if error:  # the refused correction stays in its box, to be mended
             return self.views(session, _status(error, error=True), correction=False)
         return self.views(session, _status(status))
 
-    def like(self, session, data: gr.LikeData):
+    def like(self, session, saved, data: gr.LikeData):
+        self.ready(session, saved)
         if data.liked not in (True, False, "Like", "Dislike"):  # a thumb clicked off again
             return self.views(session, _status("Judgement cleared here; a line already written stays in the labels file."))
         label = 1 if data.liked in (True, "Like") else 0
         return self.views(session, _run(lambda: S.judge(self.services, session, S.turn_of_message(_index(data)), label)))
 
-    def thumb(self, label: int, session):
+    def thumb(self, label: int, session, saved):
+        self.ready(session, saved)
         return self.views(session, _run(lambda: S.judge(self.services, session, S.target_turn(session), label)))
 
     def select(self, session, data: gr.SelectData):
@@ -291,16 +317,19 @@ class Actions:
         )
         return self.correction_box(session), status, session
 
-    def stopped(self, session):
+    def stopped(self, session, saved):
+        self.ready(session, saved)
         status, dropped = "Stopped: the turn was not added.", S.drop_waiting(session)
         if dropped:
             status += f" The {dropped} question{'s' if dropped != 1 else ''} sent after it {'were' if dropped != 1 else 'was'} not asked."
         return self.views(session, _status(status))
 
-    def undo(self, session):
+    def undo(self, session, saved):
+        self.ready(session, saved)
         return self.views(session, _run(lambda: S.undo(session)))
 
-    def start_over(self, session):
+    def start_over(self, session, saved):
+        self.ready(session, saved)
         return self.views(session, _run(lambda: S.new_conversation(session)))
 
     def export(self, session):
@@ -321,13 +350,16 @@ class Actions:
             return gr.update(choices=[], value=None), _status(error, error=True), session
         return gr.update(choices=ids, value=ids[0]), _status(f"Loaded {len(ids)} conversations: pick one and press Start."), session
 
-    def replay_start(self, conversation_id, session):
+    def replay_start(self, conversation_id, session, saved):
+        self.ready(session, saved)
         return self.views(session, _run(lambda: S.start_replay(session, conversation_id or "")))
 
-    def replay_next(self, session):
+    def replay_next(self, session, saved):
+        self.ready(session, saved)
         yield from self.stream(session, S.replay_step(self.services, session), self._replay_status(session))
 
-    def replay_all(self, session):
+    def replay_all(self, session, saved):
+        self.ready(session, saved)
         yield from self.stream(session, S.replay_rest(self.services, session), "Replay finished.")
 
     @staticmethod
@@ -555,22 +587,22 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     running = [
         gr.on([chat.question.submit, chat.ask.click], act.take, [chat.question, session],
               [chat.question, chat.status, session], queue=False, trigger_mode="multiple", api_visibility="private")
-        .then(act.ask, [session], turn_outputs, trigger_mode="always_last", **turn)
+        .then(act.ask, [session, store], turn_outputs, trigger_mode="always_last", **turn)
     ]
-    running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session], turn_outputs, **turn))
-    chat.conversations.input(act.switch, [chat.conversations, session], turn_outputs, **light)
-    chat.chatbot.like(act.like, [session], turn_outputs, **light)
+    running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session, store], turn_outputs, **turn))
+    chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light)
+    chat.chatbot.like(act.like, [session, store], turn_outputs, **light)
     chat.chatbot.select(act.select, [session], [rewrite.correction, chat.status, session], **light)
-    rewrite.up.click(functools.partial(act.thumb, 1), [session], turn_outputs, **light)
-    rewrite.down.click(functools.partial(act.thumb, 0), [session], turn_outputs, **light)
-    chat.undo.click(act.undo, [session], turn_outputs, **light)
-    chat.new.click(act.start_over, [session], turn_outputs, **light)
-    chat.chatbot.clear(act.start_over, [session], turn_outputs, **light)
+    rewrite.up.click(functools.partial(act.thumb, 1), [session, store], turn_outputs, **light)
+    rewrite.down.click(functools.partial(act.thumb, 0), [session, store], turn_outputs, **light)
+    chat.undo.click(act.undo, [session, store], turn_outputs, **light)
+    chat.new.click(act.start_over, [session, store], turn_outputs, **light)
+    chat.chatbot.clear(act.start_over, [session, store], turn_outputs, **light)
     chat.export.click(act.export, [session], [chat.export_file, chat.status], **light)
     replay.load.click(act.replay_load, [replay.file, replay.path, session], [replay.pick, chat.status, session], **light)
-    replay.start.click(act.replay_start, [replay.pick, session], turn_outputs, **light)
-    running.append(replay.next.click(act.replay_next, [session], turn_outputs, **turn))
-    running.append(replay.all.click(act.replay_all, [session], turn_outputs, **turn))
+    replay.start.click(act.replay_start, [replay.pick, session, store], turn_outputs, **light)
+    running.append(replay.next.click(act.replay_next, [session, store], turn_outputs, **turn))
+    running.append(replay.all.click(act.replay_all, [session, store], turn_outputs, **turn))
     source_outputs = [docs.status, chat.source, chat.source_timer, session]
     running.append(docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn))
     docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn)
@@ -586,7 +618,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     api.rewrite.click(act.api_rewrite, [api.question, api.history], [api.result], api_name="rewrite",
                       concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
-    chat.stop.click(act.stopped, [session], turn_outputs, cancels=running, **light)
+    chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running, **light)
     return turn_outputs
 
 

@@ -77,7 +77,7 @@ def test_help_works_whatever_port_says(monkeypatch, capsys):
 def test_a_missing_index_is_a_one_line_error(tmp_path, capsys):
     assert app.main(["--index", str(tmp_path / "nowhere"), "--rewriter", "original"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: No index at") and err.count("\n") == 1
+    assert err.startswith("error: No Lucene index at") and err.count("\n") == 1
 
 
 def test_a_null_question_through_the_api_is_a_message_and_the_conversation_goes_on(client_factory):
@@ -159,7 +159,7 @@ def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search
     assert "(75%)" in S.source_status(services, session)
     assert notice in act.source(session) and notice in act.source_tick(session)[0]
     act.take("Who was Ada Lovelace?", session)
-    *_, views = act.ask(session)
+    *_, views = act.ask(session, None)
     assert notice in views[1]  # the status line after the turn
     assert notice in session.turns[-1].info.notice  # and the turn's own warning, kept with it
     assert notice in S.ask_json(services, session, "Who was Lord Byron?")["notice"]  # as the API gives it
@@ -172,13 +172,54 @@ def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search
     assert notice not in line and "Answering from" in line and timer.active is False
 
 
+def test_a_fresh_session_behind_an_open_page_reads_the_browsers_copy_before_it_saves(app_services, tmp_path):
+    # After a server restart (or Gradio dropping the oldest sessions' state)
+    # an open page's next event came with a new, empty session: its save wrote
+    # over every conversation the browser kept, and the follow-up lost its history.
+    from assistant import session as S
+
+    act, before = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.restore(None, before)
+    act.take("Who was Ada Lovelace?", before)
+    list(act.ask(before, None))
+    act.start_over(before, None)
+    act.take("What is Paris?", before)
+    *_, views = act.ask(before, None)
+    kept = views[-1]  # what the browser keeps
+    assert sorted(kept["conversations"]) == ["1", "2"]
+
+    after = S.Session()  # the server restarted; the page was not reloaded
+    act.take("What is it known for?", after)
+    *_, views = act.ask(after, kept)
+    assert sorted(views[-1]["conversations"]) == ["1", "2"]
+    assert [t.turn.question for t in after.turns] == ["What is Paris?", "What is it known for?"]
+    assert after.turns[-1].info.history[0] == "What is Paris?"  # the rewriter saw the conversation
+    assert views[1].replace("\\", "").startswith("The server restarted or let this session go: Restored 2 conversations")
+    # Read once: a page load arriving after it changes nothing.
+    assert act.restore(kept, after)[1] == app.gr.skip() and len(after.turns) == 2
+
+
+def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.restore(None, session)
+    S.use_document(session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
+    act.take("Where does the zorblax flower grow?", session)
+    *_, views = act.ask(session, None)
+    reloaded = S.Session()
+    status = act.restore(views[-1], reloaded)[1].replace("\\", "")  # shown as Markdown, escaped
+    assert "Restored 1 conversation" in status
+    assert "Answers came from the document “Zorblax” (1 passage) before: documents are not kept" in status
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     questions = ["Who was Ada Lovelace?", "What did she write about?", "Who was her father?", "What is Paris?"]
     assert act.take(questions[0], session)[:2] == ("", "⏳ Waiting for a free slot…")
-    run = act.ask(session)
+    run = act.ask(session, None)
     next(run)  # the first turn is under way
     for question in questions[1:]:
         assert act.take(question, session)[0] == ""  # put in line, the box emptied
@@ -187,12 +228,12 @@ def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, 
     assert [entry.turn.question for entry in session.turns] == questions
     assert "Paris" in last[0][-1]["content"]
     # A run with nothing left in line (its questions were asked by the run before) changes nothing.
-    assert list(act.ask(session)) == [act.unchanged()]
+    assert list(act.ask(session, None)) == [act.unchanged()]
     # Stop ends the run; the questions still in line are not asked, and the status says so.
     act.take("Who was Lord Byron?", session)
     act.take("What is Python?", session)
-    assert "The 2 questions sent after it were not asked" in act.stopped(session)[1]
-    assert list(act.ask(session)) == [act.unchanged()] and len(session.turns) == 4
+    assert "The 2 questions sent after it were not asked" in act.stopped(session, None)[1]
+    assert list(act.ask(session, None)) == [act.unchanged()] and len(session.turns) == 4
 
 
 def test_a_refused_question_stays_in_the_box(app_services, tmp_path):
@@ -202,7 +243,7 @@ def test_a_refused_question_stays_in_the_box(app_services, tmp_path):
     for question, message in (("x" * 5_022, "That message is 5,022 characters long"), ("\u200b ", "Please type a question")):
         box, status, _ = act.take(question, session)
         assert box == app.gr.skip() and message in status
-    assert list(act.ask(session)) == [act.unchanged()] and session.turns == []
+    assert list(act.ask(session, None)) == [act.unchanged()] and session.turns == []
 
 
 def test_a_refused_correction_stays_in_its_box(app_services, tmp_path):
@@ -210,10 +251,10 @@ def test_a_refused_correction_stays_in_its_box(app_services, tmp_path):
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     act.take("Who was Ada Lovelace?", session)
-    list(act.ask(session))
-    views = act.rerun("x" * 1_122, session)
+    list(act.ask(session, None))
+    views = act.rerun("x" * 1_122, session, None)
     assert "That message is 1,122 characters long" in views[1] and views[4] == app.gr.skip()
-    views = act.rerun("Who was Ada Lovelace, the mathematician?", session)
+    views = act.rerun("Who was Ada Lovelace, the mathematician?", session, None)
     assert views[4]["value"] == "Who was Ada Lovelace, the mathematician?"
 
 
@@ -222,7 +263,7 @@ def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     for button in (act.replay_next, act.replay_all):
-        *_, views = button(session)
+        *_, views = button(session, None)
         assert "Load a conversations file and pick a conversation first" in views[1]
 
 

@@ -133,6 +133,13 @@ class Session:
     # Questions sent and checked but not yet asked, oldest first: a question
     # sent while a turn runs waits here and is asked after it (take_question).
     waiting: deque[str] = field(default_factory=deque)
+    # Whether the conversations the browser keeps were read in (restore_state):
+    # a session Gradio made afresh for an open page (the server restarted, or
+    # dropped the oldest sessions' state) has not, and must before it saves.
+    restored: bool = False
+    # Statuses for the next view to show before its own (e.g. that the
+    # browser's conversations were read back after a server restart).
+    notes: list[str] = field(default_factory=list)
     _id: str = ""
 
     @property

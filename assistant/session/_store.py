@@ -52,17 +52,22 @@ def saved_state(session: Session) -> dict:
     if session.turns or not conversations:
         conversations[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
     keep = sorted(conversations, key=int)[-MAX_CONVERSATIONS:]
-    return {
+    saved = {
         "version": STORE_VERSION,
         "id": session.id,
         "current": session.conversation_no,
         "conversations": {key: conversations[key] for key in keep},
     }
+    if session.source is not None:
+        # Only its name: the documents themselves are not kept (restore_state says so).
+        saved["source"] = session.source.name
+    return saved
 
 
 def restore_state(session: Session, data: Any) -> str:
     """Put the conversations of :func:`saved_state` back into an empty
     ``session``; returns a status. ``None`` (nothing saved) leaves it empty."""
+    session.restored = True  # read once, whatever it holds: a bad copy is not retried at every event
     if data is None:
         return ""
     try:
@@ -79,7 +84,11 @@ def restore_state(session: Session, data: Any) -> str:
     if saved_id.isalnum():
         session._id = saved_id  # the labels' ids stay the same across a reload
     kept = len(conversations)
-    return f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser."
+    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser."
+    if isinstance(data.get("source"), str) and session.source is None:
+        status += (f" Answers came from {data['source']} before: documents are not kept across a reload or a "
+                   "server restart, so answers now come from the default collection until you give them again.")
+    return status
 
 
 def conversation_choices(session: Session) -> list[tuple[str, int]]:
