@@ -73,7 +73,9 @@ def run_turns(
         relevant: set[str] = set()
         if setting == "known-context":
             if turn.context:
-                passages = ChunkRetriever(turn.context).search(query, read_k) or list(turn.context[:read_k])
+                # An empty query (retrievers refuse it) reads the context's first passages.
+                hits = ChunkRetriever(turn.context).search(query, read_k) if query.strip() else []
+                passages = hits or list(turn.context[:read_k])
             elif turn.gold_ids and retriever is not None and hasattr(retriever, "documents"):
                 passages = retriever.documents(list(turn.gold_ids))
             else:

@@ -173,6 +173,10 @@ def test_known_context_reads_the_conversations_own_documents(md2d_file):
     # Turn 1: "online or by mail" (4 tokens) within 11 normalised tokens: F1 2*(4/11)/(4/11+1) = 8/15.
     # Turn 3: "every three years" (3 tokens) within 9: F1 2*(1/3)/(1/3+1) = 1/2. Turns 2 and 4: 0.
     assert summary["f1"] == round(100 * (8 / 15 + 1 / 2) / 4, 2)
+    # A question with no words reads the context's first passages (a
+    # retriever refuses an empty query).
+    blank = [dataclasses.replace(turns[1], question=" ")]
+    assert qa.run_turns(blank, "known-context", [FirstSentence()])[0].answers == results[1].answers
 
 
 def test_several_readers_share_one_retrieval(qrecc_file, retriever):
