@@ -161,6 +161,22 @@ def _chunk_retriever():
     return ChunkRetriever([Passage(p["id"], p["contents"], 0.0, title=p["title"]) for p in TINY_COLLECTION])
 
 
+def test_the_in_memory_bm25_takes_the_index_settings(tiny_index):
+    # It had a BM25Config of its own, which no CONVQA_BM25_* setting reached.
+    from conftest import TINY_COLLECTION
+
+    from assistant.kernel import RetrieverConfig
+
+    passages = [Passage(p["id"], p["contents"], 0.0, title=p["title"]) for p in TINY_COLLECTION]
+    scores = {}
+    for config in (RetrieverConfig(), RetrieverConfig(bm25_k1=1.5, bm25_b=0.75)):
+        lucene, chunks = BM25Retriever.from_index(tiny_index, config), ChunkRetriever(passages, config)
+        for query in ("Ada Lovelace father", "capital of France", "programming language"):
+            assert [h.id for h in chunks.search(query, 3)] == [h.id for h in lucene.search(query, 3)]
+        scores[config.bm25_k1] = chunks.scores("Ada Lovelace father")
+    assert max(abs(a - b) for a, b in zip(scores[0.9], scores[1.5])) > 0.1
+
+
 @pytest.mark.parametrize("which", ["bm25", "chunks"])
 def test_every_retriever_refuses_a_bad_k_or_query_alike(retriever, which):
     """A caller's mistake is named as such, before any search, the same way

@@ -10,7 +10,7 @@ app's single-document mode). Collections are read by :func:`read_collection`.
 """
 
 from ._bm25 import BM25Retriever, Retriever
-from ._chunks import BM25Config, ChunkRetriever, analyze, split_passages
+from ._chunks import ChunkRetriever, analyze, split_passages
 from ._collection import (
     DOCUMENT_SUFFIXES,
     chunk_text,
@@ -36,7 +36,6 @@ __all__ = [
     "stored_vectors",
     "VECTORS_FILE",
     "expand_query",
-    "BM25Config",
     "analyze",
     "split_passages",
     "chunk_text",

@@ -19,15 +19,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
-from ..kernel import LUCENE_STOPWORDS, Passage, tokens
+from ..kernel import LUCENE_STOPWORDS, Passage, RetrieverConfig, porter_stem, tokens
 from ._collection import chunk_text
 from ._inputs import search_k, search_query
 
-__all__ = ["split_passages", "analyze", "BM25Config", "ChunkRetriever"]
+__all__ = ["split_passages", "analyze", "ChunkRetriever"]
 
 
 def split_passages(
@@ -49,21 +47,6 @@ def split_passages(
     ]
 
 
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem.porter import PorterStemmer
-
-    # Lucene's PorterStemFilter implements Porter's original algorithm.
-    return PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _stemmer().stem(word)
-
-
 def analyze(text: str) -> list[str]:
     """Lucene-English-style terms: lower case, possessives and stop words
     dropped, Porter-stemmed.
@@ -75,14 +58,8 @@ def analyze(text: str) -> list[str]:
     for token in tokens(text, "lucene"):
         token = re.sub(r"['’]s$", "", token)
         if token and token not in LUCENE_STOPWORDS:
-            terms.append(_stem(token))
+            terms.append(porter_stem(token))
     return terms
-
-
-@dataclass(frozen=True)
-class BM25Config:
-    k1: float = 0.9  # term-frequency saturation: Anserini's default
-    b: float = 0.4  # length normalisation: Anserini's default
 
 
 class ChunkRetriever:
@@ -93,7 +70,8 @@ class ChunkRetriever:
     ['a']
     """
 
-    def __init__(self, passages: Sequence[Passage], config: BM25Config = BM25Config()) -> None:
+    def __init__(self, passages: Sequence[Passage], config: RetrieverConfig = RetrieverConfig()) -> None:
+        """``config``: its ``bm25_k1`` and ``bm25_b``, the index's own settings."""
         self.passages = list(passages)
         for number, passage in enumerate(self.passages):
             if not isinstance(passage, Passage):
@@ -111,7 +89,7 @@ class ChunkRetriever:
 
     def scores(self, query: str) -> list[float]:
         """The BM25 score of every passage for ``query``, in passage order."""
-        k1, b = self.config.k1, self.config.b
+        k1, b = self.config.bm25_k1, self.config.bm25_b
         query_terms = Counter(analyze(query))
         out = []
         for terms, length in zip(self._terms, self._lengths):
