@@ -1,16 +1,55 @@
 """Many users at once: ``python scripts/load_test.py [--url URL] [--sessions 20] [--turns 3]``.
 
-Each session is its own ``gradio_client.Client`` (its own browser-like
-session and server-side state), on its own thread of a pool as large as
-``--sessions``, and plays the same scripted conversation through the app's
-``/chat`` API; all sessions start together. The script prints the p50 / p95 /
-max latency of a turn as seen by the client (queue wait included,
-:func:`assistant.kernel.percentile`), the throughput (turns/s), the errors,
-the lost turns (requested minus answered: an error, a timeout or a session
-that never connected loses its turns) and whether every session saw only its
-own turns (turn numbers 1, 2, 3 ... in every reply: a shared conversation
-would number them across sessions). ``--sessions 100`` is a crowd on the free
-tier's queue (at most ``app.QUEUE_SIZE`` waiting events).
+Each session is its own client (its own browser-like session and
+server-side state) and plays a scripted conversation through the app's
+``/chat`` API; all sessions start together. The conversations differ:
+:data:`CONVERSATIONS` holds several, each about its own subject of the
+default collection (Ada Lovelace, Marie Curie, Isaac Newton, the Eiffel
+Tower, Julius Caesar, Mount Everest), a first question naming the subject
+and follow-ups that only say "she", "it", "his". Session *i* (from 0) plays
+conversation *i* mod their number, ``--turns`` of its questions (cycling
+through its own conversation when more are asked than it has). So the
+sessions' rewrites, searches and readings are not one question asked many
+times, which the server would batch and cache better than a crowd's.
+
+The script prints the p50 / p95 / max latency of a turn as seen by the
+client (queue wait included, :func:`assistant.kernel.percentile`), the
+throughput (turns/s), the errors, the lost turns (requested minus answered:
+an error, a timeout or a session that never connected loses its turns), how
+many subjects the sessions asked about, and whether every session saw only
+its own conversation (``sessions_isolated``; ``leaked_replies`` counts the
+replies that show otherwise, ``leak_example`` describes the first).
+
+What the isolation check proves. Each reply a session gets
+(:func:`isolation_problems`) must
+
+- echo as ``"question"`` the question this session sent for that turn;
+- be numbered as the next turn of this session's own conversation
+  (``"turn"``: one more than its last reply's; after a turn that failed
+  without a reply, which the server may or may not have added, up to one
+  more per such failure), in one unchanging ``"conversation"``;
+- carry a ``"rewrite"`` that, like each of its ``"alternatives"``, does not
+  name the subject of another session of the run whose subject differs from
+  its own (a name of :attr:`Conversation.names`, as a whole word, any case),
+  unless that name is already in this session's own text: the questions it
+  sent and the answers it got, which the rewriter reads as history.
+
+A rewrite is made from the question and the session's own history only, so a
+foreign subject in it means another session's turns or history reached this
+one: a shared or swapped session state, or rows of a batch handed to the
+wrong caller. A rewriter that fails to name its own subject ("When did she
+die?" left as is, or a wrong name from its own history) is a poor rewrite,
+not a leak, and is not counted. What the check does not prove: a leak with
+no foreign name in it (another session's subject left unnamed, or a leak
+between sessions playing the same conversation: with ``--sessions 1``, or
+all sessions on one subject, only the question echo and turn numbers are
+checked), and anything about the answers and sources, which come from the
+collection all sessions share and may name any subject. Turns that failed
+are not leaks either: ``errors`` and ``lost_turns`` count them.
+``sessions_isolated`` is None when no reply came back to check.
+
+``--sessions 100`` is a crowd on the free tier's queue (at most
+``app.QUEUE_SIZE`` waiting events).
 
 Two clients. ``--client gradio`` (the default) plays each session through
 ``gradio_client`` on its own thread, as a Python program would. Its Jobs
@@ -19,7 +58,7 @@ benchmarks the load generator takes a large share of the CPU the server is
 measured on (``client_cpu_s`` in the result says how much). ``--client lean``
 plays every session on one asyncio loop with raw HTTP: the same Gradio queue
 protocol a browser speaks (``queue/join``, then the session's
-``queue/data`` event stream), the same conversation and checks, little CPU:
+``queue/data`` event stream), the same conversations and checks, little CPU:
 closer to a crowd whose browsers run elsewhere.
 
 Without ``--url`` it starts ``app.py`` itself on a free loopback port (with
@@ -34,6 +73,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -43,6 +83,7 @@ import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlparse
 
 from tqdm import tqdm
@@ -52,13 +93,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.kernel import percentile  # noqa: E402
 
-QUESTIONS = [
-    "Who was Ada Lovelace?",
-    "What did she write about?",
-    "Who was her father?",
-    "When did she die?",
-    "What is the Analytical Engine?",
-]
+
+
+class Conversation(NamedTuple):
+    """A scripted conversation: its ``subject``, the ``names`` that name it
+    (whole words, any case: what a rewrite resolving "she" or "it" would
+    write) and its ``questions``, the first naming the subject."""
+
+    subject: str
+    names: tuple[str, ...]
+    questions: tuple[str, ...]
+
+
+# Subjects of the default collection (Wikipedia vital-article summaries),
+# none of whose names is likely in another's questions or answers.
+CONVERSATIONS = (
+    Conversation("Ada Lovelace", ("Ada", "Lovelace"), (
+        "Who was Ada Lovelace?", "What did she write about?", "Who was her father?", "When did she die?",
+        "What is the Analytical Engine?")),
+    Conversation("Marie Curie", ("Marie", "Curie"), (
+        "Who was Marie Curie?", "What did she discover?", "Who was her husband?", "Which prizes did she win?")),
+    Conversation("Isaac Newton", ("Isaac", "Newton"), (
+        "Who was Isaac Newton?", "What book did he publish?", "Who shares credit with him for calculus?",
+        "When did he die?")),
+    Conversation("the Eiffel Tower", ("Eiffel",), (
+        "Where is the Eiffel Tower?", "Who is it named after?", "When was it built?", "How tall is it?")),
+    Conversation("Julius Caesar", ("Julius", "Caesar"), (
+        "Who was Julius Caesar?", "Which wars did he lead?", "Who was his political rival?",
+        "When was he assassinated?")),
+    Conversation("Mount Everest", ("Everest",), (
+        "How high is Mount Everest?", "Where does it lie?", "Which border does it mark?", "Who first climbed it?")),
+)
 REPO = Path(__file__).resolve().parents[1]
 # Most sessions (client threads) one run starts: app.STATE_SESSIONS, the
 # sessions the server keeps; beyond it the oldest states would be dropped.
@@ -112,57 +177,138 @@ def stop_app(process: subprocess.Popen) -> None:
         process.wait(timeout=30)
 
 
+def questions_for(conversation: Conversation, turns: int) -> list[str]:
+    """The ``turns`` questions a session playing ``conversation`` asks: its
+    own, from the first, cycling through them when more are asked."""
+    return [conversation.questions[k % len(conversation.questions)] for k in range(turns)]
+
+
+def plan(sessions: int) -> list[tuple[Conversation, tuple[Conversation, ...]]]:
+    """For each of ``sessions`` sessions: the conversation it plays (session
+    *i* plays :data:`CONVERSATIONS` [*i* mod their number]) and the other
+    sessions' conversations whose subject differs from its own, the subjects
+    its rewrites must not name."""
+    played = [CONVERSATIONS[i % len(CONVERSATIONS)] for i in range(sessions)]
+    subjects = list(dict.fromkeys(played))  # in order, once each
+    return [(own, tuple(c for c in subjects if c.subject != own.subject)) for own in played]
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE) is not None
+
+
+def foreign_names(text: str, foreign: tuple[Conversation, ...], own_text: list[str]) -> list[str]:
+    """The subjects of ``foreign`` that ``text`` names, a name counting only
+    when it is in none of ``own_text`` (what this session sent and got, from
+    which its rewriter may have taken it)."""
+    return [c.subject for c in foreign
+            if any(_named(name, text) and not any(_named(name, mine) for mine in own_text) for name in c.names)]
+
+
+def isolation_problems(reply: dict, question: str, turns: tuple[int, int], conversation: object,
+                       foreign: tuple[Conversation, ...], own_text: list[str]) -> list[str]:
+    """Why ``reply``, to ``question``, cannot be this session's own (``[]``:
+    nothing says so). ``turns``: the lowest and highest turn number this
+    session's conversation may have reached with it; ``conversation``: the
+    conversation number its earlier replies had (None: none yet);
+    ``foreign``: the other sessions' subjects; ``own_text``: the questions
+    this session sent before and the answers it got."""
+    problems = []
+    if reply.get("question") != question:
+        problems.append(f"echoes the question {reply.get('question')!r}")
+    if "error" in reply:
+        return problems
+    turn, (low, high) = reply.get("turn"), turns
+    if not (isinstance(turn, int) and low <= turn <= high):
+        problems.append(f"is turn {turn!r} where this session is at turn {low}" + (f" to {high}" if high > low else ""))
+    if conversation is not None and reply.get("conversation") != conversation:
+        problems.append(f"is in conversation {reply.get('conversation')!r}, not {conversation!r}")
+    alternatives = reply.get("alternatives") or []
+    rewrites = [reply.get("rewrite")] + (list(alternatives) if isinstance(alternatives, list) else [alternatives])
+    if not all(isinstance(r, str) for r in rewrites):
+        problems.append("has no rewrite to check")
+    for rewrite in filter(lambda r: isinstance(r, str), rewrites):
+        for subject in foreign_names(rewrite, foreign, own_text + [question]):
+            problems.append(f"rewrite {rewrite!r} names {subject}, another session's subject")
+    return problems
+
+
 class _Session:
     """What one session saw: each answered turn's latency, the errors, and
-    whether every reply was numbered as a turn of this session's own."""
+    the replies that show another session's conversation
+    (:func:`isolation_problems`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, number: int, conversation: Conversation, foreign: tuple[Conversation, ...]) -> None:
+        self.number, self.conversation, self.foreign = number, conversation, foreign
         self.latencies: list[float] = []
         self.errors: list[str] = []
-        self.answered, self.isolated = 0, True
+        self.leaks: list[str] = []
+        self.answered = 0
+        self.own_text: list[str] = []  # what this session sent and got: its rewriter's history
+        self.last_turn, self.unsure = 0, 0  # the last reply's turn; turns failed since, maybe added
+        self.conversation_no = None
+        self.asked = 0
 
-    def failed(self, error: Exception) -> None:
+    def failed(self, question: str, error: Exception) -> None:
+        self.asked += 1
         self.errors.append(f"{type(error).__name__}: {error}")
-        self.isolated = False  # the server may or may not have added that turn
+        self.own_text.append(question)
+        self.unsure += 1  # the server may or may not have added that turn
 
-    def replied(self, number: int, reply: dict, seconds: float) -> None:
+    def replied(self, question: str, reply: dict, seconds: float) -> None:
+        self.asked += 1
         self.latencies.append(seconds)
+        if not isinstance(reply, dict):
+            reply = {"error": f"not a JSON object: {reply!r}"[:200]}
+        turns = (self.last_turn + 1, self.last_turn + 1 + self.unsure)
+        problems = isolation_problems(reply, question, turns, self.conversation_no, self.foreign, self.own_text)
+        if problems:
+            self.leaks.append(f"session {self.number} ({self.conversation.subject}), question {self.asked} "
+                              f"{question!r}: the reply " + "; ".join(problems))
+        self.own_text.append(question)
         if "error" in reply:
-            self.errors.append(reply["error"])
-        else:
-            self.answered += 1
-            self.isolated = self.isolated and reply.get("turn") == number
+            self.errors.append(str(reply["error"]))
+            return
+        self.answered += 1
+        if isinstance(reply.get("turn"), int):
+            self.last_turn, self.unsure = reply["turn"], 0
+        if self.conversation_no is None:
+            self.conversation_no = reply.get("conversation")
+        if isinstance(reply.get("answer"), str):
+            self.own_text.append(reply["answer"])
 
     def result(self) -> dict:
-        return {"latencies": self.latencies, "errors": self.errors, "answered": self.answered, "isolated": self.isolated}
+        return {"latencies": self.latencies, "errors": self.errors, "answered": self.answered, "leaks": self.leaks,
+                "subject": self.conversation.subject}
 
 
-def _session(url: str, questions: list[str], timeout: float, start: threading.Barrier, bar) -> dict:
+def _session(url: str, number: int, conversation: Conversation, foreign: tuple[Conversation, ...], turns: int,
+             timeout: float, start: threading.Barrier, bar) -> dict:
     """One session's conversation; what it saw. Waits at ``start`` whatever
     happens, so that one session failing to connect never holds the others."""
     from gradio_client import Client
 
-    seen = _Session()
+    seen = _Session(number, conversation, foreign)
     try:
         client = Client(url, verbose=False)
     except Exception as error:  # noqa: BLE001 - a session that cannot connect is reported, not fatal
-        client, seen.isolated = None, False
+        client = None
         seen.errors.append(f"connect: {type(error).__name__}: {error}")
     try:
         start.wait(timeout=600)
     except threading.BrokenBarrierError:
-        client, seen.isolated = None, False
+        client = None
         seen.errors.append("the sessions did not all start")
-    for number, question in enumerate(questions if client is not None else [], 1):
+    for question in questions_for(conversation, turns) if client is not None else []:
         began = time.perf_counter()
         try:
             reply = client.submit(question, api_name="/chat").result(timeout=timeout)
         except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-            seen.failed(error)
+            seen.failed(question, error)
             continue
         finally:
             bar.update(1)
-        seen.replied(number, reply, time.perf_counter() - began)
+        seen.replied(question, reply, time.perf_counter() - began)
     return seen.result()
 
 
@@ -201,44 +347,45 @@ async def _lean_turn(http, url: str, endpoint: tuple[int, list[bool]], session_h
     raise RuntimeError("the event stream ended before the turn completed")
 
 
-async def _lean_run(url: str, sessions: int, questions: list[str], timeout: float, bar) -> list[dict]:
+async def _lean_run(url: str, sessions: int, turns: int, timeout: float, bar) -> list[dict]:
     import httpx
 
     endpoint = _chat_endpoint(url)
     limits = httpx.Limits(max_connections=2 * sessions + 10, max_keepalive_connections=2 * sessions + 10)
 
-    async def session(http) -> dict:
-        session_hash, seen = uuid.uuid4().hex, _Session()
-        for number, question in enumerate(questions, 1):
+    async def session(http, number: int, conversation: Conversation, foreign: tuple[Conversation, ...]) -> dict:
+        session_hash, seen = uuid.uuid4().hex, _Session(number, conversation, foreign)
+        for question in questions_for(conversation, turns):
             began = time.perf_counter()
             try:
                 reply = await asyncio.wait_for(_lean_turn(http, url, endpoint, session_hash, question), timeout)
             except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-                seen.failed(error)
+                seen.failed(question, error)
                 continue
             finally:
                 bar.update(1)
-            seen.replied(number, reply, time.perf_counter() - began)
+            seen.replied(question, reply, time.perf_counter() - began)
         return seen.result()
 
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout)) as http:
-        return list(await asyncio.gather(*(session(http) for _ in range(sessions))))
+        played = enumerate(plan(sessions))
+        return list(await asyncio.gather(*(session(http, i, own, foreign) for i, (own, foreign) in played)))
 
 
 def run(url: str, sessions: int, turns: int, timeout: float, client: str = "gradio") -> dict:
     """Play ``sessions`` conversations of ``turns`` turns at once against ``url``
     with the ``client`` (``"gradio"`` or ``"lean"``); the result's figures."""
-    questions = (QUESTIONS * (turns // len(QUESTIONS) + 1))[:turns]
     if client == "lean":
         with tqdm(total=sessions * turns, desc="turns", file=sys.stderr) as bar:
             began, cpu_began = time.perf_counter(), time.process_time()
-            results = asyncio.run(_lean_run(url, sessions, questions, timeout, bar))
+            results = asyncio.run(_lean_run(url, sessions, turns, timeout, bar))
             wall, client_cpu = time.perf_counter() - began, time.process_time() - cpu_began
-        return _summary(client, sessions, turns, results, wall, client_cpu)
+        return summary(client, sessions, turns, results, wall, client_cpu)
     start = threading.Barrier(sessions + 1)
     with tqdm(total=sessions * turns, desc="turns", file=sys.stderr) as bar, \
             ThreadPoolExecutor(max_workers=sessions, thread_name_prefix="session") as pool:
-        futures = [pool.submit(_session, url, questions, timeout, start, bar) for _ in range(sessions)]
+        futures = [pool.submit(_session, url, i, own, foreign, turns, timeout, start, bar)
+                   for i, (own, foreign) in enumerate(plan(sessions))]
         try:
             start.wait(timeout=600)
         except threading.BrokenBarrierError:
@@ -246,24 +393,29 @@ def run(url: str, sessions: int, turns: int, timeout: float, client: str = "grad
         began, cpu_began = time.perf_counter(), time.process_time()
         results = [future.result() for future in futures]  # each turn is bounded by --timeout
         wall, client_cpu = time.perf_counter() - began, time.process_time() - cpu_began
-    return _summary(client, sessions, turns, results, wall, client_cpu)
+    return summary(client, sessions, turns, results, wall, client_cpu)
 
 
-def _summary(client: str, sessions: int, turns: int, results: list[dict], wall: float, client_cpu: float) -> dict:
+def summary(client: str, sessions: int, turns: int, results: list[dict], wall: float, client_cpu: float) -> dict:
+    """The figures of a run from what each session saw (:meth:`_Session.result`)."""
     latencies = [x for r in results for x in r["latencies"]]
     errors = [e for r in results for e in r["errors"]]
+    leaks = [leak for r in results for leak in r["leaks"]]
     requested, answered = sessions * turns, sum(r["answered"] for r in results)
     done = len(latencies)
     return {
         "client": client,
         "sessions": sessions,
         "turns_per_session": turns,
+        "subjects": len({r["subject"] for r in results}),
         "turns_requested": requested,
         "turns_completed": answered,
         "lost_turns": requested - answered,
         "errors": len(errors),
         "first_errors": errors[:3],
-        "sessions_isolated": all(r["isolated"] for r in results),
+        "sessions_isolated": not leaks if done else None,
+        "leaked_replies": len(leaks),
+        "leak_example": leaks[0] if leaks else None,
         "p50_s": round(percentile(latencies, 0.5), 3) if done else None,
         "p95_s": round(percentile(latencies, 0.95), 3) if done else None,
         "max_s": round(max(latencies), 3) if done else None,
