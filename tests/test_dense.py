@@ -114,7 +114,7 @@ def test_a_weight_outside_zero_to_one_is_refused(monkeypatch):
     with pytest.raises(ConfigError, match="from 0 to 1"):
         _rescorer(1.5)
     monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "2")
-    with pytest.raises(ConfigError, match="dense_weight .CONVQA_DENSE_WEIGHT. must be a number from 0 to 1"):
+    with pytest.raises(ConfigError, match=r"dense_weight must be a number from 0 to 1, got .* \(from its command-line flag, or CONVQA_DENSE_WEIGHT\)"):
         from_env(RetrieverConfig())
     with pytest.raises(ConfigError, match="rescore_depth"):
         RetrieverConfig(rescore_depth=0)

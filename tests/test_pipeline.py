@@ -351,11 +351,11 @@ def test_terminal_chat_echoes_a_refused_question_cut_as_the_api_does(tiny_index)
     "setting, message",
     [
         ({"CONVQA_K": "abc"}, "CONVQA_K='abc': k must be a whole number >= 1"),
-        ({"CONVQA_K": "0"}, "k (CONVQA_K) must be a whole number >= 1, got 0"),
-        ({"CONVQA_MU": "2"}, "mu (CONVQA_MU) must be a number from 0 to 1, got 2.0"),
-        ({"CONVQA_READER": "foo"}, "reader (CONVQA_READER) must be one of sentence, generative, got 'foo'"),
+        ({"CONVQA_K": "0"}, "k must be a whole number >= 1, got 0 (from its command-line flag, or CONVQA_K)"),
+        ({"CONVQA_MU": "2"}, "mu must be a number from 0 to 1, got 2.0 (from its command-line flag, or CONVQA_MU)"),
+        ({"CONVQA_READER": "foo"}, "reader must be one of sentence, generative, got 'foo' (from its command-line flag, or CONVQA_READER)"),
         ({"CONVQA_KK": "3"}, "CONVQA_KK is not a setting (did you mean CONVQA_K?)"),
-        ({"CONVQA_REWRITE_CANDIDATES": "-1"}, "rewrite_candidates (CONVQA_REWRITE_CANDIDATES) must be a whole number >= 0, got -1"),
+        ({"CONVQA_REWRITE_CANDIDATES": "-1"}, "rewrite_candidates must be a whole number >= 0, got -1 (from its command-line flag, or CONVQA_REWRITE_CANDIDATES)"),
     ],
 )
 def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, message):
@@ -377,7 +377,7 @@ def test_a_flag_replaces_a_bad_setting_in_the_environment(tiny_index, monkeypatc
     monkeypatch.setenv("CONVQA_K", "abc")  # not even read when a flag sets k
     assert load_configs(k=3, reader="sentence")[1].k == 3
     # One that no flag replaces is still refused with its message.
-    with pytest.raises(ConfigError, match=r"^reader \(CONVQA_READER\) must be one of sentence, generative, got 'foo'$"):
+    with pytest.raises(ConfigError, match=r"^reader must be one of sentence, generative, got 'foo' \(from its command-line flag, or CONVQA_READER\)$"):
         load_configs(k=3)
     monkeypatch.delenv("CONVQA_READER")  # the chat below inherits the environment
     result = _chat(["-k", "1"], b"Who was Ada Lovelace?\n", {"CONVQA_K": "-1"}, tiny_index)

@@ -88,13 +88,17 @@ def _check(config) -> None:
         if ok and low is not None and value < low or ok and high is not None and value > high:
             ok = False
         if not ok:
-            raise ConfigError(
-                f"{field.name} (CONVQA_{field.name.upper()}) must be {_describe(field.name, kind)}, got {value!r}"
-            )
+            raise ConfigError(f"{field.name} must be {_describe(field.name, kind)}, got {value!r}{_FROM(field.name)}")
     if getattr(config, "reader", READER_NAMES[0]) not in READER_NAMES:
-        raise ConfigError(f"reader (CONVQA_READER) must be one of {', '.join(READER_NAMES)}, got {config.reader!r}")
+        raise ConfigError(f"reader must be one of {', '.join(READER_NAMES)}, got {config.reader!r}{_FROM('reader')}")
     if hasattr(config, "rewriter") and not config.rewriter.strip():
-        raise ConfigError("rewriter (CONVQA_REWRITER) must be trained, prompted, original or a model path, got ''")
+        raise ConfigError(f"rewriter must be trained, prompted, original or a model path, got ''{_FROM('rewriter')}")
+
+
+def _FROM(field: str) -> str:  # noqa: N802 (reads as a phrase)
+    # A value reaches a config from a command-line flag or a variable, and the
+    # check cannot tell which: naming only the variable blamed it for a flag.
+    return f" (from its command-line flag, or CONVQA_{field.upper()})"
 
 
 def cache_dir() -> Path:
