@@ -235,11 +235,17 @@ def held_out(examples, split_path: str, data_path: str) -> list:
     ``split.json`` (written by ``rewriting.train``) lists for this file."""
     try:
         split = json.loads(Path(split_path).read_text(encoding="utf-8"))
-        dev = set(split["dev"][Path(data_path).name])
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except OSError as err:
+        raise DataFormatError(f"{split_path}: cannot read it ({err.strerror or err})") from err
+    except ValueError as err:
+        raise DataFormatError(f"{split_path}: not JSON; give the split.json that rewriting.train wrote") from err
+    dev = split.get("dev") if isinstance(split, dict) else None
+    if not isinstance(dev, dict) or not isinstance(dev.get(Path(data_path).name), list):
         raise DataFormatError(
-            f"{split_path}: not a split.json with held-out ids for {Path(data_path).name} ({err!r})"
-        ) from err
+            f"{split_path}: not a split.json written by rewriting.train with held-out ids for {Path(data_path).name} "
+            "(its \"dev\" object lists them by file name)"
+        )
+    dev = set(dev[Path(data_path).name])
     return [ex for ex in examples if ex.id in dev]
 
 

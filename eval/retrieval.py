@@ -69,7 +69,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, cache_dir, output_path, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -121,7 +121,11 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] =
     known = {i for q in queries for i in q.example_ids} | set(turns)
     stray = [i for i in given if i not in known]
     if stray:
-        raise DataFormatError(f"{path}: {len(stray)} id(s) are no turn of the data, e.g. {stray[0]!r}")
+        raise DataFormatError(
+            f"{path}: {len(stray)} id(s) are no turn of the --data files, e.g. {stray[0]!r}; give rewrites of their "
+            "turns only (a file written for other data, e.g. with CAsT 2020 turns, which no judged passage covers: "
+            "drop those lines)"
+        )
     found = {}
     for q in queries:
         text = _of_query(given, q)
@@ -167,7 +171,10 @@ def rewrite_queries(
                 "no turn of the data has an automatic rewrite (CAsT 2021's topics have them, 2022's do not)"
             )
         return found
-    texts = rewrite_with(rewriter, [q.example for q in queries])
+    try:
+        texts = rewrite_with(rewriter, [q.example for q in queries])
+    except ModelNotFoundError as error:  # its list of names lacks this command's own two
+        raise ModelNotFoundError(f"{error}. eval.retrieval also takes --rewriter human and --rewriter automatic") from error
     return {q.qid: text for q, text in zip(queries, texts)}
 
 

@@ -231,7 +231,16 @@ def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_con
     assert "--expansion-repeats must be 0" in error("--data", cast2021, "--rewriter", "human", "--expansion-repeats", "-1")
     stray = tmp_path / "stray.jsonl"
     stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
-    assert "cast2021:999:1" in error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)
+    message = error("--data", cast2021, "--distractors", distractors, "--rewrites", stray)
+    assert "cast2021:999:1" in message and "drop those lines" in message
+    # A typo is named with this command's own rewriters too (human, automatic).
+    assert "also takes --rewriter human and --rewriter automatic" in error(
+        "--data", cast2021, "--distractors", distractors, "--rewriter", "orignal")
+    # A file that is not a split says what one is, not a raw TypeError.
+    not_split = tmp_path / "list.json"
+    not_split.write_text("[1, 2]")
+    message = error("--data", cast2021, "--distractors", distractors, "--rewriter", "human", "--split", not_split)
+    assert "not a split.json written by rewriting.train" in message and "TypeError" not in message
 
 
 def test_output_paths_are_made_or_refused_before_any_work(cast2021, distractors, tmp_path, capsys):
