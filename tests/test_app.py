@@ -218,7 +218,7 @@ def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, 
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     questions = ["Who was Ada Lovelace?", "What did she write about?", "Who was her father?", "What is Paris?"]
-    assert act.take(questions[0], session)[:2] == ("", "⏳ Waiting for a free slot…")
+    assert act.take(questions[0], session)[:2] == ("", "⏳ Asking…")
     run = act.ask(session, None)
     next(run)  # the first turn is under way
     for question in questions[1:]:

@@ -106,7 +106,7 @@ def test_invisible_characters_are_no_part_of_a_question(app_services):
 
 def test_questions_wait_in_line_in_the_order_sent_and_a_bad_one_never_joins(app_services):
     session = S.Session()
-    assert S.take_question(app_services, session, f"  {ADA} ") == "⏳ Waiting for a free slot…"
+    assert S.take_question(app_services, session, f"  {ADA} ") == "⏳ Asking…"
     assert S.take_question(app_services, session, "Who was her father?") == "⏳ Queued after 1 other question."
     for bad, message in (("x" * 1_122, "1,122 characters long"), ("\u200b", "Please type a question.")):
         with pytest.raises(InvalidInputError, match=message):

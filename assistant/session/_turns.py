@@ -92,7 +92,9 @@ def take_question(services: Services, session: Session, question: str) -> str:
     session.waiting.append(question)
     ahead = len(session.waiting) - 1
     if not ahead:
-        return "⏳ Waiting for a free slot…"
+        # Shown until the turn's rewrite comes, whether it waits in the
+        # server's queue (Gradio's indicator shows the place) or already runs.
+        return "⏳ Asking…"
     return f"⏳ Queued after {ahead} other question{'s' if ahead != 1 else ''}."
 
 
