@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import queue
+import itertools
 import re
 import threading
 import time
@@ -113,10 +113,18 @@ def validate_question(question: str, max_chars: int) -> str:
 class BackgroundEncoding:
     """Makes :class:`~assistant.retrieval.DenseRescorer` values for indexes
     while the server answers: vectors kept in an index folder are read at
-    once; the others are encoded one index at a time, on one worker thread,
-    with one MiniLM of its own (the shared one serves the turns meanwhile,
-    and a fast tokenizer cannot be used by two threads at once), so a crowd
-    of uploads queues instead of loading a model and two cores each."""
+    once; the others are encoded on one worker thread, with one MiniLM of
+    its own (the shared one serves the turns meanwhile, and a fast tokenizer
+    cannot be used by two threads at once), so a crowd of uploads queues
+    instead of loading a model and two cores each.
+
+    The worker takes turns between the indexes waiting, a chunk of passages
+    at a time: after each chunk it goes on with the index that has the
+    fewest passages left (the first come among equals), so a small upload
+    waits for one chunk of a big one, not for all of it, and a waiting
+    index's notice says how many others go first. A cancelled job (its
+    session closed) ends at the next turn without encoding more. A stream
+    of small uploads keeps a big one waiting; its user waits minutes anyway."""
 
     def __init__(self, query_encoder, weight: float, bulk=None) -> None:
         self.query_encoder = query_encoder  # encodes each turn's rewrite
@@ -124,9 +132,13 @@ class BackgroundEncoding:
         # Encodes the passages, only ever on the worker (None: a new MiniLM,
         # loaded there at the first job).
         self._bulk = bulk
+        # The jobs not over, as (arrival, job), and the one the worker is on.
+        self._jobs: list[tuple[int, object]] = []
+        self._running: tuple[int, object] | None = None
+        self._arrivals = itertools.count()
+        self._changed = threading.Condition()
         # A daemon thread: it never holds the process open at exit, and an
         # encoding stopped midway keeps no file.
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(target=self._work, name="encode-passages", daemon=True).start()
 
     def rescorer(self, retriever: BM25Retriever, what: str = "the collection's passages") -> Rescorer:
@@ -136,15 +148,49 @@ class BackgroundEncoding:
         if stored is not None:
             return DenseRescorer(self.query_encoder, *stored, self.weight)
         return DeferredRescorer(functools.partial(self._make, retriever), retriever.size, what=what,
-                                start=self._jobs.put)
+                                start=self._start)
+
+    def _start(self, job) -> None:
+        with self._changed:
+            self._jobs.append((next(self._arrivals), job))
+            self._tell_waiting()
+            self._changed.notify()
+
+    @staticmethod
+    def _turn(entry: tuple[int, object]) -> tuple[int, int]:
+        arrival, job = entry
+        return job.left, arrival
+
+    def _tell_waiting(self) -> None:
+        # Each job waiting is told how many go first: the one the worker is
+        # on, then those ahead of it in turn.
+        running = self._running if self._running in self._jobs else None
+        ahead = 0 if running is None else 1
+        for entry in sorted(self._jobs, key=self._turn):
+            if entry is running:
+                entry[1].behind(0)
+            else:
+                entry[1].behind(ahead)
+                ahead += 1
 
     def _work(self) -> None:
         while True:
-            self._jobs.get()()  # a DeferredRescorer's job: it keeps its own errors
+            with self._changed:
+                while not self._jobs:
+                    self._changed.wait()
+                self._running = min(self._jobs, key=self._turn)
+                self._tell_waiting()
+            # One chunk of a DeferredRescorer's job: it keeps its own errors.
+            if self._running[1].step():
+                with self._changed:
+                    self._jobs.remove(self._running)
+                    self._running = None
 
-    def _make(self, retriever: BM25Retriever, report) -> DenseRescorer:
+    def _make(self, retriever: BM25Retriever, report):
+        # A generator: the job encodes a chunk at each step (report is unused;
+        # the job reports what each step yields).
         self._bulk = self._bulk or new_minilm()
-        return DenseRescorer(self.query_encoder, *passage_vectors(retriever, self._bulk, report=report), self.weight)
+        return DenseRescorer.encoding(retriever, self.query_encoder, self.weight, bulk=self._bulk)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -308,16 +309,20 @@ def test_a_bug_while_making_the_rescorer_is_raised_where_it_rescores_not_hidden(
 
 
 def test_a_background_start_answers_at_once_and_rescores_once_encoded(own_index, monkeypatch):
+    from assistant.encoders import new_minilm
     from assistant.kernel import AssistantConfig
-    from assistant.retrieval import passage_vectors as encode
 
     gate = threading.Event()
 
-    def gated(*args, **kwargs):
-        assert gate.wait(60)
-        return encode(*args, **kwargs)
+    class Gated:  # the worker's own MiniLM, whose passages wait for the gate
+        def __init__(self):
+            self.model = new_minilm().bulk()
 
-    monkeypatch.setattr("assistant.pipeline.passage_vectors", gated)
+        def encode(self, texts):
+            assert gate.wait(60)
+            return self.model.encode(texts)
+
+    monkeypatch.setattr("assistant.pipeline.new_minilm", Gated)
     configs = AssistantConfig(rewriter="original"), RetrieverConfig(index_dir=str(own_index.index_dir))
     served = Assistant.from_config(*configs, background=True)
     assert isinstance(served.rescorer, DeferredRescorer)
@@ -330,3 +335,87 @@ def test_a_background_start_answers_at_once_and_rescores_once_encoded(own_index,
     assert (Path(own_index.index_dir) / VECTORS_FILE).exists()
     # The next start reads the kept vectors before it serves: no thread.
     assert isinstance(Assistant.from_config(*configs, background=True).rescorer, DenseRescorer)
+
+
+class _Index:
+    """What BackgroundEncoding reads of a BM25Retriever: a folder, a size and
+    the passages, each named after the index ("big 7")."""
+
+    def __init__(self, folder: Path, name: str, size: int):
+        folder.mkdir()
+        self.index_dir, self.name, self.size = str(folder), name, size
+
+    def passages(self):
+        return (Passage(f"{self.name}{n}", f"{self.name} {n}", 0.0) for n in range(self.size))
+
+
+class _Chunked:
+    """A bulk encoder that encodes a chunk per permit the test gives, and
+    says whose chunk it has started (the first word of its first text)."""
+
+    def __init__(self):
+        import queue
+
+        self.permits = threading.Semaphore(0)
+        self.started = queue.Queue()
+
+    def encode(self, texts):
+        self.started.put(texts[0].split()[0])
+        assert self.permits.acquire(timeout=60), "the test gave no permit"
+        return np.full((len(texts), len(Words.axes)), len(Words.axes) ** -0.5)
+
+
+def test_a_small_upload_is_encoded_between_a_big_ones_chunks_and_says_it_waits(tmp_path):
+    """The app's one encoding worker took its jobs first come, first served:
+    a 1-passage upload waited for all of a 13,796-passage one (251 s, its
+    notice at "0%"). Between chunks it now takes the job with the fewest
+    passages left, and a job that waits says so."""
+    from assistant.pipeline import BackgroundEncoding
+
+    encoder = _Chunked()
+    encoding = BackgroundEncoding(Words(), 1.0, bulk=encoder)
+    big = encoding.rescorer(_Index(tmp_path / "big", "big", 3000), "X's passages")
+    assert encoder.started.get(timeout=60) == "big"  # the worker is in the big job's first chunk
+    assert big.notice == "Search by BM25 alone while X's passages are encoded for the rescoring (0%); it starts by itself."
+    small = encoding.rescorer(_Index(tmp_path / "small", "small", 1), "your documents' passages")
+    assert small.notice == ("Search by BM25 alone while your documents' passages wait their turn to be encoded "
+                            "for the rescoring (queued behind 1 other source's passages); it starts by itself.")
+    encoder.permits.release()  # the big job's first chunk ends: the small one goes next
+    assert encoder.started.get(timeout=60) == "small"
+    assert re.fullmatch(r"Search by BM25 alone while X's passages are encoded for the rescoring "
+                        r"\(\d+%, paused behind 1 other source's passages\); it starts by itself\.", big.notice)
+    encoder.permits.release()
+    assert small.wait(60) and small.notice == ""
+    assert [p.id for p in small.rescore("q", [Passage("small0", "small 0", 1.0)], 1)] == ["small0"]
+    assert not big.wait(0)
+    assert encoder.started.get(timeout=60) == "big"  # then the big one again, where it stopped
+    encoder.permits.release(3000)
+    assert big.wait(60) and big.notice == ""
+    kept = np.load(tmp_path / "big" / VECTORS_FILE)
+    assert list(kept["ids"]) == [f"big{n}" for n in range(3000)]  # each passage once, in order
+
+
+def test_a_cancelled_job_on_the_shared_worker_ends_without_encoding_more(tmp_path):
+    from assistant.pipeline import BackgroundEncoding
+
+    encoder = _Chunked()
+    encoding = BackgroundEncoding(Words(), 1.0, bulk=encoder)
+    first = encoding.rescorer(_Index(tmp_path / "a", "a", 3000))
+    assert encoder.started.get(timeout=60) == "a"
+    queued = encoding.rescorer(_Index(tmp_path / "b", "b", 2000))
+    assert "queued behind 1 other source's passages" in queued.notice
+    queued.cancel()  # its session closed before its turn
+    small = encoding.rescorer(_Index(tmp_path / "c", "c", 1))
+    assert "queued behind 2 other sources' passages" in small.notice  # a, then b (not yet seen cancelled)
+    encoder.permits.release()
+    assert queued.wait(60)  # ended at the next turn, no chunk of it encoded
+    assert encoder.started.get(timeout=60) == "c"
+    first.cancel()  # while another job's chunk is encoded
+    encoder.permits.release()
+    assert small.wait(60) and small.notice == ""
+    assert first.wait(60)
+    for job in (first, queued):
+        assert "could not be made" not in job.notice
+        assert [p.id for p in job.rescore("q", HITS, 2)] == ["a", "b"]  # BM25's order
+    assert encoder.started.empty()  # neither a nor b was encoded further
+    assert not (tmp_path / "a" / VECTORS_FILE).exists() and not (tmp_path / "b" / VECTORS_FILE).exists()

@@ -30,7 +30,7 @@ index replaces its folder, and with it the vectors.
 
 from __future__ import annotations
 
-import functools
+import inspect
 import itertools
 import logging
 import os
@@ -38,7 +38,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Generator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
@@ -51,9 +51,12 @@ __all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "
 # The vectors' file inside an index folder (ids and float16 rows, npz).
 VECTORS_FILE = "passage-vectors.npz"
 
-# Passages encoded per call while building vectors: a progress step, and
-# few enough that a stop loses little (the file is written only at the end).
-_CHUNK = 1024
+# Passages encoded per call while building vectors: a progress step, few
+# enough that a stop loses little (the file is written only at the end), and
+# the most a small upload waits for on the app's one encoding worker, which
+# turns to the index with the fewest passages left between chunks
+# (assistant.pipeline.BackgroundEncoding). Four of MiniLM's batches.
+_CHUNK = 256
 
 
 @runtime_checkable
@@ -107,6 +110,13 @@ def passage_vectors(
     nothing: the vectors are encoded again at the next start, and a line on
     stderr says so.
     """
+    return _to_the_end(_vector_steps(retriever, encoder, progress), report)
+
+
+def _vector_steps(retriever, encoder, progress: bool) -> Generator[int, None, tuple[list[str], np.ndarray]]:
+    # passage_vectors a chunk at a time: yields the passages encoded so far
+    # after each chunk, and returns the ids and vectors (none yielded when
+    # they are kept), so that one worker can take turns between indexes.
     stored = stored_vectors(retriever)
     if stored is not None:
         return stored
@@ -121,11 +131,24 @@ def passage_vectors(
             rows.append(_encoded(encoder, chunk))
             ids += [p.id for p in chunk]
             bar.update(len(chunk))
-            if report is not None:
-                report(len(ids))  # may raise to stop (a cancelled job)
+            yield len(ids)
     vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
     _save(index_dir / VECTORS_FILE, ids, vectors)
     return ids, vectors
+
+
+def _to_the_end(steps: Generator, report: Callable[[int], None] | None = None):
+    # Runs steps to their end, telling report each yield (a report that
+    # raises stops them: a cancelled job); their return value.
+    try:
+        while True:
+            done = next(steps)
+            if report is not None:
+                report(done)
+    except StopIteration as end:
+        return end.value
+    finally:
+        steps.close()
 
 
 def _encoded(encoder, passages: Sequence[Passage]) -> np.ndarray:
@@ -192,6 +215,19 @@ class DenseRescorer:
         ids, vectors = passage_vectors(retriever, encoder, progress=progress)
         return cls(encoder, ids, vectors, weight)
 
+    @classmethod
+    def encoding(
+        cls, retriever, encoder, weight: float, *, bulk=None, progress: bool = True
+    ) -> Generator[int, None, "DenseRescorer"]:
+        """:meth:`from_retriever` a chunk of passages at a time: a generator
+        that yields the passages encoded so far after each chunk and returns
+        the rescorer, which is what a :class:`DeferredRescorer`'s ``make``
+        may return for a worker that takes turns between indexes. ``bulk``
+        encodes the passages (default: ``encoder``, which encodes the
+        questions)."""
+        ids, vectors = yield from _vector_steps(retriever, encoder if bulk is None else bulk, progress)
+        return cls(encoder, ids, vectors, weight)
+
     def rescore(
         self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
     ) -> list[Passage]:
@@ -244,9 +280,15 @@ class DeferredRescorer:
     than hidden behind BM25's order.
 
     ``make(report)`` returns the rescorer and may call ``report(done)`` with
-    the passages encoded so far, out of ``total``; ``what`` names them in
-    the notice. ``start(job)`` runs the job (a worker queue's ``put``, which
-    may queue it behind others); by default a thread of its own.
+    the passages encoded so far, out of ``total``; or it returns a generator
+    that yields ``done`` after each chunk and returns the rescorer
+    (:meth:`DenseRescorer.encoding`). ``what`` names the passages in the
+    notice. ``start(job)`` runs the job; by default a thread of its own.
+    ``job()`` runs it to its end; a worker shared between jobs may instead
+    call ``job.step()`` (the next chunk, or all of a ``make`` that returns
+    no generator; True once the job is over), take the job with the
+    fewest ``job.left`` passages, and tell each job waiting how many others
+    go first (``job.behind(n)``), which the notice says.
     :meth:`cancel` stops it at its next report (the source it serves is gone).
 
     >>> deferred = DeferredRescorer(lambda report: DenseRescorer(None, [], np.zeros((0, 0)), 0.0), total=0)
@@ -258,7 +300,7 @@ class DeferredRescorer:
 
     def __init__(
         self,
-        make: Callable[[Callable[[int], None]], DenseRescorer],
+        make: Callable[[Callable[[int], None]], DenseRescorer | Generator[int, None, DenseRescorer]],
         total: int,
         *,
         what: str = "the collection's passages",
@@ -267,36 +309,19 @@ class DeferredRescorer:
         self.total = total
         self.what = what
         self._done = 0
+        self._started = False
+        self._behind = 0  # jobs a shared worker runs before this one's next chunk
         self._rescorer: DenseRescorer | None = None
         self._error = ""
         self._bug: BaseException | None = None
         self._bug_traceback = None
         self._cancelled = False
         self._finished = threading.Event()
-        job = functools.partial(self._make, make)
+        job = _Job(self, make)
         if start is None:
             threading.Thread(target=job, name="encode-passages", daemon=True).start()
         else:
             start(job)
-
-    def _make(self, make) -> None:
-        try:
-            if not self._cancelled:
-                self._rescorer = make(self._report)
-        except _Cancelled:
-            pass
-        except _EXPECTED as error:  # the server goes on with BM25's order, and says why
-            logging.getLogger(__name__).exception("Rescoring is off: the passage vectors could not be made")
-            self._error = str(error) or type(error).__name__
-        except Exception as error:
-            # Not raised here: the job runs on a thread that may serve other
-            # indexes' jobs (the pipeline's one encoding worker), which a
-            # raise would end. Kept for rescore to raise where it is called.
-            logging.getLogger(__name__).exception("A bug while making the passage vectors")
-            self._error = str(error) or type(error).__name__
-            self._bug, self._bug_traceback = error, error.__traceback__
-        finally:
-            self._finished.set()
 
     def _report(self, done: int) -> None:
         if self._cancelled:
@@ -318,7 +343,15 @@ class DeferredRescorer:
             return ""
         if self._error:
             return f"Search by BM25 alone: the passage vectors could not be made ({self._error})."
-        share = f" ({self._done / self.total:.0%})" if self.total else ""
+        behind = self._behind
+        others = "1 other source's passages" if behind == 1 else f"{behind} other sources' passages"
+        if behind and not self._started:
+            return (f"Search by BM25 alone while {self.what} wait their turn to be encoded for the rescoring "
+                    f"(queued behind {others}); it starts by itself.")
+        details = [f"{self._done / self.total:.0%}"] if self.total else []
+        if behind:
+            details.append(f"paused behind {others}")
+        share = f" ({', '.join(details)})" if details else ""
         return f"Search by BM25 alone while {self.what} are encoded for the rescoring{share}; it starts by itself."
 
     def rescore(
@@ -329,6 +362,76 @@ class DeferredRescorer:
             raise self._bug.with_traceback(self._bug_traceback)
         rescorer = self._rescorer
         return rescorer.rescore(question, passages, k, alternatives) if rescorer is not None else list(passages)[:k]
+
+
+class _Job:
+    """The making of a :class:`DeferredRescorer`'s rescorer, run whole
+    (``job()``) or a step at a time by a worker that takes turns between
+    jobs (see the class docstring). Its steps run on one thread at a time."""
+
+    def __init__(self, owner: DeferredRescorer, make) -> None:
+        self._owner = owner
+        self._make = make
+        self._steps: Generator | None = None
+
+    @property
+    def left(self) -> int:
+        """Passages left to encode: 0 once over or cancelled (a worker then
+        ends it at once instead of leaving it queued)."""
+        owner = self._owner
+        if owner._finished.is_set() or owner._cancelled:
+            return 0
+        return max(owner.total - owner._done, 0)
+
+    def behind(self, jobs: int) -> None:
+        """The worker runs ``jobs`` other jobs first (the notice says so)."""
+        self._owner._behind = jobs
+
+    def __call__(self) -> None:
+        while not self.step():
+            pass
+
+    def step(self) -> bool:
+        """The next chunk; True once the job is over (made, failed or cancelled)."""
+        owner = self._owner
+        if owner._finished.is_set():
+            return True
+        owner._started = True
+        try:
+            if owner._cancelled:
+                raise _Cancelled
+            if self._steps is None:
+                made = self._make(owner._report)
+                if not inspect.isgenerator(made):
+                    owner._rescorer = made
+                    return self._over()
+                self._steps = made
+            owner._report(next(self._steps))  # raises _Cancelled once cancelled
+            return False
+        except StopIteration as end:
+            owner._rescorer = end.value
+        except _Cancelled:
+            pass
+        except _EXPECTED as error:  # the server goes on with BM25's order, and says why
+            logging.getLogger(__name__).exception("Rescoring is off: the passage vectors could not be made")
+            owner._error = str(error) or type(error).__name__
+        except Exception as error:
+            # Not raised here: the job runs on a thread that may serve other
+            # indexes' jobs (the pipeline's one encoding worker), which a
+            # raise would end. Kept for rescore to raise where it is called.
+            logging.getLogger(__name__).exception("A bug while making the passage vectors")
+            owner._error = str(error) or type(error).__name__
+            owner._bug, owner._bug_traceback = error, error.__traceback__
+        return self._over()
+
+    def _over(self) -> bool:
+        try:
+            if self._steps is not None:
+                self._steps.close()  # a cancelled job's progress bar
+        except Exception:  # not raised: the worker that runs this job runs others
+            logging.getLogger(__name__).exception("Could not close the passages' encoding")
+        self._owner._finished.set()
+        return True
 
 
 # What making the vectors may meet that is no bug: the encoder cannot load
