@@ -33,11 +33,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
+import contextlib
 import functools
 import logging
 import secrets
+import signal
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -65,13 +68,16 @@ QUEUE_SIZE = 128
 # tabs' states are deleted by Gradio itself (and then their uploads).
 STATE_SESSIONS = 1000
 # Gradio's copies of uploads: every hour, those older than a day are deleted,
-# and all of them when the server starts.
+# and all of them when the server stops (Ctrl-C or SIGTERM; not a kill -9).
 UPLOAD_CACHE = (3600, 86400)
 # Seconds between refreshes of the source line while passages are encoded
 # (a first start's, about two minutes, or a session's uploads'): often
 # enough to see it move, rare enough that a crowd's browsers barely load
 # the server.
 SOURCE_REFRESH_S = 5.0
+# Seconds a SIGTERM waits for the turns under way before the server stops:
+# a turn takes a few seconds, and Docker kills a container 10 s after it.
+DRAIN_S = 8.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
 # The app's look, beside this file.
@@ -184,6 +190,19 @@ class Actions:
 
     def __init__(self, services: S.Services, export_dir: str):
         self.services, self.export_dir = services, export_dir
+        # Turns under way (streamed or through the API), for a stop to wait on.
+        self.running = 0
+        self._running_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _turn(self):
+        with self._running_lock:
+            self.running += 1
+        try:
+            yield
+        finally:
+            with self._running_lock:
+                self.running -= 1
 
     # ------------------------------------------------------------ views
 
@@ -221,14 +240,15 @@ class Actions:
         """Yield the views after each stage of a streamed turn (``steps`` yields
         Pending values), with the status ``during()`` meanwhile; a failure at
         any stage ends it with its message, which is also returned."""
-        while True:
-            pending, error = _attempt(lambda: next(steps, None))
-            if error:
-                yield self.views(session, _status(error, error=True))
-                return error
-            if pending is None:
-                break
-            yield self.views(session, during(), pending)
+        with self._turn():
+            while True:
+                pending, error = _attempt(lambda: next(steps, None))
+                if error:
+                    yield self.views(session, _status(error, error=True))
+                    return error
+                if pending is None:
+                    break
+                yield self.views(session, during(), pending)
         yield self.views(session, _status(done))
         return None
 
@@ -410,7 +430,8 @@ class Actions:
     # ------------------------------------------------------------ API
 
     def api_chat(self, question, session):
-        return S.ask_json(self.services, session, question), session
+        with self._turn():
+            return S.ask_json(self.services, session, question), session
 
     def api_rewrite(self, question, history):
         return S.rewrite_json(self.services, question, history)
@@ -622,15 +643,18 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     return turn_outputs
 
 
-def build_app(services: S.Services, *, export_dir: str | None = None, secret: str | None = None) -> gr.Blocks:
+def build_app(services: S.Services, *, export_dir: str | None = None, secret: str | None = None,
+              actions: Actions | None = None) -> gr.Blocks:
     """The Blocks for ``services`` (loaded once, shared by all sessions).
 
     ``secret`` encrypts the conversations the browser keeps; it must outlive
     the server for them to survive a restart (None: a new one, for tests).
+    ``actions``: the event handlers (None: made here); the server passes its
+    own, whose turns a SIGTERM waits for (:func:`stop_on_sigterm`).
     """
     if services.scorer is None:  # the app always shows the live metrics
         services.scorer, services.metrics = live_metrics(), LiveMetrics.names
-    act = Actions(services, export_dir or tempfile.mkdtemp(prefix="convqa-export-"))
+    act = actions or Actions(services, export_dir or tempfile.mkdtemp(prefix="convqa-export-"))
     with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False, delete_cache=UPLOAD_CACHE) as demo:
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
@@ -648,6 +672,27 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     css = CSS_FILE.read_text(encoding="utf-8")
     return demo.launch(server_name=host, server_port=port, css=css, theme=gr.themes.Soft(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, **launch)
+
+
+def stop_on_sigterm(act: Actions, drain_s: float = DRAIN_S) -> None:
+    """Make SIGTERM (``docker stop``, a Space's restart, ``timeout``) stop the
+    server as Ctrl-C does, after the turns under way finish (at most
+    ``drain_s`` seconds): the process used to die at once, cutting every
+    running turn, and Gradio's shutdown, which deletes the uploads it keeps,
+    never ran. Call from the main thread, where signals are handled."""
+
+    def stop(signum, frame):
+        drain(act, drain_s)
+        raise KeyboardInterrupt  # Gradio's launch() closes the server on it
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def drain(act: Actions, limit_s: float) -> None:
+    """Wait until ``act`` has no turn under way, or ``limit_s`` seconds."""
+    deadline = time.monotonic() + limit_s
+    while act.running and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def browser_secret(path: Path | None = None) -> str:
@@ -695,7 +740,9 @@ def _main(argv: list[str] | None) -> int:
                           choice_encoder=getattr(assistant.reader, "encoder", None))
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
-    serve(build_app(services, secret=browser_secret()), args.host, port, limits=services.limits)
+    act = Actions(services, tempfile.mkdtemp(prefix="convqa-export-"))
+    stop_on_sigterm(act)
+    serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
     return 0
 
 

@@ -213,6 +213,36 @@ def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tm
     assert "Answers came from the document “Zorblax” (1 passage) before: documents are not kept" in status
 
 
+def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
+    # SIGTERM (docker stop, a Space restart) killed the process at once: every
+    # running turn was cut, and Gradio's shutdown, which deletes the uploads
+    # it keeps, never ran.
+    import signal
+    import threading
+
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.take("Who was Ada Lovelace?", session)
+    run = act.ask(session, None)
+    next(run)  # a turn under way
+    assert act.running == 1
+    waiting = threading.Thread(target=app.drain, args=(act, 120))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # it waits for the turn ...
+    list(run)
+    waiting.join(60)
+    assert not waiting.is_alive() and act.running == 0  # ... and ends with it
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        app.stop_on_sigterm(act, drain_s=5)
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 
