@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -13,6 +17,7 @@ from assistant.session import (
     index_uploads,
     read_passages,
     read_text,
+    remove_stale_sessions,
 )
 
 
@@ -123,3 +128,47 @@ def test_a_failed_upload_leaves_no_folder(tmp_path):
     with pytest.raises(DataFormatError, match="Duplicate passage id 'a'"):
         index_uploads([dup], root=tmp_path / "sessions")
     assert list((tmp_path / "sessions").iterdir()) == []
+
+
+def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_ones_stay(tmp_path):
+    """Session folders were removed at a start only when older than a day,
+    so those of a server that was killed or restarted stayed (17 folders,
+    29 MB, in the audit). Each folder now names the process that made it,
+    and a start removes those whose process has stopped."""
+    root = tmp_path / "sessions"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The Difference Engine was designed by Charles Babbage.")
+    live = index_uploads([notes], root=root)  # this running process's
+    mark = json.loads((live.directory / "owner.json").read_text())
+    assert mark["pid"] == os.getpid()
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    dead_pid = int(ended.stdout)  # a process that has ended (and was reaped)
+
+    def folder(name, owner=None, days=0):
+        path = root / name
+        (path / "index").mkdir(parents=True)
+        if owner is not None:
+            (path / "owner.json").write_text(json.dumps({**mark, **owner}))
+        if days:
+            then = time.time() - days * 24 * 3600
+            os.utime(path, (then, then))
+        return path
+
+    folder("session-dead", {"pid": dead_pid})
+    folder("session-reused", {"started": "another process's start"})  # this pid, once another process's
+    folder("session-broken", {"pid": "nobody"})  # a mark that cannot be read: as unmarked
+    folder("session-elsewhere", {"pid": dead_pid, "host": "another-host"})  # its pids are not ours
+    folder("session-elsewhere-old", {"pid": dead_pid, "host": "another-host"}, days=2)
+    folder("session-unmarked")  # made by an older version: the age rule
+    folder("session-unmarked-old", days=2)
+    folder("not-a-session", days=2)
+    try:
+        assert remove_stale_sessions(root) == 4
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            [live.directory.name, "session-broken", "session-elsewhere", "session-unmarked", "not-a-session"])
+        assert live.retriever.search("Babbage", 1)  # the running session's index is whole
+        assert remove_stale_sessions(root) == 0
+    finally:
+        live.close()
+    assert remove_stale_sessions(tmp_path / "none") == 0

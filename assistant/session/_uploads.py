@@ -6,7 +6,9 @@ passages as the folder collections are) or a JSONL collection (``id``,
 Lucene BM25 as the default collection, into a folder of their own under
 ``<cache>/sessions/``, so retrieval, the readers and R@10 behave exactly as
 on the default index. The folder is removed when the session ends
-(:meth:`SessionIndex.close`) and stale ones at the next server start.
+(:meth:`SessionIndex.close`); one left by a server that stopped (killed,
+restarted) is removed at the next server start (:func:`remove_stale_sessions`),
+as it names the process that made it.
 
 Every problem is an :class:`~assistant.errors.InvalidInputError` or
 :class:`~assistant.errors.DataFormatError` naming the file and what to do.
@@ -14,7 +16,11 @@ Every problem is an :class:`~assistant.errors.InvalidInputError` or
 
 from __future__ import annotations
 
+import functools
+import json
+import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Sequence
@@ -70,6 +76,12 @@ class UploadLimits:
     @property
     def max_total_bytes(self) -> int:
         return int(self.max_total_mb * MB)
+
+
+# In each session folder: the server process that made it (pid, start, host),
+# so that a start removes the folders of servers that have stopped and keeps
+# those of servers still running on the same cache (a second port, tests).
+OWNER_FILE = "owner.json"
 
 
 def sessions_dir() -> Path:
@@ -199,6 +211,7 @@ def index_uploads(
     root.mkdir(parents=True, exist_ok=True)
     directory = Path(tempfile.mkdtemp(prefix="session-", dir=root))
     try:
+        (directory / OWNER_FILE).write_text(json.dumps(_this_process()), encoding="utf-8")
         count = build_index(passages, directory / "index", total=len(passages), description="Indexing your files")
         retriever = BM25Retriever.from_index(directory / "index", config)
     except BaseException:  # a failed build must not leave its folder behind
@@ -208,13 +221,89 @@ def index_uploads(
 
 
 def remove_stale_sessions(root: Path | None = None, older_than_s: float = 24 * 3600) -> int:
-    """Delete session indexes left by a server that did not stop cleanly."""
+    """Delete the session indexes that servers left when they stopped (the
+    app calls this as it starts): each folder whose owner process no longer
+    runs (its pid is gone, or is now another process's: the process's start
+    differs). Folders of servers still running on the same cache are kept.
+    A folder whose owner cannot be told (made by an older version, with no
+    owner mark; by another host; where processes' starts cannot be read) is
+    deleted once older than ``older_than_s``. Returns how many went."""
     root = root or sessions_dir()
     if not root.is_dir():
         return 0
     removed = 0
     for folder in root.glob("session-*"):
-        if folder.is_dir() and time.time() - folder.stat().st_mtime > older_than_s:
+        if not folder.is_dir():
+            continue
+        gone = _owner_gone(folder)
+        if gone or (gone is None and time.time() - folder.stat().st_mtime > older_than_s):
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
+
+
+def _this_process() -> dict:
+    return _owner_mark(os.getpid())  # a forked child is another owner
+
+
+@functools.cache
+def _owner_mark(pid: int) -> dict:
+    return {"pid": pid, "started": _process_start(pid) or "", "host": socket.gethostname()}
+
+
+def _owner_gone(folder: Path) -> bool | None:
+    # True: the process that made the folder has stopped; False: it runs;
+    # None: cannot be told (no mark or a broken one, another host's, or no
+    # start to compare).
+    try:
+        owner = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if host != socket.gethostname():
+        return None  # its pids are not ours
+    now = _process_start(pid)
+    if now is None:
+        return True
+    if not now or not started:
+        return None
+    return now != started  # another process has the pid now
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started, as a text to compare; None when no
+    such process runs; "" when it runs but its start cannot be read."""
+    if Path("/proc/self/stat").exists():  # Linux
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        try:
+            # Field 22, starttime: clock ticks from boot, after the name in
+            # parentheses (which may hold spaces); with the boot's id, as a
+            # reboot counts the ticks again.
+            ticks = stat.rpartition(")")[2].split()[19]
+            boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+        except (OSError, IndexError):
+            return ""
+        return f"{boot}:{ticks}"
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        try:
+            return f"{psutil.Process(pid).create_time():.3f}"
+        except psutil.NoSuchProcess:
+            return None
+        except psutil.Error:
+            return ""
+    if os.name == "nt":  # os.kill would end the process there
+        return ""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # it runs, as another user
+        return ""
+    return ""
