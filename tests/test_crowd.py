@@ -281,6 +281,43 @@ def test_a_session_keeps_only_the_conversations_it_can_save(tiny_assistant, tmp_
     assert len(saved) == S.MAX_CONVERSATIONS and str(session.conversation_no) in saved
 
 
+def test_what_a_session_saves_fits_the_browsers_storage(tiny_assistant, tmp_path):
+    # Each turn keeps its sources' text: a heavy user's copy outgrew
+    # localStorage, the browser's save failed without a word, and the turns
+    # since were lost at the next reload.
+    import json
+
+    services = S.Services(tiny_assistant, S.LabelStore(tmp_path / "labels.jsonl"))
+    session = S.Session()
+    for question in ("Who was Ada Lovelace?", "What is Paris?"):
+        for _ in range(3):
+            S.ask_json(services, session, question)
+        S.new_conversation(session)
+    for _ in range(3):
+        S.ask_json(services, session, "What is Python?")
+    whole = S.saved_state(session)
+    assert sorted(whole["conversations"]) == ["1", "2", "3"]
+    one = len(json.dumps(whole["conversations"]["1"]))
+    # Short by less than one conversation: the oldest goes, the others stay whole.
+    cut = S.saved_state(session, limit=len(json.dumps(whole)) - one // 2)
+    assert len(json.dumps(cut)) <= len(json.dumps(whole)) - one // 2
+    assert sorted(cut["conversations"]) == ["2", "3"] and cut["conversations"]["3"] == whole["conversations"]["3"]
+    # Room for no other conversation and not all of this one's sources: its
+    # oldest turns lose their sources, every question and answer stays.
+    current = whole["conversations"]["3"]
+    limit = len(json.dumps(whole)) - len(json.dumps(whole["conversations"])) + len(json.dumps(current)) - 10
+    tight = S.saved_state(session, limit=limit)
+    kept = tight["conversations"]["3"]
+    assert list(tight["conversations"]) == ["3"] and len(json.dumps(tight)) <= limit
+    assert [t["turn"]["question"] for t in kept] == [t["turn"]["question"] for t in current]
+    assert kept[0]["turn"]["sources"] == [] and kept[-1]["turn"]["sources"] == current[-1]["turn"]["sources"]
+    # What is cut is only the copy: the session itself keeps everything.
+    assert all(t.turn.sources for t in session.turns)
+    restored = S.Session()
+    S.restore_state(restored, tight)
+    assert [t.turn.question for t in restored.turns] == [t.turn.question for t in session.turns]
+
+
 def test_the_model_loaders_keep_a_bounded_number_of_models():
     from assistant.encoders import load_minilm, load_use
 

@@ -23,6 +23,7 @@ from ._sources import (
 from ._state import METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
 from ._store import (
     MAX_CONVERSATIONS,
+    MAX_SAVED_CHARS,
     conversation_choices,
     restore_state,
     saved_state,
@@ -69,6 +70,7 @@ from ._views import (
 
 __all__ = [
     "MAX_CONVERSATIONS",
+    "MAX_SAVED_CHARS",
     "METRICS",
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",

@@ -10,6 +10,7 @@ restored.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn
@@ -20,6 +21,11 @@ STORE_VERSION = 1
 # Conversations kept per browser; the oldest go first. localStorage holds a
 # few MB per site, and each turn carries its sources' text.
 MAX_CONVERSATIONS = 20
+# Characters of saved JSON at most. A browser gives a site about 5 MB of
+# localStorage, counted in UTF-16 (2.5M characters), and the copy is kept
+# encrypted and base64-encoded (4/3 as long): past this, saving failed in
+# the browser without a word and the turns since were lost at a reload.
+MAX_SAVED_CHARS = 1_500_000
 
 
 def _turn_json(entry: SessionTurn) -> dict:
@@ -46,8 +52,9 @@ def _title(turns: list[dict]) -> str:
     return turns[0]["turn"]["question"][:60] if turns else "(empty)"
 
 
-def saved_state(session: Session) -> dict:
-    """The session's conversations (the current one included) as JSON."""
+def saved_state(session: Session, limit: int = MAX_SAVED_CHARS) -> dict:
+    """The session's conversations (the current one included) as JSON, at
+    most ``limit`` characters of it (see :func:`_within`)."""
     conversations = dict(session.archive)
     if session.turns or not conversations:
         conversations[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
@@ -61,6 +68,26 @@ def saved_state(session: Session) -> dict:
     if session.source is not None:
         # Only its name: the documents themselves are not kept (restore_state says so).
         saved["source"] = session.source.name
+    return _within(saved, limit)
+
+
+def _within(saved: dict, limit: int) -> dict:
+    """``saved`` cut to ``limit`` characters of JSON: the oldest other
+    conversations go first, then the sources of the current one's oldest
+    turns (its questions, rewrites and answers stay)."""
+    size = len(json.dumps(saved))
+    conversations = saved["conversations"]
+    current = str(saved["current"])
+    for key in [k for k in conversations if k != current]:
+        if size <= limit:
+            return saved
+        size -= len(json.dumps(conversations.pop(key))) + len(json.dumps(key)) + 4
+    for turn in conversations.get(current, []):
+        if size <= limit:
+            break
+        sources = turn["turn"]["sources"]
+        size -= len(json.dumps(sources)) - 2
+        turn["turn"] = {**turn["turn"], "sources": []}
     return saved
 
 
