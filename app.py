@@ -41,6 +41,7 @@ import signal
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -193,6 +194,9 @@ class Actions:
         # Turns under way (streamed or through the API), for a stop to wait on.
         self.running = 0
         self._running_lock = threading.Lock()
+        # The sessions that uploaded, by Gradio's session hash: told when their
+        # page goes (left), which Gradio's own cleanup learns an hour later.
+        self._uploaders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     @contextlib.contextmanager
     def _turn(self):
@@ -401,7 +405,9 @@ class Actions:
         stops once there is nothing left to say."""
         return self.source(session), gr.Timer(active=bool(S.search_notice(self.services, session)))
 
-    def upload(self, files, session, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
+    def upload(self, files, session, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
+        if request is not None and request.session_hash:
+            self._uploaders[request.session_hash] = session
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
         status = _run(lambda: S.use_uploads(self.services, session, paths))
@@ -426,6 +432,12 @@ class Actions:
     def choice(self, document, question, a, b, c, d, session):
         result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d]))
         return (S.notice_html(error) if error else S.choice_html(*result)), session
+
+    def left(self, request: gr.Request):
+        """A page was closed or reloaded: its uploads' passages are no longer encoded."""
+        session = self._uploaders.pop(request.session_hash, None) if request is not None else None
+        if session is not None:
+            S.abandon(session)
 
     # ------------------------------------------------------------ API
 
@@ -660,6 +672,7 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
         turn_outputs = _wire(_layout(services), act, session, store)
         demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private")
+        demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 

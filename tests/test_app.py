@@ -243,6 +243,33 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
         signal.signal(signal.SIGTERM, before)
 
 
+def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_path):
+    # A closed tab's upload went on encoding on the one worker until Gradio
+    # dropped its session an hour later, holding up every other upload.
+    import dataclasses
+    import functools
+    from types import SimpleNamespace
+
+    from assistant import session as S
+    from conftest import encoding_rescorer
+
+    act = app.Actions(app_services, str(tmp_path))
+    cancelled, sessions = [], []  # Gradio holds the sessions; the app only refers to them weakly
+    for name in ("gone", "stays"):
+        session = S.Session()
+        sessions.append(session)
+        S.use_document(session, "The zorblax flower grows only on Mount Quillon.", name)
+        deferred, release = encoding_rescorer(1, 4)
+        release.set()
+        # What cancelling does to the encoding is tests/test_dense.py's; here, who is cancelled.
+        deferred.cancel = functools.partial(cancelled.append, name)
+        session.source = dataclasses.replace(session.source, rescorer=deferred)
+        act.upload([], session, SimpleNamespace(session_hash=name))  # refused (no files), but the page is known
+    act.left(SimpleNamespace(session_hash="gone"))
+    act.left(SimpleNamespace(session_hash="never-uploaded"))  # nothing to stop
+    assert cancelled == ["gone"]
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 

@@ -10,6 +10,7 @@ from ._labels import (
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
 from ._sources import (
+    abandon,
     multiple_choice,
     search_notice,
     source_status,
@@ -126,6 +127,7 @@ __all__ = [
     "undo",
     "use_collection_document",
     "use_default_collection",
+    "abandon",
     "use_document",
     "use_document_file",
     "use_uploads",

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..kernel import InvalidInputError
 from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
-from ..retrieval import ChunkRetriever, split_passages
+from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._state import Services, Session, Source
 from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
 
@@ -90,6 +90,15 @@ def use_collection_document(services: Services, session: Session, title: str) ->
             raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
     passage = found[0]
     return use_document(session, passage.text, passage.title or passage.id)
+
+
+def abandon(session: Session) -> None:
+    """The page of ``session`` was closed or reloaded: stop encoding its
+    uploads' passages, which only its next question could use and which
+    hold up every other upload on the one worker (a reload starts a new
+    session; a page that comes back keeps its uploads, searched by BM25)."""
+    if session.source is not None and isinstance(session.source.rescorer, DeferredRescorer):
+        session.source.rescorer.cancel()
 
 
 def use_default_collection(services: Services, session: Session) -> str:
