@@ -35,6 +35,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import argparse
 import contextlib
 import functools
+import json
 import logging
 import secrets
 import signal
@@ -81,6 +82,26 @@ SOURCE_REFRESH_S = 5.0
 DRAIN_S = 8.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
+# Run in the page at load. Two tabs of one browser share the saved copy, and
+# each writes all of its own conversations over it: a tab that saves after
+# another tab did would drop that tab's new turns. The browser tells the
+# other tabs of every such write (the "storage" event): this one then says to
+# reload before going on, which reads the shared copy back.
+OTHER_TAB_JS = """() => {
+  window.addEventListener("storage", (event) => {
+    if (event.key !== %s || document.getElementById("cqa-other-tab")) return;
+    const note = document.createElement("div");
+    note.id = "cqa-other-tab";
+    note.setAttribute("role", "alert");
+    note.textContent = "Your conversations were changed in another tab of this browser. " +
+      "Reload this page to see them: what this page saves next would replace them.";
+    const reload = document.createElement("button");
+    reload.textContent = "Reload";
+    reload.onclick = () => window.location.reload();
+    note.appendChild(reload);
+    document.body.prepend(note);
+  });
+}""" % json.dumps(STORAGE_KEY)
 # The app's look, beside this file.
 CSS_FILE = Path(__file__).with_name("app.css")
 
@@ -683,7 +704,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     Gradio's own upload route refuses files over ``limits.max_file_mb``
     (counted as the upload panel states it)."""
     css = CSS_FILE.read_text(encoding="utf-8")
-    return demo.launch(server_name=host, server_port=port, css=css, theme=gr.themes.Soft(), show_error=False,
+    return demo.launch(server_name=host, server_port=port, css=css, js=OTHER_TAB_JS, theme=gr.themes.Soft(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, **launch)
 
 

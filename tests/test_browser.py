@@ -240,6 +240,36 @@ def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
     shoot(page, "conversations")
 
 
+def test_a_tab_is_told_when_another_tab_of_the_browser_saves_and_a_reload_shows_both(browser, app_server):
+    # Two tabs share the saved copy, and the last to save wrote its own
+    # conversations over the other's (the audit lost a conversation so).
+    url, _ = app_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        first = context.new_page()
+        first.goto(url)
+        first.wait_for_selector("#question textarea")
+        ask(first, ADA)
+        second = context.new_page()
+        second.goto(url)
+        second.wait_for_selector("#question textarea")
+        status_text(second, "Restored 1 conversation")
+        assert second.locator("#cqa-other-tab").count() == 0
+        second.click("#new")
+        status_text(second, "New conversation")
+        ask(second, "What is Paris?")
+        note = first.locator("#cqa-other-tab")
+        note.wait_for()
+        assert "changed in another tab of this browser" in note.inner_text()
+        with first.expect_navigation():
+            note.get_by_role("button", name="Reload").click()
+        first.wait_for_selector("#question textarea")
+        status_text(first, "Restored 2 conversations")
+    finally:
+        context.close()
+
+
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
     url, rewriter = gated_app_server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
