@@ -519,7 +519,8 @@ def _rewrite_panel(services: S.Services) -> SimpleNamespace:
     with gr.Row():
         ui.up = gr.Button("👍 Rewrite correct", size="sm", elem_id="thumbs-up")
         ui.down = gr.Button("👎 Rewrite wrong", size="sm", elem_id="thumbs-down")
-    gr.Markdown(f"Judgements are appended to `{services.labels.path}` for `python -m eval.rewrites validate`.")
+    # The file's name only: its folder on the server is no visitor's business.
+    gr.Markdown(f"Judgements are appended to the server's `{services.labels.path.name}` for `python -m eval.rewrites validate`.")
     return ui
 
 

@@ -270,6 +270,13 @@ def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_pa
     assert cancelled == ["gone"]
 
 
+def test_the_page_names_the_labels_file_but_not_where_it_lies_on_the_server(app_services, tmp_path):
+    demo = app.build_app(app_services, export_dir=str(tmp_path))
+    texts = [b.value for b in demo.blocks.values() if isinstance(b, app.gr.Markdown) and "Judgements" in (b.value or "")]
+    path = app_services.labels.path
+    assert len(texts) == 1 and path.name in texts[0] and str(path.parent) not in texts[0]
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 
