@@ -7,6 +7,7 @@ to save each screen there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -33,23 +34,30 @@ def browser():
         browser.close()
 
 
+@contextlib.contextmanager
+def browser_context(browser):
+    """A fresh browser profile (its own localStorage), closed at the end."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def open_in(context, url):
+    """A new tab of ``context`` on the app, once its question box is there."""
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#question textarea")
+    return page
+
+
 @pytest.fixture
 def open_page(browser, app_server):
     url, _ = app_server
-    contexts = []
-
-    def open_page():
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(TIMEOUT_MS)
-        contexts.append(context)
-        page = context.new_page()
-        page.goto(url)
-        page.wait_for_selector("#question textarea")
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
+    with contextlib.ExitStack() as contexts:
+        yield lambda: open_in(contexts.enter_context(browser_context(browser)), url)
 
 
 def shoot(page, name):
@@ -244,16 +252,10 @@ def test_a_tab_is_told_when_another_tab_of_the_browser_saves_and_a_reload_shows_
     # Two tabs share the saved copy, and the last to save wrote its own
     # conversations over the other's (the audit lost a conversation so).
     url, _ = app_server
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        first = context.new_page()
-        first.goto(url)
-        first.wait_for_selector("#question textarea")
+    with browser_context(browser) as context:
+        first = open_in(context, url)
         ask(first, ADA)
-        second = context.new_page()
-        second.goto(url)
-        second.wait_for_selector("#question textarea")
+        second = open_in(context, url)
         status_text(second, "Restored 1 conversation")
         assert second.locator("#cqa-other-tab").count() == 0
         second.click("#new")
@@ -266,18 +268,12 @@ def test_a_tab_is_told_when_another_tab_of_the_browser_saves_and_a_reload_shows_
             note.get_by_role("button", name="Reload").click()
         first.wait_for_selector("#question textarea")
         status_text(first, "Restored 2 conversations")
-    finally:
-        context.close()
 
 
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
     url, rewriter = gated_app_server
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        page.goto(url)
-        page.wait_for_selector("#question textarea")
+    with browser_context(browser) as context:
+        page = open_in(context, url)
         page.fill("#question textarea", ADA)
         page.click("#ask")
         # The rewriter waits for the gate: the turn is running.
@@ -289,37 +285,32 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         assert answers(page).count() == 0
         ask(page, "What is Paris?")  # the session goes on; the stopped turn never joins it
         assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
-    finally:
-        context.close()
 
 
 def test_questions_sent_during_a_turn_are_all_answered_in_order(browser, gated_app_server):
     url, rewriter = gated_app_server
     rewriter.gate.clear()  # the first turn runs until the others are sent
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        page.goto(url)
-        box = page.locator("#question textarea")
-        questions = [ADA, "What did she write about?", "Who was her father?", "What is Paris?"]
-        box.fill(questions[0])
-        box.press("Enter")
-        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
-        for question in questions[1:]:
-            box.fill(question)
+    with browser_context(browser) as context:
+        try:
+            page = open_in(context, url)
+            box = page.locator("#question textarea")
+            questions = [ADA, "What did she write about?", "Who was her father?", "What is Paris?"]
+            box.fill(questions[0])
             box.press("Enter")
-            page.wait_for_function("() => document.querySelector('#question textarea').value === ''")
-        box.fill("x" * 1_122)
-        page.click("#ask")
-        status_text(page, "1,122 characters long")
-        assert box.input_value() == "x" * 1_122  # kept, to be shortened
-        rewriter.gate.set()
-        page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 4")
-        assert page.locator("#chat [data-testid='user']").all_inner_texts() == questions
-    finally:
-        rewriter.gate.set()
-        context.close()
+            page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
+            for question in questions[1:]:
+                box.fill(question)
+                box.press("Enter")
+                page.wait_for_function("() => document.querySelector('#question textarea').value === ''")
+            box.fill("x" * 1_122)
+            page.click("#ask")
+            status_text(page, "1,122 characters long")
+            assert box.input_value() == "x" * 1_122  # kept, to be shortened
+            rewriter.gate.set()
+            page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 4")
+            assert page.locator("#chat [data-testid='user']").all_inner_texts() == questions
+        finally:
+            rewriter.gate.set()
 
 
 def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever, minilm, tmp_path):
@@ -336,21 +327,18 @@ def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever
     demo = app.build_app(services, export_dir=str(tmp_path / "exports"))
     port = _free_port()
     app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(TIMEOUT_MS)
     try:
-        page = context.new_page()
-        page.goto(f"http://127.0.0.1:{port}/")
-        source = page.locator("#cqa-source")
-        source.filter(has_text="while the collection's passages are encoded for the rescoring (25%)").wait_for()
-        ask(page, ADA)
-        status_text(page, "Search by BM25 alone")
-        release.set()
-        # The timer's next refresh drops the notice; nothing is clicked.
-        source.filter(has_not_text="Search by BM25 alone").wait_for()
-        assert source.inner_text() == f"Answering from {services.collection_name}."
+        with browser_context(browser) as context:
+            page = open_in(context, f"http://127.0.0.1:{port}/")
+            source = page.locator("#cqa-source")
+            source.filter(has_text="while the collection's passages are encoded for the rescoring (25%)").wait_for()
+            ask(page, ADA)
+            status_text(page, "Search by BM25 alone")
+            release.set()
+            # The timer's next refresh drops the notice; nothing is clicked.
+            source.filter(has_not_text="Search by BM25 alone").wait_for()
+            assert source.inner_text() == f"Answering from {services.collection_name}."
     finally:
         release.set()
-        context.close()
         demo.close()
 
