@@ -301,6 +301,11 @@ class Actions:
                 status or f"the conversations kept in this browser could not be read back ({error})")
             session.notes.append(note)
 
+    def refresh(self, session, saved):
+        """Every turn view drawn again (after the source changed), the status kept."""
+        self.ready(session, saved)
+        return self.views(session, gr.skip())
+
     def switch(self, number, session, saved):
         self.ready(session, saved)
         if number is None or number == session.conversation_no:
@@ -659,9 +664,15 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     running.append(replay.next.click(act.replay_next, [session, store], turn_outputs, **turn))
     running.append(replay.all.click(act.replay_all, [session, store], turn_outputs, **turn))
     source_outputs = [docs.status, chat.source, chat.source_timer, session]
-    running.append(docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn))
-    docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn)
-    docs.use_default.click(act.default, [session], source_outputs, **light)
+    # Another source starts a new conversation when one is under way: the
+    # chat and the conversations list are drawn again after each.
+    uploading = docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn)
+    running.append(uploading)
+    for chosen in (uploading,
+                   docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session],
+                                           source_outputs, **turn),
+                   docs.use_default.click(act.default, [session], source_outputs, **light)):
+        chosen.then(act.refresh, [session, store], turn_outputs, **light)
     chat.source_timer.tick(act.source_tick, [session], [chat.source, chat.source_timer], **light)
     choice.choose.click(act.choice, [choice.document, choice.question, *choice.options, session],
                         [choice.result, session], **turn)

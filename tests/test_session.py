@@ -265,6 +265,24 @@ def test_single_document_mode_searches_inside_the_document(app_services):
     assert session.source is None
 
 
+def test_another_source_starts_a_new_conversation(app_services):
+    # Follow-ups were rewritten against the last document's subject: "When did
+    # it last erupt?" after a lighthouse became "... the Keepers of the Keepers ...".
+    session = S.Session()
+    S.use_document(session, "The Old Point lighthouse was first kept by Thomas Hale.", "Lighthouse")
+    play(app_services, session, "Who first kept the Old Point lighthouse?")
+    status = S.use_document(session, "Mount Kessel is a dormant volcano. It last erupted in 1723.", "Volcano")
+    assert status == ("Answering from the document “Volcano” (1 passage). A new conversation starts for it "
+                      "(conversation 2; the last one is kept in Your conversations).")
+    assert session.turns == [] and list(session.archive) == ["1"]
+    play(app_services, session, "When did Mount Kessel last erupt?")
+    assert turns(session)[0].sources[0].id == "Volcano_p0" and infos(session)[0].history == ()
+    # Back to the collection: a new one again; with no turn yet, nothing starts.
+    assert "A new conversation starts for it (conversation 3" in S.use_default_collection(app_services, session)
+    assert S.use_default_collection(app_services, session) == f"Answering from {app_services.collection_name}."
+    assert S.use_document(session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
+
+
 def test_a_sessions_own_source_is_searched_without_the_served_indexs_rescorer(app_services):
     import dataclasses
 
@@ -296,6 +314,12 @@ def test_multiple_choice_over_a_document(app_services):
                                         ["Fishing", "Medicine", "Music", ""])
     assert options == ["Fishing", "Medicine", "Music"]
     assert choice.index == 1
+    # An empty box between options shifted the letters of those after it;
+    # two equal options could not both be right.
+    with pytest.raises(InvalidInputError, match=r"^Option \(B\) is empty but a later one is not"):
+        S.multiple_choice(app_services, session, document, "What did Mara study?", ["Fishing", " ", "Medicine", ""])
+    with pytest.raises(InvalidInputError, match=r"^Options \(A\) and \(C\) are the same"):
+        S.multiple_choice(app_services, session, document, "What did Mara study?", ["Medicine", "Music", "medicine ", ""])
     html = S.choice_html(choice, options)
     assert "Answer: <b>(B) Medicine</b>" in html
     with pytest.raises(InvalidInputError, match="at least two options"):

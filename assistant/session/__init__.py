@@ -27,6 +27,7 @@ from ._store import (
     MAX_SAVED_CHARS,
     conversation_choices,
     restore_state,
+    new_conversation,
     saved_state,
     switch_conversation,
 )
@@ -37,7 +38,6 @@ from ._turns import (
     drop_waiting,
     export_qrecc,
     judge,
-    new_conversation,
     next_question,
     rewrite_json,
     select_turn,

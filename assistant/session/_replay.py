@@ -10,7 +10,8 @@ from rewriting.data import data_dir, load_examples
 
 from ..kernel import DataFormatError, InvalidInputError
 from ._state import Pending, Replay, Services, Session
-from ._turns import ask, new_conversation
+from ._store import new_conversation
+from ._turns import ask
 
 
 def load_replay(session: Session, path: str | Path, name: str | None = None) -> list[str]:

@@ -13,6 +13,7 @@ from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._state import Services, Session, Source
+from ._store import new_conversation
 from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
 
 # Frozen: one shared default is safe.
@@ -30,18 +31,27 @@ def assistant_for(services: Services, session: Session) -> Assistant:
     return dataclasses.replace(services.assistant, retriever=session.source.retriever, rescorer=session.source.rescorer)
 
 
-def _set_source(session: Session, source: Source | None) -> None:
+def _set_source(session: Session, source: Source | None) -> str:
+    """Answer from ``source`` (None: the default collection) from now on;
+    returns what to add to the status. A conversation under way starts
+    anew: its follow-ups would be rewritten against the other source's
+    subject ("When did it last erupt?" after a lighthouse document became
+    "When did the Keepers of the Keepers last erupt?")."""
     if session.source is not None and session.source is not source:
         session.source.close()
     session.source = source
+    if not session.turns:
+        return ""
+    new_conversation(session)
+    return f" A new conversation starts for it (conversation {session.conversation_no}; the last one is kept in Your conversations)."
 
 
 def use_uploads(services: Services, session: Session, paths: Sequence[str | Path]) -> str:
     """Index the uploads for this session and answer from them from now on."""
     index = index_uploads(paths, services.limits, services.assistant.retriever_config, services.sessions_root)
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
-    _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer))
-    return f"Answering from {session.source.name}."
+    started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer))
+    return f"Answering from {session.source.name}.{started}"
 
 
 def use_document(session: Session, text: str, name: str = "your document", limits: UploadLimits = DEFAULT_LIMITS) -> str:
@@ -57,9 +67,9 @@ def use_document(session: Session, text: str, name: str = "your document", limit
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
-                                ChunkRetriever(passages), text=text))
-    return f"Answering from {session.source.name}."
+    started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
+                                          ChunkRetriever(passages), text=text))
+    return f"Answering from {session.source.name}.{started}"
 
 
 def use_document_file(session: Session, path: str | Path, limits: UploadLimits = DEFAULT_LIMITS) -> str:
@@ -102,8 +112,9 @@ def abandon(session: Session) -> None:
 
 
 def use_default_collection(services: Services, session: Session) -> str:
-    _set_source(session, None)
-    return f"Answering from {services.collection_name}."
+    if session.source is None:
+        return f"Answering from {services.collection_name}."
+    return f"Answering from {services.collection_name}.{_set_source(session, None)}"
 
 
 def source_status(services: Services, session: Session) -> str:
@@ -129,7 +140,20 @@ def multiple_choice(services: Services, session: Session, document: str, questio
     if not document:
         raise InvalidInputError("Paste the document (or choose one under 'Your documents') first.")
     question = validate_question(question, services.assistant.config.max_question_chars)
-    options = [o.strip() for o in options if o and o.strip()]
+    given = [(o or "").strip() for o in options]
+    while given and not given[-1]:
+        given.pop()  # fewer options than boxes: the last ones stay empty
+    letters = "ABCDEFGHIJ"
+    if "" in given:
+        # The answer is named by its letter: an empty box in between would
+        # shift the letters of the options after it.
+        gap = letters[given.index("")]
+        raise InvalidInputError(f"Option ({gap}) is empty but a later one is not: fill the options in order.")
+    repeated = next((o for i, o in enumerate(given) if o.casefold() in [p.casefold() for p in given[:i]]), None)
+    if repeated is not None:
+        first, second = [letters[i] for i, o in enumerate(given) if o.casefold() == repeated.casefold()][:2]
+        raise InvalidInputError(f"Options ({first}) and ({second}) are the same: give different options.")
+    options = given
     if len(options) < 2:
         raise InvalidInputError("Give at least two options.")
     if session.choice_reader is None:

@@ -142,3 +142,19 @@ def switch_conversation(session: Session, number: int) -> str:
     session.turns, session.conversation_no, session.selected = turns, number, None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
     return f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
+
+
+def new_conversation(session: Session) -> str:
+    """Start over (the session's documents stay; a replay is stopped); the
+    conversation so far is kept in ``session.archive``. An empty one is
+    already new: it keeps its number rather than leave a gap in the list."""
+    if session.turns:
+        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+        # Only the newest are ever saved or listed (saved_state): the rest would only take memory.
+        for key in sorted(session.archive, key=int)[: -(MAX_CONVERSATIONS - 1)]:
+            del session.archive[key]
+        session.turns = []
+        session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
+    session.selected = None
+    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
+    return "New conversation."

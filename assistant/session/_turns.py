@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -12,7 +11,6 @@ from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
 from ._state import Pending, Services, Session, SessionTurn, TurnInfo
-from ._store import MAX_CONVERSATIONS, _turn_json
 from ._views import turn_of_message
 
 
@@ -256,22 +254,6 @@ def undo(session: Session) -> str:
     if info.example_id and session.replay is not None and session.replay.position > 0:
         session.replay.position -= 1
     return f"Removed the turn “{turn.question[:60]}”."
-
-
-def new_conversation(session: Session) -> str:
-    """Start over (the session's documents stay; a replay is stopped); the
-    conversation so far is kept in ``session.archive``. An empty one is
-    already new: it keeps its number rather than leave a gap in the list."""
-    if session.turns:
-        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
-        # Only the newest are ever saved or listed (saved_state): the rest would only take memory.
-        for key in sorted(session.archive, key=int)[: -(MAX_CONVERSATIONS - 1)]:
-            del session.archive[key]
-        session.turns = []
-        session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
-    session.selected = None
-    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
-    return "New conversation."
 
 
 def export_qrecc(session: Session) -> list[dict]:
