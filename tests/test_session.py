@@ -192,9 +192,16 @@ def test_thumbs_write_labels_eval_can_read(app_services):
     assert (second.label, second.question, second.rewrite, second.reference) == (
         0, "What did she write about?", "What did she write about?", "What did Ada Lovelace write about?")
     assert second.history == (ADA, turns(session)[0].answer.text)
-    assert second.id == f"app:{session.id}:1:2"
+    assert second.id == f"app:{session.id}:1:2:{infos(session)[1].uid}"
     with pytest.raises(InvalidInputError):
         S.judge(app_services, session, 5, 1)
+    # A turn asked in the place of an undone one is another turn: its
+    # judgement got the undone turn's id, and eval.rewrites dropped one of them.
+    S.undo(session)
+    play(app_services, session, "Who was her father?")
+    S.judge(app_services, session, 1, 1)
+    ids = [line.id for line in read_labels(app_services.labels.path)]
+    assert len(ids) == 3 and len(set(ids)) == 3 and ids[2].startswith(f"app:{session.id}:1:2:")
 
 
 def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversations):

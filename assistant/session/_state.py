@@ -68,6 +68,9 @@ class TurnInfo:
     awaiting_reference: bool = False  # thumbs down before there was a reference
     notice: str = ""  # e.g. "this does not look like English"
     example_id: str = ""  # the replayed example's id
+    # Tells this turn from another asked in its place after an undo (its
+    # labels-file id carries it); "" for turns saved before it existed.
+    uid: str = ""
 
 
 @dataclass

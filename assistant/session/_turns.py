@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def ask(
         reference_kind="replay" if reference else "",
         notice=notice,
         example_id=example_id,
+        uid=uuid.uuid4().hex[:8],
     )
     _score(services, session, info)
     session.turns.append(SessionTurn(turn, info))
@@ -217,7 +219,10 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
             )
         reference, kind = info.system_rewrite.text, "confirmed"
     services.labels.append(
-        id=f"app:{session.id}:{session.conversation_no}:{index + 1}",
+        # The turn's number and its uid: judging it again supersedes the line
+        # (eval.rewrites keeps the last), but a turn asked in its place after
+        # an undo is another turn, and its judgement another line.
+        id=f"app:{session.id}:{session.conversation_no}:{index + 1}" + (f":{info.uid}" if info.uid else ""),
         history=info.history,
         question=turn.question,
         rewrite=info.system_rewrite.text,
