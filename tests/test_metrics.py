@@ -291,6 +291,11 @@ def test_validate_hand_computed_and_constant_metric():
     assert stats["metrics"]["x"]["auc"] == pytest.approx(5 / 6)
     assert math.isnan(stats["metrics"]["flat"]["pearson"])
     assert stats["metrics"]["flat"]["auc"] == pytest.approx(0.5)
+    # A float32 embedding scores a text against its copy 1 give or take 1e-7:
+    # that noise is no signal (it gave r 0.82 and AUC 1.0 in the app's labels).
+    noisy = np.array([1.0000001, 1.0000001, 0.99999994, 1.0000001, 0.99999994])
+    stats = validate(_labelled([1, 1, 0, 1, 0]), {"noisy": noisy})
+    assert math.isnan(stats["metrics"]["noisy"]["pearson"]) and stats["metrics"]["noisy"]["auc"] == pytest.approx(0.5)
 
 
 def test_bootstrap_ci_is_seeded_and_shrinks_with_n():

@@ -185,6 +185,11 @@ def test_thumbs_write_labels_eval_can_read(app_services):
     # A thumbs down without a reference waits for the user's correction.
     assert "👎 noted" in S.judge(app_services, session, 1, 0)
     assert len(app_services.labels.read()) == 1
+    # The rewrite judged wrong, given back as its correction, is refused: that
+    # line would pair a 👎 with a perfect score.
+    with pytest.raises(InvalidInputError, match="That is turn 2's rewrite as the system wrote it"):
+        S.correct(app_services, session, 1, " What did  she write about? ")
+    assert len(app_services.labels.read()) == 1
     status = S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
     assert status.endswith("Turn 2: recorded 👎 incorrect in labels.jsonl.")
     first, second = read_labels(app_services.labels.path)

@@ -178,6 +178,13 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     corrected = validate_question(corrected, assistant.config.max_question_chars)
     entry = session.turns[index]
     info = entry.info
+    if info.awaiting_reference and " ".join(corrected.split()) == " ".join(info.system_rewrite.text.split()):
+        # A 👎 line whose reference is the rewrite judged wrong would teach
+        # eval.rewrites validate that a perfect score means "incorrect".
+        raise InvalidInputError(
+            f"That is turn {index + 1}'s rewrite as the system wrote it, which your 👎 says is wrong: type the "
+            "rewrite you would have written, or press 👍 if it is right after all."
+        )
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
     previous = session.turns[index - 1].turn.rewrite.text if assistant.history_window(session.history(index)) else ""
