@@ -133,9 +133,10 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     records = json.loads(path.read_text())
     done = turns(session)
     assert records == [
-        {"Context": [], "Question": ADA, "Rewrite": ADA, "Answer": done[0].answer.text,
-         "Conversation_no": 1, "Turn_no": 1},
+        {"Context": [], "Question": ADA, "Rewrite": ADA, "Rewrite_kind": "system", "System_rewrite": ADA,
+         "Answer": done[0].answer.text, "Conversation_no": 1, "Turn_no": 1},
         {"Context": [ADA, done[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
+         "Rewrite_kind": "system", "System_rewrite": "Who was her father?",
          "Answer": done[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
     ]
     # The export reads back as a QReCC file (so it can be replayed).
@@ -237,6 +238,11 @@ def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversa
     message = S.chat_messages(session)[4]
     assert "Human rewrite (reference):** Who was Ada Lovelace's father?" in message["content"].replace("\\", "")
     assert "status" not in message["metadata"]  # open, so the human rewrite shows
+    # The export keeps the file's human rewrite as QReCC's Rewrite (it had the
+    # system's), the system's beside it.
+    exported = S.export_qrecc(session)[1]
+    assert (exported["Rewrite"], exported["Rewrite_kind"], exported["System_rewrite"]) == (
+        "Who was Ada Lovelace's father?", "replay", second.system_rewrite.text)
     # Undo puts the replayed turn back in line; a thumbs on it is recorded with the human reference.
     assert S.judge(app_services, session, 1, 0).startswith("Turn 2: recorded 👎")
     assert app_services.labels.read()[0]["reference_kind"] == "replay"

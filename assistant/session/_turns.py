@@ -271,17 +271,25 @@ def undo(session: Session) -> str:
 def export_qrecc(session: Session) -> list[dict]:
     """The conversation in QReCC's layout (rewriting.data reads it back).
 
-    ``Context`` holds the earlier questions and answers, oldest first;
-    ``Rewrite`` is the rewrite the turn was answered with.
+    ``Context`` holds the earlier questions and answers, oldest first.
+    ``Rewrite``, QReCC's human rewrite, is the turn's reference when it has
+    one (the replayed file's, the user's correction, or a rewrite confirmed
+    with 👍), else the rewrite it was answered with; ``Rewrite_kind`` says
+    which ("replay", "correction", "confirmed" or "system": a replay of the
+    export scores those against themselves). ``System_rewrite`` is the
+    rewriter's own. A replayed CANARD turn's export had lost the human
+    rewrite for the system's.
     """
     records = []
     for number, entry in enumerate(session.turns, 1):
-        turn = entry.turn
+        turn, info = entry.turn, entry.info
         records.append(
             {
                 "Context": session.history(number - 1),
                 "Question": turn.question,
-                "Rewrite": turn.rewrite.text,
+                "Rewrite": info.reference or turn.rewrite.text,
+                "Rewrite_kind": info.reference_kind if info.reference else "system",
+                "System_rewrite": info.system_rewrite.text,
                 "Answer": turn.answer.text,
                 "Conversation_no": session.conversation_no,
                 "Turn_no": number,
