@@ -220,14 +220,18 @@ class Actions:
         self._uploaders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     @contextlib.contextmanager
-    def _turn(self):
+    def _turn(self, session=None):
         with self._running_lock:
             self.running += 1
+            if session is not None:
+                session.running += 1
         try:
             yield
         finally:
             with self._running_lock:
                 self.running -= 1
+                if session is not None:
+                    session.running -= 1
 
     # ------------------------------------------------------------ views
 
@@ -265,7 +269,7 @@ class Actions:
         """Yield the views after each stage of a streamed turn (``steps`` yields
         Pending values), with the status ``during()`` meanwhile; a failure at
         any stage ends it with its message, which is also returned."""
-        with self._turn():
+        with self._turn(session):
             while True:
                 pending, error = _attempt(lambda: next(steps, None))
                 if error:
@@ -369,9 +373,15 @@ class Actions:
 
     def stopped(self, session, saved):
         self.ready(session, saved)
-        status, dropped = "Stopped: the turn was not added.", S.drop_waiting(session)
+        dropped = S.drop_waiting(session)
+        plural = dropped != 1
+        if session.running:
+            status = "Stopped: the turn was not added."
+            where = " sent after it"
+        else:  # a fresh page, or a replay already over: nothing to stop
+            status, where = "Nothing was running.", " waiting"
         if dropped:
-            status += f" The {dropped} question{'s' if dropped != 1 else ''} sent after it {'were' if dropped != 1 else 'was'} not asked."
+            status += f" The {dropped} question{'s' if plural else ''}{where} {'were' if plural else 'was'} not asked."
         return self.views(session, _status(status))
 
     def undo(self, session, saved):
@@ -468,7 +478,7 @@ class Actions:
     # ------------------------------------------------------------ API
 
     def api_chat(self, question, session):
-        with self._turn():
+        with self._turn(session):
             return S.ask_json(self.services, session, question), session
 
     def api_rewrite(self, question, history):
@@ -517,7 +527,7 @@ def _rewrite_panel(services: S.Services) -> SimpleNamespace:
         label="Correct the rewrite (ask a question first)",
         info="Click a turn in the chat to pick it (default: the last). Edit the self-contained "
         "question and re-run the turn with it; your correction becomes the reference the "
-        "metrics compare with.",
+        "metrics compare with (a replayed turn keeps its file's human rewrite).",
         lines=2, elem_id="correction",
     )
     ui.rerun = gr.Button("Re-run with this rewrite", elem_id="rerun")

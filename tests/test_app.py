@@ -295,9 +295,16 @@ def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, 
     assert list(act.ask(session, None)) == [act.unchanged()]
     # Stop ends the run; the questions still in line are not asked, and the status says so.
     act.take("Who was Lord Byron?", session)
+    run = act.ask(session, None)
+    next(run)  # under way
     act.take("What is Python?", session)
-    assert "The 2 questions sent after it were not asked" in act.stopped(session, None)[1]
+    act.take("What is Paris?", session)
+    status = act.stopped(session, None)[1].replace("\\", "")  # shown as Markdown, escaped
+    run.close()  # what Gradio's cancel does to the run
+    assert status.startswith("Stopped: the turn was not added.") and "The 2 questions sent after it were not asked" in status
     assert list(act.ask(session, None)) == [act.unchanged()] and len(session.turns) == 4
+    # With nothing running, Stop says so (it said the turn was not added).
+    assert act.stopped(session, None)[1] == "Nothing was running\\." and session.running == 0
 
 
 def test_a_refused_question_stays_in_the_box(app_services, tmp_path):

@@ -217,6 +217,9 @@ def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversa
         with pytest.raises(InvalidInputError, match="Load a conversations file and pick a conversation first."):
             list(play_on(app_services, session))
     assert S.load_replay(session, qrecc_conversations) == ["7", "9"]
+    for play_on in (S.replay_step, S.replay_rest):  # loaded, not started: it said to load a file
+        with pytest.raises(InvalidInputError, match="^Press Start to replay the conversation picked from "):
+            list(play_on(app_services, session))
     assert S.start_replay(session, "7") == "Replaying conversation 7 (2 turns)."
     list(S.replay_rest(app_services, session))
     for play_on in (S.replay_step, S.replay_rest):

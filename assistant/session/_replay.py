@@ -65,8 +65,10 @@ def start_replay(session: Session, conversation_id: str) -> str:
 def replay_step(services: Services, session: Session) -> Iterator[Pending]:
     """Play the replay's next question (rewritten with the file's history)."""
     replay = session.replay
-    if replay is None or not replay.conversation_id:
+    if replay is None:
         raise InvalidInputError("Load a conversations file and pick a conversation first.")
+    if not replay.conversation_id:  # loaded (and perhaps picked), not started
+        raise InvalidInputError(f"Press Start to replay the conversation picked from {replay.name}.")
     if replay.remaining() <= 0:
         raise InvalidInputError(f"Conversation {replay.conversation_id} is finished: pick another one.")
     example = replay.turns[replay.position]

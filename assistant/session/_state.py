@@ -136,6 +136,9 @@ class Session:
     # Questions sent and checked but not yet asked, oldest first: a question
     # sent while a turn runs waits here and is asked after it (take_question).
     waiting: deque[str] = field(default_factory=deque)
+    # Turns of this session under way (the app counts them, so that Stop with
+    # nothing running says so).
+    running: int = 0
     # Whether the conversations the browser keeps were read in (restore_state):
     # a session Gradio made afresh for an open page (the server restarted, or
     # dropped the oldest sessions' state) has not, and must before it saves.
