@@ -148,6 +148,11 @@ def _main(argv: list[str] | None) -> int:
     if not args.input.is_dir() or not any(args.input.glob("*.jsonl")):
         raise InvalidInputError(f"--input {args.input} is not a folder of .jsonl files; "
                                 "make one with scripts/gen_collection.py")
+    # Both indexers run from the repository root (cwd=ROOT, where
+    # `-m assistant.index` is found): a relative path given here is the
+    # caller's, so it is made absolute first.
+    args.input = args.input.absolute()
+    args.work = args.work.absolute() if args.work is not None else None
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_index."))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -23,3 +23,31 @@ def test_an_input_without_jsonl_files_is_one_line_exit_2(tmp_path, make):
     assert out.stderr == (f"error: --input {collection} is not a folder of .jsonl files; "
                           "make one with scripts/gen_collection.py\n")
     assert not (tmp_path / "work").exists()
+
+
+def test_relative_paths_are_the_callers(tmp_path, monkeypatch):
+    # Both indexers run with cwd at the repository root: a relative --input
+    # (as BENCHMARKS §9 writes it) was looked for there ("no such file or folder").
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_index_under_test", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    (tmp_path / "C").mkdir()
+    (tmp_path / "C" / "a.jsonl").write_text('{"id": "a", "contents": "x"}\n')
+    commands = []
+
+    def measured(command, env):
+        commands.append(command)
+        return {"returncode": 1, "wall_s": 0, "peak_rss_mb": 0, "stderr_tail": ""}
+
+    monkeypatch.setattr(bench, "run_measured", measured)
+    monkeypatch.setattr(bench, "import_pyserini", lambda name: None)
+    monkeypatch.setenv("JAVA_HOME", "/unused")
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["--input", "C", "--work", "W", "--json"]) == 1
+    ours, theirs = commands
+    assert ours[ours.index("--input") + 1] == str(tmp_path / "C")
+    assert ours[ours.index("--index") + 1] == str(tmp_path / "W" / "ours")
+    assert theirs[theirs.index("-input") + 1] == str(tmp_path / "C")
+    assert theirs[theirs.index("-index") + 1] == str(tmp_path / "W" / "pyserini")
