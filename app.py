@@ -403,12 +403,14 @@ class Actions:
     def replay_load(self, upload, path, session):
         if not upload and not (path or "").strip():
             return gr.update(), _status("Upload a QReCC, CANARD or CAsT file, or give its path.", error=True), session
-        name = os.path.basename(upload) if upload else None
+        # What the user gave names the file in messages, not its place on the server.
+        name = os.path.basename(upload) if upload else " ".join(path.split())
         S.track_uploads(session, [upload])
         ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name))
         if error:
             return gr.update(choices=[], value=None), _status(error, error=True), session
-        return gr.update(choices=ids, value=ids[0]), _status(f"Loaded {len(ids)} conversations: pick one and press Start."), session
+        loaded = f"Loaded {len(ids)} conversation{'s' if len(ids) != 1 else ''}: pick one and press Start."
+        return gr.update(choices=ids, value=ids[0]), _status(loaded), session
 
     def replay_start(self, conversation_id, session, saved):
         self.ready(session, saved)

@@ -277,6 +277,18 @@ def test_the_page_names_the_labels_file_but_not_where_it_lies_on_the_server(app_
     assert len(texts) == 1 and path.name in texts[0] and str(path.parent) not in texts[0]
 
 
+def test_replay_messages_name_what_the_user_gave_not_the_servers_folders(app_services, tmp_path, monkeypatch):
+    from assistant import session as S
+
+    monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
+    (tmp_path / "data" / "qrecc").mkdir(parents=True)
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for path, said in (("qrecc/nonexistent.json", "qrecc/nonexistent.json: no such file"),
+                       ("../outside.json", "Only files in the data folder can be opened by path")):
+        status = act.replay_load(None, path, session)[1].replace("\\", "")
+        assert said in status and str(tmp_path) not in status
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 

@@ -436,7 +436,7 @@ def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a relative path is the data folder's, not the server's working folder's
     assert S.shared_data_file("qrecc/x.json") == S.shared_data_file("./qrecc/x.json ") == inside
     for outside in ("/etc/passwd", f"{tmp_path}/data/../secret.json", "../secret.json"):
-        with pytest.raises(InvalidInputError, match="Only files under"):
+        with pytest.raises(InvalidInputError, match="Only files in the data folder can be opened by path"):
             S.shared_data_file(outside)
 
 

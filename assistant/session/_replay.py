@@ -19,7 +19,7 @@ def load_replay(session: Session, path: str | Path, name: str | None = None) -> 
 
     path = Path(path)
     if not path.is_file():
-        raise InvalidInputError(f"{path}: no such file.")
+        raise InvalidInputError(f"{name or path.name}: no such file.")
     try:
         examples = load_examples(path)
     except DataFormatError as error:
@@ -46,7 +46,9 @@ def shared_data_file(path: str) -> Path:
     root = data_dir().resolve()
     resolved = (root / Path(path.strip()).expanduser()).resolve()
     if not resolved.is_relative_to(root):
-        raise InvalidInputError(f"Only files under {root} can be opened by path; upload other files instead.")
+        # The folder's place on the server is no visitor's business.
+        raise InvalidInputError("Only files in the data folder can be opened by path (e.g. "
+                                "qrecc/qrecc_test_sample.json); upload other files instead.")
     return resolved
 
 
