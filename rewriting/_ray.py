@@ -23,6 +23,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -66,6 +67,31 @@ def add_ray_arguments(parser, default_actors: int = 2) -> None:
                         help=f"with --ray: worker copies, each loading its models once (default {default_actors})")
 
 
+# How long the check of a cluster's address waits for a connection: Ray's
+# own connect retries for minutes before it fails.
+CONNECT_TIMEOUT_S = 5.0
+_CHECKS = "is `ray start --head` running there, and is PORT its GCS port (6379 unless `ray start --port` said otherwise), open to this machine?"
+
+
+def check_address(address: str, flag: str = "--ray") -> None:
+    """Refuse, with :class:`ConfigError`, a cluster address Ray cannot use
+    here, before ``ray.init`` meets it: a HOST:PORT where nothing accepts
+    a connection within :data:`CONNECT_TIMEOUT_S` (Ray would retry for
+    minutes, printing warnings). ``auto`` and other addresses without a
+    port are left to Ray."""
+    scheme, _, rest = address.rpartition("://")
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        return
+    host = host.strip("[]")  # [::1]:6379
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        reason = f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(error, TimeoutError) else (error.strerror or str(error)).lower()
+        checks = _CHECKS.replace("PORT", port) if scheme != "ray" else f"is `ray start --head` running there, with its Ray Client port {port} open to this machine?"
+        raise ConfigError(f"cannot reach the Ray cluster at {address} ({flag}): {reason}; {checks}") from None
+
+
 def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:
     """Connect to ``address`` (None: ``RAY_ADDRESS``, else a new local instance)."""
     global _shipped
@@ -80,6 +106,8 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
     }
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address or os.environ.get("RAY_ADDRESS"):
+        given = address or os.environ["RAY_ADDRESS"]
+        check_address(given, "--ray" if address else "RAY_ADDRESS")
         ray.init(address=address, runtime_env=runtime_env, **quiet)
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere

@@ -80,6 +80,25 @@ def test_with_ray_flag_a_missing_ray_is_one_line(qrecc_file, tmp_path):
         assert out.stderr.count("\n") == 1
 
 
+@needs_ray
+def test_an_unreachable_ray_address_is_one_line(qrecc_file, tiny_index, tmp_path, monkeypatch, capsys):
+    # Before the local-instance tests: the check comes before ray.init. Ray
+    # itself retried an address where nothing listens for minutes.
+    import socket
+
+    from eval import qa, rewrites
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"  # nothing listens once it is closed
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    for module, argv in ((rewrites, ["score", "--data", str(qrecc_file), "--rewriter", "original", "--metrics", "bleu"]),
+                         (qa, ["--data", str(qrecc_file), "--setting", "human-rewrite", "--index", str(tiny_index)])):
+        assert module.main([*argv, "--ray", address, "--actors", "1"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith(f"error: cannot reach the Ray cluster at {address} (--ray): ") and "ray start --head" in err
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray instance for the module's tests (the commands start it), shut down after."""

@@ -7,12 +7,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="missing prerequisite: ray (pip install -r requirements-ray.txt)")
 ROOT = Path(__file__).resolve().parent.parent
 HISTORY = ["Who was Ada Lovelace?", "An English mathematician.", "What did she write?", "Notes on the Analytical Engine."]
 
@@ -143,3 +145,76 @@ def test_the_ray_path_puts_rows_back_in_input_order_with_a_stand_in_ray(tmp_path
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
     assert _StandInDataset.made == [3]  # --actors is the pool size
     assert [json.loads(line)["id"] for line in (tmp_path / "ray.jsonl").read_text().splitlines()] == list(range(10))
+
+
+def _free_port() -> int:
+    """A local port where nothing listens (bound and let go again)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@needs_ray
+@pytest.mark.parametrize("scheme", [""])
+def test_an_address_ray_cannot_use_is_one_line_at_once(tmp_path, scheme):
+    # Real Ray, in a fresh interpreter: with nothing listening, ray.init
+    # retried for minutes; a ray:// address without ray[client] (not in
+    # requirements-ray.txt) was a ValueError traceback.
+    if scheme and importlib.util.find_spec("grpc") is not None:
+        pytest.skip("ray[client] is installed here: a ray:// address is Ray's to refuse")
+    address = f"{scheme}127.0.0.1:{_free_port()}"
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--ray", address]
+    try:
+        out = subprocess.run([sys.executable, "-m", "rewriting.rewrite", *argv], cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)},
+                             capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--ray {address} still had no answer after 90 s")
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert out.stderr.count("\n") == 1, out.stderr[-2000:]
+    if scheme:
+        assert out.stderr.startswith(f"error: --ray {address}: a ray:// address needs Ray Client")
+        assert 'pip install "ray[client]"' in out.stderr and "HOST:6379" in out.stderr
+    else:
+        assert out.stderr.startswith(f"error: cannot reach the Ray cluster at {address} (--ray): ")
+        assert "ray start --head" in out.stderr and f"is {address.rsplit(':', 1)[1]} its GCS port" in out.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.fixture
+def refusing_ray(monkeypatch):
+    """The stand-in ray, with ray.exceptions, whose init raises what ``failure`` holds."""
+    import types
+
+    fake = _stand_in_ray()
+
+    class RayError(Exception):
+        pass
+
+    class AuthenticationError(RayError):
+        pass
+
+    fake.exceptions = types.SimpleNamespace(RayError=RayError, AuthenticationError=AuthenticationError)
+    failure = []
+
+    def init(**kwargs):
+        raise failure[0]
+
+    fake.init = init
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.setitem(sys.modules, "ray.exceptions", fake.exceptions)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return fake, failure
+
+
+def test_an_unreachable_ray_address_variable_is_named(tmp_path, refusing_ray, monkeypatch, capsys):
+    from rewriting.rewrite import main
+
+    _, failure = refusing_ray
+    failure.append(AssertionError("ray.init was called"))
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{_free_port()}")
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--ray"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot reach the Ray cluster at {os.environ['RAY_ADDRESS']} (RAY_ADDRESS): ") and err.count("\n") == 1
