@@ -20,6 +20,7 @@ Only this module imports ray, and only when :func:`map_on_ray` runs
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -62,7 +63,7 @@ def add_ray_arguments(parser, default_actors: int = 2) -> None:
         return int(text)
 
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                        help="run on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a new local one)")
+                        help="run on a Ray cluster (ADDRESS: its head's HOST:6379, from a machine of the cluster; none: RAY_ADDRESS or a new local one)")
     parser.add_argument("--actors", type=actors, default=default_actors,
                         help=f"with --ray: worker copies, each loading its models once (default {default_actors})")
 
@@ -75,11 +76,15 @@ _CHECKS = "is `ray start --head` running there, and is PORT its GCS port (6379 u
 
 def check_address(address: str, flag: str = "--ray") -> None:
     """Refuse, with :class:`ConfigError`, a cluster address Ray cannot use
-    here, before ``ray.init`` meets it: a HOST:PORT where nothing accepts
-    a connection within :data:`CONNECT_TIMEOUT_S` (Ray would retry for
-    minutes, printing warnings). ``auto`` and other addresses without a
-    port are left to Ray."""
+    here, before ``ray.init`` meets it: a ``ray://`` one without Ray Client
+    installed (requirements-ray.txt has ray[data] only), and a HOST:PORT
+    where nothing accepts a connection within :data:`CONNECT_TIMEOUT_S`
+    (Ray would retry for minutes, printing warnings). ``auto`` and other
+    addresses without a port are left to Ray."""
     scheme, _, rest = address.rpartition("://")
+    if scheme == "ray" and not _has_ray_client():
+        raise ConfigError(f"{flag} {address}: a ray:// address needs Ray Client, which requirements-ray.txt does not install: "
+                          f'pip install "ray[client]", or run on a machine of the cluster with its GCS address HOST:6379')
     host, colon, port = rest.rpartition(":")
     if not colon or not host or not port.isdigit():
         return
@@ -90,6 +95,11 @@ def check_address(address: str, flag: str = "--ray") -> None:
         reason = f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(error, TimeoutError) else (error.strerror or str(error)).lower()
         checks = _CHECKS.replace("PORT", port) if scheme != "ray" else f"is `ray start --head` running there, with its Ray Client port {port} open to this machine?"
         raise ConfigError(f"cannot reach the Ray cluster at {address} ({flag}): {reason}; {checks}") from None
+
+
+def _has_ray_client() -> bool:
+    """Whether Ray Client's dependency (grpc, what Ray's own check imports) is installed."""
+    return importlib.util.find_spec("grpc") is not None
 
 
 def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:

@@ -203,7 +203,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="search a changed rewrite again too when one of its tokens had a probability under P "
                         "(0: never; default: the rewriter's)")
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                        help="rewrite on a Ray cluster (ADDRESS, e.g. ray://host:10001; none: RAY_ADDRESS or a local one)")
+                        help="rewrite on a Ray cluster (ADDRESS: its head's HOST:6379, from a machine of the cluster; none: RAY_ADDRESS or a local one)")
     parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
     args = parser.parse_args(argv)
     if args.batch_size < 1:

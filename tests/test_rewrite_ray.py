@@ -155,7 +155,7 @@ def _free_port() -> int:
 
 
 @needs_ray
-@pytest.mark.parametrize("scheme", [""])
+@pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_an_address_ray_cannot_use_is_one_line_at_once(tmp_path, scheme):
     # Real Ray, in a fresh interpreter: with nothing listening, ray.init
     # retried for minutes; a ray:// address without ray[client] (not in
@@ -179,6 +179,15 @@ def test_an_address_ray_cannot_use_is_one_line_at_once(tmp_path, scheme):
         assert out.stderr.startswith(f"error: cannot reach the Ray cluster at {address} (--ray): ")
         assert "ray start --head" in out.stderr and f"is {address.rsplit(':', 1)[1]} its GCS port" in out.stderr
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_help_gives_an_address_the_documented_install_can_use(capsys):
+    from rewriting.rewrite import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "ray://" not in text and "HOST:6379" in text
 
 
 @pytest.fixture
