@@ -102,6 +102,15 @@ def _has_ray_client() -> bool:
     return importlib.util.find_spec("grpc") is not None
 
 
+def _connection_failed(address: str, error: BaseException, version: str) -> str:
+    """One line for a failed ``ray.init`` at ``address`` (Ray's own text
+    names the node's IP, which may not be the address given)."""
+    said = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+    return (f"cannot connect to the Ray cluster at {address}: {said}; check that it is the head's GCS address HOST:PORT "
+            f"(6379 unless `ray start --port` said otherwise), that the cluster runs this Ray version ({version}), and, "
+            f"where it uses token authentication, that this machine has its token (the head's ~/.ray/auth_token)")
+
+
 def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:
     """Connect to ``address`` (None: ``RAY_ADDRESS``, else a new local instance)."""
     global _shipped
@@ -118,7 +127,10 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
     if address or os.environ.get("RAY_ADDRESS"):
         given = address or os.environ["RAY_ADDRESS"]
         check_address(given, "--ray" if address else "RAY_ADDRESS")
-        ray.init(address=address, runtime_env=runtime_env, **quiet)
+        try:
+            ray.init(address=address, runtime_env=runtime_env, **quiet)
+        except (ConnectionError, TimeoutError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
+            raise ConfigError(_connection_failed(given, error, getattr(ray, "__version__", "?"))) from error
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere
         # One CPU slot an actor: the pool is all the work (the rows are made

@@ -217,6 +217,30 @@ def refusing_ray(monkeypatch):
     return fake, failure
 
 
+@pytest.mark.parametrize("kind", ["connection", "authentication", "no instance"])
+def test_a_cluster_that_refuses_the_connection_is_one_line(tmp_path, refusing_ray, capsys, kind):
+    # Something listens (so the address check passes) but ray.init fails:
+    # these were tracebacks with exit status 1.
+    from rewriting.rewrite import main
+
+    fake, failure = refusing_ray
+    failure.append({
+        "connection": ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"),
+        "authentication": fake.exceptions.AuthenticationError("Token authentication is enabled but the authentication token is\ninvalid."),
+        "no instance": ConnectionError("Could not find any running Ray instance."),
+    }[kind])
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = "auto" if kind == "no instance" else f"127.0.0.1:{server.getsockname()[1]}"
+        assert main([*argv, "--ray", address]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: cannot connect to the Ray cluster at {address}: "), err
+    assert " ".join(str(failure[0]).split()).rstrip(".") in err and "~/.ray/auth_token" in err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_an_unreachable_ray_address_variable_is_named(tmp_path, refusing_ray, monkeypatch, capsys):
     from rewriting.rewrite import main
 
