@@ -268,7 +268,10 @@ class Actions:
     def stream(self, session, steps, done: str, during=lambda: ""):
         """Yield the views after each stage of a streamed turn (``steps`` yields
         Pending values), with the status ``during()`` meanwhile; a failure at
-        any stage ends it with its message, which is also returned."""
+        any stage ends it with its message, which is also returned. Between
+        the turns of several (Play all) every panel is drawn: the metrics,
+        their plot and the saved copy followed only at the end."""
+        finished = len(session.turns)
         with self._turn(session):
             while True:
                 pending, error = _attempt(lambda: next(steps, None))
@@ -277,6 +280,9 @@ class Actions:
                     return error
                 if pending is None:
                     break
+                if len(session.turns) != finished:  # a turn ended before this one began
+                    finished = len(session.turns)
+                    yield self.views(session, during())
                 yield self.views(session, during(), pending)
         yield self.views(session, _status(done))
         return None

@@ -341,6 +341,21 @@ def test_a_refused_correction_stays_in_its_box(app_services, tmp_path):
     assert views[4]["value"] == "Who was Ada Lovelace, the mathematician?"
 
 
+def test_play_all_draws_every_panel_between_turns(app_services, tmp_path, qrecc_conversations):
+    # Only the chat moved during Play all: the metrics table, their plot and
+    # the conversations list appeared at the end.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    S.load_replay(session, qrecc_conversations)
+    act.replay_start("7", session, None)
+    views = list(act.replay_all(session, None))
+    between = [v for v in views[:-1] if v[2] != app.gr.skip()]
+    # Drawn whole after the first turn (its chat shorter than the last), the saved copy too.
+    assert between and 0 < len(between[0][0]) < len(views[-1][0])
+    assert len(between[0][-1]["conversations"][str(session.conversation_no)]) == 1
+
+
 def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp_path):
     from assistant import session as S
 
