@@ -527,6 +527,15 @@ def test_one_document_mode_applies_the_upload_limits(app_services, tmp_path):
     assert S.use_document_file(session, small, limits).startswith("Answering from the document “small”")
 
 
+def test_a_markdown_document_is_read_without_its_heading_marks(tmp_path):
+    # "## Keepers" was part of the one-document mode's passages and answers.
+    session = S.Session()
+    doc = tmp_path / "lighthouse.md"
+    doc.write_text("# The Old Point lighthouse\n\nIt was built in 1801.\n\n## Keepers\n\nIts first keeper was Thomas Hale.\n")
+    S.use_document_file(session, doc)
+    assert "#" not in session.source.text and "Keepers" in session.source.text
+
+
 def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
     session = S.Session()
     folder = tmp_path / "gradio" / "abc123"

@@ -20,6 +20,7 @@ from ._collection import (
     read_collection,
     read_document,
 )
+from ._collection import _markdown_text as markdown_text
 from ._dense import VECTORS_FILE, DeferredRescorer, DenseRescorer, Rescorer, passage_vectors, stored_vectors
 from ._expansion import expand_query
 from ._index import build_index, ensure_index, index_collection, verify_index
@@ -44,6 +45,7 @@ __all__ = [
     "html_to_text",
     "read_collection",
     "read_document",
+    "markdown_text",
     "collection_size",
     "build_index",
     "index_collection",

@@ -34,6 +34,7 @@ from ..retrieval import (
     build_index,
     chunk_text,
     html_to_text,
+    markdown_text,
     read_collection,
 )
 
@@ -148,6 +149,8 @@ def read_text(path: str | Path, name: str | None = None) -> str:
             raise DataFormatError(f"{name} looks like a binary file, not {suffix} text.")
         if suffix in (".html", ".htm"):
             text = html_to_text(text)
+        elif suffix == ".md":  # as a folder's .md is indexed: "## Keepers" was read out in answers
+            text = markdown_text(text)
     else:
         raise InvalidInputError(f"{name}: one document must be {', '.join(DOCUMENT_SUFFIXES)} or .pdf.")
     if not text.strip():
