@@ -345,3 +345,24 @@ def test_build_index_refuses_a_bad_record_by_its_place_and_id(tmp_path, record, 
         build_index([Passage("a", "Marie Curie.", 0.0)], tmp_path / "idx", progress=False)
     with pytest.raises(TypeError, match="^passages must be an iterable of dicts, not one dict$"):
         build_index(good, tmp_path / "idx", progress=False)
+
+
+@pytest.mark.parametrize("bad", ["empty", "blank"])
+def test_a_passage_lucene_would_refuse_is_named_by_its_place_and_id_on_every_route(tmp_path, capsys, bad):
+    """An empty contents was refused as 'Lucene refused 1 of passages
+    1-512; see the log above' (no log), or, with --threads 2, with counts
+    and no id. The passage is now checked in Python, whatever the route."""
+    contents = {"empty": "", "blank": " \n\t"}[bad]
+    reason = '"contents" is empty; every passage needs text to index.'
+    # Past the first 1000 lines, so that --threads 2 has Anserini read the file itself.
+    records = [dict(_passage(n), title="") for n in range(1200)]
+    records[1100] = dict(records[1100], contents=contents)
+    collection = tmp_path / "coll" / "a.jsonl"
+    _write_jsonl(collection, records)
+    for threads in ("1", "2"):
+        assert index_main(["--input", str(collection), "--index", str(tmp_path / "idx"), "--threads", threads]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"error: {collection}, line 1101 (id 'p1100'): {reason}"
+    with pytest.raises(DataFormatError) as caught:
+        build_index(iter(records), tmp_path / "idx", progress=False)
+    assert str(caught.value) == f"passage 1101 (id 'p1100'): {reason}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll"]  # no index, staging or links left

@@ -33,9 +33,14 @@ __all__ = [
     "read_collection",
     "read_document",
     "collection_size",
+    "lucene_problem",
 ]
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".html", ".htm")
+
+# What Java's String.trim() removes: a passage whose contents is nothing
+# else is one that Anserini counts as empty and skips.
+_JAVA_BLANK = "".join(map(chr, range(33)))
 
 
 def default_collection_path() -> Path:
@@ -233,7 +238,8 @@ def checked_passage(where: str, record) -> dict:
     given), and its id when it has one. The one check of a passage record,
     for every collection and for ``build_index``: ``id`` (a string or an
     integer) and ``contents`` (a string) are required, ``title`` and ``url``
-    (strings) optional.
+    (strings) optional. What Lucene would refuse is refused here, before it
+    sees the passage: an empty (or blank) contents.
 
     >>> checked_passage("line 1", {"id": 7, "contents": "Ada wrote notes."})
     {'id': '7', 'contents': 'Ada wrote notes.', 'title': '', 'url': ''}
@@ -241,6 +247,10 @@ def checked_passage(where: str, record) -> dict:
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.DataFormatError: line 2 (id 'x'): "contents" must be a string, not NoneType.
+    >>> checked_passage("line 3", {"id": "y", "contents": " "})
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.DataFormatError: line 3 (id 'y'): "contents" is empty; every passage needs text to index.
     """
     rule = '"id" and "contents" are required ("title" and "url" are optional)'
     if not isinstance(record, dict):
@@ -261,7 +271,23 @@ def checked_passage(where: str, record) -> dict:
         if not isinstance(value, str):
             raise DataFormatError(f'{where}: "{key}" must be a string, not {type(value).__name__}.')
         fields[key] = value
+    problem = lucene_problem(fields["id"], fields["contents"], fields["title"], fields["url"])
+    if problem:
+        raise DataFormatError(f"{where}: {problem}")
     return fields
+
+
+def lucene_problem(doc_id: str, contents: str, title: str = "", url: str = "") -> str | None:
+    """Why Lucene (through Anserini) would refuse a passage of these string
+    fields, or None: the checks of :func:`checked_passage`, for a record
+    already known to hold strings.
+
+    >>> lucene_problem("a", "text") is None
+    True
+    """
+    if not contents.strip(_JAVA_BLANK):
+        return '"contents" is empty; every passage needs text to index.'
+    return None
 
 
 def _read_jsonl(path: Path) -> Iterator[dict]:

@@ -43,8 +43,8 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import ConfigError, DataFormatError, default_index_dir, json_lines_with_text, output_path
-from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
+from ..kernel import ConfigError, DataFormatError, default_index_dir, json_lines, json_lines_with_text, output_path
+from ._collection import collection_size, checked_passage, jsonl_sources, lucene_problem, read_collection
 from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
 from ._java import import_pyserini
 from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
@@ -135,8 +135,16 @@ def index_collection(
     files = jsonl_sources(path) if path is not None else None
     total = collection_size(path)
     if files is not None and threads > 1 and in_indexer_form(files):
-        count = _staged(index_dir, lambda staging: index_lines(files, staging, threads=threads, total=total,
-                                                                progress=progress, description=description))
+        try:
+            count = _staged(index_dir, lambda staging: index_lines(
+                files, staging, threads=threads, total=total, progress=progress, description=description))
+        except DataFormatError as error:
+            if not str(error).startswith("Lucene indexed"):
+                raise
+            # Anserini skipped a passage (an empty one) and names none: the
+            # first line Python refuses is the one to name.
+            _first_refused(files)
+            raise
         if count is not None:
             return count
         # A later line needs encoding after all: the streaming route does it.
@@ -211,11 +219,27 @@ def _encoded_jsonl(files: list[Path]) -> Iterator[tuple[str, str]]:
     the passage read and encoded as :func:`build_index` does."""
     for file in files:
         for where, record, line in json_lines_with_text(file):
-            if indexer_form(record):
+            if indexer_form(record) and _lucene_takes(record):
                 yield record["id"], line
             else:
                 passage = checked_passage(where, record)
                 yield passage["id"], json.dumps(_lucene_doc(passage))
+
+
+def _lucene_takes(record: dict) -> bool:
+    # A line in indexer form that Lucene would still refuse (empty contents)
+    # goes to checked_passage, which names it.
+    return lucene_problem(record["id"], record["contents"], record.get("title", ""), record.get("url", "")) is None
+
+
+def _first_refused(files: list[Path]) -> None:
+    """Raise the :class:`DataFormatError` of the first line of ``files``
+    that :func:`checked_passage` refuses (a place and an id), if any: after
+    Anserini, reading the files itself, indexed fewer passages than there
+    are lines."""
+    for file in files:
+        for where, record in json_lines(file):
+            checked_passage(where, record)
 
 
 def _batches(encoded: Iterable[tuple[str, str]], size: int, hashes: array) -> Iterator[list[str]]:
