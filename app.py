@@ -687,8 +687,9 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     uploading = docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn)
     running.append(uploading)
     for chosen in (uploading,
-                   docs.use_document.click(act.document, [docs.doc_file, docs.doc_text, docs.doc_title, session],
-                                           source_outputs, **turn),
+                   # Enter in the title box does what the button does.
+                   gr.on([docs.use_document.click, docs.doc_title.submit], act.document,
+                         [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn),
                    docs.use_default.click(act.default, [session], source_outputs, **light)):
         chosen.then(act.refresh, [session, store], turn_outputs, **light)
     chat.source_timer.tick(act.source_tick, [session], [chat.source, chat.source_timer], **light)

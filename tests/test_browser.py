@@ -270,6 +270,18 @@ def test_a_tab_is_told_when_another_tab_of_the_browser_saves_and_a_reload_shows_
         status_text(first, "Restored 2 conversations")
 
 
+def test_an_article_named_with_enter_becomes_the_document_and_a_new_conversation_starts(open_page):
+    page = open_page()
+    ask(page, ADA)
+    page.get_by_role("tab", name="Your documents").click()
+    box = page.locator("#doc-title textarea, #doc-title input").first
+    box.fill("lord byron")
+    box.press("Enter")  # it did nothing: only the button chose the document
+    page.locator("#docs-status").filter(has_text="A new conversation starts for it").wait_for()
+    assert "the document “Lord Byron”" in page.locator("#cqa-source").inner_text()
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")  # drawn again, empty
+
+
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
     url, rewriter = gated_app_server
     with browser_context(browser) as context:
