@@ -347,13 +347,19 @@ def test_build_index_refuses_a_bad_record_by_its_place_and_id(tmp_path, record, 
         build_index(good, tmp_path / "idx", progress=False)
 
 
-@pytest.mark.parametrize("bad", ["empty", "blank"])
+@pytest.mark.parametrize("bad", ["empty", "blank", "too long"])
 def test_a_passage_lucene_would_refuse_is_named_by_its_place_and_id_on_every_route(tmp_path, capsys, bad):
     """An empty contents was refused as 'Lucene refused 1 of passages
     1-512; see the log above' (no log), or, with --threads 2, with counts
-    and no id. The passage is now checked in Python, whatever the route."""
-    contents = {"empty": "", "blank": " \n\t"}[bad]
-    reason = '"contents" is empty; every passage needs text to index.'
+    and no id; a contents over Jackson's 20,000,000 characters with 24
+    lines of Java stack trace and 'every passage needs a non-empty
+    contents'. The passage is now checked in Python, whatever the route."""
+    from assistant.retrieval._collection import MAX_FIELD_CHARS
+
+    contents = {"empty": "", "blank": " \n\t", "too long": "word " * (MAX_FIELD_CHARS // 5 + 1)}[bad]
+    reason = ('"contents" is empty; every passage needs text to index.' if bad != "too long" else
+              f"title and contents are {len(contents):,} characters long; Anserini's JSON reader takes "
+              f"at most {MAX_FIELD_CHARS:,} a field: split the passage.")
     # Past the first 1000 lines, so that --threads 2 has Anserini read the file itself.
     records = [dict(_passage(n), title="") for n in range(1200)]
     records[1100] = dict(records[1100], contents=contents)
@@ -366,3 +372,10 @@ def test_a_passage_lucene_would_refuse_is_named_by_its_place_and_id_on_every_rou
         build_index(iter(records), tmp_path / "idx", progress=False)
     assert str(caught.value) == f"passage 1101 (id 'p1100'): {reason}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coll"]  # no index, staging or links left
+
+
+def test_an_id_longer_than_a_lucene_term_is_named(tmp_path):
+    with pytest.raises(DataFormatError, match=r"^passage 2 \(id 'xxx.*'\): \"id\" is 32,767 bytes long; "
+                                              r"Lucene takes an id \(a term\) of at most 32,766 bytes"):
+        build_index([_passage(1), {"id": "x" * 32767, "contents": "text"}], tmp_path / "idx", progress=False)
+    assert build_index([{"id": "x" * 32766, "contents": "text"}], tmp_path / "idx", progress=False) == 1

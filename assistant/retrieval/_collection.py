@@ -33,10 +33,26 @@ __all__ = [
     "read_collection",
     "read_document",
     "collection_size",
+    "MAX_FIELD_CHARS",
+    "MAX_ID_BYTES",
     "lucene_problem",
 ]
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".html", ".htm")
+
+# The longest text a passage field may hold, in UTF-16 units (Java's
+# characters): Anserini reads each passage's JSON with Jackson, whose
+# StreamReadConstraints refuse a string value over 20,000,000 characters
+# (its default max string length since 2.15.1; Anserini 1.7.1 ships Jackson
+# 2.21.1). Lucene's indexed "contents" is the title, a newline and the text,
+# so the three are counted together. Refused here, a passage is named by its
+# place; past Jackson, Anserini logged a stack trace and, reading a file
+# itself, dropped the rest of that file.
+MAX_FIELD_CHARS = 20_000_000
+
+# The longest id, in UTF-8 bytes: an id is one term of Lucene's "id" field,
+# and Lucene refuses a term over IndexWriter.MAX_TERM_LENGTH (32766 bytes).
+MAX_ID_BYTES = 32766
 
 # What Java's String.trim() removes: a passage whose contents is nothing
 # else is one that Anserini counts as empty and skips.
@@ -239,7 +255,8 @@ def checked_passage(where: str, record) -> dict:
     for every collection and for ``build_index``: ``id`` (a string or an
     integer) and ``contents`` (a string) are required, ``title`` and ``url``
     (strings) optional. What Lucene would refuse is refused here, before it
-    sees the passage: an empty (or blank) contents.
+    sees the passage: an empty (or blank) contents, a title and contents
+    over :data:`MAX_FIELD_CHARS`, an id over :data:`MAX_ID_BYTES`.
 
     >>> checked_passage("line 1", {"id": 7, "contents": "Ada wrote notes."})
     {'id': '7', 'contents': 'Ada wrote notes.', 'title': '', 'url': ''}
@@ -287,7 +304,19 @@ def lucene_problem(doc_id: str, contents: str, title: str = "", url: str = "") -
     """
     if not contents.strip(_JAVA_BLANK):
         return '"contents" is empty; every passage needs text to index.'
+    if len(doc_id) > MAX_ID_BYTES // 4 and len(doc_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+        return (f'"id" is {len(doc_id.encode("utf-8", "surrogatepass")):,} bytes long; Lucene takes an id '
+                f"(a term) of at most {MAX_ID_BYTES:,} bytes of UTF-8.")
+    for name, text in (("title and contents", f"{title}\n{contents}" if title else contents), ("url", url)):
+        if len(text) > MAX_FIELD_CHARS // 2 and (length := _java_length(text)) > MAX_FIELD_CHARS:
+            return (f"{name} {'are' if ' and ' in name else 'is'} {length:,} characters long; Anserini's JSON "
+                    f"reader takes at most {MAX_FIELD_CHARS:,} a field: split the passage.")
     return None
+
+
+def _java_length(text: str) -> int:
+    # Java counts a character outside the Basic Multilingual Plane as two.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _read_jsonl(path: Path) -> Iterator[dict]:

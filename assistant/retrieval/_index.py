@@ -141,8 +141,9 @@ def index_collection(
         except DataFormatError as error:
             if not str(error).startswith("Lucene indexed"):
                 raise
-            # Anserini skipped a passage (an empty one) and names none: the
-            # first line Python refuses is the one to name.
+            # Anserini skipped or could not read a passage, and names none
+            # (a line over Jackson's limit also ends its reading of that
+            # file): the first line Python refuses is the one to name.
             _first_refused(files)
             raise
         if count is not None:
@@ -227,8 +228,8 @@ def _encoded_jsonl(files: list[Path]) -> Iterator[tuple[str, str]]:
 
 
 def _lucene_takes(record: dict) -> bool:
-    # A line in indexer form that Lucene would still refuse (empty contents)
-    # goes to checked_passage, which names it.
+    # A line in indexer form that Lucene would still refuse (empty contents,
+    # too long) goes to checked_passage, which names it.
     return lucene_problem(record["id"], record["contents"], record.get("title", ""), record.get("url", "")) is None
 
 
