@@ -379,3 +379,12 @@ def test_an_id_longer_than_a_lucene_term_is_named(tmp_path):
                                               r"Lucene takes an id \(a term\) of at most 32,766 bytes"):
         build_index([_passage(1), {"id": "x" * 32767, "contents": "text"}], tmp_path / "idx", progress=False)
     assert build_index([{"id": "x" * 32766, "contents": "text"}], tmp_path / "idx", progress=False) == 1
+
+
+def test_a_folder_with_nothing_to_index_says_what_it_takes(tmp_path, capsys):
+    (tmp_path / "coll").mkdir()
+    (tmp_path / "coll" / "a.csv").write_text("id,contents\n")
+    assert index_main(["--input", str(tmp_path / "coll"), "--index", str(tmp_path / "idx")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {tmp_path / 'coll'}: no .jsonl passages or .txt, .md, .html, .htm documents in this folder "
+        "(or its subfolders).")

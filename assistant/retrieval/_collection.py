@@ -354,7 +354,10 @@ def _read_jsonl_folder(files: list[Path]) -> Iterator[dict]:
 def _read_folder(path: Path) -> Iterator[dict]:
     files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES)
     if not files:
-        raise DataFormatError(f"{path}: no {', '.join(DOCUMENT_SUFFIXES)} files in this folder.")
+        raise DataFormatError(
+            f"{path}: no .jsonl passages or {', '.join(DOCUMENT_SUFFIXES)} documents in this folder "
+            "(or its subfolders)."
+        )
     for file in files:
         name = file.relative_to(path).as_posix()
         title, text = _titled_document(file)
