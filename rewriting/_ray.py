@@ -217,12 +217,14 @@ def map_on_ray(
     if not rows:
         return []
     # A block a row: a block goes to one actor whole, so fewer blocks would idle the pool.
+    # No more actors than blocks: one more would load its models for nothing
+    # (and Ray Data warns that its pool got fewer inputs than actors).
     dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map_batches(
         _Actor,
         fn_constructor_kwargs={"worker": worker, "settings": settings},
         batch_size=1,  # a row is already a chunk of the single-process run
         batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=actors),
+        compute=ray.data.ActorPoolStrategy(size=min(actors, len(rows))),
     )
     done: dict[int, list] = {}
     with tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr) as bar:

@@ -147,6 +147,21 @@ def test_the_ray_path_puts_rows_back_in_input_order_with_a_stand_in_ray(tmp_path
     assert [json.loads(line)["id"] for line in (tmp_path / "ray.jsonl").read_text().splitlines()] == list(range(10))
 
 
+def test_the_pool_has_no_more_actors_than_chunks(tmp_path, monkeypatch):
+    # 4 requests at --batch-size 2 are one chunk (8 turns): a second actor
+    # loaded its rewriter and idled, and Ray Data warned of it on every small run.
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.setattr(_StandInDataset, "made", [])
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "ray.jsonl"), "--model", "original", "--batch-size", "2"]
+    assert main([*argv, "--ray", "--actors", "4"]) == 0
+    assert _StandInDataset.made == [1]
+    assert len((tmp_path / "ray.jsonl").read_text().splitlines()) == 4
+
 def _free_port() -> int:
     """A local port where nothing listens (bound and let go again)."""
     with socket.socket() as probe:
