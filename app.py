@@ -49,7 +49,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, run_cli, server_port
+from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -466,6 +466,8 @@ class Actions:
                 return S.use_document_file(session, _path(file), limits)
             if (text or "").strip():
                 return S.use_document(session, text, "your text", limits)
+            if not (title or "").strip():  # e.g. a file Gradio refused for its size left nothing
+                raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
             return S.use_collection_document(self.services, session, title)
 
         return _run(choose), *self.source_tick(session), session

@@ -356,6 +356,15 @@ def test_play_all_draws_every_panel_between_turns(app_services, tmp_path, qrecc_
     assert len(between[0][-1]["conversations"][str(session.conversation_no)]) == 1
 
 
+def test_converse_with_nothing_given_says_what_to_give(app_services, tmp_path):
+    # A file Gradio refused for its size left nothing, and the message asked for a title only.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    status = act.document(None, "  ", "", session)[0]
+    assert "Upload a document, paste its text, or type an article's title first" in status.replace("\\", "")
+
+
 def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp_path):
     from assistant import session as S
 
