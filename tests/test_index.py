@@ -381,6 +381,21 @@ def test_an_id_longer_than_a_lucene_term_is_named(tmp_path):
     assert build_index([{"id": "x" * 32766, "contents": "text"}], tmp_path / "idx", progress=False) == 1
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_duplicate_id_names_its_two_lines(tmp_path, capsys, threads):
+    # It was 'Duplicate passage id ...: ids must be unique.', naming no file or line.
+    records = [dict(_passage(n), title="") for n in range(1200)]
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", records[:600])
+    _write_jsonl(tmp_path / "coll" / "b.jsonl", records[600:] + [dict(records[10], contents="again")])
+    assert index_main(["--input", str(tmp_path / "coll"), "--index", str(tmp_path / "idx"),
+                       "--threads", threads]) == 2
+    coll = tmp_path / "coll"
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: Duplicate passage id 'p10' ({coll / 'a.jsonl'}, line 11 and {coll / 'b.jsonl'}, line 601): "
+        "ids must be unique.")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll"]
+
+
 def test_a_folder_with_nothing_to_index_says_what_it_takes(tmp_path, capsys):
     (tmp_path / "coll").mkdir()
     (tmp_path / "coll" / "a.csv").write_text("id,contents\n")

@@ -19,7 +19,10 @@ cap) does Lucene name the id: each passage's id is one term of the index's
 a repeated id, and across segments one sorted walk of the merged term
 dictionary finds the first id in two documents (see
 :func:`._lucene.duplicate_id`), exact but two Java calls a term. A
-duplicate is reported when the build ends, not at the line where it occurs.
+duplicate is reported when the build ends, not at the line where it occurs
+(knowing it there would take a set of every id); for a collection of files,
+its first two lines are then found by one more read of the files, which
+only a failed build pays.
 
 The index is written to a temporary folder next to ``DIR``, checked
 (duplicates, then every file's checksum) and only then renamed into place,
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shutil
 import sys
 import tempfile
@@ -134,24 +138,60 @@ def index_collection(
     _require_threads(threads)
     files = jsonl_sources(path) if path is not None else None
     total = collection_size(path)
-    if files is not None and threads > 1 and in_indexer_form(files):
-        try:
-            count = _staged(index_dir, lambda staging: index_lines(
-                files, staging, threads=threads, total=total, progress=progress, description=description))
-        except DataFormatError as error:
-            if not str(error).startswith("Lucene indexed"):
+    try:
+        if files is not None and threads > 1 and in_indexer_form(files):
+            try:
+                count = _staged(index_dir, lambda staging: index_lines(
+                    files, staging, threads=threads, total=total, progress=progress, description=description))
+            except DataFormatError as error:
+                if not str(error).startswith("Lucene indexed"):
+                    raise
+                # Anserini skipped or could not read a passage, and names none
+                # (a line over Jackson's limit also ends its reading of that
+                # file): the first line Python refuses is the one to name.
+                _first_refused(files)
                 raise
-            # Anserini skipped or could not read a passage, and names none
-            # (a line over Jackson's limit also ends its reading of that
-            # file): the first line Python refuses is the one to name.
-            _first_refused(files)
+            if count is not None:
+                return count
+            # A later line needs encoding after all: the streaming route does it.
+        encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path))
+        return _build(encoded, index_dir, total=total, progress=progress,
+                      description=description, threads=threads)
+    except _DuplicateId as error:
+        if files is None:
             raise
-        if count is not None:
-            return count
-        # A later line needs encoding after all: the streaming route does it.
-    encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path))
-    return _build(encoded, index_dir, total=total, progress=progress,
-                  description=description, threads=threads)
+        places = _places_of(files, error.doc_id)
+        if len(places) < 2:  # an id Lucene reads from lines Python reads otherwise: cannot happen
+            raise
+        raise DataFormatError(
+            f"Duplicate passage id {error.doc_id!r} ({' and '.join(places)}): ids must be unique."
+        ) from None
+
+
+def _places_of(files: list[Path], doc_id: str, most: int = 2) -> list[str]:
+    """The places ("FILE, line N") of the first ``most`` lines of ``files``
+    whose id is ``doc_id``. A line whose text cannot hold the id is not
+    parsed: for a plain id that is a substring test, so the read costs
+    little more than the files' bytes."""
+    plain = re.fullmatch(r"[ -~]*", doc_id) is not None and not set(doc_id) & set('"\\/')
+    places: list[str] = []
+    for file in files:
+        for where, record, line in json_lines_with_text(file):
+            if plain and doc_id not in line:
+                continue
+            if isinstance(record, dict) and str(record.get("id")) == doc_id:
+                places.append(where)
+                if len(places) == most:
+                    return places
+    return places
+
+
+class _DuplicateId(DataFormatError):
+    """Two passages with one id; :attr:`doc_id` is the id."""
+
+    def __init__(self, doc_id: str):
+        super().__init__(f"Duplicate passage id {doc_id!r}: ids must be unique.")
+        self.doc_id = doc_id
 
 
 def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: int | None,
@@ -333,7 +373,7 @@ def _check_ids(staging: Path, count: int, hashes: array, JavaException) -> None:
     finally:
         reader.close()
     if repeated is not None:
-        raise DataFormatError(f"Duplicate passage id {repeated!r}: ids must be unique.")
+        raise _DuplicateId(repeated)
 
 
 def verify_index(index_dir: str | Path) -> int:
