@@ -403,3 +403,19 @@ def test_a_folder_with_nothing_to_index_says_what_it_takes(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: {tmp_path / 'coll'}: no .jsonl passages or .txt, .md, .html, .htm documents in this folder "
         "(or its subfolders).")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_the_index_folder_and_files_follow_the_umask(tmp_path, umask):
+    # The folder was mkdtemp's 0700 whatever the umask: a copy made with its
+    # modes (rsync -a) could not be opened by another user.
+    import os
+    import stat
+
+    before = os.umask(umask)
+    try:
+        build_index(iter([_passage(1), _passage(2)]), tmp_path / "idx", progress=False)
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "idx").stat().st_mode) == 0o777 & ~umask
+    assert {stat.S_IMODE(f.stat().st_mode) for f in (tmp_path / "idx").iterdir()} == {0o666 & ~umask}

@@ -27,12 +27,14 @@ only a failed build pays.
 The index is written to a temporary folder next to ``DIR``, checked
 (duplicates, then every file's checksum) and only then renamed into place,
 so an interrupted or failed build never leaves a half index that a later
-start would take for a good one.
+start would take for a good one. The index folder gets the modes of any folder made
+under the process's umask (``mkdtemp`` makes it 0700).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import shutil
@@ -238,12 +240,29 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count}))
+        # mkdtemp's 0700 would survive the rename: an index copied with its
+        # modes (rsync -a, cp -p) could be read by its owner alone.
+        os.chmod(staging, 0o777 & ~_umask())
         if index_dir.exists():
             shutil.rmtree(index_dir)
         staging.rename(index_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+def _umask() -> int:
+    # Read without setting it where Linux shows it: os.umask(0) would let a
+    # file another thread makes meanwhile be made world-writable.
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return umask
 
 
 def _encoded(passages: Iterable[dict]) -> Iterator[tuple[str, str]]:
