@@ -6,13 +6,16 @@ the passage count can be read cheaply (JSONL line counts) and the rate
 otherwise, checks ids are unique and every file's checksum, and writes to a
 temporary folder next to ``DIR`` that is renamed into place when complete,
 so an interrupted build never leaves a half index that a later start would
-take for a good one.
+take for a good one. SIGTERM (``timeout``, ``docker stop``, a scheduler)
+stops a build as Ctrl-C does, so its staging folder is removed too; one
+that a killed build leaves is removed by the next build of the same index.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from assistant.kernel import output_path, run_cli
@@ -22,8 +25,30 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line; an AssistantError ends it with one line and exit 2."""
-    return run_cli(_build, argv)
+    """The command line; an AssistantError ends it with one line and exit 2.
+    SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so that the build's
+    cleanup runs (the default action ended the process at once, leaving
+    its staging folder, a partial index as large as the collection's)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: signals are not ours to take
+        previous = None
+    try:
+        return run_cli(_build, argv)
+    except KeyboardInterrupt as stop:
+        print("interrupted: the index was not written (a previous one there is unchanged).", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated
 
 
 def _build(argv: list[str] | None) -> int:

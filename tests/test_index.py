@@ -419,3 +419,86 @@ def test_the_index_folder_and_files_follow_the_umask(tmp_path, umask):
         os.umask(before)
     assert stat.S_IMODE((tmp_path / "idx").stat().st_mode) == 0o777 & ~umask
     assert {stat.S_IMODE(f.stat().st_mode) for f in (tmp_path / "idx").iterdir()} == {0o666 & ~umask}
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    process = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                             capture_output=True, text=True, check=True)
+    return int(process.stdout)
+
+
+def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_ones(tmp_path):
+    # SIGKILL (or a machine's stop) runs no cleanup: its partial index stayed
+    # next to the index for good, tens of GB at corpus scale.
+    import socket
+
+    from assistant.retrieval._index import _OWNER_FILE, _owner_mark
+
+    def staging(name: str, owner: dict | None, links: bool = False) -> None:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "_0.fdt").write_bytes(b"partial")
+        if owner is not None:
+            (folder / _OWNER_FILE).write_text(json.dumps(owner))
+        if links:
+            (tmp_path / f"{name}.input.ab12cd34").mkdir()
+            (tmp_path / f"{name}.input.ab12cd34" / "000000.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+
+    dead = _dead_pid()
+    staging("idx.dead0001", dict(_owner_mark(), pid=dead), links=True)
+    staging("idx.reused01", dict(_owner_mark(), started="another start"))  # our pid, another process's start
+    staging("idx.live0001", _owner_mark())  # this process: a build under way
+    staging("idx.otherhst", dict(_owner_mark(), pid=dead, host=socket.gethostname() + "-other"))
+    staging("idx.unmarked", None)  # an older version's, or one just made: cannot be told
+    staging("idx.baseline", None)  # a user's own folder
+    staging("idy.dead0002", dict(_owner_mark(), pid=dead))  # another index's
+    (tmp_path / "idx.orphan01.input.zz99yy88").mkdir()  # links whose staging is gone
+    assert build_index(iter([_passage(1)]), tmp_path / "idx", progress=False) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "idx", "idx.baseline", "idx.live0001", "idx.otherhst", "idx.unmarked", "idy.dead0002"]
+    assert not (tmp_path / "idx" / _OWNER_FILE).exists()
+
+
+def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
+    """SIGTERM (timeout, docker stop) ended the process at once, leaving the
+    staging folder; now the build's cleanup runs and the old index stays."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    build_index(iter([_passage(1)]), tmp_path / "idx", progress=False)
+    script = """
+import sys, time
+import assistant.index as cli
+from assistant.retrieval._index import _staged
+
+def slow(path, index_dir, **_):
+    def fill(staging):
+        (staging / "_0.fdt").write_bytes(b"partial")
+        print("building", flush=True)
+        while True:
+            time.sleep(0.05)
+    return _staged(index_dir, fill)
+
+cli.index_collection = slow
+sys.exit(cli.main(sys.argv[1:]))
+"""
+    (tmp_path / "coll.jsonl").write_text(json.dumps(_passage(2)) + "\n")
+    process = subprocess.Popen([sys.executable, "-c", script, "--input", str(tmp_path / "coll.jsonl"),
+                                "--index", str(tmp_path / "idx")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert process.stdout.readline() == "building\n"
+        assert len(list(tmp_path.glob("idx.*"))) == 1  # its staging folder
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert err.splitlines()[-1] == "interrupted: the index was not written (a previous one there is unchanged)."
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll.jsonl", "idx"]
+    assert BM25Retriever.from_index(tmp_path / "idx").size == 1

@@ -27,7 +27,11 @@ only a failed build pays.
 The index is written to a temporary folder next to ``DIR``, checked
 (duplicates, then every file's checksum) and only then renamed into place,
 so an interrupted or failed build never leaves a half index that a later
-start would take for a good one. The index folder gets the modes of any folder made
+start would take for a good one. The staging folder holds an owner mark
+(the building process's pid and start, and the host) until it is renamed:
+a build removes the staging folders of builds of the same index whose
+process has died (killed, or the machine stopped), and keeps those of
+builds still running. The index folder gets the modes of any folder made
 under the process's umask (``mkdtemp`` makes it 0700).
 """
 
@@ -38,6 +42,7 @@ import os
 import queue
 import re
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -229,8 +234,10 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     # A folder that cannot be made or written is named before any work.
     index_dir = output_path(index_path(index_dir), "the index folder", folder=True)
     JavaException = java_exception()
+    remove_stale_staging(index_dir)
     staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     try:
+        (staging / _OWNER_FILE).write_text(json.dumps(_owner_mark()))
         filled = fill(staging)
         if filled is None:
             return None
@@ -240,6 +247,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count}))
+        (staging / _OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
         # modes (rsync -a, cp -p) could be read by its owner alone.
         os.chmod(staging, 0o777 & ~_umask())
@@ -249,6 +257,84 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+# The owner mark of a staging folder while its build runs.
+_OWNER_FILE = "convqa-building.json"
+
+
+def _owner_mark(pid: int | None = None) -> dict:
+    pid = os.getpid() if pid is None else pid
+    return {"pid": pid, "started": _process_start(pid) or "", "host": socket.gethostname()}
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started, as a text to compare (Linux: its start
+    in clock ticks since boot, with the boot's id); None when no such
+    process runs; "" when it runs but its start cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+        return f"{boot}:{stat.rpartition(')')[2].split()[19]}"
+    except (OSError, IndexError):
+        pass
+    if Path("/proc/self/stat").exists():
+        return None if not Path(f"/proc/{pid}").exists() else ""
+    if os.name == "nt":  # os.kill would end the process there
+        return ""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # it runs, as another user
+        return ""
+    return ""
+
+
+def _staging_gone(folder: Path) -> bool:
+    """Whether the build that made the staging folder ``folder`` has died:
+    its owner mark names a process of this host that no longer runs (or
+    whose pid another process now has). A folder with no readable mark
+    (a build from before the marks, or one just starting) is kept."""
+    try:
+        owner = json.loads((folder / _OWNER_FILE).read_text(encoding="utf-8"))
+        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    if host != socket.gethostname():
+        return False  # its pids are not ours
+    now = _process_start(pid)
+    if now is None:
+        return True
+    return bool(now and started and now != started)
+
+
+def remove_stale_staging(index_dir: Path) -> list[Path]:
+    """Remove the staging folders that dead builds of ``index_dir`` left
+    next to it (``INDEX.xxxxxxxx`` with an owner mark of a process that has
+    stopped, and its ``INDEX.xxxxxxxx.input.xxxxxxxx`` links); a SIGKILL, a
+    machine's stop or an out-of-memory kill runs no cleanup. Returns them."""
+    pattern = re.compile(re.escape(index_dir.name) + r"\.([a-z0-9_]{8})(\.input\.[a-z0-9_]{8})?")
+    try:
+        siblings = list(index_dir.parent.iterdir())
+    except OSError:
+        return []
+    removed = []
+    for folder in sorted(siblings):
+        match = pattern.fullmatch(folder.name)
+        if not match or folder.is_symlink() or not folder.is_dir():
+            continue
+        if match.group(2):
+            # Anserini's input links: stale once their staging folder is gone or stale.
+            owner = index_dir.parent / f"{index_dir.name}.{match.group(1)}"
+            stale = not owner.exists() or _staging_gone(owner)
+            if stale and all(link.is_symlink() for link in folder.iterdir()):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+        elif _staging_gone(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 def _umask() -> int:
