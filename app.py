@@ -408,15 +408,16 @@ class Actions:
 
     def replay_load(self, upload, path, session):
         if not upload and not (path or "").strip():
-            return gr.update(), _status("Upload a QReCC, CANARD or CAsT file, or give its path.", error=True), session
+            status = _status("Upload a QReCC, CANARD or CAsT file, or give its path.", error=True)
+            return gr.update(), status, status, session
         # What the user gave names the file in messages, not its place on the server.
         name = os.path.basename(upload) if upload else " ".join(path.split())
         S.track_uploads(session, [upload])
         ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name))
         if error:
-            return gr.update(choices=[], value=None), _status(error, error=True), session
-        loaded = f"Loaded {len(ids)} conversation{'s' if len(ids) != 1 else ''}: pick one and press Start."
-        return gr.update(choices=ids, value=ids[0]), _status(loaded), session
+            return gr.update(choices=[], value=None), _status(error, error=True), _status(error, error=True), session
+        loaded = _status(f"Loaded {len(ids)} conversation{'s' if len(ids) != 1 else ''}: pick one and press Start.")
+        return gr.update(choices=ids, value=ids[0]), loaded, loaded, session
 
     def replay_start(self, conversation_id, session, saved):
         self.ready(session, saved)
@@ -565,6 +566,9 @@ def _replay_panel() -> SimpleNamespace:
         ui.start = gr.Button("Start", elem_id="replay-start")
         ui.next = gr.Button("▶ Next turn", elem_id="replay-next")
         ui.all = gr.Button("⏩ Play all", elem_id="replay-all")
+    # Load's outcome here as well as under the chat: on a narrow screen the
+    # chat's status line is far above this tab.
+    ui.status = gr.Markdown("", elem_id="replay-status")
     return ui
 
 
@@ -679,7 +683,8 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     chat.new.click(act.start_over, [session, store], turn_outputs, **light)
     chat.chatbot.clear(act.start_over, [session, store], turn_outputs, **light)
     chat.export.click(act.export, [session], [chat.export_file, chat.status], **light)
-    replay.load.click(act.replay_load, [replay.file, replay.path, session], [replay.pick, chat.status, session], **light)
+    replay.load.click(act.replay_load, [replay.file, replay.path, session], [replay.pick, chat.status, replay.status, session],
+                      **light)
     replay.start.click(act.replay_start, [replay.pick, session, store], turn_outputs, **light)
     running.append(replay.next.click(act.replay_next, [session, store], turn_outputs, **turn))
     running.append(replay.all.click(act.replay_all, [session, store], turn_outputs, **turn))
