@@ -227,13 +227,21 @@ def map_on_ray(
         compute=ray.data.ActorPoolStrategy(size=min(actors, len(rows))),
     )
     done: dict[int, list] = {}
-    with tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr) as bar:
-        for row in dataset.iter_rows():
-            if row["error"]:
-                _raise(str(row["kind"]), str(row["error"]))
-            index = int(row["index"])
-            done[index] = json.loads(str(row["result"]))
-            bar.update(len(chunks[index]))
+    try:
+        with tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr) as bar:
+            for row in dataset.iter_rows():
+                if row["error"]:
+                    _raise(str(row["kind"]), str(row["error"]))
+                index = int(row["index"])
+                done[index] = json.loads(str(row["result"]))
+                bar.update(len(chunks[index]))
+    except KeyboardInterrupt:
+        # Ctrl-C: stop our own instance here. Left to Ray's exit handler with
+        # the streaming executor still running, the process exited with
+        # status 1 rather than Ctrl-C's 130.
+        if _shipped is not None:
+            ray.shutdown()
+        raise
     if sorted(done) != list(range(len(chunks))) or any(len(done[i]) != len(chunks[i]) for i in done):
         raise RuntimeError("the Ray run lost or repeated rows")  # a bug, not a user's error
     return [result for i in range(len(chunks)) for result in done[i]]

@@ -233,7 +233,11 @@ def _main(argv: Sequence[str] | None) -> int:
                     "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
                     "fused_forward": not args.no_fused, "second_look": args.second_look,
                     "second_look_below": args.second_look_below}
-        count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
+        try:
+            count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
+        except KeyboardInterrupt:
+            print(f"interrupted: the Ray run stopped and wrote nothing; {args.output} is as it was", file=sys.stderr)
+            return 130
         latencies = None
     else:
         from rewriting import load_rewriter

@@ -162,6 +162,31 @@ def test_the_pool_has_no_more_actors_than_chunks(tmp_path, monkeypatch):
     assert _StandInDataset.made == [1]
     assert len((tmp_path / "ray.jsonl").read_text().splitlines()) == 4
 
+def test_ctrl_c_stops_our_ray_instance_and_is_one_line_with_status_130(tmp_path, monkeypatch, capsys):
+    # Left to Ray's exit handler with its executor running, Ctrl-C ended in
+    # a traceback and exit status 1.
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    shutdowns = []
+    fake.shutdown = lambda: shutdowns.append(True)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_StandInDataset, "iter_rows", interrupted)
+    monkeypatch.setattr(_StandInDataset, "made", [])
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    output = tmp_path / "out.jsonl"
+    output.write_text("previous\n")
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
+    assert main(argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"interrupted: the Ray run stopped and wrote nothing; {output} is as it was" and "Traceback" not in "".join(err)
+    assert shutdowns == [True] and output.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+
 def _free_port() -> int:
     """A local port where nothing listens (bound and let go again)."""
     with socket.socket() as probe:
