@@ -354,7 +354,7 @@ def test_a_passage_lucene_would_refuse_is_named_by_its_place_and_id_on_every_rou
     and no id; a contents over Jackson's 20,000,000 characters with 24
     lines of Java stack trace and 'every passage needs a non-empty
     contents'. The passage is now checked in Python, whatever the route."""
-    from assistant.retrieval._collection import MAX_FIELD_CHARS
+    from assistant.retrieval import MAX_FIELD_CHARS
 
     contents = {"empty": "", "blank": " \n\t", "too long": "word " * (MAX_FIELD_CHARS // 5 + 1)}[bad]
     reason = ('"contents" is empty; every passage needs text to index.' if bad != "too long" else
@@ -435,31 +435,31 @@ def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_one
     # next to the index for good, tens of GB at corpus scale.
     import socket
 
-    from assistant.retrieval._index import _OWNER_FILE, _owner_mark
+    from assistant.kernel import OWNER_FILE, owner_mark
 
     def staging(name: str, owner: dict | None, links: bool = False) -> None:
         folder = tmp_path / name
         folder.mkdir()
         (folder / "_0.fdt").write_bytes(b"partial")
         if owner is not None:
-            (folder / _OWNER_FILE).write_text(json.dumps(owner))
+            (folder / OWNER_FILE).write_text(json.dumps(owner))
         if links:
             (tmp_path / f"{name}.input.ab12cd34").mkdir()
             (tmp_path / f"{name}.input.ab12cd34" / "000000.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
 
     dead = _dead_pid()
-    staging("idx.dead0001", dict(_owner_mark(), pid=dead), links=True)
-    staging("idx.reused01", dict(_owner_mark(), started="another start"))  # our pid, another process's start
-    staging("idx.live0001", _owner_mark())  # this process: a build under way
-    staging("idx.otherhst", dict(_owner_mark(), pid=dead, host=socket.gethostname() + "-other"))
+    staging("idx.dead0001", dict(owner_mark(), pid=dead), links=True)
+    staging("idx.reused01", dict(owner_mark(), started="another start"))  # our pid, another process's start
+    staging("idx.live0001", owner_mark())  # this process: a build under way
+    staging("idx.otherhst", dict(owner_mark(), pid=dead, host=socket.gethostname() + "-other"))
     staging("idx.unmarked", None)  # an older version's, or one just made: cannot be told
     staging("idx.baseline", None)  # a user's own folder
-    staging("idy.dead0002", dict(_owner_mark(), pid=dead))  # another index's
+    staging("idy.dead0002", dict(owner_mark(), pid=dead))  # another index's
     (tmp_path / "idx.orphan01.input.zz99yy88").mkdir()  # links whose staging is gone
     assert build_index(iter([_passage(1)]), tmp_path / "idx", progress=False) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "idx", "idx.baseline", "idx.live0001", "idx.otherhst", "idx.unmarked", "idy.dead0002"]
-    assert not (tmp_path / "idx" / _OWNER_FILE).exists()
+    assert not (tmp_path / "idx" / OWNER_FILE).exists()
 
 
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
@@ -474,17 +474,16 @@ def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_pa
     script = """
 import sys, time
 import assistant.index as cli
-from assistant.retrieval._index import _staged
+from assistant.retrieval import build_index
 
-def slow(path, index_dir, **_):
-    def fill(staging):
-        (staging / "_0.fdt").write_bytes(b"partial")
-        print("building", flush=True)
-        while True:
-            time.sleep(0.05)
-    return _staged(index_dir, fill)
+def endless():  # passages without end, a little at a time: the build is under way until stopped
+    for number in range(10**9):
+        yield {"id": str(number), "contents": "Ada wrote notes."}
+        if number == 0:
+            print("building", flush=True)  # the staging folder is there
+        time.sleep(0.001)
 
-cli.index_collection = slow
+cli.index_collection = lambda path, index_dir, **_: build_index(endless(), index_dir, progress=False)
 sys.exit(cli.main(sys.argv[1:]))
 """
     (tmp_path / "coll.jsonl").write_text(json.dumps(_passage(2)) + "\n")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from assistant.kernel import DataFormatError, InvalidInputError
+from assistant.kernel import OWNER_FILE, DataFormatError, InvalidInputError
 from assistant.session import (
     UploadLimits,
     check_uploads,
@@ -139,7 +139,7 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
     notes = tmp_path / "notes.txt"
     notes.write_text("The Difference Engine was designed by Charles Babbage.")
     live = index_uploads([notes], root=root)  # this running process's
-    mark = json.loads((live.directory / "owner.json").read_text())
+    mark = json.loads((live.directory / OWNER_FILE).read_text())
     assert mark["pid"] == os.getpid()
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                            capture_output=True, text=True, check=True)
@@ -149,7 +149,7 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
         path = root / name
         (path / "index").mkdir(parents=True)
         if owner is not None:
-            (path / "owner.json").write_text(json.dumps({**mark, **owner}))
+            (path / OWNER_FILE).write_text(json.dumps({**mark, **owner}))
         if days:
             then = time.time() - days * 24 * 3600
             os.utime(path, (then, then))

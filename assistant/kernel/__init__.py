@@ -1,7 +1,7 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading, the labels-file format, the word lists and tokenisers, the
+JSONL reading, the labels-file format, folders' owner marks, the word lists and tokenisers, the
 one percentile, and the command lines' error ending and output-path check.
 It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
@@ -35,6 +35,7 @@ from ._errors import (
 )
 from ._jsonl import json_lines, json_lines_with_text, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
+from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._stats import percentile
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
@@ -59,6 +60,10 @@ __all__ = [
     "Turn",
     "Conversation",
     "check_history",
+    "OWNER_FILE",
+    "owner_mark",
+    "mark_owner",
+    "owner_gone",
     "AssistantError",
     "JavaNotFoundError",
     "IndexNotFoundError",

@@ -13,6 +13,8 @@ from ._bm25 import BM25Retriever, Retriever
 from ._chunks import ChunkRetriever, analyze, split_passages
 from ._collection import (
     DOCUMENT_SUFFIXES,
+    MAX_FIELD_CHARS,
+    MAX_ID_BYTES,
     chunk_text,
     collection_size,
     default_collection_path,
@@ -45,6 +47,8 @@ __all__ = [
     "html_to_text",
     "read_collection",
     "read_document",
+    "MAX_FIELD_CHARS",
+    "MAX_ID_BYTES",
     "markdown_text",
     "collection_size",
     "build_index",

@@ -42,7 +42,6 @@ import os
 import queue
 import re
 import shutil
-import socket
 import sys
 import tempfile
 import threading
@@ -54,7 +53,17 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import ConfigError, DataFormatError, default_index_dir, json_lines, json_lines_with_text, output_path
+from ..kernel import (
+    OWNER_FILE,
+    ConfigError,
+    DataFormatError,
+    default_index_dir,
+    json_lines,
+    json_lines_with_text,
+    mark_owner,
+    output_path,
+    owner_gone,
+)
 from ._collection import collection_size, checked_passage, jsonl_sources, lucene_problem, read_collection
 from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
 from ._java import import_pyserini
@@ -237,7 +246,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     remove_stale_staging(index_dir)
     staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     try:
-        (staging / _OWNER_FILE).write_text(json.dumps(_owner_mark()))
+        mark_owner(staging)  # so that a later build can tell a dead build's folder
         filled = fill(staging)
         if filled is None:
             return None
@@ -247,7 +256,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count}))
-        (staging / _OWNER_FILE).unlink()
+        (staging / OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
         # modes (rsync -a, cp -p) could be read by its owner alone.
         os.chmod(staging, 0o777 & ~_umask())
@@ -257,56 +266,6 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count
-
-
-# The owner mark of a staging folder while its build runs.
-_OWNER_FILE = "convqa-building.json"
-
-
-def _owner_mark(pid: int | None = None) -> dict:
-    pid = os.getpid() if pid is None else pid
-    return {"pid": pid, "started": _process_start(pid) or "", "host": socket.gethostname()}
-
-
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started, as a text to compare (Linux: its start
-    in clock ticks since boot, with the boot's id); None when no such
-    process runs; "" when it runs but its start cannot be read."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
-        return f"{boot}:{stat.rpartition(')')[2].split()[19]}"
-    except (OSError, IndexError):
-        pass
-    if Path("/proc/self/stat").exists():
-        return None if not Path(f"/proc/{pid}").exists() else ""
-    if os.name == "nt":  # os.kill would end the process there
-        return ""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except OSError:  # it runs, as another user
-        return ""
-    return ""
-
-
-def _staging_gone(folder: Path) -> bool:
-    """Whether the build that made the staging folder ``folder`` has died:
-    its owner mark names a process of this host that no longer runs (or
-    whose pid another process now has). A folder with no readable mark
-    (a build from before the marks, or one just starting) is kept."""
-    try:
-        owner = json.loads((folder / _OWNER_FILE).read_text(encoding="utf-8"))
-        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return False
-    if host != socket.gethostname():
-        return False  # its pids are not ours
-    now = _process_start(pid)
-    if now is None:
-        return True
-    return bool(now and started and now != started)
 
 
 def remove_stale_staging(index_dir: Path) -> list[Path]:
@@ -327,11 +286,11 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         if match.group(2):
             # Anserini's input links: stale once their staging folder is gone or stale.
             owner = index_dir.parent / f"{index_dir.name}.{match.group(1)}"
-            stale = not owner.exists() or _staging_gone(owner)
+            stale = not owner.exists() or owner_gone(owner) is True
             if stale and all(link.is_symlink() for link in folder.iterdir()):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
-        elif _staging_gone(folder):
+        elif owner_gone(folder) is True:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

@@ -16,18 +16,14 @@ Every problem is an :class:`~assistant.errors.InvalidInputError` or
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, utf8_text
+from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, mark_owner, owner_gone, utf8_text
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
     BM25Retriever,
@@ -77,12 +73,6 @@ class UploadLimits:
     @property
     def max_total_bytes(self) -> int:
         return int(self.max_total_mb * MB)
-
-
-# In each session folder: the server process that made it (pid, start, host),
-# so that a start removes the folders of servers that have stopped and keeps
-# those of servers still running on the same cache (a second port, tests).
-OWNER_FILE = "owner.json"
 
 
 def sessions_dir() -> Path:
@@ -214,7 +204,9 @@ def index_uploads(
     root.mkdir(parents=True, exist_ok=True)
     directory = Path(tempfile.mkdtemp(prefix="session-", dir=root))
     try:
-        (directory / OWNER_FILE).write_text(json.dumps(_this_process()), encoding="utf-8")
+        # Its server's mark: a start removes the folders of servers that have
+        # stopped and keeps those of servers running on the same cache.
+        mark_owner(directory)
         count = build_index(passages, directory / "index", total=len(passages), description="Indexing your files")
         retriever = BM25Retriever.from_index(directory / "index", config)
     except BaseException:  # a failed build must not leave its folder behind
@@ -238,75 +230,10 @@ def remove_stale_sessions(root: Path | None = None, older_than_s: float = 24 * 3
     for folder in root.glob("session-*"):
         if not folder.is_dir():
             continue
-        gone = _owner_gone(folder)
+        gone = owner_gone(folder)
         if gone or (gone is None and time.time() - folder.stat().st_mtime > older_than_s):
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
 
 
-def _this_process() -> dict:
-    return _owner_mark(os.getpid())  # a forked child is another owner
-
-
-@functools.cache
-def _owner_mark(pid: int) -> dict:
-    return {"pid": pid, "started": _process_start(pid) or "", "host": socket.gethostname()}
-
-
-def _owner_gone(folder: Path) -> bool | None:
-    # True: the process that made the folder has stopped; False: it runs;
-    # None: cannot be told (no mark or a broken one, another host's, or no
-    # start to compare).
-    try:
-        owner = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
-        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    if host != socket.gethostname():
-        return None  # its pids are not ours
-    now = _process_start(pid)
-    if now is None:
-        return True
-    if not now or not started:
-        return None
-    return now != started  # another process has the pid now
-
-
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started, as a text to compare; None when no
-    such process runs; "" when it runs but its start cannot be read."""
-    if Path("/proc/self/stat").exists():  # Linux
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-        try:
-            # Field 22, starttime: clock ticks from boot, after the name in
-            # parentheses (which may hold spaces); with the boot's id, as a
-            # reboot counts the ticks again.
-            ticks = stat.rpartition(")")[2].split()[19]
-            boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
-        except (OSError, IndexError):
-            return ""
-        return f"{boot}:{ticks}"
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        try:
-            return f"{psutil.Process(pid).create_time():.3f}"
-        except psutil.NoSuchProcess:
-            return None
-        except psutil.Error:
-            return ""
-    if os.name == "nt":  # os.kill would end the process there
-        return ""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except OSError:  # it runs, as another user
-        return ""
-    return ""

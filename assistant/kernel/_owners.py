@@ -1,0 +1,92 @@
+"""Which process made a folder, and whether it still runs.
+
+A folder a process fills for a while (an index build's staging folder, a
+session's uploads index) stays behind when the process is killed (SIGKILL, a
+machine's stop, the out-of-memory killer), and its cleanup never runs. Marked
+with its owner, it can be told apart by the next process: a dead owner's
+folder is removed, a live one's kept, as several processes may share one
+cache folder (two servers, tests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "owner_gone"]
+
+# The mark's file inside a marked folder.
+OWNER_FILE = "convqa-owner.json"
+
+
+def owner_mark(pid: int | None = None) -> dict:
+    """``{"pid", "started", "host"}`` of process ``pid`` (default: this one,
+    asked each time: a forked child is another owner)."""
+    pid = os.getpid() if pid is None else pid
+    return {"pid": pid, "started": _process_start(pid) or "", "host": socket.gethostname()}
+
+
+def mark_owner(folder: str | os.PathLike) -> None:
+    """Write this process's mark into ``folder``."""
+    (Path(folder) / OWNER_FILE).write_text(json.dumps(owner_mark()), encoding="utf-8")
+
+
+def owner_gone(folder: str | os.PathLike) -> bool | None:
+    """True when the process that marked ``folder`` has stopped (its pid
+    runs no more, or another process has it now); False while it runs; None
+    when that cannot be told: no mark or a broken one (a folder made before
+    marks, or one just being made), another host's, or no start to compare."""
+    try:
+        owner = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
+        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if host != socket.gethostname():
+        return None  # its pids are not ours
+    now = _process_start(pid)
+    if now is None:
+        return True
+    if not now or not started:
+        return None
+    return now != started  # another process has the pid now
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started, as a text to compare; None when no
+    such process runs; "" when it runs but its start cannot be read."""
+    if Path("/proc/self/stat").exists():  # Linux
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        try:
+            # Field 22, starttime: clock ticks from boot, after the name in
+            # parentheses (which may hold spaces); with the boot's id, as a
+            # reboot counts the ticks again.
+            ticks = stat.rpartition(")")[2].split()[19]
+            boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+        except (OSError, IndexError):
+            return ""
+        return f"{boot}:{ticks}"
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        try:
+            return f"{psutil.Process(pid).create_time():.3f}"
+        except psutil.NoSuchProcess:
+            return None
+        except psutil.Error:
+            return ""
+    if os.name == "nt":  # os.kill would end the process there
+        return ""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # it runs, as another user
+        return ""
+    return ""
