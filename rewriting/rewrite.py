@@ -8,7 +8,9 @@ turns' texts, question and answer alternating, oldest first (QReCC's
 ``Context``). Output lines: ``{"id", "rewrite"}``, in input order, plus
 ``"note"`` when the rewriter kept the original question, and ``"rejected"``, the model's output it did not use. The output is
 written to a temporary file and renamed when complete, so an interrupted run
-never leaves a truncated file behind. ``--model`` takes what
+never leaves a truncated file behind; meanwhile the rewrites finished so far
+are kept in ``OUTPUT.partial`` (flushed a chunk at a time), and the same
+command run again (same input file and settings) goes on from them. ``--model`` takes what
 :func:`rewriting.load_rewriter` takes (default: the trained rewriter).
 It prints the throughput; with ``--latency`` it rewrites one question at a
 time after a warm-up call and prints the median and p95 latency of the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import statistics
@@ -41,7 +44,7 @@ from typing import Callable, Sequence
 
 from assistant.kernel import ConfigError, DataFormatError, json_lines, percentile, run_cli
 
-__all__ = ["read_requests", "rewrite_file", "write_rewrites", "configure", "main"]
+__all__ = ["read_requests", "rewrite_file", "write_rewrites", "write_lines", "configure", "main"]
 
 
 def _is_text(value: str) -> bool:
@@ -77,7 +80,8 @@ def read_requests(path: str | os.PathLike) -> list[dict]:
 
 
 def rewrite_file(
-    rewriter, requests: Sequence[dict], output: str | os.PathLike, batch_size: int = 8, progress: bool = True, latencies: list | None = None
+    rewriter, requests: Sequence[dict], output: str | os.PathLike, batch_size: int = 8, progress: bool = True,
+    latencies: list | None = None, resume_key: dict | None = None,
 ) -> int:
     """Rewrite ``requests`` and write the output file atomically; returns the count.
 
@@ -85,11 +89,37 @@ def rewrite_file(
     baseline) are called one question at a time. When ``latencies`` is a
     list, every question is rewritten alone and the seconds each call took
     (questions with a history only) are appended to it.
+
+    ``resume_key`` (what made the rewrites: the input's hash, the settings)
+    keeps the rewrites finished so far in ``OUTPUT.partial``, a chunk at a
+    time, and a later run with the same key goes on from them: an
+    interrupted run of thousands of turns (Ctrl-C, SIGTERM, a crash) lost
+    everything, as the output is written only when complete.
     """
-    return write_rewrites(requests, lambda: _rewrite_all(rewriter, requests, batch_size, progress, latencies), output)
+    if resume_key is None:
+        results = _rewrite_all(rewriter, requests, batch_size, progress, latencies)
+        return write_lines(requests, [_line(r["id"], result) for r, result in zip(requests, results, strict=True)], output)
+    saved = _Progress(output, resume_key)
+    done = saved.done()
+    todo = [r for r in requests if r["id"] not in done]
+    if done:
+        print(f"resuming: {len(requests) - len(todo)} of {len(requests)} rewrites were made by an interrupted run "
+              f"({saved.path.name})", file=sys.stderr)
+    write_lines(requests, None, output, check_only=True)  # an unwritable output fails before the work
+    saved.start(done.values())
+    try:
+        _rewrite_all(rewriter, todo, batch_size, progress, None,
+                     chunk_done=lambda chunk, results: saved.add(_line(r["id"], x) for r, x in zip(chunk, results)))
+    finally:
+        saved.close()
+    done = saved.done()
+    count = write_lines(requests, [done[r["id"]] for r in requests], output)
+    saved.path.unlink(missing_ok=True)
+    return count
 
 
-def _rewrite_all(rewriter, requests: Sequence[dict], batch_size: int, progress: bool, latencies: list | None) -> list:
+def _rewrite_all(rewriter, requests: Sequence[dict], batch_size: int, progress: bool, latencies: list | None,
+                 chunk_done: Callable[[Sequence[dict], list], None] | None = None) -> list:
     from tqdm import tqdm
 
     results = []
@@ -102,46 +132,110 @@ def _rewrite_all(rewriter, requests: Sequence[dict], batch_size: int, progress: 
             chunk = requests[start : start + step]
             items = [(r["question"], r["history"]) for r in chunk]
             if batch:
-                results += batch(items)
+                made = batch(items)
             else:
+                made = []
                 for question, history in items:
                     began = time.perf_counter()
-                    results.append(rewriter.rewrite(question, history))
+                    made.append(rewriter.rewrite(question, history))
                     if latencies is not None and history:
                         latencies.append(time.perf_counter() - began)
+            results += made
+            if chunk_done is not None:
+                chunk_done(chunk, made)
             bar.update(len(chunk))
     return results
+
+
+def _line(request_id: str, result) -> dict:
+    line = {"id": request_id, "rewrite": result.text}
+    if result.note:
+        line["note"] = result.note
+    if result.rejected:
+        line["rejected"] = result.rejected
+    if result.alternatives:
+        line["alternatives"] = list(result.alternatives)
+    return line
+
+
+class _Progress:
+    """``OUTPUT.partial``: a header line with the run's key, then one output
+    line per rewrite finished, written a chunk at a time and flushed to disk."""
+
+    def __init__(self, output: str | os.PathLike, key: dict) -> None:
+        self.path = Path(f"{output}.partial")
+        self.key = key
+        self._file = None
+
+    def done(self) -> dict[str, dict]:
+        """The lines an earlier run with this key finished, by id; none when
+        there is no such file, or it was made from another input or with
+        other settings (it is then replaced)."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").split("\n")
+            if json.loads(lines[0]) != {"partial": self.key}:
+                return {}
+        except (OSError, ValueError, IndexError):
+            return {}
+        done = {}
+        for text in lines[1:]:
+            try:
+                line = json.loads(text)
+                done[line["id"]] = line
+            except (ValueError, KeyError, TypeError):
+                break  # a line the interruption cut (and nothing after it)
+        return done
+
+    def start(self, done) -> None:
+        self._file = self.path.open("w", encoding="utf-8")
+        self._write([{"partial": self.key}, *done])
+
+    def add(self, lines) -> None:
+        self._write(lines)
+
+    def _write(self, lines) -> None:
+        for line in lines:
+            self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def write_rewrites(requests: Sequence[dict], produce: Callable[[], list], output: str | os.PathLike) -> int:
     """Write ``produce()``'s rewrites (one per request, in order) to ``output``
     atomically; returns the count. The temporary file is opened before
     ``produce`` runs, so an unwritable path fails before the work."""
+    write_lines(requests, None, output, check_only=True)
+    results = produce()
+    return write_lines(requests, [_line(r["id"], x) for r, x in zip(requests, results, strict=True)], output)
+
+
+def write_lines(requests: Sequence[dict], lines: Sequence[dict] | None, output: str | os.PathLike, *, check_only: bool = False) -> int:
+    """Write ``lines`` (one per request, in order) to ``output`` through a
+    temporary file renamed when complete; returns the count. ``check_only``:
+    only make sure ``output`` can be written (before the work)."""
     output = Path(output)
     handle, tmp = _temporary_beside(output)
     try:
-        results = produce()
+        if check_only:
+            return 0
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             handle = None
-            for request, result in zip(requests, results, strict=True):
-                line = {"id": request["id"], "rewrite": result.text}
-                if result.note:
-                    line["note"] = result.note
-                if result.rejected:
-                    line["rejected"] = result.rejected
-                if result.alternatives:
-                    line["alternatives"] = list(result.alternatives)
+            for request, line in zip(requests, lines, strict=True):
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
         try:
             os.replace(tmp, output)
         except OSError as error:
             raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
-    except BaseException:
+    finally:
         if handle is not None:
             os.close(handle)
         Path(tmp).unlink(missing_ok=True)
-        raise
-    return len(results)
+    return len(lines)
 
 
 def _temporary_beside(output: Path) -> tuple[int, str]:
@@ -226,13 +320,13 @@ def _main(argv: Sequence[str] | None) -> int:
     os.close(handle)
     os.unlink(tmp)
     began = time.perf_counter()  # with --ray, the actors' model loads count too
+    settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
+                "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
+                "fused_forward": not args.no_fused, "second_look": args.second_look,
+                "second_look_below": args.second_look_below}
     if args.ray is not None:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
-        settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
-                    "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
-                    "fused_forward": not args.no_fused, "second_look": args.second_look,
-                    "second_look_below": args.second_look_below}
         try:
             count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
         except KeyboardInterrupt:
@@ -252,7 +346,15 @@ def _main(argv: Sequence[str] | None) -> int:
             if warm:  # first call pays one-off costs (allocations, kernel selection)
                 rewriter.rewrite(warm["question"], warm["history"])
         began = time.perf_counter()  # the model's load and warm-up are not the throughput's
-        count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies)
+        # A latency run times each call afresh; any other run can go on from
+        # an interrupted one with the same input and settings.
+        key = None if args.latency else {"input": hashlib.sha256(Path(args.input).read_bytes()).hexdigest(), **settings}
+        try:
+            count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies, resume_key=key)
+        except KeyboardInterrupt:
+            kept = f"; the same command goes on from {args.output}.partial" if key else ""
+            print(f"interrupted: {args.output} is as it was{kept}", file=sys.stderr)
+            return 130
     seconds = time.perf_counter() - began
     print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:

@@ -857,6 +857,43 @@ def test_cli_original_model_copies_questions(tmp_path):
     assert json.loads(out.read_text()) == {"id": "q", "rewrite": "What about  Berlin?"}
 
 
+def test_cli_an_interrupted_run_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
+    # Rewrites were written only when all were made: an interrupted run of
+    # thousands of turns lost them all and started again from the first.
+    from rewriting.rewrite import main
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"q{n}", "question": f"What about {n}?", "history": ["Hi", "Hello"]}) + "\n"
+                           for n in range(10)))
+    out = tmp_path / "out.jsonl"
+    argv = ["--input", str(src), "--output", str(out), "--model", "original", "--batch-size", "1"]  # chunks of 4
+    asked, real = [], OriginalRewriter.rewrite
+
+    def counting(self, question, history, stop_at=None):
+        if question == stop_at:
+            raise KeyboardInterrupt
+        asked.append(question)
+        return real(self, question, history)
+
+    monkeypatch.setattr(OriginalRewriter, "rewrite", lambda self, q, h: counting(self, q, h, "What about 5?"))
+    assert main(argv) == 130
+    assert "the same command goes on from" in capsys.readouterr().err
+    assert not out.exists() and len((tmp_path / "out.jsonl.partial").read_text().splitlines()) == 1 + 4
+    asked.clear()
+    monkeypatch.setattr(OriginalRewriter, "rewrite", lambda self, q, h: counting(self, q, h))
+    assert main(argv) == 0
+    assert "resuming: 4 of 10 rewrites were made by an interrupted run" in capsys.readouterr().err
+    assert asked == [f"What about {n}?" for n in range(4, 10)]  # only the rest
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [f"q{n}" for n in range(10)]
+    assert not (tmp_path / "out.jsonl.partial").exists()
+    # A partial run with other settings is not taken up: all are rewritten again.
+    monkeypatch.setattr(OriginalRewriter, "rewrite", lambda self, q, h: counting(self, q, h, "What about 5?"))
+    assert main(argv) == 130
+    asked.clear()
+    monkeypatch.setattr(OriginalRewriter, "rewrite", lambda self, q, h: counting(self, q, h))
+    assert main([*argv[:-1], "2"]) == 0 and len(asked) == 10
+
+
 # --- the base model's files ----------------------------------------------------
 
 
