@@ -461,12 +461,18 @@ class Actions:
     def document(self, file, text, title, session):
         limits = self.services.limits
 
+        # The first given of file, pasted text and title is used; the others
+        # were dropped without a word.
+        given = [name for name, value in (("the file", file), ("the pasted text", (text or "").strip()),
+                                          ("the title", (title or "").strip())) if value]
+        unused = f" ({' and '.join(given[1:])} left unused: one document at a time.)" if len(given) > 1 else ""
+
         def choose():
             if file:
                 S.track_uploads(session, [_path(file)])
-                return S.use_document_file(session, _path(file), limits)
+                return S.use_document_file(session, _path(file), limits) + unused
             if (text or "").strip():
-                return S.use_document(session, text, "your text", limits)
+                return S.use_document(session, text, "your text", limits) + unused
             if not (title or "").strip():  # e.g. a file Gradio refused for its size left nothing
                 raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
             return S.use_collection_document(self.services, session, title)

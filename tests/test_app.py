@@ -367,6 +367,19 @@ def test_converse_with_nothing_given_says_what_to_give(app_services, tmp_path):
     assert "Upload a document, paste its text, or type an article's title first" in status.replace("\\", "")
 
 
+def test_converse_says_which_of_file_text_and_title_it_used(app_services, tmp_path):
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    status = act.document(None, "The zorblax flower grows on Mount Quillon.", "Ada Lovelace", session)[0].replace("\\", "")
+    assert "the document “your text”" in status and "(the title left unused: one document at a time.)" in status
+    doc = tmp_path / "notes.txt"
+    doc.write_text("Ada wrote notes.")
+    status = act.document(str(doc), "Some text.", "Paris", session)[0].replace("\\", "")
+    assert "the document “notes”" in status and "(the pasted text and the title left unused" in status
+    assert "left unused" not in act.document(None, "", "Paris", session)[0]
+
+
 def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp_path):
     from assistant import session as S
 
