@@ -304,6 +304,15 @@ def test_another_source_starts_a_new_conversation(app_services):
     assert S.use_document(session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
 
 
+def test_a_miss_in_a_document_names_the_document_not_the_collection(app_services):
+    session = S.Session()
+    S.use_document(session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
+    play(app_services, session, "How many legs does a spider have?")
+    answer = turns(session)[0].answer
+    assert not answer.found and answer.text == "I could not find an answer to that in the document “Zorblax” (1 passage)."
+    assert session.history() == ["How many legs does a spider have?", ""]  # still no answer for the rewriter
+
+
 def test_a_sessions_own_source_is_searched_without_the_served_indexs_rescorer(app_services):
     import dataclasses
 

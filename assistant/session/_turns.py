@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -69,6 +70,11 @@ def ask(
             yield Pending(question, step)
         else:
             turn = step
+    if not turn.answer.found and session.source is not None:
+        # The reader's "not found" names the collection, which this session
+        # was not searching.
+        missing = f"I could not find an answer to that in {session.source.name}."
+        turn = dataclasses.replace(turn, answer=dataclasses.replace(turn.answer, text=missing))
     info = TurnInfo(
         system_rewrite=turn.rewrite,
         history=tuple(history),
