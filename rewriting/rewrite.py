@@ -42,9 +42,9 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, json_lines, percentile, run_cli
+from assistant.kernel import ConfigError, DataFormatError, json_lines, output_path, percentile, run_cli
 
-__all__ = ["read_requests", "rewrite_file", "write_rewrites", "write_lines", "configure", "main"]
+__all__ = ["read_requests", "rewrite_file", "write_rewrites", "configure", "main"]
 
 
 def _is_text(value: str) -> bool:
@@ -97,23 +97,26 @@ def rewrite_file(
     everything, as the output is written only when complete.
     """
     if resume_key is None:
-        results = _rewrite_all(rewriter, requests, batch_size, progress, latencies)
-        return write_lines(requests, [_line(r["id"], result) for r, result in zip(requests, results, strict=True)], output)
+        return write_rewrites(requests, lambda: _rewrite_all(rewriter, requests, batch_size, progress, latencies), output)
+    output_path(output)  # an unwritable output fails before the work
     saved = _Progress(output, resume_key)
     done = saved.done()
     todo = [r for r in requests if r["id"] not in done]
     if done:
         print(f"resuming: {len(requests) - len(todo)} of {len(requests)} rewrites were made by an interrupted run "
               f"({saved.path.name})", file=sys.stderr)
-    write_lines(requests, None, output, check_only=True)  # an unwritable output fails before the work
+
+    def keep(chunk: Sequence[dict], results: list) -> None:
+        lines = [_line(r["id"], x) for r, x in zip(chunk, results, strict=True)]
+        saved.add(lines)
+        done.update((line["id"], line) for line in lines)
+
     saved.start(done.values())
     try:
-        _rewrite_all(rewriter, todo, batch_size, progress, None,
-                     chunk_done=lambda chunk, results: saved.add(_line(r["id"], x) for r, x in zip(chunk, results)))
+        _rewrite_all(rewriter, todo, batch_size, progress, None, chunk_done=keep)
     finally:
         saved.close()
-    done = saved.done()
-    count = write_lines(requests, [done[r["id"]] for r in requests], output)
+    count = _write_lines([done[r["id"]] for r in requests], output)
     saved.path.unlink(missing_ok=True)
     return count
 
@@ -207,25 +210,22 @@ class _Progress:
 
 def write_rewrites(requests: Sequence[dict], produce: Callable[[], list], output: str | os.PathLike) -> int:
     """Write ``produce()``'s rewrites (one per request, in order) to ``output``
-    atomically; returns the count. The temporary file is opened before
-    ``produce`` runs, so an unwritable path fails before the work."""
-    write_lines(requests, None, output, check_only=True)
+    atomically; returns the count. ``output`` is checked before ``produce``
+    runs, so an unwritable path fails before the work."""
+    output_path(output)
     results = produce()
-    return write_lines(requests, [_line(r["id"], x) for r, x in zip(requests, results, strict=True)], output)
+    return _write_lines([_line(r["id"], x) for r, x in zip(requests, results, strict=True)], output)
 
 
-def write_lines(requests: Sequence[dict], lines: Sequence[dict] | None, output: str | os.PathLike, *, check_only: bool = False) -> int:
-    """Write ``lines`` (one per request, in order) to ``output`` through a
-    temporary file renamed when complete; returns the count. ``check_only``:
-    only make sure ``output`` can be written (before the work)."""
+def _write_lines(lines: Sequence[dict], output: str | os.PathLike) -> int:
+    """Write ``lines`` to ``output`` through a temporary file renamed when
+    complete; returns the count."""
     output = Path(output)
     handle, tmp = _temporary_beside(output)
     try:
-        if check_only:
-            return 0
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             handle = None
-            for request, line in zip(requests, lines, strict=True):
+            for line in lines:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
         try:
             os.replace(tmp, output)
@@ -316,9 +316,7 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --ray takes --actors of at least 1 and no --latency\n")
 
     requests = read_requests(args.input)
-    handle, tmp = _temporary_beside(Path(args.output))  # fail before the model loads, not after the work
-    os.close(handle)
-    os.unlink(tmp)
+    output_path(args.output)  # fail before the model loads, not after the work
     began = time.perf_counter()  # with --ray, the actors' model loads count too
     settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
                 "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
