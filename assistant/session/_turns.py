@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, Rewrite, echoed_question
+from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, echoed_question
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
@@ -154,9 +154,10 @@ def rewrite_json(services: Services, question: str, history) -> dict:
     assistant = services.assistant
     try:
         question = validate_question(question, assistant.config.max_question_chars)
-        history = [] if history is None else history
-        if not isinstance(history, (list, tuple)) or not all(isinstance(text, str) for text in history):
-            raise InvalidInputError("The history must be a list of texts: earlier questions and answers, oldest first.")
+        try:
+            history = check_history([] if history is None else history)
+        except TypeError:  # an API client's input: told as such, not as a programming error
+            raise InvalidInputError("The history must be a list of texts: earlier questions and answers, oldest first.") from None
         if len(history) > MAX_HISTORY_TEXTS:
             raise InvalidInputError(f"The history has {len(history):,} texts; at most {MAX_HISTORY_TEXTS} are taken.")
         for text in history:
