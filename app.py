@@ -247,9 +247,10 @@ class Actions:
             status = " ".join([*(_status(note) for note in session.notes), status]).strip()
             session.notes.clear()
         metrics = self.services.metrics
-        choices = gr.update(choices=S.conversation_choices(session), value=session.conversation_no)
+        saved = S.saved_state(session)  # once: it is JSON of every conversation, cut to the browser's room
+        choices = gr.update(choices=S.conversation_choices(session, saved), value=session.conversation_no)
         return (S.chat_messages(session), status, S.metrics_rows(session, metrics), _plot(session, metrics),
-                self.correction_box(session) if correction else gr.skip(), session, choices, S.saved_state(session))
+                self.correction_box(session) if correction else gr.skip(), session, choices, saved)
 
     @staticmethod
     def correction_box(session):
@@ -415,7 +416,8 @@ class Actions:
         S.track_uploads(session, [upload])
         ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name))
         if error:
-            return gr.update(choices=[], value=None), _status(error, error=True), _status(error, error=True), session
+            status = _status(error, error=True)
+            return gr.update(choices=[], value=None), status, status, session
         loaded = _status(f"Loaded {len(ids)} conversation{'s' if len(ids) != 1 else ''}: pick one and press Start.")
         return gr.update(choices=ids, value=ids[0]), loaded, loaded, session
 
@@ -463,17 +465,17 @@ class Actions:
 
         # The first given of file, pasted text and title is used; the others
         # were dropped without a word.
-        given = [name for name, value in (("the file", file), ("the pasted text", (text or "").strip()),
-                                          ("the title", (title or "").strip())) if value]
+        pasted, named = (text or "").strip(), (title or "").strip()
+        given = [name for name, value in (("the file", file), ("the pasted text", pasted), ("the title", named)) if value]
         unused = f" ({' and '.join(given[1:])} left unused: one document at a time.)" if len(given) > 1 else ""
 
         def choose():
             if file:
                 S.track_uploads(session, [_path(file)])
                 return S.use_document_file(session, _path(file), limits) + unused
-            if (text or "").strip():
+            if pasted:
                 return S.use_document(session, text, "your text", limits) + unused
-            if not (title or "").strip():  # e.g. a file Gradio refused for its size left nothing
+            if not named:  # e.g. a file Gradio refused for its size left nothing
                 raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
             return S.use_collection_document(self.services, session, title)
 

@@ -118,9 +118,10 @@ def restore_state(session: Session, data: Any) -> str:
     return status
 
 
-def conversation_choices(session: Session) -> list[tuple[str, int]]:
-    """(label, number) of every conversation, the current one included, oldest first."""
-    saved = saved_state(session)["conversations"]
+def conversation_choices(session: Session, saved: dict | None = None) -> list[tuple[str, int]]:
+    """(label, number) of every conversation, the current one included, oldest
+    first; ``saved``: the session's :func:`saved_state` when the caller has it."""
+    saved = (saved or saved_state(session))["conversations"]
     choices = [(f"{key}: {_title(turns)}", int(key)) for key, turns in saved.items()]
     if str(session.conversation_no) not in saved:
         # An empty current conversation is not saved, but it is the one the
