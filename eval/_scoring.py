@@ -6,7 +6,6 @@ gives the mean scores of ``python -m eval.rewrites score``.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -20,6 +19,7 @@ from assistant.kernel import ConfigError, DataFormatError, default_index_dir
 from assistant.retrieval import BM25Retriever
 
 from . import metrics as M
+from ._table import read_split
 
 __all__ = [
     "METRICS",
@@ -233,14 +233,8 @@ def note_departures(noted: int, total: int) -> None:
 def held_out(examples, split_path: str, data_path: str) -> list:
     """Only the turns a training run held out: the "dev" ids that its
     ``split.json`` (written by ``rewriting.train``) lists for this file."""
-    try:
-        split = json.loads(Path(split_path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DataFormatError(f"{split_path}: cannot read it ({err.strerror or err})") from err
-    except ValueError as err:
-        raise DataFormatError(f"{split_path}: not JSON; give the split.json that rewriting.train wrote") from err
-    dev = split.get("dev") if isinstance(split, dict) else None
-    if not isinstance(dev, dict) or not isinstance(dev.get(Path(data_path).name), list):
+    dev = read_split(split_path)["dev"]
+    if not isinstance(dev.get(Path(data_path).name), list):
         raise DataFormatError(
             f"{split_path}: not a split.json written by rewriting.train with held-out ids for {Path(data_path).name} "
             "(its \"dev\" object lists them by file name)"

@@ -19,7 +19,7 @@ from rewriting.data import RewriteExample, load_examples, load_quretec
 
 from ._validation import conversation, mean_difference
 
-__all__ = ["GROUPS", "held_out_groups", "whole_conversations", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
+__all__ = ["GROUPS", "read_split", "held_out_groups", "whole_conversations", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
 
 GROUPS = ("qrecc", "canard", "cast")
 # QuReTeC's output for CAsT 2020 (the question plus the history terms it
@@ -31,6 +31,23 @@ def _group(source: str) -> str:
     return "cast" if source.startswith("cast") else source
 
 
+def read_split(split_path: str | Path) -> dict:
+    """The ``split.json`` a run of ``rewriting.train`` wrote, checked to hold
+    ``"dev"`` (the held-out ids, by file name), or a :class:`DataFormatError`
+    saying what is wrong in words, not a Python exception's repr. (Its
+    ``"files"``, the data files, is for the callers that need it to check.)"""
+    try:
+        split = json.loads(Path(split_path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise DataFormatError(f"{split_path}: cannot read it ({err.strerror or err})") from err
+    except ValueError as err:
+        raise DataFormatError(f"{split_path}: not JSON; give the split.json that rewriting.train wrote") from err
+    if not (isinstance(split, dict) and isinstance(split.get("dev"), dict)):
+        raise DataFormatError(f"{split_path}: not a split.json written by rewriting.train (its \"dev\" object lists "
+                              "the held-out ids by file name)")
+    return split
+
+
 def held_out_groups(split_path: str | Path, trained_on: bool = False, turns: int | None = None) -> dict[str, list[tuple[str, RewriteExample]]]:
     """``{group: [(key, example)]}``, the held-out turns after the first, in
     file order; with ``trained_on``, the split's other turns after the first
@@ -39,11 +56,10 @@ def held_out_groups(split_path: str | Path, trained_on: bool = False, turns: int
     first turns, in whole conversations (:func:`whole_conversations`): the
     turns training saw are too many to rewrite one at a time for every
     setting tried."""
-    try:
-        split = json.loads(Path(split_path).read_text(encoding="utf-8"))
-        files, dev = split["files"], split["dev"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise DataFormatError(f"{split_path}: not a split.json written by rewriting.train ({err!r})") from err
+    split = read_split(split_path)
+    files, dev = split.get("files"), split["dev"]
+    if not isinstance(files, list):
+        raise DataFormatError(f"{split_path}: not a split.json written by rewriting.train (no \"files\" list of the data)")
     groups: dict[str, list] = defaultdict(list)
     for path in files:
         name = Path(path).name
