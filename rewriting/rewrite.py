@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, json_lines, output_path, percentile, run_cli
+from assistant.kernel import ConfigError, DataFormatError, current_umask, json_lines, output_path, percentile, run_cli
 
 __all__ = ["read_requests", "rewrite_file", "write_rewrites", "configure", "main"]
 
@@ -248,9 +248,7 @@ def _temporary_beside(output: Path) -> tuple[int, str]:
         handle, tmp = tempfile.mkstemp(prefix=output.name + ".", suffix=".tmp", dir=output.parent)
     except OSError as error:
         raise ConfigError(f"cannot write the output {output}: {error.strerror or error}; give a file path in a writable folder") from error
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise survive the rename
+    os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp's 0600 would otherwise survive the rename
     return handle, tmp
 
 

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from ._errors import AssistantError, ConfigError
 
-__all__ = ["run_cli", "output_path", "check_at_least"]
+__all__ = ["run_cli", "output_path", "check_at_least", "current_umask"]
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
@@ -94,3 +94,20 @@ def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bo
     if path.is_file() and not os.access(path, os.W_OK):
         raise refuse("the file is read-only")
     return path
+
+
+def current_umask() -> int:
+    """The process's umask, for a file or folder made with a fixed private
+    mode (``mkstemp``'s 0600, ``mkdtemp``'s 0700) that should end with the
+    modes a plain ``open`` or ``mkdir`` gives. Read without setting it where
+    Linux shows it: ``os.umask(0)`` would let a file another thread makes
+    meanwhile be made world-writable."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return umask

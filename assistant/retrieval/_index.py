@@ -57,6 +57,7 @@ from ..kernel import (
     OWNER_FILE,
     ConfigError,
     DataFormatError,
+    current_umask,
     default_index_dir,
     json_lines,
     json_lines_with_text,
@@ -259,7 +260,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         (staging / OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
         # modes (rsync -a, cp -p) could be read by its owner alone.
-        os.chmod(staging, 0o777 & ~_umask())
+        os.chmod(staging, 0o777 & ~current_umask())
         if index_dir.exists():
             shutil.rmtree(index_dir)
         staging.rename(index_dir)
@@ -296,18 +297,6 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     return removed
 
 
-def _umask() -> int:
-    # Read without setting it where Linux shows it: os.umask(0) would let a
-    # file another thread makes meanwhile be made world-writable.
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    umask = os.umask(0o077)
-    os.umask(umask)
-    return umask
 
 
 def _encoded(passages: Iterable[dict]) -> Iterator[tuple[str, str]]:
