@@ -15,6 +15,7 @@ from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._state import Services, Session, Source
 from ._store import new_conversation
 from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
+from ._views import OPTION_LETTERS
 
 # Frozen: one shared default is safe.
 DEFAULT_LIMITS = UploadLimits()
@@ -143,7 +144,7 @@ def multiple_choice(services: Services, session: Session, document: str, questio
     given = [(o or "").strip() for o in options]
     while given and not given[-1]:
         given.pop()  # fewer options than boxes: the last ones stay empty
-    letters = "ABCDEFGHIJ"
+    letters = OPTION_LETTERS  # as the answer names them
     if "" in given:
         # The answer is named by its letter: an empty box in between would
         # shift the letters of the options after it.

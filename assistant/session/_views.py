@@ -176,9 +176,13 @@ def notice_html(message: str) -> str:
     return f'<p class="cqa-notice">⚠️ {_h(message)}</p>'
 
 
+# The letters multiple-choice options are named by, in order.
+OPTION_LETTERS = "ABCDEFGH"
+
+
 def choice_html(choice, options: Sequence[str]) -> str:
     """The multiple-choice answer: chosen option, each option's score and evidence."""
-    letters = "ABCDEFGH"
+    letters = OPTION_LETTERS
     items = []
     for i, option in enumerate(options):
         chosen = i == choice.index
