@@ -38,7 +38,6 @@ import functools
 import json
 import logging
 import secrets
-import signal
 import tempfile
 import threading
 import time
@@ -49,7 +48,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port
+from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -729,7 +728,7 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     ``secret`` encrypts the conversations the browser keeps; it must outlive
     the server for them to survive a restart (None: a new one, for tests).
     ``actions``: the event handlers (None: made here); the server passes its
-    own, whose turns a SIGTERM waits for (:func:`stop_on_sigterm`).
+    own, whose turns a SIGTERM waits for (:func:`drain`).
     """
     if services.scorer is None:  # the app always shows the live metrics
         services.scorer, services.metrics = live_metrics(), LiveMetrics.names
@@ -754,22 +753,11 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, **launch)
 
 
-def stop_on_sigterm(act: Actions, drain_s: float = DRAIN_S) -> None:
-    """Make SIGTERM (``docker stop``, a Space's restart, ``timeout``) stop the
-    server as Ctrl-C does, after the turns under way finish (at most
-    ``drain_s`` seconds): the process used to die at once, cutting every
-    running turn, and Gradio's shutdown, which deletes the uploads it keeps,
-    never ran. Call from the main thread, where signals are handled."""
-
-    def stop(signum, frame):
-        drain(act, drain_s)
-        raise KeyboardInterrupt  # Gradio's launch() closes the server on it
-
-    signal.signal(signal.SIGTERM, stop)
-
-
-def drain(act: Actions, limit_s: float) -> None:
-    """Wait until ``act`` has no turn under way, or ``limit_s`` seconds."""
+def drain(act: Actions, limit_s: float = DRAIN_S) -> None:
+    """Wait until ``act`` has no turn under way, or ``limit_s`` seconds: what
+    a SIGTERM does before the server stops as on Ctrl-C (the process used to
+    die at once, cutting every running turn, and Gradio's shutdown, which
+    deletes the uploads it keeps, never ran)."""
     deadline = time.monotonic() + limit_s
     while act.running and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -821,8 +809,9 @@ def _main(argv: list[str] | None) -> int:
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
     act = Actions(services, tempfile.mkdtemp(prefix="convqa-export-"))
-    stop_on_sigterm(act)
-    serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
+    # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
+    with sigterm_as_ctrl_c(lambda: drain(act)):
+        serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
     return 0
 
 

@@ -18,7 +18,7 @@ import json
 import signal
 import sys
 
-from assistant.kernel import output_path, run_cli
+from assistant.kernel import Terminated, output_path, run_cli, sigterm_as_ctrl_c
 from assistant.retrieval import index_collection
 
 __all__ = ["main"]
@@ -30,25 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     cleanup runs (the default action ended the process at once, leaving
     its staging folder, a partial index as large as the collection's)."""
     try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread: signals are not ours to take
-        previous = None
-    try:
-        return run_cli(_build, argv)
+        with sigterm_as_ctrl_c():
+            return run_cli(_build, argv)
     except KeyboardInterrupt as stop:
         print("interrupted: the index was not written (a previous one there is unchanged).", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(stop, _Terminated) else signal.SIGINT)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, taken as Ctrl-C is."""
-
-
-def _terminate(signum, frame):
-    raise _Terminated
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
 
 
 def _build(argv: list[str] | None) -> int:

@@ -221,6 +221,7 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
     import threading
 
     from assistant import session as S
+    from assistant.kernel import sigterm_as_ctrl_c
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     act.take("Who was Ada Lovelace?", session)
@@ -235,12 +236,10 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
     waiting.join(60)
     assert not waiting.is_alive() and act.running == 0  # ... and ends with it
     before = signal.getsignal(signal.SIGTERM)
-    try:
-        app.stop_on_sigterm(act, drain_s=5)
+    with sigterm_as_ctrl_c(lambda: app.drain(act, 5)):  # as app.py's main serves
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGTERM)
-    finally:
-        signal.signal(signal.SIGTERM, before)
+    assert signal.getsignal(signal.SIGTERM) is before  # put back
 
 
 def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_path):

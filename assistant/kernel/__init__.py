@@ -7,7 +7,7 @@ It imports nothing else of the project, so any stage (retrieval, readers, rewrit
 """
 
 from ._batching import MicroBatcher
-from ._cli import check_at_least, current_umask, output_path, run_cli
+from ._cli import Terminated, check_at_least, current_umask, output_path, run_cli, sigterm_as_ctrl_c
 from ._config import (
     ENV_VARIABLES,
     READER_NAMES,
@@ -54,6 +54,8 @@ from ._words import (
 __all__ = [
     "check_at_least",
     "current_umask",
+    "Terminated",
+    "sigterm_as_ctrl_c",
     "server_port",
     "Passage",
     "Answer",

@@ -3,15 +3,17 @@ of the paths it will write."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ._errors import AssistantError, ConfigError
 
-__all__ = ["run_cli", "output_path", "check_at_least", "current_umask"]
+__all__ = ["run_cli", "output_path", "check_at_least", "current_umask", "Terminated", "sigterm_as_ctrl_c"]
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
@@ -111,3 +113,31 @@ def current_umask() -> int:
     umask = os.umask(0o077)
     os.umask(umask)
     return umask
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is (:func:`sigterm_as_ctrl_c`)."""
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c(before: Callable[[], None] = lambda: None) -> Iterator[None]:
+    """Within it, SIGTERM (``timeout``, ``docker stop``, a scheduler or a
+    Space's restart) raises :class:`Terminated`, a KeyboardInterrupt, after
+    ``before()`` (e.g. waiting for the work under way): its default action
+    ended the process at once, and no cleanup (a build's staging folder,
+    a server's upload copies) ran. The handler before it is put back at the
+    end. Outside the main thread signals are not ours to take: it does nothing."""
+
+    def terminate(signum, frame):
+        before()
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
