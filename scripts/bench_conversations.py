@@ -120,23 +120,37 @@ def check_facts(conversations=CONVERSATIONS, collection=None) -> None:
                 raise DataFormatError(f"{title!r}: the fact {fact!r} for {question!r} is not in its article")
 
 
-def reader_settings(pairs: list[str]) -> dict[str, str]:
+def reader_settings(pairs: list[str], flag: str = "--set") -> dict[str, str]:
     """``FIELD=VALUE`` pairs as ``CONVQA_FIELD`` variables: the kernel's
-    ``from_env`` parses and checks them, as it does for the app."""
+    ``from_env`` parses and checks them, as it does for the app. A bad pair
+    is refused here, before anything loads, naming ``flag`` and the pair
+    (not the variable, which the user never typed)."""
     fields = {f.name for f in dataclasses.fields(ReaderConfig)}
     variables = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         name = name.strip()
         if not sep or name not in fields:
-            raise ConfigError(f"--set {pair!r}: give FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}")
-        variables[f"CONVQA_{name.upper()}"] = value
+            raise ConfigError(f"{flag} {pair!r}: give FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}")
+        variable = f"CONVQA_{name.upper()}"
+        try:
+            _from_variables(ReaderConfig(), {variable: value})
+        except ConfigError as error:
+            reason = str(error)
+            if reason.startswith(f"{variable}="):  # the parser's "CONVQA_X='v': x must be ..."
+                reason = reason.partition(": ")[2]
+            reason = reason.removesuffix(f" (from its command-line flag, or {variable})")  # the range check's
+            raise ConfigError(f"{flag} {pair!r}: {reason}") from None
+        variables[variable] = value
     return variables
 
 
 def variant_config(base: ReaderConfig, pairs: list[str]) -> ReaderConfig:
     """``base`` with the ``FIELD=VALUE`` pairs applied, parsed by ``from_env``."""
-    variables = reader_settings(pairs)
+    return _from_variables(base, reader_settings(pairs, "--compare"))
+
+
+def _from_variables(base: ReaderConfig, variables: dict[str, str]) -> ReaderConfig:
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
@@ -200,7 +214,7 @@ def _main(argv) -> int:
     os.environ.update(reader_settings(args.set))
     wanted = [[pair for pair in group.split(",") if pair.strip()] for group in args.compare]
     for group in wanted:
-        reader_settings(group)  # refuse a bad --compare before loading anything
+        reader_settings(group, "--compare")  # refuse a bad --compare before loading anything
     check_facts()
 
     from tqdm import tqdm

@@ -43,3 +43,16 @@ def test_study_nbest_needs_the_greedy_rewrites_before_the_model_loads(tmp_path):
     out = _run("study_nbest.py", str(tmp_path), "--greedy", "x", "--groups", "qrecc", "--model", "/no/such/model",
                cwd=tmp_path)
     assert out.returncode == 2 and out.stderr == f"error: {tmp_path / 'qrecc.x.jsonl'} is missing; write it first (see --help)\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    # The bad value was refused naming CONVQA_DEFINITIONS, a variable the user never set.
+    (["--set", "definitions=maybe"], "error: --set 'definitions=maybe': definitions must be true or false\n"),
+    (["--set", "mu=2"], "error: --set 'mu=2': mu must be a number from 0 to 1, got 2.0\n"),
+    # A --compare pair was refused as "--set", and its value only once the models had loaded.
+    (["--compare", "definitions=true,read_k=0"], "error: --compare 'read_k=0': read_k must be a whole number >= 1, got 0\n"),
+    (["--compare", "k=3"], "error: --compare 'k=3': give FIELD=VALUE with FIELD one of "),
+])
+def test_bench_conversations_refuses_a_bad_setting_by_its_flag_before_loading(tmp_path, args, message):
+    out = _run("bench_conversations.py", *args, cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith(message) and "CONVQA_" not in out.stderr, out.stderr
