@@ -119,15 +119,21 @@ def _gold_letter(output: str) -> int:
     return LETTERS.index(match.group(1))
 
 
-def _official_article(row: dict, line: int) -> Article:
+def _official_article(row: dict, line: int, where: str) -> Article:
     article = row["article"]
     html = "".join(article) if isinstance(article, list) else article
     questions = []
     for q in row["questions"]:
         options = tuple(" ".join(o.split()) for o in q["options"])
         if len(options) != 4:
-            raise DataFormatError(f"line {line}: a question has {len(options)} options, not 4")
+            raise DataFormatError(f"{where}: a question has {len(options)} options, not 4")
         gold = q.get("gold_label")
+        # QuALITY's labels are 1-based; a 0-based file's 0 (or a 5) would
+        # match no option and score every question wrong without a word.
+        if gold is not None and int(gold) not in range(1, len(options) + 1):
+            raise DataFormatError(
+                f"{where}: gold_label {gold!r} is not 1 to {len(options)} (QuALITY's labels are 1-based)"
+            )
         difficult = q.get("difficult")
         questions.append(
             MCQuestion(
@@ -162,7 +168,7 @@ def load_quality(path: str | Path) -> list[Article]:
             if not isinstance(row, dict):
                 raise DataFormatError(f"{where}: a line must be a JSON object, not {type(row).__name__}")
             if "questions" in row and "article" in row:
-                articles.append(_official_article(row, line))
+                articles.append(_official_article(row, line, where))
             elif "instructions" in row and "input" in row:
                 articles.append(_leval_article(row, line))
             else:

@@ -263,3 +263,12 @@ def test_cli_table_labels_its_accuracies_as_percent(monkeypatch, official_file, 
     assert quality.main(["--data", str(official_file)]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert "acc %" in header and "HARD %" in header and row.split()[-3:] == ["50.0", "2", "0.0"]
+
+
+@pytest.mark.parametrize("gold", [0, 5])
+def test_a_gold_label_outside_one_to_four_is_refused(tmp_path, gold):
+    # A 0-based file's 0 matched no option: every such question scored wrong, without a word.
+    path = tmp_path / "zero.jsonl"
+    path.write_text(json.dumps(_official_line([_q("What did Mary bake?", ["a", "b", "c", "d"], gold, 0)])) + "\n")
+    with pytest.raises(DataFormatError, match=rf"zero.jsonl, line 1: gold_label {gold} is not 1 to 4 \(QuALITY's labels are 1-based\)"):
+        quality.load_quality(path)
