@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tracemalloc
 
@@ -164,6 +165,52 @@ def test_the_direct_route_names_a_bad_line_and_finds_duplicates(tmp_path):
     with pytest.raises(DataFormatError, match="Duplicate passage id 'p5'"):
         index_collection(tmp_path / "dup", tmp_path / "dup-index", progress=False, threads=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "dup"]  # no index, staging or links left
+
+
+def test_the_direct_route_names_a_line_java_cannot_read_without_its_stack_trace(tmp_path, capfd):
+    """With --threads 2 Anserini reads the files itself: a line it could not
+    parse (bad JSON past the first 1000 lines, a field over Jackson's limit)
+    printed 24 lines of Java stack trace and an ERROR log line before the
+    one line that names it."""
+    from assistant.retrieval import MAX_FIELD_CHARS
+
+    good = [dict(_passage(n), title="") for n in range(1200)]
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", good)
+    with (tmp_path / "coll" / "a.jsonl").open("a") as file:
+        file.write('{"id": "broken", "contents": \n')
+    long = tmp_path / "long" / "a.jsonl"
+    _write_jsonl(long, good + [{"id": "huge", "contents": "x" * (MAX_FIELD_CHARS + 1)}] + good[:5])
+    capfd.readouterr()
+    for collection, named in ((tmp_path / "coll", "line 1201: not valid JSON"), (long.parent, "line 1201 (id 'huge')")):
+        assert index_main(["--input", str(collection), "--index", str(tmp_path / "idx"), "--threads", "2"]) == 2
+        err = capfd.readouterr().err
+        assert named in err.splitlines()[-1]
+        assert "Exception" not in err and "\tat " not in err and "ERROR" not in err, err[-3000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll", "long"]  # no index, staging or links left
+
+
+def test_the_direct_route_stops_anserini_once_a_line_is_refused(tmp_path, capsys):
+    # Python found the bad line at once, but the build waited for Anserini to
+    # index the rest of the collection (and Ctrl-C waited the same way), the
+    # bar climbing to the end meanwhile.
+    good = [dict(_passage(n), title="") for n in range(1200)]
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", good + [{"contents": "no id here"}])
+    _write_jsonl(tmp_path / "coll" / "b.jsonl", [dict(_passage(n), title="", id=f"q{n}") for n in range(150_000)])
+    with pytest.raises(DataFormatError, match=r"a.jsonl, line 1201"):
+        index_collection(tmp_path / "coll", tmp_path / "idx", threads=2)
+    shown = [int(n) for n in re.findall(r"(\d+)/151201", capsys.readouterr().err)]
+    assert shown and max(shown) < 100_000, shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll"]
+
+
+def test_the_direct_route_bar_moves_passage_by_passage(tmp_path, capsys):
+    # Anserini's own counter moves 10,000 passages a thread at a time: the bar
+    # showed 0, then 10000, 20000 and the end.
+    records = [dict(_passage(n), title="") for n in range(40_000)]
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", records)
+    assert index_collection(tmp_path / "coll", tmp_path / "idx", threads=2) == 40_000
+    shown = {int(n) for n in re.findall(r"(\d+)/40000", capsys.readouterr().err)}
+    assert shown - {0, 10_000, 20_000, 30_000, 40_000}, shown
 
 
 def test_duplicate_ids_are_found_across_segments(tmp_path):

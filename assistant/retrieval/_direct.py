@@ -6,22 +6,25 @@ Anserini's ``IndexCollection`` reads the files on its own threads, exactly
 as ``python -m pyserini.index.lucene -collection JsonCollection`` does. Python
 reads the same lines once alongside it, to check them (an unreadable line is
 named, a line that needs encoding sends the build back to the streaming
-route) and to keep each id's hash for the duplicate check; the progress bar
-follows Anserini's own counter of indexed documents.
+route, a line Lucene would refuse is named before Anserini meets it) and
+to keep each id's hash for the duplicate check; the progress bar follows
+Anserini's index writer, passage by passage.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import tempfile
 from array import array
 from pathlib import Path
+from typing import Callable, Iterator
 
 from tqdm import tqdm
 
 from ..kernel import DataFormatError, json_lines, json_lines_with_text
-from ._collection import checked_passage
+from ._collection import checked_passage, lucene_problem
 from ._java import import_pyserini
 
 __all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "in_indexer_form", "index_lines"]
@@ -77,10 +80,17 @@ def index_lines(
     """Index ``files`` into the empty folder ``staging`` with Anserini's
     ``IndexCollection`` on ``threads`` threads; the passage count and the
     ids' hashes, or None when a line is not in :func:`indexer_form` (the
-    caller then encodes the collection itself). A line that is no passage
-    raises :class:`DataFormatError` naming it."""
+    caller then encodes the collection itself). A line that is no passage,
+    or one Lucene would refuse, raises :class:`DataFormatError` naming it.
+
+    Anserini is stopped as soon as its work is of no use (a line refused or
+    needing encoding, Ctrl-C): its index writer is rolled back, which ends
+    its threads at their next passage, instead of letting it read the rest
+    of the collection. What Java prints meanwhile (stack traces of lines it
+    cannot parse, which Python names in one line) is kept from the terminal.
+    """
     import_pyserini("pyserini.index.lucene")  # the JVM, configured our way
-    from jnius import autoclass
+    from jnius import JavaException, autoclass, cast
 
     links = Path(tempfile.mkdtemp(prefix=staging.name + ".input.", dir=staging.parent))
     try:
@@ -93,25 +103,42 @@ def index_lines(
             arguments.add(argument)
         options = autoclass("io.anserini.index.IndexCollection$Args")()
         autoclass("org.kohsuke.args4j.CmdLineParser")(options).parseArgument(arguments)
-        indexer = autoclass("io.anserini.index.IndexCollection")(options)
-        counters = indexer.getCounters()
-        # Anserini indexes on a thread the JVM starts itself, so no Python
-        # thread of ours stays attached to the JVM (pyjnius never detaches one).
-        from jnius import cast
+        with _java_stderr_kept() as java_said:
+            indexer = autoclass("io.anserini.index.IndexCollection")(options)
+            counters = indexer.getCounters()
+            # Anserini's IndexWriter (a protected field pyjnius reads): its
+            # count moves with every passage, while Anserini's counter moves
+            # 10,000 passages a thread at a time.
+            writer = indexer.writer
+            # Anserini indexes on a thread the JVM starts itself, so no Python
+            # thread of ours stays attached to the JVM (pyjnius never detaches
+            # one); the FutureTask keeps what the run raises for us.
+            task = autoclass("java.util.concurrent.FutureTask")(cast("java.lang.Runnable", indexer), None)
+            java = autoclass("java.lang.Thread")(cast("java.lang.Runnable", task), "anserini-index")
+            java.start()
+            with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
+                      file=sys.stderr, smoothing=0.1) as bar:
 
-        java = autoclass("java.lang.Thread")(cast("java.lang.Runnable", indexer), "anserini-index")
-        java.start()
-        with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
-                  file=sys.stderr, smoothing=0.1) as bar:
+                def show() -> None:
+                    bar.update(_indexed(counters, writer, JavaException) - bar.n)
+
+                finished = False
+                try:
+                    checked = _check_lines(files, show)
+                    while checked is not None and java.isAlive():
+                        java.join(int(_POLL_S * 1000))
+                        show()
+                    finished = checked is not None
+                finally:
+                    if not finished:
+                        _stop(writer, java, JavaException)
+                bar.update(counters.indexed.get() - bar.n)
+            if checked is None:
+                return None
             try:
-                checked = _check_lines(files, counters, bar)
-            finally:
-                # Anserini cannot be stopped midway; its folder is removed with ours.
-                while java.isAlive():
-                    java.join(int(_POLL_S * 1000))
-                    bar.update(counters.indexed.get() - bar.n)
-        if checked is None:
-            return None
+                task.get()
+            except JavaException as error:
+                raise DataFormatError(f"Anserini failed: {_first_line(java_said()) or _first_line(str(error))}") from None
         count, hashes = checked
         indexed = counters.indexed.get()
         if indexed != count:
@@ -127,18 +154,68 @@ def index_lines(
         links.rmdir()
 
 
-def _check_lines(files: list[Path], counters, bar) -> tuple[int, array] | None:
+def _indexed(counters, writer, JavaException) -> int:
+    """Passages Anserini has indexed so far: the writer's count while it is
+    open, else Anserini's own counter."""
+    try:
+        return max(int(writer.getPendingNumDocs()), counters.indexed.get())
+    except JavaException:  # closed: the build has ended
+        return counters.indexed.get()
+
+
+def _stop(writer, java, JavaException) -> None:
+    """End Anserini's run early: the rolled back writer discards what it
+    holds and fails each thread's next passage, so the run ends within a
+    passage's time (its folder is removed with ours)."""
+    try:
+        writer.rollback()
+    except JavaException:
+        pass  # closed already: the run is over
+    while java.isAlive():
+        java.join(int(_POLL_S * 1000))
+
+
+@contextlib.contextmanager
+def _java_stderr_kept() -> Iterator[Callable[[], str]]:
+    """Java's ``System.err`` and Anserini's log held back while Anserini
+    reads the files: a line it cannot parse, or a thread stopped by
+    :func:`_stop`, prints a stack trace there, and Python names such a line
+    in one line. Yields a function returning what Java printed, for a
+    failure Python cannot name."""
+    from jnius import autoclass
+
+    System = autoclass("java.lang.System")
+    Configurator = autoclass("org.apache.logging.log4j.core.config.Configurator")
+    LogManager = autoclass("org.apache.logging.log4j.LogManager")
+    Level = autoclass("org.apache.logging.log4j.Level")
+    before, level = System.err, LogManager.getLogger("io.anserini").getLevel()
+    kept = autoclass("java.io.ByteArrayOutputStream")()
+    System.setErr(autoclass("java.io.PrintStream")(kept, True, "UTF-8"))
+    Configurator.setLevel("io.anserini", Level.OFF)
+    try:
+        yield lambda: kept.toString("UTF-8")
+    finally:
+        Configurator.setLevel("io.anserini", level)
+        System.setErr(before)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _check_lines(files: list[Path], show: Callable[[], None]) -> tuple[int, array] | None:
     """Every line checked as Anserini reads it; (count, hashes), or None at
-    the first line that needs encoding. The bar shows Anserini's count."""
+    the first line that needs encoding. ``show`` moves the bar."""
     hashes = array("q")
     count = 0
     for file in files:
         for where, record, _ in json_lines_with_text(file):
-            if not indexer_form(record):
-                checked_passage(where, record)  # a line that is no passage at all is named
+            if not indexer_form(record) or lucene_problem(
+                    record["id"], record["contents"], record.get("title", ""), record.get("url", "")):
+                checked_passage(where, record)  # a line that is no passage, or one Lucene refuses, is named
                 return None
             remember_id(hashes, record["id"])
             count += 1
-            if count % 20_000 == 0:
-                bar.update(counters.indexed.get() - bar.n)
+            if count % 2_000 == 0:
+                show()
     return count, hashes
