@@ -548,3 +548,27 @@ sys.exit(cli.main(sys.argv[1:]))
     assert err.splitlines()[-1] == "interrupted: the index was not written (a previous one there is unchanged)."
     assert sorted(p.name for p in tmp_path.iterdir()) == ["coll.jsonl", "idx"]
     assert BM25Retriever.from_index(tmp_path / "idx").size == 1
+
+
+def test_an_html_heading_that_repeats_the_title_is_not_shown_twice(tmp_path):
+    # The passage read 'Ada Lovelace Ada Lovelace was ...' under the title
+    # 'Ada Lovelace': the page's <h1> and the start of its text, after the
+    # <title> the app shows above it.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ada.html").write_text(
+        "<html><head><title>Ada Lovelace</title></head><body><h1>ADA LOVELACE</h1>"
+        "<p>Ada Lovelace wrote the first program.</p><p>She worked with Babbage.</p></body></html>")
+    (docs / "other.html").write_text(  # a heading that says more than the title stays
+        "<html><head><title>Babbage</title></head><body><h1>Babbage's engines</h1><p>He designed them.</p></body></html>")
+    (docs / "only.html").write_text(  # a page whose only text is its heading keeps it
+        "<html><head><title>Stub</title></head><body><h1>Stub</h1></body></html>")
+    assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
+        ("Ada Lovelace", "Ada Lovelace wrote the first program. She worked with Babbage."),
+        ("Stub", "Stub"),
+        ("Babbage", "Babbage's engines He designed them."),
+    ]
+    build_index(read_collection(docs), tmp_path / "idx", progress=False)
+    hit = BM25Retriever.from_index(tmp_path / "idx").search("Lovelace program", 1)[0]
+    assert (hit.title, hit.text) == ("Ada Lovelace", "Ada Lovelace wrote the first program. She worked with Babbage.")
+    assert [p["contents"] for p in read_collection(docs / "ada.html")] == [hit.text]

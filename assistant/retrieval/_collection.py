@@ -144,14 +144,23 @@ def _markdown_text(markdown: str) -> str:
 
 def _titled_document(path: Path) -> tuple[str, str]:
     """(title, text) of one .txt/.md/.html file, for the passages of a
-    folder: an HTML page's <title>, or a Markdown file's first line when it
-    is a '# Heading' (left out of the text: each passage carries the title);
-    else the file's name without its suffix."""
+    folder: an HTML page's <title> (its first paragraph left out of the
+    text when it is the same words), or a Markdown file's first line when
+    it is a '# Heading' (left out of the text: each passage carries the
+    title); else the file's name without its suffix."""
     raw = utf8_text(path.read_bytes(), str(path))
     suffix = path.suffix.lower()
     title, text = "", raw
     if suffix in (".html", ".htm"):
         title, text = _parsed_html(raw)
+        heading, _, rest = text.partition("\n\n")
+        if title and heading.casefold() == title.casefold() and rest:
+            # The page's heading repeating its <title> (<h1>Ada</h1> under
+            # <title>Ada</title>) opened the first passage, which was then
+            # shown under that same title; unlike any other text it is left
+            # out, as a Markdown file's '# Heading' is. A page with no other
+            # text keeps it.
+            text = rest
     elif suffix == ".md":
         first = _HEADING.match(raw.lstrip())
         if first and first.group(1) == "#" and first.group(2):
