@@ -572,3 +572,43 @@ def test_an_html_heading_that_repeats_the_title_is_not_shown_twice(tmp_path):
     hit = BM25Retriever.from_index(tmp_path / "idx").search("Lovelace program", 1)[0]
     assert (hit.title, hit.text) == ("Ada Lovelace", "Ada Lovelace wrote the first program. She worked with Babbage.")
     assert [p["contents"] for p in read_collection(docs / "ada.html")] == [hit.text]
+
+
+def test_unmarked_staging_folders_in_the_index_cache_go_once_a_day_old(tmp_path, monkeypatch):
+    # A build by a version before owner marks, killed, left a partial index
+    # that no later build removed, whatever its age.
+    import os
+    import socket
+    import time
+
+    from assistant.kernel import OWNER_FILE, owner_mark
+
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path / "cache"))
+    cache, elsewhere = tmp_path / "cache" / "indexes", tmp_path / "elsewhere"
+    old = time.time() - 2 * 24 * 3600
+
+    def staging(parent, name, age=old, mark=None, fresh_file=False):
+        folder = parent / name
+        folder.mkdir(parents=True)
+        (folder / "_0.fdt").write_bytes(b"partial")
+        if mark is not None:
+            (folder / OWNER_FILE).write_text(mark)
+        for path in [*folder.iterdir(), folder]:
+            os.utime(path, (age, age))
+        if fresh_file:  # an old version's build still at work
+            (folder / "_1.fdt").write_bytes(b"new")
+        return folder
+
+    staging(cache, "idx.old00001")
+    links = cache / "idx.old00001.input.ab12cd34"
+    links.mkdir()
+    (links / "000000.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    staging(cache, "idx.new00001", age=time.time() - 3600)  # an hour: may be a build under way
+    staging(cache, "idx.working1", fresh_file=True)
+    staging(cache, "idx.otherhst", mark=json.dumps(dict(owner_mark(), host=socket.gethostname() + "-other")))
+    staging(cache, "idx.broken01", mark="{")  # a mark that cannot be read: kept, as before
+    staging(elsewhere, "idx.old00001")  # outside the cache: may be a user's own folder
+    assert build_index(iter([_passage(1)]), cache / "idx", progress=False) == 1
+    assert sorted(p.name for p in cache.iterdir()) == ["idx", "idx.broken01", "idx.new00001", "idx.otherhst", "idx.working1"]
+    assert build_index(iter([_passage(1)]), elsewhere / "idx", progress=False) == 1
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["idx", "idx.old00001"]

@@ -31,8 +31,9 @@ start would take for a good one. The staging folder holds an owner mark
 (the building process's pid and start, and the host) until it is renamed:
 a build removes the staging folders of builds of the same index whose
 process has died (killed, or the machine stopped), and keeps those of
-builds still running. The index folder gets the modes of any folder made
-under the process's umask (``mkdtemp`` makes it 0700).
+builds still running (and, in the index cache, those older builds left
+without a mark, once unchanged for a day). The index folder gets the modes
+of any folder made under the process's umask (``mkdtemp`` makes it 0700).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from array import array
 from contextlib import closing
 from pathlib import Path
@@ -57,6 +59,7 @@ from ..kernel import (
     OWNER_FILE,
     ConfigError,
     DataFormatError,
+    cache_dir,
     current_umask,
     default_index_dir,
     json_lines,
@@ -269,16 +272,27 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     return count
 
 
+# A staging folder without an owner mark (a build by a version before the
+# marks) is taken for abandoned once nothing in it has changed for this long:
+# a live build's Lucene writes new files every few seconds.
+UNMARKED_STALE_S = 24 * 3600
+
+
 def remove_stale_staging(index_dir: Path) -> list[Path]:
     """Remove the staging folders that dead builds of ``index_dir`` left
     next to it (``INDEX.xxxxxxxx`` with an owner mark of a process that has
     stopped, and its ``INDEX.xxxxxxxx.input.xxxxxxxx`` links); a SIGKILL, a
-    machine's stop or an out-of-memory kill runs no cleanup. Returns them."""
+    machine's stop or an out-of-memory kill runs no cleanup. Inside the
+    index cache (``cache_dir()/indexes``), where every such folder is one of
+    ours, a staging folder with no mark at all is removed too once nothing
+    in it has changed for :data:`UNMARKED_STALE_S`; elsewhere it may be a
+    user's own folder, and is kept. Returns them."""
     pattern = re.compile(re.escape(index_dir.name) + r"\.([a-z0-9_]{8})(\.input\.[a-z0-9_]{8})?")
     try:
         siblings = list(index_dir.parent.iterdir())
     except OSError:
         return []
+    in_cache = _in_index_cache(index_dir)
     removed = []
     for folder in sorted(siblings):
         match = pattern.fullmatch(folder.name)
@@ -287,16 +301,38 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         if match.group(2):
             # Anserini's input links: stale once their staging folder is gone or stale.
             owner = index_dir.parent / f"{index_dir.name}.{match.group(1)}"
-            stale = not owner.exists() or owner_gone(owner) is True
+            stale = not owner.exists() or _abandoned(owner, in_cache)
             if stale and all(link.is_symlink() for link in folder.iterdir()):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
-        elif owner_gone(folder) is True:
+        elif _abandoned(folder, in_cache):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
 
 
+def _in_index_cache(index_dir: Path) -> bool:
+    try:
+        return index_dir.parent.resolve() == (cache_dir() / "indexes").resolve()
+    except OSError:
+        return False
+
+
+def _abandoned(folder: Path, in_cache: bool) -> bool:
+    """Whether the staging ``folder`` is a dead build's: its marked owner
+    has stopped, or, in the index cache, it has no mark and has not changed
+    for :data:`UNMARKED_STALE_S`. A mark that cannot be told (another
+    host's, a broken one) keeps it."""
+    gone = owner_gone(folder)
+    if gone is not None:
+        return gone
+    if not in_cache or (folder / OWNER_FILE).exists():
+        return False
+    try:
+        changed = max([folder.lstat().st_mtime, *(entry.lstat().st_mtime for entry in folder.iterdir())])
+    except OSError:
+        return False  # being removed or changed meanwhile
+    return time.time() - changed > UNMARKED_STALE_S
 
 
 def _encoded(passages: Iterable[dict]) -> Iterator[tuple[str, str]]:
