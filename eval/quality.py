@@ -280,6 +280,9 @@ def _main(argv: Sequence[str] | None) -> int:
     articles = load_quality(args.data)
     if not any(article.questions for article in articles):  # before a model loads; n 0 is no result
         raise DataFormatError(f"{args.data}: no questions; give a QuALITY or LEval jsonl file")
+    if not any(q.gold is not None for article in articles for q in article.questions):
+        raise DataFormatError(f"{args.data}: no question has a gold_label (QuALITY's test split has none); "
+                              "give a labelled file (train or dev)")
     progress = lambda it, **kw: tqdm(it, file=sys.stderr, **kw)  # noqa: E731
     if args.reader == "likelihood":
         model = args.model or "smollm2"

@@ -272,3 +272,17 @@ def test_a_gold_label_outside_one_to_four_is_refused(tmp_path, gold):
     path.write_text(json.dumps(_official_line([_q("What did Mary bake?", ["a", "b", "c", "d"], gold, 0)])) + "\n")
     with pytest.raises(DataFormatError, match=rf"zero.jsonl, line 1: gold_label {gold} is not 1 to 4 \(QuALITY's labels are 1-based\)"):
         quality.load_quality(path)
+
+
+def test_cli_refuses_a_file_without_gold_labels_before_a_model_loads(tmp_path, capsys, monkeypatch):
+    # QuALITY's test split has no gold_label: a model loaded and the table said n 0.
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a file without gold labels")
+
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", no_model)
+    unlabelled = [{k: v for k, v in q.items() if k not in ("gold_label", "difficult")} for q in OFFICIAL_QUESTIONS]
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps(_official_line(unlabelled)) + "\n")
+    assert quality.main(["--data", str(path)]) == 2
+    assert capsys.readouterr().err == (f"error: {path}: no question has a gold_label (QuALITY's test split has none); "
+                                       "give a labelled file (train or dev)\n")
