@@ -4,7 +4,8 @@ Evaluation (``--pred``) follows the official ``evaluate-v1.0.py`` line by
 line in its semantics: SQuAD normalisation; per turn, EM and F1 over the
 main answer plus ``additional_answers`` with leave-one-out averaging (one
 gold: the score against it); a missing prediction scores 0 but still counts
-as a turn; scores per domain, then ``in_domain`` (children's stories,
+as a turn (and predictions that name no turn of the data, which the official
+script ignores silently, are counted in one warning); scores per domain, then ``in_domain`` (children's stories,
 literature, mid-high school, news, Wikipedia), ``out_domain`` (reddit,
 science) and ``overall``, each ``{"em", "f1", "turns"}`` in percent rounded
 to one decimal. ``--json`` prints exactly that dictionary, in the official
@@ -112,6 +113,8 @@ def load_stories(path: str | Path) -> list[Story]:
         raise DataFormatError(f"cannot read CoQA file {path}: {error}") from error
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise DataFormatError(f"{path} is not a CoQA file: expected {{'data': [stories]}}")
+    if not dataset["data"]:  # every score would be 0.0 of 0 turns
+        raise DataFormatError(f"{path}: no stories in its 'data' list")
     stories = []
     for number, story in enumerate(dataset["data"], start=1):
         try:
@@ -229,6 +232,13 @@ def evaluate(
         em, f1 = turn_scores(golds, predictions[(story_id, turn_id)])
         total[0] += em
         total[1] += f1
+    # The official script ignores these without a word; a file made for
+    # other stories, or with 0-based turn_ids, then scored its misses only.
+    stray = [key for key in predictions if key not in gold]
+    if stray:
+        story_id, turn_id = stray[0]
+        warn(f"{len(stray)} prediction(s) name no turn of the data and are not scored, "
+             f"e.g. {story_id} and turn_id: {turn_id} (turn_ids count from 1)")
     scores: OrderedDict[str, dict] = OrderedDict()
     groups = {"in_domain": [0.0, 0.0, 0], "out_domain": [0.0, 0.0, 0]}
     for group, domains in (("in_domain", IN_DOMAIN), ("out_domain", OUT_DOMAIN)):

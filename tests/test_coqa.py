@@ -281,3 +281,24 @@ def test_every_bad_story_message_names_the_file_and_the_story(files, tmp_path, c
         path.write_text(json.dumps({"data": stories}))
         assert coqa.main(["--data", str(path), "--pred", str(pred)]) == 2
         assert f"error: {path}: {named}" in _one_error_line(capsys)
+
+
+def test_predictions_for_no_turn_of_the_data_are_named(files):
+    # 0-based turn_ids: each answer was scored against the next turn's golds, without a word.
+    data, _ = files
+    gold, sources = coqa.load_gold(data)
+    shifted = {("s3", 0): "3", ("s3", 1): "three", ("s9", 1): "x"}
+    warnings = []
+    scores = coqa.evaluate(gold, sources, shifted, warn=warnings.append)
+    assert scores["reddit"] == {"em": 100.0, "f1": 100.0, "turns": 1}
+    assert warnings[-1] == ("2 prediction(s) name no turn of the data and are not scored, "
+                            "e.g. s3 and turn_id: 0 (turn_ids count from 1)")
+    assert len(warnings) == 6  # the five missing turns, then the strays once
+
+
+def test_a_file_without_stories_is_refused(tmp_path, files, capsys):
+    _, pred = files
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"version": "1.0", "data": []}))
+    assert coqa.main(["--data", str(empty), "--pred", str(pred)]) == 2
+    assert _one_error_line(capsys) == f"error: {empty}: no stories in its 'data' list\n"
