@@ -196,6 +196,7 @@ def map_on_ray(
     actors: int,
     packages: Sequence[str] = (),
     desc: str = "working",
+    on_chunk: Callable[[int, list], None] | None = None,
 ) -> list:
     """``worker(settings)(items[i:i + chunk])`` for every chunk, on ``actors``
     actors of the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new
@@ -205,7 +206,9 @@ def map_on_ray(
     ``rewriting`` or one of ``packages``, which are shipped); called with a
     list of items it returns one result per item. Items, settings and
     results are JSON values. The Python dependencies must be installed on
-    the workers already. Progress (items) goes to stderr.
+    the workers already. Progress (items) goes to stderr. ``on_chunk(i,
+    results)`` is called as each chunk's results come back (in any order),
+    so that a caller can keep them before the run ends.
     """
     from tqdm import tqdm
 
@@ -234,6 +237,8 @@ def map_on_ray(
                     _raise(str(row["kind"]), str(row["error"]))
                 index = int(row["index"])
                 done[index] = json.loads(str(row["result"]))
+                if on_chunk is not None:
+                    on_chunk(index, done[index])
                 bar.update(len(chunks[index]))
     except KeyboardInterrupt:
         # Ctrl-C: stop our own instance here. Left to Ray's exit handler with
@@ -266,14 +271,28 @@ class _RewriteWorker:
         return [[r.text, r.note, r.rejected, list(r.alternatives)] for r in results]
 
 
-def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | None, actors: int) -> list[Rewrite]:
+def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | None, actors: int,
+                     chunk_done: Callable[[Sequence[dict], list[Rewrite]], None] | None = None) -> list[Rewrite]:
     """Rewrite ``requests`` (as read by :func:`rewriting.rewrite.read_requests`)
     on the cluster at ``address`` with ``actors`` rewriter copies; one Rewrite
     per request, in order, each chunk the single-process run's (``batch_size * 4``).
+    ``chunk_done(chunk, rewrites)`` gets each chunk's requests and rewrites
+    as they come back (what :func:`rewriting.rewrite.resume_rewrites` keeps).
 
     ``settings``: model, dtype, batch_size, draft_tokens, max_input_tokens,
     candidates, second_look, second_look_below, as the command line gives them.
     """
+    size = settings["batch_size"] * 4
     items = [{"question": r["question"], "history": r["history"]} for r in requests]
-    results = map_on_ray(items, _RewriteWorker, settings, chunk=settings["batch_size"] * 4, address=address, actors=actors, desc="rewriting")
+
+    def arrived(index: int, results: list) -> None:
+        if chunk_done is not None:
+            chunk_done(requests[index * size : (index + 1) * size], _rewrites(results))
+
+    results = map_on_ray(items, _RewriteWorker, settings, chunk=size, address=address, actors=actors, desc="rewriting",
+                         on_chunk=arrived)
+    return _rewrites(results)
+
+
+def _rewrites(results: list) -> list[Rewrite]:
     return [Rewrite(text, note, rejected, tuple(alternatives)) for text, note, rejected, alternatives in results]

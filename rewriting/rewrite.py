@@ -9,8 +9,9 @@ turns' texts, question and answer alternating, oldest first (QReCC's
 ``"note"`` when the rewriter kept the original question, and ``"rejected"``, the model's output it did not use. The output is
 written to a temporary file and renamed when complete, so an interrupted run
 never leaves a truncated file behind; meanwhile the rewrites finished so far
-are kept in ``OUTPUT.partial`` (flushed a chunk at a time), and the same
-command run again (same input file and settings) goes on from them. ``--model`` takes what
+are kept in ``OUTPUT.partial`` (flushed a chunk at a time, with ``--ray``
+too), and the same command run again (same input file and settings, with or
+without ``--ray``) goes on from them. ``--model`` takes what
 :func:`rewriting.load_rewriter` takes (default: the trained rewriter).
 It prints the throughput; with ``--latency`` it rewrites one question at a
 time after a warm-up call and prints the median and p95 latency of the
@@ -44,7 +45,7 @@ from typing import Callable, Sequence
 
 from assistant.kernel import ConfigError, DataFormatError, current_umask, json_lines, output_path, percentile, run_cli
 
-__all__ = ["read_requests", "rewrite_file", "write_rewrites", "configure", "main"]
+__all__ = ["read_requests", "rewrite_file", "resume_rewrites", "write_rewrites", "configure", "main"]
 
 
 def _is_text(value: str) -> bool:
@@ -98,6 +99,21 @@ def rewrite_file(
     """
     if resume_key is None:
         return write_rewrites(requests, lambda: _rewrite_all(rewriter, requests, batch_size, progress, latencies), output)
+    return resume_rewrites(requests, output, resume_key,
+                           lambda todo, keep: _rewrite_all(rewriter, todo, batch_size, progress, None, chunk_done=keep))
+
+
+def resume_rewrites(requests: Sequence[dict], output: str | os.PathLike, resume_key: dict,
+                    run: Callable[[Sequence[dict], Callable[[Sequence[dict], list], None]], object]) -> int:
+    """Rewrite ``requests`` with ``run`` into ``output``, keeping the rewrites
+    finished so far in ``OUTPUT.partial`` and going on from those a run with
+    the same ``resume_key`` left there; returns the count.
+
+    ``run(todo, keep)`` rewrites the requests not done yet, calling
+    ``keep(chunk, rewrites)`` as each chunk is finished (in any order): the
+    single-process loop and the Ray pool both. The output is written,
+    atomically, only when every request has its rewrite.
+    """
     output_path(output)  # an unwritable output fails before the work
     saved = _Progress(output, resume_key)
     done = saved.done()
@@ -113,7 +129,8 @@ def rewrite_file(
 
     saved.start(done.values())
     try:
-        _rewrite_all(rewriter, todo, batch_size, progress, None, chunk_done=keep)
+        if todo:
+            run(todo, keep)
     finally:
         saved.close()
     count = _write_lines([done[r["id"]] for r in requests], output)
@@ -320,13 +337,18 @@ def _main(argv: Sequence[str] | None) -> int:
                 "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
                 "fused_forward": not args.no_fused, "second_look": args.second_look,
                 "second_look_below": args.second_look_below}
+    # A latency run times each call afresh; any other run (on Ray or not: the
+    # same rewrites) can go on from an interrupted one with the same input and settings.
+    key = None if args.latency else {"input": hashlib.sha256(Path(args.input).read_bytes()).hexdigest(), **settings}
     if args.ray is not None:
         from ._ray import rewrite_with_ray  # ray is imported only here
 
         try:
-            count = write_rewrites(requests, lambda: rewrite_with_ray(requests, settings, args.ray or None, args.actors), args.output)
+            count = resume_rewrites(requests, args.output, key, lambda todo, keep: rewrite_with_ray(
+                todo, settings, args.ray or None, args.actors, chunk_done=keep))
         except KeyboardInterrupt:
-            print(f"interrupted: the Ray run stopped and wrote nothing; {args.output} is as it was", file=sys.stderr)
+            print(f"interrupted: the Ray run stopped; {args.output} is as it was; the same command goes on from "
+                  f"{args.output}.partial", file=sys.stderr)
             return 130
         latencies = None
     else:
@@ -342,9 +364,6 @@ def _main(argv: Sequence[str] | None) -> int:
             if warm:  # first call pays one-off costs (allocations, kernel selection)
                 rewriter.rewrite(warm["question"], warm["history"])
         began = time.perf_counter()  # the model's load and warm-up are not the throughput's
-        # A latency run times each call afresh; any other run can go on from
-        # an interrupted one with the same input and settings.
-        key = None if args.latency else {"input": hashlib.sha256(Path(args.input).read_bytes()).hexdigest(), **settings}
         try:
             count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies, resume_key=key)
         except KeyboardInterrupt:

@@ -184,8 +184,47 @@ def test_ctrl_c_stops_our_ray_instance_and_is_one_line_with_status_130(tmp_path,
     argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
     assert main(argv) == 130
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == f"interrupted: the Ray run stopped and wrote nothing; {output} is as it was" and "Traceback" not in "".join(err)
-    assert shutdowns == [True] and output.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+    assert err[-1] == f"interrupted: the Ray run stopped; {output} is as it was; the same command goes on from {output}.partial"
+    assert "Traceback" not in "".join(err)
+    assert shutdowns == [True] and output.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "out.jsonl.partial"]
+
+
+def test_an_interrupted_ray_run_keeps_its_rewrites_and_the_next_run_goes_on_from_them(tmp_path, monkeypatch, capsys):
+    # The Ray path wrote only at its end: Ctrl-C (or a lost cluster) after
+    # hours of rewriting lost every rewrite, where the single-process run
+    # keeps OUTPUT.partial a chunk at a time and resumes from it.
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    fake.shutdown = lambda: None
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    given = []
+
+    def one_row_then_ctrl_c(self):
+        yield self.rows[0]
+        raise KeyboardInterrupt
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "question": f"Question {i}?", "history": HISTORY[: i % 4]}) + "\n" for i in range(10)))
+    common = ["--input", str(src), "--model", "original", "--batch-size", "1"]  # chunks of 4 requests: 3 rows
+    assert main([*common, "--output", str(tmp_path / "single.jsonl")]) == 0
+    with monkeypatch.context() as patch:
+        patch.setattr(_StandInDataset, "iter_rows", one_row_then_ctrl_c)
+        assert main([*common, "--output", str(tmp_path / "ray.jsonl"), "--ray"]) == 130
+    partial = (tmp_path / "ray.jsonl.partial").read_text().splitlines()
+    kept = [json.loads(line)["id"] for line in partial[1:]]
+    assert kept == [8, 9] and not (tmp_path / "ray.jsonl").exists()  # the chunk that came back first (the last)
+    capsys.readouterr()
+    real_from_items = fake.data.from_items
+    fake.data.from_items = lambda rows, override_num_blocks: given.append(len(rows)) or real_from_items(rows, override_num_blocks)
+    assert main([*common, "--output", str(tmp_path / "ray.jsonl"), "--ray"]) == 0
+    assert "resuming: 2 of 10 rewrites were made by an interrupted run (ray.jsonl.partial)" in capsys.readouterr().err
+    assert given == [2]  # the 8 requests left, in chunks of 4
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    assert not (tmp_path / "ray.jsonl.partial").exists()
 
 def _free_port() -> int:
     """A local port where nothing listens (bound and let go again)."""
