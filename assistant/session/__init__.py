@@ -21,9 +21,10 @@ from ._sources import (
     use_document_file,
     use_uploads,
 )
-from ._state import METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
+from ._state import MAX_HISTORY_CHARS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
 from ._store import (
     MAX_CONVERSATIONS,
+    MAX_RESTORED_CHARS,
     MAX_SAVED_CHARS,
     conversation_choices,
     restore_state,
@@ -71,7 +72,11 @@ from ._views import (
 
 __all__ = [
     "MAX_CONVERSATIONS",
+    "MAX_HISTORY_CHARS",
+    "MAX_RESTORED_CHARS",
     "MAX_SAVED_CHARS",
+    "MAX_TURNS",
+    "MAX_WAITING",
     "METRICS",
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",

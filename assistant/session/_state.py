@@ -24,6 +24,19 @@ from ._uploads import SessionIndex, UploadLimits
 # The live rewrite-quality metrics, as QReCC's Table 3 reports them.
 METRICS = ("ROUGE-1 R", "USE", "R@10")
 
+# Longest text of a history the rewriter is given from outside (the /rewrite
+# API's, a conversation read back from the browser): a long answer fits; a
+# whole document does not.
+MAX_HISTORY_CHARS = 10_000
+# Turns one conversation holds: QReCC's and CoQA's longest have a few dozen.
+# A client asking through the API in a loop grew its session's memory (and
+# the JSON sent at every event) without end.
+MAX_TURNS = 200
+# Questions one tab may have waiting behind its running turn: each is a whole
+# turn of the shared models, and a page (or a script) that sent thousands
+# held one of the server's turn slots for hours.
+MAX_WAITING = 10
+
 # (reference rewrite, system rewrite, retriever) -> {metric name: value}.
 Scorer = Callable[[str, str, object], dict[str, float]]
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn
-from ._state import Session, SessionTurn, TurnInfo
+from ._state import MAX_HISTORY_CHARS, MAX_TURNS, Session, SessionTurn, TurnInfo
 
 # Bump when the layout changes: an older value is then ignored, not misread.
 STORE_VERSION = 1
@@ -26,25 +27,103 @@ MAX_CONVERSATIONS = 20
 # encrypted and base64-encoded (4/3 as long): past this, saving failed in
 # the browser without a word and the turns since were lost at a reload.
 MAX_SAVED_CHARS = 1_500_000
+# Characters of saved JSON read back at most: what a browser can keep for
+# the app (see MAX_SAVED_CHARS); a longer value was not saved by it.
+MAX_RESTORED_CHARS = 2_000_000
+# Longest session or turn id read back (the app draws 12 and 8 characters).
+_MAX_ID_CHARS = 32
 
 
 def _turn_json(entry: SessionTurn) -> dict:
     return {"turn": dataclasses.asdict(entry.turn), "info": dataclasses.asdict(entry.info)}
 
 
-def _turn_from_json(data: dict) -> SessionTurn:
-    turn, info = data["turn"], dict(data["info"])
-    info["system_rewrite"] = Rewrite(**info["system_rewrite"])
-    info["history"] = tuple(str(text) for text in info["history"])
+class _Unreadable(Exception):
+    """A saved value that is not what :func:`saved_state` writes."""
+
+
+def _text(value: Any, cut: bool = True) -> str:
+    # Every text of a saved turn is cut: it comes back into the rewriter's
+    # history, the search and the labels file, and only the browser vouches for it.
+    if not isinstance(value, str):
+        raise _Unreadable
+    return value[:MAX_HISTORY_CHARS] if cut else value
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _Unreadable
+    return float(value)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Unreadable
+    return value
+
+
+def _object(value: Any, *required: str) -> dict:
+    if not isinstance(value, dict) or any(key not in value for key in required):
+        raise _Unreadable
+    return value
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):  # a tuple: saved_state's value before it became JSON
+        raise _Unreadable
+    return tuple(_text(item) for item in value)
+
+
+def _numbers(value: Any) -> dict[str, float]:
+    return {_text(key): _number(number) for key, number in _object(value).items()}
+
+
+def _rewrite(data: Any) -> Rewrite:
+    data = _object(data, "text")
+    return Rewrite(_text(data["text"]), _text(data.get("note", "")), _text(data.get("rejected", "")),
+                   _texts(data.get("alternatives", [])))
+
+
+def _passage(data: Any) -> Passage:
+    data = _object(data, "id", "text", "score")
+    # A passage is only shown (escaped); the size of the whole copy bounds it.
+    return Passage(_text(data["id"]), _text(data["text"], cut=False), _number(data["score"]),
+                   _text(data.get("title", "")), _text(data.get("url", "")))
+
+
+def _turn_from_json(data: Any) -> SessionTurn:
+    """A turn of :func:`_turn_json`, every field checked for its type (a
+    wrong one raises _Unreadable) and every text cut to MAX_HISTORY_CHARS."""
+    data = _object(data, "turn", "info")
+    turn, info = _object(data["turn"], "question", "rewrite", "answer"), _object(data["info"], "system_rewrite", "history")
+    answer = _object(turn["answer"], "text", "score")
+    judgement = info.get("judgement")
+    if judgement not in (None, 0, 1) or isinstance(judgement, bool):
+        raise _Unreadable
+    sources = turn.get("sources", [])
+    if not isinstance(sources, (list, tuple)):
+        raise _Unreadable
     return SessionTurn(
         Turn(
-            question=str(turn["question"]),
-            rewrite=Rewrite(**turn["rewrite"]),
-            answer=Answer(**turn["answer"]),
-            sources=tuple(Passage(**p) for p in turn["sources"]),
-            timings_ms={str(k): float(v) for k, v in turn["timings_ms"].items()},
+            question=_text(turn["question"]),
+            rewrite=_rewrite(turn["rewrite"]),
+            answer=Answer(_text(answer["text"]), _number(answer["score"]), _text(answer.get("evidence", "")),
+                          _text(answer.get("source_id", "")), _flag(answer.get("found", True))),
+            sources=tuple(_passage(p) for p in sources),
+            timings_ms=_numbers(turn.get("timings_ms", {})),
         ),
-        TurnInfo(**info),
+        TurnInfo(
+            system_rewrite=_rewrite(info["system_rewrite"]),
+            history=_texts(info["history"]),
+            reference=_text(info.get("reference", "")),
+            reference_kind=_text(info.get("reference_kind", "")),
+            scores=_numbers(info.get("scores", {})),
+            judgement=judgement,
+            awaiting_reference=_flag(info.get("awaiting_reference", False)),
+            notice=_text(info.get("notice", "")),
+            example_id=_text(info.get("example_id", "")),
+            uid=_text(info.get("uid", ""))[:_MAX_ID_CHARS],
+        ),
     )
 
 
@@ -93,29 +172,63 @@ def _within(saved: dict, limit: int) -> dict:
 
 def restore_state(session: Session, data: Any) -> str:
     """Put the conversations of :func:`saved_state` back into an empty
-    ``session``; returns a status. ``None`` (nothing saved) leaves it empty."""
+    ``session``; returns a status. ``None`` (nothing saved) leaves it empty.
+
+    The browser's copy is the visitor's to edit (its key is in the page), so
+    it is read as untrusted input: more than a browser can keep, or any value
+    of the wrong type, refuses it whole (DataFormatError); only the newest
+    MAX_CONVERSATIONS are kept, and texts are cut as :func:`_turn_from_json` says.
+    """
     session.restored = True  # read once, whatever it holds: a bad copy is not retried at every event
     if data is None:
         return ""
+    unreadable = "The conversations saved in this browser cannot be read"
     try:
-        if data.get("version") != STORE_VERSION:
+        size = len(json.dumps(data))
+    except (TypeError, ValueError, RecursionError):
+        raise DataFormatError(f"{unreadable} (not the JSON this app saves).") from None
+    if size > MAX_RESTORED_CHARS:
+        raise DataFormatError(f"{unreadable}: {size:,} characters, more than a browser keeps for this app.")
+    try:
+        if not isinstance(data, dict) or data.get("version") != STORE_VERSION:
             raise DataFormatError("saved conversations are from another version of the app")
-        conversations = {str(int(key)): list(turns) for key, turns in data["conversations"].items()}
-        current = str(int(data["current"]))
-        turns = [_turn_from_json(t) for t in conversations.get(current, [])]
-        saved_id = str(data.get("id") or "")
-    except (AttributeError, KeyError, TypeError, ValueError) as error:
-        raise DataFormatError(f"The conversations saved in this browser cannot be read ({type(error).__name__}).") from None
-    session.archive = {key: value for key, value in conversations.items() if key != current}
-    session.turns, session.conversation_no, session.selected = turns, int(current), None
-    if saved_id.isalnum():
+        saved = _object(data.get("conversations"))
+        numbers = {_number_of(key): turns for key, turns in saved.items()}
+        current = _number_of(data.get("current"))
+        keep = sorted(numbers)[-MAX_CONVERSATIONS:]
+        if current not in keep and current in numbers:
+            keep = [current, *keep[1:]]
+        parsed = {number: _turns_of(numbers[number]) for number in keep}
+        saved_id = data.get("id") or ""
+        if not isinstance(saved_id, str):
+            raise _Unreadable
+    except _Unreadable:
+        raise DataFormatError(f"{unreadable} (a value of the wrong type).") from None
+    session.archive = {str(n): [_turn_json(t) for t in turns] for n, turns in parsed.items() if n != current}
+    session.turns, session.conversation_no, session.selected = parsed.get(current, []), current, None
+    if saved_id.isascii() and saved_id.isalnum() and len(saved_id) <= _MAX_ID_CHARS:
         session._id = saved_id  # the labels' ids stay the same across a reload
-    kept = len(conversations)
+    kept = len(parsed)
     status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser."
     if isinstance(data.get("source"), str) and session.source is None:
-        status += (f" Answers came from {data['source']} before: documents are not kept across a reload or a "
+        status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
                    "server restart, so answers now come from the default collection until you give them again.")
     return status
+
+
+def _number_of(key: Any) -> int:
+    """A conversation's number: a whole number from 1 (as text in the keys)."""
+    if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 9:
+        key = int(key)
+    if isinstance(key, bool) or not isinstance(key, int) or not 0 < key < 10**9:
+        raise _Unreadable
+    return key
+
+
+def _turns_of(turns: Any) -> list[SessionTurn]:
+    if not isinstance(turns, (list, tuple)) or len(turns) > MAX_TURNS:
+        raise _Unreadable
+    return [_turn_from_json(t) for t in turns]
 
 
 def conversation_choices(session: Session, saved: dict | None = None) -> list[tuple[str, int]]:

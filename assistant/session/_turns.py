@@ -12,7 +12,7 @@ from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, 
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
-from ._state import Pending, Services, Session, SessionTurn, TurnInfo
+from ._state import MAX_HISTORY_CHARS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
 
@@ -28,6 +28,14 @@ def _turn_index(session: Session, index: int, message: str) -> int:
     if not 0 <= index < len(session.turns):
         raise InvalidInputError(message)
     return index
+
+
+def _check_room(session: Session, waiting: int = 0) -> None:
+    """Refuse a turn the conversation has no room for (MAX_TURNS, counting
+    the ``waiting`` questions to be asked before it)."""
+    if len(session.turns) + waiting >= MAX_TURNS:
+        raise InvalidInputError(f"This conversation has reached {MAX_TURNS} turns, the most one holds: "
+                                "start a new conversation (🆕 New conversation, or /new through the API).")
 
 
 def turn_notice(services: Services, session: Session, question: str) -> str:
@@ -56,6 +64,7 @@ def ask(
     """
     assistant = assistant_for(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
+    _check_room(session)
     if history is None:
         history = session.history(rewritten=assistant.config.history_rewrites)
     history = assistant.history_window(history)
@@ -95,6 +104,10 @@ def take_question(services: Services, session: Session, question: str) -> str:
     raises InvalidInputError and waits for nothing, so the UI can leave it
     where the user typed it."""
     question = validate_question(question, assistant_for(services, session).config.max_question_chars)
+    if len(session.waiting) >= MAX_WAITING:
+        raise InvalidInputError(f"{len(session.waiting)} questions are already waiting, the most a page may have: "
+                                "send this one once they are answered, or press Stop to drop them.")
+    _check_room(session, waiting=len(session.waiting) + session.running)
     session.waiting.append(question)
     ahead = len(session.waiting) - 1
     if not ahead:
@@ -143,8 +156,6 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
 # Longest history the /rewrite API takes, in texts: QReCC's longest Context
 # is far shorter, and the rewriter reads only the last few turns anyway.
 MAX_HISTORY_TEXTS = 200
-# Longest text of that history: a long answer fits; a whole document does not.
-MAX_HISTORY_CHARS = 10_000
 
 
 def rewrite_json(services: Services, question: str, history) -> dict:

@@ -144,12 +144,17 @@ def turn_of_message(index: int) -> int:
     return index // _MESSAGES_PER_TURN
 
 
+def _scored(info: TurnInfo, metrics: Sequence[str]) -> bool:
+    # A turn read back from the browser may carry other metrics' names.
+    return bool(info.scores) and all(m in info.scores for m in metrics)
+
+
 def metrics_rows(session: Session, metrics: Sequence[str] = METRICS) -> list[list]:
     """Per scored turn: turn, each metric; then the running mean row."""
     rows = [
         [str(number), *(round(entry.info.scores[m], 3) for m in metrics)]
         for number, entry in enumerate(session.turns, 1)
-        if entry.info.scores
+        if _scored(entry.info, metrics)
     ]
     if rows:
         means = [round(sum(row[1 + i] for row in rows) / len(rows), 3) for i in range(len(metrics))]
@@ -162,7 +167,7 @@ def metrics_points(session: Session, metrics: Sequence[str] = METRICS) -> list[d
     points, totals, count = [], dict.fromkeys(metrics, 0.0), 0
     for number, entry in enumerate(session.turns, 1):
         info = entry.info
-        if not info.scores:
+        if not _scored(info, metrics):
             continue
         count += 1
         for metric in metrics:

@@ -1,0 +1,149 @@
+"""A public app's hostile or careless visitor: what the browser sends back
+(its saved conversations are the visitor's to edit: their key is in the
+page), and what a script can send through the events and the API, is
+refused or bounded, never crashes a handler nor reaches the models unbounded."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from assistant import session as S
+from assistant.kernel import DataFormatError, InvalidInputError
+
+ADA = "Who was Ada Lovelace?"
+
+
+def saved_turn(question=ADA):
+    """One turn as the browser keeps it (saved_state's layout)."""
+    return {"turn": {"question": question, "rewrite": {"text": question}, "timings_ms": {"rewrite": 1.0},
+                     "answer": {"text": "A mathematician.", "score": 1.0, "evidence": "", "source_id": "p1", "found": True},
+                     "sources": [{"id": "p1", "text": "Ada was a mathematician.", "score": 2.5, "title": "Ada", "url": ""}]},
+            "info": {"system_rewrite": {"text": question}, "history": [], "scores": {}, "judgement": None}}
+
+
+def saved(*conversations, current=1):
+    return {"version": 1, "id": "abc123", "current": current,
+            "conversations": {str(n): turns for n, turns in enumerate(conversations, 1)}}
+
+
+def edited(path, value):
+    """The saved copy with one value at ``path`` (keys from the top) replaced."""
+    data = saved([saved_turn()], [saved_turn("What is Paris?")])
+    *parents, last = path
+    node = data
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return data
+
+
+TURN = ("conversations", "1", 0, "turn")
+INFO = ("conversations", "1", 0, "info")
+WRONG_TYPES = [
+    (TURN + ("question",), 5),
+    (TURN + ("rewrite", "text"), 5),
+    (TURN + ("answer", "text"), ["x"]),
+    (TURN + ("answer", "found"), "yes"),
+    (TURN + ("sources", 0, "score"), "high"),
+    (TURN + ("sources", 0, "url"), 5),
+    (TURN + ("sources",), {"p1": 1}),
+    (TURN + ("timings_ms",), [1]),
+    (TURN + ("timings_ms",), {"rewrite": float("nan")}),
+    (INFO + ("scores",), "high"),
+    (INFO + ("scores",), {"USE": "high"}),
+    (INFO + ("judgement",), "yes"),
+    (INFO + ("judgement",), 7),
+    (INFO + ("history",), "Who was Ada?"),
+    (INFO + ("notice",), 5),
+    (("conversations", "2"), "not turns"),
+    (("conversations", "2", 0), {"foo": 1}),  # an archived conversation is checked too, not at the switch
+    (("current",), float("inf")),
+    (("current",), 1.5),
+    (("current",), -5),
+    (("conversations", "9" * 400), []),
+    (("id",), ["abc"]),
+]
+
+
+@pytest.mark.parametrize(("path", "value"), WRONG_TYPES, ids=[f"{p[-1]}={str(v)[:12]}" for p, v in WRONG_TYPES])
+def test_a_saved_copy_with_a_wrong_type_is_refused_whole(path, value):
+    session = S.Session()
+    with pytest.raises(DataFormatError, match="cannot be read"):
+        S.restore_state(session, edited(path, value))
+    assert session.turns == [] and session.archive == {} and session.restored
+    S.chat_messages(session), S.saved_state(session), S.metrics_rows(session)  # the page still draws
+
+
+def test_what_a_saved_copy_may_hold_is_bounded():
+    # More than a browser keeps for the app: not a copy it saved.
+    huge = saved([saved_turn("Ada " * (S.MAX_RESTORED_CHARS // 4))])
+    with pytest.raises(DataFormatError, match="more than a browser keeps"):
+        S.restore_state(S.Session(), huge)
+    # Texts that come back into the rewriter's history and the search are cut.
+    long = "Ada " * (S.MAX_HISTORY_CHARS // 2)
+    data = saved([{**saved_turn(long), "info": {**saved_turn()["info"], "history": [long], "system_rewrite": {"text": long}}}])
+    data["conversations"]["1"][0]["turn"]["answer"]["text"] = long
+    session = S.Session()
+    S.restore_state(session, data)
+    [entry] = session.turns
+    assert len(entry.turn.question) == len(entry.turn.rewrite.text) == S.MAX_HISTORY_CHARS
+    assert len(entry.turn.answer.text) == len(entry.info.system_rewrite.text) == S.MAX_HISTORY_CHARS
+    assert [len(text) for text in session.history()] == [S.MAX_HISTORY_CHARS] * 2
+    # Thousands of conversations: the newest are kept, as saving keeps them (the current one too).
+    many = saved(*[[saved_turn(f"Question {n}?")] for n in range(1, 1001)], current=3)
+    session = S.Session()
+    assert S.restore_state(session, many) == f"Restored {S.MAX_CONVERSATIONS} conversations saved in this browser."
+    assert session.conversation_no == 3 and session.turns[0].turn.question == "Question 3?"
+    assert len(session.archive) == S.MAX_CONVERSATIONS - 1 and "1000" in session.archive and "4" not in session.archive
+    # A conversation longer than one may grow is not a saved one.
+    with pytest.raises(DataFormatError):
+        S.restore_state(S.Session(), saved([saved_turn()] * (S.MAX_TURNS + 1)))
+
+
+def test_a_deeply_nested_saved_copy_is_refused():
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    with pytest.raises(DataFormatError, match="cannot be read"):
+        S.restore_state(S.Session(), {**saved([saved_turn()]), "extra": nested})
+
+
+def test_a_saved_session_id_names_no_file_of_its_own():
+    for bad in ("../../etc/x", "a" * 5000, "١٢٣"):
+        session = S.Session()
+        S.restore_state(session, edited(("id",), bad))
+        assert session.id != bad and session.id.isalnum() and len(session.id) == 12
+
+
+def test_restored_scores_without_the_served_metrics_are_not_drawn():
+    data = edited(INFO + ("scores",), {"BLEU": 0.5})
+    session = S.Session()
+    S.restore_state(session, data)
+    assert S.metrics_rows(session) == [] and S.metrics_points(session) == []
+
+
+def test_a_conversation_holds_at_most_max_turns(app_services):
+    session = S.Session()
+    assert "error" not in S.ask_json(app_services, session, ADA)
+    session.turns *= S.MAX_TURNS - 1  # as if asked in a loop through the API
+    assert "error" not in S.ask_json(app_services, session, ADA)
+    refused = S.ask_json(app_services, session, ADA)
+    assert "start a new conversation" in refused["error"] and len(session.turns) == S.MAX_TURNS
+    with pytest.raises(InvalidInputError, match=f"reached {S.MAX_TURNS} turns"):
+        S.take_question(app_services, session, ADA)
+    S.new_conversation(session)
+    assert S.ask_json(app_services, session, ADA)["turn"] == 1
+
+
+def test_a_page_may_have_only_max_waiting_questions_in_line(app_services):
+    session = S.Session()
+    for _ in range(S.MAX_WAITING):
+        S.take_question(app_services, session, ADA)
+    with pytest.raises(InvalidInputError, match="already waiting"):
+        S.take_question(app_services, session, "What is Paris?")
+    assert len(session.waiting) == S.MAX_WAITING
+    S.next_question(session)
+    S.take_question(app_services, session, "What is Paris?")  # room again once one is asked
