@@ -147,3 +147,15 @@ def test_a_page_may_have_only_max_waiting_questions_in_line(app_services):
     assert len(session.waiting) == S.MAX_WAITING
     S.next_question(session)
     S.take_question(app_services, session, "What is Paris?")  # room again once one is asked
+
+
+def test_multiple_choice_bounds_its_document_and_options(app_services):
+    session = S.Session()
+    document = "Mara studied medicine in the capital. " * 10
+    with pytest.raises(InvalidInputError, match="multiple choice reads at most"):
+        S.multiple_choice(app_services, session, "x" * (S.MAX_CHOICE_CHARS + 1), "What did Mara study?", ["Medicine", "Music"])
+    with pytest.raises(InvalidInputError, match=r"Option \(B\) is 5,000 characters long"):
+        S.multiple_choice(app_services, session, document, "What did Mara study?", ["Medicine", "x" * 5000])
+    with pytest.raises(InvalidInputError, match="at most 8 options"):
+        S.multiple_choice(app_services, session, document, "What did Mara study?", [f"Option {i}" for i in range(9)])
+    assert session.choice_reader is None  # refused before anything was encoded

@@ -10,6 +10,7 @@ from ._labels import (
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
 from ._sources import (
+    MAX_CHOICE_CHARS,
     abandon,
     multiple_choice,
     search_notice,
@@ -71,6 +72,7 @@ from ._views import (
 )
 
 __all__ = [
+    "MAX_CHOICE_CHARS",
     "MAX_CONVERSATIONS",
     "MAX_HISTORY_CHARS",
     "MAX_RESTORED_CHARS",

@@ -133,6 +133,11 @@ def search_notice(services: Services, session: Session) -> str:
 # ---------------------------------------------------------------- multiple choice
 
 
+# Characters of a document multiple choice reads at most: it encodes every
+# sentence before it answers, and a pasted book held a turn slot for minutes.
+MAX_CHOICE_CHARS = 100_000
+
+
 def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str]):
     """Answer a multiple-choice question about ``document`` (or the session's
     single document when empty). Returns (choice, options used)."""
@@ -140,8 +145,14 @@ def multiple_choice(services: Services, session: Session, document: str, questio
     document = (document or "").strip() or (session.source.text if session.source else "")
     if not document:
         raise InvalidInputError("Paste the document (or choose one under 'Your documents') first.")
-    question = validate_question(question, services.assistant.config.max_question_chars)
+    if len(document) > MAX_CHOICE_CHARS:
+        raise InvalidInputError(f"The document is {len(document):,} characters long; multiple choice reads at most "
+                                f"{MAX_CHOICE_CHARS:,} (a long article). Ask about a longer one in the chat instead.")
+    max_chars = services.assistant.config.max_question_chars
+    question = validate_question(question, max_chars)
     given = [(o or "").strip() for o in options]
+    if len(given) > len(OPTION_LETTERS):
+        raise InvalidInputError(f"Give at most {len(OPTION_LETTERS)} options.")
     while given and not given[-1]:
         given.pop()  # fewer options than boxes: the last ones stay empty
     letters = OPTION_LETTERS  # as the answer names them
@@ -150,6 +161,10 @@ def multiple_choice(services: Services, session: Session, document: str, questio
         # shift the letters of the options after it.
         gap = letters[given.index("")]
         raise InvalidInputError(f"Option ({gap}) is empty but a later one is not: fill the options in order.")
+    long = next((i for i, o in enumerate(given) if len(o) > max_chars), None)
+    if long is not None:  # each is encoded as a question is, and bounded as one
+        raise InvalidInputError(f"Option ({letters[long]}) is {len(given[long]):,} characters long; options are "
+                                f"limited to {max_chars:,}, as questions are.")
     repeated = next((o for i, o in enumerate(given) if o.casefold() in [p.casefold() for p in given[:i]]), None)
     if repeated is not None:
         first, second = [letters[i] for i, o in enumerate(given) if o.casefold() == repeated.casefold()][:2]
