@@ -19,7 +19,10 @@ history (earlier questions and their main gold answers, the last
 ``--history-turns`` of them), as the CoQA paper prescribes for evaluation;
 the reader reads the rewritten question.
 The file written is the official prediction format, a list of
-``{"id", "turn_id", "answer"}``.
+``{"id", "turn_id", "answer"}``. Meanwhile each finished story is kept in
+``OUT.partial``: Ctrl-C (or SIGTERM) leaves ``OUT`` as it was, exits with
+status 130 (143), and the same command (same data file and settings) goes
+on from the stories kept.
 
 Usage::
 
@@ -31,7 +34,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import signal
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -45,10 +51,12 @@ from assistant.kernel import (
     DataFormatError,
     RetrieverConfig,
     Rewrite,
+    Terminated,
     Turn,
     check_at_least,
     output_path,
     run_cli,
+    sigterm_as_ctrl_c,
 )
 from assistant.pipeline import Assistant
 from assistant.readers import build_reader
@@ -288,21 +296,72 @@ def predict(
     make_assistant: Callable[[Story], object],
     *,
     progress: Callable = lambda iterable, **_: iterable,
+    story_done: Callable[[Story, list[dict]], None] = lambda story, rows: None,
 ) -> list[dict]:
     """Answer every turn of every story; the official prediction rows.
 
     ``make_assistant(story)`` returns an object with the pipeline's
     ``ask(question, conversation) -> Turn`` whose retrieval runs inside that
     story. History is gold. An answer the reader did not find is "unknown".
+    ``story_done(story, its rows)`` is called as each story is finished.
     """
     rows = []
     for story in progress(stories, desc="stories", unit="story"):
         assistant = make_assistant(story)
+        answered = []
         for i, question in enumerate(story.questions):
             turn = assistant.ask(question, gold_conversation(story, i))
             text = turn.answer.text if turn.answer.found else "unknown"
-            rows.append({"id": story.id, "turn_id": i + 1, "answer": text})
+            answered.append({"id": story.id, "turn_id": i + 1, "answer": text})
+        story_done(story, answered)
+        rows += answered
     return rows
+
+
+class _Partial:
+    """``OUT.partial``: a header line with what made the predictions (the
+    data file's digest, the settings), then one line per finished story,
+    ``{"id", "rows"}``, flushed as it is written. A run with the same key
+    goes on from it; another key's file is replaced."""
+
+    def __init__(self, out: Path, key: dict) -> None:
+        self.path = Path(f"{out}.partial")
+        self.key = key
+        self._file = None
+
+    def done(self) -> dict[str, list[dict]]:
+        try:
+            lines = self.path.read_text(encoding="utf-8").split("\n")
+            if json.loads(lines[0]) != {"partial": self.key}:
+                return {}
+        except (OSError, ValueError, IndexError):
+            return {}
+        done = {}
+        for text in lines[1:]:
+            try:
+                line = json.loads(text)
+                done[line["id"]] = line["rows"]
+            except (ValueError, KeyError, TypeError):
+                break  # the line an interruption cut, and nothing after it
+        return done
+
+    def start(self, done: Mapping[str, list[dict]]) -> None:
+        self._file = self.path.open("w", encoding="utf-8")
+        self._write({"partial": self.key})
+        for story_id, rows in done.items():
+            self._write({"id": story_id, "rows": rows})
+
+    def add(self, story: Story, rows: list[dict]) -> None:
+        self._write({"id": story.id, "rows": rows})
+
+    def _write(self, line: dict) -> None:
+        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _assistant_factory(args) -> Callable[[Story], object]:
@@ -354,8 +413,39 @@ def _main(argv: Sequence[str] | None) -> int:
 
     out = output_path(args.predict, "--predict")  # before the stories are answered, not after
     stories = load_stories(args.data)[: args.limit]
-    rows = predict(stories, _assistant_factory(args), progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    # What made the predictions: the same command (any --limit) goes on from
+    # an interrupted run's; other data or settings start afresh.
+    key = {"data": hashlib.sha256(Path(args.data).read_bytes()).hexdigest(), "reader": args.reader,
+           "rewriter": args.rewriter, "history_turns": args.history_turns, "k": args.k,
+           "passage_words": args.passage_words,
+           "environment": {name: value for name, value in sorted(os.environ.items()) if name.startswith("CONVQA_")}}
+    saved = _Partial(out, key)
+    done = saved.done()
+    todo = [story for story in stories if story.id not in done]
+    if len(todo) < len(stories):
+        print(f"resuming: {len(stories) - len(todo)} of {len(stories)} stories were answered by an interrupted run "
+              f"({saved.path.name})", file=sys.stderr)
+
+    def keep(story: Story, rows: list[dict]) -> None:
+        saved.add(story, rows)
+        done[story.id] = rows
+
+    saved.start(done)
+    try:
+        with sigterm_as_ctrl_c():
+            # No story left (all resumed): no model is loaded.
+            predict(todo, _assistant_factory(args) if todo else None,
+                    progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw), story_done=keep)
+    except KeyboardInterrupt as stop:
+        kept = sum(story.id in done for story in stories)
+        print(f"interrupted: {args.predict} is as it was; {kept} of {len(stories)} stories are kept in "
+              f"{saved.path}, and the same command goes on from them", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+    finally:
+        saved.close()
+    rows = [row for story in stories for row in done[story.id]]
     out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    saved.path.unlink(missing_ok=True)
     print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
     return 0
 

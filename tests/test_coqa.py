@@ -302,3 +302,41 @@ def test_a_file_without_stories_is_refused(tmp_path, files, capsys):
     empty.write_text(json.dumps({"version": "1.0", "data": []}))
     assert coqa.main(["--data", str(empty), "--pred", str(pred)]) == 2
     assert _one_error_line(capsys) == f"error: {empty}: no stories in its 'data' list\n"
+
+
+def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(files, tmp_path, capsys, monkeypatch):
+    # Ctrl-C ended in a traceback and every answered story was lost.
+    data, _ = files
+    out = tmp_path / "ours.json"
+    out.write_text("[]\n")  # an earlier run's file: left as it was
+    made, stop_at = [], ["s2"]  # Ctrl-C once, as story s2 starts
+
+    def factory(args):
+        def make_assistant(story):
+            made.append(story.id)
+            if stop_at and story.id == stop_at[0]:
+                stop_at.clear()
+                raise KeyboardInterrupt
+            return GoldEcho({})
+        return make_assistant
+
+    monkeypatch.setattr(coqa, "_assistant_factory", factory)
+    command = ["--data", str(data), "--predict", str(out)]
+    assert coqa.main(command) == 130
+    assert out.read_text() == "[]\n"
+    assert capsys.readouterr().err.endswith(
+        f"interrupted: {out} is as it was; 1 of 3 stories are kept in {out}.partial, and the same command goes on from them\n"
+    )
+    assert coqa.main(command) == 0
+    assert made == ["s1", "s2", "s2", "s3"]  # s1 was not answered again
+    assert "resuming: 1 of 3 stories were answered by an interrupted run (ours.json.partial)" in capsys.readouterr().err
+    rows = json.loads(out.read_text())
+    assert [(r["id"], r["turn_id"], r["answer"]) for r in rows] == [
+        ("s1", 1, "unknown"), ("s1", 2, "unknown"), ("s2", 1, "unknown"), ("s2", 2, "unknown"), ("s2", 3, "unknown"),
+        ("s3", 1, "unknown")]
+    assert not Path(f"{out}.partial").exists()
+    # Another run's (other data or settings) is not resumed.
+    Path(f"{out}.partial").write_text(json.dumps({"partial": {"other": 1}}) + "\n" + json.dumps({"id": "s1", "rows": []}) + "\n")
+    made.clear()
+    assert coqa.main(command) == 0
+    assert made == ["s1", "s2", "s3"]
