@@ -77,10 +77,11 @@ _CHECKS = "is `ray start --head` running there, and is PORT its GCS port (6379 u
 def check_address(address: str, flag: str = "--ray") -> None:
     """Refuse, with :class:`ConfigError`, a cluster address Ray cannot use
     here, before ``ray.init`` meets it: a ``ray://`` one without Ray Client
-    installed (requirements-ray.txt has ray[data] only), and a HOST:PORT
-    where nothing accepts a connection within :data:`CONNECT_TIMEOUT_S`
-    (Ray would retry for minutes, printing warnings). ``auto`` and other
-    addresses without a port are left to Ray."""
+    installed (requirements-ray.txt has ray[data] only), a HOST:PORT
+    where nothing accepts a connection within :data:`CONNECT_TIMEOUT_S`,
+    and one where something other than gRPC answers (a web server: see
+    :func:`_first_words`); Ray would retry either for minutes, printing
+    warnings. ``auto`` and other addresses without a port are left to Ray."""
     scheme, _, rest = address.rpartition("://")
     if scheme == "ray" and not _has_ray_client():
         raise ConfigError(f"{flag} {address}: a ray:// address needs Ray Client, which requirements-ray.txt does not install: "
@@ -89,12 +90,44 @@ def check_address(address: str, flag: str = "--ray") -> None:
     if not colon or not host or not port.isdigit():
         return
     host = host.strip("[]")  # [::1]:6379
+    checks = _CHECKS.replace("PORT", port) if scheme != "ray" else f"is `ray start --head` running there, with its Ray Client port {port} open to this machine?"
     try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        connection = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S)
     except OSError as error:
         reason = f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(error, TimeoutError) else (error.strerror or str(error)).lower()
-        checks = _CHECKS.replace("PORT", port) if scheme != "ray" else f"is `ray start --head` running there, with its Ray Client port {port} open to this machine?"
         raise ConfigError(f"cannot reach the Ray cluster at {address} ({flag}): {reason}; {checks}") from None
+    with connection:
+        said = _first_words(connection)
+    if said is not None:
+        raise ConfigError(f"{flag} {address}: something other than a Ray cluster answers there (it said {said!r}); {checks}")
+
+
+# HTTP/2's client preface and an empty SETTINGS frame: Ray's GCS and Ray
+# Client are gRPC servers, which answer them at once with a SETTINGS frame.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 4
+# How long the probe waits for that answer; silence is left to Ray.
+PROBE_TIMEOUT_S = 2.0
+
+
+def _first_words(connection: socket.socket) -> str | None:
+    """The first line a server at ``connection`` answers HTTP/2's preface
+    with, when that answer is text (an HTTP/1 server's status line or page,
+    an SSH or mail banner): no gRPC server, so Ray would retry it for
+    minutes. None when the answer is an HTTP/2 frame, binary (TLS, say, as
+    Ray may be set up to use) or nothing: Ray's to judge."""
+    try:
+        connection.settimeout(PROBE_TIMEOUT_S)
+        connection.sendall(_HTTP2_HELLO)
+        answer = connection.recv(64)
+    except OSError:
+        return None
+    if len(answer) > 3 and answer[3] == _SETTINGS:
+        return None
+    text = answer.decode("ascii", "replace")
+    if not answer or not all(c.isprintable() or c in "\r\n\t" for c in text):
+        return None
+    return next((line.strip() for line in text.splitlines() if line.strip()), text)[:60]
 
 
 def _has_ray_client() -> bool:

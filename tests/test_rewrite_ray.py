@@ -330,3 +330,66 @@ def test_an_unreachable_ray_address_variable_is_named(tmp_path, refusing_ray, mo
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot reach the Ray cluster at {os.environ['RAY_ADDRESS']} (RAY_ADDRESS): ") and err.count("\n") == 1
+
+
+def _serving(answer: bytes | None):
+    """A local server that answers every connection with ``answer`` (None: says nothing); its port."""
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(64)
+                if answer is not None:
+                    connection.sendall(answer)
+                connection.recv(64)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("answer", [b"HTTP/1.0 400 Bad request version ('HTTP/2.0')\r\n\r\n", b"SSH-2.0-OpenSSH_9.6\r\n"])
+def test_an_address_where_something_else_answers_is_one_line_at_once(tmp_path, refusing_ray, capsys, answer):
+    # A web server (or ssh) at the address took the connection check, and
+    # Ray then retried it for minutes, printing warnings.
+    import time
+
+    from rewriting.rewrite import main
+
+    _, failure = refusing_ray
+    failure.append(AssertionError("ray.init was called"))
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]
+    with _serving(answer) as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        began = time.monotonic()
+        assert main([*argv, "--ray", address]) == 2
+        assert time.monotonic() - began < 30
+    err = capsys.readouterr().err
+    first = answer.decode().splitlines()[0][:60]
+    assert err == (f"error: --ray {address}: something other than a Ray cluster answers there (it said {first!r}); "
+                   f"is `ray start --head` running there, and is {address.rsplit(':', 1)[1]} its GCS port "
+                   "(6379 unless `ray start --port` said otherwise), open to this machine?\n")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("answer", [b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x04\x00@\x00\x00", b"\x15\x03\x03\x00\x02\x02\x46", None])
+def test_a_grpc_answer_or_one_that_cannot_be_told_is_left_to_ray(tmp_path, refusing_ray, capsys, answer):
+    # An HTTP/2 SETTINGS frame (what Ray's GCS answers), a TLS alert (Ray set
+    # up with TLS) or silence: the probe cannot refuse, ray.init is called.
+    from rewriting.rewrite import main
+
+    _, failure = refusing_ray
+    failure.append(ConnectionError("the stand-in refuses"))
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]
+    with _serving(answer) as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        assert main([*argv, "--ray", address]) == 2
+    assert capsys.readouterr().err.startswith(f"error: cannot connect to the Ray cluster at {address}: the stand-in refuses;")
