@@ -18,8 +18,9 @@
     default one is not built) is null. The keys are stable. Rewrites come
     from a rewriter (``rewriting.load_rewriter``; ``original`` = the question
     as asked; default ``trained``, the app's), a JSONL file of ``{"id",
-    "rewrite"}`` (ids as ``load_examples`` gives them; only those turns are
-    scored), or another system's outputs shipped in the data
+    "rewrite"}`` (ids as ``load_examples`` gives them, or ``<file>#<id>`` as
+    ``export`` writes them, ``<file>`` the ``--data`` file's name; only those
+    turns are scored), or another system's outputs shipped in the data
     (``--system cast_automatic``). R@10's searches are batch searches on
     ``--search-threads`` Lucene threads. ``--ray`` does the rewriting and
     scoring on a Ray cluster (ADDRESS; none: ``RAY_ADDRESS`` or a new local
@@ -173,7 +174,13 @@ def _cmd_score(args) -> int:
     if args.split is not None:
         examples = held_out(examples, args.split, args.data)
     if args.rewrites is not None:
-        given = read_rewrites(args.rewrites)
+        # Keys as load_examples gives them, or as export writes them
+        # ("<file>#<id>"): only this file's, as ids repeat across files.
+        written = read_rewrites(args.rewrites)
+        given = {key.removeprefix(f"{Path(args.data).name}#"): text for key, text in written.items()}
+        if len(given) < len(written):
+            twice = next(key for key in written if "#" in key and key.split("#", 1)[1] in written)
+            raise DataFormatError(f"{args.rewrites}: {twice!r} is the same turn as {twice.split('#', 1)[1]!r}; give it once")
         known = {ex.id for ex in examples}
         stray = [i for i in given if i not in known]
         if stray:

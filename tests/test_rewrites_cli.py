@@ -227,6 +227,25 @@ def test_score_rewrites_file_scores_only_its_turns(tmp_path, capsys):
     assert out["after_first"]["n"] == 1
 
 
+def test_score_rewrites_file_takes_the_keys_export_writes(tmp_path, capsys):
+    # rewriting.rewrite on an export's file writes "<file>#<id>" keys, which eval.retrieval
+    # took and score refused as "not in" the very file they came from.
+    data = canard_file(tmp_path / "canard.json")
+    rw = tmp_path / "rw.jsonl"
+    rw.write_text(json.dumps({"id": "canard.json#canard:A:2", "rewrite": "When was Ada born?"}) + "\n")
+    argv = ["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall", "--json"]
+    out = run_json(capsys, argv)
+    assert out["n"] == 1 and out["rouge1_recall"] == pytest.approx(80.0)
+    # Another file's key is no turn of this one (ids repeat across files).
+    rw.write_text(json.dumps({"id": "other.json#canard:A:2", "rewrite": "x"}) + "\n")
+    assert main(argv) == 2
+    assert "'other.json#canard:A:2'" in capsys.readouterr().err
+    rw.write_text(json.dumps({"id": "canard.json#canard:A:2", "rewrite": "x"}) + "\n"
+                  + json.dumps({"id": "canard:A:2", "rewrite": "y"}) + "\n")
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"error: {rw}: 'canard.json#canard:A:2' is the same turn as 'canard:A:2'; give it once\n"
+
+
 def test_score_split_keeps_only_held_out_turns(tmp_path, capsys):
     data = canard_file(tmp_path / "canard.json")
     split = tmp_path / "split.json"
