@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import InvalidInputError, check_at_least, load_configs, output_path, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
@@ -157,7 +157,15 @@ def _main(argv: Sequence[str] | None) -> int:
     # The reader's other settings, BM25's and the rescoring weight as the app
     # reads them (defaults, then CONVQA_*).
     _, retrieval, reading = load_configs()
-    turns = load_turns(args.data)[: args.limit]
+    turns = load_turns(args.data)
+    if not turns:
+        raise DataFormatError(f"{args.data}: no turns to answer")
+    # A QReCC file without "Answer" (a rewriting file) reads as all
+    # unanswerable: every "not found" then scored F1 100, without a word.
+    if not any(turn.answer.strip() for turn in turns):
+        raise DataFormatError(f"{args.data}: no turn has a gold answer (QReCC's Answer, MultiDoc2Dial's outputs); "
+                              "give a file with answers")
+    turns = turns[: args.limit]
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
     if needs_index and not args.index:
         raise InvalidInputError(f"--index is needed for the {args.setting} setting")

@@ -369,3 +369,22 @@ def test_cli_flags_are_checked_before_the_data_is_read_or_a_model_loads(tmp_path
     missing = tmp_path / "missing.json"
     assert qa.main(["--data", str(missing), "--setting", "known-context", *flags]) == 2
     assert capsys.readouterr().err == f"error: {message}\n"
+
+
+def test_cli_refuses_a_file_without_gold_answers_before_a_model_loads(tmp_path, capsys, monkeypatch):
+    # A QReCC file without "Answer" (one made for rewriting) read as all unanswerable:
+    # every "not found" scored F1 100, the upper bound 100, without a word.
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a file without answers")
+
+    monkeypatch.setattr(qa, "load_rewriter", no_model)
+    monkeypatch.setattr(qa, "build_readers", no_model)
+    path = tmp_path / "rewrites-only.json"
+    path.write_text(json.dumps([{k: v for k, v in record.items() if k != "Answer"} for record in QRECC]))
+    assert qa.main(["--data", str(path), "--index", str(tmp_path / "no-index"), "--limit", "2"]) == 2
+    assert capsys.readouterr().err == (f"error: {path}: no turn has a gold answer (QReCC's Answer, MultiDoc2Dial's "
+                                       "outputs); give a file with answers\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert qa.main(["--data", str(empty), "--setting", "known-context"]) == 2
+    assert capsys.readouterr().err == f"error: {empty}: no turns to answer\n"
