@@ -159,3 +159,44 @@ def test_multiple_choice_bounds_its_document_and_options(app_services):
     with pytest.raises(InvalidInputError, match="at most 8 options"):
         S.multiple_choice(app_services, session, document, "What did Mara study?", [f"Option {i}" for i in range(9)])
     assert session.choice_reader is None  # refused before anything was encoded
+
+
+def test_a_judgement_records_the_history_the_rewriter_saw_not_the_saved_one(app_services):
+    # A turn read back from the browser with a long history made each 👍/👎
+    # (a light event) append megabytes to the server's labels file.
+    turn = saved_turn()
+    turn["info"]["history"] = [f"Text {n}" for n in range(500)]
+    session = S.Session()
+    S.restore_state(session, saved([turn]))
+    S.judge(app_services, session, 0, 1)
+    [line] = app_services.labels.read()
+    window = 2 * app_services.assistant.config.history_turns
+    assert line["history"] == [f"Text {n}" for n in range(500 - window, 500)]
+
+
+def test_a_page_appends_at_most_max_judgements_lines(app_services):
+    turn = saved_turn()
+    turn["info"].update(reference=ADA, reference_kind="replay")
+    session = S.Session()
+    S.restore_state(session, saved([turn]))
+    for n in range(6):  # thumbs up and down in turn: a line each time
+        S.judge(app_services, session, 0, n % 2)
+    assert len(app_services.labels.read()) == 6 and session.judgements == 6
+    session.judgements = S.MAX_JUDGEMENTS - 1
+    S.judge(app_services, session, 0, 0)
+    with pytest.raises(InvalidInputError, match=f"recorded {S.MAX_JUDGEMENTS} judgements"):
+        S.judge(app_services, session, 0, 1)
+    assert len(app_services.labels.read()) == 7
+
+
+def test_the_labels_file_refuses_lines_past_its_size(tmp_path):
+    store = S.LabelStore(tmp_path / "labels.jsonl", max_bytes=1000)
+    line = dict(history=[], question=ADA, rewrite=ADA, reference=ADA, label=1, reference_kind="confirmed")
+    written = 0
+    with pytest.raises(InvalidInputError, match="labels file labels.jsonl is full"):
+        for n in range(100):
+            store.append(id=f"app:x:1:{n}", **line)
+            written += 1
+    assert 0 < written < 100 and (tmp_path / "labels.jsonl").stat().st_size <= 1000
+    assert len(store.read()) == written  # every line whole
+    assert S.LabelStore(tmp_path / "other.jsonl").max_bytes == S.MAX_LABELS_BYTES

@@ -5,6 +5,7 @@ calls these functions with it and with the server-wide :class:`Services`.
 """
 
 from ._labels import (
+    MAX_LABELS_BYTES,
     LabelStore,
 )
 from ._language import NOT_ENGLISH, language_notice
@@ -22,7 +23,7 @@ from ._sources import (
     use_document_file,
     use_uploads,
 )
-from ._state import MAX_HISTORY_CHARS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
+from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
 from ._store import (
     MAX_CONVERSATIONS,
     MAX_RESTORED_CHARS,
@@ -75,6 +76,8 @@ __all__ = [
     "MAX_CHOICE_CHARS",
     "MAX_CONVERSATIONS",
     "MAX_HISTORY_CHARS",
+    "MAX_JUDGEMENTS",
+    "MAX_LABELS_BYTES",
     "MAX_RESTORED_CHARS",
     "MAX_SAVED_CHARS",
     "MAX_TURNS",

@@ -30,15 +30,22 @@ from pathlib import Path
 
 from ..kernel import InvalidInputError, LabelledRewrite, default_labels_path, json_lines
 
-__all__ = ["LabelStore"]
+__all__ = ["MAX_LABELS_BYTES", "LabelStore"]
+
+# The labels file's size past which judgements are refused: any visitor can
+# append to it, a script thousands of lines a second, and it is on the
+# server's disk. Far above what people judging by hand write.
+MAX_LABELS_BYTES = 100 * 2**20
 
 
 class LabelStore:
-    """Appends judged rewrites to the labels file at ``path``."""
+    """Appends judged rewrites to the labels file at ``path``, refusing
+    (InvalidInputError) a line that would take it past ``max_bytes``."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, max_bytes: int = MAX_LABELS_BYTES):
         self.path = Path(path) if path is not None else default_labels_path()
         self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.max_bytes = max_bytes
 
     def append(
         self,
@@ -76,6 +83,10 @@ class LabelStore:
                 created = not self.path.exists()
                 fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
+                    if os.fstat(fd).st_size + len(data) + 1 > self.max_bytes:
+                        raise InvalidInputError(
+                            f"The server's labels file {self.path.name} is full ({self.max_bytes / 2**20:g} MB): this "
+                            "judgement was not recorded. Its owner can move the file away to collect more.")
                     _repair_tail(fd)
                     written = os.write(fd, data)
                     if written != len(data):  # a full disk: never leave half a line

@@ -36,6 +36,9 @@ MAX_TURNS = 200
 # turn of the shared models, and a page (or a script) that sent thousands
 # held one of the server's turn slots for hours.
 MAX_WAITING = 10
+# Lines one page may append to the server's labels file (a judgement changed
+# back and forth is a line each time): far more than a person judges.
+MAX_JUDGEMENTS = 200
 
 # (reference rewrite, system rewrite, retriever) -> {metric name: value}.
 Scorer = Callable[[str, str, object], dict[str, float]]
@@ -159,6 +162,8 @@ class Session:
     # Statuses for the next view to show before its own (e.g. that the
     # browser's conversations were read back after a server restart).
     notes: list[str] = field(default_factory=list)
+    # Lines this session appended to the labels file (MAX_JUDGEMENTS).
+    judgements: int = 0
     _id: str = ""
 
     @property

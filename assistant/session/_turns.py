@@ -12,7 +12,7 @@ from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, 
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
-from ._state import MAX_HISTORY_CHARS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
+from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
 
@@ -243,18 +243,23 @@ def judge(services: Services, session: Session, index: int, label: int) -> str:
                 "press Re-run: your correction is recorded as the reference with this judgement."
             )
         reference, kind = info.system_rewrite.text, "confirmed"
+    if session.judgements >= MAX_JUDGEMENTS:
+        raise InvalidInputError(f"This page has recorded {MAX_JUDGEMENTS} judgements, the most one may: thank you! "
+                                "Reload the page to judge more.")
     services.labels.append(
         # The turn's number and its uid: judging it again supersedes the line
         # (eval.rewrites keeps the last), but a turn asked in its place after
         # an undo is another turn, and its judgement another line.
         id=f"app:{session.id}:{session.conversation_no}:{index + 1}" + (f":{info.uid}" if info.uid else ""),
-        history=info.history,
+        # What the rewriter saw: a turn read back from the browser may carry any history.
+        history=assistant_for(services, session).history_window(info.history),
         question=turn.question,
         rewrite=info.system_rewrite.text,
         reference=reference,
         label=label,
         reference_kind=kind,
     )
+    session.judgements += 1
     info.judgement, info.awaiting_reference = label, False
     return f"Turn {index + 1}: recorded {verdict} in {services.labels.path.name}."
 
