@@ -200,3 +200,19 @@ def test_the_labels_file_refuses_lines_past_its_size(tmp_path):
     assert 0 < written < 100 and (tmp_path / "labels.jsonl").stat().st_size <= 1000
     assert len(store.read()) == written  # every line whole
     assert S.LabelStore(tmp_path / "other.jsonl").max_bytes == S.MAX_LABELS_BYTES
+
+
+def test_a_replayed_files_long_history_reaches_the_rewriter_cut(app_services, tmp_path):
+    # An uploaded replay file's Context may hold megabytes: the rewriter
+    # tokenised them whole at every turn (seconds each).
+    long = "word " * S.MAX_HISTORY_CHARS
+    path = tmp_path / "qrecc.json"
+    path.write_text(json.dumps([{"Context": [ADA, long], "Question": "Who was her father?",
+                                 "Rewrite": "Who was Ada Lovelace's father?", "Answer": "Lord Byron.",
+                                 "Conversation_no": 1, "Turn_no": 2}]))
+    session = S.Session()
+    S.load_replay(session, path)
+    S.start_replay(session, "1")
+    list(S.replay_step(app_services, session))
+    [entry] = session.turns
+    assert entry.info.history == (ADA, long[:S.MAX_HISTORY_CHARS])  # what the rewriter was given

@@ -67,7 +67,9 @@ def ask(
     _check_room(session)
     if history is None:
         history = session.history(rewritten=assistant.config.history_rewrites)
-    history = assistant.history_window(history)
+    # Each text cut as the /rewrite API bounds it: a replayed file's Context
+    # may hold megabytes, which the rewriter tokenised whole at every turn.
+    history = [text[:MAX_HISTORY_CHARS] for text in assistant.history_window(history)]
     # The turn before, as this session rewrote it (a replay asks its file's
     # turns in order); steps() ignores it on a turn with no history.
     previous = session.turns[-1].turn.rewrite.text if session.turns else ""
