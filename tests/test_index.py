@@ -612,3 +612,28 @@ def test_unmarked_staging_folders_in_the_index_cache_go_once_a_day_old(tmp_path,
     assert sorted(p.name for p in cache.iterdir()) == ["idx", "idx.broken01", "idx.new00001", "idx.otherhst", "idx.working1"]
     assert build_index(iter([_passage(1)]), elsewhere / "idx", progress=False) == 1
     assert sorted(p.name for p in elsewhere.iterdir()) == ["idx", "idx.old00001"]
+
+
+def test_a_documents_folder_skips_what_is_no_file_and_names_one_that_goes(tmp_path, capsys):
+    # A link to nowhere (Emacs' '.#notes.md' lock file) or a folder named
+    # 'x.md' was a FileNotFoundError or IsADirectoryError traceback, as was a
+    # file removed while the folder was being indexed.
+    docs = tmp_path / "docs"
+    (docs / "sub" / "deeper").mkdir(parents=True)
+    (docs / "a.txt").write_text("Ada wrote notes on the engine.")
+    (docs / "sub" / "deeper" / "c.html").write_text("<p>Deep page about coffee.</p>")
+    (docs / "sub" / "link.txt").symlink_to(docs / "a.txt")  # a link to a file is that file
+    (docs / ".#a.md").symlink_to(docs / "nowhere.md")
+    (docs / "folder.md").mkdir()
+    assert [p["id"] for p in read_collection(docs)] == ["a.txt#0", "sub/deeper/c.html#0", "sub/link.txt#0"]
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "idx")]) == 0
+    assert capsys.readouterr().out.strip() == f"Indexed 3 passages into {tmp_path / 'idx'}"
+
+    def vanishing():
+        for passage in read_collection(docs):
+            yield passage
+            (docs / "sub" / "deeper" / "c.html").unlink(missing_ok=True)
+
+    with pytest.raises(DataFormatError, match=r"^.*/docs/sub/deeper/c\.html: no such file$"):
+        build_index(vanishing(), tmp_path / "idx2", progress=False)
+

@@ -148,7 +148,7 @@ def _titled_document(path: Path) -> tuple[str, str]:
     text when it is the same words), or a Markdown file's first line when
     it is a '# Heading' (left out of the text: each passage carries the
     title); else the file's name without its suffix."""
-    raw = utf8_text(path.read_bytes(), str(path))
+    raw = _file_text(path)
     suffix = path.suffix.lower()
     title, text = "", raw
     if suffix in (".html", ".htm"):
@@ -167,6 +167,18 @@ def _titled_document(path: Path) -> tuple[str, str]:
             title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
         text = _markdown_text(raw)
     return title or path.stem, text
+
+
+def _file_text(path: Path) -> str:
+    """The UTF-8 text of the file at ``path``, or a :class:`DataFormatError`
+    naming it: not UTF-8, gone since the folder was listed, unreadable."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DataFormatError(f"{path}: no such file") from None
+    except OSError as error:
+        raise DataFormatError(f"{path}: cannot read it ({error.strerror or error})") from None
+    return utf8_text(raw, str(path))
 
 
 def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:
@@ -249,7 +261,7 @@ def read_document(path: Path) -> str:
     """The text of one .txt/.md/.html file (HTML stripped, Markdown headings'
     '#'s dropped); a file that is not UTF-8 is refused (DataFormatError), as
     an upload is, rather than indexed with replacement characters."""
-    raw = utf8_text(path.read_bytes(), str(path))
+    raw = _file_text(path)
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
         return html_to_text(raw)
@@ -340,7 +352,7 @@ def jsonl_sources(path: str | Path) -> list[Path] | None:
     if path.is_dir():
         files = _jsonl_files(path)
         if files:
-            documents = [p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES]
+            documents = _document_files(path)
             if documents:
                 raise DataFormatError(
                     f"{path}: holds both .jsonl passages and documents ({documents[0].name}); "
@@ -360,8 +372,14 @@ def _read_jsonl_folder(files: list[Path]) -> Iterator[dict]:
         yield from _read_jsonl(file)
 
 
+def _document_files(path: Path) -> list[Path]:
+    # Files only, as for .jsonl: a link to nowhere (an editor's lock file,
+    # '.#notes.md') or a folder named 'x.md' is no document.
+    return sorted(p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES and p.is_file())
+
+
 def _read_folder(path: Path) -> Iterator[dict]:
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES)
+    files = _document_files(path)
     if not files:
         raise DataFormatError(
             f"{path}: no .jsonl passages or {', '.join(DOCUMENT_SUFFIXES)} documents in this folder "
