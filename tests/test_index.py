@@ -637,3 +637,53 @@ def test_a_documents_folder_skips_what_is_no_file_and_names_one_that_goes(tmp_pa
     with pytest.raises(DataFormatError, match=r"^.*/docs/sub/deeper/c\.html: no such file$"):
         build_index(vanishing(), tmp_path / "idx2", progress=False)
 
+
+def test_a_folder_that_holds_files_and_no_index_is_not_replaced(tmp_path, capsys):
+    # The build replaced the --index folder whatever it held: '--index ~/notes',
+    # or the collection's own folder, deleted the user's files.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Ada wrote notes on the engine.")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "precious.txt").write_text("keep me")
+    for folder, held in ((mine, "precious.txt"), (docs, "a.txt")):
+        assert index_main(["--input", str(docs), "--index", str(folder)]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"error: cannot write the index folder {folder}: it holds {held!r} and no index, and a build replaces "
+            "the whole folder; give a new or empty folder (or an index's, to rebuild it).")
+    assert (mine / "precious.txt").read_text() == "keep me" and (docs / "a.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "mine"]
+    (tmp_path / "empty").mkdir()
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "empty")]) == 0
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "empty")]) == 0  # an index is rebuilt
+
+
+def test_an_index_given_by_a_link_is_rebuilt_at_its_target(tmp_path, capsys):
+    # '--index current' (a link to the index) indexed the whole collection,
+    # then ended in "OSError: Cannot call rmtree on a symbolic link".
+    build_index(iter([_passage(1)]), tmp_path / "v1", progress=False)
+    (tmp_path / "current").symlink_to("v1")
+    _write_jsonl(tmp_path / "coll.jsonl", [_passage(2), _passage(3)])
+    assert index_main(["--input", str(tmp_path / "coll.jsonl"), "--index", str(tmp_path / "current")]) == 0
+    assert (tmp_path / "current").is_symlink() and BM25Retriever.from_index(tmp_path / "v1").size == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll.jsonl", "current", "v1"]
+
+
+def test_an_index_whose_folder_cannot_be_written_beside_is_one_line(tmp_path, capsys, monkeypatch):
+    # The index folder writable, its parent not (where the build is made
+    # before its rename): a PermissionError traceback from mkdtemp. As root a
+    # read-only folder is still writable, hence the stand-in refusal.
+    import tempfile
+
+    build_index(iter([_passage(1)]), tmp_path / "idx", progress=False)
+
+    def refused(**_):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    _write_jsonl(tmp_path / "coll.jsonl", [_passage(2)])
+    assert index_main(["--input", str(tmp_path / "coll.jsonl"), "--index", str(tmp_path / "idx")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: cannot write the index folder {tmp_path / 'idx'}: a build is made beside it, in {tmp_path}, and "
+        "renamed into place, and that folder refuses (Permission denied); give an index folder in a writable folder.")

@@ -245,10 +245,27 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     (which returns the passage count and the ids' hashes, or None to give
     up), check the ids and every checksum, then rename it into place."""
     # A folder that cannot be made or written is named before any work.
-    index_dir = output_path(index_path(index_dir), "the index folder", folder=True)
+    index_dir = index_path(index_dir)
+    if index_dir.is_symlink():
+        # A link to the index (indexes/current -> indexes/v3): the build
+        # replaces its target and the link stays; renamed over the link, it
+        # was shutil.rmtree's "Cannot call rmtree on a symbolic link", once
+        # the whole collection was indexed.
+        index_dir = index_dir.resolve()
+    index_dir = output_path(index_dir, "the index folder", folder=True)
+    _require_replaceable(index_dir)
     JavaException = java_exception()
     remove_stale_staging(index_dir)
-    staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
+    except OSError as error:
+        # The index folder itself may be writable (output_path checked it),
+        # its parent not: the build is made there and renamed into place.
+        raise ConfigError(
+            f"cannot write the index folder {index_dir}: a build is made beside it, in {index_dir.parent}, "
+            f"and renamed into place, and that folder refuses ({error.strerror or error}); give an index folder "
+            "in a writable folder."
+        ) from None
     try:
         mark_owner(staging)  # so that a later build can tell a dead build's folder
         filled = fill(staging)
@@ -276,6 +293,20 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
 # marks) is taken for abandoned once nothing in it has changed for this long:
 # a live build's Lucene writes new files every few seconds.
 UNMARKED_STALE_S = 24 * 3600
+
+
+def _require_replaceable(index_dir: Path) -> None:
+    """Refuse, before any work, an ``index_dir`` that holds files but no
+    index: the build replaces the whole folder, and removed what was there
+    (``--index ~/notes``, or the collection's own folder)."""
+    if not index_dir.is_dir() or has_index(index_dir) or (index_dir / "convqa.json").exists():
+        return
+    held = next(iter(sorted(index_dir.iterdir())), None)
+    if held is not None:
+        raise ConfigError(
+            f"cannot write the index folder {index_dir}: it holds {held.name!r} and no index, and a build replaces "
+            "the whole folder; give a new or empty folder (or an index's, to rebuild it)."
+        )
 
 
 def remove_stale_staging(index_dir: Path) -> list[Path]:
