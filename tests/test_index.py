@@ -687,3 +687,14 @@ def test_an_index_whose_folder_cannot_be_written_beside_is_one_line(tmp_path, ca
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: cannot write the index folder {tmp_path / 'idx'}: a build is made beside it, in {tmp_path}, and "
         "renamed into place, and that folder refuses (Permission denied); give an index folder in a writable folder.")
+
+
+def test_a_jsonl_suffix_in_capitals_is_a_jsonl_collection(tmp_path):
+    # '.TXT' and '.HTML' documents were read, but 'A.JSONL' was no collection:
+    # 'no .jsonl passages or ... documents in this folder'.
+    _write_jsonl(tmp_path / "coll" / "A.JSONL", [_passage(1), _passage(2)])
+    _write_jsonl(tmp_path / "coll" / "sub" / "b.Jsonl", [_passage(3)])
+    assert collection_size(tmp_path / "coll") == 3 and collection_size(tmp_path / "coll" / "A.JSONL") == 2
+    assert [p["id"] for p in read_collection(tmp_path / "coll" / "A.JSONL")] == ["p1", "p2"]
+    for threads in (1, 2):
+        assert index_collection(tmp_path / "coll", tmp_path / f"idx{threads}", progress=False, threads=threads) == 3

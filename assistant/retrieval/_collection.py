@@ -360,11 +360,17 @@ def jsonl_sources(path: str | Path) -> list[Path] | None:
                 )
             return files
         return None
-    return [path] if path.suffix == ".jsonl" and path.exists() else None
+    return [path] if _is_jsonl(path) and path.exists() else None
 
 
 def _jsonl_files(path: Path) -> list[Path]:
-    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+    return sorted(p for p in path.rglob("*") if _is_jsonl(p) and p.is_file())
+
+
+def _is_jsonl(path: Path) -> bool:
+    # Any case, as for documents: 'PART-0.JSONL' (a Windows export) was taken
+    # for no collection at all.
+    return path.suffix.lower() == ".jsonl"
 
 
 def _read_jsonl_folder(files: list[Path]) -> Iterator[dict]:
@@ -451,7 +457,7 @@ def collection_size(path: str | Path | None = None) -> int | None:
         if path.is_dir():
             files = _jsonl_files(path)
             return sum(_count_lines(f) for f in files) if files else None
-        if path.suffix == ".jsonl":
+        if _is_jsonl(path):
             return _count_lines(path)
         if path.name == "summaries_en-us.json":
             articles = json.loads(path.read_text(encoding="utf-8"))
