@@ -174,7 +174,9 @@ def rewrite_queries(
     try:
         texts = rewrite_with(rewriter, [q.example for q in queries])
     except ModelNotFoundError as error:  # its list of names lacks this command's own two
-        raise ModelNotFoundError(f"{error}. eval.retrieval also takes --rewriter human and --rewriter automatic") from error
+        raise ModelNotFoundError(
+            f"{str(error).rstrip('.')}. eval.retrieval also takes --rewriter human and --rewriter automatic"
+        ) from error
     return {q.qid: text for q, text in zip(queries, texts)}
 
 
@@ -351,7 +353,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     texts, rewritten, others = searched(rewriter, args.rewrites)
     other = None
     if args.against is not None:
-        other = (None, args.against) if args.against.endswith(".jsonl") else (args.against, None)
+        # A rewrites file by any name (a model is a folder or a hub name): one
+        # named .json was loaded as a model and refused as one.
+        is_file = args.against.endswith(".jsonl") or Path(args.against).is_file()
+        other = (None, args.against) if is_file else (args.against, None)
         other_texts, other_rewritten, other_others = searched(*other)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     rescorer = None

@@ -218,6 +218,16 @@ def test_against_gives_each_measure_minus_another_rewriter_with_an_interval(cast
     assert f"minus {rewrites} on the 4 turns both scored" in out and "MRR    -0.1250 [" in out
 
 
+def test_against_takes_a_rewrites_file_by_any_name(cast2021, cast2022, distractors, tmp_path, capsys):
+    # A rewrites file not named .jsonl was loaded as a model and refused as one.
+    data = ["--data", cast2021, cast2022, "--distractors", distractors]
+    rewrites = tmp_path / "r.json"
+    rewrites.write_text(json.dumps({"id": "cast2021:106:2", "rewrite": "What does the quokka eat?"}) + "\n")
+    human, _ = _run(capsys, *data, "--rewriter", "human", "--against", rewrites)
+    assert human["against"]["rewriter"] == str(rewrites) and human["against"]["n"] == 4
+    assert human["against"]["mrr"] == [0.0, 0.0, 0.0]
+
+
 def test_bad_input_ends_with_one_line(cast2021, cast2022, distractors, qrecc_conversations, tmp_path, capsys):
     def error(*args):
         assert main([*map(str, args)]) == 2
