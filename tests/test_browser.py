@@ -8,6 +8,7 @@ to save each screen there.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from pathlib import Path
@@ -354,3 +355,58 @@ def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever
         release.set()
         demo.close()
 
+
+
+def browser_copy(secret: str, value) -> str:
+    """``value`` encrypted as Gradio's BrowserState keeps it in localStorage
+    (CryptoJS AES with a passphrase: the SHA-256 hex of the secret, which the
+    page's config gives to anyone), so a test can hand-edit it as a visitor can."""
+    import base64
+    import hashlib
+
+    algorithms = pytest.importorskip("cryptography.hazmat.primitives.ciphers.algorithms")
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, modes
+
+    passphrase, salt = hashlib.sha256(secret.encode()).hexdigest().encode(), os.urandom(8)
+    derived, block = b"", b""
+    while len(derived) < 48:  # OpenSSL's EVP_BytesToKey with MD5, as CryptoJS derives key and iv
+        block = hashlib.md5(block + passphrase + salt).digest()
+        derived += block
+    padder = padding.PKCS7(128).padder()
+    plain = padder.update(json.dumps(value).encode()) + padder.finalize()
+    encryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).encryptor()
+    sealed = b"Salted__" + salt + encryptor.update(plain) + encryptor.finalize()
+    return base64.b64encode(os.urandom(16)).decode() + ":" + base64.b64encode(sealed).decode()
+
+
+def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_server):
+    import httpx
+
+    url, _ = app_server
+    [store] = [c["props"] for c in httpx.get(url + "config").json()["components"] if c["type"] == "browserstate"]
+    evil = "<img src=x onerror=\"window.__pwned = 1\"><script>window.__pwned = 2</script>"
+    turn = {"turn": {"question": evil + " Who was Ada?", "rewrite": {"text": evil}, "timings_ms": {},
+                     "answer": {"text": evil, "score": 1.0, "source_id": "p1", "evidence": "x"},
+                     "sources": [{"id": "p1", "text": evil, "score": 1.0, "title": evil, "url": "javascript:window.__pwned = 3"}]},
+            "info": {"system_rewrite": {"text": evil}, "history": [], "notice": evil, "reference": evil,
+                     "reference_kind": "replay"}}
+    copy = {"version": 1, "id": "abc", "current": 1, "conversations": {"1": [turn]}, "source": evil}
+    page = open_page()
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], browser_copy(store["secret"], copy)])
+    page.reload()
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
+    assert "Answers came from " + evil in status_text(page, "Restored 1 conversation")
+    assert page.locator("#chat [data-testid='user']").inner_text() == evil + " Who was Ada?"
+    assert page.evaluate("window.__pwned") is None and page.locator("#chat img[src='x']").count() == 0
+    assert page.locator("#chat a[href^='javascript']").count() == 0
+    # A value of the wrong type (a number for the notice) is refused with a
+    # message; the page goes on (it crashed every event of the tab).
+    turn["info"]["notice"] = 5
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], browser_copy(store["secret"], copy)])
+    page.reload()
+    page.wait_for_selector("#question textarea")
+    assert "cannot be read (a value of the wrong type)" in status_text(page, "cannot be read")
+    ask(page, ADA)
+    assert answers(page).count() == 1 and page.locator(".toast-body").count() == 0
+    shoot(page, "hand-edited-copy")
