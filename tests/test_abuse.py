@@ -216,3 +216,16 @@ def test_a_replayed_files_long_history_reaches_the_rewriter_cut(app_services, tm
     list(S.replay_step(app_services, session))
     [entry] = session.turns
     assert entry.info.history == (ADA, long[:S.MAX_HISTORY_CHARS])  # what the rewriter was given
+
+
+@pytest.mark.parametrize("path", ["qrecc/\x00x.json", "a" * 5000, "../../../etc/passwd", "/etc/passwd"])
+def test_an_odd_replay_path_gets_the_data_folders_message(path):
+    # A NUL byte or an over-long name got "Something went wrong (ValueError)".
+    with pytest.raises(InvalidInputError, match="Only files in the data folder"):
+        S.shared_data_file(path)
+
+
+def test_an_article_title_is_bounded_before_it_is_searched_and_quoted(app_services):
+    with pytest.raises(InvalidInputError, match="an article's title has at most") as refused:
+        S.use_collection_document(app_services, S.Session(), "Ada " * 50_000)
+    assert len(str(refused.value)) < 300  # not quoted back whole

@@ -44,11 +44,16 @@ def shared_data_file(path: str) -> Path:
     folder (which the user cannot see)."""
 
     root = data_dir().resolve()
-    resolved = (root / Path(path.strip()).expanduser()).resolve()
+    refused = InvalidInputError("Only files in the data folder can be opened by path (e.g. "
+                                "qrecc/qrecc_test_sample.json); upload other files instead.")
+    try:
+        resolved = (root / Path(path.strip()).expanduser()).resolve()
+        resolved.is_file()  # a NUL byte or a name longer than the system takes raise here
+    except (ValueError, OSError):
+        raise refused from None
     if not resolved.is_relative_to(root):
         # The folder's place on the server is no visitor's business.
-        raise InvalidInputError("Only files in the data folder can be opened by path (e.g. "
-                                "qrecc/qrecc_test_sample.json); upload other files instead.")
+        raise refused
     return resolved
 
 

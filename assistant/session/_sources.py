@@ -85,12 +85,19 @@ def track_uploads(session: Session, paths) -> None:
     session.uploads.update(str(p if isinstance(p, (str, Path)) else p.name) for p in paths or () if p)
 
 
+# Characters of an article title at most: the collection's longest are far shorter.
+MAX_TITLE_CHARS = 300
+
+
 def use_collection_document(services: Services, session: Session, title: str) -> str:
     """Single-document mode over one article of the default collection,
     named by its title (any case); a wrong title gets the closest ones."""
     title = " ".join((title or "").split())
     if not title:
         raise InvalidInputError("Type the title of an article of the collection.")
+    if len(title) > MAX_TITLE_CHARS:  # searched for, and quoted back, whole
+        raise InvalidInputError(f"That is {len(title):,} characters; an article's title has at most {MAX_TITLE_CHARS}. "
+                                "To converse about a text, paste it in the box above instead.")
     retriever = services.assistant.retriever
     found = retriever.documents([title]) if hasattr(retriever, "documents") else []
     if not found:
