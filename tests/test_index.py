@@ -698,3 +698,16 @@ def test_a_jsonl_suffix_in_capitals_is_a_jsonl_collection(tmp_path):
     assert [p["id"] for p in read_collection(tmp_path / "coll" / "A.JSONL")] == ["p1", "p2"]
     for threads in (1, 2):
         assert index_collection(tmp_path / "coll", tmp_path / f"idx{threads}", progress=False, threads=threads) == 3
+
+
+def test_a_document_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    # Notepad's UTF-8 starts with U+FEFF: it opened the first passage
+    # ('\ufeffZanzibar ...') and hid a Markdown file's '# Title' line, which
+    # then stayed in the text, its file name the title.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_bytes("\ufeffZanzibar spices grow here.\n".encode())
+    (docs / "b.md").write_bytes("\ufeff# Zanzibar\n\nSpices grow here.\n".encode())
+    (docs / "c.html").write_bytes("\ufeff<html><head><title>Cloves</title></head><p>Cloves too.</p></html>".encode())
+    assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
+        ("a", "Zanzibar spices grow here."), ("Zanzibar", "Spices grow here."), ("Cloves", "Cloves too.")]
