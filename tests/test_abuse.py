@@ -229,3 +229,21 @@ def test_an_article_title_is_bounded_before_it_is_searched_and_quoted(app_servic
     with pytest.raises(InvalidInputError, match="an article's title has at most") as refused:
         S.use_collection_document(app_services, S.Session(), "Ada " * 50_000)
     assert len(str(refused.value)) < 300  # not quoted back whole
+
+
+def test_conversations_started_over_in_a_loop_keep_only_what_the_browser_keeps():
+    # A script asking through the API and calling /new in a loop kept every
+    # conversation's sources in the session's memory, though only what fits
+    # in the browser's copy is ever saved or listed.
+    turn = saved_turn()
+    turn["turn"]["sources"][0]["text"] = "Ada was a mathematician. " * 16_000  # 400,000 characters
+    source = S.Session()
+    S.restore_state(source, saved([turn]))
+    session = S.Session()
+    for _ in range(12):
+        session.turns = list(source.turns)
+        S.new_conversation(session)
+    assert len(json.dumps(session.archive)) <= S.MAX_SAVED_CHARS
+    assert "12" in session.archive and session.conversation_no == 13
+    listed = {number for _, number in S.conversation_choices(session)}
+    assert listed <= {*map(int, session.archive), 13}

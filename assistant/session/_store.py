@@ -253,9 +253,25 @@ def switch_conversation(session: Session, number: int) -> str:
     turns = [_turn_from_json(t) for t in session.archive.pop(key)]
     if session.turns:
         session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+        _trim_archive(session)
     session.turns, session.conversation_no, session.selected = turns, number, None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
     return f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
+
+
+def _trim_archive(session: Session, limit: int = MAX_SAVED_CHARS) -> None:
+    """Only the newest conversations that fit in the browser's copy are ever
+    saved or listed (saved_state): the rest would only take memory, which a
+    script asking through the API and starting over in a loop grew by its
+    whole history (sources included) each time."""
+    keys = sorted(session.archive, key=int)
+    for key in keys[: -(MAX_CONVERSATIONS - 1)]:
+        del session.archive[key]
+    size = len(json.dumps(session.archive))
+    for key in keys[-(MAX_CONVERSATIONS - 1):][:-1]:  # the newest stays, as saved_state keeps the current one
+        if size <= limit:
+            break
+        size -= len(json.dumps(session.archive.pop(key))) + len(json.dumps(key)) + 4
 
 
 def new_conversation(session: Session) -> str:
@@ -264,9 +280,7 @@ def new_conversation(session: Session) -> str:
     already new: it keeps its number rather than leave a gap in the list."""
     if session.turns:
         session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
-        # Only the newest are ever saved or listed (saved_state): the rest would only take memory.
-        for key in sorted(session.archive, key=int)[: -(MAX_CONVERSATIONS - 1)]:
-            del session.archive[key]
+        _trim_archive(session)
         session.turns = []
         session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
     session.selected = None
