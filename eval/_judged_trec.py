@@ -13,10 +13,10 @@ import subprocess
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from assistant.kernel import Passage
+from assistant.kernel import DataFormatError, Passage, utf8_text
 from assistant.retrieval import import_pyserini
 
-__all__ = ["MEASURES", "write_run", "trec_eval"]
+__all__ = ["MEASURES", "write_run", "read_run", "trec_eval"]
 
 # trec_eval's measure names -> ours. MRR and recall as CAsT and QReCC report
 # them; nDCG@3, CAsT 2021-22's main measure (the few passages a spoken or
@@ -35,6 +35,46 @@ def write_run(results: Mapping[str, Sequence[Passage]], path: str | Path, tag: s
     ]
     Path(path).write_text("".join(lines), encoding="utf-8")
     return len(lines)
+
+
+def read_run(path: str | Path) -> list[tuple[str, str, str]]:
+    r"""A TREC run of one's own, as ``(qid, docid, score)`` per line, checked
+    as trec_eval reads it: ``qid Q0 docid rank score tag``, fields separated
+    by any white space (tabs, several spaces, CRLF line ends, a UTF-8 BOM
+    are all fine), blank lines skipped. A line of another shape, a score
+    that is no number or a docid twice for one query is refused naming the
+    line: trec_eval stops at the first with a message that names no line.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".trec", delete=False) as f:
+    ...     _ = f.write("106_1\tQ0 p1 1 2.5 mine\r\n\n106_1  Q0 p2 2 1e0 mine\r\n")
+    >>> read_run(f.name)
+    [('106_1', 'p1', '2.5'), ('106_1', 'p2', '1e0')]
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise DataFormatError(f"cannot read the run {path}: {error.strerror or error}") from None
+    lines, seen = [], set()
+    for number, line in enumerate(utf8_text(raw, str(path)).removeprefix("\ufeff").splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path}, line {number}"
+        if len(fields) != 6:
+            raise DataFormatError(f"{where}: a run line is 'qid Q0 docid rank score tag' (6 fields), not {len(fields)}")
+        qid, _, docid, _, score, _ = fields
+        try:
+            float(score)
+        except ValueError:
+            raise DataFormatError(f"{where}: the score {score!r} is not a number") from None
+        if (qid, docid) in seen:
+            raise DataFormatError(f"{where}: {docid} is ranked twice for query {qid}")
+        seen.add((qid, docid))
+        lines.append((qid, docid, score))
+    if not lines:
+        raise DataFormatError(f"{path}: no run lines ('qid Q0 docid rank score tag')")
+    return lines
 
 
 def _jar() -> str:

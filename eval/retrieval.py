@@ -4,6 +4,7 @@
 ``[--split SPLIT] [--distractors SPEC...] [--expansion-repeats N] [--dense-weight W] [--index DIR]``
 ``[--run OUT.trec] [--qrels OUT]``
 ``[--against REWRITER|R.jsonl] [--json]``
+``python -m eval.retrieval --data FILE... --write-collection OUT.jsonl [--qrels OUT] | --score-run RUN.trec [--json]``
 
 Builds a judged collection (:mod:`eval._judged`: each CAsT 2021 turn's
 canonical passage and each CAsT 2022 turn's response is relevant to it, among
@@ -47,6 +48,16 @@ alone, as the field compares rewriters.
 ``assistant.index`` reads them, or ``none``; default: the default collection
 and the shared NQ and MultiDoc2Dial files.
 
+A retriever of one's own: ``--write-collection OUT.jsonl [--qrels Q]``
+writes the judged collection (``id``, ``contents``, ``title``, ``url``; with
+``--distractors``) and its judgements, and exits; ``--score-run RUN.trec``
+scores that retriever's TREC run (``qid Q0 docid rank score tag``, qids as
+the qrels name the turns, e.g. ``106_2``; any white space between fields,
+CRLF and a UTF-8 BOM are fine) against the judgements of ``--data`` (and
+``--split``) instead of searching: the same measures by the same trec_eval,
+a judged turn the run lacks scoring 0; a malformed line is refused naming
+it, and queries that are no judged turn are counted in a note.
+
 Prints a table (all turns, then each CAsT year); ``--json`` prints
 ``{"n", "mrr", "ndcg_cut_3", "recall_10", "recall_100"}``, fractions.
 ``--against`` scores a second rewriter the same way and adds each measure's
@@ -79,14 +90,16 @@ from ._judged import (
     collection_key,
     default_distractors,
     judged_collection,
+    write_collection,
     write_qrels,
 )
-from ._judged_trec import MEASURES, trec_eval, write_run
+from ._judged_trec import MEASURES, read_run, trec_eval, write_run
 from ._scoring import held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
 
-__all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "paired_difference", "main"]
+__all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "score_run",
+           "paired_difference", "main"]
 
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
 # scored at depths of 100 and more.
@@ -231,6 +244,13 @@ def evaluate(
             others = (alternatives or {}).get(q.qid, ())
             results[q.qid] = rescorer.rescore((questions or texts)[q.qid], results[q.qid], DEPTH, others)
     write_run(results, run, tag)
+    return score_run(scored, run, qrels)
+
+
+def score_run(scored: Sequence[JudgedQuery], run: Path, qrels: Path) -> dict:
+    """The TREC ``run`` scored by trec_eval against the judgements of
+    ``scored`` (written to ``qrels``): :func:`evaluate`'s result. A query of
+    ``scored`` the run does not answer scores 0."""
     write_qrels(scored, qrels)
     mean, per_query = trec_eval(qrels, run)
     zero = dict.fromkeys(MEASURES.values(), 0.0)
@@ -311,6 +331,13 @@ def _parser() -> argparse.ArgumentParser:
         "measure's difference with a 95%% paired bootstrap interval over the turns both scored (resampling conversations)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    own = parser.add_mutually_exclusive_group()
+    own.add_argument("--write-collection", metavar="OUT.jsonl",
+                     help="write the judged collection (with --distractors) for a retriever of your own, and with "
+                     "--qrels its judgements, then exit")
+    own.add_argument("--score-run", metavar="RUN.trec",
+                     help="score a TREC run of your own (qid Q0 docid rank score tag; qids as --qrels writes them, "
+                     "e.g. 106_2) against the judgements of --data instead of searching")
     return parser
 
 
@@ -326,18 +353,17 @@ def _main(argv: Sequence[str] | None = None) -> int:
         raise InvalidInputError("--expansion-repeats must be 0 (off) or more")
     if not 0 <= args.dense_weight <= 1:
         raise InvalidInputError(f"--dense-weight must be from 0 (off) to 1, not {args.dense_weight}")
+    if args.write_collection is not None or args.score_run is not None:
+        return _own_retriever(args, distractors)
     # The files written last are checked (their folders made) first, before minutes of searching.
     given_run = output_path(args.run, "--run") if args.run else None
     given_qrels = output_path(args.qrels, "--qrels") if args.qrels else None
     if given_run is not None and given_qrels is None:
         given_qrels = output_path(given_run.with_suffix(".qrels"), "the qrels next to --run")
     collection = judged_collection(args.data, distractors)
-    queries = list(collection.queries)
     examples = {path: load_examples(path) for path in args.data}
+    queries = _held(collection.queries, examples, args.split)
     every_turn = [ex for turns in examples.values() for ex in turns]
-    if args.split is not None:
-        held = {ex.id for path in args.data for ex in held_out(examples[path], args.split, path)}
-        queries = [q for q in queries if held.intersection(q.example_ids)]
     turn_ids = {ex.id for ex in every_turn}
 
     def searched(name: str | None, rewrites: str | None) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, ...]]]:
@@ -371,11 +397,69 @@ def _main(argv: Sequence[str] | None = None) -> int:
             theirs = evaluate(queries, other_texts, retriever, Path(scratch) / "against.trec", Path(scratch) / "against.qrels",
                               tag="against", rescorer=rescorer, questions=other_rewritten, alternatives=other_others)
     against = (args.against, paired_difference(summary, theirs)) if other is not None else None
-    if args.json:
+    _report(summary, against, args.json)
+    return 0
+
+
+def _held(queries: Sequence[JudgedQuery], examples: dict, split: str | None) -> list[JudgedQuery]:
+    """``queries``, only those a training run's ``split`` held out when given."""
+    if split is None:
+        return list(queries)
+    held = {ex.id for path, turns in examples.items() for ex in held_out(turns, split, path)}
+    return [q for q in queries if held.intersection(q.example_ids)]
+
+
+def _report(summary: dict, against: tuple[str, dict] | None, as_json: bool) -> None:
+    if as_json:
         record = {"n": summary["n"], **{m: summary[m] for m in MEASURES.values()}}
         print(json.dumps(record | ({"against": {"rewriter": against[0], **against[1]}} if against else {})))
     else:
         _print_table(summary, against)
+
+
+def _own_retriever(args, distractors: list[str]) -> int:
+    """``--write-collection`` (the judged collection, and with ``--qrels``
+    its judgements, for a retriever of one's own) and ``--score-run`` (that
+    retriever's TREC run, scored as ours are)."""
+    ours = {"--rewriter": args.rewriter, "--rewrites": args.rewrites, "--against": args.against, "--index": args.index,
+            "--run": args.run, "--expansion-repeats": args.expansion_repeats or None,
+            "--dense-weight": args.dense_weight or None}
+    given = [flag for flag, value in ours.items() if value is not None]
+    flag = "--write-collection" if args.write_collection is not None else "--score-run"
+    if given:
+        raise InvalidInputError(f"{flag} does not search with a rewriter of ours; leave out {', '.join(given)}")
+    qrels = output_path(args.qrels, "--qrels") if args.qrels else None
+    examples = {path: load_examples(path) for path in args.data}
+    if args.write_collection is not None:
+        out = output_path(args.write_collection, "--write-collection")
+        collection = judged_collection(args.data, distractors)
+        count = write_collection(collection.passages, out)
+        judged = ""
+        if qrels is not None:
+            queries = _held(collection.queries, examples, args.split)
+            write_qrels(queries, qrels)
+            judged = f", and the judgements of its {len(queries)} turns to {qrels}"
+        print(f"wrote {count} passages to {out}{judged}", file=sys.stderr)
+        return 0
+    lines = read_run(args.score_run)
+    # The judgements only: a passage's id does not depend on the distractors.
+    queries = _held(judged_collection(args.data).queries, examples, args.split)
+    asked = list(dict.fromkeys(qid for qid, _, _ in lines))
+    stray = [qid for qid in asked if qid not in {q.qid for q in queries}]
+    if len(stray) == len(asked):
+        raise DataFormatError(
+            f"{args.score_run}: none of its {len(asked)} queries is a judged turn of --data (e.g. {stray[0]!r}); "
+            f"qids are <topic>_<turn>, e.g. {queries[0].qid!r}, as --qrels writes them"
+        )
+    if stray:
+        print(f"note: {args.score_run}: {len(stray)} of its {len(asked)} queries are no judged turn"
+              f"{' held out by --split' if args.split else ''} and are not scored, e.g. {stray[0]!r}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="convqa-retrieval-") as scratch:
+        # Rewritten as trec_eval reads it best: one space between fields.
+        run = Path(scratch) / "run.trec"
+        run.write_text("".join(f"{qid} Q0 {docid} 0 {score} run\n" for qid, docid, score in lines), encoding="utf-8")
+        summary = score_run(queries, run, qrels or Path(scratch) / "qrels")
+    _report(summary, None, args.json)
     return 0
 
 

@@ -328,3 +328,46 @@ def test_a_rewrites_lines_alternatives_join_the_rescorers_query_as_in_the_app(ca
     # Without expansion BM25's pool is the same for both ("eat": the panda
     # and the grazing passage); the quokka in the alternative lifts the turn's own.
     assert rankings == [["distractors0-0_p0", "cast2021_106_2"], ["cast2021_106_2", "distractors0-0_p0"]]
+
+
+def test_a_run_of_ones_own_is_scored_against_the_judgements(cast2021, cast2022, distractors, tmp_path, capsys):
+    # The collection and its judgements for a retriever of one's own: there was no way to get them,
+    # nor to score its run as ours are.
+    data = ["--data", cast2021, cast2022]
+    assert main([*map(str, data), "--distractors", str(distractors), "--write-collection", str(tmp_path / "c.jsonl"),
+                 "--qrels", str(tmp_path / "q.qrels")]) == 0
+    ids = [json.loads(line)["id"] for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    assert {"cast2021_106_1", "cast2022_132_1-1_1", "distractors0-0_p0"} <= set(ids) and len(ids) == len(set(ids))
+    assert ["132_1-1", "0", "cast2022_132_1-1_1", "1"] in _lines(tmp_path / "q.qrels")
+    assert "wrote" in capsys.readouterr().err
+    # Three judged queries and one that is none, laid out as runs come: tabs, CRLF, a BOM.
+    rows = [("106_2", "distractors0-0_p0"), ("106_2", "cast2021_106_2"),
+            ("132_1-1", "cast2022_132_1-1_1"), ("132_1-1", "distractors0-1_p0"), ("132_1-1", "cast2022_132_1-1"),
+            ("107_2", "cast2021_107_1"), ("107_2", "cast2021_106_2"), ("107_2", "cast2021_106_1"), ("999_1", "x")]
+    run = tmp_path / "mine.trec"
+    run.write_bytes("\ufeff".encode() + "".join(
+        f"{qid}\tQ0  {docid}\t{rank}\t{10 - rank}.5\tmine\r\n" for rank, (qid, docid) in enumerate(rows, 1)).encode())
+    mine, err = _run(capsys, *data, "--score-run", run)
+    # RR 1/2, 1, 1/3; nDCG@3: one relevant at rank 2; two, at ranks 1 and 3 (of an ideal 1 and 2); one at rank 3.
+    # The other four judged turns are not in the run: each scores 0, and the means are over all seven.
+    ndcg = NDCG_RANK_2 + (1 + 0.5) / (1 + 1 / math.log2(3)) + 0.5
+    assert mine == pytest.approx({"n": 7, "mrr": (0.5 + 1 + 1 / 3) / 7, "ndcg_cut_3": ndcg / 7, "recall_10": 3 / 7,
+                                  "recall_100": 3 / 7}, abs=1e-4)
+    assert f"note: {run}: 1 of its 4 queries are no judged turn and are not scored, e.g. '999_1'" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("106_1 Q0 cast2021_106_1 1 2.0\n", "line 1: a run line is 'qid Q0 docid rank score tag' (6 fields), not 5"),
+    ("\n106_1 Q0 cast2021_106_1 1 high mine\n", "line 2: the score 'high' is not a number"),
+    ("106_1 Q0 p 1 2 mine\n106_1 Q0 p 2 1 mine\n", "line 2: p is ranked twice for query 106_1"),
+    ("q1 Q0 p 1 2 mine\n", "none of its 1 queries is a judged turn of --data (e.g. 'q1'); qids are <topic>_<turn>, "
+                           "e.g. '106_1', as --qrels writes them"),
+    ("", "no run lines ('qid Q0 docid rank score tag')"),
+])
+def test_a_run_of_ones_own_that_trec_eval_would_misread_is_refused_naming_the_line(cast2021, tmp_path, capsys, text,
+                                                                                   message):
+    run = tmp_path / "mine.trec"
+    run.write_text(text)
+    assert main(["--data", str(cast2021), "--score-run", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {run}") and err.endswith(f"{message}\n") and err.count("\n") == 1, err
