@@ -16,6 +16,10 @@ miss. ``--set`` overrides a :class:`~assistant.kernel.ReaderConfig` field
 (``--set definitions=true --set short_answers=true``), parsed as its
 ``CONVQA_*`` variable is.
 
+``--conversations FILE`` asks another set instead: a JSONL file, one
+conversation a line, ``{"title": ARTICLE, "name": NAME, "turns": [[QUESTION,
+FACT], ...]}`` (the tuples below), checked against the articles the same way.
+
 ``--compare FIELD=VALUE[,FIELD=VALUE]`` (repeatable) also reads every turn
 with a variant sentence reader (the same encoder, the run's ReaderConfig
 with those fields changed) on the same rewrite and the same retrieved
@@ -37,7 +41,15 @@ from pathlib import Path
 # Run as a file (python scripts/bench_conversations.py): the repository root is not on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.kernel import ConfigError, Conversation, DataFormatError, ReaderConfig, from_env, run_cli  # noqa: E402
+from assistant.kernel import (  # noqa: E402
+    ConfigError,
+    Conversation,
+    DataFormatError,
+    ReaderConfig,
+    from_env,
+    json_lines,
+    run_cli,
+)
 
 # (article title, the name a follow-up's rewrite must contain, [(question, fact), ...]).
 # The facts were read off the articles (read_collection()), not off answers.
@@ -118,6 +130,24 @@ def check_facts(conversations=CONVERSATIONS, collection=None) -> None:
         for question, fact in turns:
             if fact.lower() not in articles[title].lower():
                 raise DataFormatError(f"{title!r}: the fact {fact!r} for {question!r} is not in its article")
+
+
+def read_conversations(path) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The conversations of a JSONL file (see the module's docstring), as
+    :data:`CONVERSATIONS` holds them; :class:`DataFormatError` names the line
+    of one that is not in that shape."""
+    conversations = []
+    for where, record in json_lines(path):
+        turns = record.get("turns") if isinstance(record, dict) else None
+        texts = [record.get("title"), record.get("name")] if isinstance(record, dict) else [None]
+        if not (all(isinstance(t, str) and t.strip() for t in texts) and isinstance(turns, list) and turns
+                and all(isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) and x.strip() for x in t)
+                        for t in turns)):
+            raise DataFormatError(f'{where}: give {{"title": ARTICLE, "name": NAME, "turns": [[QUESTION, FACT], ...]}}')
+        conversations.append((record["title"], record["name"], [tuple(t) for t in turns]))
+    if not conversations:
+        raise DataFormatError(f"{path}: no conversations in it")
+    return conversations
 
 
 def reader_settings(pairs: list[str], flag: str = "--set") -> dict[str, str]:
@@ -210,12 +240,15 @@ def _main(argv) -> int:
     parser.add_argument("--rewriter", default="trained", help="trained (default), prompted, original or a model path")
     parser.add_argument("--compare", action="append", default=[], metavar="FIELD=VALUE[,FIELD=VALUE]",
                         help="also read each turn with these reader settings, at the same rewrites (repeatable)")
+    parser.add_argument("--conversations", metavar="FILE",
+                        help="ask the conversations of this JSONL file instead of the twelve (see the docstring)")
     args = parser.parse_args(argv)
     os.environ.update(reader_settings(args.set))
     wanted = [[pair for pair in group.split(",") if pair.strip()] for group in args.compare]
     for group in wanted:
         reader_settings(group, "--compare")  # refuse a bad --compare before loading anything
-    check_facts()
+    conversations = read_conversations(args.conversations) if args.conversations else CONVERSATIONS
+    check_facts(conversations)
 
     from tqdm import tqdm
 
@@ -229,7 +262,7 @@ def _main(argv) -> int:
         (",".join(group), SentenceReader(assistant.reader.encoder, variant_config(assistant.reader.config, group)))
         for group in wanted
     ]
-    result = score(assistant, variants=variants, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
+    result = score(assistant, conversations, variants=variants, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw))
     reading = assistant.reader.config if hasattr(assistant.reader, "config") else None
     settings = {"rewriter": args.rewriter, "reader": assistant.config.reader,
                 "reader_config": dataclasses.asdict(reading) if isinstance(reading, ReaderConfig) else None}

@@ -56,3 +56,19 @@ def test_study_nbest_needs_the_greedy_rewrites_before_the_model_loads(tmp_path):
 def test_bench_conversations_refuses_a_bad_setting_by_its_flag_before_loading(tmp_path, args, message):
     out = _run("bench_conversations.py", *args, cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.startswith(message) and "CONVQA_" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("lines, message", [
+    (['{"title": "Nile", "name": "Nile", "turns": [["What is the Nile?"]]}'],
+     'line 1: give {"title": ARTICLE, "name": NAME, "turns": [[QUESTION, FACT], ...]}'),
+    (['{"title": "Nile", "name": "Nile", "turns": [["What is the Nile?", "glacier"]]}'],
+     "'Nile': the fact 'glacier' for 'What is the Nile?' is not in its article"),
+    ([""], "no conversations in it"),
+])
+def test_bench_conversations_reads_a_set_from_a_file_and_checks_it_before_loading(tmp_path, lines, message):
+    # --conversations asks a set other than the twelve; its shape and facts are checked first.
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = _run("bench_conversations.py", "--conversations", str(path), cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1
