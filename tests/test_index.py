@@ -711,3 +711,21 @@ def test_a_document_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
     (docs / "c.html").write_bytes("\ufeff<html><head><title>Cloves</title></head><p>Cloves too.</p></html>".encode())
     assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
         ("a", "Zanzibar spices grow here."), ("Zanzibar", "Spices grow here."), ("Cloves", "Cloves too.")]
+
+
+def test_file_names_that_are_not_utf8_make_distinct_readable_ids(tmp_path):
+    # 'caf\xe9.txt' (Latin-1) was the id 'caf\udce9.txt#0' in Python and
+    # 'caf\ufffd.txt#0' once Java had stored it: 'caf\xe8.txt' became the
+    # same id, and neither the hash check nor Lucene's saw a duplicate.
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for raw in (b"caf\xe9.txt", b"caf\xe8.txt"):
+        with open(os.path.join(os.fsencode(docs), raw), "wb") as file:
+            file.write(b"Coffee notes from the cafe " + raw[3:4].hex().encode() + b".")
+    passages = list(read_collection(docs))
+    assert [(p["id"], p["title"]) for p in passages] == [("caf\\xe8.txt#0", "caf\\xe8"), ("caf\\xe9.txt#0", "caf\\xe9")]
+    build_index(iter(passages), tmp_path / "idx", progress=False)
+    hits = BM25Retriever.from_index(tmp_path / "idx").search("coffee", 5)
+    assert sorted(h.id for h in hits) == ["caf\\xe8.txt#0", "caf\\xe9.txt#0"]

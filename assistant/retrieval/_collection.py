@@ -166,7 +166,7 @@ def _titled_document(path: Path) -> tuple[str, str]:
         if first and first.group(1) == "#" and first.group(2):
             title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
         text = _markdown_text(raw)
-    return title or path.stem, text
+    return title or _readable(path.stem), text
 
 
 def _file_text(path: Path) -> str:
@@ -380,6 +380,14 @@ def _read_jsonl_folder(files: list[Path]) -> Iterator[dict]:
         yield from _read_jsonl(file)
 
 
+def _readable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (a Latin-1 'caf\\xe9.txt')
+    written as ``\\xNN``. Left as Python's lone surrogates, Java stored them
+    as U+FFFD, so ids differed from Python's and two such names could
+    become one id that no check saw."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _document_files(path: Path) -> list[Path]:
     # Files only, as for .jsonl: a link to nowhere (an editor's lock file,
     # '.#notes.md') or a folder named 'x.md' is no document.
@@ -394,7 +402,7 @@ def _read_folder(path: Path) -> Iterator[dict]:
             "(or its subfolders)."
         )
     for file in files:
-        name = file.relative_to(path).as_posix()
+        name = _readable(file.relative_to(path).as_posix())
         title, text = _titled_document(file)
         for number, passage in enumerate(chunk_text(text)):
             yield {"id": f"{name}#{number}", "contents": passage, "title": title, "url": ""}
@@ -430,7 +438,7 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
     if path.suffix.lower() in DOCUMENT_SUFFIXES:
         title, text = _titled_document(path)
         return iter(
-            {"id": f"{path.name}#{n}", "contents": p, "title": title, "url": ""}
+            {"id": f"{_readable(path.name)}#{n}", "contents": p, "title": title, "url": ""}
             for n, p in enumerate(chunk_text(text))
         )
     raise DataFormatError(
