@@ -108,6 +108,8 @@ CSS_FILE = Path(__file__).with_name("app.css")
 # Lovelace summary does not name her father, so "Who was her father?" got
 # her first sentences and then resolved the next "he" to her.
 EXAMPLES = ["Who was Ada Lovelace?", "What did she write about?", "What is she often considered?"]
+# The empty chat's invitation while the default collection is the source.
+PLACEHOLDER = "Ask about anything in the collection, e.g. **Who was Ada Lovelace?** and then **What did she write about?**"
 
 
 class LiveMetrics:
@@ -312,9 +314,17 @@ class Actions:
             session.notes.append(note)
 
     def refresh(self, session, saved):
-        """Every turn view drawn again (after the source changed), the status kept."""
+        """Every turn view drawn again (after the source changed), the status
+        kept; the empty chat's invitation names the source."""
         self.ready(session, saved)
-        return self.views(session, gr.skip())
+        messages, *rest = self.views(session, gr.skip())
+        return gr.update(value=messages, placeholder=self.placeholder(session)), *rest
+
+    @staticmethod
+    def placeholder(session) -> str:
+        if session.source is None:
+            return PLACEHOLDER
+        return f"Ask about {S.escape_markdown(session.source.name)}."
 
     def switch(self, number, session, saved):
         self.ready(session, saved)
@@ -457,7 +467,7 @@ class Actions:
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
         status = _run(lambda: S.use_uploads(self.services, session, paths))
-        return status, *self.source_tick(session), session
+        return status, *self.source_tick(session), session, self.examples(session)
 
     def document(self, file, text, title, session):
         limits = self.services.limits
@@ -478,10 +488,16 @@ class Actions:
                 raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
             return S.use_collection_document(self.services, session, title)
 
-        return _run(choose), *self.source_tick(session), session
+        return _run(choose), *self.source_tick(session), session, self.examples(session)
 
     def default(self, session):
-        return _run(lambda: S.use_default_collection(self.services, session)), *self.source_tick(session), session
+        status = _run(lambda: S.use_default_collection(self.services, session))
+        return status, *self.source_tick(session), session, self.examples(session)
+
+    @staticmethod
+    def examples(session):
+        """The "Try" examples ask about the default collection: shown only while it is the source."""
+        return gr.update(visible=session.source is None)
 
     def choice(self, document, question, a, b, c, d, session):
         result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d]))
@@ -519,15 +535,15 @@ def _chat_panel(services: S.Services) -> SimpleNamespace:
     ui.chatbot = gr.Chatbot(
         label="Conversation", show_label=False, elem_id="chat", height=720, latex_delimiters=[],
         feedback_options=("Like", "Dislike"), buttons=["copy"],
-        placeholder="Ask about anything in the collection, e.g. **Who was Ada Lovelace?** and then "
-        "**What did she write about?**",
+        placeholder=PLACEHOLDER,
     )
     with gr.Row():
         ui.question = gr.Textbox(show_label=False, placeholder="Ask a question…", scale=6, elem_id="question",
                                  autofocus=True)
         ui.ask = gr.Button("Ask", variant="primary", scale=1, elem_id="ask", min_width=80)
     ui.status = gr.Markdown("", elem_id="cqa-status")
-    gr.Examples(EXAMPLES, inputs=ui.question, label="Try")
+    # Questions about the default collection: hidden while the session answers from its own documents.
+    ui.examples = gr.Examples(EXAMPLES, inputs=ui.question, label="Try", elem_id="examples")
     with gr.Row():
         ui.stop = gr.Button("⏹ Stop", size="sm", variant="stop", elem_id="stop")
         ui.new = gr.Button("🆕 New conversation", size="sm", elem_id="new")
@@ -695,7 +711,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     replay.start.click(act.replay_start, [replay.pick, session, store], turn_outputs, **light)
     running.append(replay.next.click(act.replay_next, [session, store], turn_outputs, **turn))
     running.append(replay.all.click(act.replay_all, [session, store], turn_outputs, **turn))
-    source_outputs = [docs.status, chat.source, chat.source_timer, session]
+    source_outputs = [docs.status, chat.source, chat.source_timer, session, chat.examples.dataset]
     # Another source starts a new conversation when one is under way: the
     # chat and the conversations list are drawn again after each.
     uploading = docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn)

@@ -406,3 +406,17 @@ def test_gradio_refuses_uploads_over_the_size_the_upload_panel_states(tmp_path):
     notes.write_bytes(b"a" * (small.max_file_bytes + 1))
     with pytest.raises(app.AssistantError, match="files are limited to 0.01 MB each"):
         S.check_uploads([notes], small)
+
+
+def test_the_try_examples_are_hidden_while_the_session_answers_from_its_own_documents(app_services, tmp_path):
+    # They ask about Ada Lovelace, which a pasted document or an upload does not know.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    assert act.document(None, "The zorblax flower grows on Mount Quillon.", "", session)[-1]["visible"] is False
+    assert act.default(session)[-1]["visible"] is True
+    refused = act.document(None, "  ", "", session)  # nothing given: the source, and the examples, stay
+    assert refused[-1]["visible"] is True
+    assert act.refresh(session, None)[0]["placeholder"] == app.PLACEHOLDER
+    act.document(None, "The zorblax flower grows on Mount Quillon.", "", session)
+    assert act.refresh(session, None)[0]["placeholder"] == "Ask about the document “your text” \\(1 passage\\)."

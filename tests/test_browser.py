@@ -281,6 +281,11 @@ def test_an_article_named_with_enter_becomes_the_document_and_a_new_conversation
     page.locator("#docs-status").filter(has_text="A new conversation starts for it").wait_for()
     assert "the document “Lord Byron”" in page.locator("#cqa-source").inner_text()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")  # drawn again, empty
+    # The "Try" examples ask about the collection: hidden while a document is the source.
+    page.locator("#examples").wait_for(state="hidden")
+    page.locator("#chat").get_by_text("Ask about the document “Lord Byron”").wait_for()  # not about Ada Lovelace
+    page.click("#use-default")
+    page.locator("#examples").wait_for(state="visible")
 
 
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
