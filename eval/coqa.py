@@ -64,6 +64,8 @@ from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
 from rewriting import load_rewriter
 
+from ._paths import output_apart
+
 __all__ = [
     "IN_DOMAIN",
     "OUT_DOMAIN",
@@ -411,7 +413,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     from tqdm import tqdm
 
-    out = output_path(args.predict, "--predict")  # before the stories are answered, not after
+    out = output_apart(args.predict, "--predict", [args.data])  # before the stories are answered, not after
     stories = load_stories(args.data)[: args.limit]
     # What made the predictions: the same command (any --limit) goes on from
     # an interrupted run's; other data or settings start afresh.

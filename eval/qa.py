@@ -67,10 +67,11 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, output_path, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
+from ._paths import output_apart
 from ._qa_data import (
     QATurn,
     collection_passages,
@@ -139,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.write_collection:
-        out = output_path(args.write_collection, "--write-collection")
+        out = output_apart(args.write_collection, "--write-collection", [args.data])
         count = write_collection(collection_passages(args.data), out)
         print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
         return 0

@@ -80,7 +80,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, output_path, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -94,6 +94,7 @@ from ._judged import (
     write_qrels,
 )
 from ._judged_trec import MEASURES, read_run, trec_eval, write_run
+from ._paths import output_apart
 from ._scoring import held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
@@ -356,10 +357,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.write_collection is not None or args.score_run is not None:
         return _own_retriever(args, distractors)
     # The files written last are checked (their folders made) first, before minutes of searching.
-    given_run = output_path(args.run, "--run") if args.run else None
-    given_qrels = output_path(args.qrels, "--qrels") if args.qrels else None
+    given_run = output_apart(args.run, "--run", _inputs(args)) if args.run else None
+    given_qrels = output_apart(args.qrels, "--qrels", _inputs(args)) if args.qrels else None
     if given_run is not None and given_qrels is None:
-        given_qrels = output_path(given_run.with_suffix(".qrels"), "the qrels next to --run")
+        given_qrels = output_apart(given_run.with_suffix(".qrels"), "the qrels next to --run", _inputs(args))
     collection = judged_collection(args.data, distractors)
     examples = {path: load_examples(path) for path in args.data}
     queries = _held(collection.queries, examples, args.split)
@@ -401,6 +402,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _inputs(args) -> list[str | None]:
+    """Every file the command reads: no output may be one of them."""
+    return [*args.data, args.rewrites, args.against, args.split, args.score_run]
+
+
 def _held(queries: Sequence[JudgedQuery], examples: dict, split: str | None) -> list[JudgedQuery]:
     """``queries``, only those a training run's ``split`` held out when given."""
     if split is None:
@@ -428,10 +434,10 @@ def _own_retriever(args, distractors: list[str]) -> int:
     flag = "--write-collection" if args.write_collection is not None else "--score-run"
     if given:
         raise InvalidInputError(f"{flag} does not search with a rewriter of ours; leave out {', '.join(given)}")
-    qrels = output_path(args.qrels, "--qrels") if args.qrels else None
+    qrels = output_apart(args.qrels, "--qrels", _inputs(args)) if args.qrels else None
     examples = {path: load_examples(path) for path in args.data}
     if args.write_collection is not None:
-        out = output_path(args.write_collection, "--write-collection")
+        out = output_apart(args.write_collection, "--write-collection", _inputs(args))
         collection = judged_collection(args.data, distractors)
         count = write_collection(collection.passages, out)
         judged = ""

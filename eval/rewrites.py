@@ -93,6 +93,7 @@ from rewriting import add_ray_arguments
 from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
+from ._paths import output_apart
 from ._plots import plot_distributions
 from ._scoring import (
     METRICS,
@@ -212,7 +213,7 @@ def _validate_file(
     torch_threads: int = TORCH_THREADS,
 ) -> int:
     if plot:
-        plot = output_path(plot, "--plot")  # before the scoring, not after it
+        plot = output_apart(plot, "--plot", [path])  # before the scoring, not after it
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(

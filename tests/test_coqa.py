@@ -340,3 +340,18 @@ def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(f
     made.clear()
     assert coqa.main(command) == 0
     assert made == ["s1", "s2", "s3"]
+
+
+def test_predict_refuses_to_write_over_the_data_file(files, tmp_path, capsys, monkeypatch):
+    # --predict naming the --data file replaced the CoQA file with the predictions.
+    def no_models(args):
+        raise AssertionError("the models were loaded")
+
+    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
+    data, _ = files
+    before = data.read_text()
+    same = tmp_path / "." / data.name
+    assert coqa.main(["--data", str(data), "--predict", str(same)]) == 2
+    assert _one_error_line(capsys) == (f"error: --predict {same} is an input of this command too; writing it would "
+                                       "replace it: give another path\n")
+    assert data.read_text() == before

@@ -371,3 +371,19 @@ def test_a_run_of_ones_own_that_trec_eval_would_misread_is_refused_naming_the_li
     assert main(["--data", str(cast2021), "--score-run", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {run}") and err.endswith(f"{message}\n") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("flag", ["--run", "--qrels", "--write-collection"])
+def test_no_output_is_written_over_an_input(cast2021, tmp_path, capsys, flag):
+    # --run naming a --data file (or --qrels the rewrites file) replaced it.
+    rewrites = tmp_path / "r.jsonl"
+    rewrites.write_text(json.dumps({"id": "cast2021:106:2", "rewrite": "x"}) + "\n")
+    before = cast2021.read_text(), rewrites.read_text()
+    for target in (cast2021, rewrites):
+        assert main(["--data", str(cast2021), *([] if flag == "--write-collection" else ["--rewrites", str(rewrites)]),
+                     flag, str(target), "--distractors", "none"]) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: {flag} {target} is an input of this command too; writing it would replace it: give another path\n"
+        if flag == "--write-collection":
+            break
+    assert (cast2021.read_text(), rewrites.read_text()) == before

@@ -388,3 +388,12 @@ def test_cli_refuses_a_file_without_gold_answers_before_a_model_loads(tmp_path, 
     empty.write_text("")
     assert qa.main(["--data", str(empty), "--setting", "known-context"]) == 2
     assert capsys.readouterr().err == f"error: {empty}: no turns to answer\n"
+
+
+def test_cli_write_collection_refuses_to_write_over_the_data_file(md2d_file, capsys):
+    # --write-collection naming the --data file replaced the dialogues with the passages.
+    before = md2d_file.read_text()
+    assert qa.main(["--data", str(md2d_file), "--write-collection", str(md2d_file)]) == 2
+    assert capsys.readouterr().err == (f"error: --write-collection {md2d_file} is an input of this command too; "
+                                       "writing it would replace it: give another path\n")
+    assert md2d_file.read_text() == before

@@ -122,6 +122,16 @@ def test_validate_plot_and_export_dir_are_made_or_refused_before_the_work(tmp_pa
         out, err = capsys.readouterr()
         assert out == "" and len(err.splitlines()) == 1 and err.startswith(f"error: cannot write {argv[-2]} {blocker}")
 
+def test_validate_plot_refuses_to_write_over_the_labels(tmp_path, capsys):
+    # --plot naming the labels file replaced the judgements with a PNG.
+    labels = write_labels(tmp_path / "labels.jsonl")
+    before = labels.read_text()
+    assert main(["validate", "--labels", str(labels), "--plot", str(labels), "--metrics", "rouge1_recall"]) == 2
+    assert capsys.readouterr().err == (f"error: --plot {labels} is an input of this command too; writing it would "
+                                       "replace it: give another path\n")
+    assert labels.read_text() == before
+
+
 def test_validate_rejects_malformed_line_with_number(tmp_path, capsys):
     path = write_labels(tmp_path / "labels.jsonl")
     with path.open("a") as f:
