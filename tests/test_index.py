@@ -729,3 +729,15 @@ def test_file_names_that_are_not_utf8_make_distinct_readable_ids(tmp_path):
     build_index(iter(passages), tmp_path / "idx", progress=False)
     hits = BM25Retriever.from_index(tmp_path / "idx").search("coffee", 5)
     assert sorted(h.id for h in hits) == ["caf\\xe8.txt#0", "caf\\xe9.txt#0"]
+
+
+@pytest.mark.parametrize("given", ["", "."])
+def test_an_empty_or_dot_index_path_does_not_replace_the_working_folder(tmp_path, monkeypatch, capsys, given):
+    # '--index ""' is the working folder to pathlib: a build indexed the
+    # collection, then removed every file of the folder the command ran in.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "thesis.txt").write_text("years of work")
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", [_passage(1)])
+    assert index_main(["--input", "coll", "--index", given]) == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith("error: cannot write the index folder .: it holds 'coll' and no index")
+    assert (tmp_path / "thesis.txt").read_text() == "years of work"
