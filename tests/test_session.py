@@ -661,3 +661,27 @@ def test_uploads_are_rescored_once_their_passages_are_encoded_in_the_background(
     other.close()
     encoder.gate.set()
     assert job.wait(60) and "could not be made" not in job.notice
+
+
+def test_a_session_dropped_without_close_removes_its_uploads_index(app_services, tmp_path):
+    # Gradio evicts the oldest sessions' state past STATE_SESSIONS without
+    # calling their delete callback: the index folder stayed until a restart.
+    import gc
+
+    app_services.sessions_root = tmp_path / "sessions"
+    notes = tmp_path / "notes.md"
+    notes.write_text("The Difference Engine computed polynomial tables.")
+    session = S.Session()
+    S.use_uploads(app_services, session, [notes])
+    play(app_services, session, "What did the Difference Engine compute?")
+    [folder] = (tmp_path / "sessions").iterdir()
+    del session
+    gc.collect()
+    assert not folder.exists()
+    kept = S.Session()  # a live session's folder stays
+    S.use_uploads(app_services, kept, [notes])
+    gc.collect()
+    [folder] = (tmp_path / "sessions").iterdir()
+    assert kept.source.retriever.search("Difference Engine", 1)
+    kept.close()
+    assert not folder.exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,8 +181,15 @@ class SessionIndex:
         names = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
         return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {self.passages} passage{'s' if self.passages != 1 else ''})"
 
+    def __post_init__(self) -> None:
+        # Also when the index is dropped unclosed: Gradio evicts the oldest
+        # sessions' state past its capacity without telling them, and the
+        # folder stayed on disk until the server's next start. The finalizer
+        # holds the folder's path only, so it never keeps the index alive.
+        self._removal = weakref.finalize(self, shutil.rmtree, str(self.directory), ignore_errors=True)
+
     def close(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        self._removal()  # once: later calls, and the finalizer, do nothing
 
 
 def index_uploads(
