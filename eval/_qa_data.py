@@ -68,14 +68,26 @@ def load_qrecc(path: str | Path) -> list[QATurn]:
 
 
 def _multidoc2dial_rows(path: str | Path) -> list[dict]:
-    rows = [row for _, row in json_lines(path)]  # DataFormatError for an unreadable file or line
-    try:
-        for row in rows:
-            if not (isinstance(row["input"], str) and len(row["instructions"]) == len(row["outputs"])):
-                raise ValueError("instructions and outputs differ in length")
-        return rows
-    except (KeyError, TypeError, ValueError) as error:
-        raise DataFormatError(f"{path} is not LEval's MultiDoc2Dial jsonl (input, instructions, outputs): {error!r}") from error
+    """The lines of LEval's MultiDoc2Dial jsonl, each checked; a refusal
+    names the line and what it lacks (a Python exception's repr said
+    neither)."""
+    rows = []
+    for where, row in json_lines(path):  # DataFormatError for an unreadable file or line
+        if isinstance(row, dict) and "Question" in row:
+            raise DataFormatError(f"{where}: a QReCC record; eval.qa reads QReCC as one JSON list in a .json file "
+                                  "(a .jsonl file is LEval's MultiDoc2Dial)")
+        missing = [key for key in ("input", "instructions", "outputs") if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise DataFormatError(f"{where}: not LEval's MultiDoc2Dial jsonl: no {', '.join(missing)} "
+                                  "(each line needs input, instructions and outputs)")
+        texts = isinstance(row["input"], str) and all(
+            isinstance(row[key], list) and all(isinstance(text, str) for text in row[key]) for key in ("instructions", "outputs"))
+        if not texts:
+            raise DataFormatError(f"{where}: input must be a text, instructions and outputs lists of texts")
+        if len(row["instructions"]) != len(row["outputs"]):
+            raise DataFormatError(f"{where}: {len(row['instructions'])} instructions but {len(row['outputs'])} outputs")
+        rows.append(row)
+    return rows
 
 
 def _document_groups(rows: Sequence[dict]) -> dict[str, str]:

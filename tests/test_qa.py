@@ -397,3 +397,20 @@ def test_cli_write_collection_refuses_to_write_over_the_data_file(md2d_file, cap
     assert capsys.readouterr().err == (f"error: --write-collection {md2d_file} is an input of this command too; "
                                        "writing it would replace it: give another path\n")
     assert md2d_file.read_text() == before
+
+
+@pytest.mark.parametrize("line, message", [
+    # QReCC's records one a line: refused as "not LEval's MultiDoc2Dial ... KeyError('input')".
+    (QRECC[0], "line 1: a QReCC record; eval.qa reads QReCC as one JSON list in a .json file "
+               "(a .jsonl file is LEval's MultiDoc2Dial)"),
+    ({"input": "x", "instructions": ["a"]}, "line 1: not LEval's MultiDoc2Dial jsonl: no outputs "
+                                            "(each line needs input, instructions and outputs)"),
+    ({"input": "x", "instructions": ["a", "b"], "outputs": ["c"]}, "line 1: 2 instructions but 1 outputs"),
+    ({"input": "x", "instructions": ["a"], "outputs": [None]},
+     "line 1: input must be a text, instructions and outputs lists of texts"),
+])
+def test_a_bad_jsonl_line_is_named_with_what_it_lacks(tmp_path, capsys, line, message):
+    path = tmp_path / "turns.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert qa.main(["--data", str(path), "--setting", "known-context"]) == 2
+    assert capsys.readouterr().err == f"error: {path}, {message}\n"
