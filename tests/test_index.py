@@ -741,3 +741,20 @@ def test_an_empty_or_dot_index_path_does_not_replace_the_working_folder(tmp_path
     assert index_main(["--input", "coll", "--index", given]) == 2
     assert capsys.readouterr().err.splitlines()[-1].startswith("error: cannot write the index folder .: it holds 'coll' and no index")
     assert (tmp_path / "thesis.txt").read_text() == "years of work"
+
+
+def test_markdown_front_matter_gives_the_title_and_is_not_indexed_as_text(tmp_path):
+    # A Jekyll/Hugo/Obsidian note's passage read '--- title: "Zanzibar trip"
+    # date: 2024-05-01 tags: [travel, spices] --- Zanzibar trip We bought ...'
+    # under the title 'post', its file name.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "post.md").write_text('---\ntitle: "Zanzibar trip"\ndate: 2024-05-01\ntags: [travel, spices]\n---\n\n'
+                                  "# Zanzibar trip\n\nWe bought cloves in Stone Town.\n")
+    (docs / "note.md").write_text("---\ntitle: My notes\n---\nNo heading here, just text.\n")
+    (docs / "rule.md").write_text("---\n\nNot front matter: a rule, then text.\n")
+    assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
+        ("My notes", "No heading here, just text."),
+        ("Zanzibar trip", "We bought cloves in Stone Town."),
+        ("rule", "--- Not front matter: a rule, then text."),
+    ]

@@ -147,7 +147,8 @@ def _titled_document(path: Path) -> tuple[str, str]:
     folder: an HTML page's <title> (its first paragraph left out of the
     text when it is the same words), or a Markdown file's first line when
     it is a '# Heading' (left out of the text: each passage carries the
-    title); else the file's name without its suffix."""
+    title), else the ``title:`` of its front matter (which is left out);
+    else the file's name without its suffix."""
     raw = _file_text(path)
     suffix = path.suffix.lower()
     title, text = "", raw
@@ -162,11 +163,40 @@ def _titled_document(path: Path) -> tuple[str, str]:
             # text keeps it.
             text = rest
     elif suffix == ".md":
+        title, raw = _front_matter(raw)
         first = _HEADING.match(raw.lstrip())
         if first and first.group(1) == "#" and first.group(2):
             title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
         text = _markdown_text(raw)
     return title or _readable(path.stem), text
+
+
+# YAML front matter (Jekyll, Hugo, Obsidian): a '---' line, 'key: value'
+# lines, and a closing '---' (or '...') line, at the very start of the file.
+_FRONT_MATTER = re.compile(r"---[ \t]*\r?\n(?=[A-Za-z_][\w -]*:)(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)",
+                           re.DOTALL | re.MULTILINE)
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
+def _front_matter(markdown: str) -> tuple[str, str]:
+    """(its ``title:``, or ""; the Markdown after it) of a file that opens
+    with YAML front matter, else ("", ``markdown``): the block is metadata,
+    and was indexed and shown as the first passage's text ('--- title:
+    "Trip" date: 2024-05-01 ---'), the file's name as its title.
+
+    >>> _front_matter('---\\ntitle: "Zanzibar trip"\\ntags: [travel]\\n---\\nCloves.')
+    ('Zanzibar trip', 'Cloves.')
+    >>> _front_matter("---\\nNot YAML, a rule.\\n---\\n")[0]
+    ''
+    """
+    block = _FRONT_MATTER.match(markdown)
+    if block is None:
+        return "", markdown
+    found = _FRONT_TITLE.search(block.group(1))
+    title = found.group(1).strip() if found else ""
+    if len(title) > 1 and title[0] == title[-1] and title[0] in "'\"":
+        title = title[1:-1]
+    return title, markdown[block.end():]
 
 
 def _file_text(path: Path) -> str:
