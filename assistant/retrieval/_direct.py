@@ -6,9 +6,9 @@ Anserini's ``IndexCollection`` reads the files on its own threads, exactly
 as ``python -m pyserini.index.lucene -collection JsonCollection`` does. Python
 reads the same lines once alongside it, to check them (an unreadable line is
 named, a line that needs encoding sends the build back to the streaming
-route, a line Lucene would refuse is named before Anserini meets it) and
-to keep each id's hash for the duplicate check; the progress bar follows
-Anserini's index writer, passage by passage.
+route, a line Lucene would refuse is named, and Anserini stopped, as
+Python reaches it) and to keep each id's hash for the duplicate check; the
+progress bar follows Anserini's index writer, passage by passage.
 """
 
 from __future__ import annotations
