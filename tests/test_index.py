@@ -758,3 +758,16 @@ def test_markdown_front_matter_gives_the_title_and_is_not_indexed_as_text(tmp_pa
         ("Zanzibar trip", "We bought cloves in Stone Town."),
         ("rule", "--- Not front matter: a rule, then text."),
     ]
+
+
+def test_an_icon_s_svg_title_is_not_added_to_the_page_title(tmp_path):
+    # Every <title> was the page's: a page with inline SVG icons (whose
+    # <title> labels them) was titled 'Ada LovelaceHome iconShare'.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ada.html").write_text(
+        "<html><head><title>Ada Lovelace</title></head><body><a href='/'><svg><title>Home icon</title></svg></a>"
+        "<p>Ada wrote notes.</p><svg><title>Share</title></svg></body></html>")
+    (docs / "logo.html").write_text("<svg><title>Logo</title></svg><title>Real title</title><p>Text.</p>")
+    assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
+        ("Ada Lovelace", "Ada wrote notes."), ("Real title", "Text.")]

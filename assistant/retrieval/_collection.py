@@ -83,8 +83,14 @@ class _TextExtractor(HTMLParser):
         self.title: list[str] = []  # the text of <title>, inside the skipped <head>
         self._skipping = 0
         self._in_title = False
+        # An <svg>'s or <math>'s own <title> (an icon's label) is no page
+        # title: its words were added to the page's ("Ada LovelaceHome icon").
+        self._graphics = 0
+        self._titled = False
 
     def handle_starttag(self, tag, attrs):
+        if tag in ("svg", "math"):
+            self._graphics += 1
         if tag == "title":
             self._in_title = True
         if tag in self._SKIP:
@@ -93,8 +99,11 @@ class _TextExtractor(HTMLParser):
             self.parts.append("\n\n")
 
     def handle_endtag(self, tag):
+        if tag in ("svg", "math") and self._graphics:
+            self._graphics -= 1
         if tag == "title":
             self._in_title = False
+            self._titled = self._titled or (bool(self.title) and not self._graphics)
         if tag in self._SKIP and self._skipping:
             self._skipping -= 1
         elif tag in self._BLOCKS:
@@ -102,7 +111,8 @@ class _TextExtractor(HTMLParser):
 
     def handle_data(self, data):
         if self._in_title:
-            self.title.append(data)
+            if not self._graphics and not self._titled:  # the page's one title
+                self.title.append(data)
         elif not self._skipping:
             self.parts.append(data)
 
