@@ -122,29 +122,46 @@ def _gold_letter(output: str) -> int:
 def _official_article(row: dict, line: int, where: str) -> Article:
     article = row["article"]
     html = "".join(article) if isinstance(article, list) else article
+    if not isinstance(html, str):
+        raise DataFormatError(f"{where}: article must be the article's HTML, a text or a list of texts")
+    if not isinstance(row["questions"], list):
+        raise DataFormatError(f"{where}: questions must be a list of question objects")
     questions = []
-    for q in row["questions"]:
+    for number, q in enumerate(row["questions"], start=1):
+        at = f"{where}, question {number}"
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str) or not isinstance(q.get("options"), list):
+            raise DataFormatError(f"{at}: needs a question (a text) and its options (a list)")
+        if not all(isinstance(o, str) for o in q["options"]):
+            raise DataFormatError(f"{at}: options must be texts")
         options = tuple(" ".join(o.split()) for o in q["options"])
         if len(options) != 4:
-            raise DataFormatError(f"{where}: a question has {len(options)} options, not 4")
+            raise DataFormatError(f"{at}: {len(options)} options, not 4")
         gold = q.get("gold_label")
         # QuALITY's labels are 1-based; a 0-based file's 0 (or a 5) would
         # match no option and score every question wrong without a word.
-        if gold is not None and int(gold) not in range(1, len(options) + 1):
-            raise DataFormatError(
-                f"{where}: gold_label {gold!r} is not 1 to {len(options)} (QuALITY's labels are 1-based)"
-            )
+        if gold is not None and _whole(gold) not in range(1, len(options) + 1):
+            raise DataFormatError(f"{at}: gold_label {gold!r} is not 1 to {len(options)} (QuALITY's labels are 1-based)")
         difficult = q.get("difficult")
+        if difficult is not None and _whole(difficult) not in (0, 1):
+            raise DataFormatError(f"{at}: difficult {difficult!r} is not 0 or 1")
         questions.append(
             MCQuestion(
                 question=" ".join(q["question"].split()),
                 options=options,
-                gold=int(gold) - 1 if gold is not None else None,
-                hard=bool(int(difficult)) if difficult is not None else None,
+                gold=_whole(gold) - 1 if gold is not None else None,
+                hard=bool(_whole(difficult)) if difficult is not None else None,
             )
         )
     article_id = str(row.get("set_unique_id") or row.get("article_id") or f"line{line}")
     return Article(article_id, html_to_text(html), tuple(questions), title=row.get("title", ""))
+
+
+def _whole(value) -> int | None:
+    """A label as a whole number (QuALITY writes 1, some copies "1"), else None."""
+    try:
+        return int(value) if not isinstance(value, (bool, float)) or value == int(value) else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _leval_article(row: dict, line: int) -> Article:
@@ -173,8 +190,10 @@ def load_quality(path: str | Path) -> list[Article]:
                 articles.append(_leval_article(row, line))
             else:
                 raise DataFormatError(f"{where}: neither QuALITY (article, questions) nor LEval (input, instructions, outputs)")
-    except (KeyError, TypeError, ValueError) as error:
-        raise DataFormatError(f"{path} is not QuALITY jsonl ({error!r})") from error
+    except KeyError as error:  # a key the line's own layout needs
+        raise DataFormatError(f"{where}: not QuALITY jsonl: no {error.args[0]!r}") from error
+    except (TypeError, ValueError) as error:
+        raise DataFormatError(f"{where}: not QuALITY jsonl ({error})") from error
     return articles
 
 

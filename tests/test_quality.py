@@ -270,7 +270,7 @@ def test_a_gold_label_outside_one_to_four_is_refused(tmp_path, gold):
     # A 0-based file's 0 matched no option: every such question scored wrong, without a word.
     path = tmp_path / "zero.jsonl"
     path.write_text(json.dumps(_official_line([_q("What did Mary bake?", ["a", "b", "c", "d"], gold, 0)])) + "\n")
-    with pytest.raises(DataFormatError, match=rf"zero.jsonl, line 1: gold_label {gold} is not 1 to 4 \(QuALITY's labels are 1-based\)"):
+    with pytest.raises(DataFormatError, match=rf"zero.jsonl, line 1, question 1: gold_label {gold} is not 1 to 4 \(QuALITY's labels are 1-based\)"):
         quality.load_quality(path)
 
 
@@ -286,3 +286,30 @@ def test_cli_refuses_a_file_without_gold_labels_before_a_model_loads(tmp_path, c
     assert quality.main(["--data", str(path)]) == 2
     assert capsys.readouterr().err == (f"error: {path}: no question has a gold_label (QuALITY's test split has none); "
                                        "give a labelled file (train or dev)\n")
+
+
+@pytest.mark.parametrize("change, message", [
+    # Each was refused as "FILE is not QuALITY jsonl (KeyError('options'))", naming no line; a number
+    # among the options ended in a traceback.
+    (lambda q: q.pop("options"), "line 2, question 2: needs a question (a text) and its options (a list)"),
+    (lambda q: q.update(options=[1, 2, 3, 4]), "line 2, question 2: options must be texts"),
+    (lambda q: q.update(gold_label="B"), "line 2, question 2: gold_label 'B' is not 1 to 4 (QuALITY's labels are 1-based)"),
+    (lambda q: q.update(difficult="hard"), "line 2, question 2: difficult 'hard' is not 0 or 1"),
+])
+def test_a_malformed_question_is_refused_naming_its_line_and_place(tmp_path, change, message):
+    questions = [dict(q) for q in OFFICIAL_QUESTIONS]
+    change(questions[1])
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(_official_line(OFFICIAL_QUESTIONS)) + "\n" + json.dumps(_official_line(questions)) + "\n")
+    with pytest.raises(DataFormatError) as refused:
+        quality.load_quality(path)
+    assert str(refused.value) == f"{path}, {message}"
+
+
+def test_labels_written_as_text_or_whole_floats_are_read(tmp_path):
+    path = tmp_path / "text.jsonl"
+    path.write_text(json.dumps(_official_line([_q("Q?", ["a", "b", "c", "d"], "2", "1"), _q("R?", ["a", "b", "c", "d"], 3.0, 0)])) + "\n")
+    assert [(q.gold, q.hard) for q in quality.load_quality(path)[0].questions] == [(1, True), (2, False)]
+    path.write_text(json.dumps(_official_line([_q("Q?", ["a", "b", "c", "d"], 2.5, 0)])) + "\n")
+    with pytest.raises(DataFormatError, match="gold_label 2.5 is not 1 to 4"):
+        quality.load_quality(path)
