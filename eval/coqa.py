@@ -135,8 +135,14 @@ def load_stories(path: str | Path) -> list[Story]:
                     f"{path}: story {story_id}: additional_answers must be an object of answer lists, "
                     f"not {type(additional).__name__}"
                 )
-            answer_lists = [story["answers"], *additional.values()]
+            named = {"answers": story["answers"], **{f"additional_answers[{k!r}]": v for k, v in additional.items()}}
+            answer_lists = list(named.values())
             questions = story["questions"]
+            for name, answers in named.items():
+                # A short list raised IndexError, refused without saying which.
+                if not isinstance(answers, list) or len(answers) != len(questions):
+                    count = f"{len(answers)} answers" if isinstance(answers, list) else "no list of answers"
+                    raise DataFormatError(f"{path}: story {story_id}: {name} has {count} for {len(questions)} questions")
             if source not in IN_DOMAIN and source not in OUT_DOMAIN:
                 raise DataFormatError(
                     f"{path}: story {story_id}: unknown source '{source}' "
@@ -151,6 +157,10 @@ def load_stories(path: str | Path) -> list[Story]:
                     if answers[i]["turn_id"] != question["turn_id"]:
                         raise DataFormatError(f"{path}: story {story_id}: answer turn_id does not match question {i + 1}")
                     turn_golds.append(answers[i]["input_text"])
+                texts = [question["input_text"], *turn_golds]
+                if not all(isinstance(text, str) for text in texts):  # a null one failed in the metrics
+                    raise DataFormatError(f"{path}: story {story_id}: turn {i + 1}: every input_text (question and "
+                                          f"answers) must be text, not {next(t for t in texts if not isinstance(t, str))!r}")
                 golds.append(tuple(turn_golds))
             stories.append(
                 Story(

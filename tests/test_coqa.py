@@ -355,3 +355,21 @@ def test_predict_refuses_to_write_over_the_data_file(files, tmp_path, capsys, mo
     assert _one_error_line(capsys) == (f"error: --predict {same} is an input of this command too; writing it would "
                                        "replace it: give another path\n")
     assert data.read_text() == before
+
+
+@pytest.mark.parametrize("change, message", [
+    # A null answer text ended in a traceback from the metrics; a short answer list was
+    # refused as "story 1 is not in CoQA's format (IndexError('list index out of range'))".
+    (lambda s: s["additional_answers"]["1"][1].update(input_text=None),
+     "story s1: turn 2: every input_text (question and answers) must be text, not None"),
+    (lambda s: s["answers"].pop(), "story s1: answers has 1 answers for 2 questions"),
+    (lambda s: s["additional_answers"]["0"].pop(), "story s1: additional_answers['0'] has 1 answers for 2 questions"),
+])
+def test_a_malformed_answer_is_refused_naming_the_story_and_turn(files, tmp_path, capsys, change, message):
+    data, pred = files
+    broken = json.loads(data.read_text())
+    change(broken["data"][0])
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    assert coqa.main(["--data", str(path), "--pred", str(pred)]) == 2
+    assert _one_error_line(capsys) == f"error: {path}: {message}\n"
