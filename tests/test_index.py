@@ -771,3 +771,22 @@ def test_an_icon_s_svg_title_is_not_added_to_the_page_title(tmp_path):
     (docs / "logo.html").write_text("<svg><title>Logo</title></svg><title>Real title</title><p>Text.</p>")
     assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
         ("Ada Lovelace", "Ada wrote notes."), ("Real title", "Text.")]
+
+
+def test_html_table_cells_and_other_blocks_are_not_glued_into_one_word(tmp_path):
+    # Only p, div, li, headings, tr, section and article ended a paragraph:
+    # '<td>Paris</td><td>France</td>' read 'ParisFrance' (an infobox's every
+    # row), '<dt>Term</dt><dd>...' 'TermDefinition', and a blockquote, a
+    # caption or a nav ran into what followed, so searches missed those words.
+    from assistant.retrieval import html_to_text
+
+    page = ("<table><caption>Capitals</caption><tr><th>City</th><th>Country</th></tr><tr><td>Paris</td><td>France</td>"
+            "</tr></table><dl><dt>Term</dt><dd>Definition</dd></dl><blockquote>Quoted.</blockquote><nav>Menu</nav>"
+            "<p>Ada <b>Lovelace</b></p>")
+    assert html_to_text(page).split("\n\n") == [
+        "Capitals", "City Country", "Paris France", "Term", "Definition", "Quoted.", "Menu", "Ada Lovelace"]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "capitals.html").write_text(page)
+    build_index(read_collection(docs), tmp_path / "idx", progress=False)
+    assert [h.id for h in BM25Retriever.from_index(tmp_path / "idx").search("Paris", 1)] == ["capitals.html#0"]

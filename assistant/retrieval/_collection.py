@@ -74,7 +74,14 @@ def default_collection_path() -> Path:
 
 class _TextExtractor(HTMLParser):
     # Text of block elements ends a paragraph; scripts and styles are dropped.
-    _BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article"}
+    _BLOCKS = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article",
+               "blockquote", "pre", "dt", "dd", "dl", "ul", "ol", "table", "caption", "figure", "figcaption",
+               "header", "footer", "main", "nav", "aside", "address", "details", "summary", "hr", "form",
+               "fieldset", "legend"}
+    # A table's cells end a word, not a paragraph: a row reads as one line.
+    # Without it '<td>Paris</td><td>France</td>' was the one word 'ParisFrance',
+    # which no search for Paris finds.
+    _CELLS = {"td", "th"}
     _SKIP = {"script", "style", "noscript", "template", "head"}
 
     def __init__(self):
@@ -97,6 +104,8 @@ class _TextExtractor(HTMLParser):
             self._skipping += 1
         elif tag in self._BLOCKS:
             self.parts.append("\n\n")
+        elif tag in self._CELLS:
+            self.parts.append(" ")
 
     def handle_endtag(self, tag):
         if tag in ("svg", "math") and self._graphics:
@@ -108,6 +117,8 @@ class _TextExtractor(HTMLParser):
             self._skipping -= 1
         elif tag in self._BLOCKS:
             self.parts.append("\n\n")
+        elif tag in self._CELLS:
+            self.parts.append(" ")
 
     def handle_data(self, data):
         if self._in_title:
