@@ -756,7 +756,7 @@ def test_markdown_front_matter_gives_the_title_and_is_not_indexed_as_text(tmp_pa
     assert [(p["title"], p["contents"]) for p in read_collection(docs)] == [
         ("My notes", "No heading here, just text."),
         ("Zanzibar trip", "We bought cloves in Stone Town."),
-        ("rule", "--- Not front matter: a rule, then text."),
+        ("rule", "Not front matter: a rule, then text."),
     ]
 
 
@@ -790,3 +790,14 @@ def test_html_table_cells_and_other_blocks_are_not_glued_into_one_word(tmp_path)
     (docs / "capitals.html").write_text(page)
     build_index(read_collection(docs), tmp_path / "idx", progress=False)
     assert [h.id for h in BM25Retriever.from_index(tmp_path / "idx").search("Paris", 1)] == ["capitals.html#0"]
+
+
+def test_markdown_rules_heading_underlines_and_code_fences_are_not_words(tmp_path):
+    # A note's '---' rules, a Setext heading's '=====' and a code block's
+    # '```python' fences were read as words: 'Intro ===== text --- ```python'.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text("Zanzibar\n========\nSpice island.\n\n---\n\nHistory\n-------\nStone Town.\n\n"
+                                  "```python\ncloves = 3\n```\n\n* * *\n\nA - b -- c. Rate 3*4*5.\n")
+    assert [p["contents"] for p in read_collection(docs)] == [
+        "Zanzibar Spice island. History Stone Town. cloves = 3 A - b -- c. Rate 3*4*5."]

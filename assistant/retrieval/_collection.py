@@ -153,14 +153,22 @@ def _parsed_html(markup: str) -> tuple[str, str]:
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 
 
+# A line of markup alone, which no reader sees as text: a rule ('---',
+# '***', '___'), a Setext heading's underline ('===', '---') or a code fence
+# ('```python', '~~~'). Kept, it was read as words ('--- Then text').
+_MARKUP_LINE = re.compile(r"^ {0,3}(?:([-*_=])[ \t]*(?:\1[ \t]*){2,}|(?:```|~~~)[^\n]*)$", re.MULTILINE)
+
+
 def _markdown_text(markdown: str) -> str:
-    """Markdown with its heading lines as plain paragraphs (their '#'s dropped).
+    """Markdown with its heading lines as plain paragraphs (their '#'s
+    dropped), and its rules, heading underlines and code fences as
+    paragraph breaks.
 
     >>> text = _markdown_text("## Early life ##\\nBorn in London, not #1.")
     >>> [paragraph.strip() for paragraph in text.split("\\n\\n") if paragraph.strip()]
     ['Early life', 'Born in London, not #1.']
     """
-    return _HEADING.sub(lambda m: f"\n\n{m.group(2) or ''}\n\n", markdown)
+    return _MARKUP_LINE.sub("\n\n", _HEADING.sub(lambda m: f"\n\n{m.group(2) or ''}\n\n", markdown))
 
 
 def _titled_document(path: Path) -> tuple[str, str]:
