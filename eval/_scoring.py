@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 import rewriting
 from assistant.encoders import load_minilm, load_use
-from assistant.kernel import ConfigError, DataFormatError, default_index_dir
+from assistant.kernel import ConfigError, DataFormatError, default_index_dir, tokens
 from assistant.retrieval import BM25Retriever
 
 from . import metrics as M
@@ -115,7 +115,16 @@ class Scorer:
     def score_all(
         self, references: Sequence[str], candidates: Sequence[str], desc: str = "scoring"
     ) -> dict[str, np.ndarray]:
-        """:meth:`score` in batches of :data:`BATCH`, with a progress bar on stderr."""
+        """:meth:`score` in batches of :data:`BATCH`, with a progress bar on
+        stderr, and a note there when references hold text rouge-score reads
+        no word of (it keeps a-z and 0-9: Cyrillic, Greek, CJK ... are not
+        words to it), which ROUGE-1 recall and BLEU then score 0 whatever
+        the candidate, an identical one too."""
+        lexical = [name for name in ("rouge1_recall", "bleu") if name in self.names]
+        unread = sum(1 for text in references if text.strip() and not tokens(text, "rouge"))
+        if lexical and unread:
+            print(f"note: {unread} of {len(references)} references have no word rouge-score reads (only a-z and 0-9 "
+                  f"are): {' and '.join(lexical)} score them 0, an identical rewrite too", file=sys.stderr)
         parts: dict[str, list[np.ndarray]] = {name: [] for name in self.names}
         with tqdm(total=len(references), desc=desc, unit="pair", file=sys.stderr) as bar:
             for start in range(0, len(references), BATCH):

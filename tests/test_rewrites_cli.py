@@ -256,6 +256,28 @@ def test_score_rewrites_file_takes_the_keys_export_writes(tmp_path, capsys):
     assert capsys.readouterr().err == f"error: {rw}: 'canard.json#canard:A:2' is the same turn as 'canard:A:2'; give it once\n"
 
 
+def test_score_notes_references_rouge_score_reads_no_word_of(tmp_path, capsys):
+    # Cyrillic: rouge-score keeps a-z and 0-9, so an identical rewrite scored ROUGE 0 and BLEU 0, without a word.
+    records = [{"History": ["Ада Лавлейс", "Жизнь"], "QuAC_dialog_id": "A", "Question": "Кто она?", "Question_no": 1,
+                "Rewrite": "Кто такая Ада Лавлейс?"},
+               {"History": ["Ada Lovelace", "Life"], "QuAC_dialog_id": "B", "Question": "Who was she?", "Question_no": 1,
+                "Rewrite": "Who was Ada Lovelace?"}]
+    data = tmp_path / "canard.json"
+    data.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    rw = tmp_path / "rw.jsonl"
+    rw.write_text("".join(json.dumps({"id": f"canard:{d}:1", "rewrite": r["Rewrite"]}, ensure_ascii=False) + "\n"
+                          for d, r in zip("AB", records)), encoding="utf-8")
+    assert main(["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall,bleu", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["rouge1_recall"] == pytest.approx(50.0)  # rouge-score's own reading, kept: 0 and 100
+    assert ("note: 1 of 2 references have no word rouge-score reads (only a-z and 0-9 are): rouge1_recall and bleu "
+            "score them 0, an identical rewrite too\n") in err
+    # English references only: no note.
+    rw.write_text(json.dumps({"id": "canard:B:1", "rewrite": "Who was Ada?"}) + "\n")
+    assert main(["score", "--data", str(data), "--rewrites", str(rw), "--metrics", "rouge1_recall"]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
 def test_score_split_keeps_only_held_out_turns(tmp_path, capsys):
     data = canard_file(tmp_path / "canard.json")
     split = tmp_path / "split.json"
