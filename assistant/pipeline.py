@@ -69,6 +69,11 @@ BATCH_WINDOW_MS = 5.0
 # the tokenisers cut the text at a NUL. Each run counts as one space, so the
 # words on either side stay apart.
 _CONTROLS = re.compile(r" *[\x00-\x08\x0b-\x1f\x7f-\x9f]+ *")
+# A text this many times longer than the limit is refused before it is
+# cleaned: cleaning looks at every character in Python, and a megabytes-long
+# text sent through the app's events held the server's interpreter for
+# seconds. No real question hides that many invisible characters.
+_RAW_LIMIT_FACTOR = 4
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -91,6 +96,8 @@ def validate_question(question: str, max_chars: int) -> str:
     """
     if question is not None and not isinstance(question, str):
         raise InvalidInputError(f"A question must be text, not {type(question).__name__}.")
+    if question is not None and len(question) > _RAW_LIMIT_FACTOR * max_chars:
+        raise InvalidInputError(_too_long(len(question), max_chars))
     question = "".join(c for c in _CONTROLS.sub(" ", question or "") if unicodedata.category(c) != "Cf").strip()
     try:
         question.encode("utf-8")
@@ -103,11 +110,12 @@ def validate_question(question: str, max_chars: int) -> str:
     if not question:
         raise InvalidInputError("Please type a question.")
     if len(question) > max_chars:
-        raise InvalidInputError(
-            f"That message is {len(question):,} characters long; questions are limited to "
-            f"{max_chars:,}. Please ask a shorter question."
-        )
+        raise InvalidInputError(_too_long(len(question), max_chars))
     return question
+
+
+def _too_long(length: int, max_chars: int) -> str:
+    return f"That message is {length:,} characters long; questions are limited to {max_chars:,}. Please ask a shorter question."
 
 
 class BackgroundEncoding:

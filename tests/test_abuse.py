@@ -247,3 +247,15 @@ def test_conversations_started_over_in_a_loop_keep_only_what_the_browser_keeps()
     assert "12" in session.archive and session.conversation_no == 13
     listed = {number for _, number in S.conversation_choices(session)}
     assert listed <= {*map(int, session.archive), 13}
+
+
+def test_a_text_far_past_the_question_limit_is_refused_before_it_is_cleaned(app_services):
+    # Cleaning looks at each character in Python: ten million characters sent
+    # to the take event (no queue, no concurrency limit) held the interpreter
+    # for seconds. Invisible characters do not count towards the limit, but a
+    # text many times its length is refused whatever it holds.
+    limit = app_services.assistant.config.max_question_chars
+    mostly_invisible = "Who was Ada?" + "\u200b" * (5 * limit)
+    with pytest.raises(InvalidInputError, match=f"That message is {len(mostly_invisible):,} characters long"):
+        S.take_question(app_services, S.Session(), mostly_invisible)
+    assert S.take_question(app_services, S.Session(), "Who was Ada?" + "\u200b" * limit) == "⏳ Asking…"
