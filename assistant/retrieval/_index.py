@@ -289,12 +289,6 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     return count
 
 
-# A staging folder without an owner mark (a build by a version before the
-# marks) is taken for abandoned once nothing in it has changed for this long:
-# a live build's Lucene writes new files every few seconds.
-UNMARKED_STALE_S = 24 * 3600
-
-
 def _require_replaceable(index_dir: Path) -> None:
     """Refuse, before any work, an ``index_dir`` that holds files but no
     index: the build replaces the whole folder, and removed what was there
@@ -307,6 +301,12 @@ def _require_replaceable(index_dir: Path) -> None:
             f"cannot write the index folder {index_dir}: it holds {held.name!r} and no index, and a build replaces "
             "the whole folder; give a new or empty folder (or an index's, to rebuild it)."
         )
+
+
+# A staging folder without an owner mark (a build by a version before the
+# marks) is taken for abandoned once nothing in it has changed for this long:
+# a live build's Lucene writes new files every few seconds.
+UNMARKED_STALE_S = 24 * 3600
 
 
 def remove_stale_staging(index_dir: Path) -> list[Path]:
