@@ -801,3 +801,13 @@ def test_markdown_rules_heading_underlines_and_code_fences_are_not_words(tmp_pat
                                   "```python\ncloves = 3\n```\n\n* * *\n\nA - b -- c. Rate 3*4*5.\n")
     assert [p["contents"] for p in read_collection(docs)] == [
         "Zanzibar Spice island. History Stone Town. cloves = 3 A - b -- c. Rate 3*4*5."]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_bar_ends_at_the_passage_count_when_blank_lines_made_the_estimate(tmp_path, capsys, threads):
+    # The bar's total is the files' line count; with blank lines it ended at
+    # '50%| 2/4' over a build that indexed every passage.
+    path = tmp_path / "coll.jsonl"
+    path.write_text(json.dumps(_passage(1)) + "\n\n" + json.dumps(_passage(2)) + "\n\n")
+    assert index_collection(path, tmp_path / "idx", threads=threads) == 2
+    assert re.findall(r"\d+/\d+", capsys.readouterr().err)[-1] == "2/2"

@@ -133,6 +133,8 @@ def index_lines(
                     if not finished:
                         _stop(writer, java, JavaException)
                 bar.update(counters.indexed.get() - bar.n)
+                if finished:
+                    bar.total = checked[0]  # not the line count, blank lines included
             if checked is None:
                 return None
             try:

@@ -233,6 +233,9 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
                     for batch in batches:
                         count += _add(indexer, batch, count)
                         bar.update(len(batch))
+                # The total was the files' line count, blank lines included:
+                # left, the bar ended at "2/4" over a complete build.
+                bar.total = count
         finally:
             indexer.close()
         return count, hashes
