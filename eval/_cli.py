@@ -1,14 +1,31 @@
-"""An output path that is none of the command's inputs."""
+"""What the evaluation commands share as command lines: an output path that
+is none of their inputs, and an interruption that ends in one line."""
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
-from assistant.kernel import ConfigError, output_path
+from assistant.kernel import ConfigError, Terminated, output_path, run_cli, sigterm_as_ctrl_c
 
-__all__ = ["output_apart"]
+__all__ = ["output_apart", "run_interruptible"]
+
+
+def run_interruptible(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None, kept: str) -> int:
+    """:func:`assistant.kernel.run_cli`, where Ctrl-C (or SIGTERM) ends the
+    command with one line, ``interrupted: <kept>`` (what the interruption
+    left: nothing written, or where the work so far is), and exit status
+    130 (143): it ended in a Python traceback from whatever model or search
+    was running, and said nothing of what was lost."""
+    try:
+        with sigterm_as_ctrl_c():
+            return run_cli(main, argv)
+    except KeyboardInterrupt as stop:
+        print(f"interrupted: {kept}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
 
 
 def output_apart(path: str | os.PathLike, flag: str, inputs: Iterable[str | os.PathLike | None]) -> Path:

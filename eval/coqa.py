@@ -55,7 +55,6 @@ from assistant.kernel import (
     Turn,
     check_at_least,
     output_path,
-    run_cli,
     sigterm_as_ctrl_c,
 )
 from assistant.pipeline import Assistant
@@ -64,7 +63,7 @@ from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
 from rewriting import load_rewriter
 
-from ._paths import output_apart
+from ._cli import output_apart, run_interruptible
 
 __all__ = [
     "IN_DOMAIN",
@@ -407,7 +406,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_cli(_main, argv)
+    return run_interruptible(_main, argv, "nothing was scored or written")
 
 
 def _main(argv: Sequence[str] | None) -> int:

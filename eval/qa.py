@@ -67,11 +67,11 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
-from ._paths import output_apart
+from ._cli import output_apart, run_interruptible
 from ._qa_data import (
     QATurn,
     collection_passages,
@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_cli(_main, argv)
+    return run_interruptible(_main, argv, "nothing was scored or written")
 
 
 def _main(argv: Sequence[str] | None) -> int:

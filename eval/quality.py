@@ -52,9 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, json_lines, run_cli
+from assistant.kernel import ConfigError, DataFormatError, json_lines
 from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
+
+from ._cli import run_interruptible
 
 __all__ = [
     "MCQuestion",
@@ -279,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_cli(_main, argv)
+    return run_interruptible(_main, argv, "nothing was scored")
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -80,7 +80,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, run_cli
+from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -94,7 +94,7 @@ from ._judged import (
     write_qrels,
 )
 from ._judged_trec import MEASURES, read_run, trec_eval, write_run
-from ._paths import output_apart
+from ._cli import output_apart, run_interruptible
 from ._scoring import held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
@@ -470,7 +470,7 @@ def _own_retriever(args, distractors: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(_main, argv)
+    return run_interruptible(_main, argv, "nothing was scored or written")
 
 
 if __name__ == "__main__":

@@ -87,13 +87,12 @@ from assistant.kernel import (
     default_labels_path,
     output_path,
     read_labels,
-    run_cli,
 )
 from rewriting import add_ray_arguments
 from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
-from ._paths import output_apart
+from ._cli import output_apart, run_interruptible
 from ._plots import plot_distributions
 from ._scoring import (
     METRICS,
@@ -343,7 +342,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_cli(_main, argv)
+    return run_interruptible(_main, argv, "nothing was scored or written (rewrites made by python -m rewriting.rewrite, "
+                             "which goes on after an interruption, are scored with --rewrites)")
 
 
 # The subcommands (None: none) that take --json and --metrics.
