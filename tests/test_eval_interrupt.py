@@ -47,3 +47,14 @@ def test_qa_and_retrieval_interrupted_say_nothing_was_written(tmp_path, monkeypa
     monkeypatch.setattr(retrieval, "judged_collection", _stop(KeyboardInterrupt))
     assert retrieval.main(["--data", str(tmp_path / "x.json"), "--distractors", "none", "--rewriter", "human"]) == 130
     assert capsys.readouterr().err == "interrupted: nothing was scored or written\n"
+
+
+def test_labels_build_interrupted_says_the_set_was_not_finished(tmp_path, monkeypatch, capsys):
+    from eval import labels
+
+    data = tmp_path / "data"
+    (data / "canard").mkdir(parents=True)
+    (data / "canard" / "multiple_refs.json").write_text("[]")
+    monkeypatch.setattr(labels, "build_label_set", _stop(KeyboardInterrupt))
+    assert labels.main(["build", "--data", str(data), "--out", str(tmp_path / "l.jsonl")]) == 130
+    assert capsys.readouterr().err == "interrupted: the label set was not finished\n"
