@@ -116,7 +116,8 @@ def load_stories(path: str | Path) -> list[Story]:
     not one of the seven CoQA domains.
     """
     try:
-        with open(path, encoding="utf-8") as handle:
+        # utf-8-sig: a file saved with a byte-order mark (Notepad) was refused.
+        with open(path, encoding="utf-8-sig") as handle:
             dataset = json.load(handle)
     except (OSError, json.JSONDecodeError) as error:
         raise DataFormatError(f"cannot read CoQA file {path}: {error}") from error
@@ -193,7 +194,7 @@ def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, s
 def load_predictions(path: str | Path) -> dict[Key, str]:
     """Read the official prediction format: a list of ``{"id", "turn_id", "answer"}``."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             rows = json.load(handle)
         predictions = {(row["id"], int(row["turn_id"])): row["answer"] for row in rows}
     except (OSError, json.JSONDecodeError) as error:

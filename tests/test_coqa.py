@@ -373,3 +373,13 @@ def test_a_malformed_answer_is_refused_naming_the_story_and_turn(files, tmp_path
     path.write_text(json.dumps(broken))
     assert coqa.main(["--data", str(path), "--pred", str(pred)]) == 2
     assert _one_error_line(capsys) == f"error: {path}: {message}\n"
+
+
+def test_files_saved_with_a_byte_order_mark_are_read(files, tmp_path):
+    # "Unexpected UTF-8 BOM": a data or predictions file saved by Notepad was refused.
+    data, pred = files
+    marked_data, marked_pred = tmp_path / "bom.json", tmp_path / "bom-pred.json"
+    marked_data.write_bytes(b"\xef\xbb\xbf" + data.read_bytes())
+    marked_pred.write_bytes(b"\xef\xbb\xbf" + pred.read_bytes())
+    gold, sources = coqa.load_gold(marked_data)
+    assert coqa.evaluate(gold, sources, coqa.load_predictions(marked_pred), warn=lambda _: None) == EXPECTED
