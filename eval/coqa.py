@@ -56,6 +56,7 @@ from assistant.kernel import (
     check_at_least,
     output_path,
     sigterm_as_ctrl_c,
+    utf8_text,
 )
 from assistant.pipeline import Assistant
 from assistant.readers import build_reader
@@ -115,12 +116,7 @@ def load_stories(path: str | Path) -> list[Story]:
     :class:`DataFormatError` when the layout is not CoQA's or a source is
     not one of the seven CoQA domains.
     """
-    try:
-        # utf-8-sig: a file saved with a byte-order mark (Notepad) was refused.
-        with open(path, encoding="utf-8-sig") as handle:
-            dataset = json.load(handle)
-    except (OSError, json.JSONDecodeError) as error:
-        raise DataFormatError(f"cannot read CoQA file {path}: {error}") from error
+    dataset = _read_json(path, "CoQA file")
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise DataFormatError(f"{path} is not a CoQA file: expected {{'data': [stories]}}")
     if not dataset["data"]:  # every score would be 0.0 of 0 turns
@@ -177,6 +173,20 @@ def load_stories(path: str | Path) -> list[Story]:
     return stories
 
 
+def _read_json(path: str | Path, what: str):
+    """The JSON of ``path``: a UTF-8 file, with or without a byte-order mark
+    (Notepad writes one, and it was refused); another encoding is refused
+    saying so (it ended in a traceback)."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        raise DataFormatError(f"cannot read {what} {path}: {error.strerror or error}") from error
+    try:
+        return json.loads(utf8_text(raw, str(path)).removeprefix("\ufeff"))
+    except json.JSONDecodeError as error:
+        raise DataFormatError(f"cannot read {what} {path}: {error}") from error
+
+
 def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, str]]:
     """The official evaluator's view of a data file: gold answers per
     ``(story id, turn id)`` and each story's source."""
@@ -193,12 +203,9 @@ def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, s
 
 def load_predictions(path: str | Path) -> dict[Key, str]:
     """Read the official prediction format: a list of ``{"id", "turn_id", "answer"}``."""
+    rows = _read_json(path, "predictions")
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            rows = json.load(handle)
         predictions = {(row["id"], int(row["turn_id"])): row["answer"] for row in rows}
-    except (OSError, json.JSONDecodeError) as error:
-        raise DataFormatError(f"cannot read predictions {path}: {error}") from error
     except (KeyError, TypeError, ValueError) as error:
         raise DataFormatError(
             f"{path}: predictions must be a list of {{'id', 'turn_id', 'answer'}} ({error!r})"

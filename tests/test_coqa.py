@@ -383,3 +383,15 @@ def test_files_saved_with_a_byte_order_mark_are_read(files, tmp_path):
     marked_pred.write_bytes(b"\xef\xbb\xbf" + pred.read_bytes())
     gold, sources = coqa.load_gold(marked_data)
     assert coqa.evaluate(gold, sources, coqa.load_predictions(marked_pred), warn=lambda _: None) == EXPECTED
+
+
+def test_a_file_in_another_encoding_is_refused_saying_so(files, tmp_path, capsys):
+    # Latin-1 data ended in a UnicodeDecodeError traceback; latin-1 predictions were
+    # refused as "predictions must be a list of {'id', 'turn_id', 'answer'}".
+    data, pred = files
+    latin_data, latin_pred = tmp_path / "latin.json", tmp_path / "latin-pred.json"
+    latin_data.write_bytes(data.read_text().replace("barn", "bärn").encode("latin-1"))
+    latin_pred.write_bytes(pred.read_text().replace("white", "whité").encode("latin-1"))
+    for arguments, named in (([latin_data, pred], latin_data), ([data, latin_pred], latin_pred)):
+        assert coqa.main(["--data", str(arguments[0]), "--pred", str(arguments[1])]) == 2
+        assert _one_error_line(capsys) == f"error: {named} is not UTF-8 text; save it as UTF-8 and try again.\n"
