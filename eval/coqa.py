@@ -121,7 +121,7 @@ def load_stories(path: str | Path) -> list[Story]:
         raise DataFormatError(f"{path} is not a CoQA file: expected {{'data': [stories]}}")
     if not dataset["data"]:  # every score would be 0.0 of 0 turns
         raise DataFormatError(f"{path}: no stories in its 'data' list")
-    stories = []
+    stories, seen = [], set()
     for number, story in enumerate(dataset["data"], start=1):
         try:
             source, story_id = story["source"], story["id"]
@@ -158,6 +158,9 @@ def load_stories(path: str | Path) -> list[Story]:
                     raise DataFormatError(f"{path}: story {story_id}: turn {i + 1}: every input_text (question and "
                                           f"answers) must be text, not {next(t for t in texts if not isinstance(t, str))!r}")
                 golds.append(tuple(turn_golds))
+            if story_id in seen:  # --predict answered it twice, and kept one of the two in OUT.partial
+                raise DataFormatError(f"{path}: duplicate story {story_id}")
+            seen.add(story_id)
             stories.append(
                 Story(
                     id=story_id,
@@ -193,8 +196,6 @@ def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, s
     gold: dict[Key, tuple[str, ...]] = {}
     sources: dict[str, str] = {}
     for story in load_stories(path):
-        if story.id in sources:
-            raise DataFormatError(f"{path}: duplicate story {story.id}")
         sources[story.id] = story.source
         for turn_id, golds in enumerate(story.golds, start=1):
             gold[(story.id, turn_id)] = golds

@@ -395,3 +395,18 @@ def test_a_file_in_another_encoding_is_refused_saying_so(files, tmp_path, capsys
     for arguments, named in (([latin_data, pred], latin_data), ([data, latin_pred], latin_pred)):
         assert coqa.main(["--data", str(arguments[0]), "--pred", str(arguments[1])]) == 2
         assert _one_error_line(capsys) == f"error: {named} is not UTF-8 text; save it as UTF-8 and try again.\n"
+
+
+def test_predict_refuses_a_story_twice_before_answering(files, tmp_path, capsys, monkeypatch):
+    # --pred refused it, --predict answered it twice (and resumed with one of the two).
+    def no_models(args):
+        raise AssertionError("the models were loaded")
+
+    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
+    data, _ = files
+    twice = json.loads(data.read_text())
+    twice["data"].append(twice["data"][0])
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(twice))
+    assert coqa.main(["--data", str(path), "--predict", str(tmp_path / "ours.json")]) == 2
+    assert _one_error_line(capsys) == f"error: {path}: duplicate story s1\n"
