@@ -420,3 +420,29 @@ def test_the_try_examples_are_hidden_while_the_session_answers_from_its_own_docu
     assert act.refresh(session, None)[0]["placeholder"] == app.PLACEHOLDER
     act.document(None, "The zorblax flower grows on Mount Quillon.", "", session)
     assert act.refresh(session, None)[0]["placeholder"] == "Ask about the document “your text” \\(1 passage\\)."
+
+
+def test_a_request_body_past_the_limit_is_refused_before_it_is_read(app_server):
+    # Gradio took any body: a few 100 MB posts to its queue from a script grew
+    # the server's memory by gigabytes.
+    import httpx
+
+    from assistant import session as S
+
+    url, _ = app_server
+    limit = app.request_limit(S.UploadLimits())
+    join = url + "gradio_api/queue/join"
+    body = b'{"data": ["' + b"x" * limit + b'"], "fn_index": 0, "session_hash": "abc"}'
+    refused = httpx.post(join, content=body, headers={"content-type": "application/json"}, timeout=60)
+    assert refused.status_code == 413 and f"at most {limit:,} bytes" in refused.text
+
+    def chunks():  # no Content-Length: counted as it comes
+        for start in range(0, len(body), 2**20):
+            yield body[start:start + 2**20]
+
+    refused = httpx.post(join, content=chunks(), headers={"content-type": "application/json"}, timeout=60)
+    assert refused.status_code == 413
+    # An ordinary request still goes through.
+    assert httpx.get(url + "config", timeout=60).status_code == 200
+    ok = httpx.post(join, json={"data": [None], "fn_index": 0, "session_hash": "abc"}, timeout=60)
+    assert ok.status_code != 413
