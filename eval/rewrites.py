@@ -264,8 +264,21 @@ def _cmd_export(args) -> int:
 
 def _cmd_table(args) -> int:
 
+    # A mistyped folder gave a table of the original question alone, without a word.
+    if not args.dir.is_dir():
+        raise InvalidInputError(f"--dir {args.dir}: no such folder; give the one export wrote and rewriting.rewrite filled")
     groups = held_out_groups(args.split, args.trained_on, args.turns)
     rewriters = {group: read_outputs(args.dir, group) for group in GROUPS}
+    if not any(rewriters.values()):
+        print(f"note: {args.dir} holds no <group>.<rewriter>.jsonl: the table has the original question only", file=sys.stderr)
+    for group in GROUPS:
+        keys = [key for key, _ in groups.get(group, [])]
+        for system, outputs in rewriters[group].items():
+            missing = sum(key not in outputs for key in keys)
+            if missing:  # the table leaves its cells empty, which said nothing of why
+                print(f"note: {args.dir / f'{group}.{system}.jsonl'} lacks {missing} of the {len(keys)} turns "
+                      f"(written for another --split, --turns or --trained-on?): {system}'s {group} cells are empty",
+                      file=sys.stderr)
     others = {group: other_systems(groups.get(group, []), data_dir()) for group in GROUPS}
     scorer = _scorer(args.metrics or ",".join(TABLE_METRICS), args.index, args.torch_threads)
     print(comparison_table(groups, rewriters, others, scorer, args.against, turns_seen=args.trained_on))

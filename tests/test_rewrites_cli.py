@@ -440,6 +440,26 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
     assert rows[1:] == ["| original |  | 60.0 |  | 60.0 |", "| good |  | 100.0 |  | 100.0 |"]
 
 
+def test_table_says_why_a_row_or_cell_is_missing(tmp_path, capsys):
+    # A mistyped --dir gave the original question's row alone, and a file written for other
+    # turns left empty cells: neither said a word.
+    data = canard_file(tmp_path / "canard.json")
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(data)], "dev": {"canard.json": ["canard:A:1", "canard:A:2", "canard:B:1"]}}))
+    out = tmp_path / "table"
+    assert main(["export", "--split", str(split), "--dir", str(out)]) == 0
+    table = ["table", "--split", str(split), "--metrics", "rouge1_recall", "--dir"]
+    assert main([*table, str(tmp_path / "tabel")]) == 2
+    assert capsys.readouterr().err == (f"error: --dir {tmp_path / 'tabel'}: no such folder; give the one export wrote "
+                                       "and rewriting.rewrite filled\n")
+    assert main([*table, str(out)]) == 0
+    assert f"note: {out} holds no <group>.<rewriter>.jsonl: the table has the original question only\n" in capsys.readouterr().err
+    (out / "canard.other.jsonl").write_text(json.dumps({"id": "canard.json#canard:Z:2", "rewrite": "x"}) + "\n")
+    assert main([*table, str(out)]) == 0
+    assert (f"note: {out / 'canard.other.jsonl'} lacks 1 of the 1 turns (written for another --split, --turns or "
+            "--trained-on?): other's canard cells are empty\n") in capsys.readouterr().err
+
+
 def test_export_trained_on_writes_the_turns_the_split_did_not_hold_out(tmp_path):
     data = canard_file(tmp_path / "canard.json")
     split = tmp_path / "split.json"
