@@ -190,6 +190,13 @@ def load_quality(path: str | Path) -> list[Article]:
                 articles.append(_official_article(row, line, where))
             elif "instructions" in row and "input" in row:
                 articles.append(_leval_article(row, line))
+            elif "question1" in row and "article" in row:
+                # QuALITY's repository example (quality_example.jsonl) is laid out so: no
+                # difficult flag, and questions the release's validation may have dropped.
+                raise DataFormatError(
+                    f"{where}: QuALITY's flat example layout (question1, question1option1, ...), not its release's; "
+                    "give a QuALITY.v1.0.1 train or dev file (a questions list a line) or LEval's subset"
+                )
             else:
                 raise DataFormatError(f"{where}: neither QuALITY (article, questions) nor LEval (input, instructions, outputs)")
     except KeyError as error:  # a key the line's own layout needs

@@ -313,3 +313,13 @@ def test_labels_written_as_text_or_whole_floats_are_read(tmp_path):
     path.write_text(json.dumps(_official_line([_q("Q?", ["a", "b", "c", "d"], 2.5, 0)])) + "\n")
     with pytest.raises(DataFormatError, match="gold_label 2.5 is not 1 to 4"):
         quality.load_quality(path)
+
+
+def test_the_flat_example_layout_is_refused_naming_the_release_files(tmp_path):
+    # QuALITY's repository example (question1, question1option1, ...) was refused as
+    # "neither QuALITY (article, questions) nor LEval", though it is QuALITY's.
+    path = tmp_path / "quality_example.jsonl"
+    path.write_text(json.dumps({"article_id": 1, "article": ARTICLE_HTML, "question1": "What did Mary bake?",
+                                "question1option1": "a pie", "question1_gold_label": 2}) + "\n")
+    with pytest.raises(DataFormatError, match=r"line 1: QuALITY's flat example layout .* give a QuALITY.v1.0.1 train or dev file"):
+        quality.load_quality(path)
