@@ -259,3 +259,33 @@ def test_a_text_far_past_the_question_limit_is_refused_before_it_is_cleaned(app_
     with pytest.raises(InvalidInputError, match=f"That message is {len(mostly_invisible):,} characters long"):
         S.take_question(app_services, S.Session(), mostly_invisible)
     assert S.take_question(app_services, S.Session(), "Who was Ada?" + "\u200b" * limit) == "⏳ Asking…"
+
+
+def test_an_export_is_bounded_and_a_session_keeps_only_its_last_one(tmp_path):
+    # Each turn's Context repeats every turn before it: a conversation read
+    # back from a 2 MB edited copy exported 86 MB; and every export stayed on
+    # the server's disk for good.
+    turns = []
+    for _ in range(60):
+        turn = saved_turn("q" * 5000)
+        turn["turn"].update(answer={"text": "a" * 5000, "score": 1.0}, sources=[])
+        turns.append(turn)
+    session = S.Session()
+    S.restore_state(session, saved(turns, [saved_turn()], current=1))
+    with pytest.raises(InvalidInputError, match="export would hold .* more than the 5,000,000"):
+        S.write_export(session, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    S.switch_conversation(session, 2)
+    first = S.write_export(session, tmp_path)
+    S.new_conversation(session)
+    session.turns = list(_restored([saved_turn("What is Paris?")]).turns)
+    second = S.write_export(session, tmp_path)
+    assert not first.exists() and second.exists()
+    session.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def _restored(turns):
+    session = S.Session()
+    S.restore_state(session, saved(turns))
+    return session

@@ -35,6 +35,7 @@ from ._store import (
     switch_conversation,
 )
 from ._turns import (
+    MAX_EXPORT_CHARS,
     ask,
     ask_json,
     correct,
@@ -75,6 +76,7 @@ from ._views import (
 __all__ = [
     "MAX_CHOICE_CHARS",
     "MAX_CONVERSATIONS",
+    "MAX_EXPORT_CHARS",
     "MAX_HISTORY_CHARS",
     "MAX_JUDGEMENTS",
     "MAX_LABELS_BYTES",

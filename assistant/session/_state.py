@@ -149,6 +149,8 @@ class Session:
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
     # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
     uploads: set[str] = field(default_factory=set)
+    # The session's last exported conversation (write_export): deleted when it ends.
+    export: str = ""
     # Questions sent and checked but not yet asked, oldest first: a question
     # sent while a turn runs waits here and is asked after it (take_question).
     waiting: deque[str] = field(default_factory=deque)
@@ -192,6 +194,9 @@ class Session:
             except OSError:
                 pass  # not empty, or gone
         self.uploads.clear()
+        if self.export:
+            Path(self.export).unlink(missing_ok=True)
+            self.export = ""
 
 
 @dataclass(frozen=True)

@@ -323,12 +323,38 @@ def export_qrecc(session: Session) -> list[dict]:
     return records
 
 
+# Characters of questions and answers an export may hold, each turn's Context
+# (every earlier turn) counted: a conversation read back from an edited
+# browser copy, 2 MB of it, made an export of 86 MB, on the server's disk.
+MAX_EXPORT_CHARS = 5_000_000
+
+
+def _export_chars(session: Session) -> int:
+    """The characters of questions and answers :func:`export_qrecc` writes, without writing them."""
+    total, before = 0, 0
+    for entry in session.turns:
+        turn, info = entry.turn, entry.info
+        own = len(turn.question) + len(turn.answer.text)
+        total += before + own + len(info.reference or turn.rewrite.text) + len(info.system_rewrite.text)
+        before += own
+    return total
+
+
 def write_export(session: Session, folder: str | Path) -> Path:
-    """Write :func:`export_qrecc` to a JSON file in ``folder`` and return its path."""
+    """Write :func:`export_qrecc` to a JSON file in ``folder`` and return its
+    path. The session keeps its last export only, deleted when it ends."""
     if not session.turns:
         raise InvalidInputError("The conversation is empty: nothing to export yet.")
+    size = _export_chars(session)
+    if size > MAX_EXPORT_CHARS:
+        raise InvalidInputError(f"This conversation's export would hold {size:,} characters (each turn repeats the "
+                                f"ones before it), more than the {MAX_EXPORT_CHARS:,} the server writes: undo some "
+                                "turns, or export a shorter conversation.")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"conversation-{session.id}-{session.conversation_no}.json"
     path.write_text(json.dumps(export_qrecc(session), ensure_ascii=False, indent=1), encoding="utf-8")
+    if session.export and session.export != str(path):
+        Path(session.export).unlink(missing_ok=True)  # one export a session: clicks in a loop fill no disk
+    session.export = str(path)
     return path
