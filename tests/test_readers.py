@@ -210,6 +210,43 @@ def test_of_several_dates_or_numbers_the_one_next_to_the_questions_words_wins():
     assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
 
 
+
+def test_an_era_makes_a_short_number_a_year():
+    # "44 BC" was no date (a year had three or four digits): Caesar's
+    # assassination got the whole sentence, and a century lost its era.
+    caesar = ("Gaius Julius Caesar was the dictator of the Roman Republic almost continuously "
+              "from 49 BC until his assassination in 44 BC.")
+    assert short_span("date", "When was Julius Caesar assassinated?", caesar, "Julius Caesar") == "44 BC"
+    colosseum = "Construction began under the Emperor Vespasian in 72 and was completed in AD 80 under Titus."
+    assert short_span("date", "When was the Colosseum completed?", colosseum, "Colosseum") == "AD 80"
+    assert short_span("date", "When?", "It was raised in the 3rd millennium BC.") == "the 3rd millennium BC"
+    assert short_span("date", "When?", "Rome fell in 476 AD, long after 2,500 BC.") == "476 AD"
+    # A short number without an era is still no year.
+    assert short_span("date", "When?", "She had 3 children in 12 years.") is None
+
+
+def test_a_name_that_qualifies_a_noun_before_another_name_is_no_answer():
+    # "the fifth Mughal emperor, Shah Jahan": "Mughal" sat nearest "commissioned".
+    taj = ("It was commissioned in 1631 by the fifth Mughal emperor, Shah Jahan, to house the tomb "
+           "of his late wife, Mumtaz Mahal.")
+    assert short_span("name", "Who commissioned the Taj Mahal?", taj, "Taj Mahal") == "Shah Jahan"
+    leibniz = "Newton shares credit with the German mathematician Gottfried Wilhelm Leibniz for calculus."
+    assert short_span("name", "Who shares credit with Newton?", leibniz, "Isaac Newton") == "Gottfried Wilhelm Leibniz"
+    # A verb between two names leaves both names.
+    assert short_span("name", "Who defeated Pompey?", "Caesar defeated Pompey at Pharsalus.") == "Caesar"
+    assert short_span("name", "Who did Caesar defeat?", "Caesar defeated Pompey at Pharsalus.") == "Pompey"
+
+
+def test_a_number_in_brackets_that_restates_another_in_other_units_is_no_answer(readers):
+    # "(4,404 mi)" sits nearer "long" than the article's own "7,088 kilometers".
+    _, shaped = readers
+    nile = Passage("nile", "The Nile is a major north-flowing river in northeast Africa. At 7,088 kilometers "
+                   "(4,404 mi) long, it is the longest river in the world.", 3.0, "Nile")
+    assert shaped.read("How long is the Nile?", [nile]).text == "7,088"
+    high = "Its summit stands at 4,810 m (15,781 ft) above sea level."
+    assert short_span("number", "How high above sea level is it?", high) == "4,810"
+
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

@@ -93,14 +93,21 @@ _MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
 # Not a part of a longer number: the "848" of "8,848" or the "500" of "2.500" is no year.
-_YEAR = r"(?<![\d,.])\d{3,4}(?![,.]?\d)(?:\s*(?:BC|BCE|AD|CE)\b)?"
+# An era makes a shorter number a year ("44 BC", "AD 80"; "When was Julius
+# Caesar assassinated?" found no date in "… until his assassination in 44 BC").
+_YEAR = (
+    r"(?:(?<![\d,.])(?:\d{1,3},\d{3}|\d{1,5})(?![,.]?\d)\s*(?:BC|BCE|AD|CE)\b"
+    r"|\bAD\s+\d{1,4}(?![,.]?\d)"
+    r"|(?<![\d,.])\d{3,4}(?![,.]?\d))"
+)
+_ERA = r"(?:\s+(?:BC|BCE|AD|CE)\b)?"
 # Most specific first: a full date, then a month and year, then a year, a decade, a century.
 _DATE = re.compile(
     rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s+{_YEAR}"
     rf"|{_MONTH}\s+{_YEAR}"
     rf"|\d{{4}}s"
-    rf"|(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+century"
+    rf"|(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\s+(?:century|millennium){_ERA}"
     rf"|{_YEAR})\b"
 )
 _NUMBER_WORDS = (
@@ -155,7 +162,26 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
         if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
             at = match.start() + match.group().index(name)
             found.append((at, at + len(name), name))
-    return found
+    # A one-word name before a noun and another name qualifies that noun, which
+    # the other name holds: "the fifth Mughal emperor, Shah Jahan", "the German
+    # mathematician Gottfried Leibniz". "Who commissioned the Taj Mahal?" got
+    # "Mughal", the word nearest "commissioned".
+    return [
+        span for span, after in zip(found, found[1:] + [None])
+        if not (after and " " not in span[2] and _qualifier(sentence[span[1] : after[0]]))
+    ]
+
+
+def _qualifier(between: str) -> bool:
+    """Whether the text between two names is one noun they share ("emperor, "):
+    a lower-case word that is no function word and, by its ending, no verb
+    ("Caesar defeated Pompey", "Ada writes Babbage")."""
+    match = re.fullmatch(r"\s+([a-z][a-z-]*),?\s+", between)
+    return bool(match) and match.group(1) not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", match.group(1))
+
+
+# The end of "7,088 kilometers (" or "82-kilometer (": a number, its unit, an opening bracket.
+_RESTATED = re.compile(r"\d[\d,.]*[\s-]*[^\W\d][^\s()]*\s*\(\s*$")
 
 
 _PRONOUN_START = re.compile(r"^\s*(?:he|she|they)\b", re.IGNORECASE)
@@ -273,6 +299,10 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
         # Blanks of the same length keep the offsets the sentence's.
         undated = _DATE.sub(lambda m: m.group() if m.group().isdigit() else " " * len(m.group()), sentence)
         spans = [m for m in _NUMBER.finditer(undated) if m.group().strip() and not set(tokens(m.group(), "rouge")) <= asked]
+        # A number in brackets after a number and its unit restates it in other
+        # units: "7,088 kilometers (4,404 mi) long" is 7,088 long, the article's
+        # own figure, though "4,404" sits nearer "long".
+        spans = [m for m in spans if not _RESTATED.search(undated, 0, m.start())] or spans
         # A bare four-digit number is usually a year, not the count asked for.
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
