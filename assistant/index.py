@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 
-from assistant.kernel import Terminated, output_path, run_cli, sigterm_as_ctrl_c
+from assistant.kernel import output_path, run_cli
 from assistant.retrieval import index_collection
 
 __all__ = ["main"]
@@ -29,12 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so that the build's
     cleanup runs (the default action ended the process at once, leaving
     its staging folder, a partial index as large as the collection's)."""
-    try:
-        with sigterm_as_ctrl_c():
-            return run_cli(_build, argv)
-    except KeyboardInterrupt as stop:
-        print("interrupted: the index was not written (a previous one there is unchanged).", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+    return run_cli(_build, argv, interrupted="the index was not written (a previous one there is unchanged).")
 
 
 def _build(argv: list[str] | None) -> int:

@@ -55,6 +55,7 @@ from assistant.kernel import (
     Turn,
     check_at_least,
     output_path,
+    run_cli,
     sigterm_as_ctrl_c,
     utf8_text,
 )
@@ -64,7 +65,6 @@ from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
 from rewriting import load_rewriter
 
-from ._cli import output_apart, run_interruptible
 
 __all__ = [
     "IN_DOMAIN",
@@ -415,7 +415,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_interruptible(_main, argv, "nothing was scored or written")
+    return run_cli(_main, argv, interrupted="nothing was scored or written")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -431,7 +431,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     from tqdm import tqdm
 
-    out = output_apart(args.predict, "--predict", [args.data])  # before the stories are answered, not after
+    out = output_path(args.predict, "--predict", inputs=[args.data])  # before the stories are answered, not after
     stories = load_stories(args.data)[: args.limit]
     # What made the predictions: the same command (any --limit) goes on from
     # an interrupted run's; other data or settings start afresh.

@@ -73,13 +73,13 @@ from assistant.kernel import (
     LabelledRewrite,
     output_path,
     porter_stem,
+    run_cli,
     sklearn_stopwords,
     tokens,
     write_labels,
 )
 from rewriting.data import data_dir, load_examples
 
-from ._cli import run_interruptible
 
 __all__ = ["build_label_set", "main"]
 
@@ -240,7 +240,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_interruptible(_main, argv, "the label set was not finished")
+    return run_cli(_main, argv, interrupted="the label set was not finished")
 
 
 def _main(argv: list[str] | None) -> int:

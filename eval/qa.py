@@ -67,11 +67,10 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs
+from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
-from ._cli import output_apart, run_interruptible
 from ._qa_data import (
     QATurn,
     collection_passages,
@@ -134,13 +133,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_interruptible(_main, argv, "nothing was scored or written")
+    return run_cli(_main, argv, interrupted="nothing was scored or written")
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.write_collection:
-        out = output_apart(args.write_collection, "--write-collection", [args.data])
+        out = output_path(args.write_collection, "--write-collection", inputs=[args.data])
         count = write_collection(collection_passages(args.data), out)
         print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
         return 0

@@ -52,11 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, json_lines
+from assistant.kernel import ConfigError, DataFormatError, json_lines, run_cli
 from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
 
-from ._cli import run_interruptible
 
 __all__ = [
     "MCQuestion",
@@ -288,7 +287,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_interruptible(_main, argv, "nothing was scored")
+    return run_cli(_main, argv, interrupted="nothing was scored")
 
 
 def _main(argv: Sequence[str] | None) -> int:

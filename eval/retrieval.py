@@ -80,7 +80,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir
+from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -94,7 +94,6 @@ from ._judged import (
     write_qrels,
 )
 from ._judged_trec import MEASURES, read_run, trec_eval, write_run
-from ._cli import output_apart, run_interruptible
 from ._scoring import held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
@@ -357,10 +356,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.write_collection is not None or args.score_run is not None:
         return _own_retriever(args, distractors)
     # The files written last are checked (their folders made) first, before minutes of searching.
-    given_run = output_apart(args.run, "--run", _inputs(args)) if args.run else None
-    given_qrels = output_apart(args.qrels, "--qrels", _inputs(args)) if args.qrels else None
+    given_run = output_path(args.run, "--run", inputs=_inputs(args)) if args.run else None
+    given_qrels = output_path(args.qrels, "--qrels", inputs=_inputs(args)) if args.qrels else None
     if given_run is not None and given_qrels is None:
-        given_qrels = output_apart(given_run.with_suffix(".qrels"), "the qrels next to --run", _inputs(args))
+        given_qrels = output_path(given_run.with_suffix(".qrels"), "the qrels next to --run", inputs=_inputs(args))
     collection = judged_collection(args.data, distractors)
     examples = {path: load_examples(path) for path in args.data}
     queries = _held(collection.queries, examples, args.split)
@@ -434,10 +433,10 @@ def _own_retriever(args, distractors: list[str]) -> int:
     flag = "--write-collection" if args.write_collection is not None else "--score-run"
     if given:
         raise InvalidInputError(f"{flag} does not search with a rewriter of ours; leave out {', '.join(given)}")
-    qrels = output_apart(args.qrels, "--qrels", _inputs(args)) if args.qrels else None
+    qrels = output_path(args.qrels, "--qrels", inputs=_inputs(args)) if args.qrels else None
     examples = {path: load_examples(path) for path in args.data}
     if args.write_collection is not None:
-        out = output_apart(args.write_collection, "--write-collection", _inputs(args))
+        out = output_path(args.write_collection, "--write-collection", inputs=_inputs(args))
         collection = judged_collection(args.data, distractors)
         count = write_collection(collection.passages, out)
         judged = ""
@@ -470,7 +469,7 @@ def _own_retriever(args, distractors: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_interruptible(_main, argv, "nothing was scored or written")
+    return run_cli(_main, argv, interrupted="nothing was scored or written")
 
 
 if __name__ == "__main__":

@@ -87,12 +87,12 @@ from assistant.kernel import (
     default_labels_path,
     output_path,
     read_labels,
+    run_cli,
 )
 from rewriting import add_ray_arguments
 from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
-from ._cli import output_apart, run_interruptible
 from ._plots import plot_distributions
 from ._scoring import (
     METRICS,
@@ -212,7 +212,7 @@ def _validate_file(
     torch_threads: int = TORCH_THREADS,
 ) -> int:
     if plot:
-        plot = output_apart(plot, "--plot", [path])  # before the scoring, not after it
+        plot = output_path(plot, "--plot", inputs=[path])  # before the scoring, not after it
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(
@@ -355,7 +355,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; bad input ends in one ``error:`` line and status 2."""
-    return run_interruptible(_main, argv, "nothing was scored or written (rewrites made by python -m rewriting.rewrite, "
+    return run_cli(_main, argv, interrupted="nothing was scored or written (rewrites made by python -m rewriting.rewrite, "
                              "which goes on after an interruption, are scored with --rewrites)")
 
 

@@ -331,7 +331,7 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --ray takes --actors of at least 1 and no --latency\n")
 
     requests = read_requests(args.input)
-    output_path(args.output)  # fail before the model loads, not after the work
+    output_path(args.output, "--output", inputs=[args.input])  # fail before the model loads, not after the work
     began = time.perf_counter()  # with --ray, the actors' model loads count too
     settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
                 "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,

@@ -230,7 +230,7 @@ def score(assistant, conversations=CONVERSATIONS, *, variants=(), progress=lambd
 
 
 def main(argv=None) -> int:
-    return run_cli(_main, argv)
+    return run_cli(_main, argv, interrupted="nothing was scored")
 
 
 def _main(argv) -> int:

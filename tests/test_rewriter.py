@@ -964,7 +964,7 @@ def test_cli_output_under_a_file_exits_2_in_one_line(tmp_path, capsys):
     out = blocker / "dir" / "x.jsonl"
     assert main(["--input", str(_one_request(tmp_path)), "--output", str(out), "--model", "original"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: cannot write the output {out}") and err.count("\n") == 1
+    assert err.startswith(f"error: cannot write --output {out}") and err.count("\n") == 1
 
 
 def test_cli_output_that_is_a_folder_exits_2_in_one_line(tmp_path, capsys):
@@ -975,9 +975,20 @@ def test_cli_output_that_is_a_folder_exits_2_in_one_line(tmp_path, capsys):
     (folder / "keep").write_text("")  # a folder rename cannot replace
     assert main(["--input", str(_one_request(tmp_path)), "--output", str(folder), "--model", "original"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: cannot write the output {folder}") and err.count("\n") == 1
+    assert err.startswith(f"error: cannot write --output {folder}") and err.count("\n") == 1
     assert sorted(p.name for p in folder.iterdir()) == ["keep"]
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_cli_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    from rewriting.rewrite import main
+
+    src = _one_request(tmp_path)
+    before = src.read_bytes()
+    assert main(["--input", str(src), "--output", str(tmp_path / "." / src.name), "--model", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --output {tmp_path / '.' / src.name} is an input of this command too; writing it would replace it: give another path\n"
+    assert src.read_bytes() == before
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders, so there is nothing to refuse")
@@ -991,7 +1002,7 @@ def test_cli_read_only_folder_exits_2_in_one_line(tmp_path, capsys):
     finally:
         locked.chmod(0o700)
     err = capsys.readouterr().err
-    assert err.startswith("error: cannot write the output") and err.count("\n") == 1
+    assert err.startswith("error: cannot write --output") and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("field", ["question", "history"])

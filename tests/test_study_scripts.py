@@ -72,3 +72,23 @@ def test_bench_conversations_reads_a_set_from_a_file_and_checks_it_before_loadin
     out = _run("bench_conversations.py", "--conversations", str(path), cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
     assert out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("stop, status", [(KeyboardInterrupt, 130), ("Terminated", 143)])
+def test_bench_conversations_interrupted_is_one_line(monkeypatch, capsys, stop, status):
+    # Ctrl-C (or SIGTERM) while the models load or the conversations run ended in a traceback.
+    import importlib.util
+
+    from assistant.kernel import Terminated
+
+    spec = importlib.util.spec_from_file_location("bench_conversations", SCRIPTS / "bench_conversations.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    stop = Terminated if stop == "Terminated" else stop
+
+    def interrupted(*args, **kwargs):
+        raise stop
+
+    monkeypatch.setattr(script, "check_facts", interrupted)
+    assert script.main([]) == status
+    assert capsys.readouterr().err == "interrupted: nothing was scored\n"

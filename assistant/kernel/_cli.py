@@ -9,18 +9,36 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ._errors import AssistantError, ConfigError
 
 __all__ = ["run_cli", "output_path", "check_at_least", "current_umask", "Terminated", "sigterm_as_ctrl_c"]
 
 
-def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None, *,
+            interrupted: str | None = None) -> int:
     """Run ``main(argv)``; an :class:`AssistantError` (bad input, a missing
     index or model, a setting out of range ...) becomes one line on stderr,
     ``error: <what to do>``, and exit status 2. Anything else is a bug and
-    keeps its traceback."""
+    keeps its traceback.
+
+    ``interrupted``: what an interruption leaves (nothing written, or where
+    the work so far is kept). Given, Ctrl-C and SIGTERM end the command
+    with one line, ``interrupted: <it>``, and exit status 130 (143 for
+    SIGTERM), where they ended in a traceback from whatever model or search
+    was running, saying nothing of what was lost."""
+    if interrupted is None:
+        return _errors_in_one_line(main, argv)
+    try:
+        with sigterm_as_ctrl_c():
+            return _errors_in_one_line(main, argv)
+    except KeyboardInterrupt as stop:
+        print(f"interrupted: {interrupted}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+
+
+def _errors_in_one_line(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None) -> int:
     try:
         return main(argv)
     except AssistantError as error:
@@ -46,7 +64,8 @@ def check_at_least(**flags: tuple[int | float | None, int | float]) -> None:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least {least}, not {value}")
 
 
-def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bool = False) -> Path:
+def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bool = False,
+                inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
     """``path`` made ready for a command line to write, before its work starts:
     missing parent folders are made (as ``rewriting.rewrite --output`` always
     did), and a path that cannot be written (a parent that is a file, a
@@ -55,7 +74,10 @@ def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bo
     that minutes of work are not lost to a typo in the last step.
     ``folder``: ``path`` is a folder, not a file; the command fills it, or
     makes (or replaces) it itself, as an index build does, so only its
-    parent is made here.
+    parent is made here. ``inputs``: the command's input files (None: one
+    not given); ``path`` naming one of them, the same file by any name, is
+    refused (``--predict coqa-dev.json`` beside ``--data coqa-dev.json``
+    wrote the predictions over the data: a dataset lost to a typo).
 
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
@@ -67,6 +89,10 @@ def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bo
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.ConfigError: cannot write --qrels ...: ... is not a folder; give a path in a writable folder
+    >>> output_path(root / "new" / "." / "run.trec", "--out", inputs=[run, None])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.ConfigError: --out .../run.trec is an input of this command too; writing it would replace it: give another path
     """
     path = Path(path)
 
@@ -95,6 +121,9 @@ def output_path(path: str | os.PathLike, flag: str = "the output", *, folder: bo
         raise refuse(error.strerror or str(error)) from None
     if path.is_file() and not os.access(path, os.W_OK):
         raise refuse("the file is read-only")
+    for given in inputs:
+        if given is not None and path.exists() and Path(given).exists() and os.path.samefile(path, given):
+            raise ConfigError(f"{flag} {path} is an input of this command too; writing it would replace it: give another path")
     return path
 
 
