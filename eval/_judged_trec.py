@@ -56,7 +56,7 @@ def read_run(path: str | Path) -> list[tuple[str, str, str]]:
     except OSError as error:
         raise DataFormatError(f"cannot read the run {path}: {error.strerror or error}") from None
     lines, seen = [], set()
-    for number, line in enumerate(utf8_text(raw, str(path)).removeprefix("\ufeff").splitlines(), start=1):
+    for number, line in enumerate(utf8_text(raw, str(path)).splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue

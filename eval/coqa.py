@@ -185,7 +185,7 @@ def _read_json(path: str | Path, what: str):
     except OSError as error:
         raise DataFormatError(f"cannot read {what} {path}: {error.strerror or error}") from error
     try:
-        return json.loads(utf8_text(raw, str(path)).removeprefix("\ufeff"))
+        return json.loads(utf8_text(raw, str(path)))
     except json.JSONDecodeError as error:
         raise DataFormatError(f"cannot read {what} {path}: {error}") from error
 

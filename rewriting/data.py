@@ -56,7 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, sklearn_stopwords
+from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, sklearn_stopwords, utf8_text
 
 __all__ = [
     "RewriteExample",
@@ -434,11 +434,10 @@ _CAST_KEYS = ("number", "turn")
 
 def _read_records(path: str | os.PathLike) -> list[Any]:
     try:
-        with open(path, encoding="utf-8") as f:
-            records = json.load(f)
+        records = json.loads(utf8_text(Path(path).read_bytes(), str(path)))  # a byte order mark is no text
     except OSError as e:
         raise DataFormatError(f"{path}: cannot read the file: {e}") from e
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except json.JSONDecodeError as e:
         raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
     if not isinstance(records, list):
         raise DataFormatError(f"{path}: expected a JSON list of records, found a {type(records).__name__}")

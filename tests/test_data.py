@@ -571,3 +571,10 @@ def test_rewriting_data_is_not_a_command():
     assert out.stderr.strip().splitlines() == [
         "error: rewriting.data reads the rewriting datasets for other code, not a command; "
         "train with python -m rewriting.train, export turns with python -m eval.rewrites export"]
+
+
+def test_a_file_saved_with_a_byte_order_mark_loads(tmp_path):
+    # "not a UTF-8 JSON file: Unexpected UTF-8 BOM": a QReCC file saved by Notepad was refused.
+    path = tmp_path / "qrecc.json"
+    path.write_bytes("\ufeff".encode() + json.dumps([qrecc_record(1)]).encode())
+    assert [example.rewrite for example in load_examples(path)] == ["What is a cat?"]

@@ -713,6 +713,20 @@ def test_a_document_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
         ("a", "Zanzibar spices grow here."), ("Zanzibar", "Spices grow here."), ("Cloves", "Cloves too.")]
 
 
+def test_a_jsonl_collection_saved_with_a_byte_order_mark_is_indexed_on_both_routes(tmp_path):
+    # "line 1: not valid JSON (Unexpected UTF-8 BOM)": PowerShell's and
+    # Notepad's UTF-8 put U+FEFF before the first line; Lucene, handed that
+    # line as it is (--threads 2), would read it as the line's first character.
+    coll = tmp_path / "bom.jsonl"
+    # In the indexer's own form (no title), so that --threads 2 hands the lines to Lucene as they are.
+    lines = "".join(json.dumps({"id": f"p{n}", "contents": _passage(n)["contents"]}) + "\n" for n in (1, 2))
+    coll.write_bytes("\ufeff".encode() + lines.encode())
+    assert [p["id"] for p in read_collection(coll)] == ["p1", "p2"]
+    for threads in (1, 2):
+        assert index_collection(coll, tmp_path / f"idx{threads}", progress=False, threads=threads) == 2
+        assert BM25Retriever.from_index(tmp_path / f"idx{threads}").search("code1", 1)[0].id == "p1"
+
+
 def test_file_names_that_are_not_utf8_make_distinct_readable_ids(tmp_path):
     # 'caf\xe9.txt' (Latin-1) was the id 'caf\udce9.txt#0' in Python and
     # 'caf\ufffd.txt#0' once Java had stored it: 'caf\xe8.txt' became the

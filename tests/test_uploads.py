@@ -83,6 +83,9 @@ def test_text_of_html_pdf_and_bad_files(tmp_path):
     latin1.write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(DataFormatError, match="old.txt is not UTF-8 text"):
         read_text(latin1)
+    notepad = tmp_path / "notes.md"  # a byte order mark opened the text and hid the heading
+    notepad.write_bytes("\ufeff# Zanzibar\n\nSpices grow here.".encode())
+    assert " ".join(read_text(notepad).split()) == "Zanzibar Spices grow here."
     blank = tmp_path / "blank.md"
     blank.write_text("   \n\n ")
     with pytest.raises(DataFormatError, match="blank.md has no text to answer from"):

@@ -15,16 +15,21 @@ __all__ = ["json_lines", "json_lines_with_text", "utf8_text"]
 def utf8_text(raw: bytes, name: str) -> str:
     """``raw`` decoded as UTF-8, or :class:`DataFormatError` saying that the
     file ``name`` is not UTF-8 and what to do: the one check and message for
-    a document read as text, by an upload or a collection being indexed
-    (replacement characters would be indexed and shown instead).
+    a file read as text, by an upload, a collection being indexed or an
+    evaluation's data (replacement characters would be indexed and shown
+    instead). A leading byte order mark (Notepad's and PowerShell's UTF-8)
+    is dropped: it is no text, and kept it hid a Markdown title and made
+    JSON unreadable.
 
+    >>> utf8_text("\ufeff# Title".encode("utf-8"), "notes.md")
+    '# Title'
     >>> utf8_text("café".encode("latin-1"), "latin1.txt")
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.DataFormatError: latin1.txt is not UTF-8 text; save it as UTF-8 and try again.
     """
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
 
@@ -48,7 +53,8 @@ def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
 def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, str]]:
     """:func:`json_lines` with each line's own text third (its line end
     stripped), for a caller that passes a valid line on unchanged (the
-    indexer hands such lines to Lucene as they are)."""
+    indexer hands such lines to Lucene as they are). A byte order mark
+    before the first line is no part of its record; it stays in its text."""
     path = Path(path)
     # Streamed line by line, so a file of any size costs one line of memory;
     # lines end at "\n" only (JSON strings may hold U+2028 and U+2029 raw).
@@ -68,7 +74,7 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
             except json.JSONDecodeError as err:
                 raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
             yield where, record, line.rstrip("\r\n")

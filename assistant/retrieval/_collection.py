@@ -230,16 +230,15 @@ def _front_matter(markdown: str) -> tuple[str, str]:
 
 def _file_text(path: Path) -> str:
     """The UTF-8 text of the file at ``path``, or a :class:`DataFormatError`
-    naming it: not UTF-8, gone since the folder was listed, unreadable.
-    A byte order mark (Notepad's UTF-8) is no text: kept, it opened the
-    first passage, and hid a Markdown file's '# Title' line."""
+    naming it: not UTF-8, gone since the folder was listed, unreadable
+    (a byte order mark is dropped, as :func:`utf8_text` does)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DataFormatError(f"{path}: no such file") from None
     except OSError as error:
         raise DataFormatError(f"{path}: cannot read it ({error.strerror or error})") from None
-    return utf8_text(raw, str(path)).removeprefix("\ufeff")
+    return utf8_text(raw, str(path))
 
 
 def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:

@@ -211,7 +211,10 @@ def _check_lines(files: list[Path], show: Callable[[], None]) -> tuple[int, arra
     hashes = array("q")
     count = 0
     for file in files:
-        for where, record, _ in json_lines_with_text(file):
+        for where, record, text in json_lines_with_text(file):
+            # A byte order mark before the first line: Lucene would read it as the line's first character.
+            if text.startswith("\ufeff"):
+                return None
             if not indexer_form(record) or lucene_problem(
                     record["id"], record["contents"], record.get("title", ""), record.get("url", "")):
                 checked_passage(where, record)  # a line that is no passage, or one Lucene refuses, is named
