@@ -54,6 +54,7 @@ from assistant.kernel import (
     Terminated,
     Turn,
     check_at_least,
+    PartialOutput,
     output_path,
     run_cli,
     sigterm_as_ctrl_c,
@@ -338,52 +339,6 @@ def predict(
     return rows
 
 
-class _Partial:
-    """``OUT.partial``: a header line with what made the predictions (the
-    data file's digest, the settings), then one line per finished story,
-    ``{"id", "rows"}``, flushed as it is written. A run with the same key
-    goes on from it; another key's file is replaced."""
-
-    def __init__(self, out: Path, key: dict) -> None:
-        self.path = Path(f"{out}.partial")
-        self.key = key
-        self._file = None
-
-    def done(self) -> dict[str, list[dict]]:
-        try:
-            lines = self.path.read_text(encoding="utf-8").split("\n")
-            if json.loads(lines[0]) != {"partial": self.key}:
-                return {}
-        except (OSError, ValueError, IndexError):
-            return {}
-        done = {}
-        for text in lines[1:]:
-            try:
-                line = json.loads(text)
-                done[line["id"]] = line["rows"]
-            except (ValueError, KeyError, TypeError):
-                break  # the line an interruption cut, and nothing after it
-        return done
-
-    def start(self, done: Mapping[str, list[dict]]) -> None:
-        self._file = self.path.open("w", encoding="utf-8")
-        self._write({"partial": self.key})
-        for story_id, rows in done.items():
-            self._write({"id": story_id, "rows": rows})
-
-    def add(self, story: Story, rows: list[dict]) -> None:
-        self._write({"id": story.id, "rows": rows})
-
-    def _write(self, line: dict) -> None:
-        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
 def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
 
@@ -439,18 +394,18 @@ def _main(argv: Sequence[str] | None) -> int:
            "rewriter": args.rewriter, "history_turns": args.history_turns, "k": args.k,
            "passage_words": args.passage_words,
            "environment": {name: value for name, value in sorted(os.environ.items()) if name.startswith("CONVQA_")}}
-    saved = _Partial(out, key)
-    done = saved.done()
+    saved = PartialOutput(out, key)
+    done = {story_id: line["rows"] for story_id, line in saved.done().items()}
     todo = [story for story in stories if story.id not in done]
     if len(todo) < len(stories):
         print(f"resuming: {len(stories) - len(todo)} of {len(stories)} stories were answered by an interrupted run "
               f"({saved.path.name})", file=sys.stderr)
 
     def keep(story: Story, rows: list[dict]) -> None:
-        saved.add(story, rows)
+        saved.add([{"id": story.id, "rows": rows}])
         done[story.id] = rows
 
-    saved.start(done)
+    saved.start({"id": story_id, "rows": rows} for story_id, rows in done.items())
     try:
         with sigterm_as_ctrl_c():
             # No story left (all resumed): no model is loaded.
@@ -465,8 +420,12 @@ def _main(argv: Sequence[str] | None) -> int:
         saved.close()
     rows = [row for story in stories for row in done[story.id]]
     out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    saved.path.unlink(missing_ok=True)
     print(f"wrote {len(rows)} predictions to {args.predict}", file=sys.stderr)
+    beyond = len(done.keys() - {story.id for story in stories})
+    if beyond:  # answered by a run without --limit (or a larger one): kept for it
+        print(f"kept {saved.path}: it holds {beyond} stories past --limit {args.limit}", file=sys.stderr)
+    else:
+        saved.path.unlink(missing_ok=True)
     return 0
 
 

@@ -43,7 +43,16 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, current_umask, json_lines, output_path, percentile, run_cli
+from assistant.kernel import (
+    ConfigError,
+    DataFormatError,
+    PartialOutput,
+    current_umask,
+    json_lines,
+    output_path,
+    percentile,
+    run_cli,
+)
 
 __all__ = ["read_requests", "rewrite_file", "resume_rewrites", "write_rewrites", "configure", "main"]
 
@@ -115,7 +124,7 @@ def resume_rewrites(requests: Sequence[dict], output: str | os.PathLike, resume_
     atomically, only when every request has its rewrite.
     """
     output_path(output)  # an unwritable output fails before the work
-    saved = _Progress(output, resume_key)
+    saved = PartialOutput(output, resume_key)
     done = saved.done()
     todo = [r for r in requests if r["id"] not in done]
     if done:
@@ -176,53 +185,6 @@ def _line(request_id: str, result) -> dict:
     if result.alternatives:
         line["alternatives"] = list(result.alternatives)
     return line
-
-
-class _Progress:
-    """``OUTPUT.partial``: a header line with the run's key, then one output
-    line per rewrite finished, written a chunk at a time and flushed to disk."""
-
-    def __init__(self, output: str | os.PathLike, key: dict) -> None:
-        self.path = Path(f"{output}.partial")
-        self.key = key
-        self._file = None
-
-    def done(self) -> dict[str, dict]:
-        """The lines an earlier run with this key finished, by id; none when
-        there is no such file, or it was made from another input or with
-        other settings (it is then replaced)."""
-        try:
-            lines = self.path.read_text(encoding="utf-8").split("\n")
-            if json.loads(lines[0]) != {"partial": self.key}:
-                return {}
-        except (OSError, ValueError, IndexError):
-            return {}
-        done = {}
-        for text in lines[1:]:
-            try:
-                line = json.loads(text)
-                done[line["id"]] = line
-            except (ValueError, KeyError, TypeError):
-                break  # a line the interruption cut (and nothing after it)
-        return done
-
-    def start(self, done) -> None:
-        self._file = self.path.open("w", encoding="utf-8")
-        self._write([{"partial": self.key}, *done])
-
-    def add(self, lines) -> None:
-        self._write(lines)
-
-    def _write(self, lines) -> None:
-        for line in lines:
-            self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
 
 
 def write_rewrites(requests: Sequence[dict], produce: Callable[[], list], output: str | os.PathLike) -> int:

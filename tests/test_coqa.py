@@ -342,6 +342,33 @@ def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(f
     assert made == ["s1", "s2", "s3"]
 
 
+def test_a_limited_run_keeps_the_stories_an_interrupted_full_run_answered_past_its_limit(files, tmp_path, capsys,
+                                                                                         monkeypatch):
+    # A full run stopped after two stories, then a --limit 1 run: it used
+    # story s1 and deleted the partial file, so s2's answers were lost.
+    data, _ = files
+    out = tmp_path / "ours.json"
+    made, stop_at = [], ["s3"]
+
+    def factory(args):
+        def make_assistant(story):
+            made.append(story.id)
+            if stop_at and story.id == stop_at[0]:
+                stop_at.clear()
+                raise KeyboardInterrupt
+            return GoldEcho({})
+        return make_assistant
+
+    monkeypatch.setattr(coqa, "_assistant_factory", factory)
+    command = ["--data", str(data), "--predict", str(out)]
+    assert coqa.main(command) == 130
+    assert coqa.main([*command, "--limit", "1"]) == 0
+    assert [row["id"] for row in json.loads(out.read_text())] == ["s1", "s1"]
+    assert f"kept {out}.partial: it holds 1 stories past --limit 1" in capsys.readouterr().err
+    assert coqa.main(command) == 0
+    assert made == ["s1", "s2", "s3", "s3"]  # s1 and s2 were each answered once
+
+
 def test_predict_refuses_to_write_over_the_data_file(files, tmp_path, capsys, monkeypatch):
     # --predict naming the --data file replaced the CoQA file with the predictions.
     def no_models(args):

@@ -1,7 +1,7 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading, the labels-file format, folders' owner marks, the word lists and tokenisers, the
+JSONL reading, the labels-file format, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
 one percentile, and the command lines' error ending and output-path check.
 It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
@@ -36,6 +36,7 @@ from ._errors import (
 from ._jsonl import json_lines, json_lines_with_text, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
+from ._partial import PartialOutput
 from ._stats import percentile
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
@@ -67,6 +68,7 @@ __all__ = [
     "owner_mark",
     "mark_owner",
     "owner_gone",
+    "PartialOutput",
     "AssistantError",
     "JavaNotFoundError",
     "IndexNotFoundError",
