@@ -304,12 +304,10 @@ def test_a_file_without_stories_is_refused(tmp_path, files, capsys):
     assert _one_error_line(capsys) == f"error: {empty}: no stories in its 'data' list\n"
 
 
-def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(files, tmp_path, capsys, monkeypatch):
-    # Ctrl-C ended in a traceback and every answered story was lost.
-    data, _ = files
-    out = tmp_path / "ours.json"
-    out.write_text("[]\n")  # an earlier run's file: left as it was
-    made, stop_at = [], ["s2"]  # Ctrl-C once, as story s2 starts
+def _stopping_once(monkeypatch, story_id: str) -> list[str]:
+    """eval.coqa's models replaced by gold echoes; Ctrl-C the first time
+    ``story_id`` starts. Returns the story ids started, in order."""
+    made, stop_at = [], [story_id]
 
     def factory(args):
         def make_assistant(story):
@@ -321,6 +319,15 @@ def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(f
         return make_assistant
 
     monkeypatch.setattr(coqa, "_assistant_factory", factory)
+    return made
+
+
+def test_an_interrupted_predict_keeps_its_stories_and_the_same_command_goes_on(files, tmp_path, capsys, monkeypatch):
+    # Ctrl-C ended in a traceback and every answered story was lost.
+    data, _ = files
+    out = tmp_path / "ours.json"
+    out.write_text("[]\n")  # an earlier run's file: left as it was
+    made = _stopping_once(monkeypatch, "s2")  # Ctrl-C once, as story s2 starts
     command = ["--data", str(data), "--predict", str(out)]
     assert coqa.main(command) == 130
     assert out.read_text() == "[]\n"
@@ -348,18 +355,7 @@ def test_a_limited_run_keeps_the_stories_an_interrupted_full_run_answered_past_i
     # story s1 and deleted the partial file, so s2's answers were lost.
     data, _ = files
     out = tmp_path / "ours.json"
-    made, stop_at = [], ["s3"]
-
-    def factory(args):
-        def make_assistant(story):
-            made.append(story.id)
-            if stop_at and story.id == stop_at[0]:
-                stop_at.clear()
-                raise KeyboardInterrupt
-            return GoldEcho({})
-        return make_assistant
-
-    monkeypatch.setattr(coqa, "_assistant_factory", factory)
+    made = _stopping_once(monkeypatch, "s3")
     command = ["--data", str(data), "--predict", str(out)]
     assert coqa.main(command) == 130
     assert coqa.main([*command, "--limit", "1"]) == 0
