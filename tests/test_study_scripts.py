@@ -3,6 +3,7 @@ one line before any model loads."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,14 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def _bench_conversations():
+    """scripts/bench_conversations.py as a module, to call its functions in-process."""
+    spec = importlib.util.spec_from_file_location("bench_conversations", SCRIPTS / "bench_conversations.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
 
 
 def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -77,13 +86,9 @@ def test_bench_conversations_reads_a_set_from_a_file_and_checks_it_before_loadin
 @pytest.mark.parametrize("stop, status", [(KeyboardInterrupt, 130), ("Terminated", 143)])
 def test_bench_conversations_interrupted_is_one_line(monkeypatch, capsys, stop, status):
     # Ctrl-C (or SIGTERM) while the models load or the conversations run ended in a traceback.
-    import importlib.util
-
     from assistant.kernel import Terminated
 
-    spec = importlib.util.spec_from_file_location("bench_conversations", SCRIPTS / "bench_conversations.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _bench_conversations()
     stop = Terminated if stop == "Terminated" else stop
 
     def interrupted(*args, **kwargs):
@@ -92,3 +97,11 @@ def test_bench_conversations_interrupted_is_one_line(monkeypatch, capsys, stop, 
     monkeypatch.setattr(script, "check_facts", interrupted)
     assert script.main([]) == status
     assert capsys.readouterr().err == "interrupted: nothing was scored\n"
+
+
+@pytest.mark.parametrize("name", ["dev.jsonl", "heldout.jsonl"])
+def test_the_committed_conversation_sets_are_readable_and_their_facts_in_their_articles(name):
+    script = _bench_conversations()
+    conversations = script.read_conversations(SCRIPTS / "conversations" / name)
+    assert len(conversations) == 10 and all(len(turns) == 3 for _, _, turns in conversations)
+    script.check_facts(conversations)  # raises naming a fact its article lacks
