@@ -74,6 +74,13 @@ _CONTROLS = re.compile(r" *[\x00-\x08\x0b-\x1f\x7f-\x9f]+ *")
 # text sent through the app's events held the server's interpreter for
 # seconds. No real question hides that many invisible characters.
 _RAW_LIMIT_FACTOR = 4
+# Characters that are another character in another form: full-width Latin
+# letters, digits and signs (an East Asian keyboard's), the ideographic space,
+# and the Latin ligatures ("\ufb01" of a PDF's "fi"). Neither the Lucene index
+# nor the readers fold them, so "\uff34\uff4f\uff4b\uff59\uff4f" found
+# nothing of Tokyo. Only these: NFKC on the whole question would also turn
+# "km\u00b2" into "km2" and "10\u00b2" into "102".
+_COMPATIBLE_FORMS = re.compile("[\u3000\ufb00-\ufb06\uff01-\uff5e]+")
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -82,13 +89,20 @@ def validate_question(question: str, max_chars: int) -> str:
     and tab, and Cf: zero-width spaces and joiners, direction marks, soft
     hyphens) show nothing and are no part of it: a question with nothing
     visible is an empty one, and only what is visible counts towards
-    ``max_chars``. Every entry point (the app, its API, the terminal chat,
+    ``max_chars``. Accents are composed (NFC: "e" and a combining acute, as
+    a Mac's keyboard or clipboard may send them, are the "\u00e9" the index
+    holds) and full-width letters and ligatures are the plain ones
+    (``_COMPATIBLE_FORMS``). Every entry point (the app, its API, the terminal chat,
     :meth:`Assistant.ask`) checks its questions here.
 
     >>> validate_question("  Who was Ada?  ", 100)
     'Who was Ada?'
     >>> validate_question("Who was Ada\u0000 Lovelace?\u200b", 100)
     'Who was Ada Lovelace?'
+    >>> validate_question("Who was Kurt Go\u0308del?", 100) == "Who was Kurt G\u00f6del?"
+    True
+    >>> validate_question("\uff34\uff4f\uff4b\uff59\uff4f\u3000\ufb01nance", 100)
+    'Tokyo finance'
     >>> validate_question("\u200b\u200b\u200b", 100)
     Traceback (most recent call last):
     ...
@@ -107,6 +121,8 @@ def validate_question(question: str, max_chars: int) -> str:
         raise InvalidInputError(
             "The question contains bytes that are not valid text (invalid UTF-8); please type it again."
         ) from None
+    question = unicodedata.normalize("NFC", question)
+    question = _COMPATIBLE_FORMS.sub(lambda forms: unicodedata.normalize("NFKC", forms.group()), question)
     if not question:
         raise InvalidInputError("Please type a question.")
     if len(question) > max_chars:

@@ -1,0 +1,72 @@
+"""Questions that are not plain ASCII: accents typed two ways, full-width
+letters, curly apostrophes, names in other scripts."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import pytest
+
+from assistant.kernel import Answer
+from assistant.pipeline import Assistant
+from assistant.retrieval import BM25Retriever, build_index, read_collection
+from rewriting import OriginalRewriter
+
+_COLLECTION = [
+    {"id": "dvorak", "title": "Antonín Dvořák", "url": "",
+     "contents": "Antonín Dvořák was a Czech composer of the Romantic era."},
+    {"id": "tokyo", "title": "Tokyo", "url": "",
+     "contents": "Tokyo is the capital of Japan and its most populous city."},
+    {"id": "sao-paulo", "title": "São Paulo", "url": "",
+     "contents": "São Paulo is the most populous city in Brazil."},
+    {"id": "finance", "title": "Finance", "url": "",
+     "contents": "Finance is the study of money, currency and capital assets."},
+]
+
+
+@pytest.fixture(scope="module")
+def accented(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("accented")
+    path = folder / "collection.jsonl"
+    path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _COLLECTION), encoding="utf-8")
+    build_index(read_collection(path), folder / "index", progress=False)
+    return BM25Retriever.from_index(folder / "index")
+
+
+class _FirstPassage:
+    """A reader that answers with the best passage's text: the test is about
+    what reaches retrieval, not about reading."""
+
+    def read(self, question, passages):
+        return Answer(passages[0].text if passages else "", 1.0)
+
+
+def _ids(assistant, question):
+    *_, turn = assistant.steps(question, [])
+    return turn.question, [source.id for source in turn.sources]
+
+
+@pytest.mark.parametrize(
+    "typed, composed",
+    [
+        # A Mac's clipboard and some keyboards send "e" + a combining accent.
+        (unicodedata.normalize("NFD", "Who was Antonín Dvořák?"), "Who was Antonín Dvořák?"),
+        (unicodedata.normalize("NFD", "Where is São Paulo?"), "Where is São Paulo?"),
+        # An East Asian keyboard's full-width letters, a PDF's "fi" ligature.
+        ("What is \uff34\uff4f\uff4b\uff59\uff4f\uff1f", "What is Tokyo?"),
+        ("What is \ufb01nance?", "What is finance?"),
+    ],
+)
+def test_a_question_finds_what_its_plain_twin_finds(accented, typed, composed):
+    assistant = Assistant(OriginalRewriter(), accented, _FirstPassage())
+    assert typed != composed
+    question, ids = _ids(assistant, typed)
+    assert question == composed
+    assert ids and ids == _ids(assistant, composed)[1]
+
+
+def test_superscripts_are_kept_as_typed(accented):
+    # Only the full-width forms and ligatures are folded: "km²" stays "km²".
+    assistant = Assistant(OriginalRewriter(), accented, _FirstPassage())
+    assert _ids(assistant, "How large is Tokyo in km\u00b2?")[0] == "How large is Tokyo in km\u00b2?"
