@@ -11,6 +11,7 @@ import pytest
 from assistant.kernel import Answer
 from assistant.pipeline import Assistant
 from assistant.retrieval import BM25Retriever, build_index, read_collection
+from assistant.session import NOT_ENGLISH, language_notice
 from rewriting import OriginalRewriter
 
 _COLLECTION = [
@@ -70,3 +71,25 @@ def test_superscripts_are_kept_as_typed(accented):
     # Only the full-width forms and ligatures are folded: "km²" stays "km²".
     assistant = Assistant(OriginalRewriter(), accented, _FirstPassage())
     assert _ids(assistant, "How large is Tokyo in km\u00b2?")[0] == "How large is Tokyo in km\u00b2?"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who is Владимир Путин?",
+        "What does 三国演义 mean, and who wrote 中华人民共和国宪法?",
+        "Who was Antonín Dvořák’s teacher? 😀",
+        "Antonín Dvořák Bedřich Smetana",
+        "Ada Lovelace Charles Babbage",
+    ],
+)
+def test_english_questions_naming_things_in_other_scripts_get_no_language_notice(question):
+    assert language_notice(question) == ""
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Кто такой Владимир Путин?", "ما هي عاصمة مصر؟", "Wer war Kurt Gödel?", "Qui était Marie Curie ?", "阿达·洛芙莱斯是谁？"],
+)
+def test_questions_in_other_languages_still_get_the_notice(question):
+    assert language_notice(question) == NOT_ENGLISH

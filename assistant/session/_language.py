@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..kernel import ENGLISH_FUNCTION_WORDS, tokens
+from ..kernel import ENGLISH_FUNCTION_WORDS, TOKEN_PATTERNS
 
 NOT_ENGLISH = (
     "This does not look like English. The collection and the models are English only, "
@@ -19,14 +19,22 @@ def language_notice(text: str) -> str:
     True
     >>> language_notice("阿达·洛芙莱斯是谁？") == NOT_ENGLISH
     True
+    >>> language_notice("Who is Владимир Путин?"), language_notice("Antonín Dvořák Bedřich Smetana")
+    ('', '')
     """
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return ""
+    words = TOKEN_PATTERNS["letters"].findall(text)
+    lowered = [word.lower() for word in words]
     latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for c in letters)
-    if latin / len(letters) < 0.5:
+    # An English question may name someone in their own script, whose
+    # letters then outnumber its own ("Who is Владимир Путин?"); it still
+    # opens in English.
+    if latin / len(letters) < 0.5 and not ENGLISH_FUNCTION_WORDS.intersection(lowered[:1]):
         return NOT_ENGLISH
-    words = tokens(text, "letters")
-    if len(words) >= 4 and not ENGLISH_FUNCTION_WORDS.intersection(words):
+    # Several words with no English function word are another language,
+    # unless every one is capitalised: a list of names is no language.
+    if len(words) >= 4 and not ENGLISH_FUNCTION_WORDS.intersection(lowered) and not all(w[0].isupper() for w in words):
         return NOT_ENGLISH
     return ""
