@@ -34,6 +34,7 @@ from .kernel import (
     Rewrite,
     Turn,
     check_history,
+    composed_text,
     load_configs,
 )
 from .readers import Reader, SentenceReader, build_reader
@@ -74,13 +75,6 @@ _CONTROLS = re.compile(r" *[\x00-\x08\x0b-\x1f\x7f-\x9f]+ *")
 # text sent through the app's events held the server's interpreter for
 # seconds. No real question hides that many invisible characters.
 _RAW_LIMIT_FACTOR = 4
-# Characters that are another character in another form: full-width Latin
-# letters, digits and signs (an East Asian keyboard's), the ideographic space,
-# and the Latin ligatures ("\ufb01" of a PDF's "fi"). Neither the Lucene index
-# nor the readers fold them, so "\uff34\uff4f\uff4b\uff59\uff4f" found
-# nothing of Tokyo. Only these: NFKC on the whole question would also turn
-# "km\u00b2" into "km2" and "10\u00b2" into "102".
-_COMPATIBLE_FORMS = re.compile("[\u3000\ufb00-\ufb06\uff01-\uff5e]+")
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -89,10 +83,9 @@ def validate_question(question: str, max_chars: int) -> str:
     and tab, and Cf: zero-width spaces and joiners, direction marks, soft
     hyphens) show nothing and are no part of it: a question with nothing
     visible is an empty one, and only what is visible counts towards
-    ``max_chars``. Accents are composed (NFC: "e" and a combining acute, as
-    a Mac's keyboard or clipboard may send them, are the "\u00e9" the index
-    holds) and full-width letters and ligatures are the plain ones
-    (``_COMPATIBLE_FORMS``). Every entry point (the app, its API, the terminal chat,
+    ``max_chars``. Accents are composed and full-width letters and ligatures
+    made plain (:func:`~assistant.kernel.composed_text`), so a question finds
+    what its plainly typed twin finds. Every entry point (the app, its API, the terminal chat,
     :meth:`Assistant.ask`) checks its questions here.
 
     >>> validate_question("  Who was Ada?  ", 100)
@@ -121,8 +114,7 @@ def validate_question(question: str, max_chars: int) -> str:
         raise InvalidInputError(
             "The question contains bytes that are not valid text (invalid UTF-8); please type it again."
         ) from None
-    question = unicodedata.normalize("NFC", question)
-    question = _COMPATIBLE_FORMS.sub(lambda forms: unicodedata.normalize("NFKC", forms.group()), question)
+    question = composed_text(question)
     if not question:
         raise InvalidInputError("Please type a question.")
     if len(question) > max_chars:

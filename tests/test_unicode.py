@@ -11,7 +11,7 @@ import pytest
 from assistant.kernel import Answer
 from assistant.pipeline import Assistant
 from assistant.retrieval import BM25Retriever, build_index, read_collection
-from assistant.session import NOT_ENGLISH, language_notice
+from assistant.session import NOT_ENGLISH, index_uploads, language_notice
 from rewriting import OriginalRewriter
 
 _COLLECTION = [
@@ -93,3 +93,16 @@ def test_english_questions_naming_things_in_other_scripts_get_no_language_notice
 )
 def test_questions_in_other_languages_still_get_the_notice(question):
     assert language_notice(question) == NOT_ENGLISH
+
+
+def test_an_uploaded_documents_decomposed_accents_and_ligatures_are_found(tmp_path):
+    # What a PDF's text or a Mac's clipboard gives: "e" + a combining acute, "\ufb01".
+    text = unicodedata.normalize("NFD", "Antonín Dvořák wrote the New World Symphony.\n\nThe \ufb01nance ministry of São Paulo opened in 1891.")
+    (tmp_path / "notes.txt").write_text(text, encoding="utf-8")
+    index = index_uploads([tmp_path / "notes.txt"], root=tmp_path / "sessions")
+    try:
+        for question in ("Dvořák", "finance", "São Paulo"):
+            [hit] = index.retriever.search(question, 3)
+            assert "Dvořák" in hit.text and "finance ministry of São Paulo" in hit.text
+    finally:
+        index.close()

@@ -16,9 +16,11 @@ each purpose keeps its own set here, under a name that says what it is for.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 __all__ = [
+    "composed_text",
     "TOKEN_PATTERNS",
     "tokens",
     "READER_STOPWORDS",
@@ -30,6 +32,33 @@ __all__ = [
     "porter_stem",
     "prefix_stem",
 ]
+
+# Characters that are another character in another form: full-width Latin
+# letters, digits and signs (an East Asian keyboard's), the ideographic space,
+# and the Latin ligatures (a PDF's "\ufb01"). Neither the Lucene index nor the
+# tokenisers fold them. Only these: NFKC at large would also turn "km\u00b2"
+# into "km2" and "10\u00b2" into "102".
+_COMPATIBLE_FORMS = re.compile("[\u3000\ufb00-\ufb06\uff01-\uff5e]+")
+
+
+def composed_text(text: str) -> str:
+    r"""``text`` with its accents composed (NFC: "e" and a combining acute,
+    as a Mac's clipboard or a PDF may give them, are the one "\u00e9" the
+    collection holds) and its full-width letters and Latin ligatures the
+    plain ones: what a question and an uploaded document are made before any
+    tokeniser sees them, so that both spellings of a word are one term.
+    ASCII text is returned as it is.
+
+    >>> composed_text("Kurt Go\u0308del") == "Kurt G\u00f6del"
+    True
+    >>> composed_text("\uff34\uff4f\uff4b\uff59\uff4f\u3000\ufb01nance, 10 km\u00b2") == "Tokyo finance, 10 km\u00b2"
+    True
+    """
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text)
+    return _COMPATIBLE_FORMS.sub(lambda forms: unicodedata.normalize("NFKC", forms.group()), text)
+
 
 TOKEN_PATTERNS = {
     # rouge-score's tokenisation (alphanumeric runs): "same tokens" then means

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, mark_owner, owner_gone, utf8_text
+from ..kernel import (
+    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, composed_text, mark_owner, owner_gone, utf8_text,
+)
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
     BM25Retriever,
@@ -147,7 +149,9 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     if not text.strip():
         hint = " (a scanned PDF has images, not text)" if suffix == ".pdf" else ""
         raise DataFormatError(f"{name} has no text to answer from{hint}.")
-    return text
+    # As the questions are (validate_question): a PDF's "\ufb01nance" or a
+    # Mac's decomposed "e\u0301" was no term any question could match.
+    return composed_text(text)
 
 
 def read_passages(paths: Sequence[Path]) -> list[dict]:
