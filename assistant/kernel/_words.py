@@ -68,8 +68,10 @@ TOKEN_PATTERNS = {
     "word": re.compile(r"\w+(?:'\w+)?"),
     # Letters only, any script: the language check counts words, not numbers.
     "letters": re.compile(r"[^\W\d_]+"),
-    # Letters and digits with a possessive 's kept: the sentence reader's terms.
-    "term": re.compile(r"[^\W_]+(?:'s)?"),
+    # Letters and digits with a possessive 's (straight or curly) kept: the
+    # sentence reader's terms. A curly one split "Lincoln’s" into "lincoln"
+    # and a term "s" that no sentence holds, so the twin questions read apart.
+    "term": re.compile(r"[^\W_]+(?:['’]s)?"),
     # Lucene's StandardTokenizer, near enough: inner apostrophes (straight or
     # curly) stay inside the token, for the in-memory BM25.
     "lucene": re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE),

@@ -64,9 +64,11 @@ def _terms(text: str) -> set[str]:
 
     >>> sorted(_terms("What were Ada's father's books?"))
     ['ada', 'book', 'father']
+    >>> sorted(_terms("What were Ada’s father’s books?"))
+    ['ada', 'book', 'father']
     """
     words = tokens(text, "term")
-    stems = {re.sub(r"('s|s)$", "", w) if len(w) > 3 else w.removesuffix("'s") for w in words}
+    stems = {re.sub(r"(['’]s|s)$", "", w) if len(w) > 3 else re.sub(r"['’]s$", "", w) for w in words}
     return {w for w in stems if w not in READER_STOPWORDS}
 
 
