@@ -6,6 +6,9 @@ answer and the top source; ``--json`` prints one object per turn::
     {"question", "rewrite", "answer", "sources": [{"id", "title", "score", "text"}],
      "timings_ms": {"rewrite", "retrieve", "read", "total"}}
 
+and ``"notice"`` when the question does not look like English (the app's
+notice: the collection and the models are English only).
+
 A turn that cannot be answered (empty line, too long ...) prints
 ``{"question", "error"}`` (or the message) and the conversation goes on.
 """
@@ -22,15 +25,16 @@ from .kernel import AssistantError, Conversation, Turn, echoed_question, run_cli
 from .pipeline import build_assistant, turn_to_json
 from .readers import READERS
 from .retrieval import use_serving_java
+from .session import language_notice
 
 __all__ = ["main"]
 
 
-def _plain(turn: Turn, rescored: bool = False) -> str:
+def _plain(turn: Turn, rescored: bool = False, notice: str = "") -> str:
     """A turn as plain text. ``rescored``: the sources' scores are the
     rescorer's mix of min-max scaled BM25 and the MiniLM cosine
     (:class:`~assistant.retrieval.DenseRescorer`), not BM25's own, and are
-    labelled so."""
+    labelled so. ``notice``: :func:`~assistant.session.language_notice`'s."""
     lines = [f"rewrite: {turn.rewrite.text}"]
     if turn.rewrite.note:
         lines.append(f"  note: {turn.rewrite.note}")
@@ -39,6 +43,8 @@ def _plain(turn: Turn, rescored: bool = False) -> str:
     for text in turn.rewrite.alternatives:
         lines.append(f"  also searched with: {text}")
     lines.append(f"answer:  {turn.answer.text}")
+    if notice:
+        lines.append(f"  note: {notice}")
     if turn.sources:
         top = turn.sources[0]
         score = f"score {top.score:.2f}, BM25 mixed with MiniLM" if rescored else f"BM25 {top.score:.2f}"
@@ -94,7 +100,11 @@ def _chat(argv: list[str] | None) -> int:
             _say(args, question, str(error))
         else:
             conversation.add(turn)
-            sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n" if args.json else _plain(turn, rescored))
+            # The app tells a question that is not English why its answer
+            # may be poor; the terminal's "could not find" said nothing.
+            notice = language_notice(turn.question)
+            found = dict(turn_to_json(turn), **({"notice": notice} if notice else {}))
+            sys.stdout.write(json.dumps(found, ensure_ascii=False) + "\n" if args.json else _plain(turn, rescored, notice))
         sys.stdout.flush()
     return 0
 

@@ -3,6 +3,7 @@ letters, curly apostrophes, names in other scripts."""
 
 from __future__ import annotations
 
+import io
 import json
 import unicodedata
 
@@ -115,3 +116,12 @@ def test_a_curly_apostrophe_reads_as_a_straight_one(sentence):
     # question that no sentence holds, so the twins ranked sentences apart.
     straight = term_overlap("Who was Ada Lovelace's father?", "Ada Lovelace", sentence)
     assert term_overlap("Who was Ada Lovelace’s father?", "Ada Lovelace", sentence) == pytest.approx(straight)
+
+
+def test_the_terminal_chat_gives_the_language_notice_the_app_gives(tiny_index, monkeypatch, capsys):
+    from assistant import chat
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("ما هي عاصمة مصر؟\nWho is Владимир Путин?\n"))
+    assert chat.main(["--json", "--rewriter", "original", "--index", str(tiny_index)]) == 0
+    arabic, english = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert arabic["notice"] == NOT_ENGLISH and "notice" not in english
