@@ -11,7 +11,7 @@ import pytest
 
 from assistant.kernel import Answer
 from assistant.pipeline import Assistant
-from assistant.readers import term_overlap
+from assistant.readers import MultipleChoiceReader, answer_multiple_choice, term_overlap
 from assistant.retrieval import BM25Retriever, build_index, read_collection
 from assistant.session import NOT_ENGLISH, index_uploads, language_notice
 from rewriting import OriginalRewriter
@@ -125,3 +125,13 @@ def test_the_terminal_chat_gives_the_language_notice_the_app_gives(tiny_index, m
     assert chat.main(["--json", "--rewriter", "original", "--index", str(tiny_index)]) == 0
     arabic, english = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert arabic["notice"] == NOT_ENGLISH and "notice" not in english
+
+
+def test_multiple_choice_reads_a_pasted_pdfs_ligatures(minilm):
+    filler = [f"Paragraph {n} is about the weather in the valley, the rivers, the farms and the old mills "
+              f"that stood along the road for many years before the railway came to the town." for n in range(5)]
+    pdf = "The \ufb01nance ministry raised taxes on salt and wine to pay for the new railway."
+    reader = MultipleChoiceReader(minilm)
+    choice = answer_multiple_choice("\n\n".join([*filler, pdf]), "What did the finance ministry do?",
+                                    ["It raised taxes on salt", "It planted forests"], reader=reader)
+    assert any(p is not None and "finance ministry raised taxes" in p.text for p in choice.evidence)

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..kernel import InvalidInputError, Passage
+from ..kernel import InvalidInputError, Passage, composed_text
 from ..retrieval import ChunkRetriever, split_passages
 
 __all__ = ["QualityConfig", "Choice", "MultipleChoiceReader", "answer_multiple_choice"]
@@ -130,6 +130,11 @@ def answer_multiple_choice(
     """Answer one multiple-choice question about ``article`` (plain text).
 
     The app's multiple-choice mode calls this; pass a loaded ``reader`` to
-    reuse the encoder (and the prepared article) across questions.
+    reuse the encoder (and the prepared article) across questions. The texts
+    are read as a question and an upload are
+    (:func:`~assistant.kernel.composed_text`): a document pasted from a PDF
+    writes "\ufb01nance", an option typed on a Mac may write "e\u0301".
     """
+    article, question = composed_text(article), composed_text(question)
+    options = [composed_text(option) for option in options]
     return (reader or MultipleChoiceReader.load()).answer(article, question, options)
