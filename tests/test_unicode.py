@@ -83,9 +83,10 @@ def test_superscripts_are_kept_as_typed(accented):
         "Who was Antonín Dvořák’s teacher? 😀",
         "Antonín Dvořák Bedřich Smetana",
         "Ada Lovelace Charles Babbage",
+        "\uff37\uff48\uff4f \uff57\uff41\uff53 \uff21\uff44\uff41 \uff2c\uff4f\uff56\uff45\uff4c\uff41\uff43\uff45\uff1f",
     ],
 )
-def test_english_questions_naming_things_in_other_scripts_get_no_language_notice(question):
+def test_english_questions_with_other_scripts_names_or_full_width_letters_get_no_language_notice(question):
     assert language_notice(question) == ""
 
 

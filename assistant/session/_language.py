@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..kernel import ENGLISH_FUNCTION_WORDS, TOKEN_PATTERNS
+from ..kernel import ENGLISH_FUNCTION_WORDS, TOKEN_PATTERNS, composed_text
 
 NOT_ENGLISH = (
     "This does not look like English. The collection and the models are English only, "
@@ -22,6 +22,8 @@ def language_notice(text: str) -> str:
     >>> language_notice("Who is Владимир Путин?"), language_notice("Antonín Dvořák Bedřich Smetana")
     ('', '')
     """
+    # Full-width "\uff37\uff48\uff4f" is English typed on an East Asian keyboard.
+    text = composed_text(text)
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return ""
