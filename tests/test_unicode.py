@@ -136,3 +136,14 @@ def test_multiple_choice_reads_a_pasted_pdfs_ligatures(minilm):
     choice = answer_multiple_choice("\n\n".join([*filler, pdf]), "What did the finance ministry do?",
                                     ["It raised taxes on salt", "It planted forests"], reader=reader)
     assert any(p is not None and "finance ministry raised taxes" in p.text for p in choice.evidence)
+
+
+def test_a_pasted_documents_ligatures_and_decomposed_accents_are_found():
+    from assistant.session import Session, use_document
+
+    session = Session()
+    pdf = unicodedata.normalize("NFD", "Dvořák wrote the New World Symphony in 1893.\n\nThe \ufb01nance ministry of São Paulo opened in 1891.")
+    use_document(session, pdf, "notes")
+    for question in ("finance", "São Paulo", "Dvořák"):
+        hits = session.source.retriever.search(question, 1)
+        assert hits and hits[0].score > 0 and question in hits[0].text

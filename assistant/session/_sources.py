@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import InvalidInputError
+from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
@@ -59,7 +59,9 @@ def use_document(session: Session, text: str, name: str = "your document", limit
     """Converse about one document: retrieval runs inside it (CoQA's setting).
     ``limits`` bound its size as they bound an upload's."""
 
-    text = (text or "").strip()
+    # As an uploaded file's text is (read_text): a paste from a PDF viewer
+    # writes "\ufb01nance", which no question's "finance" matched.
+    text = composed_text((text or "").strip())
     if not text:
         raise InvalidInputError("Paste a document, upload one, or give the title of an article first.")
     size = len(text.encode("utf-8", "replace"))
