@@ -104,6 +104,20 @@ OTHER_TAB_JS = """() => {
 # The app's look, beside this file.
 CSS_FILE = Path(__file__).with_name("app.css")
 
+
+def theme() -> gr.themes.Base:
+    """Gradio's Soft theme with text that passes WCAG AA (4.5:1): Soft's grey
+    for secondary text (the sources' passages, scores, the boxes' help), its
+    labels' indigo on their pale badge and its links on the dark background
+    were all below it."""
+    return gr.themes.Soft().set(
+        body_text_color_subdued="*neutral_600",
+        block_label_text_color="*primary_700",
+        block_title_text_color="*primary_700",
+        link_text_color_dark="*secondary_300",
+    )
+
+
 # A conversation the default collection answers turn by turn: its Ada
 # Lovelace summary does not name her father, so "Who was her father?" got
 # her first sentences and then resolved the next "he" to her.
@@ -769,7 +783,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
 
     css = CSS_FILE.read_text(encoding="utf-8")
     app_kwargs = {"middleware": [Middleware(BodyLimit, limit=request_limit(limits))]}
-    return demo.launch(server_name=host, server_port=port, css=css, js=OTHER_TAB_JS, theme=gr.themes.Soft(), show_error=False,
+    return demo.launch(server_name=host, server_port=port, css=css, js=OTHER_TAB_JS, theme=theme(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, app_kwargs=app_kwargs,
                        **launch)
 

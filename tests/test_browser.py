@@ -122,6 +122,61 @@ def test_three_turns_show_rewrites_answers_and_sources(open_page):
     assert page.locator("#export-file a[download]").count() >= 1
 
 
+# The WCAG contrast ratio of an element's text colour against the first
+# opaque background behind it (AA asks 4.5:1 of body text).
+CONTRAST_JS = """element => {
+  const rgba = colour => { const v = colour.match(/[\\d.]+/g).map(Number); return v.length > 3 ? v : [...v, 1]; };
+  let behind = element;
+  while (behind && rgba(getComputedStyle(behind).backgroundColor)[3] < 0.5) behind = behind.parentElement;
+  const background = behind ? getComputedStyle(behind).backgroundColor : "rgb(255, 255, 255)";
+  const luminance = colour => {
+    const [r, g, b] = rgba(colour).slice(0, 3).map(c => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [light, dark] = [luminance(getComputedStyle(element).color), luminance(background)].sort((a, b) => b - a);
+  return (light + 0.05) / (dark + 0.05);
+}"""
+
+
+def contrast(page, selector):
+    return page.locator(selector).first.evaluate(CONTRAST_JS)
+
+
+def test_on_a_phone_in_light_and_dark_mode_the_answers_are_readable(browser, app_server):
+    url, _ = app_server
+    with contextlib.ExitStack() as stack:
+        phone = stack.enter_context(contextlib.closing(browser.new_context(viewport={"width": 375, "height": 740})))
+        phone.set_default_timeout(TIMEOUT_MS)
+        page = open_in(phone, url)
+        box = page.locator("#question textarea")
+        box.press_sequentially(ADA)
+        box.press("Enter")
+        page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1", timeout=TIMEOUT_MS)
+        seen = {
+            # The highlighted evidence is marked by more than its colour.
+            "evidence underlined": "underline" in page.locator("#chat mark").first.evaluate(
+                "e => getComputedStyle(e).textDecorationLine"),
+            # Soft's grey and its labels' indigo were below AA on their backgrounds.
+            "passage readable": contrast(page, "#chat .cqa-passage") >= 4.5,
+            "score readable": contrast(page, "#chat .cqa-score") >= 4.5,
+            "intro readable": contrast(page, "#cqa-header p") >= 4.5,
+            "label readable": contrast(page, "#correction [data-testid=block-info]") >= 4.5,
+        }
+        # Dark mode (a phone's setting): a notice was near-white on its cream
+        # background, and the links to the sources and timings dim.
+        dark = stack.enter_context(browser_context(browser))
+        night = open_in(dark, url + "?__theme=dark")
+        from assistant.session import notice_html
+
+        night.evaluate("html => document.querySelector('#cqa-status').insertAdjacentHTML('afterend', html)",
+                       '<div class="cqa-answer"><details><summary>All sources</summary></details></div>'
+                       + notice_html("The search is by BM25 alone."))
+        seen["notice readable in dark mode"] = contrast(night, ".cqa-notice") >= 4.5
+        seen["link readable in dark mode"] = contrast(night, ".cqa-answer summary") >= 4.5
+    unmet = [what for what, ok in seen.items() if not ok]
+    assert not unmet, f"not met: {unmet}"
+
+
 def test_two_browser_contexts_never_see_each_others_conversation(open_page):
     alice, bob = open_page(), open_page()
     ask(alice, ADA)
