@@ -81,12 +81,25 @@ SOURCE_REFRESH_S = 5.0
 DRAIN_S = 8.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
-# Run in the page at load. Two tabs of one browser share the saved copy, and
-# each writes all of its own conversations over it: a tab that saves after
-# another tab did would drop that tab's new turns. The browser tells the
-# other tabs of every such write (the "storage" event): this one then says to
-# reload before going on, which reads the shared copy back.
+# The lines that tell the outcome of an action: live regions, so that a
+# screen reader says a refusal or a confirmation (the chat itself is one).
+STATUS_IDS = ("cqa-status", "replay-status", "docs-status", "mc-result")
+# Run in the page at load: it marks those lines, and it watches the other
+# tabs. Two tabs of one browser share the saved copy, and each writes all of
+# its own conversations over it: a tab that saves after another tab did
+# would drop that tab's new turns. The browser tells the other tabs of every
+# such write (the "storage" event): this one then says to reload before
+# going on, which reads the shared copy back.
 OTHER_TAB_JS = """() => {
+  // The tabs' lines are made when their tab is first opened.
+  const mark = () => {
+    for (const id of %s) {
+      const line = document.getElementById(id);
+      if (line && !line.hasAttribute("role")) line.setAttribute("role", "status");
+    }
+  };
+  mark();
+  new MutationObserver(mark).observe(document.body, {childList: true, subtree: true});
   window.addEventListener("storage", (event) => {
     if (event.key !== %s || document.getElementById("cqa-other-tab")) return;
     const note = document.createElement("div");
@@ -100,7 +113,7 @@ OTHER_TAB_JS = """() => {
     note.appendChild(reload);
     document.body.prepend(note);
   });
-}""" % json.dumps(STORAGE_KEY)
+}""" % (json.dumps(list(STATUS_IDS)), json.dumps(STORAGE_KEY))
 # The app's look, beside this file.
 CSS_FILE = Path(__file__).with_name("app.css")
 
@@ -552,8 +565,8 @@ def _chat_panel(services: S.Services) -> SimpleNamespace:
         placeholder=PLACEHOLDER,
     )
     with gr.Row():
-        ui.question = gr.Textbox(show_label=False, placeholder="Ask a question…", scale=6, elem_id="question",
-                                 autofocus=True)
+        ui.question = gr.Textbox(label="Your question", show_label=False, placeholder="Ask a question…", scale=6,
+                                 elem_id="question", autofocus=True)
         ui.ask = gr.Button("Ask", variant="primary", scale=1, elem_id="ask", min_width=80)
     ui.status = gr.Markdown("", elem_id="cqa-status")
     # Questions about the default collection: hidden while the session answers from its own documents.

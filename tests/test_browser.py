@@ -142,17 +142,29 @@ def contrast(page, selector):
     return page.locator(selector).first.evaluate(CONTRAST_JS)
 
 
-def test_on_a_phone_in_light_and_dark_mode_the_answers_are_readable(browser, app_server):
+def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_readable(browser, app_server):
     url, _ = app_server
     with contextlib.ExitStack() as stack:
         phone = stack.enter_context(contextlib.closing(browser.new_context(viewport={"width": 375, "height": 740})))
         phone.set_default_timeout(TIMEOUT_MS)
+        # The chat was taller than the screen, the question box below it: the
+        # page opened scrolled to it and then, as Gradio's late layout
+        # settled, often past it to mid-page. Now it is on the first screen.
         page = open_in(phone, url)
         box = page.locator("#question textarea")
+        bottom = box.evaluate("e => e.getBoundingClientRect().bottom + window.scrollY")
+        # Asked with the keyboard alone: focus stays in the box for the follow-up.
         box.press_sequentially(ADA)
         box.press("Enter")
         page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1", timeout=TIMEOUT_MS)
         seen = {
+            "question box on the first screen": bottom <= 740,
+            # A screen reader called it "Textbox".
+            "question box named": page.get_by_role("textbox", name="Your question").count() == 1,
+            "page as wide as the phone": page.evaluate("document.documentElement.scrollWidth") <= 375,
+            "focus after the answer": page.evaluate("document.activeElement.closest('#question') !== null"),
+            # Refusals and confirmations are said by a screen reader: live regions.
+            "status line is a live region": page.locator("#cqa-status").get_attribute("role") == "status",
             # The highlighted evidence is marked by more than its colour.
             "evidence underlined": "underline" in page.locator("#chat mark").first.evaluate(
                 "e => getComputedStyle(e).textDecorationLine"),
