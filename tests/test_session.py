@@ -424,6 +424,49 @@ def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     assert S.target_turn(session) == 1 and session.selected is None
 
 
+@pytest.mark.parametrize("leave", ["new", "switch"])
+def test_an_answer_that_comes_after_its_conversation_was_left_is_not_added_to_the_next(app_services, monkeypatch, leave):
+    # "New conversation" (a light event) pressed while a turn ran: the old
+    # conversation's answer was appended to the new one, its history the old one's.
+    session = S.Session()
+    play(app_services, session, ADA)
+    S.new_conversation(session)
+    play(app_services, session, "What is Paris?")
+    steps = app_services.assistant.steps
+
+    def leaving(*args, **kwargs):
+        for step in steps(*args, **kwargs):
+            if not isinstance(step, Rewrite):
+                S.new_conversation(session) if leave == "new" else S.switch_conversation(session, 1)
+            yield step
+
+    monkeypatch.setattr(app_services.assistant, "steps", leaving)
+    with pytest.raises(InvalidInputError, match="was answered after its conversation was left"):
+        play(app_services, session, "How many people live there?")
+    expected = [] if leave == "new" else [ADA]
+    assert [turn.question for turn in turns(session)] == expected
+
+
+def test_a_correction_that_comes_after_its_turn_was_undone_is_not_kept(app_services, monkeypatch):
+    # "Re-run with this rewrite" after a 👎, then Undo before it finished: the
+    # 👎 with the correction went to judge() on a session without the turn.
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "What did she write about?")
+    S.judge(app_services, session, 1, 0)
+    answer = app_services.assistant.answer
+
+    def undoing(*args, **kwargs):
+        S.undo(session)
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(app_services.assistant, "answer", undoing)
+    with pytest.raises(InvalidInputError, match="Turn 2 was undone, or its conversation left, while it re-ran"):
+        S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert [turn.rewrite.text for turn in turns(session)] == [ADA]
+    assert not app_services.labels.path.exists() or not read_labels(app_services.labels.path)
+
+
 def test_uploads_become_the_session_source_until_it_closes(app_services, tmp_path):
     app_services.sessions_root = tmp_path / "sessions"
     notes = tmp_path / "notes.md"

@@ -74,6 +74,7 @@ def ask(
     # turns in order); steps() ignores it on a turn with no history.
     previous = session.turns[-1].turn.rewrite.text if session.turns else ""
     notice = turn_notice(services, session, question)  # before the search it describes
+    conversation = session.turns  # new_conversation and switch_conversation put another list in its place
     yield Pending(question)
     turn = None
     for step in assistant.steps(question, history, previous):
@@ -81,6 +82,11 @@ def ask(
             yield Pending(question, step)
         else:
             turn = step
+    if session.turns is not conversation:
+        # Started over (or switched) while this turn ran: its answer, to the
+        # conversation left, had been added to the next one.
+        raise InvalidInputError(f"“{echoed_question(question)}” was answered after its conversation was left "
+                                "(a new one started, or another chosen), so it was not added: ask it again here.")
     if not turn.answer.found and session.source is not None:
         # The reader's "not found" names the collection, which this session
         # was not searching.
@@ -208,7 +214,14 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
     previous = session.turns[index - 1].turn.rewrite.text if assistant.history_window(session.history(index)) else ""
-    entry.turn = assistant.answer(entry.turn.question, rewrite, previous=previous)
+    answered = assistant.answer(entry.turn.question, rewrite, previous=previous)
+    if index >= len(session.turns) or session.turns[index] is not entry:
+        # Undone, or its conversation left, while it re-ran: kept, the
+        # correction (and a 👎 waiting for it) went to a turn no longer shown,
+        # and the judgement to whatever turn now had its number.
+        raise InvalidInputError(f"Turn {index + 1} was undone, or its conversation left, while it re-ran with your "
+                                "rewrite, so the correction was not kept.")
+    entry.turn = answered
     if not info.reference or info.reference_kind in ("correction", "confirmed"):
         info.reference, info.reference_kind = corrected, "correction"
     _score(services, session, info)
