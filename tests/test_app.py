@@ -430,7 +430,7 @@ def test_a_request_body_past_the_limit_is_refused_before_it_is_read(app_server):
     from assistant import session as S
 
     url, _ = app_server
-    limit = app.request_limit(S.UploadLimits())
+    limit = S.request_limit(S.UploadLimits())
     join = url + "gradio_api/queue/join"
     body = b'{"data": ["' + b"x" * limit + b'"], "fn_index": 0, "session_hash": "abc"}'
     refused = httpx.post(join, content=body, headers={"content-type": "application/json"}, timeout=60)

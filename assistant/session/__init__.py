@@ -10,6 +10,7 @@ from ._labels import (
 )
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
+from ._serving import BodyLimit, request_limit
 from ._sources import (
     MAX_CHOICE_CHARS,
     abandon,
@@ -87,6 +88,7 @@ __all__ = [
     "METRICS",
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",
+    "BodyLimit",
     "LabelStore",
     "Pending",
     "Scorer",
@@ -98,6 +100,7 @@ __all__ = [
     "UploadLimits",
     "ask",
     "ask_json",
+    "request_limit",
     "chat_messages",
     "check_uploads",
     "choice_html",
