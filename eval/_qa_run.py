@@ -22,7 +22,7 @@ from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
 from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
-__all__ = ["SETTINGS", "TurnResult", "run_turns", "summarize", "build_readers", "format_summaries"]
+__all__ = ["SETTINGS", "TurnResult", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
 
 SETTINGS = ("end-to-end", "known-context", "human-rewrite")
 
@@ -117,6 +117,23 @@ def _query(turn: QATurn, setting: str, rewriter) -> str:
 
 def _mean_percent(values: Sequence[float]) -> float | None:
     return round(100 * sum(values) / len(values), 2) if values else None
+
+
+def turn_rows(turns: Sequence[QATurn], results: Sequence[TurnResult], mus: Sequence[float]) -> list[dict]:
+    """One row a turn, to check :func:`summarize`'s means turn by turn: the
+    query, the gold answer, each reader's (mu's) answer with its F1 and EM
+    in percent, and the top 10 retrieved and the relevant passage ids."""
+    rows = []
+    for turn, result in zip(turns, results, strict=True):
+        rows.append({
+            "conversation": turn.conversation, "turn": turn.turn, "question": turn.question, "query": result.query,
+            "gold": turn.answer,
+            "answers": [{"mu": mu, "answer": answer, "f1": round(100 * token_f1(turn.answer, answer), 2),
+                         "em": round(100 * exact_match(turn.answer, answer), 2)}
+                        for mu, answer in zip(mus, result.answers, strict=True)],
+            "retrieved": list(result.retrieved[:10]), "relevant": sorted(result.relevant),
+        })
+    return rows
 
 
 def summarize(turns: Sequence[QATurn], results: Sequence[TurnResult], setting: str, reader_index: int = 0) -> dict:

@@ -54,6 +54,10 @@ object per mu (one for a single ``--mu``), in ``--mu`` order::
       "rewriter", "turns_per_s"}, ...]
 
 in percent, null where a metric does not apply to the setting.
+``--turns OUT.jsonl`` also writes one line a turn (``conversation``,
+``turn``, ``question``, ``query``, ``gold``, ``answers``: each mu's answer
+with its ``f1`` and ``em`` in percent, ``retrieved``: the top 10 ids,
+``relevant``), whose means are the summary's F1 and EM.
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ from ._qa_run import (
     format_summaries,
     run_turns,
     summarize,
+    turn_rows,
 )
 from .metrics import SEARCH_THREADS
 
@@ -120,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--setting", default="end-to-end", choices=SETTINGS)
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON: a list, one object per mu")
     parser.add_argument("--write-collection", metavar="OUT", help="write the data's passages as a JSONL collection and exit")
+    parser.add_argument("--turns", metavar="OUT", help="also write each turn's query, answers, gold, F1/EM and top 10 "
+                        "passage ids as JSONL, to check the figures turn by turn")
     parser.add_argument("--rewriter", default="original", help="original | prompted | trained | a model path")
     parser.add_argument("--reader", default="sentence", help="sentence | generative")
     parser.add_argument("--mu", default="0.7", help="reader weight vs retrieval; a comma-separated list sweeps it")
@@ -157,6 +164,7 @@ def _main(argv: Sequence[str] | None) -> int:
     # The reader's other settings, BM25's and the rescoring weight as the app
     # reads them (defaults, then CONVQA_*).
     _, retrieval, reading = load_configs()
+    per_turn = output_path(args.turns, "--turns", inputs=[args.data]) if args.turns else None  # before the work
     turns = load_turns(args.data)
     if not turns:
         raise DataFormatError(f"{args.data}: no turns to answer")
@@ -209,6 +217,11 @@ def _main(argv: Sequence[str] | None) -> int:
                  turns_per_s=round(len(turns) / elapsed, 2) if elapsed else None)
         if i:  # later readers of a sweep reuse the first one's vectors: their times mean nothing
             s.update(read_ms_median=None, read_ms_p95=None)
+    if per_turn is not None:
+        with per_turn.open("w", encoding="utf-8") as out:
+            for row in turn_rows(turns, results, mus):
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"wrote {len(turns)} turns to {args.turns}", file=sys.stderr)
     if args.json:
         print(json.dumps(summaries))
     else:

@@ -238,6 +238,22 @@ def test_cli_writes_a_collection_and_evaluates_it(md2d_file, tmp_path):
         assert 0 < s["f1"] < 100
 
 
+def test_cli_turns_writes_each_turns_answers_and_scores_whose_means_are_the_summary(md2d_file, tmp_path, capsys):
+    # Without it the F1 could not be checked turn by turn from the command line.
+    out = tmp_path / "turns.jsonl"
+    assert qa.main(["--data", str(md2d_file), "--setting", "known-context", "--mu", "0.7,1.0", "--json",
+                    "--turns", str(out)]) == 0
+    summaries = json.loads(capsys.readouterr().out)
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(row["conversation"], row["turn"]) for row in rows] == [
+        ("md2d-line0", 1), ("md2d-line0", 2), ("md2d-line1", 1), ("md2d-line2", 1)]
+    assert set(rows[0]) == {"conversation", "turn", "question", "query", "gold", "answers", "retrieved", "relevant"}
+    for i, summary in enumerate(summaries):
+        assert [row["answers"][i]["mu"] for row in rows] == [summary["mu"]] * 4
+        assert sum(row["answers"][i]["f1"] for row in rows) / 4 == pytest.approx(summary["f1"], abs=0.01)
+        assert sum(row["answers"][i]["em"] for row in rows) / 4 == pytest.approx(summary["em"], abs=0.01)
+
+
 def test_cli_write_collection_makes_its_folder_or_refuses_one_that_is_a_file(md2d_file, tmp_path, capsys):
     out = tmp_path / "new" / "passages.jsonl"
     assert qa.main(["--data", str(md2d_file), "--write-collection", str(out)]) == 0
