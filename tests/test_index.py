@@ -727,6 +727,23 @@ def test_a_jsonl_collection_saved_with_a_byte_order_mark_is_indexed_on_both_rout
         assert BM25Retriever.from_index(tmp_path / f"idx{threads}").search("code1", 1)[0].id == "p1"
 
 
+def test_decomposed_accents_and_ligatures_are_indexed_as_questions_are_read(tmp_path):
+    # Questions are composed (NFC, ligatures folded) before the search, but a
+    # collection's "Go\u0308del" or a PDF's "\ufb01nance" were indexed as they
+    # came: no question could find them, on either route.
+    coll = tmp_path / "nfd.jsonl"
+    _write_jsonl(coll, [{"id": "g", "contents": "Kurt Go\u0308del proved incompleteness."},
+                        {"id": "f", "contents": "The \ufb01nance minister resigned.", "title": "Caf\u0065\u0301"},
+                        {"id": "a", "contents": "Plain text about apples."}])
+    for threads in (1, 2):
+        assert index_collection(coll, tmp_path / f"idx{threads}", progress=False, threads=threads) == 3
+        retriever = BM25Retriever.from_index(tmp_path / f"idx{threads}")
+        [goedel] = retriever.search("G\u00f6del", 1)
+        assert goedel.id == "g" and goedel.text == "Kurt G\u00f6del proved incompleteness."
+        [finance] = retriever.search("finance", 1)
+        assert finance.id == "f" and "finance minister" in finance.text and finance.title == "Caf\u00e9"
+
+
 def test_file_names_that_are_not_utf8_make_distinct_readable_ids(tmp_path):
     # 'caf\xe9.txt' (Latin-1) was the id 'caf\udce9.txt#0' in Python and
     # 'caf\ufffd.txt#0' once Java had stored it: 'caf\xe8.txt' became the

@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
-from ..kernel import DataFormatError, json_lines, utf8_text
+from ..kernel import DataFormatError, composed_text, json_lines, utf8_text
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -337,7 +337,10 @@ def checked_passage(where: str, record) -> dict:
     integer) and ``contents`` (a string) are required, ``title`` and ``url``
     (strings) optional. What Lucene would refuse is refused here, before it
     sees the passage: an empty (or blank) contents, a title and contents
-    over :data:`MAX_FIELD_CHARS`, an id over :data:`MAX_ID_BYTES`.
+    over :data:`MAX_FIELD_CHARS`, an id over :data:`MAX_ID_BYTES`. The
+    contents and title are indexed as questions are read
+    (:func:`~assistant.kernel.composed_text`): a passage's decomposed
+    accents or ligatures were terms no question could match.
 
     >>> checked_passage("line 1", {"id": 7, "contents": "Ada wrote notes."})
     {'id': '7', 'contents': 'Ada wrote notes.', 'title': '', 'url': ''}
@@ -368,7 +371,7 @@ def checked_passage(where: str, record) -> dict:
             value = ""
         if not isinstance(value, str):
             raise DataFormatError(f'{where}: "{key}" must be a string, not {type(value).__name__}.')
-        fields[key] = value
+        fields[key] = composed_text(value) if key != "url" else value
     problem = lucene_problem(fields["id"], fields["contents"], fields["title"], fields["url"])
     if problem:
         raise DataFormatError(f"{where}: {problem}")

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from tqdm import tqdm
 
-from ..kernel import DataFormatError, json_lines, json_lines_with_text
+from ..kernel import DataFormatError, composed_text, json_lines, json_lines_with_text
 from ._collection import checked_passage, lucene_problem
 from ._java import import_pyserini
 
@@ -58,14 +58,16 @@ _POLL_S = 0.5
 
 def indexer_form(record) -> bool:
     """Whether a JSONL record is what the indexer would write for it: a
-    string id, only id, contents, title and url (strings), and contents
-    that start with the title (or no title), so that Lucene can take the
-    line as it is."""
+    string id, only id, contents, title and url (strings), contents that
+    start with the title (or no title), and text already composed as
+    :func:`checked_passage` makes it, so that Lucene can take the line as
+    it is."""
     if type(record) is not dict or not record.keys() <= _FIELDS:
         return False
     contents, title = record.get("contents"), record.get("title", "")
     return (type(record.get("id")) is str and type(contents) is str and type(title) is str
-            and contents.startswith(title) and type(record.get("url", "")) is str)
+            and contents.startswith(title) and type(record.get("url", "")) is str
+            and composed_text(contents) == contents and composed_text(title) == title)
 
 
 def in_indexer_form(files: list[Path]) -> bool:
