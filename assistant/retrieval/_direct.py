@@ -27,7 +27,7 @@ from ..kernel import DataFormatError, composed_text, json_lines, json_lines_with
 from ._collection import checked_passage, lucene_problem
 from ._java import import_pyserini
 
-__all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "in_indexer_form", "index_lines"]
+__all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "as_is", "in_indexer_form", "index_lines"]
 
 # Lucene's indexing RAM buffer (MB) before it flushes a segment. Anserini's
 # default is 4096; a smaller buffer keeps the JVM's heap small and measured
@@ -68,6 +68,16 @@ def indexer_form(record) -> bool:
     return (type(record.get("id")) is str and type(contents) is str and type(title) is str
             and contents.startswith(title) and type(record.get("url", "")) is str
             and composed_text(contents) == contents and composed_text(title) == title)
+
+
+def as_is(record, text: str) -> bool:
+    """Whether a JSONL line (``text``, its ``record``) can go to Lucene as it
+    is, on either route: in :func:`indexer_form`, nothing in it Lucene would
+    refuse (:func:`lucene_problem`; such a line goes to
+    :func:`checked_passage`, which names it), and no byte order mark before
+    it, which Lucene reads as the line's first character."""
+    return (indexer_form(record) and not text.startswith("\ufeff")
+            and lucene_problem(record["id"], record["contents"], record.get("title", ""), record.get("url", "")) is None)
 
 
 def in_indexer_form(files: list[Path]) -> bool:
@@ -214,11 +224,7 @@ def _check_lines(files: list[Path], show: Callable[[], None]) -> tuple[int, arra
     count = 0
     for file in files:
         for where, record, text in json_lines_with_text(file):
-            # A byte order mark before the first line: Lucene would read it as the line's first character.
-            if text.startswith("\ufeff"):
-                return None
-            if not indexer_form(record) or lucene_problem(
-                    record["id"], record["contents"], record.get("title", ""), record.get("url", "")):
+            if not as_is(record, text):
                 checked_passage(where, record)  # a line that is no passage, or one Lucene refuses, is named
                 return None
             remember_id(hashes, record["id"])

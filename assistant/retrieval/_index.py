@@ -68,8 +68,8 @@ from ..kernel import (
     output_path,
     owner_gone,
 )
-from ._collection import collection_size, checked_passage, jsonl_sources, lucene_problem, read_collection
-from ._direct import RAM_BUFFER_MB, in_indexer_form, index_lines, indexer_form, remember_id
+from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
+from ._direct import RAM_BUFFER_MB, as_is, in_indexer_form, index_lines, remember_id
 from ._java import import_pyserini
 from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
 
@@ -383,17 +383,11 @@ def _encoded_jsonl(files: list[Path]) -> Iterator[tuple[str, str]]:
     the passage read and encoded as :func:`build_index` does."""
     for file in files:
         for where, record, line in json_lines_with_text(file):
-            if indexer_form(record) and _lucene_takes(record):
+            if as_is(record, line):
                 yield record["id"], line
             else:
                 passage = checked_passage(where, record)
                 yield passage["id"], json.dumps(_lucene_doc(passage))
-
-
-def _lucene_takes(record: dict) -> bool:
-    # A line in indexer form that Lucene would still refuse (empty contents,
-    # too long) goes to checked_passage, which names it.
-    return lucene_problem(record["id"], record["contents"], record.get("title", ""), record.get("url", "")) is None
 
 
 def _first_refused(files: list[Path]) -> None:
