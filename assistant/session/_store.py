@@ -154,13 +154,9 @@ def _within(saved: dict, limit: int) -> dict:
     """``saved`` cut to ``limit`` characters of JSON: the oldest other
     conversations go first, then the sources of the current one's oldest
     turns (its questions, rewrites and answers stay)."""
-    size = len(json.dumps(saved))
     conversations = saved["conversations"]
     current = str(saved["current"])
-    for key in [k for k in conversations if k != current]:
-        if size <= limit:
-            return saved
-        size -= len(json.dumps(conversations.pop(key))) + len(json.dumps(key)) + 4
+    size = _drop_until_within(conversations, [k for k in conversations if k != current], len(json.dumps(saved)), limit)
     for turn in conversations.get(current, []):
         if size <= limit:
             break
@@ -168,6 +164,17 @@ def _within(saved: dict, limit: int) -> dict:
         size -= len(json.dumps(sources)) - 2
         turn["turn"] = {**turn["turn"], "sources": []}
     return saved
+
+
+def _drop_until_within(conversations: dict, keys: list[str], size: int, limit: int) -> int:
+    """Remove ``keys`` from ``conversations``, in order, until ``size`` (the
+    characters of JSON holding them) is within ``limit``; the size left. An
+    entry's characters are its value's, its quoted key's, ': ' and ', '."""
+    for key in keys:
+        if size <= limit:
+            break
+        size -= len(json.dumps(conversations.pop(key))) + len(json.dumps(key)) + 4
+    return size
 
 
 def restore_state(session: Session, data: Any) -> str:
@@ -251,11 +258,8 @@ def switch_conversation(session: Session, number: int) -> str:
     if key not in session.archive:
         raise InvalidInputError(f"There is no conversation {number} in this browser.")
     turns = [_turn_from_json(t) for t in session.archive.pop(key)]
-    if session.turns:
-        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
-        _trim_archive(session)
-    session.turns, session.conversation_no, session.selected = turns, number, None
-    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
+    _leave_current(session)
+    session.turns, session.conversation_no = turns, number
     return f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
 
 
@@ -267,22 +271,28 @@ def _trim_archive(session: Session, limit: int = MAX_SAVED_CHARS) -> None:
     keys = sorted(session.archive, key=int)
     for key in keys[: -(MAX_CONVERSATIONS - 1)]:
         del session.archive[key]
-    size = len(json.dumps(session.archive))
-    for key in keys[-(MAX_CONVERSATIONS - 1):][:-1]:  # the newest stays, as saved_state keeps the current one
-        if size <= limit:
-            break
-        size -= len(json.dumps(session.archive.pop(key))) + len(json.dumps(key)) + 4
+    # The newest stays, as saved_state keeps the current one.
+    _drop_until_within(session.archive, keys[-(MAX_CONVERSATIONS - 1):][:-1], len(json.dumps(session.archive)), limit)
+
+
+def _leave_current(session: Session) -> None:
+    """Keep the current conversation in ``session.archive`` (an empty one is
+    not kept), with no turn selected and a replay stopped: what starting
+    over and switching to another conversation both do first."""
+    if session.turns:
+        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+        _trim_archive(session)
+    session.selected = None
+    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
 
 
 def new_conversation(session: Session) -> str:
     """Start over (the session's documents stay; a replay is stopped); the
     conversation so far is kept in ``session.archive``. An empty one is
     already new: it keeps its number rather than leave a gap in the list."""
-    if session.turns:
-        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
-        _trim_archive(session)
+    under_way = bool(session.turns)
+    _leave_current(session)
+    if under_way:
         session.turns = []
         session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
-    session.selected = None
-    session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
     return "New conversation."
