@@ -37,8 +37,11 @@ def _set_source(session: Session, source: Source | None) -> str:
     returns what to add to the status. A conversation under way starts
     anew: its follow-ups would be rewritten against the other source's
     subject ("When did it last erupt?" after a lighthouse document became
-    "When did the Keepers of the Keepers last erupt?")."""
-    if session.source is not None and session.source is not source:
+    "When did the Keepers of the Keepers last erupt?"). The source already
+    in use changes nothing."""
+    if source is session.source:
+        return ""
+    if session.source is not None:
         session.source.close()
     session.source = source
     if not session.turns:
@@ -122,8 +125,6 @@ def abandon(session: Session) -> None:
 
 
 def use_default_collection(services: Services, session: Session) -> str:
-    if session.source is None:
-        return f"Answering from {services.collection_name}."
     return f"Answering from {services.collection_name}.{_set_source(session, None)}"
 
 
