@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kernel import (
-    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, composed_text, mark_owner, owner_gone, utf8_text,
+    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, mark_owner, owner_gone, utf8_text,
 )
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
@@ -130,7 +130,10 @@ def _read_pdf(path: Path) -> str:
 
 
 def read_text(path: str | Path, name: str | None = None) -> str:
-    """The plain text of one uploaded document (HTML stripped, PDF extracted)."""
+    """The plain text of one uploaded document (HTML stripped, PDF extracted).
+    Its accents and ligatures are made plain where it is used, as a
+    question's are: by the index's passage check for uploads, and by
+    ``use_document`` in one-document mode."""
     path = Path(path)
     name = name or path.name
     suffix = path.suffix.lower()
@@ -149,9 +152,7 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     if not text.strip():
         hint = " (a scanned PDF has images, not text)" if suffix == ".pdf" else ""
         raise DataFormatError(f"{name} has no text to answer from{hint}.")
-    # As the questions are (validate_question): a PDF's "\ufb01nance" or a
-    # Mac's decomposed "e\u0301" was no term any question could match.
-    return composed_text(text)
+    return text
 
 
 def read_passages(paths: Sequence[Path]) -> list[dict]:
