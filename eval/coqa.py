@@ -37,7 +37,6 @@ import argparse
 import hashlib
 import json
 import os
-import signal
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -51,13 +50,11 @@ from assistant.kernel import (
     DataFormatError,
     RetrieverConfig,
     Rewrite,
-    Terminated,
     Turn,
     check_at_least,
     PartialOutput,
     output_path,
     run_cli,
-    sigterm_as_ctrl_c,
     utf8_text,
 )
 from assistant.pipeline import Assistant
@@ -407,15 +404,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
     saved.start({"id": story_id, "rows": rows} for story_id, rows in done.items())
     try:
-        with sigterm_as_ctrl_c():
-            # No story left (all resumed): no model is loaded.
-            predict(todo, _assistant_factory(args) if todo else None,
-                    progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw), story_done=keep)
-    except KeyboardInterrupt as stop:
+        # No story left (all resumed): no model is loaded.
+        predict(todo, _assistant_factory(args) if todo else None,
+                progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw), story_done=keep)
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (main's run_cli takes both): said with what was kept
         kept = sum(story.id in done for story in stories)
-        print(f"interrupted: {args.predict} is as it was; {kept} of {len(stories)} stories are kept in "
-              f"{saved.path}, and the same command goes on from them", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+        raise type(stop)(f"{args.predict} is as it was; {kept} of {len(stories)} stories are kept in "
+                         f"{saved.path}, and the same command goes on from them") from None
     finally:
         saved.close()
     rows = [row for story in stories for row in done[story.id]]

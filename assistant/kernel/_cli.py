@@ -27,14 +27,16 @@ def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     the work so far is kept). Given, Ctrl-C and SIGTERM end the command
     with one line, ``interrupted: <it>``, and exit status 130 (143 for
     SIGTERM), where they ended in a traceback from whatever model or search
-    was running, saying nothing of what was lost."""
+    was running, saying nothing of what was lost. A command that knows more
+    of what it kept by the time it was stopped raises the interruption
+    again with that text as its message, which is then shown instead."""
     if interrupted is None:
         return _errors_in_one_line(main, argv)
     try:
         with sigterm_as_ctrl_c():
             return _errors_in_one_line(main, argv)
     except KeyboardInterrupt as stop:
-        print(f"interrupted: {interrupted}", file=sys.stderr)
+        print(f"interrupted: {stop.args[0] if stop.args else interrupted}", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
 
 
