@@ -450,7 +450,8 @@ def _own_retriever(args, distractors: list[str]) -> int:
     # The judgements only: a passage's id does not depend on the distractors.
     queries = _held(judged_collection(args.data).queries, examples, args.split)
     asked = list(dict.fromkeys(qid for qid, _, _ in lines))
-    stray = [qid for qid in asked if qid not in {q.qid for q in queries}]
+    judged = {q.qid for q in queries}
+    stray = [qid for qid in asked if qid not in judged]
     if len(stray) == len(asked):
         raise DataFormatError(
             f"{args.score_run}: none of its {len(asked)} queries is a judged turn of --data (e.g. {stray[0]!r}); "
