@@ -232,8 +232,9 @@ def _temporary_beside(output: Path) -> tuple[int, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; a user's error ends in one line and exit status 2."""
-    return run_cli(_main, argv)
+    """The command line; a user's error ends in one line and exit status 2,
+    Ctrl-C or SIGTERM in one line saying what was kept, and 130 or 143."""
+    return run_cli(_main, argv, interrupted="nothing was written")
 
 
 def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tokens: int | None = None, candidates: int | None = None,
@@ -308,10 +309,9 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             count = resume_rewrites(requests, args.output, key, lambda todo, keep: rewrite_with_ray(
                 todo, settings, args.ray or None, args.actors, chunk_done=keep))
-        except KeyboardInterrupt:
-            print(f"interrupted: the Ray run stopped; {args.output} is as it was; the same command goes on from "
-                  f"{args.output}.partial", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (main's run_cli takes both): said with what was kept
+            raise type(stop)(f"the Ray run stopped; {args.output} is as it was; the same command goes on from "
+                             f"{args.output}.partial") from None
         latencies = None
     else:
         from rewriting import load_rewriter
@@ -328,10 +328,9 @@ def _main(argv: Sequence[str] | None) -> int:
         began = time.perf_counter()  # the model's load and warm-up are not the throughput's
         try:
             count = rewrite_file(rewriter, requests, args.output, args.batch_size, latencies=latencies, resume_key=key)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             kept = f"; the same command goes on from {args.output}.partial" if key else ""
-            print(f"interrupted: {args.output} is as it was{kept}", file=sys.stderr)
-            return 130
+            raise type(stop)(f"{args.output} is as it was{kept}") from None
     seconds = time.perf_counter() - began
     print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:

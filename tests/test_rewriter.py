@@ -894,6 +894,42 @@ def test_cli_an_interrupted_run_goes_on_where_it_stopped(tmp_path, monkeypatch, 
     assert main([*argv[:-1], "2"]) == 0 and len(asked) == 10
 
 
+def test_cli_sigterm_keeps_the_rewrites_made_and_ends_in_one_line(tmp_path, monkeypatch, capsys):
+    # The command kept its own Ctrl-C handlers: SIGTERM (a scheduler, `timeout`)
+    # killed it without a word, and Ctrl-C while the model loaded ended in a traceback.
+    import os
+    import signal
+
+    import rewriting
+    from rewriting.rewrite import main
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"q{n}", "question": f"What about {n}?", "history": ["Hi", "Hello"]}) + "\n"
+                           for n in range(10)))
+    out = tmp_path / "out.jsonl"
+    argv = ["--input", str(src), "--output", str(out), "--model", "original", "--batch-size", "1"]  # chunks of 4
+    real = OriginalRewriter.rewrite
+
+    def terminated_at_5(self, question, history):
+        if question == "What about 5?":
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(self, question, history)
+
+    monkeypatch.setattr(OriginalRewriter, "rewrite", terminated_at_5)
+    assert main(argv) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.splitlines()[-1] == f"interrupted: {out} is as it was; the same command goes on from {out}.partial"
+    assert not out.exists() and len((tmp_path / "out.jsonl.partial").read_text().splitlines()) == 1 + 4
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # put back
+
+    def interrupted_load(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewriting, "load_rewriter", interrupted_load)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err == "interrupted: nothing was written\n"
+
+
 # --- the base model's files ----------------------------------------------------
 
 
