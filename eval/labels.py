@@ -1,5 +1,6 @@
-"""Judged rewrites: the labels file format, its reader, and the label set built
-from the shared data (``python -m eval.labels build --out FILE``).
+"""Judged rewrites: the labels file format (read by
+:func:`assistant.kernel.read_labels`), and the label set built from the
+shared data (``python -m eval.labels build --out FILE``).
 
 Format (JSONL, one judged rewrite a line; what ``eval.rewrites validate``
 reads and the app appends)::
@@ -226,7 +227,12 @@ def _check_negatives(negatives: int | None) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m eval.labels", description=__doc__.split("\n")[0])
+    # The docstring's first sentence runs over two lines: its first line alone read "... the label set built".
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.labels",
+        description="Build a label set of judged rewrites from the shared data, in the labels format that "
+        "python -m eval.rewrites validate reads.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="build the label set from the shared data (see the module docstring)")
     build.add_argument("--out", required=True, help="JSONL file to write")

@@ -122,7 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
     parser.add_argument("--index", help="Lucene index of the passages (python -m assistant.index)")
-    parser.add_argument("--setting", default="end-to-end", choices=SETTINGS)
+    parser.add_argument("--setting", default="end-to-end", choices=SETTINGS,
+                        help="what the reader is given: our rewrite's retrieval (default), the gold Rewrite's, or the "
+                        "gold context")
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON: a list, one object per mu")
     parser.add_argument("--write-collection", metavar="OUT", help="write the data's passages as a JSONL collection and exit")
     parser.add_argument("--turns", metavar="OUT", help="also write each turn's query, answers, gold, F1/EM and top 10 "

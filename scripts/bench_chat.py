@@ -43,9 +43,9 @@ SCRIPT = [
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rewriter", default="trained")
-    parser.add_argument("--reader", default="sentence")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rewriter", default="trained", help="as the app's --rewriter (default: trained)")
+    parser.add_argument("--reader", default="sentence", help="as the app's --reader (default: sentence)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the Markdown table")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:

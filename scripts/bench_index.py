@@ -137,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--input", required=True, type=Path, help="a JSONL folder (scripts/gen_collection.py)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="indexing threads of both indexers (default 2)")
     parser.add_argument("--work", type=Path, help="folder for both indexes (default: a temporary one, removed)")
     parser.add_argument("--keep", action="store_true", help="keep the indexes")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the Markdown table")
     args = parser.parse_args(argv)
     # Up front: pyserini's CLI exits 0 on a missing or empty folder, so the
     # table reported it as a success with 0 documents.

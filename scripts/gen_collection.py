@@ -104,9 +104,9 @@ _BLOCK_PAGES = 10_000
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="output folder (JSONL shards)")
-    parser.add_argument("--passages", type=int, default=1_000_000)
+    parser.add_argument("--passages", type=int, default=1_000_000, help="passages to write (default 1,000,000)")
     parser.add_argument("--shards", type=int, default=8, help="JSONL files to spread passages over")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same collection")
     parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary size")
     parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent s (English is about 1)")
     args = parser.parse_args(argv)

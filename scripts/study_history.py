@@ -118,10 +118,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dir", type=Path)
-    parser.add_argument("--split", default=SPLIT)
-    parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"])
-    parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=160", "rewrites+budget=160"])
+    parser.add_argument("dir", type=Path, help="the folder eval.rewrites export wrote (DIR/<group>.jsonl)")
+    parser.add_argument("--split", default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")
+    parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"], help="sources to rewrite (default: all three)")
+    parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=160", "rewrites+budget=160"],
+                        help="what history to give, parts joined by + (see the module docstring); default: base, "
+                        "rewrites, budget=160, rewrites+budget=160")
     parser.add_argument("--model", default="trained",
                         help="the rewriter (load_rewriter's name or an adapter directory; a directory's base "
                         "budget is its rewriter.json's, so give budget=N to match the app's)")

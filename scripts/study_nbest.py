@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assistant.kernel import json_lines, run_cli  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
-from rewriting import consensus, load_rewriter  # noqa: E402
+from rewriting import TRAINED_INPUT_TOKENS, consensus, load_rewriter  # noqa: E402
 from rewriting.data import with_rewritten_questions  # noqa: E402
 from study_history import SPLIT, check_inputs, exported_turns  # noqa: E402
 
@@ -84,13 +84,14 @@ def sampled_candidates(rewriter, turns: list[tuple[str, list[str]]], count: int,
 def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     """The options this script and ``study_rerank.py`` share."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("dir", type=Path)
+    parser.add_argument("dir", type=Path, help="the folder eval.rewrites export wrote (DIR/<group>.jsonl)")
     parser.add_argument("--greedy", required=True, help="NAME of DIR/<group>.<NAME>.jsonl: the model's greedy rewrites")
-    parser.add_argument("--split", default=SPLIT)
-    parser.add_argument("--groups", nargs="+", default=["qrecc", "canard", "cast"])
-    parser.add_argument("--model", default="trained")
-    parser.add_argument("--budget", type=int, default=256, help="prompt tokens, as the app's (rewriting.TRAINED_INPUT_TOKENS)")
-    parser.add_argument("--beams", type=int, default=4)
+    parser.add_argument("--split", default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")
+    parser.add_argument("--groups", nargs="+", default=["qrecc", "canard", "cast"], help="sources (default: all three)")
+    parser.add_argument("--model", default="trained", help="load_rewriter's name or an adapter folder (default: trained)")
+    parser.add_argument("--budget", type=int, default=TRAINED_INPUT_TOKENS,
+                        help=f"prompt tokens (default {TRAINED_INPUT_TOKENS}, the app's: rewriting.TRAINED_INPUT_TOKENS)")
+    parser.add_argument("--beams", type=int, default=4, help="candidates a turn (default 4)")
     parser.add_argument("--batch", type=int, default=batch, help="turns decoded together")
     parser.add_argument("--sample", type=float, metavar="TEMPERATURE",
                         help="draw --beams candidates by sampling at this temperature instead of beam search (outputs tagged -sT)")

@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = arguments(__doc__.splitlines()[0], batch=16)
-    parser.add_argument("--train-turns", type=int, default=1000)
+    parser.add_argument("--train-turns", type=int, default=1000,
+                        help="turns training saw whose candidates the trees learn from (default 1000)")
     parser.add_argument("--target", choices=TARGETS, default="recall",
                         help="what the trees learn of a candidate against the human rewrite: ROUGE-1 recall (run "
                         "first), ROUGE-1 F1, which does not reward length (run second, after recall's picks "

@@ -1,4 +1,4 @@
-"""Does a turn need rewriting at all? ``python scripts/study_skip_rewrite.py DIR``
+"""Does a turn need rewriting at all? ``python scripts/study_skip_rewrite.py DIR``.
 
 Learns, on the training split of the default adapter's ``split.json``,
 whether a turn with a history is self-contained (its human rewrite has the

@@ -1,0 +1,59 @@
+"""Every evaluation command's and script's ``--help``: a whole sentence to
+say what it does, and a word for every flag (a new contributor reads them
+before the code)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+COMMANDS = ["eval.qa", "eval.coqa", "eval.quality", "eval.labels", "eval.retrieval", "eval.rewrites"]
+# The scripts of this area (bench_conversations, soak_test and load_test have tests of their own).
+SCRIPT_FILES = ["bench_chat.py", "bench_index.py", "gen_collection.py", "check_space.py", "study_history.py",
+                "study_nbest.py", "study_rerank.py", "study_skip_rewrite.py"]
+
+
+def _script(name: str, monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # the study scripts import each other
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _parser(main, monkeypatch) -> argparse.ArgumentParser:
+    """The parser ``main`` builds, taken where it parses (nothing runs)."""
+    built = []
+
+    def take(self, args=None, namespace=None):
+        built.append(self)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", take)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    return built[0]
+
+
+def _undocumented(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+    missing = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                missing += _undocumented(sub, f"{prefix}{name} ")
+        elif not isinstance(action, argparse._HelpAction) and not action.help:
+            missing.append(prefix + (action.option_strings[-1] if action.option_strings else action.dest))
+    return missing
+
+
+@pytest.mark.parametrize("name", COMMANDS + SCRIPT_FILES)
+def test_help_says_what_it_does_and_every_flag_has_a_word(name, monkeypatch):
+    main = _script(name, monkeypatch).main if name.endswith(".py") else importlib.import_module(name).main
+    parser = _parser(main, monkeypatch)
+    assert parser.description and parser.description.rstrip("`").endswith("."), parser.description
+    assert _undocumented(parser) == []
