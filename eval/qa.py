@@ -75,6 +75,7 @@ from assistant.kernel import DataFormatError, InvalidInputError, check_at_least,
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import add_ray_arguments, load_rewriter
 
+from ._flags import mu_list
 from ._qa_data import (
     QATurn,
     collection_passages,
@@ -157,12 +158,7 @@ def _main(argv: Sequence[str] | None) -> int:
     # out of range was refused only by the reader's config, after loading,
     # as CONVQA_MU.
     check_at_least(read_k=(args.read_k, 1), limit=(args.limit, 1), search_threads=(args.search_threads, 1))
-    try:
-        mus = [float(x) for x in args.mu.split(",")]
-    except ValueError:
-        raise InvalidInputError(f"--mu must be a number or a comma-separated list, not {args.mu!r}") from None
-    if not all(0 <= mu <= 1 for mu in mus):
-        raise InvalidInputError(f"--mu must be from 0 to 1 (each, in a list), not {args.mu!r}")
+    mus = mu_list(args.mu)
     # The reader's other settings, BM25's and the rescoring weight as the app
     # reads them (defaults, then CONVQA_*).
     _, retrieval, reading = load_configs()

@@ -52,9 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, DataFormatError, json_lines, run_cli
+from assistant.kernel import ConfigError, DataFormatError, check_at_least, json_lines, run_cli
 from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
 from assistant.retrieval import html_to_text
+
+from ._flags import mu_list
 
 
 __all__ = [
@@ -296,12 +298,10 @@ def _main(argv: Sequence[str] | None) -> int:
         raise ConfigError("--mu weighs the embedding reader's scores; the likelihood reader takes none")
     if args.reader == "embedding" and args.model is not None:
         raise ConfigError("--model names the likelihood reader's language model; add --reader likelihood")
-    try:
-        mus = [float(x) for x in (args.mu or str(QualityConfig().mu)).split(",")]
-    except ValueError:
-        mus = [-1.0]
-    if not all(0.0 <= mu <= 1.0 for mu in mus) or args.k < 1 or args.passage_words < 1:
-        raise ConfigError("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
+    # Each flag named with its value: one line for all three ("need 0 <= --mu
+    # <= 1 ..., --k >= 1, --passage-words >= 1") left the user to find which.
+    check_at_least(k=(args.k, 1), passage_words=(args.passage_words, 1))
+    mus = mu_list(args.mu) if args.mu is not None else [QualityConfig().mu]
     from tqdm import tqdm
 
     articles = load_quality(args.data)

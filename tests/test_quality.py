@@ -323,3 +323,17 @@ def test_the_flat_example_layout_is_refused_naming_the_release_files(tmp_path):
                                 "question1option1": "a pie", "question1_gold_label": 2}) + "\n")
     with pytest.raises(DataFormatError, match=r"line 1: QuALITY's flat example layout .* give a QuALITY.v1.0.1 train or dev file"):
         quality.load_quality(path)
+
+
+@pytest.mark.parametrize("flags, message", [
+    # One line for all three ("need 0 <= --mu <= 1 (or a list of such), --k >= 1, --passage-words >= 1")
+    # left the user to find which flag was wrong, and never showed the value.
+    (["--mu", "x"], "--mu must be a number or a comma-separated list, not 'x'"),
+    (["--mu", "0.5,1.5"], "--mu must be from 0 to 1 (each, in a list), not '0.5,1.5'"),
+    (["--k", "0"], "--k must be at least 1, not 0"),
+    (["--passage-words", "-3"], "--passage-words must be at least 1, not -3"),
+])
+def test_cli_names_the_one_bad_flag_before_the_data_is_read(tmp_path, capsys, flags, message):
+    # The data file does not exist: the flag, not the file, must be what is refused.
+    assert quality.main(["--data", str(tmp_path / "missing.jsonl"), *flags]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
