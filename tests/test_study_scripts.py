@@ -105,3 +105,29 @@ def test_the_committed_conversation_sets_are_readable_and_their_facts_in_their_a
     conversations = script.read_conversations(SCRIPTS / "conversations" / name)
     assert len(conversations) == 10 and all(len(turns) == 3 for _, _, turns in conversations)
     script.check_facts(conversations)  # raises naming a fact its article lacks
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+@pytest.mark.parametrize("flags, variables, message", [
+    (["--reader", "nope"], {}, "reader must be one of sentence, generative, got 'nope'"),
+    ([], {"CONVQA_DENSE_WEIGHT": "abc"}, "CONVQA_DENSE_WEIGHT='abc': dense_weight must be a number from 0 to 1"),
+])
+def test_bench_chat_refuses_a_bad_setting_in_one_line_before_indexing(monkeypatch, capsys, flags, variables, message):
+    # It indexed the whole default collection first (minutes), then ended in a traceback.
+    bench_chat = _script("bench_chat.py")
+
+    def no_indexing(*args, **kwargs):
+        raise AssertionError("the collection was read before the settings were checked")
+
+    monkeypatch.setattr(bench_chat, "read_collection", no_indexing)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert bench_chat.main(flags) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
