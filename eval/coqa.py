@@ -58,10 +58,10 @@ from assistant.kernel import (
     utf8_text,
 )
 from assistant.pipeline import Assistant
-from assistant.readers import build_reader
+from assistant.readers import READERS, build_reader
 from assistant.retrieval import ChunkRetriever, split_passages
 from eval.metrics import exact_match, leave_one_out, token_f1
-from rewriting import load_rewriter
+from rewriting import REWRITERS, load_rewriter
 
 
 __all__ = [
@@ -336,12 +336,17 @@ def predict(
     return rows
 
 
+def _assistant_config(args) -> AssistantConfig:
+    """The pipeline's settings from the flags (checked as it is made: a reader it does not know is refused)."""
+    return AssistantConfig(rewriter=args.rewriter, reader=args.reader, history_turns=args.history_turns)
+
+
 def _assistant_factory(args) -> Callable[[Story], object]:
     """One rewriter and reader for the run; a retriever per story."""
 
+    config = _assistant_config(args)
     reader = build_reader(args.reader)
     rewriter = load_rewriter(args.rewriter)
-    config = AssistantConfig(rewriter=args.rewriter, reader=args.reader, history_turns=args.history_turns)
 
     def make_assistant(story: Story):
         return Assistant(rewriter, story_retriever(story, args.passage_words), reader, config, RetrieverConfig(k=args.k))
@@ -356,8 +361,9 @@ def _parser() -> argparse.ArgumentParser:
     action.add_argument("--pred", help="predictions to score (official format)")
     action.add_argument("--predict", metavar="OUT", help="write our system's predictions here")
     parser.add_argument("--json", action="store_true", help="print the official evaluator's JSON")
-    parser.add_argument("--reader", default="sentence", help="sentence | generative (with --predict)")
-    parser.add_argument("--rewriter", default="original", help="original | prompted | trained | a model path (with --predict)")
+    parser.add_argument("--reader", default="sentence", help=f"{' | '.join(READERS)} (with --predict; default: sentence)")
+    parser.add_argument("--rewriter", default="original",
+                        help=f"{' | '.join(REWRITERS)} | a model path (with --predict; default: original)")
     parser.add_argument("--history-turns", type=int, default=2, help="gold turns of history given to the system")
     parser.add_argument("--k", type=int, default=3, help="passages of the story given to the reader")
     parser.add_argument("--passage-words", type=int, default=100, help="words per passage when splitting a story")
@@ -383,6 +389,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     from tqdm import tqdm
 
+    # A reader it does not know was refused only when the models loaded, after
+    # the data was read and an empty OUT.partial made, which was left behind.
+    _assistant_config(args)
     out = output_path(args.predict, "--predict", inputs=[args.data])  # before the stories are answered, not after
     stories = load_stories(args.data)[: args.limit]
     # What made the predictions: the same command (any --limit) goes on from

@@ -72,8 +72,9 @@ from typing import Sequence
 
 from assistant.encoders import load_minilm
 from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, output_path, run_cli
+from assistant.readers import READERS
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
-from rewriting import add_ray_arguments, load_rewriter
+from rewriting import REWRITERS, add_ray_arguments, load_rewriter
 
 from ._flags import mu_list
 from ._qa_data import (
@@ -130,8 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--write-collection", metavar="OUT", help="write the data's passages as a JSONL collection and exit")
     parser.add_argument("--turns", metavar="OUT", help="also write each turn's query, answers, gold, F1/EM and top 10 "
                         "passage ids as JSONL, to check the figures turn by turn")
-    parser.add_argument("--rewriter", default="original", help="original | prompted | trained | a model path")
-    parser.add_argument("--reader", default="sentence", help="sentence | generative")
+    parser.add_argument("--rewriter", default="original", help=f"{' | '.join(REWRITERS)} | a model path (default: original)")
+    parser.add_argument("--reader", default="sentence", help=f"{' | '.join(READERS)} (default: sentence)")
     parser.add_argument("--mu", default="0.7", help="reader weight vs retrieval; a comma-separated list sweeps it")
     parser.add_argument("--read-k", type=int, default=5, help="passages given to the reader (the reader's read_k caps it too)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N turns")
@@ -160,8 +161,9 @@ def _main(argv: Sequence[str] | None) -> int:
     check_at_least(read_k=(args.read_k, 1), limit=(args.limit, 1), search_threads=(args.search_threads, 1))
     mus = mu_list(args.mu)
     # The reader's other settings, BM25's and the rescoring weight as the app
-    # reads them (defaults, then CONVQA_*).
-    _, retrieval, reading = load_configs()
+    # reads them (defaults, then CONVQA_*); --reader is checked here too, not
+    # after the index and the rewriter have loaded.
+    _, retrieval, reading = load_configs(reader=args.reader)
     per_turn = output_path(args.turns, "--turns", inputs=[args.data]) if args.turns else None  # before the work
     turns = load_turns(args.data)
     if not turns:

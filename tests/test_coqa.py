@@ -433,3 +433,12 @@ def test_predict_refuses_a_story_twice_before_answering(files, tmp_path, capsys,
     path.write_text(json.dumps(twice))
     assert coqa.main(["--data", str(path), "--predict", str(tmp_path / "ours.json")]) == 2
     assert _one_error_line(capsys) == f"error: {path}: duplicate story s1\n"
+
+
+def test_predict_refuses_an_unknown_reader_before_reading_the_data_or_writing(files, tmp_path, capsys):
+    # It was refused only when the models loaded, after the data was read, and
+    # left an empty ours.json.partial behind.
+    data, _ = files
+    assert coqa.main(["--data", str(data), "--predict", str(tmp_path / "ours.json"), "--reader", "nope"]) == 2
+    assert _one_error_line(capsys).startswith("error: reader must be one of sentence, generative, got 'nope'")
+    assert not (tmp_path / "ours.json.partial").exists() and not (tmp_path / "ours.json").exists()

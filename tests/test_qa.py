@@ -379,6 +379,8 @@ def test_gold_passages_come_from_the_one_qrecc_reader(tmp_path):
     (["--search-threads", "0"], "--search-threads must be at least 1, not 0"),
     (["--mu", "2"], "--mu must be from 0 to 1 (each, in a list), not '2'"),
     (["--mu", "0.5,-0.1"], "--mu must be from 0 to 1 (each, in a list), not '0.5,-0.1'"),
+    # Refused by build_readers, after the index and the rewriter had loaded.
+    (["--reader", "nope"], "reader must be one of sentence, generative, got 'nope' (from its command-line flag, or CONVQA_READER)"),
 ])
 def test_cli_flags_are_checked_before_the_data_is_read_or_a_model_loads(tmp_path, capsys, flags, message):
     # The data file does not exist: the flag, not the file, must be what is refused.
