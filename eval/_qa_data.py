@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -16,6 +15,8 @@ from typing import Iterable, Sequence
 from assistant.kernel import DataFormatError, Passage, json_lines
 from assistant.retrieval import split_passages
 from rewriting.data import load_examples
+
+from ._judged import write_collection as write_records
 
 __all__ = [
     "QATurn",
@@ -156,10 +157,6 @@ def collection_passages(path: str | Path) -> list[Passage]:
 
 
 def write_collection(passages: Iterable[Passage], out: str | Path) -> int:
-    """Write passages as the JSONL collection ``assistant.index`` reads."""
-    count = 0
-    with open(out, "w", encoding="utf-8") as handle:
-        for p in passages:
-            handle.write(json.dumps({"id": p.id, "contents": p.text, "title": p.title, "url": p.url}, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    """Write passages as the JSONL collection ``assistant.index`` reads
+    (by :func:`eval._judged.write_collection`, the one writer of it); the count."""
+    return write_records(({"id": p.id, "contents": p.text, "title": p.title, "url": p.url} for p in passages), out)
