@@ -363,6 +363,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     collection = judged_collection(args.data, distractors)
     examples = {path: load_examples(path) for path in args.data}
     queries = _held(collection.queries, examples, args.split)
+    if not queries:
+        # Refused by evaluate, after the rewriter had loaded and the index was built.
+        raise InvalidInputError(f"--split {args.split} holds out no judged turn of the --data files: nothing to score "
+                                "(give the split.json of a run trained with these files)")
     every_turn = [ex for turns in examples.values() for ex in turns]
     turn_ids = {ex.id for ex in every_turn}
 

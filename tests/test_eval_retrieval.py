@@ -387,3 +387,20 @@ def test_no_output_is_written_over_an_input(cast2021, tmp_path, capsys, flag):
         if flag == "--write-collection":
             break
     assert (cast2021.read_text(), rewrites.read_text()) == before
+
+
+def test_a_split_holding_out_no_judged_turn_is_refused_before_any_model_or_index(cast2021, distractors, tmp_path,
+                                                                              capsys, monkeypatch):
+    # "no turn left to score" came after the rewriter had loaded and the judged index was built.
+    import eval.retrieval as command
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("a rewriter ran or an index was built for nothing to score")
+
+    monkeypatch.setattr(command, "rewrite_with", no_work)
+    monkeypatch.setattr(command, "build_index", no_work)
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(cast2021)], "dev": {cast2021.name: ["cast2021:106:3"]}}))
+    assert main(["--data", str(cast2021), "--distractors", str(distractors), "--split", str(split)]) == 2
+    assert capsys.readouterr().err == (f"error: --split {split} holds out no judged turn of the --data files: nothing "
+                                       "to score (give the split.json of a run trained with these files)\n")
