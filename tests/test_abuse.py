@@ -6,6 +6,7 @@ refused or bounded, never crashes a handler nor reaches the models unbounded."""
 from __future__ import annotations
 
 import copy
+import gc
 import json
 
 import pytest
@@ -283,6 +284,35 @@ def test_an_export_is_bounded_and_a_session_keeps_only_its_last_one(tmp_path):
     assert not first.exists() and second.exists()
     session.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_documents_all_sessions_hold_in_memory_are_bounded(app_services):
+    # Each session kept its pasted document in memory, several times its
+    # size: a crowd pasting 10 MB each exhausted the server's memory.
+    gc.collect()  # documents of sessions other tests dropped
+    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    size = len(text.encode())
+    # Room for two such documents beside what the server holds already.
+    limits = S.UploadLimits(max_held_mb=(S.held_text_bytes() + 2.5 * size) / 2**20)
+    first, second, third = S.Session(), S.Session(), S.Session()
+    S.use_document(first, text, limits=limits)
+    S.use_document(second, text, limits=limits)
+    with pytest.raises(InvalidInputError, match=r"holds as many documents in memory as it can .* upload the file"):
+        S.use_document(third, text, limits=limits)
+    assert third.source is None
+    # Replacing one's own document needs room for the difference only.
+    S.use_document(first, text.replace("Ada", "Eve"), limits=limits)
+    S.use_default_collection(app_services, first)  # its document let go
+    S.use_document(third, text, limits=limits)
+    with pytest.raises(InvalidInputError, match="as many documents"):
+        S.use_document(first, text, limits=limits)
+    third.close()
+    S.use_document(first, text, limits=limits)
+    # A session Gradio dropped past its capacity is never closed: its share
+    # goes with it.
+    del second
+    gc.collect()
+    S.use_document(S.Session(), text, limits=limits)
 
 
 def _restored(turns):

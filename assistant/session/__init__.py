@@ -24,7 +24,10 @@ from ._sources import (
     use_document_file,
     use_uploads,
 )
-from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo
+from ._state import (
+    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo,
+    held_text_bytes,
+)
 from ._store import (
     MAX_CONVERSATIONS,
     MAX_RESTORED_CHARS,
@@ -109,6 +112,7 @@ __all__ = [
     "drop_waiting",
     "escape_markdown",
     "export_qrecc",
+    "held_text_bytes",
     "index_uploads",
     "judge",
     "language_notice",

@@ -12,7 +12,7 @@ from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
 from ..readers import MultipleChoiceReader, answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
-from ._state import Services, Session, Source
+from ._state import HELD_TEXT, HeldShare, Services, Session, Source
 from ._store import new_conversation
 from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
@@ -72,9 +72,16 @@ def use_document(session: Session, text: str, name: str = "your document", limit
         raise InvalidInputError(
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
+    current = session.source.held.size if session.source is not None and session.source.held is not None else 0
+    if not HELD_TEXT.take(size, limits.max_held_bytes, freed=current):
+        raise InvalidInputError(
+            f"The server holds as many documents in memory as it can for now ({limits.max_held_mb:g} MB across all "
+            "visitors), so it cannot take this one: try again in a while, or upload the file under 'Your documents', "
+            "which indexes it on disk.")
+    held = HeldShare(size)  # given back if the document is refused below, or when its source closes
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
-                                          ChunkRetriever(passages), text=text))
+                                          ChunkRetriever(passages), text=text, held=held))
     return f"Answering from {session.source.name}.{started}"
 
 

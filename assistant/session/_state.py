@@ -8,7 +8,9 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 
 from __future__ import annotations
 
+import threading
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -98,6 +100,48 @@ class SessionTurn:
     info: TurnInfo
 
 
+class _HeldText:
+    """The bytes of document text all sessions of this process hold in memory
+    (:attr:`UploadLimits.max_held_mb` bounds them)."""
+
+    def __init__(self):
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, size: int, limit: int, freed: int = 0) -> bool:
+        """Count ``size`` more bytes held, if with ``freed`` bytes let go they stay within ``limit``."""
+        with self._lock:
+            if self.bytes - freed + size > limit:
+                return False
+            self.bytes += size
+            return True
+
+    def give_back(self, size: int) -> None:
+        with self._lock:
+            self.bytes -= size
+
+
+HELD_TEXT = _HeldText()
+
+
+def held_text_bytes() -> int:
+    """Bytes of document text this server's sessions hold in memory now."""
+    return HELD_TEXT.bytes
+
+
+class HeldShare:
+    """One document's share of :data:`HELD_TEXT`, given back when its source
+    closes or, for a session Gradio dropped unclosed (past its capacity),
+    when the share is garbage collected."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._give_back = weakref.finalize(self, HELD_TEXT.give_back, size)
+
+    def give_back(self) -> None:
+        self._give_back()  # once: later calls, and the finalizer, do nothing
+
+
 @dataclass
 class Source:
     """A session's own retrieval source instead of the default index."""
@@ -110,12 +154,16 @@ class Source:
     # Reorders the uploads' hits (a DeferredRescorer while their passages are
     # encoded); None: BM25's order.
     rescorer: Rescorer | None = None
+    # ``text``'s share of what the server's sessions hold in memory.
+    held: HeldShare | None = None
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
             self.rescorer.cancel()  # no vectors for an index about to be removed
         if self.index is not None:
             self.index.close()
+        if self.held is not None:
+            self.held.give_back()
 
 
 @dataclass

@@ -67,6 +67,13 @@ class UploadLimits:
     max_total_mb: float = 20.0
     # Files per upload: the file list in the UI stays readable.
     max_files: int = 20
+    # One-document text (pasted, or a file read for one-document mode) that
+    # all sessions of the server hold in memory at once: each session keeps
+    # its document, split into passages with their BM25 statistics, several
+    # times its size, so a crowd pasting 10 MB each exhausted the server's
+    # memory (and every visitor lost the server). Past it, a document is
+    # refused until sessions let theirs go; an upload is indexed on disk.
+    max_held_mb: float = 400.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -76,6 +83,10 @@ class UploadLimits:
     @property
     def max_total_bytes(self) -> int:
         return int(self.max_total_mb * MB)
+
+    @property
+    def max_held_bytes(self) -> int:
+        return int(self.max_held_mb * MB)
 
 
 def sessions_dir() -> Path:
