@@ -22,7 +22,7 @@ from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
 from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
-__all__ = ["SETTINGS", "TurnResult", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
+__all__ = ["SETTINGS", "TurnResult", "check_turns", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
 
 SETTINGS = ("end-to-end", "known-context", "human-rewrite")
 
@@ -36,6 +36,25 @@ class TurnResult:
     relevant: frozenset[str] = frozenset()
     upper_em: float | None = None
     upper_f1: float | None = None
+
+
+def check_turns(turns: Sequence[QATurn], setting: str) -> None:
+    """Refuse what ``setting`` cannot answer, before any model loads or
+    question is rewritten: another setting's name, a known-context turn
+    without a gold context (Truth_passages or MultiDoc2Dial documents), a
+    human-rewrite turn without a gold Rewrite."""
+    if setting not in SETTINGS:
+        raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    for turn in turns:
+        if setting == "known-context" and not (turn.context or turn.gold_ids):
+            raise DataFormatError(
+                f"turn {turn.conversation}/{turn.turn} has no gold context: known-context needs QReCC's "
+                "Truth_passages (SCAI's files) with --index of their passages, or MultiDoc2Dial documents"
+            )
+        if setting == "human-rewrite" and not turn.rewrite:
+            raise DataFormatError(
+                f"turn {turn.conversation}/{turn.turn} has no human rewrite: the human-rewrite setting needs QReCC data"
+            )
 
 
 def run_turns(
@@ -61,8 +80,16 @@ def run_turns(
     builds), each turn's hits are reordered for its query as the app does;
     each reader reads the first ``read_k``.
     """
-    if setting not in SETTINGS:
-        raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
+    check_turns(turns, setting)
+    gold_ids = sorted({i for t in turns if not t.context for i in t.gold_ids}) if setting == "known-context" else []
+    if gold_ids:
+        if not hasattr(retriever, "documents"):
+            raise InvalidInputError("known-context turns with Truth_passages need a retriever with documents(ids), "
+                                    "e.g. a BM25Retriever on the index of their passages")
+        # Another collection's index read every turn with no passage: F1 0 without a word.
+        if not retriever.documents(gold_ids):
+            raise DataFormatError(f"none of the turns' {len(gold_ids)} Truth_passages (e.g. {gold_ids[0]!r}) is in the "
+                                  "index: give --index of their passages (eval.qa --write-collection, then assistant.index)")
     queries = [_query(turn, setting, rewriter) for turn in progress(turns, desc=f"{setting}: queries", unit="turn")]
     found = search_all(retriever, queries, depth, search_threads) if setting != "known-context" else [[] for _ in turns]
     if rescorer is not None and setting != "known-context":
@@ -76,13 +103,8 @@ def run_turns(
                 # An empty query (retrievers refuse it) reads the context's first passages.
                 hits = ChunkRetriever(turn.context).search(query, read_k) if query.strip() else []
                 passages = hits or list(turn.context[:read_k])
-            elif turn.gold_ids and retriever is not None and hasattr(retriever, "documents"):
+            else:  # Truth_passages (check_turns)
                 passages = retriever.documents(list(turn.gold_ids))
-            else:
-                raise DataFormatError(
-                    f"turn {turn.conversation}/{turn.turn} has no gold context: known-context needs "
-                    "Truth_passages found in the index, or MultiDoc2Dial documents"
-                )
         else:
             passages = retrieved[:read_k]
             relevant = relevant_ids(retrieved, turn.answer)
@@ -108,11 +130,7 @@ def run_turns(
 def _query(turn: QATurn, setting: str, rewriter) -> str:
     if setting != "human-rewrite":
         return rewriter.rewrite(turn.question, list(turn.history)).text if rewriter else turn.question
-    if not turn.rewrite:
-        raise DataFormatError(
-            f"turn {turn.conversation}/{turn.turn} has no human rewrite: the human-rewrite setting needs QReCC data"
-        )
-    return turn.rewrite
+    return turn.rewrite  # there is one (check_turns)
 
 
 def _mean_percent(values: Sequence[float]) -> float | None:

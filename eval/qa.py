@@ -92,6 +92,7 @@ from ._qa_run import (
     SETTINGS,
     TurnResult,
     build_readers,
+    check_turns,
     format_summaries,
     run_turns,
     summarize,
@@ -174,6 +175,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise DataFormatError(f"{args.data}: no turn has a gold answer (QReCC's Answer, MultiDoc2Dial's outputs); "
                               "give a file with answers")
     turns = turns[: args.limit]
+    check_turns(turns, args.setting)  # before the rewriter rewrites every turn
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
     if needs_index and not args.index:
         raise InvalidInputError(f"--index is needed for the {args.setting} setting")

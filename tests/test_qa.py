@@ -432,3 +432,30 @@ def test_a_bad_jsonl_line_is_named_with_what_it_lacks(tmp_path, capsys, line, me
     path.write_text(json.dumps(line) + "\n")
     assert qa.main(["--data", str(path), "--setting", "known-context"]) == 2
     assert capsys.readouterr().err == f"error: {path}, {message}\n"
+
+
+def test_known_context_without_a_gold_context_is_refused_before_a_model_loads(qrecc_file, tmp_path, capsys, monkeypatch):
+    # QReCC's own files have no Truth_passages: every turn was rewritten and the
+    # readers loaded before the first turn was refused.
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a setting the data cannot give")
+
+    monkeypatch.setattr(qa, "load_rewriter", no_model)
+    monkeypatch.setattr(qa, "build_readers", no_model)
+    assert qa.main(["--data", str(qrecc_file), "--setting", "known-context"]) == 2
+    assert capsys.readouterr().err == (
+        "error: turn 1/1 has no gold context: known-context needs QReCC's Truth_passages (SCAI's files) with --index "
+        "of their passages, or MultiDoc2Dial documents\n")
+
+
+def test_known_context_reads_the_truth_passages_and_refuses_an_index_that_has_none(tmp_path, retriever):
+    scai = tmp_path / "scai.json"
+    scai.write_text(json.dumps([{"Conversation_no": 7, "Turn_no": 1, "Question": "Who was Byron?", "Truth_rewrite": "Who was Byron?",
+                                 "Truth_answer": "an English poet", "Truth_passages": ["byron"], "NewContext": []}]))
+    turns = qa.load_qrecc(scai)
+    [result] = qa.run_turns(turns, "known-context", [FirstSentence()], retriever=retriever)
+    assert result.answers == ("George Gordon Byron was an English poet.",)
+    # Another collection's index read every turn with no passage: F1 0, without a word.
+    other = [dataclasses.replace(turns[0], gold_ids=("qrecc_p9",))]
+    with pytest.raises(DataFormatError, match=r"none of the turns' 1 Truth_passages \(e.g. 'qrecc_p9'\) is in the index"):
+        qa.run_turns(other, "known-context", [FirstSentence()], retriever=retriever)
