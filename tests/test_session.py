@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import gc
 import json
 
 import pytest
@@ -601,6 +603,26 @@ def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
     session.close()
     assert not folder.exists() and not (shared / "a.txt").exists()
     assert (shared / "b.txt").exists() and session.uploads == set()
+
+
+def test_a_session_dropped_unclosed_deletes_its_files_once_collected(app_services, tmp_path):
+    # Gradio drops the oldest sessions past its capacity without closing
+    # them: their uploads and export stayed on the server's disk for good.
+    session = S.Session()
+    upload = tmp_path / "gradio" / "abc123" / "notes.txt"
+    upload.parent.mkdir(parents=True)
+    upload.write_text("x")
+    S.track_uploads(session, [str(upload)])
+    for _ in S.ask(app_services, session, "Who was Ada Lovelace?"):
+        pass
+    export = S.write_export(session, tmp_path / "exports")
+    copied = copy.deepcopy(session)  # owns none of its files
+    del copied
+    gc.collect()
+    assert upload.exists() and export.exists()
+    del session
+    gc.collect()
+    assert not upload.exists() and not upload.parent.exists() and not export.exists()
 
 
 def test_toggling_a_thumb_writes_a_line_only_when_the_judgement_changes(app_services, qrecc_conversations):

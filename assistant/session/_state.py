@@ -184,6 +184,33 @@ class Replay:
 
 
 @dataclass
+class SessionFiles:
+    """What a session keeps on the server's disk besides its uploads' index."""
+
+    uploads: set[str] = field(default_factory=set)
+    export: str = ""
+    removal: weakref.finalize | None = field(default=None, repr=False, compare=False)
+
+    def remove(self) -> None:
+        for name in sorted(self.uploads):
+            path = Path(name)
+            path.unlink(missing_ok=True)
+            try:
+                path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
+            except OSError:
+                pass  # not empty, or gone
+        self.uploads.clear()
+        if self.export:
+            Path(self.export).unlink(missing_ok=True)
+            self.export = ""
+
+    def __deepcopy__(self, memo):
+        # gr.State deep-copies its default Session per tab. A copy owns none
+        # of the files: deleting them with it would take them from the original.
+        return SessionFiles()
+
+
+@dataclass
 class Session:
     """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
 
@@ -195,10 +222,8 @@ class Session:
     replay: Replay | None = None
     choice_reader: object = None  # assistant.readers.MultipleChoiceReader, keeps the prepared document
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
-    # Files the user uploaded through the UI (Gradio's copies): deleted when the session ends.
-    uploads: set[str] = field(default_factory=set)
-    # The session's last exported conversation (write_export): deleted when it ends.
-    export: str = ""
+    # Its files on the server's disk (uploads, export): see the properties.
+    files: SessionFiles = field(default_factory=SessionFiles)
     # Questions sent and checked but not yet asked, oldest first: a question
     # sent while a turn runs waits here and is asked after it (take_question).
     waiting: deque[str] = field(default_factory=deque)
@@ -215,6 +240,30 @@ class Session:
     # Lines this session appended to the labels file (MAX_JUDGEMENTS).
     judgements: int = 0
     _id: str = ""
+
+    @property
+    def uploads(self) -> set[str]:
+        """Files the user uploaded through the UI (Gradio's copies): deleted when the session ends."""
+        return self.files.uploads
+
+    @property
+    def export(self) -> str:
+        """The session's last exported conversation (write_export): deleted when it ends."""
+        return self.files.export
+
+    @export.setter
+    def export(self, path: str) -> None:
+        self.files.export = path
+
+    def on_disk(self) -> SessionFiles:
+        """Its files, to be deleted when the session ends, or when it is
+        garbage collected unclosed: Gradio drops the oldest sessions past its
+        capacity without closing them, and their uploads and export stayed
+        on the server's disk for good."""
+        if self.files.removal is None:
+            # The finalizer holds the files' record only, never the session.
+            self.files.removal = weakref.finalize(self, self.files.remove)
+        return self.files
 
     @property
     def id(self) -> str:
@@ -234,17 +283,7 @@ class Session:
         if self.source is not None:
             self.source.close()
             self.source = None
-        for name in sorted(self.uploads):
-            path = Path(name)
-            path.unlink(missing_ok=True)
-            try:
-                path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
-            except OSError:
-                pass  # not empty, or gone
-        self.uploads.clear()
-        if self.export:
-            Path(self.export).unlink(missing_ok=True)
-            self.export = ""
+        self.files.remove()
 
 
 @dataclass(frozen=True)

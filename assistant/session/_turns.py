@@ -367,7 +367,8 @@ def write_export(session: Session, folder: str | Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"conversation-{session.id}-{session.conversation_no}.json"
     path.write_text(json.dumps(export_qrecc(session), ensure_ascii=False, indent=1), encoding="utf-8")
-    if session.export and session.export != str(path):
-        Path(session.export).unlink(missing_ok=True)  # one export a session: clicks in a loop fill no disk
-    session.export = str(path)
+    files = session.on_disk()
+    if files.export and files.export != str(path):
+        Path(files.export).unlink(missing_ok=True)  # one export a session: clicks in a loop fill no disk
+    files.export = str(path)
     return path
