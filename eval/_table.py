@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from assistant.kernel import ConfigError, DataFormatError, json_lines
 from rewriting.data import RewriteExample, load_examples, load_quretec
 
-from ._validation import conversation, mean_difference
+from ._validation import DIFFERENCE_RESAMPLES, conversation, mean_difference
 
 __all__ = ["GROUPS", "read_split", "held_out_groups", "whole_conversations", "export_inputs", "read_rewrites", "read_alternatives", "read_outputs", "other_systems", "comparison_table"]
 
@@ -226,7 +226,8 @@ def _differences(against: str, names: Sequence[str], every: Mapping[str, Sequenc
             parts.append(f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]")
         return " / ".join(parts)
 
-    lines = ["", f"Minus {against} on the same turns, with 95% paired bootstrap intervals (2,000 resamples of the conversations):", "",
+    lines = ["", f"Minus {against} on the same turns, with 95% paired bootstrap intervals ({DIFFERENCE_RESAMPLES:,} resamples "
+             "of the conversations):", "",
              "| rewriter | " + " | ".join(f"{g} ({len(keys)})" for g, keys in every.items()) + " |", "|---" * (len(every) + 1) + "|"]
     lines += [f"| {system} | " + " | ".join(cell(system, keys) for keys in every.values()) + " |" for system in names if system != against]
     return lines

@@ -15,7 +15,11 @@ import numpy as np
 
 from assistant.kernel import LabelledRewrite
 
-__all__ = ["latest_judgements", "bootstrap_ci", "difference_ci", "mean_difference", "conversation", "validate", "format_validation_table", "json_safe"]
+__all__ = ["DIFFERENCE_RESAMPLES", "latest_judgements", "bootstrap_ci", "difference_ci", "mean_difference", "conversation", "validate", "format_validation_table", "json_safe"]
+
+# Draws of difference_ci's paired bootstrap (the tables that print its
+# intervals say how many).
+DIFFERENCE_RESAMPLES = 2000
 
 
 def latest_judgements(labels: Sequence[LabelledRewrite]) -> tuple[list[LabelledRewrite], int]:
@@ -62,7 +66,7 @@ def bootstrap_ci(scores: np.ndarray, labels: np.ndarray, resamples: int = 1000, 
     return float(lo), float(hi)
 
 
-def difference_ci(differences: np.ndarray, resamples: int = 2000, seed: int = 0,
+def difference_ci(differences: np.ndarray, resamples: int = DIFFERENCE_RESAMPLES, seed: int = 0,
                   clusters: Sequence[str] | None = None) -> tuple[float, float]:
     """95% paired percentile-bootstrap interval for the mean of per-item
     differences (system B's score minus A's on the same turns): the turns are
@@ -132,7 +136,7 @@ def validate(labels: Sequence[LabelledRewrite], scores: dict[str, np.ndarray]) -
     for name, values in scores.items():
         # Six decimals: a float32 embedding gives a text and its copy 0.99999994
         # or 1.0000001, and that noise alone made a constant metric look
-        # correlated (r 0.82, AUC 1.0 where every score was 1).
+        # correlated (a high r and AUC where every score was 1).
         values = np.round(np.asarray(values, dtype=float), 6)
         constant = bool(np.all(values == values[0]))
         r = math.nan if constant else float(pearsonr(values, y).statistic)

@@ -213,7 +213,7 @@ def recall_at_k(
 
 @lru_cache(maxsize=4)
 def _rouge1_scorer(stem: bool):
-    from rouge_score import rouge_scorer  # imported on first use: 0.3 s (NLTK)
+    from rouge_score import rouge_scorer  # imported on first use: it loads NLTK, which a command scoring no ROUGE never needs
 
     return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=stem)
 
