@@ -26,6 +26,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+# Run as a file (python scripts/gen_collection.py): the repository root is not on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from assistant.kernel import check_at_least, output_path, run_cli  # noqa: E402
+
 _ONSETS = ["", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
            "br", "ch", "cl", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr"]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"]
@@ -102,6 +107,11 @@ _BLOCK_PAGES = 10_000
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The generator; a bad flag or an --out that cannot be a folder is one ``error:`` line, exit 2."""
+    return run_cli(_main, argv, interrupted="the collection is incomplete: run the same command again")
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="output folder (JSONL shards)")
     parser.add_argument("--passages", type=int, default=1_000_000, help="passages to write (default 1,000,000)")
@@ -110,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary size")
     parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent s (English is about 1)")
     args = parser.parse_args(argv)
-    if args.passages < 1 or args.shards < 1 or args.vocab < 10:
-        parser.error("--passages and --shards must be >= 1, --vocab >= 10")
+    # Each flag named with its value (one message named all three), and an
+    # --out that is a file refused in words, not a FileExistsError traceback.
+    check_at_least(passages=(args.passages, 1), shards=(args.shards, 1), vocab=(args.vocab, 10))
+    output_path(args.out, "--out", folder=True)
     count = generate(args.passages, args.shards, args.out, args.seed, args.vocab, args.zipf)
     print(json.dumps({"out": str(args.out), "passages": count, "shards": args.shards, "seed": args.seed}))
     return 0

@@ -51,3 +51,22 @@ def test_relative_paths_are_the_callers(tmp_path, monkeypatch):
     assert ours[ours.index("--index") + 1] == str(tmp_path / "W" / "ours")
     assert theirs[theirs.index("-input") + 1] == str(tmp_path / "C")
     assert theirs[theirs.index("-index") + 1] == str(tmp_path / "W" / "pyserini")
+
+
+GENERATOR = SCRIPT.parent / "gen_collection.py"
+
+
+@pytest.mark.parametrize("flags, message", [
+    # Ended in a FileExistsError traceback.
+    (["--out", "{file}"], "cannot write --out {file}: it is a file; give a folder path"),
+    # One message named all three flags ("--passages and --shards must be >= 1, --vocab >= 10") after the usage.
+    (["--out", "{dir}", "--passages", "0"], "--passages must be at least 1, not 0"),
+    (["--out", "{dir}", "--vocab", "5"], "--vocab must be at least 10, not 5"),
+])
+def test_gen_collection_refuses_a_bad_flag_in_one_line(tmp_path, flags, message):
+    places = {"file": tmp_path / "a-file", "dir": tmp_path / "coll"}
+    places["file"].write_text("")
+    out = subprocess.run([sys.executable, str(GENERATOR), *(f.format(**places) for f in flags)],
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert (out.returncode, out.stderr) == (2, f"error: {message.format(**places)}\n")
+    assert not places["dir"].exists()
