@@ -37,7 +37,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assistant.kernel import InvalidInputError, check_at_least, run_cli  # noqa: E402
+from assistant.kernel import InvalidInputError, check_at_least, output_path, run_cli  # noqa: E402
 from assistant.retrieval import BM25Retriever, import_pyserini, read_collection, verify_index  # noqa: E402
 
 _QUERIES = 50
@@ -153,6 +153,8 @@ def _main(argv: list[str] | None) -> int:
     # caller's, so it is made absolute first.
     args.input = args.input.absolute()
     args.work = args.work.absolute() if args.work is not None else None
+    if args.work is not None:  # a file there ended in a FileExistsError traceback
+        output_path(args.work, "--work", folder=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_index."))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -70,3 +70,13 @@ def test_gen_collection_refuses_a_bad_flag_in_one_line(tmp_path, flags, message)
                          capture_output=True, text=True, check=False, timeout=300)
     assert (out.returncode, out.stderr) == (2, f"error: {message.format(**places)}\n")
     assert not places["dir"].exists()
+
+
+def test_a_work_folder_that_is_a_file_is_one_line_before_either_indexer_runs(tmp_path):
+    # Ended in a FileExistsError traceback, after pyserini's JVM had started.
+    (tmp_path / "C").mkdir()
+    (tmp_path / "C" / "a.jsonl").write_text('{"id": "a", "contents": "x"}\n')
+    (tmp_path / "W").write_text("")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--input", str(tmp_path / "C"), "--work", str(tmp_path / "W")],
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert (out.returncode, out.stderr) == (2, f"error: cannot write --work {tmp_path / 'W'}: it is a file; give a folder path\n")
