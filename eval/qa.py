@@ -1,6 +1,7 @@
 """QReCC-style question answering evaluation: end to end, human rewrite, known context.
 
 ``python -m eval.qa --data FILE --index DIR [--setting end-to-end|known-context|human-rewrite] [--json]``
+``[--rewriter NAME] [--reader NAME] [--mu MU[,MU...]] [--read-k N] [--limit N] [--turns OUT.jsonl]``
 ``[--search-threads N] [--ray [ADDRESS] [--actors N]]``
 
 Data (detected from the file):

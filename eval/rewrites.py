@@ -1,7 +1,7 @@
 """Rewrite quality: score rewriters, and check which metric tracks human labels.
 
-``python -m eval.rewrites score --data FILE [--rewriter NAME | --rewrites FILE.jsonl | --system KEY]``
-``[--index DIR] [--metrics LIST] [--json] [--search-threads N] [--ray [ADDRESS] [--actors N]]``
+``python -m eval.rewrites score --data FILE [--rewriter NAME | --rewrites FILE.jsonl | --system KEY] [--split SPLIT]``
+``[--index DIR] [--metrics LIST] [--json] [--search-threads N] [--torch-threads N] [--ray [ADDRESS] [--actors N]]``
     Scores rewrites against the human rewrites of a QReCC, CANARD or CAsT file
     (read by :func:`rewriting.data.load_examples`): ROUGE-1 recall (human
     rewrite as target), BLEU, USE cosine and angular similarity, MiniLM cosine,
@@ -21,7 +21,8 @@
     "rewrite"}`` (ids as ``load_examples`` gives them, or ``<file>#<id>`` as
     ``export`` writes them, ``<file>`` the ``--data`` file's name; only those
     turns are scored), or another system's outputs shipped in the data
-    (``--system cast_automatic``). R@10's searches are batch searches on
+    (``--system cast_automatic``); ``--split`` keeps the turns a training
+    run held out (its ``split.json``). R@10's searches are batch searches on
     ``--search-threads`` Lucene threads. ``--ray`` does the rewriting and
     scoring on a Ray cluster (ADDRESS; none: ``RAY_ADDRESS`` or a new local
     instance) in ``--actors`` workers, each loading the rewriter, encoders
@@ -29,7 +30,7 @@
     prints what the single-process run prints; without it ray is never
     imported.
 
-``python -m eval.rewrites validate --labels FILE [--json] [--plot OUT.png]``
+``python -m eval.rewrites validate --labels FILE [--json] [--plot OUT.png] [--index DIR] [--metrics LIST] [--torch-threads N]``
     For every metric: Pearson r with the 0/1 labels (point-biserial), a 95%
     percentile-bootstrap interval for r (1,000 resamples of the lines, seed
     0), ROC AUC, and the mean score per label (metric scale 0-1), counting
@@ -47,7 +48,7 @@
     ``~/.cache/convqa/labels.jsonl``), or says how to get a labels file.
 
 ``python -m eval.rewrites export --split SPLIT --dir DIR [--trained-on] [--turns N]``
-``python -m eval.rewrites table --split SPLIT --dir DIR [--trained-on] [--turns N] [--index DIR] [--metrics LIST] [--against REWRITER]``
+``python -m eval.rewrites table --split SPLIT --dir DIR [--trained-on] [--turns N] [--index DIR] [--metrics LIST] [--against REWRITER] [--torch-threads N]``
     The comparison of rewriters on the same turns: ``export`` writes the
     turns a training run held out (after the first) as ``DIR/<group>.jsonl``
     for ``python -m rewriting.rewrite`` (groups: qrecc, canard, cast); its
@@ -64,12 +65,13 @@
     there, in whole conversations (the same N on both commands gives the
     same turns).
 
-``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N]``
+``python -m eval.rewrites bench [--index DIR] [--metrics LIST] [--repeat N] [--torch-threads N]``
     Warm latency of each metric for one rewrite: median and p95 wall time,
     and median CPU time (which hardly moves with the machine's other load).
 
 ``--metrics`` and ``--json`` work before the subcommand as after it; before
-one that does not take them they are refused. Bad input exits with status 2
+one that does not take them they are refused. ``--torch-threads N``: MiniLM's
+torch threads (default 1; 0: torch's choice). Bad input exits with status 2
 and a one-line message.
 """
 
