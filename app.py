@@ -46,6 +46,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
+from gradio.components.plot import PlotData
 
 from assistant import session as S
 from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
@@ -84,24 +85,83 @@ STORAGE_KEY = "convqa-conversations"
 # The lines that tell the outcome of an action: live regions, so that a
 # screen reader says a refusal or a confirmation (the chat itself is one).
 STATUS_IDS = ("cqa-status", "replay-status", "docs-status", "mc-result")
-# Run in the page at load: it marks those lines, and it watches the other
-# tabs. Two tabs of one browser share the saved copy, and each writes all of
-# its own conversations over it: a tab that saves after another tab did
-# would drop that tab's new turns. The browser tells the other tabs of every
-# such write (the "storage" event): this one then says to reload before
-# going on, which reads the shared copy back.
-OTHER_TAB_JS = """() => {
-  // The tabs' lines are made when their tab is first opened.
-  const mark = () => {
-    for (const id of %s) {
-      const line = document.getElementById(id);
+# Gradio's lists let go of the focus once an option is chosen with Enter
+# (to the page itself, where a keyboard user starts over from the top): it
+# goes on to the control that comes next instead.
+AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-start"}
+# Run in the page at load. It mends Gradio's markup where a keyboard or a
+# screen reader needs it, again whenever Gradio draws it anew:
+# - the status lines are marked as live regions;
+# - a question in the chat can be focused: Gradio picks its turn for the
+#   correction box and the thumbs on a click or on Enter, but only a mouse
+#   could reach it;
+# - a rewrite step's title (its toggle) says whether it is open, and the
+#   arrow inside it, a second and unnamed button, is left to the title;
+# - Space works those two as it works a button (Gradio answers Enter only);
+# - an upload area is named after its field, where all were "Click to
+#   upload or drop files";
+# - a text box's help is its description, where it was read out as part
+#   of its name each time the box was reached.
+# It also watches the other tabs. Two tabs of one browser share the saved
+# copy, and each writes all of its own conversations over it: a tab that
+# saves after another tab did would drop that tab's new turns. The browser
+# tells the other tabs of every such write (the "storage" event): this one
+# then says to reload before going on, which reads the shared copy back.
+PAGE_JS = """() => {
+  const QUESTIONS = "#chat [data-testid=user]", TITLES = "#chat .thought-group > .title[role=button]";
+  let helps = 0;
+  const mend = () => {
+    for (const id of %(status)s) {
+      const line = document.getElementById(id);  // a tab's lines are made when it is first opened
       if (line && !line.hasAttribute("role")) line.setAttribute("role", "status");
     }
+    for (const question of document.querySelectorAll(QUESTIONS + ":not([tabindex])")) {
+      question.tabIndex = 0;
+      question.setAttribute("role", "button");
+      question.setAttribute("aria-description", "Picks this turn to correct or rate its rewrite");
+    }
+    for (const title of document.querySelectorAll(TITLES)) {
+      const open = String(title.classList.contains("expanded"));
+      if (title.getAttribute("aria-expanded") !== open) title.setAttribute("aria-expanded", open);
+      const arrow = title.querySelector("button");
+      if (arrow && arrow.tabIndex !== -1) {
+        arrow.tabIndex = -1;
+        arrow.setAttribute("aria-hidden", "true");
+      }
+    }
+    for (const help of document.querySelectorAll("label > .info-text:not([id])")) {
+      const title = help.parentElement.querySelector("[data-testid=block-info]");
+      const box = help.parentElement.querySelector("textarea, input");
+      if (!title || !box) continue;
+      help.id = "cqa-help-" + ++helps;
+      title.id ||= help.id + "-title";
+      box.setAttribute("aria-labelledby", title.id);
+      box.setAttribute("aria-describedby", help.id);
+    }
+    for (const area of document.querySelectorAll("button[aria-label='Click to upload or drop files']")) {
+      const field = area.closest(".block")?.querySelector("[data-testid=block-label]")?.textContent.trim();
+      if (field) area.setAttribute("aria-label", field + ": click to upload or drop files");
+    }
   };
-  mark();
-  new MutationObserver(mark).observe(document.body, {childList: true, subtree: true});
+  mend();
+  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
+  let picked = null;
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (!(target instanceof Element)) return;
+    picked = event.key === "Enter" ? target.closest(%(lists)s)?.id ?? null : null;
+    if (event.key === " " && target.matches(QUESTIONS + ", " + TITLES)) {
+      event.preventDefault();
+      target.click();
+    }
+  }, true);
+  document.addEventListener("focusout", (event) => {
+    const next = picked && !event.relatedTarget ? document.querySelector(%(after)s[picked]) : null;
+    picked = null;
+    if (next) setTimeout(() => { if (document.activeElement === document.body) next.focus(); });
+  }, true);
   window.addEventListener("storage", (event) => {
-    if (event.key !== %s || document.getElementById("cqa-other-tab")) return;
+    if (event.key !== %(key)s || document.getElementById("cqa-other-tab")) return;
     const note = document.createElement("div");
     note.id = "cqa-other-tab";
     note.setAttribute("role", "alert");
@@ -113,7 +173,10 @@ OTHER_TAB_JS = """() => {
     note.appendChild(reload);
     document.body.prepend(note);
   });
-}""" % (json.dumps(list(STATUS_IDS)), json.dumps(STORAGE_KEY))
+}""" % {"status": json.dumps(list(STATUS_IDS)), "lists": json.dumps(", ".join("#" + id for id in AFTER_PICK)),
+        "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY)}
+# How the plot's image is sent (gr.Plot's own default).
+PLOT_FORMAT = "webp"
 # The app's look, beside this file.
 CSS_FILE = Path(__file__).with_name("app.css")
 
@@ -175,9 +238,18 @@ def live_metrics() -> LiveMetrics:
     return LiveMetrics()
 
 
-def _plot(session: S.Session, metrics=S.METRICS):
+class _DescribedPlot(PlotData):
+    """A drawn plot with its text alternative: Gradio writes the image's alt
+    text as "<chart> plot visualising provided data" and never sets the
+    chart for matplotlib, so a screen reader said "undefined plot ..."."""
+
+    chart: str
+
+
+def _plot(session: S.Session, metrics=S.METRICS) -> _DescribedPlot:
     """The running mean of each metric across turns, drawn on the server
     (matplotlib's object API: no global pyplot state shared between sessions)."""
+    from gradio.processing_utils import encode_plot_to_base64
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
@@ -200,7 +272,16 @@ def _plot(session: S.Session, metrics=S.METRICS):
         axes.set_xticks([])
         axes.text(0.5, 0.5, "no scored turn yet", ha="center", va="center", transform=axes.transAxes, color="gray")
     figure.tight_layout()
-    return figure
+    return _DescribedPlot(type="matplotlib", plot=encode_plot_to_base64(figure, PLOT_FORMAT), chart=_plot_text(points, metrics))
+
+
+def _plot_text(points: list[dict], metrics) -> str:
+    """What the plot shows, in words (the table above it has every turn's figures)."""
+    if not points:
+        return "Rewrite quality: no scored turn yet. A line"
+    last = points[-1]["turn"]
+    means = ", ".join(f"{p['metric']} {p['mean']:.2f}" for p in points if p["turn"] == last)
+    return f"Rewrite quality, running means by turn (after turn {last}: {means}; each turn in the table above). A line"
 
 
 def _status(text: str, error: bool = False) -> str:
@@ -586,9 +667,9 @@ def _rewrite_panel(services: S.Services) -> SimpleNamespace:
     ui = SimpleNamespace()
     ui.correction = gr.Textbox(
         label="Correct the rewrite (ask a question first)",
-        info="Click a turn in the chat to pick it (default: the last). Edit the self-contained "
-        "question and re-run the turn with it; your correction becomes the reference the "
-        "metrics compare with (a replayed turn keeps its file's human rewrite).",
+        info="Click a turn's question in the chat, or Tab to it and press Enter, to pick it (default: the "
+        "last). Edit the self-contained question and re-run the turn with it; your correction becomes the "
+        "reference the metrics compare with (a replayed turn keeps its file's human rewrite).",
         lines=2, elem_id="correction",
     )
     ui.rerun = gr.Button("Re-run with this rewrite", elem_id="rerun")
@@ -674,6 +755,12 @@ def _api_panel() -> SimpleNamespace:
                            new=gr.Button(visible=False), rewrite=gr.Button(visible=False))
 
 
+def _heading(text: str) -> None:
+    # Heard, not seen: the page had no heading below its title for a screen
+    # reader to jump between its two halves by.
+    gr.Markdown(f"## {text}", elem_classes="cqa-sr-only")
+
+
 def _layout(services: S.Services) -> SimpleNamespace:
     gr.Markdown(
         "# Conversational question answering\n"
@@ -683,9 +770,13 @@ def _layout(services: S.Services) -> SimpleNamespace:
     )
     with gr.Row(equal_height=False):
         with gr.Column(scale=3, min_width=420):
+            _heading("Conversation")
             chat = _chat_panel(services)
         with gr.Column(scale=2, min_width=340):
-            with gr.Tabs():
+            _heading("Rewrite, replay, documents and multiple choice")
+            # On a phone the tabs that did not fit hid behind an unlabelled "…":
+            # they go on a second row instead.
+            with gr.Tabs(overflow_behavior="wrap"):
                 with gr.Tab("Rewrite", id="rewrite"):
                     rewrite = _rewrite_panel(services)
                 with gr.Tab("Replay", id="replay"):
@@ -796,7 +887,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
 
     css = CSS_FILE.read_text(encoding="utf-8")
     app_kwargs = {"middleware": [Middleware(S.BodyLimit, limit=S.request_limit(limits))]}
-    return demo.launch(server_name=host, server_port=port, css=css, js=OTHER_TAB_JS, theme=theme(), show_error=False,
+    return demo.launch(server_name=host, server_port=port, css=css, js=PAGE_JS, theme=theme(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, app_kwargs=app_kwargs,
                        **launch)
 

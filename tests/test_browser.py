@@ -86,6 +86,18 @@ def status_text(page, pattern):
     return status.inner_text()
 
 
+def holds(page, condition, arg=None, timeout=5_000) -> bool:
+    """Whether the JavaScript ``condition`` comes true within ``timeout`` ms
+    (the page mends Gradio's markup just after Gradio draws it)."""
+    from playwright.sync_api import TimeoutError as Timeout
+
+    try:
+        page.wait_for_function(condition, arg=arg, timeout=timeout)
+        return True
+    except Timeout:
+        return False
+
+
 def test_three_turns_show_rewrites_answers_and_sources(open_page):
     page = open_page()
     for question in (ADA, "What did she write about?", "Who was her father?"):
@@ -115,6 +127,13 @@ def test_three_turns_show_rewrites_answers_and_sources(open_page):
     page.locator("#chat [data-testid='user']").first.click()
     status_text(page, "Turn 1 selected")
     assert page.locator("#correction textarea").input_value() == ADA
+    # So does Enter on a question reached with the keyboard: only a mouse could reach one.
+    question = page.locator("#chat [data-testid='user']").nth(1)
+    question.focus()
+    assert question.evaluate("e => e === document.activeElement")
+    question.press("Enter")
+    status_text(page, "Turn 2 selected")
+    assert page.locator("#correction textarea").input_value() == "What did she write about?"
     # Export: a QReCC-layout JSON file to download.
     page.click("#export")
     status_text(page, "Exported 3 turns")
@@ -173,7 +192,27 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
             "score readable": contrast(page, "#chat .cqa-score") >= 4.5,
             "intro readable": contrast(page, "#cqa-header p") >= 4.5,
             "label readable": contrast(page, "#correction [data-testid=block-info]") >= 4.5,
+            # The tabs that did not fit hid behind an unlabelled "…".
+            "every tab in view": [tab.inner_text() for tab in page.get_by_role("tab").all() if tab.is_visible()] == [
+                "Rewrite", "Replay", "Your documents", "Multiple choice"],
+            # Gradio's alt text was "undefined plot visualising provided data".
+            "plot described": page.locator("#metrics-plot img").get_attribute("alt").startswith(
+                "Rewrite quality: no scored turn yet."),
+            # The box's help was read out as part of its name.
+            "help is a description": page.get_by_role("textbox", name="Correct the rewrite of turn 1 (the last)",
+                                                      exact=True).count() == 1,
+            "headings to jump by": [h.inner_text() for h in page.get_by_role("heading").all()] == [
+                "Conversational question answering", "Conversation", "Rewrite, replay, documents and multiple choice"],
         }
+        # A rewrite step's title opens it; the arrow inside was a second, unnamed tab stop.
+        title = page.locator("#chat .thought-group > .title").first
+        arrow = title.locator("button")
+        seen["arrow left to the title"] = (arrow.get_attribute("tabindex"), arrow.get_attribute("aria-hidden")) == ("-1", "true")
+        seen["step says it is closed"] = holds(page, "e => e.getAttribute('aria-expanded') === 'false'", title.element_handle())
+        title.focus()
+        title.press(" ")  # Gradio opened it on Enter only
+        seen["Space opens the step and it says so"] = holds(page, "e => e.getAttribute('aria-expanded') === 'true'",
+                                                            title.element_handle())
         # Dark mode (a phone's setting): a notice was near-white on its cream
         # background, and the links to the sources and timings dim.
         dark = stack.enter_context(browser_context(browser))
@@ -241,6 +280,8 @@ def test_a_replayed_conversation_shows_the_metrics_panel(open_page, qrecc_conver
     assert [c[1] for c in cells] == ["1", "0.5", "0.75"]  # ROUGE-1 R, by hand in test_session
     assert "Who was Ada Lovelace's father?" in page.locator("#chat").inner_text()  # the human rewrite, beside ours
     assert page.locator("#metrics-plot img, #metrics-plot svg").count() >= 1
+    alt = page.locator("#metrics-plot img").get_attribute("alt")  # the plot in words
+    assert re.match(r"Rewrite quality, running means by turn \(after turn 2: ROUGE-1 R 0\.75, USE \d\.\d\d, R@10 \d\.\d\d;", alt), alt
     shoot(page, "replay")
 
 
@@ -280,6 +321,9 @@ def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tm
     notes.write_text("The Analytical Engine had a mill for arithmetic and a store for memory.")
     page, other = open_page(), open_page()
     page.get_by_role("tab", name="Your documents").click()
+    # Both upload areas were called "Click to upload or drop files".
+    for field in ("Documents", "Document"):
+        assert page.get_by_role("button", name=f"{field}: click to upload or drop files", exact=True).count() == 1
     page.set_input_files("#uploads input[type=file]", str(notes))
     page.locator("#uploads").get_by_text("engine").first.wait_for()
     page.click("#index-uploads")
@@ -306,9 +350,13 @@ def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
     status_text(page, "New conversation")
     ask(page, "What is Paris?")
     assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
-    page.locator("#conversations input").click()
-    page.get_by_role("option", name=re.compile(r"^1: Who was Ada")).click()
+    # Chosen with the keyboard: the focus goes on to the question box (Gradio's list dropped it onto the page).
+    page.locator("#conversations input").focus()
+    page.keyboard.press("ArrowDown")
+    page.get_by_role("option", name=re.compile(r"^1: Who was Ada")).and_(page.locator(".active")).wait_for()
+    page.keyboard.press("Enter")
     status_text(page, "Back to conversation 1")
+    assert holds(page, "() => document.activeElement.closest('#question') !== null")
     assert page.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
