@@ -161,10 +161,48 @@ def contrast(page, selector):
     return page.locator(selector).first.evaluate(CONTRAST_JS)
 
 
+def ring(page) -> tuple[str, float, str]:
+    """The focus ring of what has the focus: style, width in px and colour,
+    once a transition to it has ended."""
+    page.wait_for_timeout(300)
+    style, width, colour = page.evaluate(
+        "(() => { const s = getComputedStyle(document.activeElement); return [s.outlineStyle, s.outlineWidth, s.outlineColor]; })()")
+    return style, float(width.removesuffix("px") or 0), colour
+
+
+def colour_contrast(first: str, second: str) -> float:
+    """The WCAG contrast ratio of two CSS ``rgb(...)`` colours."""
+    def luminance(colour):
+        r, g, b = (c / 255 for c in map(float, re.findall(r"[\d.]+", colour)[:3]))
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+# The first opaque background around what has the focus, where its ring is drawn.
+AROUND_FOCUS_JS = """() => {
+  const rgba = colour => { const v = colour.match(/[\\d.]+/g).map(Number); return v.length > 3 ? v : [...v, 1]; };
+  let around = document.activeElement.parentElement;
+  while (around && rgba(getComputedStyle(around).backgroundColor)[3] < 0.5) around = around.parentElement;
+  return around ? getComputedStyle(around).backgroundColor : "rgb(255, 255, 255)";
+}"""
+
+
+def visible_ring(page) -> bool:
+    """What has the focus shows a solid ring at least 2 px wide, 3:1 against
+    the background around it (WCAG's non-text contrast)."""
+    style, width, colour = ring(page)
+    return style == "solid" and width >= 2 and colour_contrast(colour, page.evaluate(AROUND_FOCUS_JS)) >= 3
+
+
 def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_readable(browser, app_server):
     url, _ = app_server
     with contextlib.ExitStack() as stack:
-        phone = stack.enter_context(contextlib.closing(browser.new_context(viewport={"width": 375, "height": 740})))
+        # A phone that asks for less motion, as many are set to.
+        phone = stack.enter_context(contextlib.closing(
+            browser.new_context(viewport={"width": 375, "height": 740}, reduced_motion="reduce")))
         phone.set_default_timeout(TIMEOUT_MS)
         # The chat was taller than the screen, the question box below it: the
         # page opened scrolled to it and then, as Gradio's late layout
@@ -203,7 +241,13 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
                                                       exact=True).count() == 1,
             "headings to jump by": [h.inner_text() for h in page.get_by_role("heading").all()] == [
                 "Conversational question answering", "Conversation", "Rewrite, replay, documents and multiple choice"],
+            # Gradio's buttons fade their focus ring in (and more): not when the phone asks for less motion.
+            "no motion": page.locator("#ask").evaluate("e => parseFloat(getComputedStyle(e).transitionDuration)") <= 0.001,
         }
+        # A focus ring on every control: the text boxes had a pale border, the Ask button a white ring.
+        seen["focus ring on the question box"] = visible_ring(page)
+        box.press("Tab")
+        seen["focus ring on Ask"] = page.evaluate("document.activeElement.id") == "ask" and visible_ring(page)
         # A rewrite step's title opens it; the arrow inside was a second, unnamed tab stop.
         title = page.locator("#chat .thought-group > .title").first
         arrow = title.locator("button")
@@ -224,6 +268,8 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
                        + notice_html("The search is by BM25 alone."))
         seen["notice readable in dark mode"] = contrast(night, ".cqa-notice") >= 4.5
         seen["link readable in dark mode"] = contrast(night, ".cqa-answer summary") >= 4.5
+        night.locator("#question textarea").focus()
+        seen["focus ring in dark mode"] = visible_ring(night)
     unmet = [what for what, ok in seen.items() if not ok]
     assert not unmet, f"not met: {unmet}"
 
