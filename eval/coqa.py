@@ -48,6 +48,7 @@ from assistant.kernel import (
     AssistantConfig,
     Conversation,
     DataFormatError,
+    InvalidInputError,
     RetrieverConfig,
     Rewrite,
     Turn,
@@ -354,6 +355,12 @@ def _assistant_factory(args) -> Callable[[Story], object]:
     return make_assistant
 
 
+# The flags of --predict and their values when not given. They default to
+# None in the parser so that one given with --pred, where it did nothing
+# (--limit 10 still scored every story), is refused.
+PREDICT_DEFAULTS = {"reader": "sentence", "rewriter": "original", "history_turns": 2, "k": 3, "passage_words": 100}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m eval.coqa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="official CoQA file, e.g. coqa-dev-v1.0.json")
@@ -361,12 +368,14 @@ def _parser() -> argparse.ArgumentParser:
     action.add_argument("--pred", help="predictions to score (official format)")
     action.add_argument("--predict", metavar="OUT", help="write our system's predictions here")
     parser.add_argument("--json", action="store_true", help="print the official evaluator's JSON")
-    parser.add_argument("--reader", default="sentence", help=f"{' | '.join(READERS)} (with --predict; default: sentence)")
-    parser.add_argument("--rewriter", default="original",
-                        help=f"{' | '.join(REWRITERS)} | a model path (with --predict; default: original)")
-    parser.add_argument("--history-turns", type=int, default=2, help="gold turns of history given to the system")
-    parser.add_argument("--k", type=int, default=3, help="passages of the story given to the reader")
-    parser.add_argument("--passage-words", type=int, default=100, help="words per passage when splitting a story")
+    d = PREDICT_DEFAULTS
+    parser.add_argument("--reader", help=f"{' | '.join(READERS)} (with --predict; default: {d['reader']})")
+    parser.add_argument("--rewriter", help=f"{' | '.join(REWRITERS)} | a model path (with --predict; default: {d['rewriter']})")
+    parser.add_argument("--history-turns", type=int,
+                        help=f"gold turns of history given to the system (with --predict; default: {d['history_turns']})")
+    parser.add_argument("--k", type=int, help=f"passages of the story given to the reader (with --predict; default: {d['k']})")
+    parser.add_argument("--passage-words", type=int,
+                        help=f"words per passage when splitting a story (with --predict; default: {d['passage_words']})")
     parser.add_argument("--limit", type=int, default=None, help="only the first N stories (with --predict)")
     return parser
 
@@ -378,6 +387,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    given = [f"--{name.replace('_', '-')}" for name in [*PREDICT_DEFAULTS, "limit"] if getattr(args, name) is not None]
+    if args.pred and given:
+        raise InvalidInputError(f"--pred scores the given predictions as they are: leave out {', '.join(given)} (for --predict)")
+    for name, value in PREDICT_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     # Before the stories are read and the models load (a negative --limit
     # would also slice turns off the end instead of taking the first N).
     check_at_least(k=(args.k, 1), history_turns=(args.history_turns, 0), passage_words=(args.passage_words, 1),

@@ -442,3 +442,11 @@ def test_predict_refuses_an_unknown_reader_before_reading_the_data_or_writing(fi
     assert coqa.main(["--data", str(data), "--predict", str(tmp_path / "ours.json"), "--reader", "nope"]) == 2
     assert _one_error_line(capsys).startswith("error: reader must be one of sentence, generative, got 'nope'")
     assert not (tmp_path / "ours.json.partial").exists() and not (tmp_path / "ours.json").exists()
+
+
+def test_pred_refuses_the_flags_of_predict_that_would_do_nothing(files, capsys):
+    # --limit 1 with --pred still scored every story, without a word.
+    data, pred = files
+    assert coqa.main(["--data", str(data), "--pred", str(pred), "--limit", "1", "--reader", "generative"]) == 2
+    assert _one_error_line(capsys) == "error: --pred scores the given predictions as they are: leave out --reader, --limit (for --predict)\n"
+    assert coqa.main(["--data", str(data), "--pred", str(pred), "--json"]) == 0
