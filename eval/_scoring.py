@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 import rewriting
 from assistant.encoders import load_minilm, load_use
-from assistant.kernel import ConfigError, DataFormatError, default_index_dir, tokens
+from assistant.kernel import AssistantConfig, ConfigError, DataFormatError, default_index_dir, tokens
 from assistant.retrieval import BM25Retriever
 
 from . import metrics as M
@@ -23,6 +23,7 @@ from ._table import read_split
 
 __all__ = [
     "METRICS",
+    "DEFAULT_REWRITER",
     "BATCH",
     "K",
     "Scorer",
@@ -38,6 +39,8 @@ __all__ = [
     "format_score_table",
 ]
 
+# The rewriter scored when no rewrites are given: the app's own default.
+DEFAULT_REWRITER = AssistantConfig().rewriter
 # Metric names, in the order tables show them (stable: scripts read them).
 METRICS = ("rouge1_recall", "bleu", "use", "use_angular", "minilm", "r_at_10")
 # Pairs scored per step: one encoder call per batch, one progress-bar tick.

@@ -94,7 +94,7 @@ from ._judged import (
     write_qrels,
 )
 from ._judged_trec import MEASURES, read_run, trec_eval, write_run
-from ._scoring import held_out, rewrite_with
+from ._scoring import DEFAULT_REWRITER, held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
 
@@ -104,8 +104,6 @@ __all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "pr
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
 # scored at depths of 100 and more.
 DEPTH = 100
-# The rewriter scored when neither --rewriter nor --rewrites is given: the app's.
-DEFAULT_REWRITER = "trained"
 # Marks an index as this collection's (the digest of its passages).
 _KEY_FILE = "judged.json"
 

@@ -98,6 +98,7 @@ from rewriting.data import data_dir, load_examples
 from ._bench import bench_metrics
 from ._plots import plot_distributions
 from ._scoring import (
+    DEFAULT_REWRITER,
     METRICS,
     Scorer,
     check_metric_names,
@@ -141,8 +142,6 @@ __all__ = [
     "main",
 ]
 
-# The rewriter scored when no rewrites are given: the app's default.
-DEFAULT_REWRITER = "trained"
 # The comparison table's metrics: the three of QReCC's Table 4.
 TABLE_METRICS = ("rouge1_recall", "use", "r_at_10")
 # Torch threads for MiniLM in these commands (a process of their own). One:
