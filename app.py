@@ -99,7 +99,8 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 #   arrow inside it, a second and unnamed button, is left to the title;
 # - Space works those two as it works a button (Gradio answers Enter only);
 # - an upload area is named after its field, where all were "Click to
-#   upload or drop files";
+#   upload or drop files", and so is its Clear;
+# - the chat, a live region, is quiet while it is drawn anew;
 # - a text box's help is its description, where it was read out as part
 #   of its name each time the box was reached.
 # It also watches the other tabs. Two tabs of one browser share the saved
@@ -139,10 +140,36 @@ PAGE_JS = """() => {
       box.setAttribute("aria-describedby", help.id);
     }
     for (const area of document.querySelectorAll("button[aria-label='Click to upload or drop files']")) {
-      const field = area.closest(".block")?.querySelector("[data-testid=block-label]")?.textContent.trim();
+      const field = fieldOf(area);
       if (field) area.setAttribute("aria-label", field + ": click to upload or drop files");
     }
+    // Once a file is chosen, the upload area sits inside a button that does
+    // nothing, named by an untranslated "common.upload"; its Clear says not what it clears.
+    for (const holder of document.querySelectorAll("button[aria-label='common.upload']")) {
+      holder.tabIndex = -1;
+      holder.setAttribute("aria-label", (fieldOf(holder) || "Files") + ": add files");
+    }
+    for (const clear of document.querySelectorAll(".block:has(input[type=file]) button[aria-label=Clear]:not(.clear-status button)")) {
+      const field = fieldOf(clear);
+      if (field) clear.setAttribute("aria-label", field + ": clear");
+    }
+    speak();
   };
+  const fieldOf = (control) => control.closest(".block")?.querySelector("[data-testid=block-label]")?.textContent.trim();
+  // The chat is a live region, so that an answer is read out as it comes.
+  // Drawn anew (a conversation chosen, or read back at load) it read out the
+  // whole conversation: until the next action elsewhere, the status line
+  // says what happened instead.
+  let quiet = true;
+  const speak = () => {
+    const log = document.querySelector("#chat [role=log]"), live = quiet ? "off" : "polite";
+    if (log && log.getAttribute("aria-live") !== live) log.setAttribute("aria-live", live);
+  };
+  const acted = (target) => {
+    quiet = Boolean(target.closest("#conversations"));
+    speak();
+  };
+  document.addEventListener("click", (event) => { if (event.target instanceof Element) acted(event.target); }, true);
   mend();
   new MutationObserver(mend).observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
   let picked = null;
@@ -150,6 +177,7 @@ PAGE_JS = """() => {
     const target = event.target;
     if (!(target instanceof Element)) return;
     picked = event.key === "Enter" ? target.closest(%(lists)s)?.id ?? null : null;
+    if (event.key === "Enter") acted(target);
     if (event.key === " " && target.matches(QUESTIONS + ", " + TITLES)) {
       event.preventDefault();
       target.click();

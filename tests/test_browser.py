@@ -372,6 +372,9 @@ def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tm
         assert page.get_by_role("button", name=f"{field}: click to upload or drop files", exact=True).count() == 1
     page.set_input_files("#uploads input[type=file]", str(notes))
     page.locator("#uploads").get_by_text("engine").first.wait_for()
+    # A chosen file's Clear said not what it clears, and the area sat in a dead tab stop named "common.upload".
+    assert page.get_by_role("button", name="Documents: clear", exact=True).count() == 1
+    assert page.locator("#uploads button[aria-label='common.upload']").count() == 0
     page.click("#index-uploads")
     page.locator("#cqa-source").filter(has_text="engine.txt; 1 passage").wait_for()
     ask(page, "What did the engine have for memory?")
@@ -382,15 +385,22 @@ def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tm
     assert other.locator("#cqa-source").inner_text() == "Answering from the Wikipedia vital-article summaries."
 
 
+# What the chat, a live region, says: "polite", every message added read out; "off", nothing.
+CHAT_LIVE = "document.querySelector('#chat [role=log]').getAttribute('aria-live')"
+
+
 def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
     page = open_page()
     ask(page, ADA)
     ask(page, "Who was her father?")
+    assert page.evaluate(CHAT_LIVE) == "polite"  # an answer is read out as it comes
     page.reload()
     page.wait_for_selector("#question textarea")
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
     assert page.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
     status_text(page, "Restored 1 conversation")
+    # A screen reader heard the whole conversation read back; the status line says it instead.
+    assert page.evaluate(CHAT_LIVE) == "off"
     # A second conversation; then back to the first, which goes on.
     page.click("#new")
     status_text(page, "New conversation")
@@ -403,6 +413,7 @@ def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
     page.keyboard.press("Enter")
     status_text(page, "Back to conversation 1")
     assert holds(page, "() => document.activeElement.closest('#question') !== null")
+    assert page.evaluate(CHAT_LIVE) == "off"
     assert page.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
