@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import errno
 import gc
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -623,6 +626,40 @@ def test_a_session_dropped_unclosed_deletes_its_files_once_collected(app_service
     del session
     gc.collect()
     assert not upload.exists() and not upload.parent.exists() and not export.exists()
+
+
+def test_a_full_disk_refuses_a_judgement_and_an_export_clearly_and_keeps_the_conversation(app_services, tmp_path,
+                                                                                             monkeypatch):
+    # Both were "Something went wrong (OSError)", and the export left a file
+    # cut short on the disk that nothing deleted.
+    session = S.Session()
+    for _ in S.ask(app_services, session, ADA):
+        pass
+    writes = os.write
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(InvalidInputError, match=r"^This judgement was not recorded: the server's storage is full\. "
+                                                r"Nothing else is lost"):
+        S.judge(app_services, session, 0, 1)
+    monkeypatch.setattr(os, "write", writes)
+    assert session.judgements == 0 and session.turns[0].info.judgement is None
+
+    def cut_short(path, text, encoding=None):
+        with open(path, "w", encoding=encoding) as file:
+            file.write(text[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    with pytest.raises(InvalidInputError, match="^The conversation could not be exported: the server's storage is full"):
+        S.write_export(session, tmp_path / "exports")
+    monkeypatch.undo()
+    assert list((tmp_path / "exports").iterdir()) == [] and session.export == ""
+    assert len(session.turns) == 1
+    S.judge(app_services, session, 0, 1)
+    assert S.write_export(session, tmp_path / "exports").exists() and len(app_services.labels.read()) == 1
 
 
 def test_toggling_a_thumb_writes_a_line_only_when_the_judgement_changes(app_services, qrecc_conversations):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import collections
+import errno
 import json
 import os
+import shutil
+import tempfile
 import subprocess
 import sys
 import time
@@ -123,6 +127,32 @@ def test_uploads_are_indexed_for_the_session_and_removed_on_close(tmp_path):
     finally:
         index.close()
     assert not index.directory.exists()
+
+
+def test_a_full_or_read_only_disk_refuses_an_upload_with_a_clear_message(tmp_path, monkeypatch):
+    # The bare OSError was shown as "Something went wrong (OSError)", and a
+    # build that filled the disk as Lucene's "no segments* file found".
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Ada Lovelace translated an article by Luigi Menabrea.")
+    root = tmp_path / "sessions"
+    usage = collections.namedtuple("usage", "total used free")
+    limits = UploadLimits()
+    nearly_full = limits.min_free_bytes + notes.stat().st_size  # the index would take more than that leaves
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10 * nearly_full, 9 * nearly_full, nearly_full))
+    with pytest.raises(InvalidInputError, match=r"^Your files could not be indexed: the server's storage is nearly full\. "
+                                                r"Nothing else is lost \(your conversation is kept\)"):
+        index_uploads([notes], limits, root=root)
+    assert not root.exists()
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100 * nearly_full, 0, 100 * nearly_full))
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    with pytest.raises(InvalidInputError, match="could not be indexed: the server's storage is read-only"):
+        index_uploads([notes], limits, root=root)
+    monkeypatch.undo()
+    index_uploads([notes], limits, root=root).close()
 
 
 def test_a_failed_upload_leaves_no_folder(tmp_path):

@@ -22,6 +22,7 @@ one file, so an append is made safe three ways:
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..kernel import InvalidInputError, LabelledRewrite, default_labels_path, json_lines
+from ._storage import server_storage
 
 __all__ = ["MAX_LABELS_BYTES", "LabelStore"]
 
@@ -76,6 +78,11 @@ class LabelStore:
         line = item.to_json()
         # One line per record: json.dumps escapes newlines inside strings.
         data = (line + "\n").encode("utf-8")
+        with server_storage("This judgement was not recorded"):
+            self._append(data)
+        return line
+
+    def _append(self, data: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.lock_path, "a") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
@@ -91,7 +98,7 @@ class LabelStore:
                     written = os.write(fd, data)
                     if written != len(data):  # a full disk: never leave half a line
                         os.ftruncate(fd, os.fstat(fd).st_size - written)
-                        raise OSError(f"only {written} of {len(data)} bytes written to {self.path}")
+                        raise OSError(errno.ENOSPC, f"only {written} of {len(data)} bytes written to {self.path}")
                     os.fsync(fd)
                 finally:
                     os.close(fd)
@@ -99,7 +106,6 @@ class LabelStore:
                     _fsync_dir(self.path.parent)
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-        return line
 
     def read(self) -> list[dict]:
         """Every line of the file as a dict (for tests and the UI's count)."""

@@ -12,6 +12,7 @@ from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, 
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
+from ._storage import server_storage
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
@@ -364,9 +365,16 @@ def write_export(session: Session, folder: str | Path) -> Path:
                                 f"ones before it), more than the {MAX_EXPORT_CHARS:,} the server writes: undo some "
                                 "turns, or export a shorter conversation.")
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"conversation-{session.id}-{session.conversation_no}.json"
-    path.write_text(json.dumps(export_qrecc(session), ensure_ascii=False, indent=1), encoding="utf-8")
+    text = json.dumps(export_qrecc(session), ensure_ascii=False, indent=1)
+    try:
+        with server_storage("The conversation could not be exported"):
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    except InvalidInputError:
+        # A full disk left the file cut short, and no session recorded it to delete.
+        path.unlink(missing_ok=True)
+        raise
     files = session.on_disk()
     if files.export and files.export != str(path):
         Path(files.export).unlink(missing_ok=True)  # one export a session: clicks in a loop fill no disk

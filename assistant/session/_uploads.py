@@ -36,6 +36,7 @@ from ..retrieval import (
     markdown_text,
     read_collection,
 )
+from ._storage import disk_free, server_storage, storage_refusal
 
 __all__ = [
     "UPLOAD_SUFFIXES",
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 UPLOAD_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf", ".jsonl")
+# Disk bytes an upload's index (with its passages' vectors) may take per byte uploaded.
+INDEX_BYTES_PER_BYTE = 3
 
 
 # A MB of the limits is 2**20 bytes: Gradio counts so when it refuses an
@@ -74,6 +77,10 @@ class UploadLimits:
     # memory (and every visitor lost the server). Past it, a document is
     # refused until sessions let theirs go; an upload is indexed on disk.
     max_held_mb: float = 400.0
+    # Disk space an upload's index must leave free on the server: the labels
+    # file, the exports and Gradio's copies of uploads need room too, and a
+    # build that filled the disk failed with Lucene's puzzling error.
+    min_free_mb: float = 256.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -87,6 +94,10 @@ class UploadLimits:
     @property
     def max_held_bytes(self) -> int:
         return int(self.max_held_mb * MB)
+
+    @property
+    def min_free_bytes(self) -> int:
+        return int(self.min_free_mb * MB)
 
 
 def sessions_dir() -> Path:
@@ -221,20 +232,30 @@ def index_uploads(
     """
 
     paths = check_uploads(paths, limits)
+    root = root or sessions_dir()
+    # The index, and the passages' vectors kept beside it, take a few times
+    # the uploads' size; checked before the minutes of reading and indexing.
+    needed = INDEX_BYTES_PER_BYTE * sum(path.stat().st_size for path in paths) + limits.min_free_bytes
+    if disk_free(root) < needed:
+        raise storage_refusal("Your files could not be indexed", "is nearly full")
     passages = read_passages(paths)
     if not passages:
         raise DataFormatError("The uploads hold no text to answer from.")
-    root = root or sessions_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    directory = Path(tempfile.mkdtemp(prefix="session-", dir=root))
+    with server_storage("Your files could not be indexed"):
+        root.mkdir(parents=True, exist_ok=True)
+        directory = Path(tempfile.mkdtemp(prefix="session-", dir=root))
     try:
-        # Its server's mark: a start removes the folders of servers that have
-        # stopped and keeps those of servers running on the same cache.
-        mark_owner(directory)
-        count = build_index(passages, directory / "index", total=len(passages), description="Indexing your files")
-        retriever = BM25Retriever.from_index(directory / "index", config)
-    except BaseException:  # a failed build must not leave its folder behind
+        with server_storage("Your files could not be indexed"):
+            # Its server's mark: a start removes the folders of servers that have
+            # stopped and keeps those of servers running on the same cache.
+            mark_owner(directory)
+            count = build_index(passages, directory / "index", total=len(passages), description="Indexing your files")
+            retriever = BM25Retriever.from_index(directory / "index", config)
+    except BaseException as error:  # a failed build must not leave its folder behind
         shutil.rmtree(directory, ignore_errors=True)
+        if isinstance(error, Exception) and disk_free(root) < needed:
+            # Lucene's own error of a full disk ("no segments* file found") says nothing of it.
+            raise storage_refusal("Your files could not be indexed", "is full") from None
         raise
     return SessionIndex(retriever, directory, [p.name for p in paths], count)
 
