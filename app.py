@@ -116,10 +116,14 @@ PAGE_JS = """() => {
       const line = document.getElementById(id);  // a tab's lines are made when it is first opened
       if (line && !line.hasAttribute("role")) line.setAttribute("role", "status");
     }
-    for (const question of document.querySelectorAll(QUESTIONS + ":not([tabindex])")) {
-      question.tabIndex = 0;
-      question.setAttribute("role", "button");
-      question.setAttribute("aria-description", "Picks this turn to correct or rate its rewrite");
+    for (const question of document.querySelectorAll(QUESTIONS)) {
+      if (!question.hasAttribute("tabindex")) {
+        question.tabIndex = 0;
+        question.setAttribute("role", "button");
+        question.setAttribute("aria-description", "Picks this turn to correct or rate its rewrite");
+      }
+      // Gradio names it by its Markdown source, backslashes and all: its text names it instead.
+      if (question.hasAttribute("aria-label")) question.removeAttribute("aria-label");
     }
     for (const title of document.querySelectorAll(TITLES)) {
       const open = String(title.classList.contains("expanded"));

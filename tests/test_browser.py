@@ -290,6 +290,8 @@ def test_script_in_a_message_is_text_and_never_runs(open_page):
     evil = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> **Ada**?"
     ask(page, evil)
     assert page.locator("#chat [data-testid='user']").inner_text() == evil
+    # A screen reader names the question by its text, not by its Markdown source (backslashes and all).
+    assert page.get_by_role("button", name=evil, exact=True).count() == 1
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#chat img[src='x']").count() == 0
     # Bad input gets a message; the session keeps working.
