@@ -5,9 +5,12 @@ refused or bounded, never crashes a handler nor reaches the models unbounded."""
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import copy
 import gc
 import json
+import shutil
 
 import pytest
 
@@ -313,6 +316,37 @@ def test_the_documents_all_sessions_hold_in_memory_are_bounded(app_services):
     del second
     gc.collect()
     S.use_document(S.Session(), text, limits=limits)
+
+
+def test_gradios_upload_route_is_refused_while_the_disk_is_nearly_full(tmp_path, monkeypatch):
+    # Gradio keeps any number of uploaded files for a day: a script posting
+    # in a loop filled the disk, and the labels, exports and indexes failed.
+    reached, sent = [], []
+
+    async def app(scope, receive, send):
+        reached.append(scope["path"])
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    middleware = S.BodyLimit(app, limit=100_000, upload_dir=tmp_path / "gradio", min_free=10_000)
+
+    def post(path, length):
+        sent.clear()
+        scope = {"type": "http", "path": path, "headers": [(b"content-length", str(length).encode())]}
+        asyncio.run(middleware(scope, receive, send))
+        return sent[0]["status"] if sent else None
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 12_000, 12_000))
+    assert post("/gradio_api/upload", 1_000) is None and reached == ["/gradio_api/upload"]
+    assert post("/gradio_api/upload", 5_000) == 507 and reached == ["/gradio_api/upload"]
+    assert sent[1]["body"].decode().startswith("The server's storage is nearly full: uploads are refused for now.")
+    assert post("/gradio_api/queue/join", 5_000) is None and reached[-1] == "/gradio_api/queue/join"
+    assert post("/gradio_api/queue/join", 200_000) == 413
 
 
 def _restored(turns):
