@@ -219,24 +219,33 @@ def _summary(correct: Sequence[bool], hard: Sequence[bool], has_flag: bool) -> d
     }
 
 
-def evaluate_sweep(
-    articles: Sequence[Article], reader: MultipleChoiceReader, mus: Sequence[float], *, progress=lambda it, **_: it
-) -> list[dict]:
-    """:func:`evaluate` at each ``mu``, computing every question's features once."""
-    correct: list[list[bool]] = [[] for _ in mus]
-    hard: list[list[bool]] = [[] for _ in mus]
+def _accuracies(articles: Sequence[Article], runs: int, choose, progress) -> list[dict]:
+    """:func:`_summary` of each of ``runs`` runs; ``choose(article, question)``
+    gives each run's chosen option index for one labelled question."""
+    correct: list[list[bool]] = [[] for _ in range(runs)]
+    hard: list[list[bool]] = [[] for _ in range(runs)]
     for article in progress(articles, desc="articles", unit="article"):
         for q in article.questions:
             if q.gold is None:
                 continue
-            features = reader.features(article.text, q.question, q.options, article.id)
-            for i, mu in enumerate(mus):
-                right = reader.choose(features, mu).index == q.gold
-                correct[i].append(right)
+            for i, index in enumerate(choose(article, q)):
+                correct[i].append(index == q.gold)
                 if q.hard:
-                    hard[i].append(right)
+                    hard[i].append(index == q.gold)
     has_flag = any(q.hard is not None for a in articles for q in a.questions)
     return [_summary(c, h, has_flag) for c, h in zip(correct, hard)]
+
+
+def evaluate_sweep(
+    articles: Sequence[Article], reader: MultipleChoiceReader, mus: Sequence[float], *, progress=lambda it, **_: it
+) -> list[dict]:
+    """:func:`evaluate` at each ``mu``, computing every question's features once."""
+
+    def choose(article: Article, q: MCQuestion) -> list[int]:
+        features = reader.features(article.text, q.question, q.options, article.id)
+        return [reader.choose(features, mu).index for mu in mus]
+
+    return _accuracies(articles, len(mus), choose, progress)
 
 
 def evaluate(articles: Sequence[Article], reader, *, progress=lambda it, **_: it) -> dict:
@@ -245,18 +254,9 @@ def evaluate(articles: Sequence[Article], reader, *, progress=lambda it, **_: it
 
     ``reader`` needs only ``answer(document, question, options, doc_id) -> Choice``.
     """
-    correct: list[bool] = []
-    hard: list[bool] = []
-    for article in progress(articles, desc="articles", unit="article"):
-        for q in article.questions:
-            if q.gold is None:
-                continue
-            right = reader.answer(article.text, q.question, q.options, article.id).index == q.gold
-            correct.append(right)
-            if q.hard:
-                hard.append(right)
-    has_flag = any(q.hard is not None for a in articles for q in a.questions)
-    return _summary(correct, hard, has_flag)
+    [summary] = _accuracies(articles, 1, lambda article, q: [reader.answer(article.text, q.question, q.options,
+                                                                             article.id).index], progress)
+    return summary
 
 
 def _fmt(value) -> str:
