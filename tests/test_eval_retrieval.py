@@ -404,3 +404,9 @@ def test_a_split_holding_out_no_judged_turn_is_refused_before_any_model_or_index
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--split", str(split)]) == 2
     assert capsys.readouterr().err == (f"error: --split {split} holds out no judged turn of the --data files: nothing "
                                        "to score (give the split.json of a run trained with these files)\n")
+
+
+def test_a_run_that_cannot_be_read_is_one_line(cast2021, tmp_path, capsys):
+    missing = tmp_path / "missing.trec"
+    assert main(["--data", str(cast2021), "--score-run", str(missing)]) == 2
+    assert capsys.readouterr().err == f"error: cannot read the run {missing}: No such file or directory\n"

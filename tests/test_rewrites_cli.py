@@ -613,3 +613,19 @@ def test_r_at_10_is_one_batch_search_equal_to_searching_each_query(retriever):
     assert list(scorer.score(references[:2], ["her father", "Lovelace"])["r_at_10"]) == [
         r_at_k(retriever, references[0], "her father"), r_at_k(retriever, references[1], "Lovelace")]
     assert spy.calls == [("batch", ["her father", "Lovelace"], 3)]  # the references' results are cached
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "{split}: cannot read it (No such file or directory)"),
+    ("x", "{split}: not JSON; give the split.json that rewriting.train wrote"),
+    ("[1, 2]", '{split}: not a split.json written by rewriting.train (its "dev" object lists the held-out ids by file name)'),
+])
+def test_a_split_that_is_no_split_json_is_named_in_one_line(tmp_path, capsys, content, message):
+    split = tmp_path / "split.json"
+    if content is not None:
+        split.write_text(content)
+    for argv in (["export", "--split", str(split), "--dir", str(tmp_path / "out")],
+                 ["table", "--split", str(split), "--dir", str(tmp_path)]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == f"error: {message.format(split=split)}\n"
+    assert not (tmp_path / "out").exists()
