@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 # Distractor documents are cut into passages of at most this many words: about
-# the median length of the judged passages (CAsT 2021 and 2022 together: 160
-# words), so that BM25's length normalisation favours neither side.
+# the median length of the judged passages (CAsT 2021 and 2022 together), so
+# that BM25's length normalisation favours neither side.
 DISTRACTOR_WORDS = 160
 # Raised whenever the collection's layout changes, so that cached indexes
 # built by an older layout are not reused.
