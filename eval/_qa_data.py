@@ -29,9 +29,6 @@ __all__ = [
     "write_collection",
 ]
 
-# Words per passage when we split documents: the collection reader's size.
-PASSAGE_WORDS = 100
-
 
 @dataclass(frozen=True)
 class QATurn:
@@ -101,12 +98,14 @@ def _document_groups(rows: Sequence[dict]) -> dict[str, str]:
 
 
 def multidoc2dial_passages(path: str | Path) -> list[Passage]:
-    """The passages of every distinct document group, as indexed."""
+    """The passages of every distinct document group, as indexed: cut by
+    :func:`~assistant.retrieval.split_passages` at its own size, as the
+    collection reader cuts a document."""
     rows = _multidoc2dial_rows(path)
     return [
         passage
         for text, group in _document_groups(rows).items()
-        for passage in split_passages(text, doc_id=group, max_words=PASSAGE_WORDS)
+        for passage in split_passages(text, doc_id=group)
     ]
 
 
@@ -117,7 +116,7 @@ def load_multidoc2dial(path: str | Path) -> list[QATurn]:
     groups = _document_groups(rows)
     turns = []
     for line, row in enumerate(rows):
-        context = tuple(split_passages(row["input"], doc_id=groups[row["input"]], max_words=PASSAGE_WORDS))
+        context = tuple(split_passages(row["input"], doc_id=groups[row["input"]]))
         history: list[str] = []
         for number, (question, answer) in enumerate(zip(row["instructions"], row["outputs"]), start=1):
             answer = " ".join(answer.split())
