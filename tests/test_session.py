@@ -608,6 +608,22 @@ def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
     assert (shared / "b.txt").exists() and session.uploads == set()
 
 
+def test_an_upload_two_sessions_share_is_deleted_when_the_last_of_them_ends(tmp_path):
+    # Gradio names an upload's copy by its content: two visitors uploading
+    # the same file share it, and the first to leave deleted the other's.
+    upload = tmp_path / "gradio" / "0f1e2d" / "notes.txt"
+    upload.parent.mkdir(parents=True)
+    upload.write_text("Ada Lovelace wrote notes.")
+    first, second = S.Session(), S.Session()
+    S.track_uploads(first, [str(upload)])
+    S.track_uploads(first, [str(upload)])  # the same file given again (Index pressed twice)
+    S.track_uploads(second, [str(upload)])
+    first.close()
+    assert S.check_uploads([upload]) == [upload]
+    second.close()
+    assert not upload.exists() and not upload.parent.exists()
+
+
 def test_a_session_dropped_unclosed_deletes_its_files_once_collected(app_services, tmp_path):
     # Gradio drops the oldest sessions past its capacity without closing
     # them: their uploads and export stayed on the server's disk for good.

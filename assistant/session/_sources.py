@@ -94,7 +94,7 @@ def use_document_file(session: Session, path: str | Path, limits: UploadLimits =
 
 def track_uploads(session: Session, paths) -> None:
     """Remember files uploaded through the UI, to delete them when the session ends."""
-    session.on_disk().uploads.update(str(p if isinstance(p, (str, Path)) else p.name) for p in paths or () if p)
+    session.on_disk().add_uploads(str(p if isinstance(p, (str, Path)) else p.name) for p in paths or () if p)
 
 
 # Characters of an article title at most: the collection's longest are far shorter.

@@ -183,6 +183,34 @@ class Replay:
         return len(self.turns) - self.position
 
 
+class _UploadHolders:
+    """How many sessions hold each uploaded file. Gradio names an upload's
+    copy by its content (a folder named by its hash), so two visitors who
+    upload the same file share one copy, and the first session to end
+    deleted the other's before it was indexed or replayed."""
+
+    def __init__(self):
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, path: str) -> None:
+        with self._lock:
+            self._counts[path] = self._counts.get(path, 0) + 1
+
+    def drop(self, path: str) -> bool:
+        """One holder fewer; True when none is left."""
+        with self._lock:
+            left = self._counts.get(path, 1) - 1
+            if left > 0:
+                self._counts[path] = left
+            else:
+                self._counts.pop(path, None)
+            return left <= 0
+
+
+UPLOAD_HOLDERS = _UploadHolders()
+
+
 @dataclass
 class SessionFiles:
     """What a session keeps on the server's disk besides its uploads' index."""
@@ -191,8 +219,16 @@ class SessionFiles:
     export: str = ""
     removal: weakref.finalize | None = field(default=None, repr=False, compare=False)
 
+    def add_uploads(self, names) -> None:
+        for name in names:
+            if name not in self.uploads:
+                UPLOAD_HOLDERS.add(name)
+                self.uploads.add(name)
+
     def remove(self) -> None:
         for name in sorted(self.uploads):
+            if not UPLOAD_HOLDERS.drop(name):
+                continue  # another session holds the same copy
             path = Path(name)
             path.unlink(missing_ok=True)
             try:
