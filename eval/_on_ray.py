@@ -112,11 +112,11 @@ class QAWorker:
             from assistant.kernel import RetrieverConfig
             from assistant.retrieval import BM25Retriever
 
-            k1, b = settings.get("bm25", (RetrieverConfig.bm25_k1, RetrieverConfig.bm25_b))
+            k1, b = settings["bm25"]
             with _index_hint():
                 self.retriever = BM25Retriever.from_index(settings["index"], RetrieverConfig(bm25_k1=k1, bm25_b=b))
         self.rescorer = None
-        if self.retriever is not None and settings.get("dense_weight", 0) > 0:
+        if self.retriever is not None and settings["dense_weight"] > 0:
             from assistant.encoders import load_minilm
             from assistant.retrieval import DenseRescorer
 
@@ -143,7 +143,8 @@ class QAWorker:
 
 def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, actors: int) -> list[TurnResult]:
     """:func:`run_turns` of every turn on the cluster, in turn order.
-    ``settings``: setting, index, rewriter, reader, mus, read_k, search_threads, dense_weight."""
+    ``settings``: setting, index, rewriter, reader, mus, reader_config,
+    read_k, search_threads, dense_weight, bm25 (k1, b): what ``eval.qa`` passes."""
     from rewriting import map_on_ray
 
     items = [turn_to_json(t) for t in turns]
