@@ -97,6 +97,7 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 #   could reach it;
 # - a rewrite step's title (its toggle) says whether it is open, and the
 #   arrow inside it, a second and unnamed button, is left to the title;
+# - so does the metrics panel's title, whose "▼" was read out in its name;
 # - Space works those two as it works a button (Gradio answers Enter only);
 # - an upload area is named after its field, where all were "Click to
 #   upload or drop files", and so is its Clear;
@@ -133,6 +134,11 @@ PAGE_JS = """() => {
         arrow.tabIndex = -1;
         arrow.setAttribute("aria-hidden", "true");
       }
+    }
+    for (const toggle of document.querySelectorAll("button.label-wrap")) {  // an accordion's
+      const open = String(toggle.classList.contains("open"));
+      if (toggle.getAttribute("aria-expanded") !== open) toggle.setAttribute("aria-expanded", open);
+      toggle.querySelector(".icon:not([aria-hidden])")?.setAttribute("aria-hidden", "true");
     }
     for (const help of document.querySelectorAll("label > .info-text:not([id])")) {
       const title = help.parentElement.querySelector("[data-testid=block-info]");

@@ -241,6 +241,12 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
                                                       exact=True).count() == 1,
             "headings to jump by": [h.inner_text() for h in page.get_by_role("heading").all()] == [
                 "Conversational question answering", "Conversation", "Rewrite, replay, documents and multiple choice"],
+            # The metrics panel's title did not say it was open, and read out its "▼".
+            "panel says it is open": page.locator("#metrics-panel button.label-wrap").get_attribute("aria-expanded") == "true",
+            "panel's name without its arrow": page.get_by_role("button", name="📈 Live rewrite quality", exact=True).count() == 1,
+            # WCAG's 24 px targets: the chat's copy, rating and clear buttons were 18 px, the answer's toggles 20.
+            "targets a finger can hit": page.locator("#chat .icon-button:visible, #chat summary:visible").evaluate_all(
+                "es => es.length > 0 && es.every(e => e.getBoundingClientRect().width >= 24 && e.getBoundingClientRect().height >= 24)"),
             # Gradio's buttons fade their focus ring in (and more): not when the phone asks for less motion.
             "no motion": page.locator("#ask").evaluate("e => parseFloat(getComputedStyle(e).transitionDuration)") <= 0.001,
         }
