@@ -138,7 +138,10 @@ def scai_passages(path: str | Path) -> list[Passage]:
                     passages.setdefault(pid, Passage(pid, " ".join(text.split()), 0.0, url=url))
     except OSError as error:
         raise DataFormatError(f"cannot read {path}: {error}") from error
-    except (KeyError, ValueError, SyntaxError, csv.Error) as error:
+    except KeyError as error:
+        raise DataFormatError(f"{path} is not SCAI's batch csv: it has no {error.args[0]!r} column "
+                              "(SCAI-QReCC-21's batch1-top1.csv has passage_ids and passages)") from error
+    except (ValueError, SyntaxError, csv.Error) as error:
         raise DataFormatError(f"{path} is not SCAI's batch csv (passage_ids, passages): {error!r}") from error
     return list(passages.values())
 
@@ -149,10 +152,20 @@ def load_turns(path: str | Path) -> list[QATurn]:
 
 
 def collection_passages(path: str | Path) -> list[Passage]:
-    """The passages of a MultiDoc2Dial jsonl or a SCAI csv."""
+    """The passages of a MultiDoc2Dial jsonl or a SCAI csv, told apart by the
+    suffix; another file, or one with no passage, is refused."""
     if str(path).endswith(".csv"):
-        return scai_passages(path)
-    return multidoc2dial_passages(path)
+        passages = scai_passages(path)
+    elif str(path).endswith(".jsonl"):
+        passages = multidoc2dial_passages(path)
+    else:
+        # A QReCC .json was read as MultiDoc2Dial jsonl: "line 1: not valid JSON".
+        raise DataFormatError(f"{path}: --write-collection takes LEval's MultiDoc2Dial .jsonl or SCAI's batch .csv, "
+                              "whose passages it writes (a QReCC .json holds no passages; index its collection "
+                              "with python -m assistant.index)")
+    if not passages:  # a header-only csv wrote an empty collection, exit 0
+        raise DataFormatError(f"{path}: no passages to write")
+    return passages
 
 
 def write_collection(passages: Iterable[Passage], out: str | Path) -> int:

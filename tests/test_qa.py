@@ -459,3 +459,20 @@ def test_known_context_reads_the_truth_passages_and_refuses_an_index_that_has_no
     other = [dataclasses.replace(turns[0], gold_ids=("qrecc_p9",))]
     with pytest.raises(DataFormatError, match=r"none of the turns' 1 Truth_passages \(e.g. 'qrecc_p9'\) is in the index"):
         qa.run_turns(other, "known-context", [FirstSentence()], retriever=retriever)
+
+
+@pytest.mark.parametrize("name, content, message", [
+    # A QReCC .json was read as MultiDoc2Dial jsonl: "line 1: not valid JSON (Expecting value)".
+    ("qrecc.json", json.dumps(QRECC), "{path}: --write-collection takes LEval's MultiDoc2Dial .jsonl or SCAI's batch .csv, "
+     "whose passages it writes (a QReCC .json holds no passages; index its collection with python -m assistant.index)"),
+    # A header-only csv wrote an empty collection and exited 0.
+    ("batch.csv", "passage_ids,passages\n", "{path}: no passages to write"),
+    ("other.csv", "x,y\n1,2\n", "{path} is not SCAI's batch csv: it has no 'passage_ids' column "
+     "(SCAI-QReCC-21's batch1-top1.csv has passage_ids and passages)"),
+])
+def test_cli_write_collection_refuses_a_file_with_no_passages_to_write(tmp_path, capsys, name, content, message):
+    path = tmp_path / name
+    path.write_text(content)
+    assert qa.main(["--data", str(path), "--write-collection", str(tmp_path / "out.jsonl")]) == 2
+    assert capsys.readouterr().err == f"error: {message.format(path=path)}\n"
+    assert not (tmp_path / "out.jsonl").exists()
