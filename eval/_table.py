@@ -174,14 +174,20 @@ def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, s
         for i, key in enumerate(keys):
             scores[system][key] = [float(result[m][i]) for m in scorer.names]
 
-    names = ["original"]
+    def whole(group: str) -> dict[str, Mapping[str, str]]:
+        """The group's rewriters that rewrote every turn of it: its rows."""
+        items = groups.get(group, [])
+        return {system: outputs for system, outputs in rewriters.get(group, {}).items()
+                if all(key in outputs for key, _ in items)}
+
+    names = list(dict.fromkeys(["original", *(system for group in GROUPS for system in whole(group))]))
+    if against is not None and against not in names:  # before the scoring, which may take minutes
+        raise ConfigError(f"no rewriter named {against!r} to compare against; the rows are: {', '.join(names)}")
     for group in GROUPS:
         items = groups.get(group, [])
         score("original", items, {key: ex.question for key, ex in items})
-        for system, outputs in rewriters.get(group, {}).items():
-            if all(key in outputs for key, _ in items):
-                names += [system] if system not in names else []
-                score(system, items, outputs)
+        for system, outputs in whole(group).items():
+            score(system, items, outputs)
         for system, outputs in others.get(group, {}).items():
             score(system, items, outputs)
 
@@ -211,8 +217,6 @@ def comparison_table(groups, rewriters: Mapping[str, Mapping[str, Mapping[str, s
 
 
 def _differences(against: str, names: Sequence[str], every: Mapping[str, Sequence[str]], scores, metrics: Sequence[str]) -> list[str]:
-    if against not in names:
-        raise ConfigError(f"no rewriter named {against!r} to compare against; the rows are: {', '.join(names)}")
     every = dict(every, all=[k for g in GROUPS for k in every[g]])
 
     def cell(system: str, keys: Sequence[str]) -> str:

@@ -549,8 +549,13 @@ def test_comparison_table_against_a_row_gives_paired_differences_with_intervals(
     assert "| same |  |  | +0.0 [+0.0, +0.0] | +0.0 [+0.0, +0.0] |" in lines
     assert "| better |  |  | +80.0 [+80.0, +80.0] | +80.0 [+80.0, +80.0] |" in lines
     assert not any(line.startswith("| base |  |  | +") for line in lines)
-    with pytest.raises(ConfigError, match="no rewriter named 'nobody'.*base"):
-        comparison_table(groups, rewriters, {}, Scorer(["rouge1_recall"]), against="nobody")
+    # A typo in --against was found only after every row had been scored (minutes with USE and R@10).
+    class NoScoring(Scorer):
+        def score_all(self, *args, **kwargs):
+            raise AssertionError("rows were scored before --against was checked")
+
+    with pytest.raises(ConfigError, match="no rewriter named 'nobody' to compare against; the rows are: original, base, same, better"):
+        comparison_table(groups, rewriters, {}, NoScoring(["rouge1_recall"]), against="nobody")
     # A folder with one group's rewrites only: "original" covers another group,
     # whose cells and "all" are left blank in the differences, not an error.
     groups["qrecc"] = [("q#2", RewriteExample("qrecc:1:2", "qrecc", "1", 2, "who", ("q", "a"), "who wrote it"))]
