@@ -378,13 +378,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
             texts = {qid: expand_query(text, previous[qid], args.expansion_repeats, others.get(qid, ())) for qid, text in texts.items()}
         return texts, rewritten, others
 
-    texts, rewritten, others = searched(rewriter, args.rewrites)
     other = None
     if args.against is not None:
         # A rewrites file by any name (a model is a folder or a hub name): one
         # named .json was loaded as a model and refused as one.
         is_file = args.against.endswith(".jsonl") or Path(args.against).is_file()
         other = (None, args.against) if is_file else (args.against, None)
+    # A file's rewrites are read (and refused, when they are no turns of the
+    # data) before a rewriter runs: a bad --against file was found only after
+    # the whole rewriting by --rewriter.
+    if other is not None and other[1] is not None:
+        other_texts, other_rewritten, other_others = searched(*other)
+    texts, rewritten, others = searched(rewriter, args.rewrites)
+    if other is not None and other[1] is None:
         other_texts, other_rewritten, other_others = searched(*other)
     retriever = BM25Retriever.from_index(judged_index(collection, args.index))
     rescorer = None

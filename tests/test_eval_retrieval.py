@@ -410,3 +410,19 @@ def test_a_run_that_cannot_be_read_is_one_line(cast2021, tmp_path, capsys):
     missing = tmp_path / "missing.trec"
     assert main(["--data", str(cast2021), "--score-run", str(missing)]) == 2
     assert capsys.readouterr().err == f"error: cannot read the run {missing}: No such file or directory\n"
+
+
+def test_a_bad_against_file_is_refused_before_the_rewriter_runs(cast2021, distractors, tmp_path, capsys, monkeypatch):
+    # Found only after --rewriter had rewritten every turn.
+    import eval.retrieval as command
+
+    def no_rewriting(*args, **kwargs):
+        raise AssertionError("the rewriter ran before the --against file was read")
+
+    monkeypatch.setattr(command, "rewrite_with", no_rewriting)
+    stray = tmp_path / "theirs.jsonl"
+    stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
+    assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewriter", "trained",
+                 "--against", str(stray)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {stray}: 1 id(s) are no turn of the --data files, e.g. 'cast2021:999:1'") and err.count("\n") == 1
