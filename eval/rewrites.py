@@ -198,9 +198,11 @@ def _cmd_score(args) -> int:
     if args.ray is not None:
         result = _score_on_ray(args, examples, None if args.rewriter is not None else candidates)
     else:
+        # The models and the index load before the rewriting: a missing --index was found after all of it.
+        scorer = _scorer(args.metrics, args.index, args.torch_threads, args.search_threads)
         if args.rewriter is not None:
             candidates = rewrite_with(args.rewriter, examples)
-        result = score_examples(examples, candidates, _scorer(args.metrics, args.index, args.torch_threads, args.search_threads))
+        result = score_examples(examples, candidates, scorer)
     print(json.dumps(result) if args.json else format_score_table(result))
     return 0
 

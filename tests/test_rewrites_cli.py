@@ -634,3 +634,18 @@ def test_a_split_that_is_no_split_json_is_named_in_one_line(tmp_path, capsys, co
         assert main(argv) == 2
         assert capsys.readouterr().err == f"error: {message.format(split=split)}\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_score_a_missing_index_is_refused_before_the_rewriting(tmp_path, capsys, monkeypatch):
+    # Found only after the rewriter had rewritten every turn.
+    import eval.rewrites as command
+
+    def no_rewriting(*args, **kwargs):
+        raise AssertionError("the turns were rewritten before the index was opened")
+
+    monkeypatch.setattr(command, "rewrite_with", no_rewriting)
+    data = canard_file(tmp_path / "canard.json")
+    assert main(["score", "--data", str(data), "--rewriter", "trained", "--index", str(tmp_path / "no-index"),
+                 "--metrics", "r_at_10"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(tmp_path / "no-index") in err and err.count("\n") == 1
