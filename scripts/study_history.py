@@ -7,8 +7,9 @@ Two of issue 14's levers, measured on the held-out turns without retraining:
   replaced by the rewriter's own rewrite of that turn, made first, turn by
   turn, as a chat would have made it (a first turn's rewrite is its question);
 * ``budget=N``: a prompt of N tokens instead of the app's
-  (``rewriting.TRAINED_INPUT_TOKENS``; the adapter was trained with 160): more
-  earlier turns fit, prefill costs more;
+  (``rewriting.TRAINED_INPUT_TOKENS``, which the committed adapter is trained
+  with since session 21; session 13's, which these variants were first run
+  on, was trained with 160): more earlier turns fit, prefill costs more;
 * ``answers=N``: answers kept for the last N turns instead of 2;
 * ``answer_tokens=N``: each kept answer cut at N tokens instead of 24;
 * ``look=N``: N beams searched again for a follow-up left as asked
