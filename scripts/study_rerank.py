@@ -20,7 +20,7 @@ held-out turns:
    Fixed before any held-out turn was scored: no setting is chosen on them.
 3. ``apply``: picks among ``DIR/candidates/<group>.<NAME>.jsonl`` (what
    ``study_nbest.py`` kept for the held-out turns) and writes
-   ``DIR/<group>.<NAME>-learned[-f1].jsonl`` for ``eval.rewrites table``.
+   ``DIR/<group>.<NAME>-learned[-f1|-use].jsonl`` (by ``--target``) for ``eval.rewrites table``.
 """
 
 from __future__ import annotations
