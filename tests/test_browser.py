@@ -318,7 +318,18 @@ def replay(page, path, *, all_turns=True):
     page.locator("#replay-file").get_by_text(path.stem).first.wait_for()
     page.click("#replay-load")
     status_text(page, "Loaded 2 conversations")
-    page.click("#replay-start")
+    # Picked and started with the keyboard: Gradio's list dropped the focus onto the page once a conversation was chosen.
+    page.locator("#replay-pick input").focus()
+    seven = page.get_by_role("option", name="7", exact=True).and_(page.locator(".active"))
+    for _ in range(3):  # the list starts from the conversation chosen and wraps round
+        page.keyboard.press("ArrowDown")
+        if holds(page, "() => document.querySelector('#replay-pick [role=option].active')?.getAttribute('aria-label') === '7'",
+                 timeout=1_000):
+            break
+    seven.wait_for()
+    page.keyboard.press("Enter")
+    assert holds(page, "() => document.activeElement.id === 'replay-start'")
+    page.keyboard.press("Enter")
     status_text(page, "Replaying conversation 7")
     page.click("#replay-all" if all_turns else "#replay-next")
 
