@@ -66,6 +66,7 @@ import json
 import os
 import random
 import sys
+import warnings
 from pathlib import Path
 
 from assistant.kernel import (
@@ -151,9 +152,6 @@ def _second_worker(data: Path) -> list[LabelledRewrite]:
 
 
 def _negatives(data: Path) -> tuple[list[LabelledRewrite], list[LabelledRewrite]]:
-    import warnings
-
-
     dependent_2020 = _cast2020_dependent(data)
     originals, previous = [], []
     for name in _REWRITE_FILES:
