@@ -4,10 +4,11 @@ Starts ``app.py`` on a free loopback port (``--rewriter``/``--index`` passed
 on), drives ``--turns`` turns in all through its ``/chat`` API from
 ``--clients`` concurrent clients (each starts a new conversation every
 ``--new-every`` turns, as visitors do), then stops the server. Prints one JSON
-object: the server's resident memory (RSS, MB) once it serves, after 200 turns
-and after all of them, the growth between the last two, and the errors. Every
-cache of the server has a bound, so after the caches fill the RSS should stay
-flat: a steady growth per turn is a leak.
+object: the server's resident memory (RSS, MB), its open file descriptors and
+its threads once it serves, after 200 turns and after all of them, the RSS's
+growth between the last two, and the errors. Every cache of the server has a
+bound, so after the caches fill the RSS should stay flat: a steady growth per
+turn is a leak; so is a count of descriptors or threads that keeps rising.
 
 Bounded: exactly ``--turns`` requests, each allowed ``--timeout`` seconds;
 loopback only. Long: run it on an idle machine (``--turns 60`` is a smoke test).
@@ -24,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_test import QUESTIONS, start_app, stop_app  # noqa: E402 - the one way scripts start the app
+from load_test import CONVERSATIONS, Conversation, start_app, stop_app  # noqa: E402 - the one way scripts start the app
 
 # The turn count of the first memory sample: by then every cache of the tiny
 # demo has seen each question, and the queue's threads exist. Later samples
@@ -46,6 +47,20 @@ def rss_mb(pid: int) -> float:
         raise RuntimeError(f"no VmRSS for process {pid}") from None
 
 
+def process_figures(pid: int) -> dict[str, float]:
+    """Process ``pid``'s RSS (MB), open file descriptors and threads: a
+    server that runs for days must hold each flat."""
+    proc = Path(f"/proc/{pid}")
+    if proc.is_dir():
+        fds, threads = len(list((proc / "fd").iterdir())), len(list((proc / "task").iterdir()))
+    else:  # no /proc: psutil's counts
+        import psutil
+
+        process = psutil.Process(pid)
+        fds, threads = process.num_fds(), process.num_threads()
+    return {"rss_mb": rss_mb(pid), "fds": fds, "threads": threads}
+
+
 class Tickets:
     """Hands out turn numbers 1..total to the clients; samples the server's
     RSS when the FIRST_SAMPLE-th turn is done, then every ``every`` turns."""
@@ -53,7 +68,7 @@ class Tickets:
     def __init__(self, total: int, pid: int, bar, every: int = 0):
         self.total, self.pid, self.bar, self.every = total, pid, bar, every
         self.issued = self.done = 0
-        self.samples: dict[str, float] = {}
+        self.samples: dict[str, dict[str, float]] = {}
         self.errors: list[str] = []
         self._lock = threading.Lock()
 
@@ -71,11 +86,24 @@ class Tickets:
                 self.errors.append(error)
             later = self.every and self.done > FIRST_SAMPLE and (self.done - FIRST_SAMPLE) % self.every == 0
             if (self.done == FIRST_SAMPLE or later) and self.done < self.total:
-                self.samples[str(self.done)] = rss_mb(self.pid)
+                self.samples[str(self.done)] = process_figures(self.pid)
         self.bar.update(1)
 
 
-def _client(url: str, tickets: Tickets, new_every: int, timeout: float) -> None:
+def next_turn(conversation: Conversation, asked: int, new_every: int) -> tuple[bool, str]:
+    """What a client playing ``conversation`` does after ``asked`` turns:
+    whether it first starts a new conversation (every ``new_every`` turns;
+    0: never), and the question it asks, its conversation's questions in
+    order from the first in each new conversation, cycling when more are asked.
+
+    >>> [next_turn(CONVERSATIONS[0], asked, 2) for asked in range(3)]  # doctest: +NORMALIZE_WHITESPACE
+    [(False, 'Who was Ada Lovelace?'), (False, 'What did she write about?'), (True, 'Who was Ada Lovelace?')]
+    """
+    within = asked % new_every if new_every else asked
+    return bool(new_every and asked and within == 0), conversation.questions[within % len(conversation.questions)]
+
+
+def _client(url: str, tickets: Tickets, new_every: int, timeout: float, conversation: Conversation) -> None:
     from gradio_client import Client
 
     try:
@@ -86,10 +114,10 @@ def _client(url: str, tickets: Tickets, new_every: int, timeout: float) -> None:
         return
     asked = 0
     while tickets.take():
-        question = QUESTIONS[asked % len(QUESTIONS)]
+        new, question = next_turn(conversation, asked, new_every)
         asked += 1
         try:
-            if new_every and asked > 1 and (asked - 1) % new_every == 0:
+            if new:
                 client.predict(api_name="/new")
             reply = client.submit(question, api_name="/chat").result(timeout=timeout)
             tickets.finished(reply.get("error"))
@@ -98,25 +126,29 @@ def _client(url: str, tickets: Tickets, new_every: int, timeout: float) -> None:
 
 
 def soak(url: str, pid: int, turns: int, clients: int, new_every: int, timeout: float, every: int = 0) -> dict:
-    start = rss_mb(pid)
+    start = process_figures(pid)
     with tqdm(total=turns, desc="turns", file=sys.stderr) as bar:
         tickets = Tickets(turns, pid, bar, every)
-        threads = [threading.Thread(target=_client, args=(url, tickets, new_every, timeout), name=f"client-{i}")
+        # Client i plays load_test's conversation i (mod their number): a
+        # crowd's different subjects, not one question batched and cached.
+        threads = [threading.Thread(target=_client, name=f"client-{i}",
+                                    args=(url, tickets, new_every, timeout, CONVERSATIONS[i % len(CONVERSATIONS)]))
                    for i in range(clients)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    end = rss_mb(pid)
+    end = process_figures(pid)
     first = tickets.samples.get(str(FIRST_SAMPLE))
+    samples = {"start": start, **tickets.samples, str(turns): end}
     return {
         "turns": turns,
         "turns_done": tickets.done,
         "clients": clients,
         "errors": len(tickets.errors),
         "first_errors": tickets.errors[:3],
-        "rss_mb": {"start": start, **tickets.samples, str(turns): end},
-        "growth_mb_after_first_sample": round(end - first, 1) if first is not None else None,
+        **{figure: {when: sample[figure] for when, sample in samples.items()} for figure in ("rss_mb", "fds", "threads")},
+        "growth_mb_after_first_sample": round(end["rss_mb"] - first["rss_mb"], 1) if first is not None else None,
     }
 
 

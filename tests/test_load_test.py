@@ -159,3 +159,41 @@ def test_failed_turns_are_errors_not_leaks_and_the_server_may_or_may_not_have_ad
     assert _play(load_test, sessions=1, index=0, replies=replies)["leaked_replies"] == 1
     nothing = _play(load_test, sessions=1, index=0, replies=[TimeoutError("turn 1")])
     assert (nothing["sessions_isolated"], nothing["leaked_replies"], nothing["lost_turns"]) == (None, 0, 1)
+
+
+def test_the_soak_samples_a_servers_descriptors_and_threads_beside_its_memory():
+    # A server that runs for days leaks as surely by descriptors (uploads'
+    # files left open) or threads as by memory; the soak sampled RSS alone.
+    import subprocess
+    import sys
+
+    spec = importlib.util.spec_from_file_location("soak_test", SCRIPT.with_name("soak_test.py"))
+    soak = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(soak)
+    child = ("import sys, threading, time\n"
+             "files = [open(sys.executable, 'rb') for _ in range(int(sys.argv[1]))]\n"
+             "stop = threading.Event()\n"
+             "for _ in range(int(sys.argv[2])): threading.Thread(target=stop.wait).start()\n"
+             "print('ready', flush=True)\n"
+             "sys.stdin.read()\n"
+             "stop.set()\n")
+    figures = []
+    for files, threads in ((0, 0), (5, 3)):
+        process = subprocess.Popen([sys.executable, "-c", child, str(files), str(threads)], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout.readline() == "ready\n"
+            figures.append(soak.process_figures(process.pid))
+        finally:
+            process.communicate("", timeout=60)
+    plain, busy = figures
+    assert (busy["fds"] - plain["fds"], busy["threads"] - plain["threads"]) == (5, 3)
+    assert set(plain) == {"rss_mb", "fds", "threads"} and plain["rss_mb"] > 0
+    # It had not started at all since load_test's QUESTIONS became
+    # CONVERSATIONS: each client now plays one of those, from its first
+    # question in each new conversation.
+    marie = soak.CONVERSATIONS[1]
+    turns = [soak.next_turn(marie, asked, 3) for asked in range(7)]
+    assert [new for new, _ in turns] == [False, False, False, True, False, False, True]
+    assert [question for _, question in turns] == [*marie.questions[:3], *marie.questions[:3], marie.questions[0]]
+    assert [soak.next_turn(marie, asked, 0)[1] for asked in range(5)] == [*marie.questions, marie.questions[0]]
