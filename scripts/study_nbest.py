@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.kernel import json_lines, run_cli  # noqa: E402
+from assistant.kernel import check_at_least, json_lines, run_cli  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import TRAINED_INPUT_TOKENS, consensus, load_rewriter  # noqa: E402
 from rewriting.data import with_rewritten_questions  # noqa: E402
@@ -99,6 +99,16 @@ def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     return parser
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """:func:`arguments`' values (and the caller's own), each count checked
+    before any model loads: --batch 0 loaded SmolLM2, then ended in a
+    traceback (a range of step 0)."""
+    args = parser.parse_args(argv)
+    check_at_least(beams=(args.beams, 1), batch=(args.batch, 1), budget=(args.budget, 1),
+                   train_turns=(getattr(args, "train_turns", None), 1))
+    return args
+
+
 def held_out_with_greedy(directory: Path, group: str, greedy_name: str, split: str) -> tuple[list, dict, dict]:
     """The group's exported turns ``[(key, example)]``, the greedy rewrites
     ``{key: text}``, and ``{(source, conversation, turn): text}``: each
@@ -120,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = arguments(__doc__.splitlines()[0], batch=8).parse_args(argv)
+    args = parse(arguments(__doc__.splitlines()[0], batch=8), argv)
     # The exported turns and the greedy rewrites, before SmolLM2 loads.
     check_inputs(args.dir, args.split, [f"{group}{name}.jsonl" for group in args.groups for name in ("", f".{args.greedy}")])
     rewriter = load_rewriter(args.model)

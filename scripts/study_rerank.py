@@ -41,7 +41,7 @@ from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import load_rewriter, unigram_f1  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
 from study_history import check_inputs  # noqa: E402
-from study_nbest import arguments, beam_candidates, held_out_with_greedy  # noqa: E402
+from study_nbest import arguments, beam_candidates, held_out_with_greedy, parse  # noqa: E402
 
 # split.json's files are relative to the checkout (../shared/data/...), not the working directory.
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +150,7 @@ def _main(argv: list[str] | None) -> int:
                         help="what the trees learn of a candidate against the human rewrite: ROUGE-1 recall (run "
                         "first), ROUGE-1 F1, which does not reward length (run second, after recall's picks "
                         "were seen to grow longer), or USE cosine (session 15, judged on the measures it is not taught)")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     # study_nbest's outputs, before the training turns' candidates load SmolLM2.
     check_inputs(args.dir, args.split, [name for group in args.groups for name in (
         f"{group}.jsonl", f"{group}.{args.greedy}.jsonl", f"candidates/{group}.{args.greedy}.jsonl")])

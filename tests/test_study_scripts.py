@@ -47,6 +47,16 @@ def test_a_missing_folder_is_one_line_before_any_model_loads(tmp_path, script, e
     assert out.stderr.startswith("error: ") and str(missing) in out.stderr and out.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("script, flag, value", [
+    # --batch 0 loaded SmolLM2, then ended in a traceback (a range of step 0).
+    ("study_nbest.py", "--batch", "0"), ("study_nbest.py", "--beams", "0"), ("study_rerank.py", "--budget", "0"),
+    ("study_rerank.py", "--train-turns", "-5"),
+])
+def test_the_n_best_scripts_check_their_counts_before_anything_is_read(tmp_path, script, flag, value):
+    out = _run(script, str(tmp_path / "missing"), "--greedy", "x", "--model", "/no/such/model", flag, value, cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, f"error: {flag} must be at least 1, not {value}\n")
+
+
 def test_study_nbest_needs_the_greedy_rewrites_before_the_model_loads(tmp_path):
     (tmp_path / "qrecc.jsonl").write_text("")
     out = _run("study_nbest.py", str(tmp_path), "--greedy", "x", "--groups", "qrecc", "--model", "/no/such/model",
