@@ -5,7 +5,7 @@
 #   scripts/install.sh VENV      create VENV if it is missing, install requirements.txt into it
 #
 # Run from the repository root. Three steps, in this order:
-#  1. torch==2.13.0 alone (--no-deps), from the CPU wheel index only
+#  1. torch alone (--no-deps) at requirements.txt's pin, from the CPU wheel index only
 #     (TORCH_INDEX_URL; empty for pip's default index): PyPI's torch is a
 #     multi-GB CUDA build. Where that index cannot be reached (a machine that
 #     sees only PyPI), pip says so and takes the CPU wheel from its configured
@@ -30,7 +30,10 @@ PY="$VENV/bin/python"
 # to scripts/check_space.py, which asserts that nothing is built.
 PIP=("$PY" -m pip install --no-input --progress-bar off)
 
-"${PIP[@]}" --no-deps ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0
+# requirements.txt's pin, the one place to bump it: a second copy here left,
+# once bumped there, step 2 to fetch the new torch from PyPI, a CUDA build.
+TORCH=$(grep -E '^torch==' requirements.txt) || { echo "requirements.txt pins no torch==VERSION" >&2; exit 2; }
+"${PIP[@]}" --no-deps ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} "$TORCH"
 
 reqs=$(mktemp)
 trap 'rm -f "$reqs"' EXIT
