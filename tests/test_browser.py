@@ -236,6 +236,7 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
             # Gradio's alt text was "undefined plot visualising provided data".
             "plot described": page.locator("#metrics-plot img").get_attribute("alt").startswith(
                 "Rewrite quality: no scored turn yet."),
+            "metrics table named": page.get_by_role("grid", name="Rewrite quality by turn", exact=True).count() == 1,
             # The box's help was read out as part of its name.
             "help is a description": page.get_by_role("textbox", name="Correct the rewrite of turn 1 (the last)",
                                                       exact=True).count() == 1,
