@@ -311,14 +311,17 @@ class Assistant:
         mark = time.perf_counter()
         query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
         k = self.retriever_config.k
+        # A name typed without its accents, which BM25 searched as the index
+        # spells it, is read so too (the rewrite shown stays as written).
+        reading = self.retriever.respelled(rewrite.text) if isinstance(self.retriever, BM25Retriever) else rewrite.text
         if self.rescorer is None:
             passages = _checked_passages(self.retriever.search(query, k), self.retriever)
         else:
             hits = _checked_passages(self.retriever.search(query, max(k, self.retriever_config.rescore_depth)), self.retriever)
-            passages = self.rescorer.rescore(rewrite.text, hits, k, rewrite.alternatives)
+            passages = self.rescorer.rescore(reading, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
         mark = time.perf_counter()
-        answer = _checked(self.reader.read(rewrite.text, passages), Answer, self.reader, "read")
+        answer = _checked(self.reader.read(reading, passages), Answer, self.reader, "read")
         timings["read"] = _ms_since(mark)
         timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 __all__ = [
     "composed_text",
+    "folded_text",
     "TOKEN_PATTERNS",
     "tokens",
     "READER_STOPWORDS",
@@ -58,6 +59,35 @@ def composed_text(text: str) -> str:
         return text
     text = unicodedata.normalize("NFC", text)
     return _COMPATIBLE_FORMS.sub(lambda forms: unicodedata.normalize("NFKC", forms.group()), text)
+
+
+# Latin letters that are no base letter and an accent, so that NFKD leaves
+# them whole (Lucene's ASCIIFoldingFilter folds them the same way).
+_UNACCENTED = str.maketrans({"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D",
+                             "þ": "th", "Þ": "Th", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ß": "ss",
+                             "ı": "i"})
+
+
+def folded_text(text: str) -> str:
+    r"""``text`` with the accents of its Latin letters taken off, as a user
+    types a name on a keyboard without them ("Dvorak" for "Dvořák",
+    "Lodz" for "Łódź"). Other scripts stay as they are; compatibility forms
+    are taken apart too ("²" is "2"). For
+    matching what was typed against what is written, never for showing.
+
+    >>> folded_text("Antonín Dvořák, Łódź, Hans Ørsted, Æthelstan, São Tomé, 東京")
+    'Antonin Dvorak, Lodz, Hans Orsted, Aethelstan, Sao Tome, 東京'
+    """
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text.translate(_UNACCENTED))
+    # Only the marks that sit on a Latin letter: a Devanagari vowel sign is a letter's part, not its accent.
+    kept = []
+    for char in decomposed:
+        if unicodedata.combining(char) and kept and kept[-1].isascii():
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 TOKEN_PATTERNS = {

@@ -11,6 +11,7 @@ from ..kernel import Passage, RetrieverConfig
 from ._inputs import search_k, search_query
 from ._java import import_pyserini
 from ._lucene import damaged, existing_index, java_exception, verify_checksums
+from ._typed import TypedTerms
 
 __all__ = ["Retriever", "BM25Retriever"]
 
@@ -31,7 +32,9 @@ class BM25Retriever:
 
     Use :meth:`from_index`; ``__init__`` takes an open ``LuceneSearcher``.
     Any Lucene failure while searching (a file damaged after opening) is
-    raised as :class:`~assistant.kernel.IndexDamagedError`.
+    raised as :class:`~assistant.kernel.IndexDamagedError`. A name typed
+    without its accents is searched with the index's accented spelling
+    beside it (see :class:`._typed.TypedTerms`).
     """
 
     def __init__(self, searcher, index_dir: str = ""):
@@ -41,6 +44,7 @@ class BM25Retriever:
         # pyserini's searcher is not safe to share: concurrent searches (the
         # app's sessions) raised NullPointerException reading the hits.
         self._lock = threading.Lock()
+        self._typed: TypedTerms | None = None
 
     @classmethod
     def from_index(
@@ -72,11 +76,22 @@ class BM25Retriever:
         query, k = self._query(query), search_k(k)
         try:
             with self._lock:
-                hits = self._searcher.search(query, k=self._capped(k))
+                hits = self._searcher.search(self._repaired(query), k=self._capped(k))
                 found = [(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
         return [self._passage(*hit) for hit in found]
+
+    def respelled(self, text: str) -> str:
+        """``text`` with each word typed without its accents written as this
+        index spells it, as :meth:`search` searched it: "who is pele" → "who
+        is pelé". What reads the question after the search (the rescorer,
+        the reader) reads this, so that it sees the name the passages hold."""
+        try:
+            with self._lock:
+                return self._typed_terms().respelled(search_query(text))
+        except self._java_error as error:
+            raise damaged(self.index_dir, error) from None
 
     def batch_search(self, queries: Sequence[str], k: int = 10, threads: int = 1) -> list[list[Passage]]:
         """:meth:`search` for each query, on ``threads`` Lucene threads; the
@@ -89,6 +104,7 @@ class BM25Retriever:
         qids = [str(number) for number in range(len(texts))]
         try:
             with self._lock:
+                texts = [self._repaired(text) for text in texts]
                 results = self._searcher.batch_search(texts, qids, k=self._capped(k), threads=threads)
                 return [
                     [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
@@ -126,6 +142,15 @@ class BM25Retriever:
     @staticmethod
     def _query(query: str) -> str:
         return " ".join(search_query(query).split()[:_MAX_QUERY_WORDS])
+
+    def _repaired(self, query: str) -> str:
+        return self._typed_terms().repaired(query)
+
+    def _typed_terms(self) -> TypedTerms:
+        # Under the lock: the terms' reader is the searcher's.
+        if self._typed is None:
+            self._typed = TypedTerms.from_searcher(self._searcher)
+        return self._typed
 
     def _capped(self, k: int) -> int:
         # Java takes k as an int, so 2**31 cannot reach Lucene; and more hits

@@ -1,0 +1,114 @@
+"""Questions as people type them in a chat box: names without their accents,
+in lower case or capitals, misspelt. What BM25 finds for them, and what the
+rescorer and the reader are then given to read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.kernel import Answer, folded_text
+from assistant.pipeline import Assistant
+from assistant.retrieval import BM25Retriever, build_index, read_collection
+from rewriting import OriginalRewriter
+
+_COLLECTION = [
+    {"id": "dvorak", "title": "Antonín Dvořák", "url": "",
+     "contents": "Antonín Dvořák was a Czech composer of the Romantic era."},
+    {"id": "pele", "title": "Pelé", "url": "",
+     "contents": "Pelé was a Brazilian footballer who won three World Cups."},
+    {"id": "sao-paulo", "title": "São Paulo", "url": "",
+     "contents": "São Paulo is the most populous city in Brazil. São Paulo lies on a plateau."},
+    {"id": "brazil", "title": "Brazil", "url": "",
+     "contents": "Brazil is the largest country in South America; its largest city is São Paulo."},
+    # One passage writes the name without its accent: the accented spelling
+    # is still the commoner one.
+    {"id": "sao-paulo-fc", "title": "Football in Brazil", "url": "",
+     "contents": "Clubs of Sao Paulo and Rio play in the national league."},
+    {"id": "beethoven", "title": "Ludwig van Beethoven", "url": "",
+     "contents": "Ludwig van Beethoven was a German composer and pianist."},
+    {"id": "michelangelo", "title": "Michelangelo", "url": "",
+     "contents": "Michelangelo was an Italian sculptor and painter of the High Renaissance."},
+    {"id": "columbus", "title": "Christopher Columbus", "url": "",
+     "contents": "Christopher Columbus was an Italian explorer who made four voyages."},
+    {"id": "poles", "title": "Geographic pole", "url": "",
+     "contents": "A pole is a point where the axis of rotation meets the surface. The pale sky."},
+]
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("typed")
+    path = folder / "collection.jsonl"
+    path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _COLLECTION), encoding="utf-8")
+    build_index(read_collection(path), folder / "index", progress=False)
+    return BM25Retriever.from_index(folder / "index")
+
+
+def _top(retriever, query):
+    hits = retriever.search(query, 3)
+    return hits[0].id if hits else None
+
+
+@pytest.mark.parametrize(
+    "question, article",
+    [
+        ("who was antonin dvorak", "dvorak"),
+        ("Who was Antonin Dvorak?", "dvorak"),
+        ("who is pele", "pele"),
+        ("WHO IS PELE", "pele"),
+    ],
+)
+def test_a_name_typed_without_its_accents_finds_its_article(typed, question, article):
+    assert _top(typed, question) == article
+
+
+def test_the_accented_spelling_is_added_where_it_is_the_commoner(typed):
+    # "sao" is a term of the index (one passage writes "Sao"), but "são" is
+    # in more passages: both are searched, and the city's article comes first.
+    assert typed.respelled("where is sao paulo") == "where is são paulo"
+    assert _top(typed, "where is sao paulo") == "sao-paulo"
+
+
+def test_what_the_index_holds_is_searched_and_read_as_typed(typed):
+    for question in ("Who was Antonín Dvořák?", "Where is the pole?", "Who was Beethoven?"):
+        assert typed.respelled(question) == question
+    assert _top(typed, "Beethoven composer") == "beethoven"
+
+
+def test_a_misspelt_word_is_not_guessed(typed):
+    # Edit-distance guesses cost judged CAsT turns their passages (see _typed.py).
+    for question in ("who was beethovan", "who is pols", "tell me pls", "when did ww2 end"):
+        assert typed.respelled(question) == question
+
+
+def test_respelled_words_keep_their_ending_and_case(typed):
+    assert typed.respelled("Who was Antonin Dvorak?") == "Who was Antonín Dvořák?"
+    assert typed.respelled("WHO IS PELE") == "WHO IS PELÉ"
+    assert typed.respelled("who was antonin dvorak???") == "who was antonín dvořák???"
+
+
+class _Reads:
+    """A reader that keeps the question it was given."""
+
+    def __init__(self):
+        self.questions = []
+
+    def read(self, question, passages):
+        self.questions.append(question)
+        return Answer(passages[0].text if passages else "", 1.0)
+
+
+def test_the_reader_reads_the_name_as_the_index_spells_it_and_the_rewrite_stays_as_typed(typed):
+    reader = _Reads()
+    *_, turn = Assistant(OriginalRewriter(), typed, reader).steps("who is pele", [])
+    assert reader.questions == ["who is pelé"]
+    assert turn.rewrite.text == "who is pele"
+    assert turn.sources[0].id == "pele"
+
+
+def test_folded_text_takes_accents_off_latin_letters_only():
+    assert folded_text("Kraków, Łódź, Brontë, Nguyễn, Ørsted") == "Krakow, Lodz, Bronte, Nguyen, Orsted"
+    assert folded_text("Владимир, 東京, ahiṃsā") == "Владимир, 東京, ahimsa"
+    assert folded_text("plain") == "plain"
