@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from assistant.kernel import Answer, folded_text
+from assistant.kernel import Answer, Passage, folded_text
 from assistant.pipeline import Assistant
+from assistant.readers import lead_passage
 from assistant.retrieval import BM25Retriever, build_index, read_collection
 from rewriting import OriginalRewriter
 
@@ -106,6 +107,12 @@ def test_the_reader_reads_the_name_as_the_index_spells_it_and_the_rewrite_stays_
     assert reader.questions == ["who is pelé"]
     assert turn.rewrite.text == "who is pele"
     assert turn.sources[0].id == "pele"
+
+
+def test_a_definition_finds_its_article_by_a_title_typed_without_accents():
+    passages = [Passage("x#0", "Basilica ...", 1.0, "Sagrada Família"), Passage("y#0", "Other.", 2.0, "Barcelona")]
+    assert lead_passage("Sagrada Familia", passages).id == "x#0"
+    assert lead_passage("pele", [Passage("p#0", "Pelé was...", 1.0, "Pelé")]).id == "p#0"
 
 
 def test_folded_text_takes_accents_off_latin_letters_only():

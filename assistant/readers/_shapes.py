@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import READER_STOPWORDS, Passage, prefix_stem, tokens
+from ..kernel import READER_STOPWORDS, Passage, folded_text, prefix_stem, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage"]
 
@@ -57,8 +57,9 @@ def definition_subject(question: str) -> str | None:
 
 
 def _title_key(text: str) -> str:
-    # "The Quokka", "quokka" and "Quokka (animal)" name the same article.
-    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    # "The Quokka", "quokka" and "Quokka (animal)" name the same article, and
+    # "Sagrada Familia" (typed without its accent) "Sagrada Família".
+    text = re.sub(r"\([^)]*\)", " ", folded_text(text).lower())
     words = tokens(text, "rouge")
     if words and words[0] in ("the", "a", "an"):
         words = words[1:]
