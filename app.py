@@ -98,6 +98,8 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # - a rewrite step's title (its toggle) says whether it is open, and the
 #   arrow inside it, a second and unnamed button, is left to the title;
 # - so does the metrics panel's title, whose "▼" was read out in its name;
+# - the chat's thumbs say what they rate (the rewrite), where they were
+#   "Like" and "Dislike" under the answer; a list's arrow is not an image;
 # - Space works those two as it works a button (Gradio answers Enter only);
 # - an upload area is named after its field, where all were "Click to
 #   upload or drop files", and so is its Clear;
@@ -135,6 +137,13 @@ PAGE_JS = """() => {
         arrow.setAttribute("aria-hidden", "true");
       }
     }
+    for (const [thumb, name] of [["Like", "Rewrite correct"], ["Dislike", "Rewrite wrong"]]) {
+      for (const button of document.querySelectorAll(`#chat button[aria-label=${thumb}]`)) {
+        button.setAttribute("aria-label", name);
+        button.title = name;
+      }
+    }
+    for (const arrow of document.querySelectorAll("svg.dropdown-arrow:not([aria-hidden])")) arrow.setAttribute("aria-hidden", "true");
     for (const toggle of document.querySelectorAll("button.label-wrap")) {  // an accordion's
       const open = String(toggle.classList.contains("open"));
       if (toggle.getAttribute("aria-expanded") !== open) toggle.setAttribute("aria-expanded", open);

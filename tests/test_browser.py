@@ -237,6 +237,11 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
             "plot described": page.locator("#metrics-plot img").get_attribute("alt").startswith(
                 "Rewrite quality: no scored turn yet."),
             "metrics table named": page.get_by_role("grid", name="Rewrite quality by turn", exact=True).count() == 1,
+            # A list's arrow was read out as an image with no name.
+            "no unnamed image": page.locator("main svg:not([aria-hidden=true])").evaluate_all(
+                "es => es.filter(e => e.getBoundingClientRect().width > 0 && !e.closest('[aria-hidden=true], button, a')).length") == 0,
+            "thumbs say they rate the rewrite": [page.locator("#chat").get_by_role("button", name=name, exact=True).count()
+                                                 for name in ("Rewrite correct", "Rewrite wrong")] == [1, 1],
             # The box's help was read out as part of its name.
             "help is a description": page.get_by_role("textbox", name="Correct the rewrite of turn 1 (the last)",
                                                       exact=True).count() == 1,
@@ -358,7 +363,8 @@ def test_thumbs_down_lands_in_the_labels_file(open_page, app_server, qrecc_conve
     # A replayed turn has the human rewrite as reference: the chat's 👎 records it at once.
     replay(page, qrecc_conversations, all_turns=False)
     answers(page).first.wait_for()
-    page.locator("#chat button[aria-label='Dislike']").last.click()
+    # The chat's 👎 was called "Dislike", under the answer, though it rates the rewrite.
+    page.locator("#chat").get_by_role("button", name="Rewrite wrong", exact=True).last.click()
     status_text(page, "recorded 👎")
     line = services.labels.read()[start]
     assert (line["question"], line["rewrite"], line["reference"], line["label"], line["reference_kind"]) == (
