@@ -72,7 +72,15 @@ from pathlib import Path
 from typing import Sequence
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, check_at_least, load_configs, output_path, run_cli
+from assistant.kernel import (
+    DataFormatError,
+    InvalidInputError,
+    ReaderConfig,
+    check_at_least,
+    load_configs,
+    output_path,
+    run_cli,
+)
 from assistant.readers import READERS
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
 from rewriting import REWRITERS, add_ray_arguments, load_rewriter
@@ -135,9 +143,11 @@ def _parser() -> argparse.ArgumentParser:
                         "passage ids as JSONL, to check the figures turn by turn")
     parser.add_argument("--rewriter", default="original", help=f"{' | '.join(REWRITERS)} | a model path (default: original)")
     parser.add_argument("--reader", default="sentence", help=f"{' | '.join(READERS)} (default: sentence)")
-    parser.add_argument("--mu", default="0.7", help="reader weight vs retrieval; a comma-separated list sweeps it")
-    parser.add_argument("--read-k", type=int, default=5, help="passages given to the reader (the reader's read_k caps it too)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N turns")
+    mu = ReaderConfig().mu  # the reader's own default, not a copy of it
+    parser.add_argument("--mu", default=str(mu), help=f"reader weight vs retrieval (default {mu}); a comma-separated list sweeps it")
+    parser.add_argument("--read-k", type=int, default=5,
+                        help="passages given to the reader (default 5; the reader's read_k caps it too)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N turns (default: all)")
     parser.add_argument("--search-threads", type=int, default=SEARCH_THREADS,
                         help=f"Lucene threads for the batch search of all turns (default {SEARCH_THREADS})")
     add_ray_arguments(parser)

@@ -282,8 +282,9 @@ def _parser() -> argparse.ArgumentParser:
         "--mu", default=None,
         help=f"embedding weight (1 - mu: BM25), default {defaults.mu}; a comma-separated list runs a sweep",
     )
-    parser.add_argument("--k", type=int, default=defaults.k, help="passages extracted per question")
-    parser.add_argument("--passage-words", type=int, default=defaults.passage_words, help="words per passage")
+    parser.add_argument("--k", type=int, default=defaults.k, help=f"passages extracted per question (default {defaults.k})")
+    parser.add_argument("--passage-words", type=int, default=defaults.passage_words,
+                        help=f"words per passage (default {defaults.passage_words})")
     return parser
 
 
