@@ -282,6 +282,13 @@ def test_on_a_phone_with_keyboard_and_screen_reader_the_chat_is_usable_and_reada
         seen["link readable in dark mode"] = contrast(night, ".cqa-answer summary") >= 4.5
         night.locator("#question textarea").focus()
         seen["focus ring in dark mode"] = visible_ring(night)
+        # The chat was 720 px high whatever the screen: the question box opened below a landscape
+        # phone's or a laptop's first screen (the page scrolled to it, past the title and the chat's top).
+        for width, height in ((844, 390), (1280, 720)):
+            night.set_viewport_size({"width": width, "height": height})
+            night.wait_for_timeout(500)
+            seen[f"question box on a {width} x {height} first screen"] = night.locator("#question textarea").evaluate(
+                "e => e.getBoundingClientRect().bottom + window.scrollY") <= height
     unmet = [what for what, ok in seen.items() if not ok]
     assert not unmet, f"not met: {unmet}"
 
