@@ -441,6 +441,12 @@ def _own_retriever(args, distractors: list[str]) -> int:
     flag = "--write-collection" if args.write_collection is not None else "--score-run"
     if given:
         raise InvalidInputError(f"{flag} does not search with a rewriter of ours; leave out {', '.join(given)}")
+    # Flags that did nothing here, without a word.
+    if args.write_collection is not None and args.json:
+        raise InvalidInputError("--write-collection writes files and prints no scores; leave out --json")
+    if args.write_collection is not None and args.split is not None and args.qrels is None:
+        raise InvalidInputError("--split picks the turns whose judgements --qrels writes; give --qrels too, "
+                                "or leave out --split (the collection holds every turn's passages)")
     qrels = output_path(args.qrels, "--qrels", inputs=_inputs(args)) if args.qrels else None
     examples = {path: load_examples(path) for path in args.data}
     if args.write_collection is not None:

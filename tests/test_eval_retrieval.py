@@ -426,3 +426,17 @@ def test_a_bad_against_file_is_refused_before_the_rewriter_runs(cast2021, distra
                  "--against", str(stray)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {stray}: 1 id(s) are no turn of the --data files, e.g. 'cast2021:999:1'") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("extra, message", [
+    # Both did nothing, without a word: no scores are printed, and --split only picks --qrels' turns.
+    (["--json"], "--write-collection writes files and prints no scores; leave out --json"),
+    (["--split", "SPLIT"], "--split picks the turns whose judgements --qrels writes; give --qrels too, or leave out "
+     "--split (the collection holds every turn's passages)"),
+])
+def test_write_collection_refuses_flags_that_would_do_nothing(cast2021, tmp_path, capsys, extra, message):
+    extra = [str(tmp_path / "split.json") if word == "SPLIT" else word for word in extra]
+    out = tmp_path / "c.jsonl"
+    assert main(["--data", str(cast2021), "--distractors", "none", "--write-collection", str(out), *extra]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+    assert not out.exists()
