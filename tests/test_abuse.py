@@ -162,7 +162,29 @@ def test_multiple_choice_bounds_its_document_and_options(app_services):
         S.multiple_choice(app_services, session, document, "What did Mara study?", ["Medicine", "x" * 5000])
     with pytest.raises(InvalidInputError, match="at most 8 options"):
         S.multiple_choice(app_services, session, document, "What did Mara study?", [f"Option {i}" for i in range(9)])
-    assert session.choice_reader is None  # refused before anything was encoded
+    assert app_services.choice_reader is None  # refused before anything was encoded
+
+
+def test_sessions_share_the_multiple_choice_readers_bounded_store_of_prepared_documents(app_services):
+    # Each session had a reader of its own keeping up to 128 prepared
+    # documents (every passage's vector): many sessions asking about new
+    # long documents grew the server's memory without a bound.
+    encoded, minilm = [], app_services.minilm()
+
+    class Recording:
+        def encode(self, texts):
+            encoded.append(list(texts))
+            return minilm.encode(texts)
+
+    app_services.choice_encoder = Recording()
+    document = "Mara studied medicine in the capital. She later taught music in the north. " * 20
+    first, second = S.Session(), S.Session()
+    S.multiple_choice(app_services, first, document, "What did Mara study?", ["Medicine", "Music"])
+    prepared = len(encoded)
+    S.multiple_choice(app_services, second, document, "What did Mara teach?", ["Medicine", "Music"])
+    # The second session's question encodes its two statements only: the
+    # document prepared for the first is the one the server keeps.
+    assert encoded[prepared:] == [["What did Mara teach? Medicine", "What did Mara teach? Music"]]
 
 
 def test_a_judgement_records_the_history_the_rewriter_saw_not_the_saved_one(app_services):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
-from ..readers import MultipleChoiceReader, answer_multiple_choice
+from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._state import HELD_TEXT, HeldShare, Services, Session, Source
 from ._store import new_conversation
@@ -189,6 +189,4 @@ def multiple_choice(services: Services, session: Session, document: str, questio
     options = given
     if len(options) < 2:
         raise InvalidInputError("Give at least two options.")
-    if session.choice_reader is None:
-        session.choice_reader = MultipleChoiceReader(services.minilm())
-    return answer_multiple_choice(document, question, options, reader=session.choice_reader), options
+    return answer_multiple_choice(document, question, options, reader=services.multiple_choice_reader()), options

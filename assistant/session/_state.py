@@ -19,6 +19,7 @@ from pathlib import Path
 from ..encoders import load_minilm
 from ..kernel import Conversation, Rewrite, Turn
 from ..pipeline import Assistant
+from ..readers import MultipleChoiceReader
 from ..retrieval import DeferredRescorer, Rescorer
 from ._labels import LabelStore
 from ._uploads import SessionIndex, UploadLimits
@@ -46,6 +47,10 @@ MAX_JUDGEMENTS = 200
 Scorer = Callable[[str, str, object], dict[str, float]]
 
 
+# Sessions asking their first multiple-choice question at once make one reader.
+_READER_LOCK = threading.Lock()
+
+
 @dataclass
 class Services:
     """What all sessions share: loaded once per server."""
@@ -65,12 +70,25 @@ class Services:
     sessions_root: Path | None = None
     # What the default index holds, for the status line.
     collection_name: str = "the Wikipedia vital-article summaries"
+    # The one multiple-choice reader of all sessions (made on first use): it
+    # keeps a bounded number of prepared documents (their passages' vectors)
+    # server-wide. One per session kept as many per session, so a script
+    # asking about a new long document each time in many sessions grew the
+    # server's memory without a bound.
+    choice_reader: object = field(default=None, repr=False)
 
     def minilm(self):
         if self.choice_encoder is None:
 
             self.choice_encoder = load_minilm()
         return self.choice_encoder
+
+    def multiple_choice_reader(self):
+        """The shared :class:`~assistant.readers.MultipleChoiceReader` (over :meth:`minilm`)."""
+        with _READER_LOCK:
+            if self.choice_reader is None:
+                self.choice_reader = MultipleChoiceReader(self.minilm())
+            return self.choice_reader
 
 
 @dataclass
@@ -256,7 +274,6 @@ class Session:
     archive: dict[str, list] = field(default_factory=dict)
     source: Source | None = None
     replay: Replay | None = None
-    choice_reader: object = None  # assistant.readers.MultipleChoiceReader, keeps the prepared document
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
     # Its files on the server's disk (uploads, export): see the properties.
     files: SessionFiles = field(default_factory=SessionFiles)
