@@ -996,10 +996,13 @@ def _main(argv: list[str] | None) -> int:
                           choice_encoder=getattr(assistant.reader, "encoder", None))
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
-    act = Actions(services, tempfile.mkdtemp(prefix="convqa-export-"))
-    # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
-    with sigterm_as_ctrl_c(lambda: drain(act)):
-        serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
+    # The exports' folder goes with the server (each start made one that
+    # stayed in the temporary folder for good); a kill -9 leaves it to the OS.
+    with tempfile.TemporaryDirectory(prefix="convqa-export-", ignore_cleanup_errors=True) as exports:
+        act = Actions(services, exports)
+        # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
+        with sigterm_as_ctrl_c(lambda: drain(act)):
+            serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
     return 0
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
 
 import app
@@ -240,6 +243,33 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGTERM)
     assert signal.getsignal(signal.SIGTERM) is before  # put back
+
+
+def test_the_exports_folder_goes_with_the_server(app_services, monkeypatch):
+    # Each start made a folder for the exports in the temporary folder, and
+    # nothing removed it: one more for every start of the server.
+    import assistant.pipeline
+    import assistant.retrieval
+    from assistant import session as S
+
+    monkeypatch.setattr(assistant.pipeline, "build_assistant", lambda **kw: app_services.assistant)
+    monkeypatch.setattr(assistant.retrieval, "use_serving_java", lambda: None)
+    monkeypatch.setattr(S, "remove_stale_sessions", lambda: 0)
+    monkeypatch.setattr(app, "live_metrics", lambda: SimpleNamespace(names=(), load=lambda: None))
+    monkeypatch.setattr(app, "browser_secret", lambda: "secret")
+    monkeypatch.setattr(app, "build_app", lambda services, secret, actions: actions)
+    served = []
+
+    def serve(act, host, port, limits):
+        folder = Path(act.export_dir)
+        (folder / "conversation-x-1.json").write_text("[]")  # an export made while it served
+        served.append(folder)
+        raise KeyboardInterrupt  # Ctrl-C: Gradio's launch() closes the server and raises it again
+
+    monkeypatch.setattr(app, "serve", serve)
+    with pytest.raises(KeyboardInterrupt):
+        app.main(["--rewriter", "original", "--port", "7999"])
+    assert len(served) == 1 and not served[0].exists()
 
 
 def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_path):
