@@ -19,6 +19,11 @@ miss. ``--set`` overrides a :class:`~assistant.kernel.ReaderConfig` field
 ``--conversations FILE`` asks another set instead: a JSONL file, one
 conversation a line, ``{"title": ARTICLE, "name": NAME, "turns": [[QUESTION,
 FACT], ...]}`` (the tuples below), checked against the articles the same way.
+A turn about another subject than the conversation's (a long conversation
+that moves on to a new person or place and comes back) says which:
+``[QUESTION, FACT, ARTICLE, NAME]``, its fact checked against that article
+and its rewrite against that name; NAME may be a list of names, all of
+which the rewrite must hold (a comparison: "Which of the two was older?").
 
 ``--compare FIELD=VALUE[,FIELD=VALUE]`` (repeatable) also reads every turn
 with a variant sentence reader (the same encoder, the run's ReaderConfig
@@ -124,12 +129,22 @@ def check_facts(conversations=CONVERSATIONS, collection=None) -> None:
     articles: dict[str, str] = {}
     for passage in read_collection(collection):
         articles[passage["title"]] = articles.get(passage["title"], "") + " " + passage["contents"]
-    for title, _, turns in conversations:
-        if title not in articles:
-            raise DataFormatError(f"the collection has no article titled {title!r}; pick another subject")
-        for question, fact in turns:
-            if fact.lower() not in articles[title].lower():
-                raise DataFormatError(f"{title!r}: the fact {fact!r} for {question!r} is not in its article")
+    for title, name, turns in conversations:
+        for question, fact, *subject in turns:
+            article, _ = turn_subject(title, name, subject)
+            if article not in articles:
+                raise DataFormatError(f"the collection has no article titled {article!r}; pick another subject")
+            if fact.lower() not in articles[article].lower():
+                raise DataFormatError(f"{article!r}: the fact {fact!r} for {question!r} is not in its article")
+
+
+def turn_subject(title: str, name: str, subject) -> tuple[str, list[str]]:
+    """A turn's article and the names its rewrite must hold: the
+    conversation's, or the turn's own ``[ARTICLE, NAME]`` (NAME a name or a
+    list of names)."""
+    if subject:
+        title, name = subject
+    return title, [name] if isinstance(name, str) else list(name)
 
 
 def read_conversations(path) -> list[tuple[str, str, list[tuple[str, str]]]]:
@@ -140,14 +155,26 @@ def read_conversations(path) -> list[tuple[str, str, list[tuple[str, str]]]]:
     for where, record in json_lines(path):
         turns = record.get("turns") if isinstance(record, dict) else None
         texts = [record.get("title"), record.get("name")] if isinstance(record, dict) else [None]
-        if not (all(isinstance(t, str) and t.strip() for t in texts) and isinstance(turns, list) and turns
-                and all(isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) and x.strip() for x in t)
-                        for t in turns)):
-            raise DataFormatError(f'{where}: give {{"title": ARTICLE, "name": NAME, "turns": [[QUESTION, FACT], ...]}}')
+        if not (all(_text(t) for t in texts) and isinstance(turns, list) and turns and all(map(_turn, turns))):
+            raise DataFormatError(f'{where}: give {{"title": ARTICLE, "name": NAME, "turns": [[QUESTION, FACT], ...]}}, '
+                                  'a turn about another subject [QUESTION, FACT, ARTICLE, NAME or [NAME, ...]]')
         conversations.append((record["title"], record["name"], [tuple(t) for t in turns]))
     if not conversations:
         raise DataFormatError(f"{path}: no conversations in it")
     return conversations
+
+
+def _text(value) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _turn(turn) -> bool:
+    if not (isinstance(turn, list) and len(turn) in (2, 4) and all(_text(x) for x in turn[:3])):
+        return False
+    if len(turn) == 2:
+        return True
+    names = turn[3]
+    return _text(names) or (isinstance(names, list) and bool(names) and all(_text(n) for n in names))
 
 
 def reader_settings(pairs: list[str], flag: str = "--set") -> dict[str, str]:
@@ -203,11 +230,12 @@ def score(assistant, conversations=CONVERSATIONS, *, variants=(), progress=lambd
     compared = [{"set": label, "answers_with_fact": 0, "misses": []} for label, _ in variants]
     for title, name, turns in progress(conversations, desc="conversations", unit="conversation"):
         conversation = Conversation()
-        for number, (question, fact) in enumerate(turns, start=1):
+        for number, (question, fact, *subject) in enumerate(turns, start=1):
+            article, names = turn_subject(title, name, subject)
             turn = assistant.ask(question, conversation)
             conversation.add(turn)
             answers += 1
-            record = {"subject": title, "turn": number, "question": question, "rewrite": turn.rewrite.text,
+            record = {"subject": article, "turn": number, "question": question, "rewrite": turn.rewrite.text,
                       "answer": turn.answer.text}
             if fact.lower() in turn.answer.text.lower():
                 found += 1
@@ -221,10 +249,10 @@ def score(assistant, conversations=CONVERSATIONS, *, variants=(), progress=lambd
                     tally["misses"].append({"miss": "fact", "expected": fact, **record, "answer": answer})
             if number > 1:
                 follow_ups += 1
-                if name.lower() in turn.rewrite.text.lower():
+                if all(n.lower() in turn.rewrite.text.lower() for n in names):
                     named += 1
                 else:
-                    misses.append({"miss": "rewrite", "expected": name, **record})
+                    misses.append({"miss": "rewrite", "expected": " and ".join(names), **record})
     return {"answers_with_fact": found, "answers": answers, "rewrites_naming_subject": named,
             "follow_ups": follow_ups, "misses": misses, "variants_at_fixed_rewrites": compared}
 

@@ -141,3 +141,16 @@ def test_bench_chat_refuses_a_bad_setting_in_one_line_before_indexing(monkeypatc
     assert bench_chat.main(flags) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["long_dev.jsonl", "long_heldout.jsonl"])
+def test_the_long_conversation_sets_name_each_turns_subject_and_their_facts_are_in_its_article(name):
+    # Long conversations move to other subjects and back: a turn may name its
+    # own article and the name(s) its rewrite must hold.
+    script = _bench_conversations()
+    conversations = script.read_conversations(SCRIPTS / "conversations" / name)
+    assert len(conversations) == 5 and all(6 <= len(turns) <= 10 for _, _, turns in conversations)
+    script.check_facts(conversations)
+    assert script.turn_subject("Marie Curie", "Curie", ()) == ("Marie Curie", ["Curie"])
+    assert script.turn_subject("Marie Curie", "Curie", ("Albert Einstein", ["Curie", "Einstein"])) == \
+        ("Albert Einstein", ["Curie", "Einstein"])
