@@ -6,9 +6,11 @@ format, optionally a LoRA adapter and a copy head). Decoding is greedy and
 bounded, optionally followed by a beam search whose consensus with the greedy
 rewrite is the rewrite (``RewriterConfig.candidates``), and by default by one
 for the follow-ups the greedy rewrite leaves as asked or was unsure of
-(``RewriterConfig.second_look``, ``second_look_below``). The first turn is
-never rewritten, and a drift guard keeps the user's own question whenever the
-model's output no longer carries its intent.
+(``RewriterConfig.second_look``, ``second_look_below``). The first turn, and
+a question that names its new subject in full (:func:`names_new_subject`),
+are never rewritten; a follow-up is shown the turns since the last new
+person (:func:`since_new_person`); and a drift guard keeps the user's own
+question whenever the model's output no longer carries its intent.
 """
 
 from __future__ import annotations
@@ -162,6 +164,56 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
         if kept < config.min_content_overlap:
             return f"the rewrite kept only {kept:.0%} of the question's content words"
     return ""
+
+
+# A question that names its new subject in full leaves nothing to resolve,
+# and in mid-conversation it starts a new topic: one asking who or what a
+# name is ("Who was Ernest Hemingway?", "What is the Danube?"), and one that
+# opens by naming whom it goes on to ("And Marco Polo, when did he travel?",
+# "Back to Leonardo: which period was he of?"). QReCC, CANARD and CAsT
+# hold very few such turns to learn from, and the trained model glued the
+# earlier subject on ("Who was Ernest Hemingway, Mark Twain?"), took the
+# fronted name's "he" for the earlier subject, and went on taking "he" for
+# the earlier subject in the turns after.
+_NAME = r"[A-Z][\w'’.-]*"
+_NAME_LINKS = r"of|the|and|da|de|del|della|di|du|la|le|van|von|der|bin|ibn|al"
+_FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
+_DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
+_NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")
+# Whom a later "he" or "she" means: a new person, or a name put first. "What
+# was the British Music Experience?" leaves "What did she do next?" about the
+# singer before it.
+_NEW_PERSON = re.compile(
+    rf"(?i:who)\s+{_DEFINED}"
+    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+{_FULL_NAME}\s*[,:]\s+\S.*"
+)
+
+
+def names_new_subject(question: str) -> bool:
+    """Whether ``question`` asks who or what a capitalised name is, or
+    opens by naming whom it is about after "and", "back to" or the like.
+
+    >>> names_new_subject("Who was Vasco da Gama?"), names_new_subject("And Marco Polo, when did he travel?")
+    (True, True)
+    >>> names_new_subject("What is its population?"), names_new_subject("Who was Ada's father?")
+    (False, False)
+    """
+    question = " ".join(question.split())
+    return bool(_NEW_SUBJECT.fullmatch(question) or _NEW_PERSON.fullmatch(question))
+
+
+def since_new_person(history: Sequence[str]) -> list[str]:
+    """``history`` from its latest turn that named a new person (asked who
+    a name is, or opened with the name) on: a follow-up after "Who was
+    Vasco da Gama?" is about him, and the turns before it were about
+    someone else (the model took "he" for the person they named more often).
+
+    >>> since_new_person(["Who was Ada?", "A mathematician.", "Who was Byron?", "A poet.", "When did he die?", "1824."])
+    ['Who was Byron?', 'A poet.', 'When did he die?', '1824.']
+    """
+    history = list(history)
+    starts = [2 * index for index, (question, _) in enumerate(turns(history)) if _NEW_PERSON.fullmatch(question)]
+    return history[starts[-1]:] if starts else history
 
 
 def _clean(text: str) -> str:
@@ -399,6 +451,9 @@ class CausalLMRewriter:
                 # A first turn has nothing to resolve; an empty question nothing
                 # to rewrite (the model would make one up from the history).
                 results[index] = Rewrite(question)
+            elif names_new_subject(question):
+                # Self-contained: a rewrite could only bring the earlier topic back.
+                results[index] = Rewrite(question)
             elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
                 results[index] = Rewrite(question, note="kept the original question: too long to rewrite")
             else:
@@ -431,7 +486,10 @@ class CausalLMRewriter:
         return Rewrite(question, f"kept the original question: {reason}", candidate) if reason else Rewrite(candidate)
 
     def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
-        """The token ids the model reads to rewrite ``question`` after ``history``."""
+        """The token ids the model reads to rewrite ``question`` after
+        ``history``: the turns since the conversation last moved to a new
+        subject (:func:`since_new_person`)."""
+        history = since_new_person(history)
         if self.config.prompt_format == "chat":
             text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
             return self.tokenizer.encode(text, add_special_tokens=False)

@@ -177,6 +177,34 @@ def test_first_turn_is_returned_unchanged_without_calling_the_model(tiny_gpt2):
     assert rewriter.rewrite("  Who was Ada   Lovelace? ", []) == Rewrite("Who was Ada Lovelace?")
 
 
+@pytest.mark.parametrize("question", ["Who was Vasco da Gama?", "  What is the  Danube? ",
+                                      "And Marco Polo, when did he travel through Asia?"])
+def test_a_question_naming_a_new_subject_is_kept_as_asked_without_calling_the_model(tiny_gpt2, question):
+    # In mid-conversation the trained model glued the earlier subject on
+    # ("Who was Ernest Hemingway?" came back "Who was Ernest Hemingway, Mark
+    # Twain?") or took the fronted name's "he" for the earlier subject.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.rewrite(question, HISTORY) == Rewrite(" ".join(question.split()))
+
+
+def test_a_follow_up_after_a_new_subject_is_shown_the_turns_from_it_on(tiny_gpt2):
+    # After "Who was Vasco da Gama?", "Which route did he discover?" was
+    # rewritten for Columbus, whom the turns before it named twice.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    history = ["Who was Christopher Columbus?", "An explorer.", "How many voyages did Christopher Columbus make?", "Four.",
+               "Who was Vasco da Gama?", "A Portuguese mariner."]
+    assert tok.decode(rewriter.prompt_ids("Which route did he discover?", history)) == (
+        "Q: Who was Vasco da Gama?\nA: A Portuguese mariner.\nQuestion: Which route did he discover?\nRewrite:"
+    )
+    # A conversation that opened with one keeps all its turns; a thing
+    # defined on the way leaves "she" to the person before it.
+    assert tok.decode(rewriter.prompt_ids("Which route did he discover?", history[:4])).startswith("Q: Who was Christopher Columbus?")
+    singer = ["What other venture was Amy Winehouse doing?", "A museum show.", "What was the British Music Experience?", "A museum."]
+    assert tok.decode(rewriter.prompt_ids("What did she do next?", singer)).startswith("Q: What other venture was Amy Winehouse doing?")
+
+
 def test_finish_decodes_cuts_and_guards_generated_ids(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
