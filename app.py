@@ -449,9 +449,16 @@ class Actions:
     def restore(self, saved, session):
         """On page load: the conversations this browser kept (read once: an
         event that came first has read them already)."""
-        if session.restored:
-            return self.views(session, gr.skip())
-        return self.views(session, _run(lambda: S.restore_state(session, saved)))
+        status = gr.skip() if session.restored else _run(lambda: S.restore_state(session, saved))
+        views = self.views(session, status)
+        if session.running or session.waiting:
+            # A question sent before this load event ended (a slow server): its
+            # turn draws the chat and what the browser keeps. These views,
+            # drawn before it began, arrived after its first step and wiped
+            # the question from the chat until the turn ended.
+            _, status, rows, plot, _, session, choices, _ = views
+            return gr.skip(), status, rows, plot, gr.skip(), session, choices, gr.skip()
+        return views
 
     @staticmethod
     def ready(session, saved) -> None:

@@ -272,6 +272,27 @@ def test_the_exports_folder_goes_with_the_server(app_services, monkeypatch):
     assert len(served) == 1 and not served[0].exists()
 
 
+def test_the_page_loads_views_do_not_wipe_a_turn_that_began_before_they_arrived(app_services, tmp_path):
+    # On a slow server a question asked at once was taken and began while the
+    # page's load event still drew its views; those, drawn before the turn,
+    # arrived after its first step, and the chat showed nothing of the
+    # question until the turn ended (seen in the browser test of Stop).
+    import gradio as gr
+
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.take("Who was Ada Lovelace?", session)
+    run = act.ask(session, None)
+    pending = next(run)  # the turn's first step is drawn ...
+    assert "Rewriting the question" in str(pending[0])
+    chat, status, rows, plot, correction, kept, choices, saved = act.restore(None, session)  # ... then the load's views come
+    assert chat == gr.skip() and correction == gr.skip() and saved == gr.skip() and kept is session
+    list(run)
+    chat = act.restore(None, session)[0]  # nothing running: the load draws the chat as before
+    assert [m["content"] for m in chat if m["role"] == "user"] == ["Who was Ada Lovelace?"]
+
+
 def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_path):
     # A closed tab's upload went on encoding on the one worker until Gradio
     # dropped its session an hour later, holding up every other upload.
