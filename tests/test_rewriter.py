@@ -885,16 +885,21 @@ def test_cli_original_model_copies_questions(tmp_path):
     assert json.loads(out.read_text()) == {"id": "q", "rewrite": "What about  Berlin?"}
 
 
+def _ten_questions_argv(tmp_path, out):
+    """rewriting.rewrite's arguments for ten follow-ups into ``out``, in chunks of 4."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": f"q{n}", "question": f"What about {n}?", "history": ["Hi", "Hello"]}) + "\n"
+                           for n in range(10)))
+    return ["--input", str(src), "--output", str(out), "--model", "original", "--batch-size", "1"]
+
+
 def test_cli_an_interrupted_run_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     # Rewrites were written only when all were made: an interrupted run of
     # thousands of turns lost them all and started again from the first.
     from rewriting.rewrite import main
 
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps({"id": f"q{n}", "question": f"What about {n}?", "history": ["Hi", "Hello"]}) + "\n"
-                           for n in range(10)))
     out = tmp_path / "out.jsonl"
-    argv = ["--input", str(src), "--output", str(out), "--model", "original", "--batch-size", "1"]  # chunks of 4
+    argv = _ten_questions_argv(tmp_path, out)
     asked, real = [], OriginalRewriter.rewrite
 
     def counting(self, question, history, stop_at=None):
@@ -931,11 +936,8 @@ def test_cli_sigterm_keeps_the_rewrites_made_and_ends_in_one_line(tmp_path, monk
     import rewriting
     from rewriting.rewrite import main
 
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps({"id": f"q{n}", "question": f"What about {n}?", "history": ["Hi", "Hello"]}) + "\n"
-                           for n in range(10)))
     out = tmp_path / "out.jsonl"
-    argv = ["--input", str(src), "--output", str(out), "--model", "original", "--batch-size", "1"]  # chunks of 4
+    argv = _ten_questions_argv(tmp_path, out)
     real = OriginalRewriter.rewrite
 
     def terminated_at_5(self, question, history):
