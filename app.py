@@ -450,6 +450,10 @@ class Actions:
         """On page load: the conversations this browser kept (read once: an
         event that came first has read them already)."""
         status = gr.skip() if session.restored else _run(lambda: S.restore_state(session, saved))
+        if status == "" and not session.notes:
+            # Nothing to say (nothing was saved): a status another event set
+            # while this one ran ("Loaded 2 conversations") stays.
+            status = gr.skip()
         views = self.views(session, status)
         if session.running or session.waiting:
             # A question sent before this load event ended (a slow server): its

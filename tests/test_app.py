@@ -291,6 +291,10 @@ def test_the_page_loads_views_do_not_wipe_a_turn_that_began_before_they_arrived(
     list(run)
     chat = act.restore(None, session)[0]  # nothing running: the load draws the chat as before
     assert [m["content"] for m in chat if m["role"] == "user"] == ["Who was Ada Lovelace?"]
+    # A page with nothing saved leaves the status to the events that set one
+    # meanwhile: its empty status wiped "Loaded 2 conversations" of a replay
+    # loaded before the load event's views arrived.
+    assert act.restore(None, S.Session())[1] == gr.skip()
 
 
 def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_path):
