@@ -312,8 +312,11 @@ class Assistant:
         query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
         k = self.retriever_config.k
         # A name typed without its accents, which BM25 searched as the index
-        # spells it, is read so too (the rewrite shown stays as written).
-        reading = self.retriever.respelled(rewrite.text) if isinstance(self.retriever, BM25Retriever) else rewrite.text
+        # spells it, is read so too (the rewrite shown stays as written). An
+        # optional capability, as a rewriter's rewrite_batch is: a retriever
+        # of one's own that spells as its index does offers it too.
+        respelled = getattr(self.retriever, "respelled", None)
+        reading = respelled(rewrite.text) if respelled is not None else rewrite.text
         if self.rescorer is None:
             passages = _checked_passages(self.retriever.search(query, k), self.retriever)
         else:
