@@ -80,7 +80,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from assistant.encoders import load_minilm
-from assistant.kernel import DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, output_path, run_cli
+from assistant.kernel import ConfigError, DataFormatError, InvalidInputError, ModelNotFoundError, cache_dir, output_path, run_cli
 from assistant.retrieval import BM25Retriever, DenseRescorer, Rescorer, build_index, expand_query
 from rewriting.data import data_dir, load_examples
 
@@ -98,7 +98,7 @@ from ._scoring import DEFAULT_REWRITER, held_out, rewrite_with
 from ._table import read_alternatives, read_rewrites
 from ._validation import conversation, mean_difference
 
-__all__ = ["DEPTH", "judged_index", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "score_run",
+__all__ = ["DEPTH", "judged_index", "check_index_folder", "given_alternatives", "rewrite_queries", "previous_rewrites", "evaluate", "score_run",
            "paired_difference", "main"]
 
 # Passages retrieved per turn: recall@100 needs 100, and CAsT runs are
@@ -123,6 +123,23 @@ def judged_index(collection: JudgedCollection, index_dir: str | Path | None = No
     build_index(collection.passages, index_dir, total=len(collection.passages), description="Indexing the judged collection")
     marker.write_text(json.dumps({"key": key, "passages": len(collection.passages)}), encoding="utf-8")
     return index_dir
+
+
+def check_index_folder(index_dir: str | Path) -> Path:
+    """Refuse, before any rewriting, an ``--index`` the judged index cannot
+    be built in: a file, an unwritable folder, or a folder holding anything
+    but an index this command built (the build replaces the whole folder, so
+    another collection's index or one's own files would be lost). A file was
+    refused by the build, after every turn had been rewritten."""
+    folder = output_path(index_dir, "--index", folder=True)
+    held = next(iter(sorted(folder.iterdir())), None) if folder.is_dir() else None
+    if held is not None and not (folder / _KEY_FILE).is_file():
+        raise ConfigError(
+            f"cannot write --index {folder}: it holds {held.name!r} and no judged collection's index, and the judged "
+            "index built there replaces the whole folder; give a new or empty folder, or one an earlier "
+            "eval.retrieval --index filled"
+        )
+    return folder
 
 
 def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] = frozenset()) -> dict[str, str]:
@@ -320,7 +337,9 @@ def _parser() -> argparse.ArgumentParser:
         help="rescore BM25's top 100 with weight W of the MiniLM cosine between the rewrite and each passage, "
         "as the app does (RetrieverConfig.dense_weight; default 0: BM25 alone)",
     )
-    parser.add_argument("--index", help="index folder (default: cached under the cache folder by the collection's digest)")
+    parser.add_argument("--index", metavar="DIR",
+                        help="where the judged collection's index is built and kept: a new or empty folder, or one an "
+                        "earlier run filled (default: cached under the cache folder by the collection's digest)")
     parser.add_argument("--run", help="write the TREC run here (default: a temporary file)")
     parser.add_argument("--qrels", help="write the qrels here (default: next to --run as .qrels, else temporary)")
     parser.add_argument(
@@ -358,6 +377,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     given_qrels = output_path(args.qrels, "--qrels", inputs=_inputs(args)) if args.qrels else None
     if given_run is not None and given_qrels is None:
         given_qrels = output_path(given_run.with_suffix(".qrels"), "the qrels next to --run", inputs=_inputs(args))
+    if args.index is not None:
+        check_index_folder(args.index)
     collection = judged_collection(args.data, distractors)
     examples = {path: load_examples(path) for path in args.data}
     queries = _held(collection.queries, examples, args.split)

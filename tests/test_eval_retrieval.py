@@ -440,3 +440,41 @@ def test_write_collection_refuses_flags_that_would_do_nothing(cast2021, tmp_path
     assert main(["--data", str(cast2021), "--distractors", "none", "--write-collection", str(out), *extra]) == 2
     assert capsys.readouterr().err == f"error: {message}\n"
     assert not out.exists()
+
+
+def test_an_index_path_the_judged_index_cannot_go_to_is_refused_before_the_rewriting(cast2021, distractors, tmp_path,
+                                                                                      capsys, monkeypatch):
+    # --index naming a file was refused by the index build, after every turn had been rewritten.
+    import eval.retrieval as command
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the rewriter ran or an index was built before --index was checked")
+
+    monkeypatch.setattr(command, "rewrite_with", no_work)
+    monkeypatch.setattr(command, "build_index", no_work)
+    a_file = tmp_path / "index.txt"
+    a_file.write_text("notes")
+    # A folder of one's own (or another collection's index): the build replaces the whole folder.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("keep me")
+    for index, message in [
+        (a_file, f"cannot write --index {a_file}: it is a file; give a folder path"),
+        (notes, f"cannot write --index {notes}: it holds 'todo.md' and no judged collection's index, and the judged "
+                "index built there replaces the whole folder; give a new or empty folder, or one an earlier "
+                "eval.retrieval --index filled"),
+    ]:
+        assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewriter", "trained",
+                     "--index", str(index)]) == 2
+        assert capsys.readouterr().err == f"error: {message}\n"
+    assert a_file.read_text() == "notes" and (notes / "todo.md").read_text() == "keep me"
+
+
+def test_an_index_folder_eval_retrieval_filled_is_reused_and_an_empty_one_filled(cast2021, distractors, tmp_path, capsys):
+    data = ["--data", cast2021, "--distractors", distractors, "--rewriter", "human"]
+    empty = tmp_path / "judged"
+    empty.mkdir()
+    first, _ = _run(capsys, *data, "--index", empty)
+    assert (empty / "judged.json").is_file()
+    again, _ = _run(capsys, *data, "--index", empty)
+    assert again == first
