@@ -11,7 +11,7 @@ import pytest
 from assistant.kernel import Answer, Passage, folded_text
 from assistant.pipeline import Assistant
 from assistant.readers import lead_passage
-from assistant.retrieval import BM25Retriever, build_index, read_collection
+from assistant.retrieval import BM25Retriever, ChunkRetriever, build_index, read_collection, split_passages
 from rewriting import OriginalRewriter
 
 _COLLECTION = [
@@ -107,6 +107,52 @@ def test_the_reader_reads_the_name_as_the_index_spells_it_and_the_rewrite_stays_
     assert reader.questions == ["who is pelé"]
     assert turn.rewrite.text == "who is pele"
     assert turn.sources[0].id == "pele"
+
+
+# One document searched in memory (the app's single-document mode, a
+# multiple-choice question about a file): the same folding as the index's.
+_DOCUMENT = """Antonín Dvořák was a Czech composer. He wrote the New World Symphony in America.
+
+Kraków is a city in southern Poland, on the Vistula. It was the capital of Poland until 1596.
+
+São Paulo is the largest city of Brazil.
+
+São Paulo lies on a plateau.
+
+Clubs of Sao Paulo play in the national league."""
+
+
+@pytest.fixture
+def document():
+    return ChunkRetriever(split_passages(_DOCUMENT, "notes", max_words=8, title="notes"))
+
+
+@pytest.mark.parametrize(
+    "typed, written, found",
+    [
+        ("who was antonin dvorak", "Who was Antonín Dvořák?", "Dvořák was a Czech composer"),
+        ("WHERE IS KRAKOW", "Where is Kraków?", "Kraków is a city"),
+    ],
+)
+def test_a_document_searched_in_memory_finds_a_name_typed_without_its_accents(document, typed, written, found):
+    hits = document.search(typed, 3)
+    assert hits and found in hits[0].text
+    # The typed spelling is no word of the document: exactly the written one's scores.
+    assert document.scores(typed) == pytest.approx(document.scores(written), abs=1e-9)
+
+
+def test_a_document_in_memory_reads_the_name_as_it_spells_it_and_keeps_what_it_holds(document):
+    assert document.respelled("who was antonin dvorak") == "who was antonín dvořák"
+    # "Sao" is a word of the document too, but fewer passages hold it: both are searched.
+    assert document.respelled("Where is Sao Paulo?") == "Where is São Paulo?"
+    assert {"notes_p5", "notes_p6", "notes_p7"} == {p.id for p in document.search("where is sao paulo", 3)}
+    for question in ("Who was Antonín Dvořák?", "Where is the plateau?", "who was beethovan"):
+        assert document.respelled(question) == question
+    reader = _Reads()
+    *_, turn = Assistant(OriginalRewriter(), document, reader).steps("who was antonin dvorak", [])
+    assert reader.questions == ["who was antonín dvořák"]
+    assert turn.rewrite.text == "who was antonin dvorak"
+    assert "Dvořák was a Czech composer" in turn.sources[0].text
 
 
 def test_a_definition_finds_its_article_by_a_title_typed_without_accents():

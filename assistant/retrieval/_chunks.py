@@ -7,7 +7,9 @@ the JVM and write files for a few dozen passages, so this module ranks them
 in pure Python with the same model as our Anserini index: BM25 with
 Anserini's defaults (k1 = 0.9, b = 0.4) and Lucene's English analysis
 (lower case, possessive 's dropped, Lucene's 33 English stop words, the
-original Porter stemmer), with Lucene's scoring formula.
+original Porter stemmer), with Lucene's scoring formula. A name typed
+without its accents searches the document's accented spelling too, as it
+does in the index (:class:`._typed.TypedTerms`: "dvorak" finds "Dvořák").
 
 :class:`ChunkRetriever` follows the ``Retriever`` protocol
 (``search(query, k) -> list[Passage]``), so the readers take its passages
@@ -24,6 +26,7 @@ from typing import Sequence
 from ..kernel import LUCENE_STOPWORDS, Passage, RetrieverConfig, porter_stem, tokens
 from ._collection import chunk_text
 from ._inputs import search_k, search_query
+from ._typed import TypedTerms
 
 __all__ = ["split_passages", "analyze", "ChunkRetriever"]
 
@@ -86,11 +89,24 @@ class ChunkRetriever:
         n = len(self.passages)
         # Lucene's BM25 idf: log(1 + (N - df + 0.5) / (df + 0.5)), always > 0.
         self._idf = {term: math.log(1 + (n - f + 0.5) / (f + 0.5)) for term, f in df.items()}
+        self._typed = TypedTerms(analyze, lambda term: df.get(term, 0),
+                                 lambda: [(term, f) for term, f in df.items() if not term.isascii()])
+
+    def respelled(self, text: str) -> str:
+        """``text`` with each word typed without its accents written as the
+        passages spell it, as :meth:`search` searched it ("who was antonin
+        dvorak" → "who was antonín dvořák"): what reads the question after
+        the search reads this, as for the index
+        (:meth:`BM25Retriever.respelled <assistant.retrieval.BM25Retriever.respelled>`)."""
+        return self._typed.respelled(search_query(text))
 
     def scores(self, query: str) -> list[float]:
-        """The BM25 score of every passage for ``query``, in passage order."""
+        """The BM25 score of every passage for ``query``, in passage order
+        (a term typed without its accents also scores the passages'
+        accented spelling, as :meth:`search` does)."""
         k1, b = self.config.bm25_k1, self.config.bm25_b
-        query_terms = Counter(analyze(query))
+        typed = analyze(query)
+        query_terms = Counter(typed + self._typed.added(typed))
         out = []
         for terms, length in zip(self._terms, self._lengths):
             norm = k1 * (1 - b + b * length / self._avg_length)

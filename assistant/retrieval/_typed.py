@@ -11,7 +11,8 @@ passages hold them than the typed term itself ("dvorak" → "dvořák", "pele"
 → "pelé"; "sao" → "são", though one passage writes "Sao"), added to the
 query beside it. The accented terms are found by one scan of the terms
 dictionary at the first query, for which Lucene's automaton walks only the
-terms with a non-ASCII letter.
+terms with a non-ASCII letter; a document searched in memory
+(:class:`~assistant.retrieval.ChunkRetriever`) gives its own counts.
 
 A term the index holds more often than any accented twin is searched as
 it is: a question typed as the collection writes it, or in ASCII English,
@@ -28,6 +29,7 @@ they also "corrected" the judged CAsT rewrites' own spellings
 from __future__ import annotations
 
 import re
+from typing import Callable, Iterable, Iterator
 
 from ..kernel import TOKEN_PATTERNS, folded_text
 
@@ -44,50 +46,72 @@ _NON_ASCII = ".*[\u0080-\uffff].*"
 class TypedTerms:
     """Adds to a query the accented index terms its terms most likely meant.
 
-    ``reader`` is the searcher's Lucene ``IndexReader``, ``analyzer`` the
-    query's analyzer (pyserini's ``Analyzer``: what Anserini does to a
-    query's text before it searches).
+    ``analyze`` is the query's analyzer (a text's terms, as the index's
+    passages were analyzed), ``passages_with`` the number of passages that
+    hold a term, and ``accented`` the index's terms with a letter beyond
+    ASCII, with their passage counts (called once, at the first query):
+    :meth:`from_searcher` reads them from a Lucene index, and the in-memory
+    :class:`~assistant.retrieval.ChunkRetriever` from its own counts.
     """
 
-    def __init__(self, reader, analyzer):
-        from jnius import autoclass, cast
-
-        self._analyzer = analyzer
-        self._term = autoclass("org.apache.lucene.index.Term")
-        self._terms = autoclass("org.apache.lucene.index.MultiTerms").getTerms(
-            cast("org.apache.lucene.index.IndexReader", reader), _FIELD
-        )
-        self._reader = reader
+    def __init__(
+        self,
+        analyze: Callable[[str], list[str]],
+        passages_with: Callable[[str], int],
+        accented: Callable[[], Iterable[tuple[str, int]]],
+    ):
+        self._analyze = analyze
+        self._passages_with = passages_with
+        self._accented_terms = accented
         self._accented: dict[str, list[tuple[int, str]]] | None = None
 
     @classmethod
     def from_searcher(cls, searcher) -> "TypedTerms":
         """For a pyserini ``LuceneSearcher`` with Anserini's default English analyzer."""
+        from jnius import autoclass, cast
+
         from ._java import import_pyserini
 
         analysis = import_pyserini("pyserini.analysis")
-        return cls(searcher.object.reader, analysis.Analyzer(analysis.get_lucene_analyzer()))
+        analyzer = analysis.Analyzer(analysis.get_lucene_analyzer())
+        reader = searcher.object.reader
+        term = autoclass("org.apache.lucene.index.Term")
+        terms = autoclass("org.apache.lucene.index.MultiTerms").getTerms(
+            cast("org.apache.lucene.index.IndexReader", reader), _FIELD
+        )
+
+        def accented() -> Iterator[tuple[str, int]]:
+            if terms is None:  # an index without a single word
+                return
+            # Lucene's automaton walks only the terms with a letter beyond ASCII.
+            automaton = autoclass("org.apache.lucene.util.automaton.RegExp")(_NON_ASCII).toAutomaton()
+            walk = terms.intersect(autoclass("org.apache.lucene.util.automaton.CompiledAutomaton")(automaton), None)
+            while (found := walk.next()) is not None:
+                yield found.utf8ToString(), walk.docFreq()
+
+        return cls(analyzer.analyze, lambda typed: reader.docFreq(term(_FIELD, typed)), accented)
 
     def repaired(self, query: str) -> str:
         """``query``, followed by the index's terms that its terms most
         likely meant; ``query`` itself when there are none."""
-        if self._terms is None:  # an index without a single word
-            return query
-        added: list[str] = []
-        for term in dict.fromkeys(self._analyzer.analyze(query)):
-            added += self.meant(term)
+        added = self.added(self._analyze(query))
         return f"{query} {' '.join(added)}" if added else query
+
+    def added(self, terms: Iterable[str]) -> list[str]:
+        """The index's terms that the analyzed ``terms`` most likely meant,
+        for each distinct term in turn: what :meth:`repaired` adds."""
+        found: list[str] = []
+        for term in dict.fromkeys(terms):
+            found += self.meant(term)
+        return found
 
     def respelled(self, text: str) -> str:
         """``text`` with each word whose term :meth:`meant` respells written
         as the index's term, with the ending the analyzer had cut and the case
         as typed ("Frederic" → "Frédéric", "KRAKOW" → "KRAKÓW"); the other
         words, and a word whose spelling cannot be written so, as typed."""
-        if self._terms is None:
-            return text
-
         def word(typed: re.Match) -> str:
-            terms = self._analyzer.analyze(typed.group())
+            terms = self._analyze(typed.group())
             meant = self.meant(terms[0]) if len(terms) == 1 else []
             if not meant:
                 return typed.group()
@@ -108,8 +132,11 @@ class TypedTerms:
     def meant(self, term: str) -> list[str]:
         """The index terms an analyzed ``term`` most likely meant (see the
         module's docstring), or none."""
-        passages = self._reader.docFreq(self._term(_FIELD, term))
-        return [spelling for held, spelling in self._accents().get(term, ()) if held > passages]
+        spellings = self._accents().get(term)
+        if not spellings:  # most terms: no passage count to look up
+            return []
+        passages = self._passages_with(term)
+        return [spelling for held, spelling in spellings if held > passages]
 
     def _accents(self) -> dict[str, list[tuple[int, str]]]:
         # Built on first use, not when the index is opened: a tool that opens
@@ -120,19 +147,14 @@ class TypedTerms:
 
     def _build_accents(self) -> dict[str, list[tuple[int, str]]]:
         # {typed term: [(passages, accented term), ...], the commonest first}.
-        from jnius import autoclass
-
-        automaton = autoclass("org.apache.lucene.util.automaton.RegExp")(_NON_ASCII).toAutomaton()
-        walk = self._terms.intersect(autoclass("org.apache.lucene.util.automaton.CompiledAutomaton")(automaton), None)
         spellings: dict[str, list[tuple[int, str]]] = {}
-        while (found := walk.next()) is not None:
-            term, passages = found.utf8ToString(), walk.docFreq()
+        for term, passages in self._accented_terms():
             folded = folded_text(term)
             if folded == term or not folded.isascii():
                 continue
-            typed = self._analyzer.analyze(folded)
+            typed = self._analyze(folded)
             # The term goes into the query text, which the analyzer reads
             # again: only a term it leaves as it is can be added.
-            if len(typed) == 1 and self._analyzer.analyze(term) == [term]:
+            if len(typed) == 1 and self._analyze(term) == [term]:
                 spellings.setdefault(typed[0], []).append((passages, term))
         return {typed: sorted(found, reverse=True)[:_MOST_SPELLINGS] for typed, found in spellings.items()}
