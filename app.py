@@ -636,8 +636,6 @@ class Actions:
         return status, *self.source_tick(session), session, self.examples(session)
 
     def document(self, file, text, title, session):
-        limits = self.services.limits
-
         # The first given of file, pasted text and title is used; the others
         # were dropped without a word.
         pasted, named = (text or "").strip(), (title or "").strip()
@@ -647,9 +645,9 @@ class Actions:
         def choose():
             if file:
                 S.track_uploads(session, [_path(file)])
-                return S.use_document_file(session, _path(file), limits) + unused
+                return S.use_document_file(self.services, session, _path(file)) + unused
             if pasted:
-                return S.use_document(session, text, "your text", limits) + unused
+                return S.use_document(self.services, session, text, "your text") + unused
             if not named:  # e.g. a file Gradio refused for its size left nothing
                 raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
             return S.use_collection_document(self.services, session, title)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copy
+import dataclasses
 import gc
 import json
 import shutil
@@ -314,30 +315,29 @@ def test_an_export_is_bounded_and_a_session_keeps_only_its_last_one(tmp_path):
 def test_the_documents_all_sessions_hold_in_memory_are_bounded(app_services):
     # Each session kept its pasted document in memory, several times its
     # size: a crowd pasting 10 MB each exhausted the server's memory.
-    gc.collect()  # documents of sessions other tests dropped
     text = "Ada Lovelace wrote the first published algorithm. " * 100
-    size = len(text.encode())
-    # Room for two such documents beside what the server holds already.
-    limits = S.UploadLimits(max_held_mb=(S.held_text_bytes() + 2.5 * size) / 2**20)
+    size = len(text.strip().encode())  # as held: stripped
+    # Room for two such documents.
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(max_held_mb=2.5 * size / 2**20))
     first, second, third = S.Session(), S.Session(), S.Session()
-    S.use_document(first, text, limits=limits)
-    S.use_document(second, text, limits=limits)
+    S.use_document(services, first, text)
+    S.use_document(services, second, text)
     with pytest.raises(InvalidInputError, match=r"holds as many documents in memory as it can .* upload the file"):
-        S.use_document(third, text, limits=limits)
-    assert third.source is None
+        S.use_document(services, third, text)
+    assert third.source is None and services.held_text.bytes == 2 * size
     # Replacing one's own document needs room for the difference only.
-    S.use_document(first, text.replace("Ada", "Eve"), limits=limits)
-    S.use_default_collection(app_services, first)  # its document let go
-    S.use_document(third, text, limits=limits)
+    S.use_document(services, first, text.replace("Ada", "Eve"))
+    S.use_default_collection(services, first)  # its document let go
+    S.use_document(services, third, text)
     with pytest.raises(InvalidInputError, match="as many documents"):
-        S.use_document(first, text, limits=limits)
+        S.use_document(services, first, text)
     third.close()
-    S.use_document(first, text, limits=limits)
+    S.use_document(services, first, text)
     # A session Gradio dropped past its capacity is never closed: its share
     # goes with it.
     del second
     gc.collect()
-    S.use_document(S.Session(), text, limits=limits)
+    S.use_document(services, S.Session(), text)
 
 
 def test_gradios_upload_route_is_refused_while_the_disk_is_nearly_full(tmp_path, monkeypatch):

@@ -166,7 +166,7 @@ def test_while_passages_are_encoded_the_source_line_and_each_turn_say_the_search
     assert notice in views[1]  # the status line after the turn
     assert notice in session.turns[-1].info.notice  # and the turn's own warning, kept with it
     assert notice in S.ask_json(services, session, "Who was Lord Byron?")["notice"]  # as the API gives it
-    S.use_document(session, "The Analytical Engine was designed by Charles Babbage.", "Engine")
+    S.use_document(services, session, "The Analytical Engine was designed by Charles Babbage.", "Engine")
     assert notice not in act.source(session)  # a single document is searched with BM25 alone
     S.use_default_collection(services, session)
     release.set()
@@ -207,7 +207,7 @@ def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tm
 
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     act.restore(None, session)
-    S.use_document(session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
+    S.use_document(app_services, session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
     act.take("Where does the zorblax flower grow?", session)
     *_, views = act.ask(session, None)
     reloaded = S.Session()
@@ -312,7 +312,7 @@ def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_pa
     for name in ("gone", "stays"):
         session = S.Session()
         sessions.append(session)
-        S.use_document(session, "The zorblax flower grows only on Mount Quillon.", name)
+        S.use_document(app_services, session, "The zorblax flower grows only on Mount Quillon.", name)
         deferred, release = encoding_rescorer(1, 4)
         release.set()
         # What cancelling does to the encoding is tests/test_dense.py's; here, who is cancelled.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import errno
 import gc
 import json
@@ -276,7 +277,7 @@ def test_single_document_mode_searches_inside_the_document(app_services):
     session = S.Session()
     text = ("The Analytical Engine was a proposed mechanical computer.\n\n"
             "It was designed by Charles Babbage in 1837. It had a mill and a store.")
-    assert S.use_document(session, text, "Engine").startswith("Answering from the document “Engine”")
+    assert S.use_document(app_services, session, text, "Engine").startswith("Answering from the document “Engine”")
     play(app_services, session, "Who designed the Analytical Engine?")
     turn = turns(session)[0]
     assert {p.id for p in turn.sources} == {"Engine_p0"}
@@ -286,7 +287,7 @@ def test_single_document_mode_searches_inside_the_document(app_services):
     with pytest.raises(InvalidInputError, match="No article is titled “eiffel tower”. Close titles: “Paris”."):
         S.use_collection_document(app_services, session, "eiffel tower")
     with pytest.raises(InvalidInputError):
-        S.use_document(session, "  ")
+        S.use_document(app_services, session, "  ")
     assert S.use_default_collection(app_services, session) == f"Answering from {app_services.collection_name}."
     assert session.source is None
 
@@ -295,9 +296,9 @@ def test_another_source_starts_a_new_conversation(app_services):
     # Follow-ups were rewritten against the last document's subject: "When did
     # it last erupt?" after a lighthouse became "... the Keepers of the Keepers ...".
     session = S.Session()
-    S.use_document(session, "The Old Point lighthouse was first kept by Thomas Hale.", "Lighthouse")
+    S.use_document(app_services, session, "The Old Point lighthouse was first kept by Thomas Hale.", "Lighthouse")
     play(app_services, session, "Who first kept the Old Point lighthouse?")
-    status = S.use_document(session, "Mount Kessel is a dormant volcano. It last erupted in 1723.", "Volcano")
+    status = S.use_document(app_services, session, "Mount Kessel is a dormant volcano. It last erupted in 1723.", "Volcano")
     assert status == ("Answering from the document “Volcano” (1 passage). A new conversation starts for it "
                       "(conversation 2; the last one is kept in Your conversations).")
     assert session.turns == [] and list(session.archive) == ["1"]
@@ -306,12 +307,12 @@ def test_another_source_starts_a_new_conversation(app_services):
     # Back to the collection: a new one again; with no turn yet, nothing starts.
     assert "A new conversation starts for it (conversation 3" in S.use_default_collection(app_services, session)
     assert S.use_default_collection(app_services, session) == f"Answering from {app_services.collection_name}."
-    assert S.use_document(session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
+    assert S.use_document(app_services, session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
 
 
 def test_a_miss_in_a_document_names_the_document_not_the_collection(app_services):
     session = S.Session()
-    S.use_document(session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
+    S.use_document(app_services, session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")
     play(app_services, session, "How many legs does a spider have?")
     answer = turns(session)[0].answer
     assert not answer.found and answer.text == "I could not find an answer to that in the document “Zorblax” (1 passage)."
@@ -334,7 +335,7 @@ def test_a_sessions_own_source_is_searched_without_the_served_indexs_rescorer(ap
     assert Recording.questions == ["Who was Ada Lovelace?"]
     # Its vectors hold the served index's passages: a document's would all be
     # encoded during the turn.
-    S.use_document(session, "The Analytical Engine was designed by Charles Babbage in 1837.", "Engine")
+    S.use_document(app_services, session, "The Analytical Engine was designed by Charles Babbage in 1837.", "Engine")
     play(services, session, "Who designed the Analytical Engine?")
     assert Recording.questions == ["Who was Ada Lovelace?"]
     assert [p.id for p in turns(session)[-1].sources] == ["Engine_p0"]
@@ -361,7 +362,7 @@ def test_multiple_choice_over_a_document(app_services):
         S.multiple_choice(app_services, session, document, "Why?", ["Only one", " "])
     with pytest.raises(InvalidInputError, match="Paste the document"):
         S.multiple_choice(app_services, session, "", "Why?", ["a", "b"])
-    S.use_document(session, document, "Mara")
+    S.use_document(app_services, session, document, "Mara")
     choice, _ = S.multiple_choice(app_services, session, "", "Where did Mara grow up?",
                                   ["In the capital", "In a fishing village"])
     assert choice.index == 1
@@ -572,24 +573,25 @@ def test_one_document_mode_applies_the_upload_limits(app_services, tmp_path):
     limits = S.UploadLimits(max_file_mb=0.001)  # 1,048 bytes
     big = tmp_path / "big.txt"
     big.write_text("Ada wrote notes. " * 100)
+    services = dataclasses.replace(app_services, limits=limits)
     with pytest.raises(InvalidInputError, match="big.txt is 0.0 MB; files are limited to 0.001 MB each"):
-        S.use_document_file(session, big, limits)
+        S.use_document_file(services, session, big)
     with pytest.raises(InvalidInputError, match="unsupported file type"):
-        S.use_document_file(session, tmp_path / "notes.exe", limits)
+        S.use_document_file(services, session, tmp_path / "notes.exe")
     with pytest.raises(InvalidInputError, match="documents are limited to 0.001 MB"):
-        S.use_document(session, big.read_text(), "pasted", limits)
+        S.use_document(services, session, big.read_text(), "pasted")
     assert session.source is None
     small = tmp_path / "small.txt"
     small.write_text("Ada wrote notes.")
-    assert S.use_document_file(session, small, limits).startswith("Answering from the document “small”")
+    assert S.use_document_file(services, session, small).startswith("Answering from the document “small”")
 
 
-def test_a_markdown_document_is_read_without_its_heading_marks(tmp_path):
+def test_a_markdown_document_is_read_without_its_heading_marks(app_services, tmp_path):
     # "## Keepers" was part of the one-document mode's passages and answers.
     session = S.Session()
     doc = tmp_path / "lighthouse.md"
     doc.write_text("# The Old Point lighthouse\n\nIt was built in 1801.\n\n## Keepers\n\nIts first keeper was Thomas Hale.\n")
-    S.use_document_file(session, doc)
+    S.use_document_file(app_services, session, doc)
     assert "#" not in session.source.text and "Keepers" in session.source.text
 
 

@@ -138,12 +138,12 @@ def test_multiple_choice_reads_a_pasted_pdfs_ligatures(minilm):
     assert any(p is not None and "finance ministry raised taxes" in p.text for p in choice.evidence)
 
 
-def test_a_pasted_documents_ligatures_and_decomposed_accents_are_found():
+def test_a_pasted_documents_ligatures_and_decomposed_accents_are_found(app_services):
     from assistant.session import Session, use_document
 
     session = Session()
     pdf = unicodedata.normalize("NFD", "Dvořák wrote the New World Symphony in 1893.\n\nThe \ufb01nance ministry of São Paulo opened in 1891.")
-    use_document(session, pdf, "notes")
+    use_document(app_services, session, pdf, "notes")
     for question in ("finance", "São Paulo", "Dvořák"):
         hits = session.source.retriever.search(question, 1)
         assert hits and hits[0].score > 0 and question in hits[0].text

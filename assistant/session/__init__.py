@@ -25,8 +25,8 @@ from ._sources import (
     use_uploads,
 )
 from ._state import (
-    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn, TurnInfo,
-    held_text_bytes,
+    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, HeldText, Pending, Scorer, Services, Session, SessionTurn,
+    TurnInfo,
 )
 from ._store import (
     MAX_CONVERSATIONS,
@@ -92,6 +92,7 @@ __all__ = [
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",
     "BodyLimit",
+    "HeldText",
     "LabelStore",
     "Pending",
     "Scorer",
@@ -112,7 +113,6 @@ __all__ = [
     "drop_waiting",
     "escape_markdown",
     "export_qrecc",
-    "held_text_bytes",
     "index_uploads",
     "judge",
     "language_notice",

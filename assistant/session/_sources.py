@@ -12,14 +12,10 @@ from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
-from ._state import HELD_TEXT, HeldShare, Services, Session, Source
+from ._state import Services, Session, Source
 from ._store import new_conversation
-from ._uploads import MB, UploadLimits, check_uploads, index_uploads, read_text
+from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
-
-# Frozen: one shared default is safe.
-DEFAULT_LIMITS = UploadLimits()
-
 
 def assistant_for(services: Services, session: Session) -> Assistant:
     """The assistant that answers ``session``: the served one, or the same
@@ -58,10 +54,11 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     return f"Answering from {session.source.name}.{started}"
 
 
-def use_document(session: Session, text: str, name: str = "your document", limits: UploadLimits = DEFAULT_LIMITS) -> str:
+def use_document(services: Services, session: Session, text: str, name: str = "your document") -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting).
-    ``limits`` bound its size as they bound an upload's."""
-
+    ``services.limits`` bound its size as they bound an upload's, and the
+    text all of ``services``' sessions hold in memory."""
+    limits = services.limits
     # As an uploaded file's text is (read_text): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
     text = composed_text((text or "").strip())
@@ -73,23 +70,24 @@ def use_document(session: Session, text: str, name: str = "your document", limit
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
     current = session.source.held.size if session.source is not None and session.source.held is not None else 0
-    if not HELD_TEXT.take(size, limits.max_held_bytes, freed=current):
+    # Given back if the document is refused below, or when its source closes.
+    held = services.held_text.take(size, limits.max_held_bytes, freed=current)
+    if held is None:
         raise InvalidInputError(
             f"The server holds as many documents in memory as it can for now ({limits.max_held_mb:g} MB across all "
             "visitors), so it cannot take this one: try again in a while, or upload the file under 'Your documents', "
             "which indexes it on disk.")
-    held = HeldShare(size)  # given back if the document is refused below, or when its source closes
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
                                           ChunkRetriever(passages), text=text, held=held))
     return f"Answering from {session.source.name}.{started}"
 
 
-def use_document_file(session: Session, path: str | Path, limits: UploadLimits = DEFAULT_LIMITS) -> str:
+def use_document_file(services: Services, session: Session, path: str | Path) -> str:
     """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
-    checked against ``limits`` like every upload."""
-    [path] = check_uploads([path], dataclasses.replace(limits, max_files=1))
-    return use_document(session, read_text(path), path.stem, limits)
+    checked against ``services.limits`` like every upload."""
+    [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
+    return use_document(services, session, read_text(path), path.stem)
 
 
 def track_uploads(session: Session, paths) -> None:
@@ -119,7 +117,7 @@ def use_collection_document(services: Services, session: Session, title: str) ->
             close = ", ".join(f"“{p.title or p.id}”" for p in hits)
             raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
     passage = found[0]
-    return use_document(session, passage.text, passage.title or passage.id)
+    return use_document(services, session, passage.text, passage.title or passage.id)
 
 
 def abandon(session: Session) -> None:

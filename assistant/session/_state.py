@@ -51,6 +51,43 @@ Scorer = Callable[[str, str, object], dict[str, float]]
 _READER_LOCK = threading.Lock()
 
 
+class HeldText:
+    """The bytes of document text the sessions of one server hold in memory
+    (:attr:`UploadLimits.max_held_mb` bounds them). :class:`Services` owns
+    one, so two apps served by one process (tests, an embedding program)
+    each have their own budget."""
+
+    def __init__(self):
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, size: int, limit: int, freed: int = 0) -> HeldShare | None:
+        """A share of ``size`` bytes, if with ``freed`` bytes let go they stay
+        within ``limit``; None (nothing taken) if not."""
+        with self._lock:
+            if self.bytes - freed + size > limit:
+                return None
+            self.bytes += size
+        return HeldShare(self, size)
+
+    def give_back(self, size: int) -> None:
+        with self._lock:
+            self.bytes -= size
+
+
+class HeldShare:
+    """One document's share of a :class:`HeldText`, given back when its
+    source closes or, for a session Gradio dropped unclosed (past its
+    capacity), when the share is garbage collected."""
+
+    def __init__(self, budget: HeldText, size: int):
+        self.size = size
+        self._give_back = weakref.finalize(self, budget.give_back, size)
+
+    def give_back(self) -> None:
+        self._give_back()  # once: later calls, and the finalizer, do nothing
+
+
 @dataclass
 class Services:
     """What all sessions share: loaded once per server."""
@@ -76,6 +113,9 @@ class Services:
     # asking about a new long document each time in many sessions grew the
     # server's memory without a bound.
     choice_reader: object = field(default=None, repr=False)
+    # The document text its sessions hold in memory (``limits.max_held_mb``).
+    # A copy made with dataclasses.replace shares it, as it shares the models.
+    held_text: HeldText = field(default_factory=HeldText, repr=False, compare=False)
 
     def minilm(self):
         if self.choice_encoder is None:
@@ -116,48 +156,6 @@ class SessionTurn:
 
     turn: Turn
     info: TurnInfo
-
-
-class _HeldText:
-    """The bytes of document text all sessions of this process hold in memory
-    (:attr:`UploadLimits.max_held_mb` bounds them)."""
-
-    def __init__(self):
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def take(self, size: int, limit: int, freed: int = 0) -> bool:
-        """Count ``size`` more bytes held, if with ``freed`` bytes let go they stay within ``limit``."""
-        with self._lock:
-            if self.bytes - freed + size > limit:
-                return False
-            self.bytes += size
-            return True
-
-    def give_back(self, size: int) -> None:
-        with self._lock:
-            self.bytes -= size
-
-
-HELD_TEXT = _HeldText()
-
-
-def held_text_bytes() -> int:
-    """Bytes of document text this server's sessions hold in memory now."""
-    return HELD_TEXT.bytes
-
-
-class HeldShare:
-    """One document's share of :data:`HELD_TEXT`, given back when its source
-    closes or, for a session Gradio dropped unclosed (past its capacity),
-    when the share is garbage collected."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._give_back = weakref.finalize(self, HELD_TEXT.give_back, size)
-
-    def give_back(self) -> None:
-        self._give_back()  # once: later calls, and the finalizer, do nothing
 
 
 @dataclass
