@@ -99,7 +99,9 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 #   arrow inside it, a second and unnamed button, is left to the title;
 # - so does the metrics panel's title, whose "▼" was read out in its name;
 # - the chat's thumbs say what they rate (the rewrite), where they were
-#   "Like" and "Dislike" under the answer; a list's arrow is not an image;
+#   "Like" and "Dislike" under the answer, and whether they are pressed
+#   (Gradio only filled the icon and renamed it "Liked"); a list's arrow is
+#   not an image;
 # - Space works those two as it works a button (Gradio answers Enter only);
 # - an upload area is named after its field, where all were "Click to
 #   upload or drop files", and so is its Clear;
@@ -138,9 +140,12 @@ PAGE_JS = """() => {
       }
     }
     for (const [thumb, name] of [["Like", "Rewrite correct"], ["Dislike", "Rewrite wrong"]]) {
-      for (const button of document.querySelectorAll(`#chat button[aria-label=${thumb}]`)) {
-        button.setAttribute("aria-label", name);
-        button.title = name;
+      for (const pressed of [false, true]) {
+        for (const button of document.querySelectorAll(`#chat button[aria-label=${thumb}${pressed ? "d" : ""}]`)) {
+          button.setAttribute("aria-label", name);
+          button.title = name;
+          button.setAttribute("aria-pressed", String(pressed));
+        }
       }
     }
     for (const arrow of document.querySelectorAll("svg.dropdown-arrow:not([aria-hidden])")) arrow.setAttribute("aria-hidden", "true");
@@ -190,7 +195,8 @@ PAGE_JS = """() => {
   };
   document.addEventListener("click", (event) => { if (event.target instanceof Element) acted(event.target); }, true);
   mend();
-  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
+  new MutationObserver(mend).observe(document.body, {childList: true, subtree: true, attributes: true,
+                                                     attributeFilter: ["class", "aria-label"]});
   let picked = null;
   document.addEventListener("keydown", (event) => {
     const target = event.target;
@@ -405,8 +411,16 @@ class Actions:
         metrics = self.services.metrics
         saved = S.saved_state(session)  # once: it is JSON of every conversation, cut to the browser's room
         choices = gr.update(choices=S.conversation_choices(session, saved), value=session.conversation_no)
-        return (S.chat_messages(session), status, S.metrics_rows(session, metrics), _plot(session, metrics),
+        chat = gr.update(value=S.chat_messages(session), feedback_value=self.feedback(session))
+        return (chat, status, S.metrics_rows(session, metrics), _plot(session, metrics),
                 self.correction_box(session) if correction else gr.skip(), session, choices, saved)
+
+    @staticmethod
+    def feedback(session) -> list:
+        """Each turn's thumb as the chat shows it pressed (its one answer
+        group per turn): drawn anew, the chat had dropped it, so a rated
+        rewrite looked unrated."""
+        return [{1: "Like", 0: "Dislike"}.get(entry.info.judgement) for entry in session.turns]
 
     @staticmethod
     def correction_box(session):
@@ -483,8 +497,8 @@ class Actions:
         """Every turn view drawn again (after the source changed), the status
         kept; the empty chat's invitation names the source."""
         self.ready(session, saved)
-        messages, *rest = self.views(session, gr.skip())
-        return gr.update(value=messages, placeholder=self.placeholder(session)), *rest
+        chat, *rest = self.views(session, gr.skip())
+        return {**chat, "placeholder": self.placeholder(session)}, *rest
 
     @staticmethod
     def placeholder(session) -> str:
@@ -537,8 +551,9 @@ class Actions:
 
     def like(self, session, saved, data: gr.LikeData):
         self.ready(session, saved)
-        if data.liked not in (True, False, "Like", "Dislike"):  # a thumb clicked off again
-            return self.views(session, _status("Judgement cleared here; a line already written stays in the labels file."))
+        if data.liked not in (True, False, "Like", "Dislike"):  # a thumb clicked off again: drawn pressed again
+            return self.views(session, _status("A judgement is not taken back (its line in the labels file stays): "
+                                               "press the other thumb to change it."))
         label = 1 if data.liked in (True, "Like") else 0
         return self.views(session, _run(lambda: S.judge(self.services, session, S.turn_of_message(_index(data)), label)))
 

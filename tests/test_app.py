@@ -289,7 +289,7 @@ def test_the_page_loads_views_do_not_wipe_a_turn_that_began_before_they_arrived(
     chat, status, rows, plot, correction, kept, choices, saved = act.restore(None, session)  # ... then the load's views come
     assert chat == gr.skip() and correction == gr.skip() and saved == gr.skip() and kept is session
     list(run)
-    chat = act.restore(None, session)[0]  # nothing running: the load draws the chat as before
+    chat = act.restore(None, session)[0]["value"]  # nothing running: the load draws the chat as before
     assert [m["content"] for m in chat if m["role"] == "user"] == ["Who was Ada Lovelace?"]
     # A page with nothing saved leaves the status to the events that set one
     # meanwhile: its empty status wiped "Loaded 2 conversations" of a replay
@@ -358,7 +358,7 @@ def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, 
     assert next(run)[1] == "⏳ 3 more questions waiting\\."
     *_, last = run
     assert [entry.turn.question for entry in session.turns] == questions
-    assert "Paris" in last[0][-1]["content"]
+    assert "Paris" in last[0]["value"][-1]["content"]
     # A run with nothing left in line (its questions were asked by the run before) changes nothing.
     assert list(act.ask(session, None)) == [act.unchanged()]
     # Stop ends the run; the questions still in line are not asked, and the status says so.
@@ -408,7 +408,7 @@ def test_play_all_draws_every_panel_between_turns(app_services, tmp_path, qrecc_
     views = list(act.replay_all(session, None))
     between = [v for v in views[:-1] if v[2] != app.gr.skip()]
     # Drawn whole after the first turn (its chat shorter than the last), the saved copy too.
-    assert between and 0 < len(between[0][0]) < len(views[-1][0])
+    assert between and 0 < len(between[0][0]["value"]) < len(views[-1][0]["value"])
     assert len(between[0][-1]["conversations"][str(session.conversation_no)]) == 1
 
 
@@ -501,3 +501,24 @@ def test_a_request_body_past_the_limit_is_refused_before_it_is_read(app_server):
     assert httpx.get(url + "config", timeout=60).status_code == 200
     ok = httpx.post(join, json={"data": [None], "fn_index": 0, "session_hash": "abc"}, timeout=60)
     assert ok.status_code != 413
+
+
+def test_a_rated_rewrite_is_drawn_with_its_thumb_pressed(app_services, tmp_path):
+    # The chat, drawn anew after each event, dropped the thumb Gradio had
+    # pressed: a rated rewrite looked unrated, after a reload too.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for question in ("Who was Ada Lovelace?", "Who was her father?"):
+        act.take(question, session)
+        *_, views = act.ask(session, None)
+    assert views[0]["feedback_value"] == [None, None]
+    assert act.thumb(0, session, None)[0]["feedback_value"] == [None, "Dislike"]  # the panel's 👎: the last turn
+    liked = app.gr.LikeData(None, {"index": 2, "value": "", "liked": True})  # the chat's 👍 under turn 1's answer
+    assert act.like(session, None, liked)[0]["feedback_value"] == ["Like", "Dislike"]
+    # Clicked off again, the thumb is drawn pressed again: its line in the labels file stays.
+    unliked = app.gr.LikeData(None, {"index": 2, "value": "", "liked": ""})
+    chat, status, *_, saved = act.like(session, None, unliked)
+    assert chat["feedback_value"] == ["Like", "Dislike"] and "not taken back" in status
+    reloaded = S.Session()
+    assert act.restore(saved, reloaded)[0]["feedback_value"] == ["Like", "Dislike"]

@@ -617,3 +617,26 @@ def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_ser
     ask(page, ADA)
     assert answers(page).count() == 1 and page.locator(".toast-body").count() == 0
     shoot(page, "hand-edited-copy")
+
+
+# The chat's thumbs as a screen reader and an eye get them: name, pressed, ring drawn.
+THUMBS_JS = """want => JSON.stringify([...document.querySelectorAll("#chat button[aria-label^='Rewrite ']")].map(
+  e => [e.getAttribute("aria-label"), e.getAttribute("aria-pressed"), getComputedStyle(e).boxShadow !== "none"])) === want"""
+
+
+def test_a_thumb_says_it_is_pressed_and_shows_it(open_page):
+    # After a rating the chat's thumbs looked and read as before: no pressed
+    # state, for the eye or for a screen reader, after a reload neither.
+    page = open_page()
+    ask(page, ADA)
+    ask(page, "Who was her father?")
+    page.locator("#chat").get_by_role("button", name="Rewrite correct", exact=True).first.click()
+    status_text(page, "Turn 1: recorded 👍")
+    page.click("#thumbs-down")  # the panel's, for the last turn
+    status_text(page, "Turn 2: 👎 noted")
+    expected = json.dumps([["Rewrite wrong", "false", False], ["Rewrite correct", "true", True],
+                           ["Rewrite wrong", "true", True], ["Rewrite correct", "false", False]], separators=(",", ":"))
+    assert holds(page, THUMBS_JS, expected)
+    page.reload()
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
+    assert holds(page, THUMBS_JS, expected)
