@@ -954,12 +954,16 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
           limits: S.UploadLimits = S.UploadLimits(), **launch):  # noqa: B008 (frozen)
     """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True).
     Gradio's own upload route refuses files over ``limits.max_file_mb``
-    (counted as the upload panel states it), every other route bodies over
-    :func:`assistant.session.request_limit`."""
+    (counted as the upload panel states it) and a client's posts past
+    ``limits.client_upload_mb`` or ``client_uploads`` in ``client_window_s``,
+    every other route bodies over :func:`assistant.session.request_limit`."""
     from starlette.middleware import Middleware
 
     css = CSS_FILE.read_text(encoding="utf-8")
-    app_kwargs = {"middleware": [Middleware(S.BodyLimit, limit=S.request_limit(limits))]}
+    # The upload route's disk floor and each client's share are the served limits' (they were the defaults').
+    body_limit = Middleware(S.BodyLimit, limit=S.request_limit(limits), min_free=limits.min_free_bytes,
+                            quota=S.UploadQuota(limits))
+    app_kwargs = {"middleware": [body_limit]}
     return demo.launch(server_name=host, server_port=port, css=css, js=PAGE_JS, theme=theme(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, app_kwargs=app_kwargs,
                        **launch)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import shutil
+
 import pytest
 
 from assistant import session as S
@@ -27,3 +31,67 @@ def test_two_apps_in_one_process_each_have_their_own_budget_of_held_text(app_ser
     assert second.held_text.bytes == size
     kept.close()
     assert second.held_text.bytes == 0 and first.held_text.bytes == size
+
+
+async def _reads_the_body(scope, receive, send):
+    """An app that reads the whole body, as Gradio's upload route does."""
+    while (await receive()).get("more_body"):
+        pass
+
+
+def _post(middleware, path, length, client="93.184.216.34", headers=(), body_chunks=None):
+    """(status, headers, text) of a POST through ``middleware``; None: passed on to the app."""
+    sent = []
+    chunks = list(body_chunks) if body_chunks is not None else [b""]
+    messages = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)]
+
+    async def receive():
+        return messages.pop(0)
+
+    async def send(message):
+        sent.append(message)
+
+    declared = [(b"content-length", str(length).encode())] if length is not None else []
+    scope = {"type": "http", "path": path, "client": (client, 50000), "headers": [*declared, *headers]}
+    asyncio.run(middleware(scope, receive, send))
+    return (sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"].decode()) if sent else None
+
+
+def test_one_client_cannot_take_the_upload_route_for_everyone(tmp_path, monkeypatch):
+    # One script posting to Gradio's upload route in a loop brought the disk
+    # down to its floor, and then every visitor's uploads were refused (507).
+    # Each client now has its share; others go on uploading.
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 10**12))
+    now = [1000.0]
+    limits = S.UploadLimits(client_upload_mb=1.0, client_uploads=5, client_window_s=600)
+    quota = S.UploadQuota(limits, clock=lambda: now[0])
+    middleware = S.BodyLimit(_reads_the_body, limit=100_000, upload_dir=tmp_path, quota=quota)
+    upload = "/gradio_api/upload"
+    for _ in range(3):
+        assert _post(middleware, upload, 300_000) is None
+    status, headers, message = _post(middleware, upload, 300_000)
+    assert status == 429 and headers[b"retry-after"] == b"600"
+    assert message == ("You have uploaded 1 MB in the last 10 minutes, the most one visitor may (5 uploads, 1 MB): "
+                       "try again in 10 minutes. Questions are still answered.")
+    assert _post(middleware, upload, 300_000, client="151.101.1.69") is None  # another visitor
+    assert _post(middleware, "/gradio_api/queue/join", 300) is None  # and the script's questions
+    # Through a proxy on a private network, the address it saw (the last
+    # X-Forwarded-For entry; the ones before it a client may write).
+    proxied = {"client": "10.0.0.2", "headers": [(b"x-forwarded-for", b"1.2.3.4, 93.184.216.34")]}
+    assert _post(middleware, upload, 300_000, **proxied)[0] == 429
+    assert _post(middleware, upload, 1, client="10.0.0.2", headers=[(b"x-forwarded-for", b"93.184.216.35")]) is None
+    # A public peer's own X-Forwarded-For is not believed.
+    assert _post(middleware, upload, 300_000, headers=[(b"x-forwarded-for", b"151.101.1.70")])[0] == 429
+    # An IPv6 host's /64 is one client; small posts are bounded by their count.
+    for n in range(5):
+        assert _post(middleware, upload, 10, client=f"2001:db8::{n + 1}") is None
+    assert _post(middleware, upload, 10, client="2001:db8::ffff")[2].startswith("You have made 5 uploads in")
+    assert _post(middleware, upload, 10, client="2001:db8:0:1::1") is None
+    # A body sent without its length is counted as it arrives.
+    assert _post(middleware, upload, None, client="1.1.1.1", body_chunks=[b"x" * 600_000, b"x" * 600_000]) is None
+    assert _post(middleware, upload, 1, client="1.1.1.1")[2].startswith("You have uploaded 1 MB in")
+    # The window moves on: the first posts leave it, and quiet clients are forgotten.
+    now[0] += 601
+    assert _post(middleware, upload, 300_000) is None
+    assert quota.clients() == 1

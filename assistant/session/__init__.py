@@ -10,7 +10,7 @@ from ._labels import (
 )
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
-from ._serving import BodyLimit, request_limit
+from ._serving import BodyLimit, UploadQuota, request_limit
 from ._sources import (
     MAX_CHOICE_CHARS,
     abandon,
@@ -102,6 +102,7 @@ __all__ = [
     "SessionTurn",
     "TurnInfo",
     "UploadLimits",
+    "UploadQuota",
     "ask",
     "ask_json",
     "request_limit",

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 import tempfile
+import threading
+import time
+from collections import deque
 from pathlib import Path
 
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
-from ._uploads import UploadLimits
+from ._uploads import MB, UploadLimits
 
-__all__ = ["request_limit", "BodyLimit"]
+__all__ = ["request_limit", "BodyLimit", "UploadQuota", "client_of"]
 
 
 def request_limit(limits: UploadLimits) -> int:
@@ -26,6 +31,84 @@ def gradio_upload_dir() -> Path:
     return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
 
 
+def client_of(scope) -> str:
+    """Who sent an ASGI request, for the per-client upload quota: its peer's
+    address, or, from a proxy on a private network (a Space's, a reverse
+    proxy on the same host), the address that proxy saw (the last entry of
+    X-Forwarded-For: a client may write the ones before it). An IPv6 client
+    is its /64 network, which any one host may draw addresses from."""
+    peer = (scope.get("client") or ("", 0))[0] or ""
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return peer
+    if address.is_private or address.is_loopback:
+        forwarded = dict(scope.get("headers") or ()).get(b"x-forwarded-for", b"").decode("latin-1")
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        try:
+            address = ipaddress.ip_address(last) if last else address
+        except ValueError:
+            pass
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+class UploadQuota:
+    """What each client posted to the upload route within the last
+    ``limits.client_window_s``: at most ``limits.client_uploads`` requests
+    and ``limits.client_upload_mb``. Clients with nothing in the window are
+    forgotten, so a crowd's addresses are not kept for good."""
+
+    def __init__(self, limits: UploadLimits = UploadLimits(), clock=time.monotonic):  # noqa: B008 (frozen)
+        self.limits, self.clock = limits, clock
+        self._posts: dict[str, deque[list]] = {}  # client -> [[time, bytes], ...], oldest first
+        self._lock = threading.Lock()
+        self._swept = clock()
+
+    def _recent(self, client: str, now: float) -> deque[list]:
+        posts = self._posts.get(client, deque())
+        while posts and posts[0][0] <= now - self.limits.client_window_s:
+            posts.popleft()
+        return posts
+
+    def admit(self, client: str, coming: int) -> tuple[list, None] | tuple[None, tuple[str, int]]:
+        """(the post's record, None) for a post of ``coming`` bytes (what its
+        request declares; :meth:`add` counts what arrives beyond), or (None,
+        (why it is refused, seconds until the client may post again))."""
+        limits, now = self.limits, self.clock()
+        with self._lock:
+            if now - self._swept > limits.client_window_s:  # forget the clients that went quiet
+                for other in list(self._posts):
+                    if not self._recent(other, now):
+                        del self._posts[other]
+                self._swept = now
+            posts = self._recent(client, now)
+            used = sum(size for _, size in posts)
+            if len(posts) >= limits.client_uploads or (posts and used + coming > limits.client_upload_bytes):
+                seconds = max(1, math.ceil(posts[0][0] + limits.client_window_s - now))
+                wait = math.ceil(seconds / 60)
+                what = (f"made {len(posts)} uploads" if len(posts) >= limits.client_uploads
+                        else f"uploaded {used / MB:.0f} MB")
+                message = (f"You have {what} in the last {limits.client_window_s / 60:g} minutes, the most one "
+                           f"visitor may ({limits.client_uploads} uploads, {limits.client_upload_mb:g} MB): try again "
+                           f"in {wait} minute{'s' if wait != 1 else ''}. Questions are still answered.")
+                return None, (message, seconds)
+            record = [now, coming]
+            posts.append(record)
+            self._posts[client] = posts
+            return record, None
+
+    def add(self, record: list, size: int) -> None:
+        """Count ``size`` more bytes of the post ``record`` (a body longer than declared, or undeclared)."""
+        with self._lock:
+            record[1] += size
+
+    def clients(self) -> int:
+        """Clients with a post in the window (or not yet swept)."""
+        return len(self._posts)
+
+
 class BodyLimit:
     """ASGI middleware: a request whose body is over ``limit`` bytes is
     answered 413 before the app reads it. Gradio took any body (and kept an
@@ -36,12 +119,15 @@ class BodyLimit:
     answered 507 while the disk of ``upload_dir`` would keep less than
     ``min_free`` bytes free: it keeps any number of files a day, so a script
     posting in a loop filled the disk, and then the labels, the exports and
-    every session's index failed too."""
+    every session's index failed too. Each client's posts to it are
+    bounded by ``quota`` (:class:`UploadQuota`; answered 429 past it), so
+    that one client cannot bring the disk down to that floor for everyone."""
 
     def __init__(self, app, limit: int, upload_dir: str | os.PathLike | None = None,
-                 min_free: int = UploadLimits().min_free_bytes):
+                 min_free: int = UploadLimits().min_free_bytes, quota: UploadQuota | None = None):
         self.app, self.limit, self.min_free = app, limit, min_free
         self.upload_dir = Path(upload_dir) if upload_dir is not None else gradio_upload_dir()
+        self.quota = quota if quota is not None else UploadQuota()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -52,7 +138,22 @@ class BodyLimit:
             if disk_free(self.upload_dir) < self.min_free + coming:
                 return await self._refuse(send, 507, "The server's storage is nearly full: uploads are refused for "
                                                      "now. Try again later; questions are still answered.")
-            return await self.app(scope, receive, send)
+            record, refusal = self.quota.admit(client_of(scope), coming)
+            if refusal is not None:
+                message, seconds = refusal
+                return await self._refuse(send, 429, message, [(b"retry-after", str(seconds).encode())])
+            arrived = 0
+
+            async def counted():
+                nonlocal arrived
+                message = await receive()
+                if message["type"] == "http.request":
+                    before, arrived = arrived, arrived + len(message.get("body", b""))
+                    # What goes past the declared length (or all of an undeclared one) counts too.
+                    self.quota.add(record, max(0, arrived - max(before, coming)))
+                return message
+
+            return await self.app(scope, counted, send)
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None:
             if declared.isdigit() and int(declared) > self.limit:
@@ -80,8 +181,9 @@ class BodyLimit:
         return f"Request too large: at most {self.limit:,} bytes."
 
     @staticmethod
-    async def _refuse(send, status: int, message: str):
+    async def _refuse(send, status: int, message: str, headers: list | None = None):
         body = message.encode()
         await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+                                *(headers or [])]})
         await send({"type": "http.response.body", "body": body})

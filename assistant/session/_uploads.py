@@ -81,6 +81,13 @@ class UploadLimits:
     # file, the exports and Gradio's copies of uploads need room too, and a
     # build that filled the disk failed with Lucene's puzzling error.
     min_free_mb: float = 256.0
+    # What one client (an IP address; an IPv6 network's /64) may post to
+    # Gradio's upload route within client_window_s: one script posting in a
+    # loop filled the disk to the floor above, and then every visitor's
+    # uploads were refused. Far more than a person uploads in an hour.
+    client_upload_mb: float = 200.0
+    client_uploads: int = 100
+    client_window_s: float = 3600.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -98,6 +105,10 @@ class UploadLimits:
     @property
     def min_free_bytes(self) -> int:
         return int(self.min_free_mb * MB)
+
+    @property
+    def client_upload_bytes(self) -> int:
+        return int(self.client_upload_mb * MB)
 
 
 def sessions_dir() -> Path:
