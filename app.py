@@ -47,6 +47,8 @@ from types import SimpleNamespace
 
 import gradio as gr
 from gradio.components.plot import PlotData
+from gradio.utils import NamedString
+from gradio_client import utils as client_utils
 
 from assistant import session as S
 from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
@@ -366,6 +368,23 @@ def _index(data) -> int:
 
 def _path(file) -> str:
     return file if isinstance(file, str) else file.name
+
+
+class UploadField(gr.File):
+    """gr.File for uploads, as the page draws it (``is_template``: the same
+    component in the browser). Gradio's own made an empty file in its
+    upload folder for each file an event read (a temporary file it opened
+    and never used), which nothing deleted until the server stopped: one a
+    file, for good, on a Space left running."""
+
+    is_template = True
+
+    def _process_single_file(self, f):
+        if self.type != "filepath":
+            return super()._process_single_file(f)
+        if self.file_types and not client_utils.is_valid_file(f.path, self.file_types):
+            raise gr.Error(f"Invalid file type. Please upload a file that is one of these formats: {self.file_types}")
+        return NamedString(f.path)
 
 
 class Actions:
@@ -759,7 +778,7 @@ def _replay_panel() -> SimpleNamespace:
         "turn by turn (rewritten with the file's own history) and the human rewrite is shown "
         "beside ours, scored live."
     )
-    ui.file = gr.File(label="Conversations file (.json)", file_types=[".json"], type="filepath", elem_id="replay-file")
+    ui.file = UploadField(label="Conversations file (.json)", file_types=[".json"], type="filepath", elem_id="replay-file")
     ui.path = gr.Textbox(label="…or its path in the server's data folder", placeholder="qrecc/qrecc_test_sample.json",
                          elem_id="replay-path")
     ui.load = gr.Button("Load", elem_id="replay-load")
@@ -781,12 +800,12 @@ def _documents_panel(services: S.Services) -> SimpleNamespace:
         f"optional `title`, `url`); up to {limits.max_files} files, {limits.max_file_mb:g} MB each, "
         f"{limits.max_total_mb:g} MB in all. They are indexed for this session only."
     )
-    ui.uploads = gr.File(label="Documents", file_count="multiple", type="filepath",
+    ui.uploads = UploadField(label="Documents", file_count="multiple", type="filepath",
                          file_types=[".txt", ".md", ".html", ".htm", ".pdf", ".jsonl"], elem_id="uploads")
     ui.index = gr.Button("Index and answer from these", elem_id="index-uploads")
     gr.Markdown("**One document** (a conversation about one text, as in CoQA): upload a file, paste "
                 "text, or name an article of the collection.")
-    ui.doc_file = gr.File(label="Document", type="filepath", file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
+    ui.doc_file = UploadField(label="Document", type="filepath", file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
                           elem_id="doc-file")
     ui.doc_text = gr.Textbox(label="…or paste its text", lines=4, elem_id="doc-text")
     ui.doc_title = gr.Textbox(label="…or an article title", placeholder="Ada Lovelace", elem_id="doc-title")

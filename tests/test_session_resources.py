@@ -95,3 +95,24 @@ def test_one_client_cannot_take_the_upload_route_for_everyone(tmp_path, monkeypa
     now[0] += 601
     assert _post(middleware, upload, 300_000) is None
     assert quota.clients() == 1
+
+
+def test_reading_an_upload_leaves_no_empty_file_in_gradios_folder(tmp_path):
+    # Gradio's File made an empty temporary file in its upload folder for
+    # each file an event read, kept until the server stopped: one per upload,
+    # for good, on a server left running.
+    import app
+    from gradio.data_classes import FileData
+
+    upload = tmp_path / "abc" / "notes.txt"
+    upload.parent.mkdir()
+    upload.write_text("Ada wrote notes.")
+    for field in (app.UploadField(type="filepath", file_types=[".txt"]), app.UploadField(type="filepath")):
+        field.GRADIO_CACHE = str(tmp_path)
+        assert field.preprocess(FileData(path=str(upload), orig_name="notes.txt")) == str(upload)
+        assert field.get_block_name() == "file"  # the page's own File
+    assert [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")] == ["abc", "abc/notes.txt"]
+    odd = tmp_path / "abc" / "notes.exe"
+    odd.write_text("x")
+    with pytest.raises(app.gr.Error, match="Invalid file type"):
+        app.UploadField(type="filepath", file_types=[".txt"]).preprocess(FileData(path=str(odd), orig_name="notes.exe"))
