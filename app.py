@@ -110,6 +110,8 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # - the chat, a live region, is quiet while it is drawn anew;
 # - a text box's help is its description, where it was read out as part
 #   of its name each time the box was reached.
+# It puts a "Skip to the question box" link first in the tab order (a
+# keyboard user tabbed through the title's and the examples' stops first).
 # It also watches the other tabs. Two tabs of one browser share the saved
 # copy, and each writes all of its own conversations over it: a tab that
 # saves after another tab did would drop that tab's new turns. The browser
@@ -196,6 +198,15 @@ PAGE_JS = """() => {
     speak();
   };
   document.addEventListener("click", (event) => { if (event.target instanceof Element) acted(event.target); }, true);
+  const skip = document.createElement("a");
+  skip.id = "cqa-skip";
+  skip.href = "#question";
+  skip.textContent = "Skip to the question box";
+  skip.addEventListener("click", (event) => {
+    event.preventDefault();
+    document.querySelector("#question textarea")?.focus();
+  });
+  document.body.prepend(skip);
   mend();
   new MutationObserver(mend).observe(document.body, {childList: true, subtree: true, attributes: true,
                                                      attributeFilter: ["class", "aria-label"]});

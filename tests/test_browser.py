@@ -640,3 +640,21 @@ def test_a_thumb_says_it_is_pressed_and_shows_it(open_page):
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
     assert holds(page, THUMBS_JS, expected)
+
+
+def test_a_skip_link_is_the_first_tab_stop_and_takes_the_keyboard_to_the_question_box(open_page):
+    # A keyboard user coming to the page from the browser's own controls
+    # tabbed through everything above the question box first.
+    page = open_page()
+    page.get_by_role("link", name="Skip to the question box", exact=True).wait_for(state="attached")
+    first = page.evaluate("""() => [...document.querySelectorAll("a[href], button, input, textarea, select, [tabindex]")]
+      .find(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length).id""")
+    assert first == "cqa-skip"
+    box = page.locator("#question textarea")
+    box.press("Shift+Tab")  # the page opens in the question box; the link comes just before it
+    assert page.evaluate("document.activeElement.id") == "cqa-skip"
+    # Out of sight until reached; then in view, with a focus ring.
+    assert page.locator("#cqa-skip").evaluate("e => e.getBoundingClientRect().top >= 0 && e.getBoundingClientRect().bottom <= innerHeight")
+    assert visible_ring(page)
+    page.keyboard.press("Enter")
+    assert holds(page, "() => document.activeElement.closest('#question') !== null")
