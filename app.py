@@ -104,6 +104,9 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 #   "Like" and "Dislike" under the answer, and whether they are pressed
 #   (Gradio only filled the icon and renamed it "Liked"); a list's arrow is
 #   not an image;
+# - the chat's trash is named for what it does, a new conversation (the
+#   one shown stays under "Your conversations"), where "Clear" said it
+#   deleted it;
 # - Space works those two as it works a button (Gradio answers Enter only);
 # - an upload area is named after its field, where all were "Click to
 #   upload or drop files", and so is its Clear;
@@ -151,6 +154,10 @@ PAGE_JS = """() => {
           button.setAttribute("aria-pressed", String(pressed));
         }
       }
+    }
+    for (const trash of document.querySelectorAll("#chat button[aria-label=Clear]")) {
+      trash.setAttribute("aria-label", "New conversation");
+      trash.title = "New conversation (this one stays under Your conversations)";
     }
     for (const arrow of document.querySelectorAll("svg.dropdown-arrow:not([aria-hidden])")) arrow.setAttribute("aria-hidden", "true");
     for (const toggle of document.querySelectorAll("button.label-wrap")) {  // an accordion's

@@ -658,3 +658,19 @@ def test_a_skip_link_is_the_first_tab_stop_and_takes_the_keyboard_to_the_questio
     assert visible_ring(page)
     page.keyboard.press("Enter")
     assert holds(page, "() => document.activeElement.closest('#question') !== null")
+
+
+def test_the_chats_trash_is_named_for_the_new_conversation_it_starts(open_page):
+    # A screen reader called it "Clear", as if it deleted the conversation:
+    # it starts a new one, and the one shown stays under Your conversations.
+    page = open_page()
+    ask(page, ADA)
+    chat = page.locator("#chat")
+    assert holds(page, "() => !document.querySelector('#chat button[aria-label=Clear]')")
+    trash = chat.get_by_role("button", name="New conversation", exact=True)
+    assert "stays under Your conversations" in trash.get_attribute("title")
+    trash.click()
+    status_text(page, "New conversation")
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")
+    page.locator("#conversations input").click()
+    page.get_by_role("option", name=re.compile(r"^1: Who was Ada")).wait_for()
