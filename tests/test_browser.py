@@ -674,3 +674,24 @@ def test_the_chats_trash_is_named_for_the_new_conversation_it_starts(open_page):
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")
     page.locator("#conversations input").click()
     page.get_by_role("option", name=re.compile(r"^1: Who was Ada")).wait_for()
+
+
+def test_at_400_percent_zoom_the_question_box_is_on_the_first_screen(browser, app_server):
+    # A laptop at 400% zoom is 320 x 256 CSS pixels: the title and its intro
+    # filled the first screen, the question box (where the focus is) was below
+    # it, and the page opened scrolled on to the Rewrite tab.
+    url, _ = app_server
+    with contextlib.closing(browser.new_context(viewport={"width": 320, "height": 256})) as zoomed:
+        zoomed.set_default_timeout(TIMEOUT_MS)
+        page = open_in(zoomed, url)
+        page.wait_for_timeout(1_000)  # Gradio's late layout
+        box = page.locator("#question textarea")
+        assert box.evaluate("e => e.getBoundingClientRect().bottom") <= 256
+        assert box.evaluate("e => e.getBoundingClientRect().bottom + window.scrollY") <= 256
+        assert page.evaluate("document.documentElement.scrollWidth") <= 320
+        # The title is still there for a screen reader to jump to.
+        assert page.get_by_role("heading", name="Conversational question answering").count() == 1
+        box.press_sequentially(ADA)
+        box.press("Enter")
+        page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1", timeout=TIMEOUT_MS)
+        assert box.evaluate("e => e.getBoundingClientRect().bottom") <= 256
