@@ -176,4 +176,5 @@ def result_from_json(data: dict) -> TurnResult:
         "read_ms": tuple(data["read_ms"]),
         "retrieved": tuple(data["retrieved"]),
         "relevant": frozenset(data["relevant"]),
+        "gold_missing": tuple(data["gold_missing"]),
     })

@@ -22,7 +22,7 @@ from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
 from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
-__all__ = ["SETTINGS", "TurnResult", "check_turns", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
+__all__ = ["SETTINGS", "TurnResult", "check_turns", "missing_gold_note", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
 
 SETTINGS = ("end-to-end", "known-context", "human-rewrite")
 
@@ -36,6 +36,8 @@ class TurnResult:
     relevant: frozenset[str] = frozenset()
     upper_em: float | None = None
     upper_f1: float | None = None
+    # Known-context: the turn's Truth_passages the index does not hold (it read the others).
+    gold_missing: tuple[str, ...] = ()
 
 
 def check_turns(turns: Sequence[QATurn], setting: str) -> None:
@@ -45,12 +47,19 @@ def check_turns(turns: Sequence[QATurn], setting: str) -> None:
     human-rewrite turn without a gold Rewrite."""
     if setting not in SETTINGS:
         raise InvalidInputError(f"setting must be one of {', '.join(SETTINGS)}, not {setting!r}")
-    for turn in turns:
-        if setting == "known-context" and not (turn.context or turn.gold_ids):
+    if setting == "known-context":
+        # Counted: a file whose turns have Truth_passages in part (InfoCQR's
+        # sample: an empty list where no passage holds the answer) was
+        # refused naming one turn, as if the file had none.
+        lacking = [turn for turn in turns if not (turn.context or turn.gold_ids)]
+        if lacking:
+            first = lacking[0]
             raise DataFormatError(
-                f"turn {turn.conversation}/{turn.turn} has no gold context: known-context needs QReCC's "
-                "Truth_passages (SCAI's files) with --index of their passages, or MultiDoc2Dial documents"
+                f"{len(lacking)} of the {len(turns)} turns have no gold context (e.g. turn {first.conversation}/"
+                f"{first.turn}): known-context needs QReCC's Truth_passages (SCAI's files) with --index of their "
+                "passages, or MultiDoc2Dial documents; give a file of the turns that have them"
             )
+    for turn in turns:
         if setting == "human-rewrite" and not turn.rewrite:
             raise DataFormatError(
                 f"turn {turn.conversation}/{turn.turn} has no human rewrite: the human-rewrite setting needs QReCC data"
@@ -98,6 +107,7 @@ def run_turns(
     for turn, query, retrieved in progress(zip(turns, queries, found), total=len(turns), desc=setting, unit="turn"):
         upper = (None, None)
         relevant: set[str] = set()
+        missing: tuple[str, ...] = ()
         if setting == "known-context":
             if turn.context:
                 # An empty query (retrievers refuse it) reads the context's first passages.
@@ -105,6 +115,8 @@ def run_turns(
                 passages = hits or list(turn.context[:read_k])
             else:  # Truth_passages (check_turns)
                 passages = retriever.documents(list(turn.gold_ids))
+                held = {p.id for p in passages}
+                missing = tuple(i for i in turn.gold_ids if i not in held)
         else:
             passages = retrieved[:read_k]
             relevant = relevant_ids(retrieved, turn.answer)
@@ -122,7 +134,7 @@ def run_turns(
             answers.append(answer.text if answer.found else "")
         results.append(
             TurnResult(query, tuple(answers), tuple(timings), tuple(p.id for p in retrieved),
-                       frozenset(relevant), *upper)
+                       frozenset(relevant), *upper, gold_missing=missing)
         )
     return results
 
@@ -135,6 +147,22 @@ def _query(turn: QATurn, setting: str, rewriter) -> str:
 
 def _mean_percent(values: Sequence[float]) -> float | None:
     return round(100 * sum(values) / len(values), 2) if values else None
+
+
+def missing_gold_note(turns: Sequence[QATurn], results: Sequence[TurnResult]) -> str | None:
+    """A ``note:`` line when some turns' Truth_passages were not in the index
+    (they read the rest, or nothing and scored as answering nothing), else
+    None: only an index holding none of them is refused."""
+    short = [(turn, result) for turn, result in zip(turns, results, strict=True) if result.gold_missing]
+    if not short:
+        return None
+    ids = sum(len(result.gold_missing) for _, result in short)
+    total = sum(len(turn.gold_ids) for turn in turns)
+    none = sum(len(result.gold_missing) == len(turn.gold_ids) for turn, result in short)
+    turn, result = short[0]
+    return (f"note: {ids} of the turns' {total} Truth_passages are not in the index (e.g. {result.gold_missing[0]!r} "
+            f"of turn {turn.conversation}/{turn.turn}): {none} of {len(turns)} turns read none of theirs, "
+            f"{len(short) - none} only some")
 
 
 def turn_rows(turns: Sequence[QATurn], results: Sequence[TurnResult], mus: Sequence[float]) -> list[dict]:

@@ -103,6 +103,7 @@ from ._qa_run import (
     build_readers,
     check_turns,
     format_summaries,
+    missing_gold_note,
     run_turns,
     summarize,
     turn_rows,
@@ -124,6 +125,7 @@ __all__ = [
     "hit_at_k",
     "TurnResult",
     "run_turns",
+    "missing_gold_note",
     "summarize",
     "main",
 ]
@@ -224,6 +226,9 @@ def _main(argv: Sequence[str] | None) -> int:
             search_threads=args.search_threads, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
         )
     elapsed = time.perf_counter() - start
+    note = missing_gold_note(turns, results)
+    if note is not None:
+        print(note, file=sys.stderr)
     summaries = [summarize(turns, results, args.setting, i) for i in range(len(mus))]
     for i, (mu, s) in enumerate(zip(mus, summaries)):
         s.update(mu=mu, reader=args.reader, rewriter=args.rewriter if uses_rewriter else None,

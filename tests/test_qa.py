@@ -444,8 +444,26 @@ def test_known_context_without_a_gold_context_is_refused_before_a_model_loads(qr
     monkeypatch.setattr(qa, "build_readers", no_model)
     assert qa.main(["--data", str(qrecc_file), "--setting", "known-context"]) == 2
     assert capsys.readouterr().err == (
-        "error: turn 1/1 has no gold context: known-context needs QReCC's Truth_passages (SCAI's files) with --index "
-        "of their passages, or MultiDoc2Dial documents\n")
+        "error: 3 of the 3 turns have no gold context (e.g. turn 1/1): known-context needs QReCC's Truth_passages "
+        "(SCAI's files) with --index of their passages, or MultiDoc2Dial documents; give a file of the turns that "
+        "have them\n")
+
+
+def test_known_context_counts_the_turns_a_file_gives_no_truth_passages(tmp_path, capsys, monkeypatch):
+    # InfoCQR's QReCC sample has Truth_passages for some turns and an empty
+    # list for the rest: the refusal named one turn, as if the file had none.
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a setting the data cannot give")
+
+    monkeypatch.setattr(qa, "load_rewriter", no_model)
+    monkeypatch.setattr(qa, "build_readers", no_model)
+    path = tmp_path / "sample.json"
+    path.write_text(json.dumps([
+        {"Conversation_no": 7, "Turn_no": turn, "Question": f"q{turn}?", "Truth_rewrite": f"q{turn}?", "Truth_answer": "a",
+         "Truth_passages": ids, "NewContext": ["q", "a"] * (turn - 1)}
+        for turn, ids in [(1, ["byron"]), (2, []), (3, ["ada"]), (4, [])]]))
+    assert qa.main(["--data", str(path), "--setting", "known-context", "--index", str(tmp_path / "no-index")]) == 2
+    assert capsys.readouterr().err.startswith("error: 2 of the 4 turns have no gold context (e.g. turn 7/2): ")
 
 
 def test_known_context_reads_the_truth_passages_and_refuses_an_index_that_has_none(tmp_path, retriever):
@@ -459,6 +477,40 @@ def test_known_context_reads_the_truth_passages_and_refuses_an_index_that_has_no
     other = [dataclasses.replace(turns[0], gold_ids=("qrecc_p9",))]
     with pytest.raises(DataFormatError, match=r"none of the turns' 1 Truth_passages \(e.g. 'qrecc_p9'\) is in the index"):
         qa.run_turns(other, "known-context", [FirstSentence()], retriever=retriever)
+
+
+def test_truth_passages_the_index_lacks_in_part_are_counted_in_a_note(tmp_path, retriever):
+    # An index holding some of the turns' Truth_passages: a turn whose
+    # passages it lacked read nothing (F1 0), without a word.
+    scai = tmp_path / "scai.json"
+    scai.write_text(json.dumps([
+        {"Conversation_no": 7, "Turn_no": turn, "Question": "Who was Byron?", "Truth_rewrite": "Who was Byron?",
+         "Truth_answer": "an English poet", "Truth_passages": ids, "NewContext": ["q", "a"] * (turn - 1)}
+        for turn, ids in [(1, ["byron"]), (2, ["byron", "qrecc_p9"]), (3, ["qrecc_p8"])]]))
+    turns = qa.load_qrecc(scai)
+    results = qa.run_turns(turns, "known-context", [FirstSentence()], retriever=retriever)
+    assert [r.gold_missing for r in results] == [(), ("qrecc_p9",), ("qrecc_p8",)]
+    assert [r.answers for r in results] == [("George Gordon Byron was an English poet.",)] * 2 + [("",)]
+    assert qa.missing_gold_note(turns, results) == (
+        "note: 2 of the turns' 4 Truth_passages are not in the index (e.g. 'qrecc_p9' of turn 7/2): 1 of 3 turns read "
+        "none of theirs, 1 only some")
+    assert qa.missing_gold_note(turns[:1], results[:1]) is None
+
+
+def test_the_command_prints_the_note_of_truth_passages_the_index_lacks(tmp_path, tiny_index, capsys, monkeypatch):
+    monkeypatch.setattr(qa, "build_readers", lambda *args, **kwargs: [FirstSentence()])
+    monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "0")  # no MiniLM: the gold passages are read, not searched
+    scai = tmp_path / "scai.json"
+    scai.write_text(json.dumps([
+        {"Conversation_no": 7, "Turn_no": turn, "Question": "Who was Byron?", "Truth_rewrite": "Who was Byron?",
+         "Truth_answer": "an English poet", "Truth_passages": ids, "NewContext": ["q", "a"] * (turn - 1)}
+        for turn, ids in [(1, ["byron"]), (2, ["qrecc_p8"])]]))
+    assert qa.main(["--data", str(scai), "--setting", "known-context", "--index", str(tiny_index),
+                    "--rewriter", "original", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)[0]["n"] == 2
+    assert ("note: 1 of the turns' 2 Truth_passages are not in the index (e.g. 'qrecc_p8' of turn 7/2): 1 of 2 turns "
+            "read none of theirs, 0 only some\n") in err
 
 
 @pytest.mark.parametrize("name, content, message", [
