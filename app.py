@@ -987,6 +987,35 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     return demo
 
 
+def forget_deleted_files(demo: gr.Blocks) -> int:
+    """Drop from Gradio's records of its temporary files (which its
+    ``delete_cache`` walks) the paths of files no longer on disk; returns
+    how many. A session's uploads and export are deleted when it ends, and
+    Gradio kept each one's path for good (its own deletion skips a file
+    already gone without forgetting it): a record that grew with every
+    upload on a server left running."""
+    forgotten = 0
+    for paths in demo.temp_file_sets:
+        gone = {path for path in list(paths) if not os.path.lexists(path)}  # list(): a copy taken at once
+        paths.difference_update(gone)
+        forgotten += len(gone)
+    return forgotten
+
+
+def _forget_deleted_files_hourly(demo: gr.Blocks) -> None:
+    """Run :func:`forget_deleted_files` every ``UPLOAD_CACHE[0]`` seconds
+    while ``demo`` serves, half a period apart from Gradio's own deletion,
+    which walks the same records."""
+
+    def loop():
+        time.sleep(UPLOAD_CACHE[0] / 2)
+        while demo.is_running:
+            forget_deleted_files(demo)
+            time.sleep(UPLOAD_CACHE[0])
+
+    threading.Thread(target=loop, name="forget-deleted-files", daemon=True).start()
+
+
 def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
           limits: S.UploadLimits = S.UploadLimits(), **launch):  # noqa: B008 (frozen)
     """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True).
@@ -1001,6 +1030,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     body_limit = Middleware(S.BodyLimit, limit=S.request_limit(limits), min_free=limits.min_free_bytes,
                             quota=S.UploadQuota(limits))
     app_kwargs = {"middleware": [body_limit]}
+    _forget_deleted_files_hourly(demo)
     return demo.launch(server_name=host, server_port=port, css=css, js=PAGE_JS, theme=theme(), show_error=False,
                        max_file_size=limits.max_file_bytes, state_session_capacity=STATE_SESSIONS, app_kwargs=app_kwargs,
                        **launch)

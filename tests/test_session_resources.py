@@ -116,3 +116,19 @@ def test_reading_an_upload_leaves_no_empty_file_in_gradios_folder(tmp_path):
     odd.write_text("x")
     with pytest.raises(app.gr.Error, match="Invalid file type"):
         app.UploadField(type="filepath", file_types=[".txt"]).preprocess(FileData(path=str(odd), orig_name="notes.exe"))
+
+
+def test_gradios_records_of_files_forget_those_deleted(app_services, tmp_path):
+    # A session's uploads and export are deleted when it ends; Gradio kept
+    # each one's path in the records its delete_cache walks, for good.
+    import app
+
+    demo = app.build_app(app_services, export_dir=str(tmp_path))
+    kept, deleted = tmp_path / "kept.txt", tmp_path / "deleted.txt"
+    kept.write_text("x")
+    demo.upload_file_set.update({str(kept), str(deleted)})
+    export_files = next(paths for paths in demo.temp_file_sets if paths is not demo.upload_file_set)
+    export_files.add(str(tmp_path / "export.json"))
+    assert app.forget_deleted_files(demo) == 2
+    assert demo.upload_file_set == {str(kept)} and str(tmp_path / "export.json") not in export_files
+    assert app.forget_deleted_files(demo) == 0
