@@ -87,6 +87,9 @@ STORAGE_KEY = "convqa-conversations"
 # The lines that tell the outcome of an action: live regions, so that a
 # screen reader says a refusal or a confirmation (the chat itself is one).
 STATUS_IDS = ("cqa-status", "replay-status", "docs-status", "mc-result")
+# The boxes whose text the page keeps across the reload it asks for when
+# another tab saved (not the correction box, which the page draws anew).
+DRAFTS = ("question", "doc-text", "doc-title", "replay-path", "mc-doc", "mc-question", "mc-a", "mc-b", "mc-c", "mc-d")
 # Gradio's lists let go of the focus once an option is chosen with Enter
 # (to the page itself, where a keyboard user starts over from the top): it
 # goes on to the control that comes next instead.
@@ -119,11 +122,23 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # copy, and each writes all of its own conversations over it: a tab that
 # saves after another tab did would drop that tab's new turns. The browser
 # tells the other tabs of every such write (the "storage" event): this one
-# then says to reload before going on, which reads the shared copy back.
+# then says to reload before going on, which reads the shared copy back;
+# what was typed in the boxes and not yet sent comes back after that reload
+# (it was lost), each box's text once the box is drawn.
 PAGE_JS = """() => {
   const QUESTIONS = "#chat [data-testid=user]", TITLES = "#chat .thought-group > .title[role=button]";
   let helps = 0;
+  const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
+  const drafts = JSON.parse(sessionStorage.getItem("cqa-drafts") || "{}");
+  sessionStorage.removeItem("cqa-drafts");
   const mend = () => {
+    for (const [id, text] of Object.entries(drafts)) {  // a tab's boxes are made when it is first opened
+      const field = box(id);
+      if (!field) continue;
+      delete drafts[id];
+      field.value = String(text);
+      field.dispatchEvent(new Event("input", {bubbles: true}));  // Gradio's value follows
+    }
     for (const id of %(status)s) {
       const line = document.getElementById(id);  // a tab's lines are made when it is first opened
       if (line && !line.hasAttribute("role")) line.setAttribute("role", "status");
@@ -239,15 +254,19 @@ PAGE_JS = """() => {
     note.id = "cqa-other-tab";
     note.setAttribute("role", "alert");
     note.textContent = "Your conversations were changed in another tab of this browser. " +
-      "Reload this page to see them: what this page saves next would replace them.";
+      "Reload this page to see them (what you typed is kept): what this page saves next would replace them.";
     const reload = document.createElement("button");
     reload.textContent = "Reload";
-    reload.onclick = () => window.location.reload();
+    reload.onclick = () => {
+      const typed = Object.fromEntries(%(drafts)s.map((id) => [id, box(id)?.value]).filter(([, text]) => text));
+      sessionStorage.setItem("cqa-drafts", JSON.stringify(typed));
+      window.location.reload();
+    };
     note.appendChild(reload);
     document.body.prepend(note);
   });
 }""" % {"status": json.dumps(list(STATUS_IDS)), "lists": json.dumps(", ".join("#" + id for id in AFTER_PICK)),
-        "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY)}
+        "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY), "drafts": json.dumps(DRAFTS)}
 # How the plot's image is sent (gr.Plot's own default).
 PLOT_FORMAT = "webp"
 # The app's look, beside this file.

@@ -695,3 +695,28 @@ def test_at_400_percent_zoom_the_question_box_is_on_the_first_screen(browser, ap
         box.press("Enter")
         page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1", timeout=TIMEOUT_MS)
         assert box.evaluate("e => e.getBoundingClientRect().bottom") <= 256
+
+
+def test_what_was_typed_comes_back_after_the_reload_another_tab_asks_for(browser, app_server):
+    # The reload the other-tab note asks for dropped what the page had typed
+    # and not yet sent: a question half written, a document pasted.
+    url, _ = app_server
+    with browser_context(browser) as context:
+        first, second = open_in(context, url), open_in(context, url)
+        first.fill("#question textarea", "Who was her father?")
+        first.get_by_role("tab", name="Your documents").click()
+        first.fill("#doc-text textarea", "The zorblax flower grows only on Mount Quillon.")
+        ask(second, ADA)
+        note = first.locator("#cqa-other-tab")
+        note.wait_for()
+        assert "what you typed is kept" in note.inner_text()
+        with first.expect_navigation():
+            note.get_by_role("button", name="Reload").click()
+        first.wait_for_selector("#question textarea")
+        status_text(first, "Restored 1 conversation")
+        assert holds(first, "() => document.querySelector('#question textarea').value === 'Who was her father?'")
+        first.get_by_role("tab", name="Your documents").click()
+        assert holds(first, "() => document.querySelector('#doc-text textarea')?.value.startsWith('The zorblax flower')")
+        first.click("#ask")  # the box's text is the page's value too, not only what it shows
+        first.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
+        assert first.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
