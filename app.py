@@ -1006,6 +1006,16 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     return demo
 
 
+def export_folder() -> tempfile.TemporaryDirectory:
+    """The server's folder of exports, inside Gradio's upload folder, where
+    Gradio serves a file as it is: it copied a file from elsewhere into that
+    folder, and the copy of each session's export stayed there for a day
+    after the session had deleted its own. The folder goes with the server."""
+    uploads = Path(gr.utils.get_upload_folder())
+    uploads.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(prefix="convqa-export-", dir=uploads, ignore_cleanup_errors=True)
+
+
 def forget_deleted_files(demo: gr.Blocks) -> int:
     """Drop from Gradio's records of its temporary files (which its
     ``delete_cache`` walks) the paths of files no longer on disk; returns
@@ -1112,7 +1122,7 @@ def _main(argv: list[str] | None) -> int:
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
     # The exports' folder goes with the server (each start made one that
     # stayed in the temporary folder for good); a kill -9 leaves it to the OS.
-    with tempfile.TemporaryDirectory(prefix="convqa-export-", ignore_cleanup_errors=True) as exports:
+    with export_folder() as exports:
         act = Actions(services, exports)
         # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
         with sigterm_as_ctrl_c(lambda: drain(act)):

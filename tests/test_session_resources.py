@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,21 @@ def test_gradios_records_of_files_forget_those_deleted(app_services, tmp_path):
     assert app.forget_deleted_files(demo) == 2
     assert demo.upload_file_set == {str(kept)} and str(tmp_path / "export.json") not in export_files
     assert app.forget_deleted_files(demo) == 0
+
+
+def test_gradio_serves_an_export_without_a_copy_that_outlives_it(app_services, tmp_path, monkeypatch):
+    # Gradio copied each export into its upload folder to serve it, and the
+    # copy stayed a day after the session deleted its own export.
+    import app
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    with app.export_folder() as folder:
+        demo = app.build_app(app_services, export_dir=folder)
+        export = Path(folder) / "conversation.json"
+        export.write_text("{}")
+        field = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "export-file")
+        field.GRADIO_CACHE = str(tmp_path / "gradio")  # as a server started with this GRADIO_TEMP_DIR has it
+        assert field.move_resource_to_block_cache(str(export)) == str(export)  # served where it is
+        export.unlink()
+        assert [p.name for p in (tmp_path / "gradio").rglob("*") if p.is_file()] == []
+    assert not Path(folder).exists()
