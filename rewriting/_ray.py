@@ -40,6 +40,8 @@ _PACKAGES = ("assistant", "rewriting")
 # Object store of a local instance: rows are chunks of JSON text, far below
 # this; the default (30% of memory) would claim shared memory other work needs.
 _LOCAL_OBJECT_STORE = 256 * 2**20
+# The logger of Ray's notice that a local instance uses token authentication.
+_TOKEN_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 # The packages the instance this process started ships; None: none started here.
 _shipped: frozenset[str] | None = None
 
@@ -166,6 +168,12 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
             raise ConfigError(_connection_failed(given, error, getattr(ray, "__version__", "?"))) from error
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a local run reports nothing anywhere
+        # Ray starts a local instance with token authentication (its token
+        # made in ~/.ray/auth_token when there is none), the setting wanted
+        # here, and unless RAY_AUTH_MODE is set it warned on every run that it
+        # had: nothing for the user to act on. (Setting RAY_AUTH_MODE here is
+        # too late: ray, imported, has read it, and its GCS then refused us.)
+        logging.getLogger(_TOKEN_AUTH_LOGGER).setLevel(logging.ERROR)
         # One CPU slot an actor: the pool is all the work (the rows are made
         # here), and Ray gives each actor one BLAS/torch thread to match.
         # "local": a new instance of our own, even where a `ray start` one runs;

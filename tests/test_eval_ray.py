@@ -197,3 +197,34 @@ def test_qa_on_ray_encodes_the_passage_vectors_once_in_the_driver(local_ray, qre
     # Before the workers start: each of them reads the kept file.
     assert encoded == [str(index)] and (index / VECTORS_FILE).exists()
     assert "Encoding the 5 passages" in capsys.readouterr().err
+
+
+def test_a_local_ray_instance_starts_without_ray_s_token_authentication_notice(monkeypatch, caplog):
+    # Every --ray run without an address printed "Token authentication is
+    # enabled for this Ray cluster. Set RAY_AUTH_MODE=disabled to opt out":
+    # Ray's notice of its default for a local instance, which is kept.
+    import logging
+    import types
+
+    from rewriting import map_on_ray
+
+    class Started(Exception):
+        pass
+
+    def init(**kwargs):
+        # As ray.init (2.5x-2.6x) gives it, from its authentication module's logger.
+        logging.getLogger("ray._private.authentication.authentication_token_setup").warning(
+            "Token authentication is enabled for this Ray cluster.")
+        logging.getLogger("ray.other").warning("another warning of Ray's")
+        raise Started
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False
+    fake.init = init
+    fake.data = types.ModuleType("ray.data")
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with caplog.at_level(logging.WARNING), pytest.raises(Started):
+        map_on_ray([1], object, {}, chunk=1, address=None, actors=1)
+    assert [record.getMessage() for record in caplog.records] == ["another warning of Ray's"]
