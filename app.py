@@ -105,8 +105,9 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # - so does the metrics panel's title, whose "▼" was read out in its name;
 # - the chat's thumbs say what they rate (the rewrite), where they were
 #   "Like" and "Dislike" under the answer, and whether they are pressed
-#   (Gradio only filled the icon and renamed it "Liked"); a list's arrow is
-#   not an image;
+#   (Gradio only filled the icon and renamed it "Liked"), and so do the
+#   Rewrite panel's, for the turn the correction box shows (its class says
+#   how that turn was judged); a list's arrow is not an image;
 # - the chat's trash is named for what it does, a new conversation (the
 #   one shown stays under "Your conversations"), where "Clear" said it
 #   deleted it;
@@ -169,6 +170,11 @@ PAGE_JS = """() => {
           button.setAttribute("aria-pressed", String(pressed));
         }
       }
+    }
+    const judged = document.getElementById("correction")?.className.match(/cqa-judged-(up|down)/)?.[1];
+    for (const way of ["up", "down"]) {
+      const thumb = document.getElementById("thumbs-" + way), pressed = String(judged === way);
+      if (thumb && thumb.getAttribute("aria-pressed") !== pressed) thumb.setAttribute("aria-pressed", pressed);
     }
     for (const trash of document.querySelectorAll("#chat button[aria-label=Clear]")) {
       trash.setAttribute("aria-label", "New conversation");
@@ -482,10 +488,12 @@ class Actions:
     def correction_box(session):
         index = S.target_turn(session)
         if index < 0:
-            return gr.update(value="", label="Correct the rewrite (ask a question first)")
+            return gr.update(value="", label="Correct the rewrite (ask a question first)", elem_classes=[])
         last = " (the last)" if index == len(session.turns) - 1 else ""
+        # The panel's thumbs rate this turn: the page presses the one its judgement names.
+        judged = {1: ["cqa-judged-up"], 0: ["cqa-judged-down"]}.get(session.turns[index].info.judgement, [])
         return gr.update(value=session.turns[index].turn.rewrite.text,
-                         label=f"Correct the rewrite of turn {index + 1}{last}")
+                         label=f"Correct the rewrite of turn {index + 1}{last}", elem_classes=judged)
 
     @staticmethod
     def unchanged():

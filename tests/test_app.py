@@ -522,3 +522,19 @@ def test_a_rated_rewrite_is_drawn_with_its_thumb_pressed(app_services, tmp_path)
     assert chat["feedback_value"] == ["Like", "Dislike"] and "not taken back" in status
     reloaded = S.Session()
     assert act.restore(saved, reloaded)[0]["feedback_value"] == ["Like", "Dislike"]
+
+
+def test_the_correction_box_says_how_its_turn_was_judged_for_the_panels_thumbs(app_services, tmp_path):
+    # The Rewrite panel's 👍/👎 rate the turn the correction box shows and
+    # showed no pressed state: the box's class names the judgement for the page.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    assert act.correction_box(session)["elem_classes"] == []
+    for question in ("Who was Ada Lovelace?", "Who was her father?"):
+        act.take(question, session)
+        list(act.ask(session, None))
+    assert act.thumb(1, session, None)[4]["elem_classes"] == ["cqa-judged-up"]  # the last turn
+    select = app.gr.SelectData(None, {"index": 0, "value": "Who was Ada Lovelace?"})
+    assert act.select(session, select)[0]["elem_classes"] == []  # turn 1: not judged
+    assert act.thumb(0, session, None)[4]["elem_classes"] == ["cqa-judged-down"]

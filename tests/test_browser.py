@@ -720,3 +720,21 @@ def test_what_was_typed_comes_back_after_the_reload_another_tab_asks_for(browser
         first.click("#ask")  # the box's text is the page's value too, not only what it shows
         first.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
         assert first.locator("#chat [data-testid='user']").all_inner_texts() == [ADA, "Who was her father?"]
+
+
+def test_the_rewrite_panels_thumbs_say_which_is_pressed_for_the_turn_shown(open_page):
+    # They showed no pressed state: the turn the correction box shows had
+    # been rated, or not, and neither the eye nor a screen reader could tell.
+    page = open_page()
+    ask(page, ADA)
+    ask(page, "Who was her father?")
+    pressed = "([up, down]) => document.getElementById('thumbs-up').getAttribute('aria-pressed') === up" \
+              " && document.getElementById('thumbs-down').getAttribute('aria-pressed') === down"
+    assert holds(page, pressed, ["false", "false"])
+    page.click("#thumbs-up")
+    status_text(page, "Turn 2: recorded 👍")
+    assert holds(page, pressed, ["true", "false"])
+    assert page.locator("#thumbs-up").evaluate("e => getComputedStyle(e).boxShadow.includes('inset')")
+    page.locator("#chat [data-testid='user']").first.click()  # turn 1, not rated
+    status_text(page, "Turn 1 selected")
+    assert holds(page, pressed, ["false", "false"])
