@@ -23,7 +23,8 @@ variant this writes ``DIR/<group>.<variant>.jsonl``
 in the format ``rewriting.rewrite`` writes (ids as ``eval.rewrites export``
 gives them), so that ``python -m eval.rewrites table --split SPLIT --dir DIR``
 scores them side by side and ``python -m eval.retrieval --rewrites
-DIR/cast.<variant>.jsonl`` searches with them. Existing files are kept.
+DIR/cast.<variant>.jsonl`` searches with them. Existing files are kept, each
+named in a note (remove one to make it again).
 """
 
 from __future__ import annotations
@@ -131,13 +132,21 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)
     variants = {v: parse_variant(v) for v in args.variants}
     check_inputs(args.dir, args.split, [f"{group}.jsonl" for group in args.groups])
+    # An earlier run's file was kept without a word: re-run after a change of
+    # code, the table scored the old rewrites as if they were new.
+    wanted = [(group, name) for group in args.groups for name in variants]
+    kept = [args.dir / f"{group}.{name}.jsonl" for group, name in wanted if (args.dir / f"{group}.{name}.jsonl").exists()]
+    for path in kept:
+        print(f"note: {path} exists and is kept, not made again (remove it to rewrite its turns)", file=sys.stderr)
+    if len(kept) == len(wanted):
+        return 0
     rewriter = load_rewriter(args.model)
     base = rewriter.config
     for group in args.groups:
         items = exported_turns(args.dir, group, args.split)
         for name, v in variants.items():
             path = args.dir / f"{group}.{name}.jsonl"
-            if path.exists():
+            if path in kept:
                 continue
             prompt = base.prompt
             if v["answers"] is not None:

@@ -47,6 +47,20 @@ def test_a_missing_folder_is_one_line_before_any_model_loads(tmp_path, script, e
     assert out.stderr.startswith("error: ") and str(missing) in out.stderr and out.stderr.count("\n") == 1
 
 
+def test_study_history_names_the_files_it_keeps_and_loads_no_model_when_all_are_there(tmp_path):
+    # Kept without a word: re-run after a change of code, the old rewrites
+    # were scored as the new ones.
+    (tmp_path / "qrecc.jsonl").write_text("")
+    kept = tmp_path / "qrecc.base.jsonl"
+    kept.write_text("earlier\n")
+    # A model that does not exist: were it loaded for nothing to do, that would be the error.
+    out = _run("study_history.py", str(tmp_path), "--groups", "qrecc", "--variants", "base", "--model", "/no/such/model",
+               cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, f"note: {kept} exists and is kept, not made again (remove it to rewrite "
+                                               "its turns)\n")
+    assert kept.read_text() == "earlier\n"
+
+
 @pytest.mark.parametrize("script, flag, value", [
     # --batch 0 loaded SmolLM2, then ended in a traceback (a range of step 0).
     ("study_nbest.py", "--batch", "0"), ("study_nbest.py", "--beams", "0"), ("study_rerank.py", "--budget", "0"),
