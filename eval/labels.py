@@ -238,7 +238,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--negatives", type=int, default=None, help="negatives to sample (default: as many as positives; -1: all; 0: none)"
     )
-    build.add_argument("--seed", type=int, default=0, help="sampling seed")
+    build.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     return parser
 
 

@@ -346,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="warm latency of each metric for one rewrite")
     bench.add_argument("--index", help="BM25 index for R@10 (default: the default collection's index)")
     bench.add_argument("--metrics", default=argparse.SUPPRESS, help=metric_help)
-    bench.add_argument("--repeat", type=int, default=50, help="timed runs")
+    bench.add_argument("--repeat", type=int, default=50, help="timed runs (default 50)")
     for command in (score, check, bench, table):
         command.add_argument(
             "--torch-threads",

@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 scripts/check_space.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", help="folder for the simulated image (default: a new temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the folder afterwards (logs, venv)")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the app, then the answer")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the app, then the answer (default 1800)")
     args = parser.parse_args(argv)
     if sys.version_info[:2] != (3, 11):
         raise SystemExit("run this with Python 3.11, the Space's python")

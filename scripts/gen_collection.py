@@ -115,10 +115,10 @@ def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="output folder (JSONL shards)")
     parser.add_argument("--passages", type=int, default=1_000_000, help="passages to write (default 1,000,000)")
-    parser.add_argument("--shards", type=int, default=8, help="JSONL files to spread passages over")
-    parser.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same collection")
-    parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary size")
-    parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent s (English is about 1)")
+    parser.add_argument("--shards", type=int, default=8, help="JSONL files to spread passages over (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same collection (default 0)")
+    parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary size (default 50,000)")
+    parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent s (English is about 1; default 1.07)")
     args = parser.parse_args(argv)
     # Each flag named with its value (one message named all three), and an
     # --out that is a file refused in words, not a FileExistsError traceback.

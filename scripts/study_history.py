@@ -125,10 +125,11 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"], help="sources to rewrite (default: all three)")
     parser.add_argument("--variants", nargs="+", default=["base", "rewrites", "budget=160", "rewrites+budget=160"],
                         help="what history to give, parts joined by + (see the module docstring); default: base, "
-                        "rewrites, budget=160, rewrites+budget=160")
+                        "rewrites, budget=160, rewrites+budget=160; BENCHMARKS.md's held-out table, as the app rewrites: "
+                        "rewrites+budget=256+look=4")
     parser.add_argument("--model", default="trained",
                         help="the rewriter (load_rewriter's name or an adapter directory; a directory's base "
-                        "budget is its rewriter.json's, so give budget=N to match the app's)")
+                        "budget is its rewriter.json's, so give budget=N to match the app's; default: trained)")
     args = parser.parse_args(argv)
     variants = {v: parse_variant(v) for v in args.variants}
     check_inputs(args.dir, args.split, [f"{group}.jsonl" for group in args.groups])

@@ -92,10 +92,10 @@ def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=int, default=TRAINED_INPUT_TOKENS,
                         help=f"prompt tokens (default {TRAINED_INPUT_TOKENS}, the app's: rewriting.TRAINED_INPUT_TOKENS)")
     parser.add_argument("--beams", type=int, default=4, help="candidates a turn (default 4)")
-    parser.add_argument("--batch", type=int, default=batch, help="turns decoded together")
+    parser.add_argument("--batch", type=int, default=batch, help=f"turns decoded together (default {batch})")
     parser.add_argument("--sample", type=float, metavar="TEMPERATURE",
                         help="draw --beams candidates by sampling at this temperature instead of beam search (outputs tagged -sT)")
-    parser.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed")
+    parser.add_argument("--seed", type=int, default=0, help="with --sample: the sampling seed (default 0)")
     return parser
 
 

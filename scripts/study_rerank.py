@@ -149,7 +149,7 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--target", choices=TARGETS, default="recall",
                         help="what the trees learn of a candidate against the human rewrite: ROUGE-1 recall (run "
                         "first), ROUGE-1 F1, which does not reward length (run second, after recall's picks "
-                        "were seen to grow longer), or USE cosine (session 15, judged on the measures it is not taught)")
+                        "were seen to grow longer), or USE cosine (session 15, judged on the measures it is not taught); default: recall")
     args = parse(parser, argv)
     # study_nbest's outputs, before the training turns' candidates load SmolLM2.
     check_inputs(args.dir, args.split, [name for group in args.groups for name in (

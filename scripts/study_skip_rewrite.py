@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path, help="holds <group>.trained.jsonl for qrecc, canard and cast")
-    parser.add_argument("--split", type=Path, default=SPLIT, help="the adapter's split.json")
+    parser.add_argument("--split", type=Path, default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")
     args = parser.parse_args(argv)
     # Every input before the classifier is trained, not a traceback after.
     check_inputs(args.dir, args.split, [f"{group}.trained.jsonl" for group in GROUP_NAMES])

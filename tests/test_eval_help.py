@@ -57,3 +57,27 @@ def test_help_says_what_it_does_and_every_flag_has_a_word(name, monkeypatch):
     parser = _parser(main, monkeypatch)
     assert parser.description and parser.description.rstrip("`").endswith("."), parser.description
     assert _undocumented(parser) == []
+
+
+def _silent_defaults(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+    """Flags with a default value whose help does not say it (a switch, an
+    unset value or a list to append to has none to say)."""
+    silent = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                silent += _silent_defaults(sub, f"{prefix}{name} ")
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            unset = action.default is None or action.default is False or action.default in (argparse.SUPPRESS, [])
+            if not unset and "default" not in (action.help or ""):
+                silent.append(prefix + action.option_strings[-1])
+    return silent
+
+
+@pytest.mark.parametrize("name", COMMANDS + SCRIPT_FILES)
+def test_every_flag_with_a_default_says_what_it_is(name, monkeypatch):
+    # gen_collection's --shards, --vocab and --zipf, check_space's --timeout,
+    # eval.rewrites bench --repeat and the study scripts' --batch and --seed
+    # said nothing of the value they take when left out.
+    main = _script(name, monkeypatch).main if name.endswith(".py") else importlib.import_module(name).main
+    assert _silent_defaults(_parser(main, monkeypatch)) == []
