@@ -738,3 +738,21 @@ def test_the_rewrite_panels_thumbs_say_which_is_pressed_for_the_turn_shown(open_
     page.locator("#chat [data-testid='user']").first.click()  # turn 1, not rated
     status_text(page, "Turn 1 selected")
     assert holds(page, pressed, ["false", "false"])
+
+
+def test_at_400_percent_zoom_the_other_tab_note_leaves_the_chat_in_sight(browser, app_server):
+    # The note stayed on top of the page as it scrolled: on a 320 x 256
+    # screen it covered the whole chat above the question box.
+    url, _ = app_server
+    with contextlib.closing(browser.new_context(viewport={"width": 320, "height": 256})) as zoomed:
+        zoomed.set_default_timeout(TIMEOUT_MS)
+        first, second = open_in(zoomed, url), open_in(zoomed, url)
+        ask(first, ADA)
+        note = second.locator("#cqa-other-tab")
+        note.wait_for()
+        second.locator("#question textarea").scroll_into_view_if_needed()
+        assert second.evaluate("""() => document.getElementById("cqa-other-tab").getBoundingClientRect().bottom
+          <= document.getElementById("chat").getBoundingClientRect().top""")
+        assert note.get_by_role("button", name="Reload").evaluate("e => e.getBoundingClientRect().height") >= 24
+        second.set_viewport_size({"width": 1280, "height": 720})  # a laptop's screen: it stays on top
+        assert holds(second, "() => getComputedStyle(document.getElementById('cqa-other-tab')).top === '0px'")
