@@ -149,13 +149,24 @@ def test_original_human_and_automatic_rewrites_scored_by_trec_eval(cast2021, cas
 def test_table_per_year(cast2021, cast2022, distractors, tmp_path, capsys):
     assert main(["--data", str(cast2021), str(cast2022), "--distractors", str(distractors),
                  "--rewriter", "original", "--index", str(tmp_path / "idx")]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines[:4]]
     assert rows[0] == ["turns", "n", "MRR", "nDCG@3", "R@10", "R@100"]
     assert [row[:2] for row in rows[1:]] == [["all", "7"], ["cast2021", "4"], ["cast2022", "3"]]
+    # The defaults are not the app's search, and the table says so (it was read as the app's figures).
+    assert lines[4:] == ["", "The questions as asked, searched by BM25 alone, as the field compares rewriters; the app's "
+                             "search: --expansion-repeats 3 --dense-weight 0.9."]
     # 2021: ranks 1, 2, 1, 1; 2022: 1 and 4 (two judged), 1, 1.
     assert float(rows[2][2]) == pytest.approx(3.5 / 4, abs=1e-4)
     assert float(rows[3][3]) == pytest.approx((2 + NDCG_RANKS_1_4) / 3, abs=1e-4)
     assert (tmp_path / "idx" / "judged.json").is_file()
+    import eval.retrieval as command
+
+    assert command._how_searched(None, "D/cast.x.jsonl", 3, 0.9) == (
+        "\nThe rewrites of D/cast.x.jsonl, searched as the app searches (--expansion-repeats 3 --dense-weight 0.9).")
+    assert command._how_searched("trained", None, 3, 0) == (
+        "\nThe trained rewriter's rewrites, searched with --expansion-repeats 3 --dense-weight 0; the app's: "
+        "--expansion-repeats 3 --dense-weight 0.9.")
 
 
 def test_rewrites_file_and_split(cast2021, distractors, tmp_path, capsys):
