@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -218,6 +221,33 @@ def test_chunk_retriever_refuses_what_is_not_a_passage():
 
 def test_documents_by_id(retriever):
     assert [p.title for p in retriever.documents(["byron", "nope", "paris"])] == ["Lord Byron", "Paris"]
+
+
+def _held_files(folder) -> list[str]:
+    """The files under ``folder`` this process has open or mapped (Linux)."""
+    held = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            held.append(os.readlink(fd))
+        except OSError:  # closed while listed
+            pass
+    held += [line.split(maxsplit=5)[-1].strip() for line in Path("/proc/self/maps").read_text().splitlines()]
+    return [path for path in held if path.startswith(str(folder))]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self to see which files are held")
+def test_a_closed_retriever_lets_go_of_its_index_files(tiny_index, tmp_path):
+    # A session's uploads are removed when it ends: files still held keep their disk space.
+    index = shutil.copytree(tiny_index, tmp_path / "index")
+    with BM25Retriever.from_index(index) as retriever:
+        assert [p.id for p in retriever.search("Who was Ada Lovelace?", 1)] == ["ada"]
+        assert _held_files(index)
+    assert _held_files(index) == []
+    for call in (lambda: retriever.search("Ada", 1), lambda: retriever.respelled("Ada"),
+                 lambda: retriever.documents(["ada"]), lambda: list(retriever.passages())):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    retriever.close()  # again: nothing to do
 
 
 def test_missing_and_corrupt_index(tmp_path):

@@ -34,7 +34,8 @@ class BM25Retriever:
     Any Lucene failure while searching (a file damaged after opening) is
     raised as :class:`~assistant.kernel.IndexDamagedError`. A name typed
     without its accents is searched with the index's accented spelling
-    beside it (see :class:`._typed.TypedTerms`).
+    beside it (see :class:`._typed.TypedTerms`). :meth:`close` (or a
+    ``with`` block) lets go of the index's files.
     """
 
     def __init__(self, searcher, index_dir: str = ""):
@@ -45,6 +46,7 @@ class BM25Retriever:
         # app's sessions) raised NullPointerException reading the hits.
         self._lock = threading.Lock()
         self._typed: TypedTerms | None = None
+        self._closed = False
 
     @classmethod
     def from_index(
@@ -76,7 +78,7 @@ class BM25Retriever:
         query, k = self._query(query), search_k(k)
         try:
             with self._lock:
-                hits = self._searcher.search(self._repaired(query), k=self._capped(k))
+                hits = self._open().search(self._repaired(query), k=self._capped(k))
                 found = [(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in hits]
         except self._java_error as error:
             raise damaged(self.index_dir, error) from None
@@ -105,7 +107,7 @@ class BM25Retriever:
         try:
             with self._lock:
                 texts = [self._repaired(text) for text in texts]
-                results = self._searcher.batch_search(texts, qids, k=self._capped(k), threads=threads)
+                results = self._open().batch_search(texts, qids, k=self._capped(k), threads=threads)
                 return [
                     [self._passage(hit.docid, hit.score, hit.lucene_document.get("raw")) for hit in results[qid]]
                     for qid in qids
@@ -119,7 +121,7 @@ class BM25Retriever:
         try:
             with self._lock:
                 for doc_id in ids:
-                    doc = self._searcher.doc(doc_id)
+                    doc = self._open().doc(doc_id)
                     if doc is not None:
                         passages.append(self._passage(doc_id, 0.0, doc.raw()))
         except self._java_error as error:
@@ -132,7 +134,7 @@ class BM25Retriever:
         for number in range(self.size):
             try:
                 with self._lock:
-                    doc = self._searcher.doc(number)
+                    doc = self._open().doc(number)
                     found = None if doc is None else (doc.docid(), doc.raw())
             except self._java_error as error:
                 raise damaged(self.index_dir, error) from None
@@ -149,8 +151,42 @@ class BM25Retriever:
     def _typed_terms(self) -> TypedTerms:
         # Under the lock: the terms' reader is the searcher's.
         if self._typed is None:
-            self._typed = TypedTerms.from_searcher(self._searcher)
+            self._typed = TypedTerms.from_searcher(self._open())
         return self._typed
+
+    def close(self) -> None:
+        """Let go of the index: Lucene's reader and the files it holds open
+        (a session's uploads are removed when it ends, and a removed file
+        still mapped keeps its disk space). A search after it is a
+        RuntimeError; closing again does nothing. A search under way is
+        finished first."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._typed = None  # it holds the reader too
+            try:
+                self._searcher.close()
+                # pyserini's searcher opens a second reader of the index
+                # (its index_reader) that its close() leaves open.
+                second = getattr(getattr(self._searcher, "index_reader", None), "reader", None)
+                if second is not None:
+                    second.close()
+            except self._java_error as error:
+                raise damaged(self.index_dir, error) from None
+
+    def __enter__(self) -> "BM25Retriever":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _open(self):
+        # Under the lock: the searcher, unless closed (Lucene's own refusal,
+        # AlreadyClosedException, would read as a damaged index).
+        if self._closed:
+            raise RuntimeError(f"this BM25Retriever is closed (index {self.index_dir or 'opened by the caller'})")
+        return self._searcher
 
     def _capped(self, k: int) -> int:
         # Java takes k as an int, so 2**31 cannot reach Lucene; and more hits
