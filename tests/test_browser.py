@@ -621,7 +621,7 @@ def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_ser
 
 # The chat's thumbs as a screen reader and an eye get them: name, pressed, ring drawn.
 THUMBS_JS = """want => JSON.stringify([...document.querySelectorAll("#chat button[aria-label^='Rewrite ']")].map(
-  e => [e.getAttribute("aria-label"), e.getAttribute("aria-pressed"), getComputedStyle(e).boxShadow !== "none"])) === want"""
+  e => [e.getAttribute("aria-label"), e.getAttribute("aria-pressed"), getComputedStyle(e).outlineStyle === "solid"])) === want"""
 
 
 def test_a_thumb_says_it_is_pressed_and_shows_it(open_page):
@@ -734,7 +734,7 @@ def test_the_rewrite_panels_thumbs_say_which_is_pressed_for_the_turn_shown(open_
     page.click("#thumbs-up")
     status_text(page, "Turn 2: recorded 👍")
     assert holds(page, pressed, ["true", "false"])
-    assert page.locator("#thumbs-up").evaluate("e => getComputedStyle(e).boxShadow.includes('inset')")
+    assert page.locator("#thumbs-up").evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
     page.locator("#chat [data-testid='user']").first.click()  # turn 1, not rated
     status_text(page, "Turn 1 selected")
     assert holds(page, pressed, ["false", "false"])
@@ -756,3 +756,19 @@ def test_at_400_percent_zoom_the_other_tab_note_leaves_the_chat_in_sight(browser
         assert note.get_by_role("button", name="Reload").evaluate("e => e.getBoundingClientRect().height") >= 24
         second.set_viewport_size({"width": 1280, "height": 720})  # a laptop's screen: it stays on top
         assert holds(second, "() => getComputedStyle(document.getElementById('cqa-other-tab')).top === '0px'")
+
+
+def test_in_forced_colours_a_pressed_thumb_still_shows(browser, app_server):
+    # Windows' high contrast drops shadows: the ring that showed a thumb
+    # pressed was one, and went with it.
+    url, _ = app_server
+    with contextlib.closing(browser.new_context(viewport={"width": 1400, "height": 1000}, forced_colors="active")) as contrast:
+        contrast.set_default_timeout(TIMEOUT_MS)
+        page = open_in(contrast, url)
+        ask(page, ADA)
+        page.locator("#chat").get_by_role("button", name="Rewrite correct", exact=True).click()
+        status_text(page, "Turn 1: recorded 👍")
+        page.locator("#question textarea").focus()  # the focus ring is not what is looked for
+        for thumb in ("#chat button[aria-pressed=true]", "#thumbs-up[aria-pressed=true]"):
+            page.locator(thumb).wait_for()
+            assert page.locator(thumb).evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]") == ["solid", 2]
