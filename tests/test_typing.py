@@ -155,6 +155,23 @@ def test_a_document_in_memory_reads_the_name_as_it_spells_it_and_keeps_what_it_h
     assert "Dvořák was a Czech composer" in turn.sources[0].text
 
 
+def test_a_question_with_no_name_to_respell_is_analyzed_once(monkeypatch):
+    # Respelling runs on every turn beside the search's own analysis: a
+    # question with nothing to respell (nearly all) costs one analyzer call,
+    # not one a word (for the index, each is a call into Java).
+    import assistant.retrieval
+
+    calls = []
+    analyze = assistant.retrieval.analyze
+    monkeypatch.setattr("assistant.retrieval._chunks.analyze", lambda text: calls.append(text) or analyze(text))
+    document = ChunkRetriever(split_passages(_DOCUMENT, "notes", max_words=8, title="notes"))
+    document.respelled("warm up")  # the document's accented terms are listed once, at first use
+    calls.clear()
+    assert document.respelled("Who wrote the New World Symphony in America?") == "Who wrote the New World Symphony in America?"
+    assert len(calls) == 1
+    assert document.respelled("who was antonin dvorak") == "who was antonín dvořák"
+
+
 def test_a_definition_finds_its_article_by_a_title_typed_without_accents():
     passages = [Passage("x#0", "Basilica ...", 1.0, "Sagrada Família"), Passage("y#0", "Other.", 2.0, "Barcelona")]
     assert lead_passage("Sagrada Familia", passages).id == "x#0"

@@ -110,6 +110,15 @@ class TypedTerms:
         as the index's term, with the ending the analyzer had cut and the case
         as typed ("Frederic" → "Frédéric", "KRAKOW" → "KRAKÓW"); the other
         words, and a word whose spelling cannot be written so, as typed."""
+        # The words analyzed at once, a space between each: the analyzer's
+        # tokenizer breaks at a space and its filters take one token at a
+        # time, so these are the terms of each word analyzed alone. A text
+        # none of whose terms has a spelling to add (nearly every question)
+        # is then one call of the analyzer, not one a word.
+        words = " ".join(TOKEN_PATTERNS["lucene"].findall(text))
+        if not any(self.meant(term) for term in dict.fromkeys(self._analyze(words))):
+            return text
+
         def word(typed: re.Match) -> str:
             terms = self._analyze(typed.group())
             meant = self.meant(terms[0]) if len(terms) == 1 else []
