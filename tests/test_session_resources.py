@@ -82,13 +82,18 @@ def test_one_client_cannot_take_the_upload_route_for_everyone(tmp_path, monkeypa
     proxied = {"client": "10.0.0.2", "headers": [(b"x-forwarded-for", b"1.2.3.4, 93.184.216.34")]}
     assert _post(middleware, upload, 300_000, **proxied)[0] == 429
     assert _post(middleware, upload, 1, client="10.0.0.2", headers=[(b"x-forwarded-for", b"93.184.216.35")]) is None
+    # The server's own host or network, or a proxy that hides its visitors
+    # (who would all be refused together), is not counted.
+    for _ in range(6):
+        assert _post(middleware, upload, 300_000, client="127.0.0.1") is None
+        assert _post(middleware, upload, 300_000, client="10.0.0.2") is None
     # A public peer's own X-Forwarded-For is not believed.
     assert _post(middleware, upload, 300_000, headers=[(b"x-forwarded-for", b"151.101.1.70")])[0] == 429
     # An IPv6 host's /64 is one client; small posts are bounded by their count.
     for n in range(5):
-        assert _post(middleware, upload, 10, client=f"2001:db8::{n + 1}") is None
-    assert _post(middleware, upload, 10, client="2001:db8::ffff")[2].startswith("You have made 5 uploads in")
-    assert _post(middleware, upload, 10, client="2001:db8:0:1::1") is None
+        assert _post(middleware, upload, 10, client=f"2a00:1450:4001:81b::{n + 1}") is None
+    assert _post(middleware, upload, 10, client="2a00:1450:4001:81b::ffff")[2].startswith("You have made 5 uploads in")
+    assert _post(middleware, upload, 10, client="2a00:1450:4001:81c::1") is None
     # A body sent without its length is counted as it arrives.
     assert _post(middleware, upload, None, client="1.1.1.1", body_chunks=[b"x" * 600_000, b"x" * 600_000]) is None
     assert _post(middleware, upload, 1, client="1.1.1.1")[2].startswith("You have uploaded 1 MB in")

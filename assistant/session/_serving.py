@@ -31,24 +31,26 @@ def gradio_upload_dir() -> Path:
     return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
 
 
-def client_of(scope) -> str:
+def client_of(scope) -> str | None:
     """Who sent an ASGI request, for the per-client upload quota: its peer's
     address, or, from a proxy on a private network (a Space's, a reverse
     proxy on the same host), the address that proxy saw (the last entry of
     X-Forwarded-For: a client may write the ones before it). An IPv6 client
-    is its /64 network, which any one host may draw addresses from."""
+    is its /64 network, which any one host may draw addresses from. None
+    for a private peer that forwards no address: the server's own host or
+    network (its owner's scripts, a load test), or a proxy that hides its
+    visitors, who would all share one quota and be refused together."""
     peer = (scope.get("client") or ("", 0))[0] or ""
     try:
         address = ipaddress.ip_address(peer)
     except ValueError:
-        return peer
+        return peer or None
     if address.is_private or address.is_loopback:
         forwarded = dict(scope.get("headers") or ()).get(b"x-forwarded-for", b"").decode("latin-1")
-        last = forwarded.rsplit(",", 1)[-1].strip()
         try:
-            address = ipaddress.ip_address(last) if last else address
+            address = ipaddress.ip_address(forwarded.rsplit(",", 1)[-1].strip())
         except ValueError:
-            pass
+            return None
     if address.version == 6:
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
@@ -138,7 +140,10 @@ class BodyLimit:
             if disk_free(self.upload_dir) < self.min_free + coming:
                 return await self._refuse(send, 507, "The server's storage is nearly full: uploads are refused for "
                                                      "now. Try again later; questions are still answered.")
-            record, refusal = self.quota.admit(client_of(scope), coming)
+            client = client_of(scope)
+            if client is None:
+                return await self.app(scope, receive, send)
+            record, refusal = self.quota.admit(client, coming)
             if refusal is not None:
                 message, seconds = refusal
                 return await self._refuse(send, 429, message, [(b"retry-after", str(seconds).encode())])
