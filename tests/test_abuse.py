@@ -34,6 +34,15 @@ def saved(*conversations, current=1):
             "conversations": {str(n): turns for n, turns in enumerate(conversations, 1)}}
 
 
+def test_the_copy_of_a_page_never_asked_anything_is_restored_without_a_word():
+    # Its one empty conversation was announced as "Restored 1 conversation"
+    # on the next visit, and the chat showed none.
+    session = S.Session()
+    assert S.restore_state(session, S.saved_state(S.Session())) == ""
+    assert session.restored and session.turns == [] and session.archive == {}
+    assert S.restore_state(S.Session(), saved([saved_turn()])) == "Restored 1 conversation saved in this browser."
+
+
 def edited(path, value):
     """The saved copy with one value at ``path`` (keys from the top) replaced."""
     data = saved([saved_turn()], [saved_turn("What is Paris?")])

@@ -216,11 +216,13 @@ def restore_state(session: Session, data: Any) -> str:
     if saved_id.isascii() and saved_id.isalnum() and len(saved_id) <= _MAX_ID_CHARS:
         session._id = saved_id  # the labels' ids stay the same across a reload
     kept = len(parsed)
-    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser."
+    # A page never asked anything saves its one empty conversation: said to
+    # be "restored", it announced conversations the chat did not show.
+    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser." if any(parsed.values()) else ""
     if isinstance(data.get("source"), str) and session.source is None:
         status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
                    "server restart, so answers now come from the default collection until you give them again.")
-    return status
+    return status.strip()
 
 
 def _number_of(key: Any) -> int:
