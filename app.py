@@ -413,21 +413,23 @@ def _path(file) -> str:
     return file if isinstance(file, str) else file.name
 
 
-class UploadField(gr.File):
-    """gr.File for uploads, as the page draws it (``is_template``: the same
-    component in the browser). Gradio's own made an empty file in its
-    upload folder for each file an event read (a temporary file it opened
-    and never used), which nothing deleted until the server stopped: one a
-    file, for good, on a Space left running."""
+def upload_field(**kwargs) -> gr.File:
+    """A ``gr.File(type="filepath", **kwargs)`` whose reading of a file makes
+    no file. Gradio's made an empty file in its upload folder for each file
+    an event read (a temporary file it opened and never used), which nothing
+    deleted until the server stopped: one a file, for good, on a Space left
+    running. Its method is replaced on the one component: a subclass of a
+    Gradio component has Gradio write a stub file (``app.pyi``) beside this
+    one at every import."""
+    field = gr.File(type="filepath", **kwargs)
 
-    is_template = True
-
-    def _process_single_file(self, f):
-        if self.type != "filepath":
-            return super()._process_single_file(f)
-        if self.file_types and not client_utils.is_valid_file(f.path, self.file_types):
-            raise gr.Error(f"Invalid file type. Please upload a file that is one of these formats: {self.file_types}")
+    def read_in_place(f):
+        if field.file_types and not client_utils.is_valid_file(f.path, field.file_types):
+            raise gr.Error(f"Invalid file type. Please upload a file that is one of these formats: {field.file_types}")
         return NamedString(f.path)
+
+    field._process_single_file = read_in_place
+    return field
 
 
 class Actions:
@@ -823,7 +825,7 @@ def _replay_panel() -> SimpleNamespace:
         "turn by turn (rewritten with the file's own history) and the human rewrite is shown "
         "beside ours, scored live."
     )
-    ui.file = UploadField(label="Conversations file (.json)", file_types=[".json"], type="filepath", elem_id="replay-file")
+    ui.file = upload_field(label="Conversations file (.json)", file_types=[".json"], elem_id="replay-file")
     ui.path = gr.Textbox(label="…or its path in the server's data folder", placeholder="qrecc/qrecc_test_sample.json",
                          elem_id="replay-path")
     ui.load = gr.Button("Load", elem_id="replay-load")
@@ -845,13 +847,12 @@ def _documents_panel(services: S.Services) -> SimpleNamespace:
         f"optional `title`, `url`); up to {limits.max_files} files, {limits.max_file_mb:g} MB each, "
         f"{limits.max_total_mb:g} MB in all. They are indexed for this session only."
     )
-    ui.uploads = UploadField(label="Documents", file_count="multiple", type="filepath",
-                         file_types=[".txt", ".md", ".html", ".htm", ".pdf", ".jsonl"], elem_id="uploads")
+    ui.uploads = upload_field(label="Documents", file_count="multiple",
+                              file_types=[".txt", ".md", ".html", ".htm", ".pdf", ".jsonl"], elem_id="uploads")
     ui.index = gr.Button("Index and answer from these", elem_id="index-uploads")
     gr.Markdown("**One document** (a conversation about one text, as in CoQA): upload a file, paste "
                 "text, or name an article of the collection.")
-    ui.doc_file = UploadField(label="Document", type="filepath", file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
-                          elem_id="doc-file")
+    ui.doc_file = upload_field(label="Document", file_types=[".txt", ".md", ".html", ".htm", ".pdf"], elem_id="doc-file")
     ui.doc_text = gr.Textbox(label="…or paste its text", lines=4, elem_id="doc-text")
     ui.doc_title = gr.Textbox(label="…or an article title", placeholder="Ada Lovelace", elem_id="doc-title")
     ui.use_document = gr.Button("Converse about this document", elem_id="use-document")
