@@ -600,6 +600,10 @@ def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_ser
                      "reference_kind": "replay"}}
     copy = {"version": 1, "id": "abc", "current": 1, "conversations": {"1": [turn]}, "source": evil}
     page = open_page()
+    # The page's load event writes its own copy when it ends; written over
+    # the hand-edited one while the reload was on its way, it was what the
+    # reloaded page read back (one run in a few dozen on a busy machine).
+    page.wait_for_function("key => localStorage.getItem(key) !== null", arg=store["storage_key"])
     page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], browser_copy(store["secret"], copy)])
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
