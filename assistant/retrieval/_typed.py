@@ -20,10 +20,15 @@ is searched exactly as before. :meth:`TypedTerms.respelled` writes a
 text's words as the index spells them ("who is pele" → "who is pelé"), for
 what reads the question after BM25 (the rescorer, the reader).
 
-Misspelt names ("Beethovan") are not corrected: Lucene's edit-distance
-terms (``FuzzyTermsEnum``) found the right one for the names tried, but
-they also "corrected" the judged CAsT rewrites' own spellings
-("Mesosoic", "stigmatisation") and ranked their judged passages lower.
+A misspelt name is corrected only where that cannot touch a word the
+index knows: a term of at least seven letters that no passage holds gets
+the index's commonest term one edit away with the same first letter, where
+one is plainly the commonest and held by two passages at least
+("beethovan" → "beethoven", "michaelangelo" → "michelangelo"). Lucene's
+edit-distance terms at two edits, or for shorter terms, also "corrected"
+the judged CAsT rewrites' own spellings ("Mesosoic" → "mesozoic",
+"stigmatisation", "wineries" → "winter") and ranked their judged passages
+lower.
 """
 
 from __future__ import annotations
@@ -41,6 +46,11 @@ _FIELD = "contents"
 _MOST_SPELLINGS = 3
 # Terms with a letter beyond ASCII: the only ones whose folded form can differ.
 _NON_ASCII = ".*[\u0080-\uffff].*"
+# The shortest term that is corrected when no passage holds it: one edit
+# in a shorter word is too often another word ("mesoso" → "mesozo").
+_CORRECTED_LETTERS = 7
+# The fewest passages that hold a correction.
+_CORRECTION_PASSAGES = 2
 
 
 class TypedTerms:
@@ -52,6 +62,9 @@ class TypedTerms:
     ASCII, with their passage counts (called once, at the first query):
     :meth:`from_searcher` reads them from a Lucene index, and the in-memory
     :class:`~assistant.retrieval.ChunkRetriever` from its own counts.
+    ``near`` (optional) gives the index's terms one edit from a term, with
+    the same first letter, and their passage counts: where it is given, a
+    misspelt name is corrected (see the module's docstring).
     """
 
     def __init__(
@@ -59,10 +72,12 @@ class TypedTerms:
         analyze: Callable[[str], list[str]],
         passages_with: Callable[[str], int],
         accented: Callable[[], Iterable[tuple[str, int]]],
+        near: Callable[[str], Iterable[tuple[str, int]]] | None = None,
     ):
         self._analyze = analyze
         self._passages_with = passages_with
         self._accented_terms = accented
+        self._near = near
         self._accented: dict[str, list[tuple[int, str]]] | None = None
 
     @classmethod
@@ -89,7 +104,15 @@ class TypedTerms:
             while (found := walk.next()) is not None:
                 yield found.utf8ToString(), walk.docFreq()
 
-        return cls(analyzer.analyze, lambda typed: reader.docFreq(term(_FIELD, typed)), accented)
+        def near(typed: str) -> Iterator[tuple[str, int]]:
+            if terms is None:
+                return
+            # One edit (a transposition counts as one), the first letter kept.
+            walk = autoclass("org.apache.lucene.search.FuzzyTermsEnum")(terms, term(_FIELD, typed), 1, 1, True)
+            while (found := walk.next()) is not None:
+                yield found.utf8ToString(), walk.docFreq()
+
+        return cls(analyzer.analyze, lambda typed: reader.docFreq(term(_FIELD, typed)), accented, near)
 
     def repaired(self, query: str) -> str:
         """``query``, followed by the index's terms that its terms most
@@ -142,10 +165,23 @@ class TypedTerms:
         """The index terms an analyzed ``term`` most likely meant (see the
         module's docstring), or none."""
         spellings = self._accents().get(term)
-        if not spellings:  # most terms: no passage count to look up
+        if spellings:
+            passages = self._passages_with(term)
+            return [spelling for held, spelling in spellings if held > passages]
+        if self._near is None or len(term) < _CORRECTED_LETTERS or not (term.isascii() and term.isalpha()):
+            return []  # most terms: no passage count to look up
+        if self._passages_with(term):
             return []
-        passages = self._passages_with(term)
-        return [spelling for held, spelling in spellings if held > passages]
+        # Only a spelling plainly meant: held by more passages than any other
+        # one edit away ("booster" is as near "boister" as "bolster", one
+        # passage each), and by two at least (a term of one passage is as
+        # often the collection's own slip or a rare word). And only a term
+        # the analyzer leaves as it is, as for an accented one.
+        near = sorted(((held, found) for found, held in self._near(term) if found != term), reverse=True)
+        if not near or near[0][0] < _CORRECTION_PASSAGES or (len(near) > 1 and near[1][0] == near[0][0]):
+            return []
+        best = near[0][1]
+        return [best] if self._analyze(best) == [best] else []
 
     def _accents(self) -> dict[str, list[tuple[int, str]]]:
         # Built on first use, not when the index is opened: a tool that opens
