@@ -251,6 +251,54 @@ def names_its_subject(question: str) -> bool:
     return named
 
 
+# "Which of the two was older?" after "Who was X?" and later "Who was Y?"
+# asks about both of them: the trained model named one of them, or neither
+# ("Which of Marie Curie's two ..."), and a search for the question as asked
+# finds neither. The two are the latest two subjects the questions named as
+# new ones (asked who or what a name is, or opened with it).
+# Verbs ending in "s" that follow "the two" where a plural noun ("the two
+# poets") may stand: the names go before them ("the two, X and Y, was ...").
+_S_VERBS = "(?:is|was|has|does|goes|says|gets|makes|comes|lives|seems|remains|appears|looks|holds|takes|gives|wins|uses)"
+_TWO = re.compile(rf"(?i)\b(?P<which>which|who|either|neither|each|both)\s+of\s+them\b"
+                  rf"|\bthe\s+two(?P<kind>\s+(?!{_S_VERBS}\b)[a-z]+s\b)?(?P<end>\s*[?.!])?")
+_NAMED = re.compile(
+    rf"(?i:who|what)\s+(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?(?P<defined>{_FULL_NAME})\s*\??"
+    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+(?P<fronted>{_FULL_NAME})\s*[,:]\s+\S.*"
+)
+
+
+def the_two_named(question: str, history: Sequence[str]) -> str:
+    """``question`` with the two subjects it compares put in for "the two"
+    or "which of them" ("" when it compares none, or the history's
+    questions named fewer than two subjects).
+
+    >>> history = ["Who was Isaac Newton?", "An English polymath.", "Who was Gottfried Wilhelm Leibniz?", "A German polymath."]
+    >>> the_two_named("Which of the two developed calculus first?", history)
+    'Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, developed calculus first?'
+    >>> the_two_named("Which of them was German?", history), the_two_named("Which of the two was older?", history[2:])
+    ('Which of Isaac Newton and Gottfried Wilhelm Leibniz was German?', '')
+    """
+    question = " ".join(question.split())
+    lowered = question.lower()
+    found = _TWO.search(question) if "two" in lowered or "them" in lowered else None
+    if not found:
+        return ""
+    subjects: list[str] = []
+    for asked, _ in turns(history):
+        named = _NAMED.fullmatch(" ".join(asked.split()))
+        if named:
+            name = named["defined"] or named["fronted"]
+            subjects = [subject for subject in subjects if subject != name] + [name]
+    if len(subjects) < 2:
+        return ""
+    pair = f"{subjects[-2]} and {subjects[-1]}"
+    if found["which"]:
+        named = f"both {pair}" if found["which"].lower() == "both" else f"{found['which']} of {pair}"
+    else:
+        named = f"the two{found['kind'] or ''}, {pair}" + (found["end"].strip() if found["end"] else ",")
+    return question[: found.start()] + named + question[found.end():]
+
+
 def since_new_person(history: Sequence[str]) -> list[str]:
     """``history`` from its latest turn that named a new person (asked who
     a name is, or opened with the name) on: a follow-up after "Who was
@@ -500,6 +548,8 @@ class CausalLMRewriter:
                 # A first turn has nothing to resolve; an empty question nothing
                 # to rewrite (the model would make one up from the history).
                 results[index] = Rewrite(question)
+            elif compared := the_two_named(question, history):
+                results[index] = Rewrite(compared)
             elif names_new_subject(question) or names_its_subject(question):
                 # Self-contained: a rewrite could only bring the earlier topic back.
                 results[index] = Rewrite(question)

@@ -59,3 +59,39 @@ def test_a_follow_up_that_points_back_still_goes_to_the_model(rewriter, question
     with pytest.raises(_Called):
         rewriter.rewrite(question, LEONARDO)
 
+
+# Two people, each introduced by asking who they were, as in scripts/conversations/compare_dev.jsonl.
+NEWTON_LEIBNIZ = [
+    "Who was Isaac Newton?", "An English polymath.",
+    "When was his Principia first published?", "In 1687.",
+    "Who was Gottfried Wilhelm Leibniz?", "A German polymath.",
+]
+
+
+@pytest.mark.parametrize("question, rewrite", [
+    ("Which of the two developed calculus first?",
+     "Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, developed calculus first?"),
+    ("Which of the two mathematicians was German?",
+     "Which of the two mathematicians, Isaac Newton and Gottfried Wilhelm Leibniz, was German?"),
+    ("Which of the two is called the last universal genius?",
+     "Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, is called the last universal genius?"),
+    ("How are the two different?", "How are the two, Isaac Newton and Gottfried Wilhelm Leibniz, different?"),
+    ("Which of them wrote the Principia?", "Which of Isaac Newton and Gottfried Wilhelm Leibniz wrote the Principia?"),
+    ("Were both of them polymaths?", "Were both Isaac Newton and Gottfried Wilhelm Leibniz polymaths?"),
+])
+def test_a_question_comparing_the_two_people_names_both(rewriter, question, rewrite):
+    # Without the rule the trained model named one of them or neither
+    # ("Which of Marie Curie's two ...").
+    assert rewriter.rewrite(question, NEWTON_LEIBNIZ) == Rewrite(rewrite)
+
+
+def test_the_two_are_the_latest_two_people_asked_about(rewriter):
+    history = ["Who was Plato?", "A philosopher.", *NEWTON_LEIBNIZ]
+    assert rewriter.rewrite("Which of the two was older?", history).text == (
+        "Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, was older?")
+
+
+def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
+    # "the two" may be two things the answers named; nothing says which.
+    with pytest.raises(_Called):
+        rewriter.rewrite("How are the two different?", NEWTON_LEIBNIZ[:4])
