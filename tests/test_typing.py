@@ -41,6 +41,11 @@ _COLLECTION = [
      "contents": "The Sistine Chapel ceiling was painted by Michelangelo."},
     {"id": "columbus-day", "title": "Columbus Day", "url": "",
      "contents": "Columbus Day remembers the landing of Christopher Columbus in 1492."},
+    # "booster" is one edit from both, each in two passages.
+    {"id": "bolster-1", "title": "Bolster", "url": "", "contents": "The bolster was soft."},
+    {"id": "bolster-2", "title": "Pillow", "url": "", "contents": "A bolster of feathers."},
+    {"id": "boisterous-1", "title": "Crowd", "url": "", "contents": "A boisterous crowd."},
+    {"id": "boisterous-2", "title": "Weather", "url": "", "contents": "Boisterous weather."},
     {"id": "poles", "title": "Geographic pole", "url": "",
      "contents": "A pole is a point where the axis of rotation meets the surface. The pale sky."},
 ]
@@ -178,18 +183,15 @@ def test_a_document_in_memory_reads_the_name_as_it_spells_it_and_keeps_what_it_h
     assert "Dvořák was a Czech composer" in turn.sources[0].text
 
 
-def test_a_document_in_memory_corrects_a_long_misspelt_name_it_does_not_hold(document):
-    assert document.respelled("what is in polant") == "what is in polant"  # six letters: too short to guess
-    assert document.respelled("where is Polland") == "where is Poland"  # two passages write "Poland"
-    assert "Poland" in document.search("Polland", 1)[0].text
-    assert document.respelled("what is the Vistulla") == "what is the Vistulla"  # one passage: not enough
+def test_a_document_in_memory_leaves_words_it_does_not_hold_as_typed(document):
+    # Its words are too few to tell a misspelling from a word it does not use.
+    for question in ("where is Polland", "did he walk through Prague"):
+        assert document.respelled(question) == question
 
 
-def test_a_misspelling_as_near_two_words_is_not_guessed():
-    document = ChunkRetriever([Passage(f"p{number}", text, 0.0) for number, text in enumerate(
-        ["The bolster was soft.", "A bolster of feathers.", "A boisterous crowd.", "Boisterous weather."])])
-    assert document.respelled("those booster engines") == "those booster engines"
-    assert document.respelled("a bollster") == "a bolster"
+def test_a_misspelling_as_near_two_words_is_not_guessed(typed):
+    assert typed.respelled("those booster engines") == "those booster engines"
+    assert typed.respelled("a bollster") == "a bolster"
 
 
 def test_a_question_with_no_name_to_respell_is_analyzed_once(monkeypatch):

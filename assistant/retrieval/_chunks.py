@@ -9,8 +9,10 @@ Anserini's defaults (k1 = 0.9, b = 0.4) and Lucene's English analysis
 (lower case, possessive 's dropped, Lucene's 33 English stop words, the
 original Porter stemmer), with Lucene's scoring formula. A name typed
 without its accents searches the document's accented spelling too, as it
-does in the index, and a long misspelt name no passage holds is corrected
-(:class:`._typed.TypedTerms`: "dvorak" finds "Dvořák", "beethovan" "Beethoven").
+does in the index (:class:`._typed.TypedTerms`: "dvorak" finds "Dvořák").
+A misspelt name is not corrected here as it is in the index: one
+document's words are too few to tell a misspelling from a word it does
+not use (a story without "through" had it read "though").
 
 :class:`ChunkRetriever` follows the ``Retriever`` protocol
 (``search(query, k) -> list[Passage]``), so the readers take its passages
@@ -66,22 +68,6 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
-def _one_edit(term: str) -> set[str]:
-    """The lower-case ASCII words one edit from ``term`` (a letter dropped,
-    changed, added, or two swapped), its first letter kept: the in-memory
-    twin of the index's ``FuzzyTermsEnum`` (see :class:`._typed.TypedTerms`).
-
-    >>> sorted(_one_edit("abc") & {"ab", "acb", "abd", "abcd", "bc", "xabc"})
-    ['ab', 'abcd', 'abd', 'acb']
-    """
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    cuts = [(term[:i], term[i:]) for i in range(1, len(term) + 1)]
-    return ({head + tail[1:] for head, tail in cuts if tail}
-            | {head + tail[1] + tail[0] + tail[2:] for head, tail in cuts if len(tail) > 1}
-            | {head + letter + tail[1:] for head, tail in cuts if tail for letter in letters}
-            | {head + letter + tail for head, tail in cuts for letter in letters})
-
-
 class ChunkRetriever:
     """BM25 over a fixed list of passages, in memory.
 
@@ -107,8 +93,7 @@ class ChunkRetriever:
         # Lucene's BM25 idf: log(1 + (N - df + 0.5) / (df + 0.5)), always > 0.
         self._idf = {term: math.log(1 + (n - f + 0.5) / (f + 0.5)) for term, f in df.items()}
         self._typed = TypedTerms(analyze, lambda term: df.get(term, 0),
-                                 lambda: [(term, f) for term, f in df.items() if not term.isascii()],
-                                 lambda term: [(found, df[found]) for found in sorted(_one_edit(term) & df.keys())])
+                                 lambda: [(term, f) for term, f in df.items() if not term.isascii()])
 
     def respelled(self, text: str) -> str:
         """``text`` with each word typed without its accents written as the
