@@ -55,7 +55,10 @@ _COLLECTION = [
 def typed(tmp_path_factory):
     folder = tmp_path_factory.mktemp("typed")
     path = folder / "collection.jsonl"
-    path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _COLLECTION), encoding="utf-8")
+    # Filler to the size of a collection whose misspellings are corrected
+    # (thousands of passages; a few uploads' words are too few).
+    filler = [{"id": f"filler-{n}", "title": "", "url": "", "contents": f"Filler {n}."} for n in range(5000)]
+    path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _COLLECTION + filler), encoding="utf-8")
     build_index(read_collection(path), folder / "index", progress=False)
     return BM25Retriever.from_index(folder / "index")
 
@@ -187,6 +190,12 @@ def test_a_document_in_memory_leaves_words_it_does_not_hold_as_typed(document):
     # Its words are too few to tell a misspelling from a word it does not use.
     for question in ("where is Polland", "did he walk through Prague"):
         assert document.respelled(question) == question
+
+
+def test_a_few_documents_words_are_not_corrected(retriever):
+    # The tiny collection (a few passages, as a session's uploads): "Babbage"
+    # is in two of its passages, but a word it lacks may be no misspelling.
+    assert retriever.respelled("who was charles babbagge") == "who was charles babbagge"
 
 
 def test_a_misspelling_as_near_two_words_is_not_guessed(typed):

@@ -21,7 +21,9 @@ text's words as the index spells them ("who is pele" → "who is pelé"), for
 what reads the question after BM25 (the rescorer, the reader).
 
 A misspelt name is corrected only where that cannot touch a word the
-index knows: a term of at least seven letters that no passage holds gets
+index knows: in an index of thousands of passages (the default
+collection's, not a few uploads'), a term of at least seven letters that
+no passage holds gets
 the index's commonest term one edit away with the same first letter, where
 one is plainly the commonest and held by two passages at least
 ("beethovan" → "beethoven", "michaelangelo" → "michelangelo"). Lucene's
@@ -51,6 +53,10 @@ _NON_ASCII = ".*[\u0080-\uffff].*"
 _CORRECTED_LETTERS = 7
 # The fewest passages that hold a correction.
 _CORRECTION_PASSAGES = 2
+# The fewest passages of an index whose terms are corrected: a few
+# documents' words (a session's uploads) are too few to tell a misspelling
+# from a word they do not use ("through" would read "though").
+_CORRECTING_INDEX = 5000
 
 
 class TypedTerms:
@@ -112,7 +118,8 @@ class TypedTerms:
             while (found := walk.next()) is not None:
                 yield found.utf8ToString(), walk.docFreq()
 
-        return cls(analyzer.analyze, lambda typed: reader.docFreq(term(_FIELD, typed)), accented, near)
+        return cls(analyzer.analyze, lambda typed: reader.docFreq(term(_FIELD, typed)), accented,
+                   near if searcher.num_docs >= _CORRECTING_INDEX else None)
 
     def repaired(self, query: str) -> str:
         """``query``, followed by the index's terms that its terms most
