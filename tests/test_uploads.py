@@ -11,6 +11,7 @@ import tempfile
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -127,6 +128,17 @@ def test_uploads_are_indexed_for_the_session_and_removed_on_close(tmp_path):
     finally:
         index.close()
     assert not index.directory.exists()
+    # Nor does the process hold its files: removed but open, they kept their disk space.
+    maps = [line for line in Path("/proc/self/maps").read_text().splitlines() if str(index.directory) in line]
+    fds = [fd for fd in Path("/proc/self/fd").iterdir() if str(index.directory) in _link(fd)]
+    assert maps == [] and fds == []
+
+
+def _link(fd: Path) -> str:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed while listed
+        return ""
 
 
 def test_a_full_or_read_only_disk_refuses_an_upload_with_a_clear_message(tmp_path, monkeypatch):

@@ -227,6 +227,9 @@ class SessionIndex:
         self._removal = weakref.finalize(self, shutil.rmtree, str(self.directory), ignore_errors=True)
 
     def close(self) -> None:
+        # Removed files Lucene still holds open keep their disk space until
+        # the server stops.
+        self.retriever.close()
         self._removal()  # once: later calls, and the finalizer, do nothing
 
 
