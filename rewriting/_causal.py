@@ -7,12 +7,11 @@ bounded, optionally followed by a beam search whose consensus with the greedy
 rewrite is the rewrite (``RewriterConfig.candidates``), and by default by one
 for the follow-ups the greedy rewrite leaves as asked or was unsure of
 (``RewriterConfig.second_look``, ``second_look_below``). The first turn, and
-a question that names its new subject in full (:func:`names_new_subject`)
-or names what it asks about and points back at nothing
-(:func:`names_its_subject`), are never rewritten; a follow-up is shown the
-turns since the last new person (:func:`since_new_person`); and a drift
-guard keeps the user's own question whenever the model's output no longer
-carries its intent.
+a question that names its new subject in full (:func:`names_new_subject`),
+are never rewritten; "the two" after two such questions gets both names put
+in (:func:`the_two_named`); a follow-up is shown the turns since the last
+new person (:func:`since_new_person`); and a drift guard keeps the user's
+own question whenever the model's output no longer carries its intent.
 """
 
 from __future__ import annotations
@@ -202,53 +201,6 @@ def names_new_subject(question: str) -> bool:
     """
     question = " ".join(question.split())
     return bool(_NEW_SUBJECT.fullmatch(question) or _NEW_PERSON.fullmatch(question))
-
-
-# A question that names what it asks about and points back at nothing the
-# conversation said is self-contained too: "Where was Michelangelo born?"
-# after turns about Leonardo, "Who called Twain the father of American
-# literature?" after a Hemingway turn. The trained model glued the earlier
-# subject onto the name ("Where was Michelangelo Leonardo da Vinci born?"),
-# or put it in the name's place ("Who called Ernest Hemingway ...?"), and
-# on the training turns it rewrote such questions worse than they were asked
-# (BENCHMARKS.md §10, session 32). Words that point back make a question a
-# follow-up whatever names it holds, as does an opening that carries on
-# ("What about in Europe?", "And the Lyceum?").
-_POINTING = frozenset(
-    """he she it they him her his hers its their theirs them himself herself itself themselves this that these
-    those there then here one ones both either neither other others another else former latter same such""".split()
-)
-_CARRYING_ON = re.compile(r"(?i)(?:what|how)\s+about\b|(?:and|but|also|or)\b")
-_SENTENCE_WORDS = re.compile(r"[.?!]+|[^\W_][\w'’-]*(?:\.[^\W_][\w'’-]*)*")
-
-
-def names_its_subject(question: str) -> bool:
-    """Whether ``question`` names something by a capitalised word that does
-    not open a sentence, and has no word that points back at the
-    conversation ("he", "its", "that", "else", ...) nor an opening that
-    carries on from it ("and", "what about").
-
-    >>> names_its_subject("Where was Michelangelo born?"), names_its_subject("Which region is Athens the capital of?")
-    (True, True)
-    >>> names_its_subject("Where was he born?"), names_its_subject("Which of his novels won the Pulitzer Prize?")
-    (False, False)
-    >>> names_its_subject("What about in Europe?"), names_its_subject("Interesting. Where was it built?")
-    (False, False)
-    """
-    question = " ".join(question.split())
-    if _CARRYING_ON.match(question):
-        return False
-    named, opening = False, True
-    for token in _SENTENCE_WORDS.findall(question):
-        if token[0] in ".?!":
-            opening = True
-            continue
-        word = token.lower()
-        if (word[:-2] if word.endswith(("'s", "’s")) else word) in _POINTING:
-            return False
-        named = named or (not opening and token[0].isupper() and token != "I")
-        opening = False
-    return named
 
 
 # "Which of the two was older?" after "Who was X?" and later "Who was Y?"
@@ -550,7 +502,7 @@ class CausalLMRewriter:
                 results[index] = Rewrite(question)
             elif compared := the_two_named(question, history):
                 results[index] = Rewrite(compared)
-            elif names_new_subject(question) or names_its_subject(question):
+            elif names_new_subject(question):
                 # Self-contained: a rewrite could only bring the earlier topic back.
                 results[index] = Rewrite(question)
             elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
