@@ -436,8 +436,12 @@ class Actions:
     """The event handlers: each calls :mod:`assistant.session` with the tab's
     Session and the server's Services and returns what the panels show."""
 
-    def __init__(self, services: S.Services, export_dir: str):
-        self.services, self.export_dir = services, export_dir
+    def __init__(self, services: S.Services, export_dir: str | None = None):
+        # None: a folder of their own, made as the server's is (export_folder)
+        # and removed with these handlers.
+        self._exports = export_folder() if export_dir is None else None
+        self.services = services
+        self.export_dir = export_dir if export_dir is not None else self._exports.name
         # Turns under way (streamed or through the API), for a stop to wait on.
         self.running = 0
         self._running_lock = threading.Lock()
@@ -1004,7 +1008,7 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     """
     if services.scorer is None:  # the app always shows the live metrics
         services.scorer, services.metrics = live_metrics(), LiveMetrics.names
-    act = actions or Actions(services, export_dir or tempfile.mkdtemp(prefix="convqa-export-"))
+    act = actions or Actions(services, export_dir)
     with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False, delete_cache=UPLOAD_CACHE) as demo:
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import shutil
 from pathlib import Path
 
@@ -158,3 +159,12 @@ def test_gradio_serves_an_export_without_a_copy_that_outlives_it(app_services, t
         export.unlink()
         assert [p.name for p in (tmp_path / "gradio").rglob("*") if p.is_file()] == []
     assert not Path(folder).exists()
+    # Handlers made without a folder (build_app's default) make theirs the same
+    # way: it was a folder of the system's temporary folder, served by copy
+    # and left behind when the program ended.
+    actions = app.Actions(app_services)
+    own = Path(actions.export_dir)
+    assert own.parent == tmp_path / "gradio" and own.is_dir()
+    del actions
+    gc.collect()
+    assert not own.exists()
