@@ -17,6 +17,7 @@ from ._store import new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
 
+
 def assistant_for(services: Services, session: Session) -> Assistant:
     """The assistant that answers ``session``: the served one, or the same
     with the session's own source and that source's rescorer (its uploads'
