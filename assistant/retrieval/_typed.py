@@ -145,13 +145,16 @@ class TypedTerms:
         # time, so these are the terms of each word analyzed alone. A text
         # none of whose terms has a spelling to add (nearly every question)
         # is then one call of the analyzer, not one a word.
+        # Each term's spellings are looked up once: for a misspelt name that
+        # is a walk of the index's terms dictionary.
         words = " ".join(TOKEN_PATTERNS["lucene"].findall(text))
-        if not any(self.meant(term) for term in dict.fromkeys(self._analyze(words))):
+        spellings = {term: self.meant(term) for term in dict.fromkeys(self._analyze(words))}
+        if not any(spellings.values()):
             return text
 
         def word(typed: re.Match) -> str:
             terms = self._analyze(typed.group())
-            meant = self.meant(terms[0]) if len(terms) == 1 else []
+            meant = (spellings[terms[0]] if terms[0] in spellings else self.meant(terms[0])) if len(terms) == 1 else []
             if not meant:
                 return typed.group()
             lowered = typed.group().lower()
