@@ -197,6 +197,24 @@ def test_sessions_share_the_multiple_choice_readers_bounded_store_of_prepared_do
     assert encoded[prepared:] == [["What did Mara teach? Medicine", "What did Mara teach? Music"]]
 
 
+def test_sessions_asking_their_first_multiple_choice_question_at_once_make_one_reader(app_services):
+    # The reader is made on first use; sessions arriving together must not
+    # each make one (and keep their own prepared documents). Its lock is the
+    # Services' own, so a copy made with dataclasses.replace shares it.
+    import time
+
+    from conftest import concurrently
+
+    minilm = app_services.minilm()
+    copy_ = dataclasses.replace(app_services)
+    # A slow encoder's load widens the window between the check and the reader's making.
+    app_services.minilm = lambda: time.sleep(0.05) or minilm
+    assert copy_.reader_lock is app_services.reader_lock
+    readers = concurrently(lambda services: services.multiple_choice_reader(), [(app_services,)] * 8)
+    assert all(reader is readers[0] for reader in readers) and app_services.choice_reader is readers[0]
+    assert S.Services(app_services.assistant).reader_lock is not app_services.reader_lock
+
+
 def test_a_judgement_records_the_history_the_rewriter_saw_not_the_saved_one(app_services):
     # A turn read back from the browser with a long history made each 👍/👎
     # (a light event) append megabytes to the server's labels file.

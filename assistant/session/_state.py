@@ -47,10 +47,6 @@ MAX_JUDGEMENTS = 200
 Scorer = Callable[[str, str, object], dict[str, float]]
 
 
-# Sessions asking their first multiple-choice question at once make one reader.
-_READER_LOCK = threading.Lock()
-
-
 class HeldText:
     """The bytes of document text the sessions of one server hold in memory
     (:attr:`UploadLimits.max_held_mb` bounds them). :class:`Services` owns
@@ -113,6 +109,10 @@ class Services:
     # asking about a new long document each time in many sessions grew the
     # server's memory without a bound.
     choice_reader: object = field(default=None, repr=False)
+    # Sessions asking their first multiple-choice question at once make one
+    # reader. A copy made with dataclasses.replace shares it, as it shares
+    # the reader once made.
+    reader_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     # The document text its sessions hold in memory (``limits.max_held_mb``).
     # A copy made with dataclasses.replace shares it, as it shares the models.
     held_text: HeldText = field(default_factory=HeldText, repr=False, compare=False)
@@ -125,7 +125,7 @@ class Services:
 
     def multiple_choice_reader(self):
         """The shared :class:`~assistant.readers.MultipleChoiceReader` (over :meth:`minilm`)."""
-        with _READER_LOCK:
+        with self.reader_lock:
             if self.choice_reader is None:
                 self.choice_reader = MultipleChoiceReader(self.minilm())
             return self.choice_reader
