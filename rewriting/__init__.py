@@ -13,6 +13,7 @@ from assistant.kernel import ModelNotFoundError
 
 from ._base import OriginalRewriter, Rewriter
 from ._batching import BatchingRewriter
+from ._config import RewriterConfig
 from ._consensus import consensus, unigram_f1
 from ._prompt import (
     IGNORE_INDEX,
@@ -23,6 +24,7 @@ from ._prompt import (
     turns,
 )
 from ._recipe import RECIPE_FILE, Recipe
+from ._rules import drift_reason
 
 __all__ = [
     "Rewriter",
@@ -70,9 +72,7 @@ __all__ = [
 # that "original" and the data readers stay light.
 _LAZY = {
     "CausalLMRewriter": "_causal",
-    "RewriterConfig": "_causal",
     "Decoding": "_causal",
-    "drift_reason": "_causal",
     "inference_dtype": "_causal",
     "lookup_draft": "_causal",
     "load_causal_lm": "_models",
@@ -137,7 +137,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     key = name.strip()
     if key == "original":
         return OriginalRewriter()
-    from ._causal import CausalLMRewriter, RewriterConfig
+    from ._causal import CausalLMRewriter
 
     config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward)
     if second_look is not None:

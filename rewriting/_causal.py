@@ -6,292 +6,35 @@ format, optionally a LoRA adapter and a copy head). Decoding is greedy and
 bounded, optionally followed by a beam search whose consensus with the greedy
 rewrite is the rewrite (``RewriterConfig.candidates``), and by default by one
 for the follow-ups the greedy rewrite leaves as asked or was unsure of
-(``RewriterConfig.second_look``, ``second_look_below``). The first turn, and
-a question that names its new subject in full (:func:`names_new_subject`),
-are never rewritten; "the two" after two such questions gets both names put
-in (:func:`the_two_named`); a follow-up is shown the turns since the last
-new person (:func:`since_new_person`); and a drift guard keeps the user's
-own question whenever the model's output no longer carries its intent.
+(``RewriterConfig.second_look``, ``second_look_below``). What is decided
+from the text alone (turns kept as asked, "the two" named, the history a
+follow-up is shown, the drift guard) is in :mod:`rewriting._rules`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
 
 import torch
 
-from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, ModelNotFoundError, Rewrite, check_history, prefix_stem, tokens
+from assistant.kernel import ModelNotFoundError, Rewrite
 from assistant.kernel import native_bf16 as cpu_has_native_bf16  # a name of its own: the argument below shadows it
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
 from ._beam import BeamState
+from ._config import RewriterConfig
 from ._consensus import consensus
 from ._copy import COPY_HEAD_FILE, CopyHead
 from ._fused import FusedCache, FusedLlama, FusedPrompts
 from ._models import load_causal_lm
 from ._packing import pack_linears
-from ._prompt import PromptConfig, chat_prompt, plain_prompt_ids, turns
-from ._recipe import RECIPE_FILE, Recipe
+from ._prompt import chat_prompt, plain_prompt_ids
+from ._recipe import Recipe
+from ._rules import clean_output, drift_reason, names_new_subject, refuse_non_text, same_words, since_new_person, the_two_named
 
-__all__ = ["RewriterConfig", "CausalLMRewriter", "Decoding", "drift_reason", "inference_dtype", "lookup_draft", "RECIPE_FILE"]
-
-
-@dataclass(frozen=True)
-class RewriterConfig:
-    """Decoding, prompting and drift-guard settings of :class:`CausalLMRewriter`."""
-
-    # "chat" (few-shot prompt for an instruct model), "plain" (the fine-tuned
-    # format) or "auto": the recipe saved with trained weights, else "chat"
-    # when the tokenizer has a chat template, else "plain".
-    prompt_format: str = "auto"
-    # Token budgets of the plain format; the questions' and answers' must match
-    # those used in training (from_pretrained reads them from the saved recipe).
-    prompt: PromptConfig = field(default_factory=PromptConfig)
-    # Whole plain prompt in tokens at inference; None: prompt.max_input_tokens,
-    # the training budget. A longer one keeps earlier turns that training's
-    # budget cut off, for more prefill time (BENCHMARKS.md §10 measures both).
-    max_input_tokens: int | None = None
-    # Earlier turns shown in the chat format: a 135M model loses track of
-    # which question to rewrite when shown more.
-    chat_history_turns: int = 3
-    # Longest rewrite in tokens: human rewrites are under 40 tokens, and a
-    # bound caps latency when a model fails to stop.
-    max_new_tokens: int = 40
-    # Questions rewritten in one forward pass by rewrite_batch. A decoding
-    # step reads every weight whatever the rows, so more rows share that cost;
-    # prompts are sorted by length, so padding stays small (BENCHMARKS.md §8).
-    batch_size: int = 32
-    # Prompt-lookup drafting for a single question (0: off). A rewrite mostly
-    # copies the question and a name from the history, so the tokens after the
-    # latest match of the last few generated tokens in the prompt are proposed
-    # and checked in one forward pass. Greedy output stays the model's own. A
-    # 9-token pass costs little more than one step with bf16 weights (much more
-    # in float32), so drafts pay off with bf16 (figures: BENCHMARKS.md §3).
-    draft_tokens: int = 8
-    # Longest n-gram of generated tokens looked up in the prompt; shorter ones
-    # are tried when it is not found.
-    draft_ngram: int = 3
-    # Rows one pass of a batch may feed, drafts included (0: no drafts in
-    # batches). Rows that end leave the batch, and once few are left each
-    # gets a draft of up to batch_draft_rows // rows - 1 tokens (none while 9
-    # or more are left). A pass of a few rows costs about one row's, but a
-    # batch's long tail of one or two rows would otherwise take a pass per
-    # token; 16, 32 and 64 measured alike (BENCHMARKS.md §8, session 10).
-    batch_draft_rows: int = 16
-    # Beams of an N-best search run after the greedy rewrite (0: none). The
-    # rewrite is then the consensus of the greedy one and the beams'
-    # (rewriting._consensus), and the others widen the search
-    # (Rewrite.alternatives): more often the human rewrite's words, at the
-    # cost of a beam search per question, so it is off where a person waits
-    # on 2 CPU cores and a choice for batch rewriting (BENCHMARKS.md §10).
-    candidates: int = 0
-    # Beams searched again for a follow-up whose greedy rewrite has the
-    # question's words (0: never), when ``candidates`` is 0: the rewrite is
-    # then their consensus with it, as with ``candidates``. A follow-up left
-    # as asked mostly still lacks its subject ("when was he attacked?"), and
-    # few turns are left so, so the search costs little beyond them
-    # (BENCHMARKS.md §10, session 23).
-    second_look: int = 4
-    # With second_look, a follow-up whose greedy rewrite changed the question
-    # is searched again too when the model was unsure of it: one of its tokens
-    # had less than this probability (0: only those left as asked). An unsure
-    # rewrite is more often a wrong referent, and the beams' other candidates
-    # widen the search for it (Rewrite.alternatives); chosen on training turns
-    # for retrieval (BENCHMARKS.md §10, session 25).
-    second_look_below: float = 0.3
-    # Weights' dtype when loaded by from_pretrained: "auto" is bfloat16 where
-    # the CPU multiplies it natively (AVX512-BF16/AMX; the adapter was trained
-    # under bf16 autocast): prompts and drafts read faster (BENCHMARKS.md §3);
-    # single-token steps gain little. Elsewhere float32: emulated bf16 is slower.
-    dtype: str = "auto"
-    # Lay bfloat16 linear weights out once for oneDNN (rewriting._packing):
-    # otherwise every call re-lays them, which costs as much as a decoding
-    # step's product. Same outputs bit for bit; False only to compare.
-    pack_weights: bool = True
-    # One question's passes through rewriting._fused (q/k/v and gate/up as
-    # one product each, a preallocated cache) for Llama models without a copy
-    # head: the same logits with less work around the products, which a
-    # draft pass on 2 cores is mostly made of (BENCHMARKS.md §10, session 22).
-    # False only to compare; batches keep transformers' forward.
-    fused_forward: bool = True
-    # Drift guard: share of the question's content words the rewrite must
-    # keep. 0.5 lets the model replace a vague word but not the whole question.
-    min_content_overlap: float = 0.5
-    # Drift guard: words a rewrite may add to the question. Resolving a
-    # reference adds a name or a phrase, rarely more than ~12 words.
-    max_added_words: int = 20
-
-
-def _words(text: str) -> list[str]:
-    return tokens(text, "word")
-
-
-def _stem(word: str) -> str:
-    # Crude on purpose: "countries"/"country" and "Byron's"/"Byron" must match;
-    # a lenient guard only falls back when the question is clearly lost.
-    return prefix_stem(re.sub(r"'s$", "", word))
-
-
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _words(text) if w not in DRIFT_STOPWORDS}
-
-
-def _same(a: str, b: str) -> bool:
-    return _words(a) == _words(b)
-
-
-def drift_reason(question: str, history: Sequence[str], candidate: str, config: RewriterConfig = RewriterConfig()) -> str:
-    """Why ``candidate`` cannot stand for ``question`` ("" when it can).
-
-    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "What did Ada write?")
-    ''
-    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "Who was Ada?")
-    'the rewrite repeats an earlier question'
-    """
-    if not _words(candidate):
-        return "the rewrite was empty"
-    if _same(candidate, question):
-        return ""
-    if any(_same(candidate, past) for past, _ in turns(history)):
-        return "the rewrite repeats an earlier question"
-    if len(_words(candidate)) > len(_words(question)) + config.max_added_words:
-        return "the rewrite was much longer than the question"
-    wanted = _content(question)
-    if wanted:
-        kept = len(wanted & _content(candidate)) / len(wanted)
-        if kept < config.min_content_overlap:
-            return f"the rewrite kept only {kept:.0%} of the question's content words"
-    return ""
-
-
-# A question that names its new subject in full leaves nothing to resolve,
-# and in mid-conversation it starts a new topic: one asking who or what a
-# name is ("Who was Ernest Hemingway?", "What is the Danube?"), and one that
-# opens by naming whom it goes on to ("And Marco Polo, when did he travel?",
-# "Back to Leonardo: which period was he of?"). QReCC, CANARD and CAsT
-# hold very few such turns to learn from, and the trained model glued the
-# earlier subject on ("Who was Ernest Hemingway, Mark Twain?"), took the
-# fronted name's "he" for the earlier subject, and went on taking "he" for
-# the earlier subject in the turns after.
-_NAME = r"[A-Z][\w'’.-]*"
-_NAME_LINKS = r"of|the|and|da|de|del|della|di|du|la|le|van|von|der|bin|ibn|al"
-_FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
-_DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
-_NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")
-# Whom a later "he" or "she" means: a new person, or a name put first. "What
-# was the British Music Experience?" leaves "What did she do next?" about the
-# singer before it.
-_NEW_PERSON = re.compile(
-    rf"(?i:who)\s+{_DEFINED}"
-    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+{_FULL_NAME}\s*[,:]\s+\S.*"
-)
-
-
-def names_new_subject(question: str) -> bool:
-    """Whether ``question`` asks who or what a capitalised name is, or
-    opens by naming whom it is about after "and", "back to" or the like.
-
-    >>> names_new_subject("Who was Vasco da Gama?"), names_new_subject("And Marco Polo, when did he travel?")
-    (True, True)
-    >>> names_new_subject("What is its population?"), names_new_subject("Who was Ada's father?")
-    (False, False)
-    """
-    question = " ".join(question.split())
-    return bool(_NEW_SUBJECT.fullmatch(question) or _NEW_PERSON.fullmatch(question))
-
-
-# "Which of the two was older?" after "Who was X?" and later "Who was Y?"
-# asks about both of them: the trained model named one of them, or neither
-# ("Which of Marie Curie's two ..."), and a search for the question as asked
-# finds neither. The two are the latest two subjects the questions named as
-# new ones (asked who or what a name is, or opened with it).
-# Verbs ending in "s" that follow "the two" where a plural noun ("the two
-# poets") may stand: the names go before them ("the two, X and Y, was ...").
-_S_VERBS = "(?:is|was|has|does|goes|says|gets|makes|comes|lives|seems|remains|appears|looks|holds|takes|gives|wins|uses)"
-_TWO = re.compile(rf"(?i)\b(?P<which>which|who|either|neither|each|both)\s+of\s+them\b"
-                  rf"|\bthe\s+two(?P<kind>\s+(?!{_S_VERBS}\b)[a-z]+s\b)?(?P<end>\s*[?.!])?")
-_NAMED = re.compile(
-    rf"(?i:who|what)\s+(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?(?P<defined>{_FULL_NAME})\s*\??"
-    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+(?P<fronted>{_FULL_NAME})\s*[,:]\s+\S.*"
-)
-
-
-def the_two_named(question: str, history: Sequence[str]) -> str:
-    """``question`` with the two subjects it compares put in for "the two"
-    or "which of them" ("" when it compares none, or the history's
-    questions named fewer than two subjects).
-
-    >>> history = ["Who was Isaac Newton?", "An English polymath.", "Who was Gottfried Wilhelm Leibniz?", "A German polymath."]
-    >>> the_two_named("Which of the two developed calculus first?", history)
-    'Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, developed calculus first?'
-    >>> the_two_named("Which of them was German?", history), the_two_named("Which of the two was older?", history[2:])
-    ('Which of Isaac Newton and Gottfried Wilhelm Leibniz was German?', '')
-    """
-    question = " ".join(question.split())
-    lowered = question.lower()
-    found = _TWO.search(question) if "two" in lowered or "them" in lowered else None
-    if not found:
-        return ""
-    subjects: list[str] = []
-    for asked, _ in turns(history):
-        named = _NAMED.fullmatch(" ".join(asked.split()))
-        if named:
-            name = named["defined"] or named["fronted"]
-            subjects = [subject for subject in subjects if subject != name] + [name]
-    if len(subjects) < 2:
-        return ""
-    pair = f"{subjects[-2]} and {subjects[-1]}"
-    if found["which"]:
-        named = f"both {pair}" if found["which"].lower() == "both" else f"{found['which']} of {pair}"
-    else:
-        named = f"the two{found['kind'] or ''}, {pair}" + (found["end"].strip() if found["end"] else ",")
-    return question[: found.start()] + named + question[found.end():]
-
-
-def since_new_person(history: Sequence[str]) -> list[str]:
-    """``history`` from its latest turn that named a new person (asked who
-    a name is, or opened with the name) on: a follow-up after "Who was
-    Vasco da Gama?" is about him, and the turns before it were about
-    someone else (the model took "he" for the person they named more often).
-
-    >>> since_new_person(["Who was Ada?", "A mathematician.", "Who was Byron?", "A poet.", "When did he die?", "1824."])
-    ['Who was Byron?', 'A poet.', 'When did he die?', '1824.']
-    """
-    history = list(history)
-    starts = [2 * index for index, (question, _) in enumerate(turns(history)) if _NEW_PERSON.fullmatch(question)]
-    return history[starts[-1]:] if starts else history
-
-
-def _clean(text: str) -> str:
-    """First line of the model's output, without quotes or a leading label."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    line = lines[0] if lines else ""
-    line = re.sub(r"^(rewrite|rewritten question|question)\s*:\s*", "", line, flags=re.IGNORECASE)
-    if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
-        line = line[1:-1].strip()
-    return line
-
-
-def _refuse_non_text(question: str, history: Sequence[str]) -> None:
-    """A lone surrogate (invalid UTF-8 read with errors="surrogateescape", or
-    a broken character from an API) makes the tokenizer raise a TypeError;
-    say what is wrong instead. A question that is not a string, or a history
-    that is not a list of strings (a string is one, letter by letter), would
-    be rewritten as its ``str()``: refused too."""
-    if not isinstance(question, str):
-        raise TypeError(f"the question must be a string, not {type(question).__name__}")
-    check_history(history)
-    for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
-        try:
-            str(text).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInputError(
-                f"{where} contains characters that are not valid text (a lone surrogate, e.g. from invalid UTF-8); "
-                "please type it again."
-            ) from None
+__all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
 
 def _token_id(tokenizer, token: str) -> int:
@@ -406,7 +149,7 @@ class CausalLMRewriter:
                 done(index, result)
 
         def looks_again(index: int) -> bool:  # left as asked (or kept by the drift guard), or unsure
-            return index in unsure or _same(results[index].text, items[index][0])
+            return index in unsure or same_words(results[index].text, items[index][0])
 
         # The prompts the second look will search wait here, each with the
         # greedy pass's read of it when it has one, and are searched a full
@@ -491,7 +234,7 @@ class CausalLMRewriter:
         long), ``None`` elsewhere; and ``(index, prompt ids)`` of the rest,
         shortest first."""
         for question, history in items:
-            _refuse_non_text(question, history)
+            refuse_non_text(question, history)
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(items):
@@ -531,7 +274,7 @@ class CausalLMRewriter:
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.
         ended = ended or "\n" in text.strip()
-        candidate = _clean(text)
+        candidate = clean_output(text)
         reason = "" if ended else "the rewrite did not end"
         reason = reason or drift_reason(question, history, candidate, self.config)
         return Rewrite(question, f"kept the original question: {reason}", candidate) if reason else Rewrite(candidate)

@@ -1,0 +1,191 @@
+"""What the rewriter decides from the text alone, without the model.
+
+The first turn and a question that names its new subject in full
+(:func:`names_new_subject`) are kept as asked; "the two" after two such
+questions gets both names put in (:func:`the_two_named`); a follow-up is
+shown the turns since the last new person (:func:`since_new_person`); and
+the drift guard (:func:`drift_reason`) keeps the user's own question
+whenever the model's output no longer carries its intent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, check_history, prefix_stem, tokens
+
+from ._config import RewriterConfig
+from ._prompt import turns
+
+__all__ = ["drift_reason", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
+           "refuse_non_text"]
+
+
+def _words(text: str) -> list[str]:
+    return tokens(text, "word")
+
+
+def _stem(word: str) -> str:
+    # Crude on purpose: "countries"/"country" and "Byron's"/"Byron" must match;
+    # a lenient guard only falls back when the question is clearly lost.
+    return prefix_stem(re.sub(r"'s$", "", word))
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(w) for w in _words(text) if w not in DRIFT_STOPWORDS}
+
+
+def same_words(a: str, b: str) -> bool:
+    return _words(a) == _words(b)
+
+
+def drift_reason(question: str, history: Sequence[str], candidate: str, config: RewriterConfig = RewriterConfig()) -> str:
+    """Why ``candidate`` cannot stand for ``question`` ("" when it can).
+
+    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "What did Ada write?")
+    ''
+    >>> drift_reason("What did she write?", ["Who was Ada?", "A mathematician."], "Who was Ada?")
+    'the rewrite repeats an earlier question'
+    """
+    if not _words(candidate):
+        return "the rewrite was empty"
+    if same_words(candidate, question):
+        return ""
+    if any(same_words(candidate, past) for past, _ in turns(history)):
+        return "the rewrite repeats an earlier question"
+    if len(_words(candidate)) > len(_words(question)) + config.max_added_words:
+        return "the rewrite was much longer than the question"
+    wanted = _content(question)
+    if wanted:
+        kept = len(wanted & _content(candidate)) / len(wanted)
+        if kept < config.min_content_overlap:
+            return f"the rewrite kept only {kept:.0%} of the question's content words"
+    return ""
+
+
+# A question that names its new subject in full leaves nothing to resolve,
+# and in mid-conversation it starts a new topic: one asking who or what a
+# name is ("Who was Ernest Hemingway?", "What is the Danube?"), and one that
+# opens by naming whom it goes on to ("And Marco Polo, when did he travel?",
+# "Back to Leonardo: which period was he of?"). QReCC, CANARD and CAsT
+# hold very few such turns to learn from, and the trained model glued the
+# earlier subject on ("Who was Ernest Hemingway, Mark Twain?"), took the
+# fronted name's "he" for the earlier subject, and went on taking "he" for
+# the earlier subject in the turns after.
+_NAME = r"[A-Z][\w'’.-]*"
+_NAME_LINKS = r"of|the|and|da|de|del|della|di|du|la|le|van|von|der|bin|ibn|al"
+_FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
+_DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
+_NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")
+# Whom a later "he" or "she" means: a new person, or a name put first. "What
+# was the British Music Experience?" leaves "What did she do next?" about the
+# singer before it.
+_NEW_PERSON = re.compile(
+    rf"(?i:who)\s+{_DEFINED}"
+    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+{_FULL_NAME}\s*[,:]\s+\S.*"
+)
+
+
+def names_new_subject(question: str) -> bool:
+    """Whether ``question`` asks who or what a capitalised name is, or
+    opens by naming whom it is about after "and", "back to" or the like.
+
+    >>> names_new_subject("Who was Vasco da Gama?"), names_new_subject("And Marco Polo, when did he travel?")
+    (True, True)
+    >>> names_new_subject("What is its population?"), names_new_subject("Who was Ada's father?")
+    (False, False)
+    """
+    question = " ".join(question.split())
+    return bool(_NEW_SUBJECT.fullmatch(question) or _NEW_PERSON.fullmatch(question))
+
+
+# "Which of the two was older?" after "Who was X?" and later "Who was Y?"
+# asks about both of them: the trained model named one of them, or neither
+# ("Which of Marie Curie's two ..."), and a search for the question as asked
+# finds neither. The two are the latest two subjects the questions named as
+# new ones (asked who or what a name is, or opened with it).
+# Verbs ending in "s" that follow "the two" where a plural noun ("the two
+# poets") may stand: the names go before them ("the two, X and Y, was ...").
+_S_VERBS = "(?:is|was|has|does|goes|says|gets|makes|comes|lives|seems|remains|appears|looks|holds|takes|gives|wins|uses)"
+_TWO = re.compile(rf"(?i)\b(?P<which>which|who|either|neither|each|both)\s+of\s+them\b"
+                  rf"|\bthe\s+two(?P<kind>\s+(?!{_S_VERBS}\b)[a-z]+s\b)?(?P<end>\s*[?.!])?")
+_NAMED = re.compile(
+    rf"(?i:who|what)\s+(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?(?P<defined>{_FULL_NAME})\s*\??"
+    rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+(?P<fronted>{_FULL_NAME})\s*[,:]\s+\S.*"
+)
+
+
+def the_two_named(question: str, history: Sequence[str]) -> str:
+    """``question`` with the two subjects it compares put in for "the two"
+    or "which of them" ("" when it compares none, or the history's
+    questions named fewer than two subjects).
+
+    >>> history = ["Who was Isaac Newton?", "An English polymath.", "Who was Gottfried Wilhelm Leibniz?", "A German polymath."]
+    >>> the_two_named("Which of the two developed calculus first?", history)
+    'Which of the two, Isaac Newton and Gottfried Wilhelm Leibniz, developed calculus first?'
+    >>> the_two_named("Which of them was German?", history), the_two_named("Which of the two was older?", history[2:])
+    ('Which of Isaac Newton and Gottfried Wilhelm Leibniz was German?', '')
+    """
+    question = " ".join(question.split())
+    lowered = question.lower()
+    found = _TWO.search(question) if "two" in lowered or "them" in lowered else None
+    if not found:
+        return ""
+    subjects: list[str] = []
+    for asked, _ in turns(history):
+        named = _NAMED.fullmatch(" ".join(asked.split()))
+        if named:
+            name = named["defined"] or named["fronted"]
+            subjects = [subject for subject in subjects if subject != name] + [name]
+    if len(subjects) < 2:
+        return ""
+    pair = f"{subjects[-2]} and {subjects[-1]}"
+    if found["which"]:
+        named = f"both {pair}" if found["which"].lower() == "both" else f"{found['which']} of {pair}"
+    else:
+        named = f"the two{found['kind'] or ''}, {pair}" + (found["end"].strip() if found["end"] else ",")
+    return question[: found.start()] + named + question[found.end():]
+
+
+def since_new_person(history: Sequence[str]) -> list[str]:
+    """``history`` from its latest turn that named a new person (asked who
+    a name is, or opened with the name) on: a follow-up after "Who was
+    Vasco da Gama?" is about him, and the turns before it were about
+    someone else (the model took "he" for the person they named more often).
+
+    >>> since_new_person(["Who was Ada?", "A mathematician.", "Who was Byron?", "A poet.", "When did he die?", "1824."])
+    ['Who was Byron?', 'A poet.', 'When did he die?', '1824.']
+    """
+    history = list(history)
+    starts = [2 * index for index, (question, _) in enumerate(turns(history)) if _NEW_PERSON.fullmatch(question)]
+    return history[starts[-1]:] if starts else history
+
+
+def clean_output(text: str) -> str:
+    """First line of the model's output, without quotes or a leading label."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    line = re.sub(r"^(rewrite|rewritten question|question)\s*:\s*", "", line, flags=re.IGNORECASE)
+    if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+        line = line[1:-1].strip()
+    return line
+
+
+def refuse_non_text(question: str, history: Sequence[str]) -> None:
+    """A lone surrogate (invalid UTF-8 read with errors="surrogateescape", or
+    a broken character from an API) makes the tokenizer raise a TypeError;
+    say what is wrong instead. A question that is not a string, or a history
+    that is not a list of strings (a string is one, letter by letter), would
+    be rewritten as its ``str()``: refused too."""
+    if not isinstance(question, str):
+        raise TypeError(f"the question must be a string, not {type(question).__name__}")
+    check_history(history)
+    for where, text in [("The question", question), *(("An earlier turn of the conversation", t) for t in history)]:
+        try:
+            str(text).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(
+                f"{where} contains characters that are not valid text (a lone surrogate, e.g. from invalid UTF-8); "
+                "please type it again."
+            ) from None
