@@ -20,10 +20,12 @@ Only this module imports ray, and only when :func:`map_on_ray` runs
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import json
 import logging
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -146,6 +148,42 @@ def _connection_failed(address: str, error: BaseException, version: str) -> str:
             f"where it uses token authentication, that this machine has its token (the head's ~/.ray/auth_token)")
 
 
+def _ray_temp_folder() -> str:
+    """The folder a local Ray instance keeps its session in (sockets, logs,
+    spilled objects), as Ray chooses it: RAY_TMPDIR, else TMPDIR, else /tmp."""
+    return os.path.join(os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp", "ray")
+
+
+# Ray's own text when a socket path under its temporary folder is too long.
+_SOCKET_PATH_TOO_LONG = "AF_UNIX path length"
+# The ways a local instance fails to start that the user can act on (no room,
+# a folder it cannot write, a port taken, a process of Ray's that died):
+# raised by Ray as these; anything else (TypeError, AttributeError ...) is a bug and keeps its traceback.
+_START_ERRORS = (OSError, RuntimeError, ValueError)
+
+
+def _start_failed(error: BaseException) -> str:
+    """One line for a local ``ray.init`` that failed: Ray's own words (its
+    first lines: a failed GCS quotes pages of its log) and what to do."""
+    said = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+    if len(said) > 240:
+        said = said[:239] + "…"
+    folder = _ray_temp_folder()
+    port = re.search(r"[Tt]he specified port is (\d+)|port (\d+) is already in use", str(error))
+    if _SOCKET_PATH_TOO_LONG in str(error):
+        hint = f"its temporary folder {folder} makes too long a socket path (107 bytes at most): set RAY_TMPDIR to a short folder, e.g. /tmp"
+    elif getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+        hint = f"free room in {folder} and /dev/shm, or set RAY_TMPDIR to a folder with room"
+    elif isinstance(error, OSError):
+        hint = f"Ray keeps its session in {folder}: set RAY_TMPDIR to a folder this user can write, with room"
+    elif port:
+        hint = f"port {port.group(1) or port.group(2)} is taken by another program: stop it, or unset RAY_GCS_SERVER_PORT (Ray then picks a free port)"
+    else:
+        hint = (f"Ray's logs are in {folder}/session_latest/logs; check for room in {folder} and /dev/shm, "
+                f"or run on a cluster with --ray ADDRESS")
+    return f"cannot start a local Ray instance: {said}; {hint}"
+
+
 def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:
     """Connect to ``address`` (None: ``RAY_ADDRESS``, else a new local instance)."""
     global _shipped
@@ -179,8 +217,17 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         # "local": a new instance of our own, even where a `ray start` one runs;
         # on the loopback address, so that a one-machine run talks to nothing
         # but itself.
-        ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
-                 runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
+        try:
+            ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
+                     runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
+        except _START_ERRORS as error:
+            raise ConfigError(_start_failed(error)) from error
+        except Exception as error:
+            # Ray raises a bare Exception when its raylet does not come up
+            # ("The current node timed out during startup"); a subclass is not its.
+            if type(error) is not Exception:
+                raise
+            raise ConfigError(_start_failed(error)) from error
     _shipped = wanted
     # Our own bar counts items; Ray Data's would count chunks. Its one-off
     # notice that its bars are off is not the user's concern.

@@ -393,3 +393,65 @@ def test_a_grpc_answer_or_one_that_cannot_be_told_is_left_to_ray(tmp_path, refus
         address = f"127.0.0.1:{server.getsockname()[1]}"
         assert main([*argv, "--ray", address]) == 2
     assert capsys.readouterr().err.startswith(f"error: cannot connect to the Ray cluster at {address}: the stand-in refuses;")
+
+
+_GCS_PORT_TAKEN = ("Failed to start GCS.  Last 1 lines of error files:\n[2026-12-05 19:09:09,077 C 16863 16863] (gcs_server) "
+                   "grpc_server.cc:134:  An unexpected system state has occurred. You have likely discovered a bug in Ray. "
+                   "Check failed: server_ Failed to start the grpc server. The specified port is 47123. This means that "
+                   "Ray's core components will not be able to function correctly.\n\n.Please check "
+                   "/tmp/ray/session_x/logs/gcs_server.out for details. Last connection error: None")
+
+
+@pytest.mark.parametrize("failure, hint", [
+    (OSError(28, "No space left on device"), "free room in /short/ray and /dev/shm, or set RAY_TMPDIR to a folder with room"),
+    (NotADirectoryError(20, "Not a directory"), "Ray keeps its session in /short/ray: set RAY_TMPDIR to a folder this user can write"),
+    (OSError("validate_socket_filename failed: AF_UNIX path length cannot exceed 107 bytes: /short/ray/session_1/sockets/raylet"),
+     "its temporary folder /short/ray makes too long a socket path (107 bytes at most): set RAY_TMPDIR to a short folder"),
+    (RuntimeError(_GCS_PORT_TAKEN), "port 47123 is taken by another program: stop it, or unset RAY_GCS_SERVER_PORT"),
+    (Exception("The current node timed out during startup. This could happen because some of the raylet failed to startup."),
+     "Ray's logs are in /short/ray/session_latest/logs"),
+    (ValueError("The plasma directory file /dev/shm does not exist or is not a directory."), "Ray's logs are in /short/ray/"),
+])
+def test_a_local_ray_instance_that_cannot_start_is_one_line(tmp_path, refusing_ray, monkeypatch, capsys, failure, hint):
+    # No room, a temporary folder Ray cannot use, a port taken, a raylet
+    # that never came up: each ended in Ray's traceback, exit status 1,
+    # where a cluster's address that failed was already one line.
+    from rewriting.rewrite import main
+
+    _, failures = refusing_ray
+    failures.append(failure)
+    monkeypatch.setenv("RAY_TMPDIR", "/short")
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--ray"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    said = " ".join(str(failure).split()).rstrip(".")
+    assert err.count("\n") == 1 and err.startswith(f"error: cannot start a local Ray instance: {said[:200]}"), err
+    assert hint in err and len(err) < 600
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("bug", [TypeError("init() got an unexpected keyword argument 'x'"), AttributeError("no attribute"), KeyError("k")])
+def test_a_bug_in_a_local_ray_start_keeps_its_traceback(tmp_path, refusing_ray, bug):
+    from rewriting.rewrite import main
+
+    _, failures = refusing_ray
+    failures.append(bug)
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--ray"]
+    with pytest.raises(type(bug)):
+        main(argv)
+
+
+@needs_ray
+def test_a_real_local_ray_instance_that_cannot_make_its_folder_is_one_line(tmp_path):
+    # Real Ray, in a fresh interpreter: RAY_TMPDIR names a file, so Ray
+    # cannot make its session folder (as with a full or read-only /tmp).
+    (tmp_path / "a-file").write_text("")
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    env.update(PYTHONPATH=str(ROOT), RAY_TMPDIR=str(tmp_path / "a-file"))
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--ray"]
+    out = subprocess.run([sys.executable, "-m", "rewriting.rewrite", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert out.stderr.startswith("error: cannot start a local Ray instance: [Errno 20] Not a directory: ")
+    assert f"set RAY_TMPDIR to a folder this user can write" in out.stderr
+    assert not (tmp_path / "out.jsonl").exists()
