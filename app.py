@@ -405,6 +405,15 @@ def _run(action) -> str:
     return _status(error, error=True) if error else _status(message)
 
 
+def _client(request: gr.Request | None) -> str | None:
+    """Who sent an event, as the per-client bounds count them (S.client_address)."""
+    if request is None:
+        return None
+    client = getattr(request, "client", None)
+    headers = dict(getattr(request, "headers", None) or {})  # a dict already for a queued event's copy
+    return S.client_address(getattr(client, "host", "") or "", headers.get("x-forwarded-for", ""))
+
+
 def _index(data) -> int:
     return data.index[0] if isinstance(data.index, (list, tuple)) else data.index
 
@@ -717,7 +726,7 @@ class Actions:
             self._uploaders[request.session_hash] = session
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
-        status = _run(lambda: S.use_uploads(self.services, session, paths))
+        status = _run(lambda: S.use_uploads(self.services, session, paths, _client(request)))
         return status, *self.source_tick(session), session, self.examples(session)
 
     def document(self, file, text, title, session):

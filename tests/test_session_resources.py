@@ -168,3 +168,77 @@ def test_gradio_serves_an_export_without_a_copy_that_outlives_it(app_services, t
     del actions
     gc.collect()
     assert not own.exists()
+
+
+def test_one_client_opening_many_sessions_holds_a_bounded_number_of_upload_indexes(app_services, tmp_path):
+    # The upload route's quota counts what a client posts, not how often one
+    # posted file is indexed: a script calling the app's index event from
+    # many sessions (Gradio keeps up to 1,000) held that many indexes.
+    import dataclasses
+
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=2), sessions_root=tmp_path / "sessions")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Mara studied medicine in the capital. She later taught music in the north.")
+    folders = lambda: len(list((tmp_path / "sessions").glob("session-*")))  # noqa: E731
+    visitor, other = "93.184.216.34", "151.101.1.69"
+    first, second, third = S.Session(), S.Session(), S.Session()
+    S.use_uploads(services, first, [notes], visitor)
+    S.use_uploads(services, second, [notes], visitor)
+    with pytest.raises(InvalidInputError, match=r"already answer from 2 indexes of uploads, the most one visitor may "
+                                                r"hold at once\. In a page you no longer need, press 'Back to the "
+                                                r"default collection'"):
+        S.use_uploads(services, third, [notes], visitor)
+    assert folders() == 2 and third.source is None  # refused before anything was indexed
+    assert services.client_indexes.held(visitor) == 2
+    # A session indexing again replaces its own index; another visitor, and
+    # the server's own host (no client), have their own room.
+    S.use_uploads(services, second, [notes], visitor)
+    S.use_uploads(services, third, [notes], other)
+    local = S.Session()
+    S.use_uploads(services, local, [notes], None)
+    assert services.client_indexes.held(visitor) == 2 and services.client_indexes.held(other) == 1
+    # A page going back to the collection, or closed, lets its index go; so
+    # does a session Gradio drops unclosed, when it is collected.
+    S.use_default_collection(services, first)
+    fourth = S.Session()
+    S.use_uploads(services, fourth, [notes], visitor)
+    second.close()
+    dropped = S.Session()
+    S.use_uploads(services, dropped, [notes], visitor)
+    del dropped
+    gc.collect()
+    assert services.client_indexes.held(visitor) == 1 and folders() == 3  # fourth's, third's, local's
+    # A failed indexing takes nothing.
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(InvalidInputError, match="empty"):
+        S.use_uploads(services, S.Session(), [empty], visitor)
+    assert services.client_indexes.held(visitor) == 1
+    third.close()
+    assert services.client_indexes.clients() == 1  # the visitors holding nothing are forgotten
+
+
+def test_the_index_event_counts_the_client_the_request_came_from(app_services, tmp_path):
+    # Behind a Space's proxy (a private peer) the visitor is the address it
+    # forwards, as the upload route's quota counts visitors.
+    import dataclasses
+    from types import SimpleNamespace
+
+    import app
+
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=1), sessions_root=tmp_path / "sessions")
+    act = app.Actions(services, str(tmp_path))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Mara studied medicine in the capital.")
+
+    def request(peer, forwarded=None):
+        headers = {"x-forwarded-for": forwarded} if forwarded else {}
+        return SimpleNamespace(session_hash=None, client=SimpleNamespace(host=peer), headers=headers)
+
+    sessions = [S.Session() for _ in range(3)]  # as Gradio holds them
+    statuses = [act.upload([str(notes)], session, request("10.0.0.2", "1.2.3.4, 93.184.216.34"))[0]
+                for session in sessions[:2]]
+    assert "Answering from your upload" in statuses[0] and "already answer from 1 index" in statuses[1]
+    assert services.client_indexes.held("93.184.216.34") == 1
+    # The server's own host forwarding nothing is not counted.
+    assert "Answering from" in act.upload([str(notes)], sessions[2], request("127.0.0.1"))[0]

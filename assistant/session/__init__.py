@@ -10,7 +10,7 @@ from ._labels import (
 )
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
-from ._serving import BodyLimit, UploadQuota, request_limit
+from ._serving import BodyLimit, UploadQuota, client_address, request_limit
 from ._sources import (
     MAX_CHOICE_CHARS,
     abandon,
@@ -25,7 +25,7 @@ from ._sources import (
     use_uploads,
 )
 from ._state import (
-    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, HeldText, Pending, Scorer, Services, Session, SessionTurn,
+    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, ClientShares, HeldText, Pending, Scorer, Services, Session, SessionTurn,
     TurnInfo,
 )
 from ._store import (
@@ -33,6 +33,7 @@ from ._store import (
     MAX_RESTORED_CHARS,
     MAX_SAVED_CHARS,
     conversation_choices,
+    merge_saved,
     restore_state,
     new_conversation,
     saved_state,
@@ -92,6 +93,7 @@ __all__ = [
     "NOT_ENGLISH",
     "UPLOAD_SUFFIXES",
     "BodyLimit",
+    "ClientShares",
     "HeldText",
     "LabelStore",
     "Pending",
@@ -105,6 +107,7 @@ __all__ = [
     "UploadQuota",
     "ask",
     "ask_json",
+    "client_address",
     "request_limit",
     "chat_messages",
     "check_uploads",
@@ -129,6 +132,7 @@ __all__ = [
     "remove_stale_sessions",
     "replay_rest",
     "replay_step",
+    "merge_saved",
     "restore_state",
     "rewrite_json",
     "saved_state",

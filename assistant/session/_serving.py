@@ -15,7 +15,7 @@ from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
 
-__all__ = ["request_limit", "BodyLimit", "UploadQuota", "client_of"]
+__all__ = ["request_limit", "BodyLimit", "UploadQuota", "client_address", "client_of"]
 
 
 def request_limit(limits: UploadLimits) -> int:
@@ -32,23 +32,31 @@ def gradio_upload_dir() -> Path:
 
 
 def client_of(scope) -> str | None:
-    """Who sent an ASGI request, for the per-client upload quota: its peer's
-    address, or, from a proxy on a private network (a Space's, a reverse
-    proxy on the same host), the address that proxy saw (the last entry of
-    X-Forwarded-For: a client may write the ones before it). An IPv6 client
-    is its /64 network, which any one host may draw addresses from. None
-    for a private peer that forwards no address: the server's own host or
-    network (its owner's scripts, a load test), or a proxy that hides its
-    visitors, who would all share one quota and be refused together."""
+    """Who sent an ASGI request (:func:`client_address` of its peer and its
+    X-Forwarded-For header)."""
     peer = (scope.get("client") or ("", 0))[0] or ""
+    forwarded = dict(scope.get("headers") or ()).get(b"x-forwarded-for", b"").decode("latin-1")
+    return client_address(peer, forwarded)
+
+
+def client_address(peer: str, forwarded: str = "") -> str | None:
+    """The client the per-client bounds count (the upload route's quota, the
+    indexes a client's sessions hold), from a request's peer address and its
+    X-Forwarded-For header: the peer's address, or, from a proxy on a
+    private network (a Space's, a reverse proxy on the same host), the
+    address that proxy saw (the last entry of X-Forwarded-For: a client may
+    write the ones before it). An IPv6 client is its /64 network, which any
+    one host may draw addresses from. None for a private peer that forwards
+    no address: the server's own host or network (its owner's scripts, a
+    load test), or a proxy that hides its visitors, who would all share one
+    quota and be refused together."""
     try:
-        address = ipaddress.ip_address(peer)
+        address = ipaddress.ip_address(peer or "")
     except ValueError:
         return peer or None
     if address.is_private or address.is_loopback:
-        forwarded = dict(scope.get("headers") or ()).get(b"x-forwarded-for", b"").decode("latin-1")
         try:
-            address = ipaddress.ip_address(forwarded.rsplit(",", 1)[-1].strip())
+            address = ipaddress.ip_address((forwarded or "").rsplit(",", 1)[-1].strip())
         except ValueError:
             return None
     if address.version == 6:

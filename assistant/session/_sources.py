@@ -47,11 +47,29 @@ def _set_source(session: Session, source: Source | None) -> str:
     return f" A new conversation starts for it (conversation {session.conversation_no}; the last one is kept in Your conversations)."
 
 
-def use_uploads(services: Services, session: Session, paths: Sequence[str | Path]) -> str:
-    """Index the uploads for this session and answer from them from now on."""
-    index = index_uploads(paths, services.limits, services.assistant.retriever_config, services.sessions_root)
+def use_uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None = None) -> str:
+    """Index the uploads for this session and answer from them from now on.
+    The indexes the sessions of ``client`` (:func:`client_address`; None:
+    not counted) hold at once are bounded by ``services.limits.client_indexes``."""
+    limits = services.limits
+    current = session.source.claim if session.source is not None else None
+    # The session's own index goes when the new one replaces it.
+    freed = current.size if current is not None and current.client == client else 0
+    claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
+    if claim is None:
+        raise InvalidInputError(
+            f"Your other pages or sessions already answer from {limits.client_indexes} "
+            f"index{'es' if limits.client_indexes != 1 else ''} of uploads, the most one "
+            "visitor may hold at once. In a page you no longer need, press 'Back to the default collection' (or close "
+            "it: its index goes an hour later), then index these again. Questions are still answered.")
+    try:
+        index = index_uploads(paths, limits, services.assistant.retriever_config, services.sessions_root)
+    except BaseException:
+        claim.give_back()
+        raise
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
-    started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer))
+    started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer,
+                                          claim=claim))
     return f"Answering from {session.source.name}.{started}"
 
 

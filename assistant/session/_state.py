@@ -8,6 +8,7 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 import weakref
@@ -64,21 +65,68 @@ class HeldText:
             if self.bytes - freed + size > limit:
                 return None
             self.bytes += size
-        return HeldShare(self, size)
+        return HeldShare(functools.partial(self.give_back, size), size)
 
     def give_back(self, size: int) -> None:
         with self._lock:
             self.bytes -= size
 
 
-class HeldShare:
-    """One document's share of a :class:`HeldText`, given back when its
-    source closes or, for a session Gradio dropped unclosed (past its
-    capacity), when the share is garbage collected."""
+class ClientShares:
+    """How much each client's sessions hold at once (of indexes of uploads:
+    :attr:`UploadLimits.client_indexes`), so that one client opening many
+    sessions cannot hold what the server has for all. A client is named as
+    :func:`~assistant.session.client_address` names it; None (the server's
+    own host, a proxy that hides its visitors) is not counted. Clients that
+    hold nothing are forgotten."""
 
-    def __init__(self, budget: HeldText, size: int):
-        self.size = size
-        self._give_back = weakref.finalize(self, budget.give_back, size)
+    def __init__(self):
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def take(self, client: str | None, size: int, limit: int, freed: int = 0) -> HeldShare | None:
+        """A share of ``size`` for ``client``, if with ``freed`` of its own let
+        go it stays within ``limit``; None (nothing taken) if not."""
+        if client is None:
+            return HeldShare(_nothing, size)
+        with self._lock:
+            held = self._held.get(client, 0)
+            if held - freed + size > limit:
+                return None
+            self._held[client] = held + size
+        return HeldShare(functools.partial(self._give_back, client, size), size, client)
+
+    def held(self, client: str | None) -> int:
+        with self._lock:
+            return self._held.get(client, 0) if client is not None else 0
+
+    def clients(self) -> int:
+        """Clients holding anything."""
+        with self._lock:
+            return len(self._held)
+
+    def _give_back(self, client: str, size: int) -> None:
+        with self._lock:
+            left = self._held.get(client, 0) - size
+            if left > 0:
+                self._held[client] = left
+            else:
+                self._held.pop(client, None)
+
+
+def _nothing() -> None:
+    pass
+
+
+class HeldShare:
+    """One source's share of a budget (:class:`HeldText`, a client's in
+    :class:`ClientShares`), given back when the source closes or, for a
+    session Gradio dropped unclosed (past its capacity), when the share is
+    garbage collected. ``client``: whose share it is (None: nobody's)."""
+
+    def __init__(self, release: Callable[[], None], size: int, client: str | None = None):
+        self.size, self.client = size, client
+        self._give_back = weakref.finalize(self, release)
 
     def give_back(self) -> None:
         self._give_back()  # once: later calls, and the finalizer, do nothing
@@ -116,6 +164,9 @@ class Services:
     # The document text its sessions hold in memory (``limits.max_held_mb``).
     # A copy made with dataclasses.replace shares it, as it shares the models.
     held_text: HeldText = field(default_factory=HeldText, repr=False, compare=False)
+    # The indexes of uploads each client's sessions hold (``limits.client_indexes``);
+    # shared by a copy as ``held_text`` is.
+    client_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
 
     def minilm(self):
         if self.choice_encoder is None:
@@ -172,6 +223,8 @@ class Source:
     rescorer: Rescorer | None = None
     # ``text``'s share of what the server's sessions hold in memory.
     held: HeldShare | None = None
+    # ``index``'s share of the indexes its client's sessions hold.
+    claim: HeldShare | None = None
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
@@ -180,6 +233,8 @@ class Source:
             self.index.close()
         if self.held is not None:
             self.held.give_back()
+        if self.claim is not None:
+            self.claim.give_back()
 
 
 @dataclass
@@ -285,6 +340,11 @@ class Session:
     # a session Gradio made afresh for an open page (the server restarted, or
     # dropped the oldest sessions' state) has not, and must before it saves.
     restored: bool = False
+    # The conversations of the browser's copy as this tab last read it (at
+    # restore_state, or another tab's at merge_saved), each as _store's
+    # prints of its turns: what tells a conversation this tab changed since
+    # from one another tab changed.
+    stored: frozenset[tuple[str, ...]] = frozenset()
     # Statuses for the next view to show before its own (e.g. that the
     # browser's conversations were read back after a server restart).
     notes: list[str] = field(default_factory=list)

@@ -88,6 +88,12 @@ class UploadLimits:
     client_upload_mb: float = 200.0
     client_uploads: int = 100
     client_window_s: float = 3600.0
+    # Indexes of uploads one client's sessions may hold at once: the route's
+    # quota bounds what a client posts, not how often one posted file is
+    # indexed, and a script calling the app's events from many sessions
+    # (Gradio keeps up to 1,000) had that many indexes on the server's disk
+    # and their passages' vectors in its memory. A person has a few pages open.
+    client_indexes: int = 10
 
     @property
     def max_file_bytes(self) -> int:
