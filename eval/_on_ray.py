@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from assistant.kernel import IndexNotFoundError, Passage
 
 from ._qa_data import QATurn
-from ._qa_run import TurnResult
+from ._qa_run import TurnResult, check_gold_in_index
 from ._scoring import BATCH, REWRITE_BATCH, note_departures, rewrite_chunk
 
 __all__ = ["score_on_ray", "qa_on_ray"]
@@ -137,6 +138,7 @@ class QAWorker:
         results = run_turns(
             [turn_from_json(t) for t in chunk], s["setting"], self.readers, rewriter=self.rewriter,
             retriever=self.retriever, rescorer=self.rescorer, read_k=s["read_k"], search_threads=s["search_threads"],
+            check_index=False,  # qa_on_ray checks every turn's Truth_passages, not a chunk's
         )
         return [result_to_json(r) for r in results]
 
@@ -147,6 +149,14 @@ def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, acto
     read_k, search_threads, dense_weight, bm25 (k1, b): what ``eval.qa`` passes."""
     from rewriting import map_on_ray
 
+    if settings["setting"] == "known-context" and settings["index"] and Path(settings["index"]).is_dir():
+        # The single-process run's check of the turns' Truth_passages, made
+        # here, before any turn is rewritten. A worker checks only its chunk:
+        # one whose passages were all missing stopped the run. (An index
+        # only the workers' nodes have: missing_gold_note refuses from the results.)
+        from assistant.retrieval import BM25Retriever
+
+        check_gold_in_index(turns, settings["setting"], BM25Retriever.from_index(settings["index"]))
     items = [turn_to_json(t) for t in turns]
     results = map_on_ray(items, QAWorker, settings, chunk=QA_CHUNK, address=address, actors=actors, packages=_PACKAGES, desc=settings["setting"])
     return [result_from_json(r) for r in results]

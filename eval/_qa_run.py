@@ -22,7 +22,7 @@ from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
 from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
-__all__ = ["SETTINGS", "TurnResult", "check_turns", "missing_gold_note", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
+__all__ = ["SETTINGS", "TurnResult", "check_turns", "check_gold_in_index", "missing_gold_note", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
 
 SETTINGS = ("end-to-end", "known-context", "human-rewrite")
 
@@ -66,6 +66,31 @@ def check_turns(turns: Sequence[QATurn], setting: str) -> None:
             )
 
 
+def _truth_passage_ids(turns: Sequence[QATurn], setting: str) -> list[str]:
+    """The Truth_passages known-context looks up in the index, sorted (none in other settings)."""
+    return sorted({i for t in turns if not t.context for i in t.gold_ids}) if setting == "known-context" else []
+
+
+def _none_in_index(ids: Sequence[str]) -> DataFormatError:
+    return DataFormatError(f"none of the turns' {len(ids)} Truth_passages (e.g. {ids[0]!r}) is in the "
+                           "index: give --index of their passages (eval.qa --write-collection, then assistant.index)")
+
+
+def check_gold_in_index(turns: Sequence[QATurn], setting: str, retriever) -> None:
+    """Refuse, before any turn is read, a known-context run whose turns'
+    Truth_passages ``retriever`` cannot look up, or whose index holds none
+    of them: another collection's index read every turn with no passage,
+    F1 0 without a word. An index holding some is :func:`missing_gold_note`'s."""
+    ids = _truth_passage_ids(turns, setting)
+    if not ids:
+        return
+    if not hasattr(retriever, "documents"):
+        raise InvalidInputError("known-context turns with Truth_passages need a retriever with documents(ids), "
+                                "e.g. a BM25Retriever on the index of their passages")
+    if not retriever.documents(ids):
+        raise _none_in_index(ids)
+
+
 def run_turns(
     turns: Sequence[QATurn],
     setting: str,
@@ -78,6 +103,7 @@ def run_turns(
     read_k: int = 5,
     search_threads: int = SEARCH_THREADS,
     progress: Callable = lambda iterable, **_: iterable,
+    check_index: bool = True,
 ) -> list[TurnResult]:
     """Answer every turn in ``setting`` with each reader (e.g. one per mu).
 
@@ -88,17 +114,15 @@ def run_turns(
     :class:`assistant.retrieval.Rescorer`, as the app's ``dense_weight``
     builds), each turn's hits are reordered for its query as the app does;
     each reader reads the first ``read_k``.
+
+    ``check_index=False``: ``turns`` are a chunk of a larger run (on Ray),
+    which :func:`check_gold_in_index` checks whole, so a chunk whose
+    Truth_passages the index lacks reads nothing, as in one run, and is
+    counted by :func:`missing_gold_note`, instead of stopping the run.
     """
     check_turns(turns, setting)
-    gold_ids = sorted({i for t in turns if not t.context for i in t.gold_ids}) if setting == "known-context" else []
-    if gold_ids:
-        if not hasattr(retriever, "documents"):
-            raise InvalidInputError("known-context turns with Truth_passages need a retriever with documents(ids), "
-                                    "e.g. a BM25Retriever on the index of their passages")
-        # Another collection's index read every turn with no passage: F1 0 without a word.
-        if not retriever.documents(gold_ids):
-            raise DataFormatError(f"none of the turns' {len(gold_ids)} Truth_passages (e.g. {gold_ids[0]!r}) is in the "
-                                  "index: give --index of their passages (eval.qa --write-collection, then assistant.index)")
+    if check_index:
+        check_gold_in_index(turns, setting, retriever)
     queries = [_query(turn, setting, rewriter) for turn in progress(turns, desc=f"{setting}: queries", unit="turn")]
     found = search_all(retriever, queries, depth, search_threads) if setting != "known-context" else [[] for _ in turns]
     if rescorer is not None and setting != "known-context":
@@ -152,10 +176,15 @@ def _mean_percent(values: Sequence[float]) -> float | None:
 def missing_gold_note(turns: Sequence[QATurn], results: Sequence[TurnResult]) -> str | None:
     """A ``note:`` line when some turns' Truth_passages were not in the index
     (they read the rest, or nothing and scored as answering nothing), else
-    None: only an index holding none of them is refused."""
+    None. An index holding none of them is refused (:func:`check_gold_in_index`),
+    here too: a run in chunks whose driver could not open the index (on Ray)
+    learns it only from the results."""
     short = [(turn, result) for turn, result in zip(turns, results, strict=True) if result.gold_missing]
     if not short:
         return None
+    wanted = _truth_passage_ids(turns, "known-context")  # the only setting with gold_missing
+    if {i for _, result in short for i in result.gold_missing} >= set(wanted):
+        raise _none_in_index(wanted)
     ids = sum(len(result.gold_missing) for _, result in short)
     total = sum(len(turn.gold_ids) for turn in turns)
     none = sum(len(result.gold_missing) == len(turn.gold_ids) for turn, result in short)

@@ -153,6 +153,46 @@ def test_qa_on_ray_prints_the_single_process_metrics(local_ray, tmp_path, tiny_i
     assert [s["mu"] for s in on_ray] == [0.7, 1.0] and single[0]["n"] == 20 and single[0]["mrr"] > 0
 
 
+def _scai(path: Path, passages: list[list[str]]) -> Path:
+    """Known-context turns (SCAI's layout) asking of Byron, with these Truth_passages."""
+    path.write_text(json.dumps([
+        {"Conversation_no": 7 + n // 4, "Turn_no": n % 4 + 1, "Question": "Who was Byron?", "Truth_rewrite": "Who was Byron?",
+         "Truth_answer": "an English poet", "Truth_passages": ids, "NewContext": ["q", "a"] * (n % 4)}
+        for n, ids in enumerate(passages)]))
+    return path
+
+
+@needs_ray
+def test_qa_on_ray_notes_truth_passages_the_index_lacks_as_the_single_process_run(local_ray, tmp_path, tiny_index,
+                                                                                 monkeypatch, capsys):
+    # Each worker checked its own chunk (16 turns) for Truth_passages in the
+    # index: the second chunk's, all missing, stopped the whole run, which
+    # as one process reads them as nothing and counts them in a note.
+    from eval import qa
+
+    monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "0")  # known-context searches nothing
+    data = _scai(tmp_path / "scai.json", [["byron"]] * 16 + [[f"qrecc_p{n}"] for n in range(4)])
+    common = ["--data", str(data), "--index", str(tiny_index), "--setting", "known-context", "--rewriter", "original", "--json"]
+    runs = []
+    for extra in ([], ["--ray", "--actors", "2"]):
+        assert qa.main([*common, *extra]) == 0, capsys.readouterr().err[-2000:]
+        out, err = capsys.readouterr()
+        runs.append(([{k: v for k, v in s.items() if k not in _TIMINGS} for s in json.loads(out)],
+                     [line for line in err.splitlines() if line.startswith("note:")]))
+    assert runs[1] == runs[0]
+    assert runs[0][1] == ["note: 4 of the turns' 20 Truth_passages are not in the index (e.g. 'qrecc_p0' of turn 11/1): "
+                          "4 of 20 turns read none of theirs, 0 only some"]
+    assert runs[0][0][0]["n"] == 20 and runs[0][0][0]["f1"] > 0
+    # An index with none of them is refused as one run refuses it: before any worker starts.
+    none = _scai(tmp_path / "none.json", [[f"qrecc_p{n}"] for n in range(20)])
+    errors = []
+    for extra in ([], ["--ray", "--actors", "2"]):
+        assert qa.main([*common[:1], str(none), *common[2:], *extra]) == 2
+        errors.append(capsys.readouterr().err.strip().splitlines()[-1])
+    assert errors[1] == errors[0] == ("error: none of the turns' 20 Truth_passages (e.g. 'qrecc_p0') is in the index: give "
+                                      "--index of their passages (eval.qa --write-collection, then assistant.index)")
+
+
 @needs_ray
 def test_a_worker_without_the_index_names_its_node(local_ray, qrecc_file, tmp_path, capsys):
     import ray

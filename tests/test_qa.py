@@ -497,6 +497,31 @@ def test_truth_passages_the_index_lacks_in_part_are_counted_in_a_note(tmp_path, 
     assert qa.missing_gold_note(turns[:1], results[:1]) is None
 
 
+def test_a_chunk_whose_truth_passages_the_index_lacks_reads_nothing_and_the_whole_run_is_checked(tmp_path, retriever):
+    # On Ray each worker runs a chunk of turns: checked per chunk, one whose
+    # passages were all missing stopped the whole run, which as one run only
+    # counts them in a note. The whole run's results are checked instead.
+    scai = tmp_path / "scai.json"
+    scai.write_text(json.dumps([
+        {"Conversation_no": 7, "Turn_no": turn, "Question": "Who was Byron?", "Truth_rewrite": "Who was Byron?",
+         "Truth_answer": "an English poet", "Truth_passages": ids, "NewContext": ["q", "a"] * (turn - 1)}
+        for turn, ids in [(1, ["byron"]), (2, ["qrecc_p8"]), (3, ["qrecc_p9"])]]))
+    turns = qa.load_qrecc(scai)
+    whole = qa.run_turns(turns, "known-context", [FirstSentence()], retriever=retriever)
+    chunks = [r for part in (turns[:1], turns[1:]) for r in
+              qa.run_turns(part, "known-context", [FirstSentence()], retriever=retriever, check_index=False)]
+    untimed = [dataclasses.replace(r, read_ms=()) for r in whole]
+    assert [dataclasses.replace(r, read_ms=()) for r in chunks] == untimed and [r.answers for r in whole] == [("George Gordon Byron was an English poet.",), ("",), ("",)]
+    assert qa.missing_gold_note(turns, chunks) == qa.missing_gold_note(turns, whole) == (
+        "note: 2 of the turns' 3 Truth_passages are not in the index (e.g. 'qrecc_p8' of turn 7/2): 2 of 3 turns read "
+        "none of theirs, 0 only some")
+    with pytest.raises(DataFormatError, match=r"none of the turns' 2 Truth_passages \(e.g. 'qrecc_p8'\) is in the index"):
+        qa.run_turns(turns[1:], "known-context", [FirstSentence()], retriever=retriever)
+    # Chunks that together read none: refused from their results, as one run refuses up front.
+    with pytest.raises(DataFormatError, match=r"none of the turns' 2 Truth_passages \(e.g. 'qrecc_p8'\) is in the index"):
+        qa.missing_gold_note(turns[1:], chunks[1:])
+
+
 def test_the_command_prints_the_note_of_truth_passages_the_index_lacks(tmp_path, tiny_index, capsys, monkeypatch):
     monkeypatch.setattr(qa, "build_readers", lambda *args, **kwargs: [FirstSentence()])
     monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "0")  # no MiniLM: the gold passages are read, not searched
