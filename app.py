@@ -729,9 +729,10 @@ class Actions:
         status = _run(lambda: S.use_uploads(self.services, session, paths, _client(request)))
         return status, *self.source_tick(session), session, self.examples(session)
 
-    def document(self, file, text, title, session):
+    def document(self, file, text, title, session, request: gr.Request = None):
         # The first given of file, pasted text and title is used; the others
         # were dropped without a word.
+        client = _client(request)
         pasted, named = (text or "").strip(), (title or "").strip()
         given = [name for name, value in (("the file", file), ("the pasted text", pasted), ("the title", named)) if value]
         unused = f" ({' and '.join(given[1:])} left unused: one document at a time.)" if len(given) > 1 else ""
@@ -739,12 +740,12 @@ class Actions:
         def choose():
             if file:
                 S.track_uploads(session, [_path(file)])
-                return S.use_document_file(self.services, session, _path(file)) + unused
+                return S.use_document_file(self.services, session, _path(file), client) + unused
             if pasted:
-                return S.use_document(self.services, session, text, "your text") + unused
+                return S.use_document(self.services, session, text, "your text", client) + unused
             if not named:  # e.g. a file Gradio refused for its size left nothing
                 raise InvalidInputError("Upload a document, paste its text, or type an article's title first.")
-            return S.use_collection_document(self.services, session, title)
+            return S.use_collection_document(self.services, session, title, client)
 
         return _run(choose), *self.source_tick(session), session, self.examples(session)
 

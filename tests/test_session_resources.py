@@ -218,7 +218,7 @@ def test_one_client_opening_many_sessions_holds_a_bounded_number_of_upload_index
     assert services.client_indexes.clients() == 1  # the visitors holding nothing are forgotten
 
 
-def test_the_index_event_counts_the_client_the_request_came_from(app_services, tmp_path):
+def test_the_index_and_document_events_count_the_client_the_request_came_from(app_services, tmp_path):
     # Behind a Space's proxy (a private peer) the visitor is the address it
     # forwards, as the upload route's quota counts visitors.
     import dataclasses
@@ -242,3 +242,43 @@ def test_the_index_event_counts_the_client_the_request_came_from(app_services, t
     assert services.client_indexes.held("93.184.216.34") == 1
     # The server's own host forwarding nothing is not counted.
     assert "Answering from" in act.upload([str(notes)], sessions[2], request("127.0.0.1"))[0]
+    # A pasted document is counted as the visitor's too.
+    text = "The zorblax flower grows only on Mount Quillon."
+    pasted = S.Session()
+    assert "Answering from" in act.document(None, text, "", pasted, request("10.0.0.2", "93.184.216.34"))[0]
+    assert services.client_text.held("93.184.216.34") == len(text)
+
+
+def test_one_client_cannot_take_the_document_text_all_visitors_share(app_services):
+    # One script pasting a long document in many sessions took all of the
+    # server's budget of document text, and every other visitor's document
+    # was refused.
+    import dataclasses
+
+    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    size = len(text.strip().encode())
+    limits = S.UploadLimits(max_held_mb=4.5 * size / 2**20, client_held_mb=2.5 * size / 2**20)
+    services = dataclasses.replace(app_services, limits=limits)
+    visitor, other = "93.184.216.34", "2a00:1450:4001:81b::1"
+    first, second, third = S.Session(), S.Session(), S.Session()
+    S.use_document(services, first, text, "one", visitor)
+    S.use_document(services, second, text, "two", visitor)
+    with pytest.raises(InvalidInputError, match=r"Your other pages or sessions hold 0\.0 MB of documents in memory; "
+                                                r"one visitor may hold 0\.0\d* MB at once, so this one \(0\.0 MB\) is "
+                                                r"not taken\. In a page you no longer need, press 'Back to the default "
+                                                r"collection'"):
+        S.use_document(services, third, text, "three", visitor)
+    assert third.source is None and services.held_text.bytes == 2 * size  # nothing taken
+    # A session replacing its own document, another visitor, and the
+    # server's own host have their own room, up to the server's budget.
+    S.use_document(services, second, text, "two again", visitor)
+    others = [S.Session() for _ in range(2)]
+    for session in others:
+        S.use_document(services, session, text, "theirs", other)
+    with pytest.raises(InvalidInputError, match="as many documents in memory as it can"):
+        S.use_document(services, third, text, "three", None)
+    assert services.client_text.held(None) == 0 and services.client_text.held(other) == 2 * size
+    # A page going back to the collection lets its share go.
+    S.use_default_collection(services, first)
+    S.use_document(services, third, text, "three", visitor)
+    assert services.client_text.held(visitor) == 2 * size and services.held_text.bytes == 4 * size

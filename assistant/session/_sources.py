@@ -52,9 +52,8 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     The indexes the sessions of ``client`` (:func:`client_address`; None:
     not counted) hold at once are bounded by ``services.limits.client_indexes``."""
     limits = services.limits
-    current = session.source.claim if session.source is not None else None
     # The session's own index goes when the new one replaces it.
-    freed = current.size if current is not None and current.client == client else 0
+    freed = _own_share(session, "uploads", client)
     claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
     if claim is None:
         raise InvalidInputError(
@@ -69,14 +68,25 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
         raise
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
     started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer,
-                                          claim=claim))
+                                          client_share=claim))
     return f"Answering from {session.source.name}.{started}"
 
 
-def use_document(services: Services, session: Session, text: str, name: str = "your document") -> str:
+def _own_share(session: Session, kind: str, client: str | None) -> int:
+    """What of ``client``'s share the session's source of ``kind`` holds (it
+    goes when a new source of that kind replaces it)."""
+    source = session.source
+    if source is None or source.kind != kind or source.client_share is None or source.client_share.client != client:
+        return 0
+    return source.client_share.size
+
+
+def use_document(services: Services, session: Session, text: str, name: str = "your document",
+                 client: str | None = None) -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting).
-    ``services.limits`` bound its size as they bound an upload's, and the
-    text all of ``services``' sessions hold in memory."""
+    ``services.limits`` bound its size as they bound an upload's, the text
+    the sessions of ``client`` (:func:`client_address`; None: not counted)
+    hold in memory, and the text all of ``services``' sessions hold."""
     limits = services.limits
     # As an uploaded file's text is (read_text): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
@@ -88,25 +98,33 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
         raise InvalidInputError(
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
-    current = session.source.held.size if session.source is not None and session.source.held is not None else 0
     # Given back if the document is refused below, or when its source closes.
+    mine = services.client_text.take(client, size, limits.client_held_bytes, _own_share(session, "document", client))
+    if mine is None:
+        raise InvalidInputError(
+            f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents in memory; "
+            f"one visitor may hold {limits.client_held_mb:g} MB at once, so this one ({size / MB:.1f} MB) is not taken. "
+            "In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
+            "hour later), or upload the file under 'Your documents', which indexes it on disk.")
+    current = session.source.held.size if session.source is not None and session.source.held is not None else 0
     held = services.held_text.take(size, limits.max_held_bytes, freed=current)
     if held is None:
+        mine.give_back()
         raise InvalidInputError(
             f"The server holds as many documents in memory as it can for now ({limits.max_held_mb:g} MB across all "
             "visitors), so it cannot take this one: try again in a while, or upload the file under 'Your documents', "
             "which indexes it on disk.")
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
-                                          ChunkRetriever(passages), text=text, held=held))
+                                          ChunkRetriever(passages), text=text, held=held, client_share=mine))
     return f"Answering from {session.source.name}.{started}"
 
 
-def use_document_file(services: Services, session: Session, path: str | Path) -> str:
+def use_document_file(services: Services, session: Session, path: str | Path, client: str | None = None) -> str:
     """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
     checked against ``services.limits`` like every upload."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return use_document(services, session, read_text(path), path.stem)
+    return use_document(services, session, read_text(path), path.stem, client)
 
 
 def track_uploads(session: Session, paths) -> None:
@@ -118,7 +136,7 @@ def track_uploads(session: Session, paths) -> None:
 MAX_TITLE_CHARS = 300
 
 
-def use_collection_document(services: Services, session: Session, title: str) -> str:
+def use_collection_document(services: Services, session: Session, title: str, client: str | None = None) -> str:
     """Single-document mode over one article of the default collection,
     named by its title (any case); a wrong title gets the closest ones."""
     title = " ".join((title or "").split())
@@ -136,7 +154,7 @@ def use_collection_document(services: Services, session: Session, title: str) ->
             close = ", ".join(f"“{p.title or p.id}”" for p in hits)
             raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
     passage = found[0]
-    return use_document(services, session, passage.text, passage.title or passage.id)
+    return use_document(services, session, passage.text, passage.title or passage.id, client)
 
 
 def abandon(session: Session) -> None:

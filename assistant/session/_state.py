@@ -73,8 +73,9 @@ class HeldText:
 
 
 class ClientShares:
-    """How much each client's sessions hold at once (of indexes of uploads:
-    :attr:`UploadLimits.client_indexes`), so that one client opening many
+    """How much each client's sessions hold at once (indexes of uploads,
+    :attr:`UploadLimits.client_indexes`; bytes of document text,
+    :attr:`UploadLimits.client_held_mb`), so that one client opening many
     sessions cannot hold what the server has for all. A client is named as
     :func:`~assistant.session.client_address` names it; None (the server's
     own host, a proxy that hides its visitors) is not counted. Clients that
@@ -167,6 +168,8 @@ class Services:
     # The indexes of uploads each client's sessions hold (``limits.client_indexes``);
     # shared by a copy as ``held_text`` is.
     client_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
+    # The bytes of document text each client's sessions hold (``limits.client_held_mb``).
+    client_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
 
     def minilm(self):
         if self.choice_encoder is None:
@@ -223,8 +226,9 @@ class Source:
     rescorer: Rescorer | None = None
     # ``text``'s share of what the server's sessions hold in memory.
     held: HeldShare | None = None
-    # ``index``'s share of the indexes its client's sessions hold.
-    claim: HeldShare | None = None
+    # Its share of what its client's sessions hold: an index of uploads
+    # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``).
+    client_share: HeldShare | None = None
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
@@ -233,8 +237,8 @@ class Source:
             self.index.close()
         if self.held is not None:
             self.held.give_back()
-        if self.claim is not None:
-            self.claim.give_back()
+        if self.client_share is not None:
+            self.client_share.give_back()
 
 
 @dataclass

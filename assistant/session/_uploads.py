@@ -94,6 +94,10 @@ class UploadLimits:
     # (Gradio keeps up to 1,000) had that many indexes on the server's disk
     # and their passages' vectors in its memory. A person has a few pages open.
     client_indexes: int = 10
+    # One-document text one client's sessions may hold in memory at once (of
+    # max_held_mb): one script pasting a long document in many sessions took
+    # all of it, and every other visitor's document was refused.
+    client_held_mb: float = 50.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -107,6 +111,10 @@ class UploadLimits:
     @property
     def max_held_bytes(self) -> int:
         return int(self.max_held_mb * MB)
+
+    @property
+    def client_held_bytes(self) -> int:
+        return int(self.client_held_mb * MB)
 
     @property
     def min_free_bytes(self) -> int:
