@@ -184,6 +184,55 @@ def _start_failed(error: BaseException) -> str:
     return f"cannot start a local Ray instance: {said}; {hint}"
 
 
+def _init(ray, **kwargs) -> None:
+    """``ray.init(**kwargs)``, with the process's Ctrl-C and SIGTERM as they were.
+
+    ray.init replaces the SIGTERM handler with its own ``sys.exit``, which
+    undid the command's (:func:`assistant.kernel.sigterm_as_ctrl_c`): a run
+    stopped with SIGTERM ended with status 15 and Ray's dump of the signal,
+    without its ``interrupted:`` line. It is put back.
+
+    Ctrl-C or SIGTERM while a local instance starts is held until it has
+    started, then Ray is shut down and the signal delivered: raised inside
+    ray.init, it left the half-started instance's agents running on their
+    own for a minute. Ray's own processes block SIGINT, so only this one
+    waits; a second signal is not held. Outside the main thread, where
+    signals are not ours to take, ray.init is called as it is.
+    """
+    import signal
+
+    held: list[int] = []
+    stops = (signal.SIGINT, signal.SIGTERM)
+
+    def hold(signum, frame):
+        held.append(signum)
+        if len(held) > 1:  # asked again: at once
+            restore()
+            signal.raise_signal(signum)
+            return
+        print("stopping: Ray is starting; it is stopped as soon as it has (again to stop at once)", file=sys.stderr, flush=True)
+
+    def restore():
+        for stop, handler in before.items():
+            signal.signal(stop, handler if handler is not None else signal.SIG_DFL)
+
+    try:
+        before = {stop: signal.getsignal(stop) for stop in stops}
+        for stop in stops:
+            signal.signal(stop, hold)
+    except ValueError:  # not the main thread
+        ray.init(**kwargs)
+        return
+    try:
+        ray.init(**kwargs)
+    finally:
+        restore()
+        if len(held) == 1:
+            if ray.is_initialized():
+                ray.shutdown()
+            signal.raise_signal(held[0])
+
+
 def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> None:
     """Connect to ``address`` (None: ``RAY_ADDRESS``, else a new local instance)."""
     global _shipped
@@ -201,7 +250,7 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         given = address or os.environ["RAY_ADDRESS"]
         check_address(given, "--ray" if address else "RAY_ADDRESS")
         try:
-            ray.init(address=address, runtime_env=runtime_env, **quiet)
+            _init(ray, address=address, runtime_env=runtime_env, **quiet)
         except (ConnectionError, TimeoutError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
             raise ConfigError(_connection_failed(given, error, getattr(ray, "__version__", "?"))) from error
     else:
@@ -218,8 +267,8 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         # on the loopback address, so that a one-machine run talks to nothing
         # but itself.
         try:
-            ray.init(address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
-                     runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
+            _init(ray, address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
+                  runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
         except _START_ERRORS as error:
             raise ConfigError(_start_failed(error)) from error
         except Exception as error:

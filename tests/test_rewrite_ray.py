@@ -455,3 +455,69 @@ def test_a_real_local_ray_instance_that_cannot_make_its_folder_is_one_line(tmp_p
     assert out.stderr.startswith("error: cannot start a local Ray instance: [Errno 20] Not a directory: ")
     assert f"set RAY_TMPDIR to a folder this user can write" in out.stderr
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_sigterm_during_a_ray_run_is_an_interruption_as_without_ray(tmp_path, monkeypatch, capsys):
+    # ray.init (2.60: worker.py, "terminate any signal before connecting
+    # driver") sets its own SIGTERM handler, sys.exit(15): a --ray run stopped
+    # with SIGTERM ended with status 15 and Ray's dump of the signal, not the
+    # command's "interrupted:" line and 143.
+    import signal
+
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    shutdowns = []
+    fake.shutdown = lambda: shutdowns.append(True)
+    fake.init = lambda **kwargs: signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+    def terminated(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        yield from self.rows
+
+    monkeypatch.setattr(_StandInDataset, "iter_rows", terminated)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    output = tmp_path / "out.jsonl"
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
+    assert main(argv) == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("interrupted: the Ray run stopped; ") and shutdowns == [True]
+    assert not output.exists()
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path, monkeypatch, capsys, presses):
+    # Ctrl-C raised inside ray.init left the half-started instance's agents
+    # (ray::DashboardAgent, ray::RuntimeEnvAgent) running for a minute after
+    # the command ended. It is held until ray.init returns, then Ray is shut
+    # down; pressed again, it is not held.
+    import signal
+
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    events = []
+    fake.shutdown = lambda: events.append("shutdown")
+    fake.is_initialized = lambda: "started" in events
+
+    def init(**kwargs):
+        for _ in range(presses):
+            signal.raise_signal(signal.SIGINT)
+            sum(range(1000))  # Python runs the handler between bytecodes
+        events.append("started")
+
+    fake.init = init
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    output = tmp_path / "out.jsonl"
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
+    handler = signal.getsignal(signal.SIGINT)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert events == (["started", "shutdown"] if presses == 1 else [])
+    assert "stopping: Ray is starting; it is stopped as soon as it has (again to stop at once)" in err
+    assert err.strip().splitlines()[-1].startswith("interrupted: ") and "Traceback" not in err
+    assert signal.getsignal(signal.SIGINT) is handler and not output.exists()
