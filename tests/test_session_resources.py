@@ -282,3 +282,70 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     S.use_default_collection(services, first)
     S.use_document(services, third, text, "three", visitor)
     assert services.client_text.held(visitor) == 2 * size and services.held_text.bytes == 4 * size
+
+
+def test_what_the_server_refuses_for_want_of_room_is_in_its_log_a_line_a_minute_at_most(tmp_path, monkeypatch, caplog):
+    # A client throttled, a body too large, the disk near its floor: the
+    # server said so to the client only, and its operator saw nothing.
+    # Logged a line per refusal, a script hammering a limit would grow the
+    # log without bound.
+    import logging
+
+    usage = collections.namedtuple("usage", "total used free")
+    free = [10**12]
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, free[0]))
+    now = [1000.0]
+    refusals = S.RefusalLog(every_s=60, clock=lambda: now[0])
+    quota = S.UploadQuota(S.UploadLimits(client_uploads=1, client_window_s=3600), clock=lambda: now[0])
+    middleware = S.BodyLimit(_reads_the_body, limit=100, upload_dir=tmp_path, quota=quota, refusals=refusals)
+    upload = "/gradio_api/upload"
+    caplog.set_level(logging.WARNING, logger="convqa.serving")
+    assert _post(middleware, upload, 10) is None
+    for _ in range(4):
+        assert _post(middleware, upload, 10)[0] == 429
+    assert _post(middleware, "/gradio_api/queue/join\n", 101)[0] == 413
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == ["refused uploads (429) to 93.184.216.34: You have made 1 uploads in the last 60 minutes, the most "
+                     "one visitor may (1 uploads, 200 MB): try again in 60 minutes. Questions are still answered.",
+                     "refused a request body (413) to 93.184.216.34: 101 bytes declared to '/gradio_api/queue/join\\n', "
+                     "over 100"]
+    caplog.clear()
+    now[0] += 61
+    assert _post(middleware, upload, 10)[0] == 429
+    free[0] = 0
+    assert _post(middleware, upload, 10, client="151.101.1.69")[0] == 507
+    assert _post(middleware, upload, 10, client="151.101.1.70")[0] == 507  # the server's state: said once
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused uploads (429) to 93.184.216.34: You have made 1 uploads in the last 60 minutes, the most one visitor "
+        "may (1 uploads, 200 MB): try again in 59 minutes. Questions are still answered. (3 more since the last line)",
+        f"refused uploads (507) to every visitor: the disk of {tmp_path} is near its floor of 256 MB free"]
+    # Keys quiet for a minute are forgotten, and what they left unsaid is said then.
+    caplog.clear()
+    now[0] += 120
+    refusals.refused("a document", "1.2.3.4", "its sessions hold 50.0 MB of text, 50 MB at most")
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused uploads (507) to every visitor 1 more time",
+        "refused a document to 1.2.3.4: its sessions hold 50.0 MB of text, 50 MB at most"]
+    assert refusals.keys() == 1
+
+
+def test_a_source_refused_for_want_of_room_is_in_the_servers_log(app_services, tmp_path, caplog):
+    import dataclasses
+    import logging
+
+    limits = S.UploadLimits(client_indexes=0, client_held_mb=0.0)
+    services = dataclasses.replace(app_services, limits=limits, sessions_root=tmp_path / "sessions")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Mara studied medicine in the capital.")
+    caplog.set_level(logging.WARNING, logger="convqa.serving")
+    with pytest.raises(InvalidInputError):
+        S.use_uploads(services, S.Session(), [notes], "93.184.216.34")
+    with pytest.raises(InvalidInputError):
+        S.use_document(services, S.Session(), "Mara studied medicine.", client="93.184.216.34")
+    services.limits = S.UploadLimits(max_held_mb=0.0)
+    with pytest.raises(InvalidInputError):
+        S.use_document(services, S.Session(), "Mara studied medicine.", client="93.184.216.34")
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused an index of uploads to 93.184.216.34: its sessions hold 0",
+        "refused a document to 93.184.216.34: its sessions hold 0.0 MB of text, 0 MB at most",
+        "refused a document to every visitor: the sessions hold 0.0 MB of text, 0 MB at most"]

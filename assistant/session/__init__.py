@@ -25,7 +25,7 @@ from ._sources import (
     use_uploads,
 )
 from ._state import (
-    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, ClientShares, HeldText, Pending, Scorer, Services, Session, SessionTurn,
+    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, ClientShares, HeldText, RefusalLog, Pending, Scorer, Services, Session, SessionTurn,
     TurnInfo,
 )
 from ._store import (
@@ -97,6 +97,7 @@ __all__ = [
     "HeldText",
     "LabelStore",
     "Pending",
+    "RefusalLog",
     "Scorer",
     "Services",
     "Session",

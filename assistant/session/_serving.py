@@ -11,6 +11,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from ._state import RefusalLog
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
@@ -134,10 +135,12 @@ class BodyLimit:
     that one client cannot bring the disk down to that floor for everyone."""
 
     def __init__(self, app, limit: int, upload_dir: str | os.PathLike | None = None,
-                 min_free: int = UploadLimits().min_free_bytes, quota: UploadQuota | None = None):
+                 min_free: int = UploadLimits().min_free_bytes, quota: UploadQuota | None = None,
+                 refusals: RefusalLog | None = None):
         self.app, self.limit, self.min_free = app, limit, min_free
         self.upload_dir = Path(upload_dir) if upload_dir is not None else gradio_upload_dir()
         self.quota = quota if quota is not None else UploadQuota()
+        self.refusals = refusals if refusals is not None else RefusalLog()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -145,15 +148,19 @@ class BodyLimit:
         if scope["path"].rstrip("/").endswith("/upload"):
             declared = dict(scope["headers"]).get(b"content-length", b"0")
             coming = int(declared) if declared.isdigit() else 0
+            client = client_of(scope)
             if disk_free(self.upload_dir) < self.min_free + coming:
+                # The server's condition, not the client's: one line a minute whoever posts.
+                self.refusals.refused("uploads (507)", "every visitor", f"the disk of {self.upload_dir} is near its "
+                                                                        f"floor of {self.min_free / MB:g} MB free")
                 return await self._refuse(send, 507, "The server's storage is nearly full: uploads are refused for "
                                                      "now. Try again later; questions are still answered.")
-            client = client_of(scope)
             if client is None:
                 return await self.app(scope, receive, send)
             record, refusal = self.quota.admit(client, coming)
             if refusal is not None:
                 message, seconds = refusal
+                self.refusals.refused("uploads (429)", client, message)
                 return await self._refuse(send, 429, message, [(b"retry-after", str(seconds).encode())])
             arrived = 0
 
@@ -170,7 +177,7 @@ class BodyLimit:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None:
             if declared.isdigit() and int(declared) > self.limit:
-                return await self._refuse(send, 413, self._too_large())
+                return await self._too_large(scope, send, f"{int(declared):,} bytes declared")
             return await self.app(scope, receive, send)  # the server reads no more than it declares
         # Chunked, length unknown: read up to the limit here, then hand it on.
         messages, size = [], 0
@@ -181,7 +188,7 @@ class BodyLimit:
                 break
             size += len(message.get("body", b""))
             if size > self.limit:
-                return await self._refuse(send, 413, self._too_large())
+                return await self._too_large(scope, send, "a body sent without its length")
             if not message.get("more_body", False):
                 break
 
@@ -190,8 +197,9 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    def _too_large(self) -> str:
-        return f"Request too large: at most {self.limit:,} bytes."
+    async def _too_large(self, scope, send, what: str):
+        self.refusals.refused("a request body (413)", client_of(scope), f"{what} to {scope['path'][:100]!r}, over {self.limit:,}")
+        return await self._refuse(send, 413, f"Request too large: at most {self.limit:,} bytes.")
 
     @staticmethod
     async def _refuse(send, status: int, message: str, headers: list | None = None):

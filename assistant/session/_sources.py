@@ -56,6 +56,7 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     freed = _own_share(session, "uploads", client)
     claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
     if claim is None:
+        services.refusals.refused("an index of uploads", client, f"its sessions hold {limits.client_indexes}")
         raise InvalidInputError(
             f"Your other pages or sessions already answer from {limits.client_indexes} "
             f"index{'es' if limits.client_indexes != 1 else ''} of uploads, the most one "
@@ -101,6 +102,8 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
     # Given back if the document is refused below, or when its source closes.
     mine = services.client_text.take(client, size, limits.client_held_bytes, _own_share(session, "document", client))
     if mine is None:
+        services.refusals.refused("a document", client, f"its sessions hold {services.client_text.held(client) / MB:.1f} "
+                                                        f"MB of text, {limits.client_held_mb:g} MB at most")
         raise InvalidInputError(
             f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents in memory; "
             f"one visitor may hold {limits.client_held_mb:g} MB at once, so this one ({size / MB:.1f} MB) is not taken. "
@@ -110,6 +113,8 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
     held = services.held_text.take(size, limits.max_held_bytes, freed=current)
     if held is None:
         mine.give_back()
+        services.refusals.refused("a document", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
+                                                                 f"MB of text, {limits.max_held_mb:g} MB at most")
         raise InvalidInputError(
             f"The server holds as many documents in memory as it can for now ({limits.max_held_mb:g} MB across all "
             "visitors), so it cannot take this one: try again in a while, or upload the file under 'Your documents', "

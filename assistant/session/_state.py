@@ -9,7 +9,9 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 from __future__ import annotations
 
 import functools
+import logging
 import threading
+import time
 import uuid
 import weakref
 from collections import deque
@@ -24,6 +26,8 @@ from ..readers import MultipleChoiceReader
 from ..retrieval import DeferredRescorer, Rescorer
 from ._labels import LabelStore
 from ._uploads import SessionIndex, UploadLimits
+
+log = logging.getLogger("convqa.serving")
 
 # The live rewrite-quality metrics, as QReCC's Table 3 reports them.
 METRICS = ("ROUGE-1 R", "USE", "R@10")
@@ -115,6 +119,58 @@ class ClientShares:
                 self._held.pop(client, None)
 
 
+class RefusalLog:
+    """The server's log of what it refuses for want of room (a client past
+    its share, a budget full, the disk near its floor): an operator sees
+    who meets which limit, and how often. One warning line per kind and
+    client within ``every_s`` seconds; the next one says how many went
+    unsaid, so that a script hammering a limit cannot grow the log a line a
+    request. Quiet keys are forgotten, as :class:`UploadQuota` forgets quiet
+    clients."""
+
+    def __init__(self, every_s: float = 60.0, clock=time.monotonic):
+        self.every_s, self.clock = every_s, clock
+        self._said: dict[tuple[str, str], list] = {}  # (kind, client) -> [time of its last line, refusals since]
+        self._lock = threading.Lock()
+        self._swept = clock()
+
+    def refused(self, kind: str, client: str | None, what: str) -> None:
+        """Note one refusal of ``kind`` (a short name: "uploads (429)",
+        "documents held") to ``client`` (None: the server's own network)."""
+        now, who = self.clock(), client or "the server's own network"
+        with self._lock:
+            said = self._said.get((kind, who))
+            if said is not None and now - said[0] < self.every_s:
+                said[1] += 1
+                line = None
+            else:
+                line = (kind, who, what, said[1] if said is not None else 0)
+                self._said[(kind, who)] = [now, 0]
+            unsaid_lines = self._sweep(now)
+        for kind_, who_, count in unsaid_lines:
+            log.warning("refused %s to %s %d more time%s", kind_, who_, count, "s" if count != 1 else "")
+        if line is not None:
+            kind, who, what, unsaid = line
+            since = f" ({unsaid} more since the last line)" if unsaid else ""
+            log.warning("refused %s to %s: %s%s", kind, who, what, since)
+
+    def _sweep(self, now: float) -> list[tuple[str, str, int]]:
+        """Forget the keys quiet for ``every_s``; what they left unsaid, to log."""
+        if now - self._swept <= self.every_s:
+            return []
+        self._swept, unsaid = now, []
+        for (kind, who), (when, count) in list(self._said.items()):
+            if now - when > self.every_s:
+                del self._said[(kind, who)]
+                if count:
+                    unsaid.append((kind, who, count))
+        return unsaid
+
+    def keys(self) -> int:
+        """Kinds and clients remembered (those refused within ``every_s``, or not yet swept)."""
+        return len(self._said)
+
+
 def _nothing() -> None:
     pass
 
@@ -170,6 +226,8 @@ class Services:
     client_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The bytes of document text each client's sessions hold (``limits.client_held_mb``).
     client_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
+    # The server's log of the sources refused for want of room.
+    refusals: RefusalLog = field(default_factory=RefusalLog, repr=False, compare=False)
 
     def minilm(self):
         if self.choice_encoder is None:
