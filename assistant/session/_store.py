@@ -10,6 +10,7 @@ restored.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 from typing import Any
@@ -189,6 +190,26 @@ def restore_state(session: Session, data: Any) -> str:
     session.restored = True  # read once, whatever it holds: a bad copy is not retried at every event
     if data is None:
         return ""
+    parsed, current, saved_id = _read_copy(data)
+    session.archive = {str(n): [_turn_json(t) for t in turns] for n, turns in parsed.items() if n != current}
+    session.turns, session.conversation_no, session.selected = parsed.get(current, []), current, None
+    session.stored = frozenset(_prints([_turn_json(t) for t in turns]) for turns in parsed.values())
+    if saved_id.isascii() and saved_id.isalnum() and len(saved_id) <= _MAX_ID_CHARS:
+        session._id = saved_id  # the labels' ids stay the same across a reload
+    kept = len(parsed)
+    # A page never asked anything saves its one empty conversation: said to
+    # be "restored", it announced conversations the chat did not show.
+    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser." if any(parsed.values()) else ""
+    if isinstance(data.get("source"), str) and session.source is None:
+        status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
+                   "server restart, so answers now come from the default collection until you give them again.")
+    return status.strip()
+
+
+def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str]:
+    """The conversations (the newest MAX_CONVERSATIONS, and the current
+    one), the current one's number and the browser's id of a copy
+    :func:`saved_state` wrote; anything else raises DataFormatError."""
     unreadable = "The conversations saved in this browser cannot be read"
     try:
         size = len(json.dumps(data))
@@ -211,18 +232,7 @@ def restore_state(session: Session, data: Any) -> str:
             raise _Unreadable
     except _Unreadable:
         raise DataFormatError(f"{unreadable} (a value of the wrong type).") from None
-    session.archive = {str(n): [_turn_json(t) for t in turns] for n, turns in parsed.items() if n != current}
-    session.turns, session.conversation_no, session.selected = parsed.get(current, []), current, None
-    if saved_id.isascii() and saved_id.isalnum() and len(saved_id) <= _MAX_ID_CHARS:
-        session._id = saved_id  # the labels' ids stay the same across a reload
-    kept = len(parsed)
-    # A page never asked anything saves its one empty conversation: said to
-    # be "restored", it announced conversations the chat did not show.
-    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser." if any(parsed.values()) else ""
-    if isinstance(data.get("source"), str) and session.source is None:
-        status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
-                   "server restart, so answers now come from the default collection until you give them again.")
-    return status.strip()
+    return parsed, current, saved_id
 
 
 def _number_of(key: Any) -> int:
@@ -298,3 +308,109 @@ def new_conversation(session: Session) -> str:
         session.turns = []
         session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
     return "New conversation."
+
+
+def _prints(turns: list[dict]) -> tuple[str, ...]:
+    """What two tabs compare of a conversation (turns as :func:`_turn_json`
+    writes them): each turn read back as a browser's copy is (texts cut),
+    without its sources. The sources are what :func:`_within` strips from a
+    copy near its size limit, so a turn is the same turn with or without them."""
+    prints = []
+    for turn in turns:
+        data = _turn_json(_turn_from_json(turn))
+        data["turn"].pop("sources")
+        prints.append(hashlib.blake2b(json.dumps(data, sort_keys=True).encode(), digest_size=8).hexdigest())
+    return tuple(prints)
+
+
+def _goes_on_from(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
+    return len(longer) > len(shorter) and longer[:len(shorter)] == shorter
+
+
+def merge_saved(session: Session, data: Any) -> str:
+    """Fold into ``session`` the copy another tab of this browser saved
+    (``data``, as :func:`saved_state` writes it); returns a status, "" when
+    nothing changed (nothing to save).
+
+    Two tabs share the browser's copy and each saves all of its own
+    conversations over it: without this, the last to save dropped the
+    other's new turns. A conversation of theirs is matched with one of this
+    tab's by its first turn (its uid). Where this tab has not changed its
+    own since it last read the copy (``session.stored``), theirs is taken
+    (their turns, thumbs, corrections and undos); where theirs goes on from
+    this tab's, theirs is taken; where this tab's goes on from theirs, or
+    theirs is a version this tab has read before, this tab's stays; where
+    both changed it, both are kept, theirs as a conversation of its own. So
+    is a conversation this tab does not have. The current conversation is
+    not replaced while a turn of this tab runs or waits (theirs is then kept
+    beside it). The size limits are those of :func:`saved_state`: the
+    oldest conversations go first.
+    """
+    parsed, _, _ = _read_copy(data)
+    current = str(session.conversation_no)
+    mine = dict(session.archive)
+    if session.turns:
+        mine[current] = [_turn_json(t) for t in session.turns]
+    prints = {key: _prints(turns) for key, turns in mine.items()}
+    theirs = {number: [_turn_json(t) for t in turns] for number, turns in parsed.items() if turns}
+    their_prints = {number: _prints(turns) for number, turns in theirs.items()}
+    held, both = set(prints.values()), set(their_prints.values())
+    busy = session.running > 0 or bool(session.waiting)
+    taken, added = [], []
+    for number in sorted(theirs):
+        turns, print_ = theirs[number], their_prints[number]
+        if print_ in held or print_ in session.stored:
+            continue  # here already, or a version this tab read and has changed since (or dropped)
+        key = _counterpart(mine, prints, both, turns[0]["info"]["uid"], print_)
+        if key is not None:
+            ours = prints[key]
+            if (ours in session.stored or _goes_on_from(print_, ours)) and not (key == current and busy):
+                _replace(session, key, turns)
+                mine[key], prints[key] = turns, print_
+                taken.append(key)
+                continue
+            if _goes_on_from(ours, print_):
+                continue
+        key = str(max(map(int, [current, *mine])) + 1)
+        session.archive[key] = mine[key] = turns
+        prints[key] = print_
+        added.append(key)
+    session.stored = frozenset(both)
+    if added:
+        _trim_archive(session)
+    return _merged_status(session, taken, added)
+
+
+def _counterpart(mine: dict, prints: dict, theirs: set, uid: str, print_: tuple[str, ...]) -> str | None:
+    """This tab's conversation that theirs (``print_``) is a version of: the
+    one that opens with the same turn (``uid``) and is not itself in their
+    copy, the one with the most turns in common first; None if none."""
+    def common(key):
+        return next((i for i, (a, b) in enumerate(zip(prints[key], print_)) if a != b), min(len(prints[key]), len(print_)))
+
+    same = [key for key, turns in mine.items()
+            if uid and turns and turns[0]["info"].get("uid") == uid and prints[key] not in theirs]
+    return max(same, key=common, default=None)
+
+
+def _replace(session: Session, key: str, turns: list[dict]) -> None:
+    if key == str(session.conversation_no):
+        session.turns, session.selected = [_turn_from_json(t) for t in turns], None
+    else:
+        session.archive[key] = turns
+
+
+def _merged_status(session: Session, taken: list[str], added: list[str]) -> str:
+    kept = set(session.archive) | {str(session.conversation_no)}
+    taken, added = [key for key in taken if key in kept], [key for key in added if key in kept]
+    if not taken and not added:
+        return ""
+    parts = []
+    if str(session.conversation_no) in taken:
+        parts.append("this conversation was brought up to date")
+        taken.remove(str(session.conversation_no))
+    if taken:
+        parts.append(f"conversation{'s' if len(taken) > 1 else ''} {', '.join(taken)} brought up to date")
+    if added:
+        parts.append(f"conversation{'s' if len(added) > 1 else ''} {', '.join(added)} added to Your conversations")
+    return "Another tab of this browser saved: " + "; ".join(parts) + "."

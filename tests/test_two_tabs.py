@@ -1,0 +1,189 @@
+"""Two tabs of one browser, which share the copy of the conversations the
+browser keeps: each saves all of its own over it, and folds in what the other
+saved (merge_saved), so that neither loses the other's turns."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from assistant import session as S
+from assistant.kernel import DataFormatError
+
+ADA = "Who was Ada Lovelace?"
+
+
+def play(services, session, question):
+    for _ in S.ask(services, session, question):
+        pass
+
+
+def written(session):
+    """What the tab's save writes to the browser: plain JSON."""
+    return json.loads(json.dumps(S.saved_state(session)))
+
+
+def tab(copy_):
+    """A tab opened on the browser's copy."""
+    session = S.Session()
+    S.restore_state(session, copy_)
+    return session
+
+
+def questions(copy_):
+    """Every conversation's questions in a browser's copy, as a set of tuples."""
+    return {tuple(t["turn"]["question"] for t in turns) for turns in copy_["conversations"].values()}
+
+
+def test_two_tabs_that_both_saved_keep_every_turn_of_both(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    start = written(opened)
+    first, second = tab(start), tab(start)
+    # The first tab asks two questions in the conversation both show; the
+    # second (opened earlier) asks one there, then one in a new conversation.
+    play(app_services, first, "Who was her father?")
+    play(app_services, first, "What did she write about?")
+    play(app_services, second, "When was she born?")
+    S.new_conversation(second)
+    play(app_services, second, "What is Paris?")
+    # Both saved before either heard of the other: the second's copy is the browser's.
+    first_copy, second_copy = written(first), written(second)
+    assert S.merge_saved(first, second_copy) == (
+        "Another tab of this browser saved: conversations 2, 3 added to Your conversations.")
+    assert S.merge_saved(second, first_copy) == (
+        "Another tab of this browser saved: conversation 3 added to Your conversations.")
+    every = {(ADA, "Who was her father?", "What did she write about?"), (ADA, "When was she born?"), ("What is Paris?",)}
+    assert questions(written(first)) == questions(written(second)) == every
+    # Each hears of the other's save of that: nothing changes, nothing more to save.
+    assert S.merge_saved(first, written(second)) == "" and S.merge_saved(second, written(first)) == ""
+    # Each tab goes on with its own conversation.
+    assert [t.turn.question for t in first.turns][-1] == "What did she write about?"
+    assert second.conversation_no == 2 and [t.turn.question for t in second.turns] == ["What is Paris?"]
+    # A reload reads back all of it.
+    assert questions(written(tab(written(first)))) == every
+
+
+def test_a_tab_that_changed_nothing_takes_the_other_tabs_turns_thumbs_and_undo(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    play(app_services, opened, "Who was her father?")
+    S.new_conversation(opened)
+    play(app_services, opened, "What is Paris?")
+    start = written(opened)
+    first, second = tab(start), tab(start)
+    S.switch_conversation(first, 1)
+    S.judge(app_services, first, 0, 1)
+    S.undo(first)
+    play(app_services, first, "What did she write about?")
+    assert S.merge_saved(second, written(first)) == (
+        "Another tab of this browser saved: conversation 1 brought up to date.")
+    [one] = [turns for key, turns in written(second)["conversations"].items() if key == "1"]
+    assert [t["turn"]["question"] for t in one] == [ADA, "What did she write about?"]  # undone, asked anew
+    assert one[0]["info"]["judgement"] == 1
+    # The conversation the second tab shows is brought up to date in place.
+    play(app_services, first, "When was she born?")
+    S.switch_conversation(second, 1)
+    assert S.merge_saved(second, written(first)) == (
+        "Another tab of this browser saved: this conversation was brought up to date.")
+    assert [t.turn.question for t in second.turns][-1] == "When was she born?" and second.selected is None
+    assert S.merge_saved(second, written(first)) == ""
+
+
+def test_a_conversation_both_tabs_changed_is_kept_twice_and_a_running_turns_is_not_replaced(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    start = written(opened)
+    first, second = tab(start), tab(start)
+    S.judge(app_services, first, 0, 1)
+    S.judge(app_services, second, 0, 0)
+    status = S.merge_saved(first, written(second))
+    assert status == "Another tab of this browser saved: conversation 2 added to Your conversations."
+    judged = sorted(turns[0]["info"]["judgement"] for turns in written(first)["conversations"].values())
+    assert judged == [0, 1]
+    # Theirs goes on from the conversation this tab shows, but a turn of this
+    # tab runs in it: theirs is kept beside it, not put in its place.
+    third = tab(start)
+    play(app_services, first, "Who was her father?")
+    third.running = 1
+    assert S.merge_saved(third, written(first)).endswith("added to Your conversations.")
+    assert [t.turn.question for t in third.turns] == [ADA]
+    assert (ADA, "Who was her father?") in questions(written(third))
+
+
+def test_what_another_tab_had_and_this_one_dropped_or_moved_on_from_stays_out(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    start = written(opened)
+    first, second = tab(start), tab(start)
+    S.undo(first)  # its only turn: the conversation is empty, and not saved
+    assert S.merge_saved(first, written(second)) == ""  # the second still has it, as read
+    assert written(first)["conversations"] == {"1": []}
+    play(app_services, second, "Who was her father?")
+    assert S.merge_saved(second, start) == ""  # an older copy: what it had read
+    assert questions(written(second)) == {(ADA, "Who was her father?")}
+    # The tab whose page opened on no copy (it never read one) went on from
+    # what the other has: only the other's new conversation is added.
+    play(app_services, opened, "When was she born?")
+    third = tab(start)
+    S.new_conversation(third)
+    play(app_services, third, "What is Paris?")
+    assert S.merge_saved(opened, written(third)) == (
+        "Another tab of this browser saved: conversation 2 added to Your conversations.")
+    assert questions(written(opened)) == {(ADA, "When was she born?"), ("What is Paris?",)}
+
+
+def test_merged_conversations_keep_to_the_copys_limits_oldest_first(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    [turn] = written(opened)["conversations"]["1"]
+
+    def conversations(numbers, tag):
+        made = {}
+        for number in numbers:
+            entry = copy.deepcopy(turn)
+            entry["turn"]["question"], entry["info"]["uid"] = f"{tag} {number}?", f"{tag}{number}"
+            made[str(number)] = [entry]
+        return {"version": 1, "id": "abc", "current": max(numbers), "conversations": made}
+
+    mine, theirs = tab(conversations(range(1, 16), "mine")), conversations(range(1, 16), "theirs")
+    assert S.merge_saved(mine, theirs).startswith("Another tab of this browser saved: conversations ")
+    kept = written(mine)["conversations"]
+    assert len(kept) == S.MAX_CONVERSATIONS
+    # The ten oldest of this tab's went first; its current one stays.
+    assert {turns[0]["turn"]["question"] for turns in kept.values()} == (
+        {f"mine {n}?" for n in range(11, 16)} | {f"theirs {n}?" for n in range(1, 16)})
+    assert mine.conversation_no == 15 and mine.turns[0].turn.question == "mine 15?"
+    # Room for fewer: the oldest go first, within the characters a browser keeps.
+    small = tab(conversations(range(1, 6), "mine"))
+    limit = len(json.dumps(written(small)))
+    S.merge_saved(small, conversations(range(1, 6), "theirs"))
+    assert len(json.dumps(S.saved_state(small, limit))) <= limit
+
+
+def test_an_unreadable_copy_from_another_tab_is_refused_and_changes_nothing(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    before = written(opened)
+    for bad in ("text", {"version": 1}, {"version": 1, "current": 1, "conversations": {"1": [{"turn": {}}]}}):
+        with pytest.raises(DataFormatError):
+            S.merge_saved(opened, bad)
+    assert written(opened) == before
+
+
+def test_a_copy_cut_to_the_browsers_room_is_the_same_conversation(app_services):
+    # Near its size limit a copy drops the sources of the current
+    # conversation's oldest turns: the other tab read that as a conversation
+    # changed in both, and kept it twice.
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    play(app_services, opened, "Who was her father?")
+    whole = written(opened)
+    cut = json.loads(json.dumps(S.saved_state(opened, len(json.dumps(whole)) - 10)))
+    assert cut["conversations"]["1"][0]["turn"]["sources"] == [] != whole["conversations"]["1"][0]["turn"]["sources"]
+    other = tab(whole)
+    play(app_services, other, "What did she write about?")
+    assert S.merge_saved(other, cut) == ""
+    assert questions(written(other)) == {(ADA, "Who was her father?", "What did she write about?")}
