@@ -83,7 +83,7 @@ from assistant.kernel import (
 )
 from assistant.readers import READERS
 from assistant.retrieval import BM25Retriever, DenseRescorer, passage_vectors
-from rewriting import REWRITERS, add_ray_arguments, load_rewriter
+from rewriting import REWRITERS, add_ray_arguments, check_ray_arguments, load_rewriter
 
 from ._flags import mu_list
 from ._qa_data import (
@@ -163,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    check_ray_arguments(args)
     if args.write_collection:
         out = output_path(args.write_collection, "--write-collection", inputs=[args.data])
         count = write_collection(collection_passages(args.data), out)

@@ -92,7 +92,7 @@ from assistant.kernel import (
     read_labels,
     run_cli,
 )
-from rewriting import add_ray_arguments
+from rewriting import add_ray_arguments, check_ray_arguments
 from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
@@ -384,6 +384,7 @@ def _main(argv: list[str] | None) -> int:
         # a typo used to be found only after the whole rewriting.
         check_metric_names(metric_names(args.metrics, True))
     if args.command == "score":
+        check_ray_arguments(args)
         return _cmd_score(args)
     if args.command == "validate":
         return _validate_file(args.labels, args.json, args.plot, args.metrics, args.index, args.torch_threads)

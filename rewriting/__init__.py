@@ -66,6 +66,7 @@ __all__ = [
     "map_on_ray",
     "import_ray",
     "add_ray_arguments",
+    "check_ray_arguments",
 ]
 
 # Names that pull in torch and transformers (~3 s), imported on first use so
@@ -92,6 +93,7 @@ _LAZY = {
     "map_on_ray": "_ray",
     "import_ray": "_ray",
     "add_ray_arguments": "_ray",
+    "check_ray_arguments": "_ray",
 }
 
 # The adapter the app uses by default, committed with the repo (see its README.md).

@@ -14,7 +14,8 @@ that node) comes back as a row, not as a Ray failure, and is raised on the
 driver as the same kind of error naming the node.
 
 Only this module imports ray, and only when :func:`map_on_ray` runs
-(``--ray``); :func:`add_ray_arguments` gives every such command the same flags.
+(``--ray``); :func:`add_ray_arguments` gives every such command the same flags
+(:func:`check_ray_arguments` checks them).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 from assistant.kernel import AssistantError, ConfigError, Rewrite
 
-__all__ = ["map_on_ray", "import_ray", "add_ray_arguments", "rewrite_with_ray"]
+__all__ = ["map_on_ray", "import_ray", "add_ray_arguments", "check_ray_arguments", "rewrite_with_ray"]
 
 # The repository's packages, shipped to the workers (``py_modules``) so the
 # worker classes are importable there; a caller adds its own (e.g. "eval").
@@ -59,7 +60,8 @@ def import_ray():
 
 
 def add_ray_arguments(parser, default_actors: int = 2) -> None:
-    """``--ray [ADDRESS]`` and ``--actors N`` (at least 1) on ``parser``."""
+    """``--ray [ADDRESS]`` and ``--actors N`` (at least 1) on ``parser``;
+    the command calls :func:`check_ray_arguments` on what it parsed."""
 
     def actors(text: str) -> int:
         if not text.isdigit() or int(text) < 1:
@@ -68,8 +70,19 @@ def add_ray_arguments(parser, default_actors: int = 2) -> None:
 
     parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                         help="run on a Ray cluster (ADDRESS: its head's HOST:6379, from a machine of the cluster; none: RAY_ADDRESS or a new local one)")
-    parser.add_argument("--actors", type=actors, default=default_actors,
+    parser.add_argument("--actors", type=actors,
                         help=f"with --ray: worker copies, each loading its models once (default {default_actors})")
+    parser.set_defaults(ray_default_actors=default_actors)
+
+
+def check_ray_arguments(args) -> None:
+    """Refuse ``--actors`` without ``--ray`` (the run was then a single
+    process, the flag ignored without a word), and give ``args.actors`` its
+    default; before any data is read or model loaded."""
+    if args.actors is not None and args.ray is None:
+        raise ConfigError(f"--actors {args.actors} is for --ray: add --ray [ADDRESS] to run on Ray, or leave --actors out")
+    if args.actors is None:
+        args.actors = args.ray_default_actors
 
 
 # How long the check of a cluster's address waits for a connection: Ray's
@@ -263,12 +276,13 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
         logging.getLogger(_TOKEN_AUTH_LOGGER).setLevel(logging.ERROR)
         # One CPU slot an actor: the pool is all the work (the rows are made
         # here), and Ray gives each actor one BLAS/torch thread to match.
-        # "local": a new instance of our own, even where a `ray start` one runs;
-        # on the loopback address, so that a one-machine run talks to nothing
-        # but itself.
+        # "local": a new instance of our own, even where a `ray start` one runs.
+        # (Not on the loopback address: Ray turns a node IP of 127.0.0.1 into
+        # the machine's own and its servers listen on every interface; its
+        # token authentication is what keeps others out.)
         try:
             _init(ray, address="local", num_cpus=actors, include_dashboard=False, object_store_memory=_LOCAL_OBJECT_STORE,
-                  runtime_env=runtime_env, _node_ip_address="127.0.0.1", **quiet)
+                  runtime_env=runtime_env, **quiet)
         except _START_ERRORS as error:
             raise ConfigError(_start_failed(error)) from error
         except Exception as error:

@@ -54,6 +54,8 @@ from assistant.kernel import (
     run_cli,
 )
 
+from ._ray import add_ray_arguments, check_ray_arguments  # the flags only: ray itself is imported by a --ray run
+
 __all__ = ["read_requests", "rewrite_file", "resume_rewrites", "write_rewrites", "configure", "main"]
 
 
@@ -274,10 +276,9 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--second-look-below", type=float, metavar="P",
                         help="search a changed rewrite again too when one of its tokens had a probability under P "
                         "(0: never; default: the rewriter's)")
-    parser.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                        help="rewrite on a Ray cluster (ADDRESS: its head's HOST:6379, from a machine of the cluster; none: RAY_ADDRESS or a local one)")
-    parser.add_argument("--actors", type=int, default=2, help="with --ray: rewriter copies, each loaded once (default 2)")
+    add_ray_arguments(parser)
     args = parser.parse_args(argv)
+    check_ray_arguments(args)
     if args.batch_size < 1:
         parser.exit(2, "error: --batch-size must be at least 1\n")
     if args.draft_tokens is not None and args.draft_tokens < 0:
@@ -290,8 +291,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.exit(2, "error: --second-look-below is a probability, from 0 to 1\n")
     if args.max_input_tokens is not None and args.max_input_tokens < 32:
         parser.exit(2, "error: --max-input-tokens must be at least 32 (the question and the format need them)\n")
-    if args.ray is not None and (args.latency or args.actors < 1):
-        parser.exit(2, "error: --ray takes --actors of at least 1 and no --latency\n")
+    if args.ray is not None and args.latency:
+        parser.exit(2, "error: --ray takes no --latency (it times one question at a time in this process)\n")
 
     requests = read_requests(args.input)
     output_path(args.output, "--output", inputs=[args.input])  # fail before the model loads, not after the work

@@ -521,3 +521,24 @@ def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path
     assert "stopping: Ray is starting; it is stopped as soon as it has (again to stop at once)" in err
     assert err.strip().splitlines()[-1].startswith("interrupted: ") and "Traceback" not in err
     assert signal.getsignal(signal.SIGINT) is handler and not output.exists()
+
+
+def test_actors_without_ray_is_refused_before_any_work(tmp_path, capsys):
+    # --actors without --ray was ignored without a word: the run was one
+    # process, which the user learnt only from how long it took.
+    from eval import qa, rewrites
+    from rewriting.rewrite import main
+
+    src = _requests(tmp_path / "in.jsonl")
+    assert main(["--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--model", "original", "--actors", "3"]) == 2
+    assert capsys.readouterr().err == "error: --actors 3 is for --ray: add --ray [ADDRESS] to run on Ray, or leave --actors out\n"
+    assert not (tmp_path / "out.jsonl").exists()
+    missing = str(tmp_path / "no-such-file.json")  # refused before the data is read
+    assert qa.main(["--data", missing, "--index", "x", "--actors", "2"]) == 2
+    assert capsys.readouterr().err == "error: --actors 2 is for --ray: add --ray [ADDRESS] to run on Ray, or leave --actors out\n"
+    assert rewrites.main(["score", "--data", missing, "--rewriter", "original", "--actors", "1"]) == 2
+    assert capsys.readouterr().err == "error: --actors 1 is for --ray: add --ray [ADDRESS] to run on Ray, or leave --actors out\n"
+    # With --ray, --actors still defaults to 2 and is at least 1.
+    with pytest.raises(SystemExit):
+        main(["--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--ray", "--actors", "0"])
+    assert "argument --actors: must be a whole number of at least 1, not '0'" in capsys.readouterr().err
