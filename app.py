@@ -676,14 +676,15 @@ class Actions:
 
     # ------------------------------------------------------------ replay
 
-    def replay_load(self, upload, path, session):
+    def replay_load(self, upload, path, session, request: gr.Request = None):
         if not upload and not (path or "").strip():
             status = _status("Upload a QReCC, CANARD or CAsT file, or give its path.", error=True)
             return gr.update(), status, status, session
         # What the user gave names the file in messages, not its place on the server.
         name = os.path.basename(upload) if upload else " ".join(path.split())
         S.track_uploads(session, [upload])
-        ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name))
+        ids, error = _attempt(lambda: S.load_replay(session, upload or S.shared_data_file(path), name, self.services,
+                                                    _client(request)))
         if error:
             status = _status(error, error=True)
             return gr.update(choices=[], value=None), status, status, session

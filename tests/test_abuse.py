@@ -349,7 +349,7 @@ def test_the_documents_all_sessions_hold_in_memory_are_bounded(app_services):
     first, second, third = S.Session(), S.Session(), S.Session()
     S.use_document(services, first, text)
     S.use_document(services, second, text)
-    with pytest.raises(InvalidInputError, match=r"holds as many documents in memory as it can .* upload the file"):
+    with pytest.raises(InvalidInputError, match=r"holds as many documents and conversations files in memory as it can .* upload the file"):
         S.use_document(services, third, text)
     assert third.source is None and services.held_text.bytes == 2 * size
     # Replacing one's own document needs room for the difference only.

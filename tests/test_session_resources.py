@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assistant import session as S
-from assistant.kernel import InvalidInputError
+from assistant.kernel import DataFormatError, InvalidInputError
 
 
 def test_two_apps_in_one_process_each_have_their_own_budget_of_held_text(app_services):
@@ -218,7 +218,8 @@ def test_one_client_opening_many_sessions_holds_a_bounded_number_of_upload_index
     assert services.client_indexes.clients() == 1  # the visitors holding nothing are forgotten
 
 
-def test_the_index_and_document_events_count_the_client_the_request_came_from(app_services, tmp_path):
+def test_the_index_document_and_replay_events_count_the_client_the_request_came_from(app_services, tmp_path,
+                                                                                     qrecc_conversations):
     # Behind a Space's proxy (a private peer) the visitor is the address it
     # forwards, as the upload route's quota counts visitors.
     import dataclasses
@@ -247,6 +248,10 @@ def test_the_index_and_document_events_count_the_client_the_request_came_from(ap
     pasted = S.Session()
     assert "Answering from" in act.document(None, text, "", pasted, request("10.0.0.2", "93.184.216.34"))[0]
     assert services.client_text.held("93.184.216.34") == len(text)
+    replayed = S.Session()
+    assert "Loaded 2 conversations" in act.replay_load(str(qrecc_conversations), "", replayed,
+                                                       request("10.0.0.2", "93.184.216.34"))[1]
+    assert services.client_text.held("93.184.216.34") == len(text) + qrecc_conversations.stat().st_size
 
 
 def test_one_client_cannot_take_the_document_text_all_visitors_share(app_services):
@@ -263,8 +268,9 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     first, second, third = S.Session(), S.Session(), S.Session()
     S.use_document(services, first, text, "one", visitor)
     S.use_document(services, second, text, "two", visitor)
-    with pytest.raises(InvalidInputError, match=r"Your other pages or sessions hold 0\.0 MB of documents in memory; "
-                                                r"one visitor may hold 0\.0\d* MB at once, so this one \(0\.0 MB\) is "
+    with pytest.raises(InvalidInputError, match=r"Your other pages or sessions hold 0\.0 MB of documents and conversations "
+                                                r"files in memory; one visitor may hold 0\.0\d* MB at once, so this "
+                                                r"document \(0\.0 MB\) is "
                                                 r"not taken\. In a page you no longer need, press 'Back to the default "
                                                 r"collection'"):
         S.use_document(services, third, text, "three", visitor)
@@ -275,7 +281,7 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     others = [S.Session() for _ in range(2)]
     for session in others:
         S.use_document(services, session, text, "theirs", other)
-    with pytest.raises(InvalidInputError, match="as many documents in memory as it can"):
+    with pytest.raises(InvalidInputError, match="as many documents and conversations files in memory as it can"):
         S.use_document(services, third, text, "three", None)
     assert services.client_text.held(None) == 0 and services.client_text.held(other) == 2 * size
     # A page going back to the collection lets its share go.
@@ -349,3 +355,42 @@ def test_a_source_refused_for_want_of_room_is_in_the_servers_log(app_services, t
         "refused an index of uploads to 93.184.216.34: its sessions hold 0",
         "refused a document to 93.184.216.34: its sessions hold 0.0 MB of text, 0 MB at most",
         "refused a document to every visitor: the sessions hold 0.0 MB of text, 0 MB at most"]
+
+
+def test_one_uploaded_conversations_file_loaded_in_many_sessions_counts_in_what_they_hold(app_services, tmp_path,
+                                                                                          qrecc_conversations):
+    # Each session keeps the whole replayed file read (about twice its
+    # size): one 10 MB upload loaded from many sessions (a script, a new
+    # session hash each time) held a copy per session, unbounded.
+    import dataclasses
+
+    size = qrecc_conversations.stat().st_size
+    limits = S.UploadLimits(max_held_mb=3.5 * size / 2**20, client_held_mb=2.5 * size / 2**20)
+    services = dataclasses.replace(app_services, limits=limits)
+    visitor = "93.184.216.34"
+    sessions = [S.Session() for _ in range(4)]
+    for session in sessions[:2]:
+        assert S.load_replay(session, qrecc_conversations, "q.json", services, visitor) == ["7", "9"]
+    S.load_replay(sessions[1], qrecc_conversations, "again.json", services, visitor)  # replaces its own
+    with pytest.raises(InvalidInputError, match=r"documents and conversations files in memory; one visitor may hold "
+                                                r"0\.0\d* MB at once, so this file \(0\.0 MB\) is not taken\. Close a "
+                                                r"page you no longer need"):
+        S.load_replay(sessions[2], qrecc_conversations, "q.json", services, visitor)
+    assert sessions[2].replay is None and services.held_text.bytes == 2 * size
+    S.load_replay(sessions[2], qrecc_conversations, "q.json", services, "151.101.1.69")
+    with pytest.raises(InvalidInputError, match=r"as many documents and conversations files in memory as it can .* "
+                                                r"replay a shorter file"):
+        S.load_replay(sessions[3], qrecc_conversations, "q.json", services, None)
+    # A file refused for its format takes nothing; one started keeps its share.
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    with pytest.raises(DataFormatError):
+        S.load_replay(sessions[2], bad, "bad.json", services, "151.101.1.69")
+    assert services.client_text.held("151.101.1.69") == size
+    S.start_replay(sessions[0], "7")
+    assert services.held_text.bytes == 3 * size
+    # A session closed, or dropped and collected, lets its file go.
+    sessions[0].close()
+    del sessions[1], session
+    gc.collect()
+    assert services.client_text.held(visitor) == 0 and services.held_text.bytes == size

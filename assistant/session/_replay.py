@@ -9,31 +9,48 @@ from pathlib import Path
 from rewriting.data import data_dir, load_examples
 
 from ..kernel import DataFormatError, InvalidInputError
+from ._sources import hold_text
 from ._state import Pending, Replay, Services, Session
 from ._store import new_conversation
 from ._turns import ask
 
 
-def load_replay(session: Session, path: str | Path, name: str | None = None) -> list[str]:
-    """Read a QReCC, CANARD or CAsT file; returns its conversation ids."""
+def load_replay(session: Session, path: str | Path, name: str | None = None, services: Services | None = None,
+                client: str | None = None) -> list[str]:
+    """Read a QReCC, CANARD or CAsT file; returns its conversation ids.
+    With ``services`` (the app's), the file's size counts in the text its
+    sessions, and those of ``client``, hold in memory (:func:`hold_text`):
+    each session keeps the whole file read, about twice its size, and one
+    uploaded file loaded in many sessions (a script, a new session hash
+    each time) held that many copies."""
 
     path = Path(path)
     if not path.is_file():
         raise InvalidInputError(f"{name or path.name}: no such file.")
+    held = mine = None
+    if services is not None:
+        held, mine = hold_text(services, session.replay, path.stat().st_size, client, "file")
     try:
         examples = load_examples(path)
-    except DataFormatError as error:
-        raise DataFormatError(str(error).replace(str(path), name or path.name)) from None
-    except UnicodeDecodeError:
-        raise DataFormatError(f"{name or path.name} is not UTF-8 JSON.") from None
-    if not examples:
-        raise DataFormatError(f"{name or path.name} holds no question with a human rewrite.")
+        if not examples:
+            raise DataFormatError(f"{name or path.name} holds no question with a human rewrite.")
+    except BaseException as error:
+        for share in (held, mine):
+            if share is not None:
+                share.give_back()
+        if isinstance(error, DataFormatError):
+            raise DataFormatError(str(error).replace(str(path), name or path.name)) from None
+        if isinstance(error, UnicodeDecodeError):
+            raise DataFormatError(f"{name or path.name} is not UTF-8 JSON.") from None
+        raise
     conversations: dict[str, list] = {}
     for example in examples:
         conversations.setdefault(example.conversation_id, []).append(example)
     for turns in conversations.values():
         turns.sort(key=lambda e: e.turn)
-    session.replay = Replay(name or path.name, conversations)
+    if session.replay is not None:
+        session.replay.close()
+    session.replay = Replay(name or path.name, conversations, held=held, client_share=mine)
     return list(conversations)
 
 

@@ -12,7 +12,7 @@ from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
-from ._state import Services, Session, Source
+from ._state import HeldShare, Services, Session, Source
 from ._store import new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
@@ -99,30 +99,47 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
         raise InvalidInputError(
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
-    # Given back if the document is refused below, or when its source closes.
-    mine = services.client_text.take(client, size, limits.client_held_bytes, _own_share(session, "document", client))
-    if mine is None:
-        services.refusals.refused("a document", client, f"its sessions hold {services.client_text.held(client) / MB:.1f} "
-                                                        f"MB of text, {limits.client_held_mb:g} MB at most")
-        raise InvalidInputError(
-            f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents in memory; "
-            f"one visitor may hold {limits.client_held_mb:g} MB at once, so this one ({size / MB:.1f} MB) is not taken. "
-            "In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
-            "hour later), or upload the file under 'Your documents', which indexes it on disk.")
-    current = session.source.held.size if session.source is not None and session.source.held is not None else 0
-    held = services.held_text.take(size, limits.max_held_bytes, freed=current)
-    if held is None:
-        mine.give_back()
-        services.refusals.refused("a document", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
-                                                                 f"MB of text, {limits.max_held_mb:g} MB at most")
-        raise InvalidInputError(
-            f"The server holds as many documents in memory as it can for now ({limits.max_held_mb:g} MB across all "
-            "visitors), so it cannot take this one: try again in a while, or upload the file under 'Your documents', "
-            "which indexes it on disk.")
+    # Given back when its source closes.
+    held, mine = hold_text(services, session.source if session.source is not None and session.source.kind == "document"
+                           else None, size, client, "document")
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
                                           ChunkRetriever(passages), text=text, held=held, client_share=mine))
     return f"Answering from {session.source.name}.{started}"
+
+
+def hold_text(services: Services, own, size: int, client: str | None, what: str) -> tuple[HeldShare, HeldShare]:
+    """Shares of ``size`` bytes of text a session is to hold in memory, a
+    one-document source's or a replayed file's (``what``: "document" or
+    "file"): ``client``'s (``limits.client_held_mb``), then the server's
+    (``limits.max_held_mb``), with what ``own`` (the session's source or
+    replay it replaces; None) held let go. Refused with the limit met."""
+    limits = services.limits
+    own_held, own_mine = getattr(own, "held", None), getattr(own, "client_share", None)
+    freed = own_mine.size if own_mine is not None and own_mine.client == client else 0
+    mine = services.client_text.take(client, size, limits.client_held_bytes, freed)
+    hint = ("In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
+            "hour later), or upload the file under 'Your documents', which indexes it on disk." if what == "document"
+            else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
+    if mine is None:
+        services.refusals.refused(f"a {what}", client, f"its sessions hold {services.client_text.held(client) / MB:.1f} "
+                                                        f"MB of text, {limits.client_held_mb:g} MB at most")
+        raise InvalidInputError(
+            f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
+            f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
+            f"({size / MB:.1f} MB) is not taken. {hint}")
+    held = services.held_text.take(size, limits.max_held_bytes, freed=own_held.size if own_held is not None else 0)
+    if held is None:
+        mine.give_back()
+        services.refusals.refused(f"a {what}", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
+                                                                 f"MB of text, {limits.max_held_mb:g} MB at most")
+        where = ("or upload the file under 'Your documents', which indexes it on disk" if what == "document"
+                 else "or replay a shorter file")
+        raise InvalidInputError(
+            f"The server holds as many documents and conversations files in memory as it can for now "
+            f"({limits.max_held_mb:g} MB across all visitors), so it cannot take this {what}: try again in a while, "
+            f"{where}.")
+    return held, mine
 
 
 def use_document_file(services: Services, session: Session, path: str | Path, client: str | None = None) -> str:

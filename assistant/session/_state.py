@@ -307,10 +307,19 @@ class Replay:
     conversations: dict[str, list]  # conversation id -> its RewriteExamples, in turn order
     conversation_id: str = ""
     position: int = 0  # next turn to play
+    # The file's share of the text the server's sessions hold in memory, and
+    # of its client's (as a one-document source's ``held``, ``client_share``).
+    held: HeldShare | None = None
+    client_share: HeldShare | None = None
 
     @property
     def turns(self) -> list:
         return self.conversations.get(self.conversation_id, [])
+
+    def close(self) -> None:
+        for share in (self.held, self.client_share):
+            if share is not None:
+                share.give_back()
 
     def remaining(self) -> int:
         return len(self.turns) - self.position
@@ -452,10 +461,13 @@ class Session:
         return Conversation([t.turn for t in self.turns[:upto]]).history(rewritten)
 
     def close(self) -> None:
-        """Free what the session holds on disk: its uploads' index and the uploaded files."""
+        """Free what the session holds: its uploads' index and the uploaded files on disk, its document and replayed file in memory."""
         if self.source is not None:
             self.source.close()
             self.source = None
+        if self.replay is not None:
+            self.replay.close()
+            self.replay = None
         self.files.remove()
 
 

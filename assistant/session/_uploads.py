@@ -75,7 +75,9 @@ class UploadLimits:
     # its document, split into passages with their BM25 statistics, several
     # times its size, so a crowd pasting 10 MB each exhausted the server's
     # memory (and every visitor lost the server). Past it, a document is
-    # refused until sessions let theirs go; an upload is indexed on disk.
+    # refused until sessions let theirs go; an upload is indexed on disk. A
+    # replayed conversations file counts its size too: each session keeps
+    # it read whole.
     max_held_mb: float = 400.0
     # Disk space an upload's index must leave free on the server: the labels
     # file, the exports and Gradio's copies of uploads need room too, and a
@@ -94,9 +96,9 @@ class UploadLimits:
     # (Gradio keeps up to 1,000) had that many indexes on the server's disk
     # and their passages' vectors in its memory. A person has a few pages open.
     client_indexes: int = 10
-    # One-document text one client's sessions may hold in memory at once (of
-    # max_held_mb): one script pasting a long document in many sessions took
-    # all of it, and every other visitor's document was refused.
+    # One-document text and replayed files one client's sessions may hold in
+    # memory at once (of max_held_mb): one script pasting a long document in
+    # many sessions took all of it, and every other visitor's was refused.
     client_held_mb: float = 50.0
 
     @property
