@@ -394,3 +394,14 @@ def test_one_uploaded_conversations_file_loaded_in_many_sessions_counts_in_what_
     del sessions[1], session
     gc.collect()
     assert services.client_text.held(visitor) == 0 and services.held_text.bytes == size
+
+
+def test_ipv4_visitors_of_a_server_listening_on_ipv6_too_are_each_their_own_client():
+    # Served on "::", an IPv4 visitor's address is IPv4-mapped
+    # (::ffff:a.b.c.d); read as IPv6, all of them were one /64, sharing one
+    # upload quota and one share of indexes and documents.
+    assert S.client_address("::ffff:93.184.216.34") == "93.184.216.34"
+    assert S.client_address("::ffff:93.184.216.35") == "93.184.216.35"
+    assert S.client_address("::ffff:127.0.0.1") is None  # the server's own host
+    assert S.client_address("::ffff:10.0.0.2", "1.2.3.4, ::ffff:151.101.1.69") == "151.101.1.69"
+    assert S.client_address("2a00:1450:4001:81b::1") == "2a00:1450:4001:81b::/64"

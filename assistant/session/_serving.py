@@ -52,17 +52,24 @@ def client_address(peer: str, forwarded: str = "") -> str | None:
     load test), or a proxy that hides its visitors, who would all share one
     quota and be refused together."""
     try:
-        address = ipaddress.ip_address(peer or "")
+        address = _unmapped(ipaddress.ip_address(peer or ""))
     except ValueError:
         return peer or None
     if address.is_private or address.is_loopback:
         try:
-            address = ipaddress.ip_address((forwarded or "").rsplit(",", 1)[-1].strip())
+            address = _unmapped(ipaddress.ip_address((forwarded or "").rsplit(",", 1)[-1].strip()))
         except ValueError:
             return None
     if address.version == 6:
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
+
+
+def _unmapped(address):
+    """An IPv4 client of a server listening on IPv6 as well (``--host ::``)
+    is an IPv4-mapped address (::ffff:a.b.c.d): as IPv6, every IPv4 visitor
+    was one /64, sharing one quota and one share of the server."""
+    return getattr(address, "ipv4_mapped", None) or address
 
 
 class UploadQuota:
