@@ -84,6 +84,9 @@ SOURCE_REFRESH_S = 5.0
 DRAIN_S = 8.0
 # Where the browser keeps the user's conversations (localStorage).
 STORAGE_KEY = "convqa-conversations"
+# The hidden box the page puts the copy another tab saved in (PAGE_JS), for
+# the server to fold into this tab's conversations.
+OTHER_COPY_ID = "cqa-other-copy"
 # The lines that tell the outcome of an action: live regions, so that a
 # screen reader says a refusal or a confirmation (the chat itself is one).
 STATUS_IDS = ("cqa-status", "replay-status", "docs-status", "mc-result")
@@ -121,11 +124,18 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # keyboard user tabbed through the title's and the examples' stops first).
 # It also watches the other tabs. Two tabs of one browser share the saved
 # copy, and each writes all of its own conversations over it: a tab that
-# saves after another tab did would drop that tab's new turns. The browser
+# saved after another tab did dropped that tab's new turns. The browser
 # tells the other tabs of every such write (the "storage" event): this one
-# then says to reload before going on, which reads the shared copy back;
-# what was typed in the boxes and not yet sent comes back after that reload
-# (it was lost), each box's text once the box is drawn.
+# reads the copy written (Gradio's BrowserState keeps it as CryptoJS's AES
+# with a passphrase, the SHA-256 hex of the secret in the page's config:
+# OpenSSL's "Salted__" layout, whose key and iv are MD5s of passphrase and
+# salt) and hands it to the server (OTHER_COPY_ID), which folds it into
+# this tab's conversations (merge_saved), so that what this tab saves next
+# keeps them. Where it cannot read it (crypto.subtle is only given to a
+# page served over https or from this machine), it says to reload before
+# going on instead, which reads the shared copy back; what was typed in the
+# boxes and not yet sent comes back after that reload (it was lost), each
+# box's text once the box is drawn.
 PAGE_JS = """() => {
   const QUESTIONS = "#chat [data-testid=user]", TITLES = "#chat .thought-group > .title[role=button]";
   let helps = 0;
@@ -254,8 +264,57 @@ PAGE_JS = """() => {
     picked = null;
     if (next) setTimeout(() => { if (document.activeElement === document.body) next.focus(); });
   }, true);
-  window.addEventListener("storage", (event) => {
-    if (event.key !== %(key)s || document.getElementById("cqa-other-tab")) return;
+  const md5 = (bytes) => {  // RFC 1321, of a Uint8Array (WebCrypto has none)
+    const K = Array.from({length: 64}, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) >>> 0);
+    const R = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
+    const padded = new Uint8Array(((bytes.length + 72) >> 6) << 6);
+    padded.set(bytes);
+    padded[bytes.length] = 0x80;
+    const view = new DataView(padded.buffer);
+    view.setUint32(padded.length - 8, bytes.length * 8 >>> 0, true);
+    view.setUint32(padded.length - 4, Math.floor(bytes.length / 2 ** 29), true);
+    const h = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
+    for (let block = 0; block < padded.length; block += 64) {
+      let [a, b, c, d] = h;
+      for (let i = 0; i < 64; i++) {
+        const round = i >> 4;
+        const f = [(b & c) | (~b & d), (d & b) | (~d & c), b ^ c ^ d, c ^ (b | ~d)][round];
+        const g = [i, 5 * i + 1, 3 * i + 5, 7 * i][round] %% 16;
+        const sum = (a + f + K[i] + view.getUint32(block + 4 * g, true)) >>> 0, s = R[4 * round + (i %% 4)];
+        [a, b, c, d] = [d, (b + ((sum << s) | (sum >>> (32 - s)))) >>> 0, b, c];
+      }
+      h.forEach((value, i) => { h[i] = (value + [a, b, c, d][i]) >>> 0; });
+    }
+    const out = new Uint8Array(16);
+    h.forEach((value, i) => new DataView(out.buffer).setUint32(4 * i, value, true));
+    return out;
+  };
+  const join = (...parts) => {
+    const whole = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+    parts.reduce((at, part) => (whole.set(part, at), at + part.length), 0);
+    return whole;
+  };
+  const readCopy = async (stored) => {
+    const secret = window.gradio_config.components.find((c) => c.props?.storage_key === %(key)s).props.secret;
+    const sealed = Uint8Array.from(atob(stored.split(":")[1]), (c) => c.charCodeAt(0));
+    if (new TextDecoder().decode(sealed.subarray(0, 8)) !== "Salted__") throw new Error("not CryptoJS's layout");
+    const utf8 = new TextEncoder(), digest = await crypto.subtle.digest("SHA-256", utf8.encode(secret));
+    const passphrase = utf8.encode(Array.from(new Uint8Array(digest), (x) => x.toString(16).padStart(2, "0")).join(""));
+    let derived = new Uint8Array(0), block = new Uint8Array(0);
+    while (derived.length < 48) derived = join(derived, block = md5(join(block, passphrase, sealed.subarray(8, 16))));
+    const key = await crypto.subtle.importKey("raw", derived.subarray(0, 32), "AES-CBC", false, ["decrypt"]);
+    const plain = await crypto.subtle.decrypt({name: "AES-CBC", iv: derived.subarray(32, 48)}, key, sealed.subarray(16));
+    return new TextDecoder().decode(plain);
+  };
+  window.addEventListener("storage", async (event) => {
+    if (event.key !== %(key)s || event.newValue === null) return;
+    const copy = await readCopy(event.newValue).catch(() => null), field = box(%(copy)s);
+    if (copy !== null && field) {
+      field.value = copy;
+      field.dispatchEvent(new Event("input", {bubbles: true}));  // Gradio's value follows, and its change event
+      return;
+    }
+    if (document.getElementById("cqa-other-tab")) return;
     const note = document.createElement("div");
     note.id = "cqa-other-tab";
     note.setAttribute("role", "alert");
@@ -272,7 +331,8 @@ PAGE_JS = """() => {
     document.body.prepend(note);
   });
 }""" % {"status": json.dumps(list(STATUS_IDS)), "lists": json.dumps(", ".join("#" + id for id in AFTER_PICK)),
-        "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY), "drafts": json.dumps(DRAFTS)}
+        "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY), "drafts": json.dumps(DRAFTS),
+        "copy": json.dumps(OTHER_COPY_ID)}
 # How the plot's image is sent (gr.Plot's own default).
 PLOT_FORMAT = "webp"
 # The app's look, beside this file.
@@ -592,6 +652,36 @@ class Actions:
             # the status keeps what the pick said.
             return self.views(session, gr.skip())
         return self.views(session, _run(lambda: S.switch_conversation(session, int(number))))
+
+    def other_tab_saved(self, copy, session, saved):
+        """Another tab of this browser saved its conversations (``copy``: the
+        JSON text of the browser's copy, which the page read): they are
+        folded into this tab's (S.merge_saved), and saved with them.
+        Nothing new: nothing is saved, so the two tabs do not answer each
+        other's saves for ever."""
+        self.ready(session, saved)
+        try:
+            data = json.loads(copy)
+        except (TypeError, ValueError):
+            data = None  # refused as not what this app saves
+        shown = session.turns
+        status, error = _attempt(lambda: S.merge_saved(session, data))
+        if error:
+            status = _status(f"What another tab of this browser saved could not be read: {error} Reload this page "
+                             "before going on.", error=True)
+        elif not status and not session.notes:
+            return self.unchanged()
+        else:
+            status = _status(status) if status else gr.skip()
+        # The correction box is drawn anew only for a conversation brought up
+        # to date: what is being typed there stays.
+        views = self.views(session, status, correction=session.turns is not shown)
+        if session.running or session.waiting:
+            # A turn of this tab streams into the chat and saves when it ends
+            # (what was folded in with it): as for restore.
+            _, status, rows, plot, _, session, choices, _ = views
+            return gr.skip(), status, rows, plot, gr.skip(), session, choices, gr.skip()
+        return views
 
     # ------------------------------------------------------------ chat and rewrite
 
@@ -1024,6 +1114,10 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
         turn_outputs = _wire(_layout(services), act, session, store)
+        other_copy = gr.Textbox(visible="hidden", elem_id=OTHER_COPY_ID, container=False)
+        # The latest copy is all that counts (each holds everything its tab has).
+        other_copy.change(act.other_tab_saved, [other_copy, session, store], turn_outputs, concurrency_limit=None,
+                          api_visibility="private", trigger_mode="always_last")
         demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private")
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
