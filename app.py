@@ -667,12 +667,13 @@ class Actions:
         shown = session.turns
         status, error = _attempt(lambda: S.merge_saved(session, data))
         if error:
-            status = _status(f"What another tab of this browser saved could not be read: {error} Reload this page "
-                             "before going on.", error=True)
-        elif not status and not session.notes:
+            # Said, and not answered with a save of this tab's own over it.
+            status = _status(f"What another tab of this browser saved could not be read: {error.rstrip('.')}. Reload "
+                             "this page before going on: what it saves next would replace it.", error=True)
+            return gr.skip(), status, *[gr.skip()] * 3, session, gr.skip(), gr.skip()
+        if not status and not session.notes:
             return self.unchanged()
-        else:
-            status = _status(status) if status else gr.skip()
+        status = _status(status) if status else gr.skip()
         # The correction box is drawn anew only for a conversation brought up
         # to date: what is being typed there stays.
         views = self.views(session, status, correction=session.turns is not shown)

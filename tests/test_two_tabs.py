@@ -187,3 +187,37 @@ def test_a_copy_cut_to_the_browsers_room_is_the_same_conversation(app_services):
     play(app_services, other, "What did she write about?")
     assert S.merge_saved(other, cut) == ""
     assert questions(written(other)) == {(ADA, "Who was her father?", "What did she write about?")}
+
+
+def test_the_page_saves_after_another_tabs_save_only_when_it_brought_something(app_services, tmp_path):
+    # Each tab's save is the other's storage event: a save of nothing new
+    # would have the two answer each other for ever.
+    import app
+
+    act = app.Actions(app_services, str(tmp_path))
+    first, second = S.Session(), S.Session()
+    act.restore(None, first)
+    act.take(ADA, first)
+    *_, views = act.ask(first, None)
+    act.restore(views[-1], second)
+    assert act.other_tab_saved(json.dumps(written(second)), first, None) == act.unchanged()
+    act.take("Who was her father?", first)
+    *_, views = act.ask(first, None)
+    chat, status, *_, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
+    assert "this conversation was brought up to date" in status and len(chat["value"]) == 6  # 3 messages a turn
+    assert questions(saved) == {(ADA, "Who was her father?")}
+    assert act.other_tab_saved(json.dumps(saved), first, None) == act.unchanged()
+    # A turn of this tab under way: the chat it streams into and the copy it saves at its end are left to it.
+    second.running = 1
+    S.new_conversation(first)
+    act.take("What is Paris?", first)
+    *_, views = act.ask(first, None)
+    chat, status, *_, choices, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
+    assert chat == saved == app.gr.skip() and "added to Your conversations" in status
+    assert [label for label, _ in choices["choices"]] == [f"1: {ADA}", "2: What is Paris?"]
+    # What this tab cannot read is said, and nothing is saved over it.
+    chat, status, *_, saved = act.other_tab_saved(json.dumps({**views[-1], "version": 99}), first, None)
+    assert status.replace("\\", "") == ("⚠️ What another tab of this browser saved could not be read: saved conversations "
+                                        "are from another version of the app. Reload this page before going on: what it "
+                                        "saves next would replace it.")
+    assert chat == saved == app.gr.skip()
