@@ -157,8 +157,21 @@ def _connection_failed(address: str, error: BaseException, version: str) -> str:
     names the node's IP, which may not be the address given)."""
     said = " ".join(str(error).split()).rstrip(".") or type(error).__name__
     return (f"cannot connect to the Ray cluster at {address}: {said}; check that it is the head's GCS address HOST:PORT "
-            f"(6379 unless `ray start --port` said otherwise), that the cluster runs this Ray version ({version}), and, "
-            f"where it uses token authentication, that this machine has its token (the head's ~/.ray/auth_token)")
+            f"(6379 unless `ray start --port` said otherwise) and that the cluster runs this Ray version ({version}); "
+            f"where it uses token authentication, {_token_hint()}")
+
+
+def _token_hint() -> str:
+    """What a connection to a cluster with token authentication needs here.
+    Ray sends a token to an address given (--ray ADDRESS, RAY_ADDRESS) only
+    with RAY_AUTH_MODE=token, even where ~/.ray/auth_token is the head's own:
+    a `ray start --head` cluster refused a run from its own head."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        return "check that this machine has the head's token (its ~/.ray/auth_token, or RAY_AUTH_TOKEN)"
+    has_token = (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+                 or (Path.home() / ".ray" / "auth_token").is_file())
+    copy = "" if has_token else "copy the head's ~/.ray/auth_token to this machine and "
+    return f"{copy}run with RAY_AUTH_MODE=token (Ray sends ~/.ray/auth_token to an address given only then)"
 
 
 def _ray_temp_folder() -> str:

@@ -320,6 +320,39 @@ def test_a_cluster_that_refuses_the_connection_is_one_line(tmp_path, refusing_ra
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.parametrize("setup, hint", [
+    ("token here", "where it uses token authentication, run with RAY_AUTH_MODE=token (Ray sends ~/.ray/auth_token to an "
+                   "address given only then)"),
+    ("no token", "where it uses token authentication, copy the head's ~/.ray/auth_token to this machine and run with "
+                 "RAY_AUTH_MODE=token"),
+    ("token mode", "where it uses token authentication, check that this machine has the head's token (its "
+                   "~/.ray/auth_token, or RAY_AUTH_TOKEN)"),
+])
+def test_a_refusal_says_what_token_authentication_needs_here(tmp_path, refusing_ray, monkeypatch, capsys, setup, hint):
+    # Ray sends ~/.ray/auth_token to an address given only with
+    # RAY_AUTH_MODE=token: a run on the head of a `ray start --head` cluster,
+    # its token at hand, was refused, told to get the token it had.
+    from rewriting.rewrite import main
+
+    _, failure = refusing_ray
+    failure.append(ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6391"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    if setup == "token here":
+        (tmp_path / ".ray").mkdir()
+        (tmp_path / ".ray" / "auth_token").write_text("0" * 64)
+    if setup == "token mode":
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(tmp_path / "out.jsonl"), "--model", "original"]
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert main([*argv, "--ray", f"127.0.0.1:{server.getsockname()[1]}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err, err
+
+
 def test_an_unreachable_ray_address_variable_is_named(tmp_path, refusing_ray, monkeypatch, capsys):
     from rewriting.rewrite import main
 
