@@ -221,3 +221,17 @@ def test_the_page_saves_after_another_tabs_save_only_when_it_brought_something(a
                                         "are from another version of the app. Reload this page before going on: what it "
                                         "saves next would replace it.")
     assert chat == saved == app.gr.skip()
+
+
+def test_turns_saved_before_turns_had_uids_are_matched_by_the_turn(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    play(app_services, opened, "Who was her father?")
+    longer = written(opened)
+    for turn in longer["conversations"]["1"]:
+        turn["info"]["uid"] = ""
+    shorter = copy.deepcopy(longer)
+    shorter["conversations"]["1"].pop()
+    reader = tab(shorter)
+    assert S.merge_saved(reader, longer) == "Another tab of this browser saved: this conversation was brought up to date."
+    assert questions(written(reader)) == {(ADA, "Who was her father?")}

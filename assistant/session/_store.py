@@ -361,7 +361,7 @@ def merge_saved(session: Session, data: Any) -> str:
         turns, print_ = theirs[number], their_prints[number]
         if print_ in held or print_ in session.stored:
             continue  # here already, or a version this tab read and has changed since (or dropped)
-        key = _counterpart(mine, prints, both, turns[0]["info"]["uid"], print_)
+        key = _counterpart(mine, prints, both, turns, print_)
         if key is not None:
             ours = prints[key]
             if (ours in session.stored or _goes_on_from(print_, ours)) and not (key == current and busy):
@@ -381,16 +381,24 @@ def merge_saved(session: Session, data: Any) -> str:
     return _merged_status(session, taken, added)
 
 
-def _counterpart(mine: dict, prints: dict, theirs: set, uid: str, print_: tuple[str, ...]) -> str | None:
-    """This tab's conversation that theirs (``print_``) is a version of: the
-    one that opens with the same turn (``uid``) and is not itself in their
-    copy, the one with the most turns in common first; None if none."""
+def _counterpart(mine: dict, prints: dict, theirs: set, turns: list[dict], print_: tuple[str, ...]) -> str | None:
+    """This tab's conversation that theirs (``turns``, ``print_``) is a
+    version of: the one that opens with the same turn (:func:`_opening`)
+    and is not itself in their copy, the one with the most turns in common
+    first; None if none."""
     def common(key):
         return next((i for i, (a, b) in enumerate(zip(prints[key], print_)) if a != b), min(len(prints[key]), len(print_)))
 
-    same = [key for key, turns in mine.items()
-            if uid and turns and turns[0]["info"].get("uid") == uid and prints[key] not in theirs]
+    opening = _opening(turns, print_)
+    same = [key for key, ours in mine.items() if ours and prints[key] not in theirs
+            and _opening(ours, prints[key]) == opening]
     return max(same, key=common, default=None)
+
+
+def _opening(turns: list[dict], prints: tuple[str, ...]) -> str:
+    """What tells one conversation from another: its first turn's uid, or
+    for a turn saved before turns had one, the turn itself (its print)."""
+    return turns[0]["info"].get("uid") or prints[0]
 
 
 def _replace(session: Session, key: str, turns: list[dict]) -> None:
