@@ -312,6 +312,20 @@ def _connect(ray, address: str | None, actors: int, packages: Sequence[str]) -> 
     logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
 
 
+def _for_the_nodes(value: str) -> str:
+    """``value`` made absolute where it is a relative path to a file or
+    folder here: a worker resolves a relative path against its own folder
+    (on a cluster, where its node's `ray start` ran), so an index given as
+    runs/index was "not found" on the very machine that has it. A
+    rewriter's name (trained ...), a hub model's name and a path only the
+    nodes have are left as given."""
+    from rewriting import REWRITERS
+
+    if value in REWRITERS or os.path.isabs(value) or not os.path.exists(value):
+        return value
+    return os.path.abspath(value)
+
+
 class _Actor:
     """One worker per actor, built once; called with a batch of chunk rows."""
 
@@ -361,6 +375,7 @@ def map_on_ray(
     packages: Sequence[str] = (),
     desc: str = "working",
     on_chunk: Callable[[int, list], None] | None = None,
+    paths: Sequence[str] = (),
 ) -> list:
     """``worker(settings)(items[i:i + chunk])`` for every chunk, on ``actors``
     actors of the cluster at ``address`` (None: ``RAY_ADDRESS`` or a new
@@ -372,10 +387,13 @@ def map_on_ray(
     results are JSON values. The Python dependencies must be installed on
     the workers already. Progress (items) goes to stderr. ``on_chunk(i,
     results)`` is called as each chunk's results come back (in any order),
-    so that a caller can keep them before the run ends.
+    so that a caller can keep them before the run ends. ``paths``: the
+    settings that may be paths (an index, a model), made absolute where
+    they name a file or folder here (:func:`_for_the_nodes`).
     """
     from tqdm import tqdm
 
+    settings = {**settings, **{key: _for_the_nodes(settings[key]) for key in paths if isinstance(settings.get(key), str)}}
     ray = import_ray()
     _connect(ray, address, actors, packages)
     chunks = [list(items[start : start + chunk]) for start in range(0, len(items), chunk)]
@@ -454,7 +472,7 @@ def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | No
             chunk_done(requests[index * size : (index + 1) * size], _rewrites(results))
 
     results = map_on_ray(items, _RewriteWorker, settings, chunk=size, address=address, actors=actors, desc="rewriting",
-                         on_chunk=arrived)
+                         on_chunk=arrived, paths=("model",))
     return _rewrites(results)
 
 

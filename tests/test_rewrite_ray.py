@@ -95,6 +95,7 @@ class _StandInDataset:
     and returned in reverse (a cluster finishes in any order)."""
 
     made: list = []
+    settings: list = []  # what each run's workers were given
 
     def __init__(self, rows):
         self.rows = rows
@@ -103,6 +104,7 @@ class _StandInDataset:
         import numpy as np
 
         assert batch_format == "numpy"
+        _StandInDataset.settings.append(fn_constructor_kwargs["settings"])
         actors = [cls(**fn_constructor_kwargs) for _ in range(compute.size)]
         _StandInDataset.made.append(len(actors))
         chunks = [self.rows[i : i + batch_size] for i in range(0, len(self.rows), batch_size)]
@@ -575,3 +577,49 @@ def test_actors_without_ray_is_refused_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--input", str(src), "--output", str(tmp_path / "out.jsonl"), "--ray", "--actors", "0"])
     assert "argument --actors: must be a whole number of at least 1, not '0'" in capsys.readouterr().err
+
+
+def test_a_relative_model_path_reaches_the_workers_whole(tiny_gpt2, tmp_path, monkeypatch):
+    # A worker resolves a relative path against its own folder (on a
+    # cluster: where its node's `ray start` ran): --model runs/adapter (or
+    # eval's --index runs/index) was not found on the very machine that has it.
+    from rewriting.rewrite import main
+
+    model, tok = tiny_gpt2
+    model.save_pretrained(tmp_path / "model")
+    tok.save_pretrained(tmp_path / "model")
+    fake = _stand_in_ray()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.setattr(_StandInDataset, "settings", [])
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    src = _requests(tmp_path / "in.jsonl")
+    for given in ("model", "original"):
+        assert main(["--input", str(src), "--output", f"{given}.jsonl", "--model", given, "--dtype", "float32", "--ray"]) == 0
+    assert [s["model"] for s in _StandInDataset.settings] == [str(tmp_path / "model"), "original"]
+
+
+def test_eval_s_ray_runs_send_their_index_and_rewriter_paths_whole(tmp_path, monkeypatch, capsys):
+    import rewriting
+    from eval import qa, rewrites
+
+    sent = []
+
+    class Sent(Exception):
+        pass
+
+    def spy(items, worker, settings, **kwargs):
+        sent.append(kwargs["paths"])
+        raise Sent
+
+    monkeypatch.setattr(rewriting, "map_on_ray", spy)
+    monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "0")
+    data = tmp_path / "qrecc.json"
+    data.write_text(json.dumps([{"Context": [], "Question": "Who was Ada?", "Rewrite": "Who was Ada?", "Answer": "a mathematician",
+                                 "Conversation_no": 1, "Turn_no": 1}]))
+    with pytest.raises(Sent):
+        qa.main(["--data", str(data), "--index", "idx", "--setting", "human-rewrite", "--ray"])
+    with pytest.raises(Sent):
+        rewrites.main(["score", "--data", str(data), "--rewriter", "original", "--metrics", "bleu", "--ray"])
+    assert sent == [("index", "rewriter")] * 2
