@@ -92,7 +92,7 @@ def score_on_ray(examples, candidates: Sequence[str] | None, settings: dict, add
     else:
         items = [{"reference": ex.rewrite, "candidate": c} for ex, c in zip(examples, candidates, strict=True)]
     results = map_on_ray(items, ScoreWorker, settings, chunk=BATCH, address=address, actors=actors, packages=_PACKAGES, desc="scoring",
-                         paths=("index", "rewriter"))
+                         unit="pair", paths=("index", "rewriter"))
     if settings["rewriter"]:
         note_departures(sum(r["note"] for r in results), len(results))
     scores = {name: np.array([r["scores"][name] for r in results], dtype=float) for name in settings["names"]}
@@ -160,7 +160,7 @@ def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, acto
         check_gold_in_index(turns, settings["setting"], BM25Retriever.from_index(settings["index"]))
     items = [turn_to_json(t) for t in turns]
     results = map_on_ray(items, QAWorker, settings, chunk=QA_CHUNK, address=address, actors=actors, packages=_PACKAGES,
-                         desc=settings["setting"], paths=("index", "rewriter"))
+                         desc=settings["setting"], unit="turn", paths=("index", "rewriter"))
     return [result_from_json(r) for r in results]
 
 

@@ -374,6 +374,7 @@ def map_on_ray(
     actors: int,
     packages: Sequence[str] = (),
     desc: str = "working",
+    unit: str = "item",
     on_chunk: Callable[[int, list], None] | None = None,
     paths: Sequence[str] = (),
 ) -> list:
@@ -385,7 +386,8 @@ def map_on_ray(
     ``rewriting`` or one of ``packages``, which are shipped); called with a
     list of items it returns one result per item. Items, settings and
     results are JSON values. The Python dependencies must be installed on
-    the workers already. Progress (items) goes to stderr. ``on_chunk(i,
+    the workers already. Progress (items, counted as ``unit``: the
+    single-process run's word) goes to stderr. ``on_chunk(i,
     results)`` is called as each chunk's results come back (in any order),
     so that a caller can keep them before the run ends. ``paths``: the
     settings that may be paths (an index, a model), made absolute where
@@ -413,7 +415,7 @@ def map_on_ray(
     )
     done: dict[int, list] = {}
     try:
-        with tqdm(total=len(items), desc=desc, unit="item", file=sys.stderr) as bar:
+        with tqdm(total=len(items), desc=desc, unit=unit, file=sys.stderr) as bar:
             for row in dataset.iter_rows():
                 if row["error"]:
                     _raise(str(row["kind"]), str(row["error"]))
@@ -471,7 +473,7 @@ def rewrite_with_ray(requests: Sequence[dict], settings: dict, address: str | No
         if chunk_done is not None:
             chunk_done(requests[index * size : (index + 1) * size], _rewrites(results))
 
-    results = map_on_ray(items, _RewriteWorker, settings, chunk=size, address=address, actors=actors, desc="rewriting",
+    results = map_on_ray(items, _RewriteWorker, settings, chunk=size, address=address, actors=actors, desc="rewriting", unit="q",
                          on_chunk=arrived, paths=("model",))
     return _rewrites(results)
 

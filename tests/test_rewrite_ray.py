@@ -600,7 +600,7 @@ def test_a_relative_model_path_reaches_the_workers_whole(tiny_gpt2, tmp_path, mo
     assert [s["model"] for s in _StandInDataset.settings] == [str(tmp_path / "model"), "original"]
 
 
-def test_eval_s_ray_runs_send_their_index_and_rewriter_paths_whole(tmp_path, monkeypatch, capsys):
+def test_eval_s_ray_runs_send_their_index_and_rewriter_paths_whole_and_count_their_units(tmp_path, monkeypatch, capsys):
     import rewriting
     from eval import qa, rewrites
 
@@ -610,7 +610,7 @@ def test_eval_s_ray_runs_send_their_index_and_rewriter_paths_whole(tmp_path, mon
         pass
 
     def spy(items, worker, settings, **kwargs):
-        sent.append(kwargs["paths"])
+        sent.append((kwargs["paths"], kwargs["unit"]))
         raise Sent
 
     monkeypatch.setattr(rewriting, "map_on_ray", spy)
@@ -622,4 +622,22 @@ def test_eval_s_ray_runs_send_their_index_and_rewriter_paths_whole(tmp_path, mon
         qa.main(["--data", str(data), "--index", "idx", "--setting", "human-rewrite", "--ray"])
     with pytest.raises(Sent):
         rewrites.main(["score", "--data", str(data), "--rewriter", "original", "--metrics", "bleu", "--ray"])
-    assert sent == [("index", "rewriter")] * 2
+    # and their progress counts what the single-process run's does (it said "item")
+    assert sent == [(("index", "rewriter"), "turn"), (("index", "rewriter"), "pair")]
+
+
+def test_the_ray_progress_counts_what_the_single_process_run_counts(tmp_path, monkeypatch, capsys):
+    import re
+
+    from rewriting.rewrite import main
+
+    fake = _stand_in_ray()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.data", fake.data)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    src = _requests(tmp_path / "in.jsonl")
+    units = []
+    for extra in ([], ["--ray"]):
+        assert main(["--input", str(src), "--output", str(tmp_path / f"out{len(extra)}.jsonl"), "--model", "original", *extra]) == 0
+        units.append(re.findall(r"([a-z]+)/s\]", capsys.readouterr().err)[-1])
+    assert units == ["q", "q"]
