@@ -190,6 +190,11 @@ PAGE_JS = """() => {
       trash.setAttribute("aria-label", "New conversation");
       trash.title = "New conversation (this one stays under Your conversations)";
     }
+    const said = document.querySelector("#cqa-status [data-testid=markdown]")?.textContent ?? "";  // not the timer
+    if (said !== lastSaid) {
+      lastSaid = said;
+      if (said.includes(%(redrawn)s)) quiet = true;  // another tab's save drew the chat anew
+    }
     for (const arrow of document.querySelectorAll("svg.dropdown-arrow:not([aria-hidden])")) arrow.setAttribute("aria-hidden", "true");
     for (const toggle of document.querySelectorAll("button.label-wrap")) {  // an accordion's
       const open = String(toggle.classList.contains("open"));
@@ -223,10 +228,10 @@ PAGE_JS = """() => {
   };
   const fieldOf = (control) => control.closest(".block")?.querySelector("[data-testid=block-label]")?.textContent.trim();
   // The chat is a live region, so that an answer is read out as it comes.
-  // Drawn anew (a conversation chosen, or read back at load) it read out the
-  // whole conversation: until the next action elsewhere, the status line
-  // says what happened instead.
-  let quiet = true;
+  // Drawn anew (a conversation chosen, read back at load, or brought up to
+  // date by another tab's save) it read out the whole conversation: until
+  // the next action elsewhere, the status line says what happened instead.
+  let quiet = true, lastSaid = "";
   const speak = () => {
     const log = document.querySelector("#chat [role=log]"), live = quiet ? "off" : "polite";
     if (log && log.getAttribute("aria-live") !== live) log.setAttribute("aria-live", live);
@@ -332,7 +337,7 @@ PAGE_JS = """() => {
   });
 }""" % {"status": json.dumps(list(STATUS_IDS)), "lists": json.dumps(", ".join("#" + id for id in AFTER_PICK)),
         "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY), "drafts": json.dumps(DRAFTS),
-        "copy": json.dumps(OTHER_COPY_ID)}
+        "copy": json.dumps(OTHER_COPY_ID), "redrawn": json.dumps(S.BROUGHT_UP_TO_DATE)}
 # How the plot's image is sent (gr.Plot's own default).
 PLOT_FORMAT = "webp"
 # The app's look, beside this file.

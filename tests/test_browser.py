@@ -698,6 +698,28 @@ def test_two_tabs_that_both_ask_before_either_hears_of_the_other_lose_no_turn(br
         assert first.locator("#cqa-other-tab").count() == 0 and second.locator("#cqa-other-tab").count() == 0
 
 
+def test_a_tab_shows_what_another_tab_added_to_its_conversation_without_reading_it_all_out(browser, app_server):
+    # The conversation shown, gone on with in another tab, is drawn anew:
+    # the chat, a live region, read the whole of it out again.
+    url, _ = app_server
+    with browser_context(browser) as context:
+        first = open_in(context, url)
+        ask(first, ADA)
+        second = open_in(context, url)
+        second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
+        second.locator("#question textarea").click()  # an action here: an answer is read out as it comes
+        assert holds(second, f"() => {CHAT_LIVE} === 'polite'")
+        ask(first, "Who was her father?")
+        second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
+        status_text(second, "Another tab of this browser saved: this conversation was brought up to date")
+        assert holds(second, f"() => {CHAT_LIVE} === 'off'")
+        # The second goes on from both turns, and its answer is read out.
+        ask(second, "What did she write about?")
+        assert second.evaluate(CHAT_LIVE) == "polite"
+        assert second.locator("#chat [data-testid='user']").all_inner_texts() == [
+            ADA, "Who was her father?", "What did she write about?"]
+
+
 def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_server):
     import httpx
 

@@ -29,6 +29,7 @@ from ._state import (
     TurnInfo,
 )
 from ._store import (
+    BROUGHT_UP_TO_DATE,
     MAX_CONVERSATIONS,
     MAX_RESTORED_CHARS,
     MAX_SAVED_CHARS,
@@ -79,6 +80,7 @@ from ._views import (
 )
 
 __all__ = [
+    "BROUGHT_UP_TO_DATE",
     "MAX_CHOICE_CHARS",
     "MAX_CONVERSATIONS",
     "MAX_EXPORT_CHARS",

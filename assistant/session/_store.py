@@ -31,6 +31,8 @@ MAX_SAVED_CHARS = 1_500_000
 # Characters of saved JSON read back at most: what a browser can keep for
 # the app (see MAX_SAVED_CHARS); a longer value was not saved by it.
 MAX_RESTORED_CHARS = 2_000_000
+# What merge_saved says when another tab's save drew the conversation shown anew.
+BROUGHT_UP_TO_DATE = "this conversation was brought up to date"
 # Longest session or turn id read back (the app draws 12 and 8 characters).
 _MAX_ID_CHARS = 32
 
@@ -415,7 +417,7 @@ def _merged_status(session: Session, taken: list[str], added: list[str]) -> str:
         return ""
     parts = []
     if str(session.conversation_no) in taken:
-        parts.append("this conversation was brought up to date")
+        parts.append(BROUGHT_UP_TO_DATE)
         taken.remove(str(session.conversation_no))
     if taken:
         parts.append(f"conversation{'s' if len(taken) > 1 else ''} {', '.join(taken)} brought up to date")
