@@ -405,3 +405,27 @@ def test_ipv4_visitors_of_a_server_listening_on_ipv6_too_are_each_their_own_clie
     assert S.client_address("::ffff:127.0.0.1") is None  # the server's own host
     assert S.client_address("::ffff:10.0.0.2", "1.2.3.4, ::ffff:151.101.1.69") == "151.101.1.69"
     assert S.client_address("2a00:1450:4001:81b::1") == "2a00:1450:4001:81b::/64"
+
+
+def test_the_server_hands_the_memory_its_allocator_keeps_free_back_now_and_then(app_server, monkeypatch):
+    # The sessions Gradio drops past its capacity leave their memory free
+    # but kept by glibc's allocator: the resident memory stayed at its
+    # highest. A served app hands it back every FREE_MEMORY_S seconds.
+    import platform
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    import app
+
+    assert any(thread.name == "release-free-memory" for thread in threading.enumerate())  # app_server's
+    assert app.release_free_memory() is (platform.libc_ver()[0] == "glibc")
+    calls = []
+    monkeypatch.setattr(app, "release_free_memory", lambda: calls.append(time.monotonic()) or True)
+    demo = SimpleNamespace(is_running=True)
+    app._release_free_memory_periodically(demo, every_s=0.01)
+    deadline = time.monotonic() + 30
+    while len(calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    demo.is_running = False
+    assert len(calls) >= 2
