@@ -176,7 +176,8 @@ def test_one_client_opening_many_sessions_holds_a_bounded_number_of_upload_index
     # many sessions (Gradio keeps up to 1,000) held that many indexes.
     import dataclasses
 
-    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=2), sessions_root=tmp_path / "sessions")
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=2),
+                                   sessions_root=tmp_path / "sessions")
     notes = tmp_path / "notes.txt"
     notes.write_text("Mara studied medicine in the capital. She later taught music in the north.")
     folders = lambda: len(list((tmp_path / "sessions").glob("session-*")))  # noqa: E731
@@ -227,7 +228,8 @@ def test_the_index_document_and_replay_events_count_the_client_the_request_came_
 
     import app
 
-    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=1), sessions_root=tmp_path / "sessions")
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=1),
+                                   sessions_root=tmp_path / "sessions")
     act = app.Actions(services, str(tmp_path))
     notes = tmp_path / "notes.txt"
     notes.write_text("Mara studied medicine in the capital.")

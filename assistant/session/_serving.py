@@ -205,7 +205,8 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _too_large(self, scope, send, what: str):
-        self.refusals.refused("a request body (413)", client_of(scope), f"{what} to {scope['path'][:100]!r}, over {self.limit:,}")
+        self.refusals.refused("a request body (413)", client_of(scope),
+                              f"{what} to {scope['path'][:100]!r}, over {self.limit:,}")
         return await self._refuse(send, 413, f"Request too large: at most {self.limit:,} bytes.")
 
     @staticmethod

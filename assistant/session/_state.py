@@ -461,7 +461,8 @@ class Session:
         return Conversation([t.turn for t in self.turns[:upto]]).history(rewritten)
 
     def close(self) -> None:
-        """Free what the session holds: its uploads' index and the uploaded files on disk, its document and replayed file in memory."""
+        """Free what the session holds: its uploads' index and the uploaded
+        files on disk, its document and replayed file in memory."""
         if self.source is not None:
             self.source.close()
             self.source = None
