@@ -247,6 +247,88 @@ def test_a_number_in_brackets_that_restates_another_in_other_units_is_no_answer(
     assert short_span("number", "How high above sea level is it?", high) == "4,810"
 
 
+# ---------------------------------------------------------------- a pasted document
+
+# As one-document mode reads a pasted text: one passage, titled "your text".
+PASTED = Passage("your-text_p0", "Antonín Dvořák was a Czech composer. He was born in 1841 in Nelahozeves, near Prague. "
+                 "In 1892 Dvořák moved to New York.", 0.0, "your text")
+ACME = Passage("your-text_p0", "Acme Widgets is a toy maker based in Leeds. It was founded in 1952 by Harold Pike. "
+               "It employs 340 people and sells its toys in 12 countries.", 0.0, "your text")
+BRIDGE = Passage("your-text_p0", "The Karlo Bridge crosses the river Maren. Construction began in 1887 under the "
+                 "engineer Josef Hradek. The bridge was opened in 1893. It is 412 metres long.", 0.0, "your text")
+
+
+def test_a_sentence_that_opens_with_a_pronoun_is_about_the_name_before_it(readers):
+    # "He was born in 1841" shared one word with "When was Dvořák born?" and
+    # the sentence naming him, with no date, was the answer.
+    _, shaped = readers
+    expected = {
+        (PASTED, "When was Dvořák born?"): ("1841", "He was born in 1841 in Nelahozeves, near Prague."),
+        (PASTED, "Who was born in Nelahozeves?"): ("Antonín Dvořák", "He was born in 1841 in Nelahozeves, near Prague."),
+        (ACME, "When was Acme Widgets founded?"): ("1952", "It was founded in 1952 by Harold Pike."),
+        (ACME, "Who founded Acme Widgets?"): ("Harold Pike", "It was founded in 1952 by Harold Pike."),
+        (ACME, "How many people does Acme Widgets employ?"): ("340", "It employs 340 people and sells its toys in 12 countries."),
+        # A pasted text's title names no one: a sentence that names no subject
+        # of its own is about the bridge too, and "It" is the bridge, not "Construction".
+        (BRIDGE, "When did construction of the Karlo Bridge begin?"): ("1887", "Construction began in 1887 under the engineer Josef Hradek."),
+        (BRIDGE, "How long is the Karlo Bridge?"): ("412", "It is 412 metres long."),
+    }
+    for (passage, question), (text, evidence) in expected.items():
+        answer = shaped.read(question, [passage])
+        assert (answer.text, answer.evidence) == (text, evidence), question
+
+
+def test_who_was_x_in_a_pasted_document_is_the_sentence_that_says_what_x_is(readers):
+    # No article is Dvořák's own: the sentence about his birth (now about
+    # him through "He") would win; the sentence that says what he was is the definition.
+    _, shaped = readers
+    assert shaped.read("Who was Dvořák?", [PASTED]).text == "Antonín Dvořák was a Czech composer."
+    assert shaped.read("What is Acme Widgets?", [ACME]).text == "Acme Widgets is a toy maker based in Leeds."
+
+
+def test_who_was_born_there_asks_for_a_name_not_a_definition():
+    # "born in Nelahozeves" was taken for the subject of "Who was X?".
+    for question in ("Who was born in Nelahozeves?", "Who was known as the Iron Lady?", "Who was elected in 1860?"):
+        assert definition_subject(question) is None and answer_kind(question) == "name", question
+    assert definition_subject("who was alfred the great") == "alfred the great"
+
+
+def test_a_number_after_no_or_op_does_not_end_its_sentence():
+    assert split_sentences("There he wrote his Symphony No. 9, From the New World. It is his Op. 95. He left.") == [
+        "There he wrote his Symphony No. 9, From the New World.", "It is his Op. 95.", "He left."]
+
+
+def test_one_letter_is_no_name():
+    # "penicillin G" answered "Who discovered penicillin?" with "G".
+    penicillin = ("A number of natural penicillins have been discovered, but only two purified compounds are in "
+                  "clinical use: penicillin G and penicillin V.")
+    assert short_span("name", "Who discovered penicillin?", penicillin, "Alexander Fleming") is None
+
+
+def test_irregular_verb_forms_and_measures_are_the_questions_words():
+    # "sink" shares no prefix with "sank", nor "high" with "highest": the
+    # sentence held the date or the height and the whole sentence was the answer.
+    titanic = "RMS Titanic sank in the North Atlantic Ocean on 15 April 1912, four days into her maiden voyage."
+    assert short_span("date", "When did the Titanic sink?", titanic, "Sinking of the Titanic") == "15 April 1912"
+    kilimanjaro = ("It is the highest mountain in Africa, at 5,895 m (19,341 ft) above sea level and 4,900 m "
+                   "(16,100 ft) above its plateau base.")
+    assert short_span("number", "How high is Mount Kilimanjaro?", kilimanjaro, "Mount Kilimanjaro") == "5,895"
+    assert short_span("name", "Who did Ada meet in 1833?", "In 1833 she met Charles Babbage.", "Ada Lovelace") == "Charles Babbage"
+
+
+def test_who_did_it_answered_by_he_did_it_is_the_name_he_stands_for(readers):
+    # "There he wrote his Symphony No. 9": the writer is "he", not "Symphony No".
+    _, shaped = readers
+    symphony = Passage("your-text_p0", PASTED.text + " There he wrote his Symphony No. 9, From the New World.", 0.0, "your text")
+    answer = shaped.read("Who wrote the Symphony From the New World?", [symphony])
+    assert (answer.text, answer.evidence) == ("Antonín Dvořák", "There he wrote his Symphony No. 9, From the New World.")
+    # A question that names whom "he" stands for is about him, not for him.
+    assert short_span("name", "Who did Tesla work for?", "He is best known for his work on alternating current.",
+                      "your text", referent="Nikola Tesla") is None
+    # Asked whom she met, not who met: the name beside the verb.
+    assert short_span("name", "Who did she meet in 1833?", "In 1833 she met Charles Babbage.", "Ada Lovelace") == "Charles Babbage"
+
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

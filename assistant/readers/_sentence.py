@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
-from ._shapes import answer_kind, definition_subject, lead_passage, short_span
+from ._shapes import answer_kind, defines, definition_subject, lead_passage, referents, short_span
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
@@ -33,6 +33,11 @@ _BEFORE_A_NAME = re.compile(
     r"|(?<![\w.])[A-Z])\.$"
 )
 
+# ...nor after an abbreviation that a number follows: "Symphony No. 9",
+# "Op. 27", "Vol. 2"; split there, "Who wrote the Symphony From the New
+# World?" got "Symphony No".
+_BEFORE_A_NUMBER = re.compile(r"\b(?:No|Nos|Nr|Op|Vol|Vols|Fig|Figs|pp|p|ch|Ch|art|Art|c|ca)\.$")
+
 
 @runtime_checkable
 class Reader(Protocol):
@@ -48,10 +53,14 @@ def split_sentences(text: str) -> list[str]:
     ['Ada wrote notes.', 'She died in 1852!', 'Why? e.g. this.']
     >>> split_sentences("It was found by Dr. Ellen Marsh. J. R. R. Tolkien read it.")
     ['It was found by Dr. Ellen Marsh.', 'J. R. R. Tolkien read it.']
+    >>> split_sentences("He wrote his Symphony No. 9 there. It was his Op. 95. He left.")
+    ['He wrote his Symphony No. 9 there.', 'It was his Op. 95.', 'He left.']
     """
     text = text.strip()
     sentences, start = [], 0
     for end in _SENTENCE_END.finditer(text):
+        if _BEFORE_A_NUMBER.search(text, start, end.start()) and text[end.end()].isdigit():
+            continue
         if not _BEFORE_A_NAME.search(text, start, end.start()):
             sentences.append(text[start : end.start()])
             start = end.end()
@@ -93,6 +102,19 @@ def _with_title(title: str, sentence: str) -> str:
     return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
 
 
+def _about(title: str, referent: str) -> str:
+    """Whom a sentence is about, to put before it: the name it refers back
+    to where its passage's title does not name the same subject (a pasted
+    document's "your text"; "Hamlet" for "He …" after "William Shakespeare
+    wrote it"), else the title ("Ada Lovelace" for "She …" after "Augusta
+    Ada King …").
+
+    >>> _about("your text", "Acme Widgets"), _about("Ada Lovelace", "Augusta Ada King"), _about("Ada Lovelace", "")
+    ('Acme Widgets', 'Ada Lovelace', 'Ada Lovelace')
+    """
+    return referent if referent and not _terms(referent) & _terms(title) else title
+
+
 class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
 
@@ -123,11 +145,29 @@ class SentenceReader:
             if len(sentence) >= self.config.min_sentence_chars
         ]
 
-    def _sentence_vectors(self, passages: Sequence[Passage], candidates) -> np.ndarray:
+    @staticmethod
+    def _referents(passages: Sequence[Passage], candidates) -> list[str]:
+        """Per candidate, the name its sentence is about where it does not say
+        (:func:`referents`); every such sentence's where the passage's title
+        shares no word with its text (a pasted document's "your text"). A
+        passage without a title (a page cut from its document, as NQ's with
+        their markup) gets none: the name before "He" there may be a heading's."""
+        by_passage = {}
+        for p in {p for p, _, _ in candidates}:
+            title, text = passages[p].title, passages[p].text
+            named = _terms(title)
+            by_passage[p] = referents(split_sentences(text), every=not named & _terms(text)) if named else [""] * len(split_sentences(text))
+        return [by_passage[p][s] for p, s, _ in candidates]
+
+    def _sentence_vectors(self, passages: Sequence[Passage], candidates, about: Sequence[str] | None = None) -> np.ndarray:
         # Sentences are embedded with their passage's title in front: "Her
         # father was Lord Byron" only matches "Ada Lovelace's father" once the
         # encoder knows whose father it is.
-        texts = [_with_title(passages[p].title, sentence) for p, _, sentence in candidates]
+        # A sentence that opens with a pronoun gets the name it stands for
+        # (and, in a pasted document, one that names no subject of its own).
+        about = self._referents(passages, candidates) if about is None else about
+        texts = [_with_title(_about(passages[p].title, referent), sentence)
+                 for (p, _, sentence), referent in zip(candidates, about)]
         return self.sentences.encode(texts)
 
     def scores(self, question: str, passages: Sequence[Passage], candidates) -> tuple[np.ndarray, np.ndarray]:
@@ -138,8 +178,13 @@ class SentenceReader:
         terms of the interpolation lie in [0, 1] (BM25 is unbounded and its
         scale varies with the query).
         """
-        similarity = self._sentence_vectors(passages, candidates) @ self.encoder.encode([question])[0]
-        overlap = np.array([term_overlap(question, passages[p].title, sentence) for p, _, sentence in candidates])
+        # "He was born in 1841" counts the words of the name "he" stands for.
+        about = self._referents(passages, candidates)
+        similarity = self._sentence_vectors(passages, candidates, about) @ self.encoder.encode([question])[0]
+        overlap = np.array([
+            term_overlap(question, f"{passages[p].title} {referent}", sentence)
+            for (p, _, sentence), referent in zip(candidates, about)
+        ])
         reader = (similarity + overlap) / 2
         top = max((p.score for p in passages), default=0.0)
         retrieval = np.array([passages[p].score / top if top > 0 else 0.0 for p, _, _ in candidates])
@@ -151,37 +196,48 @@ class SentenceReader:
             definition = self._definition(question, passages)
             if definition is not None:
                 return definition
-        answer = self._best_sentences(question, passages)
+        answer, referent = self._best_sentences(question, passages)
         if self.config.short_answers and answer.found:
             kind = answer_kind(question)
             best = split_sentences(answer.evidence)[:1]
             title = next((p.title for p in passages if p.id == answer.source_id), "")
-            span = short_span(kind, question, best[0], title) if kind and best else None
+            span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
         return answer
 
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:
-        """The lead of the subject's own article, when one was retrieved."""
+        """The lead of the subject's own article, when one was retrieved;
+        without one (a pasted document), the first sentence that says what
+        the subject is ("Antonín Dvořák was a Czech composer.")."""
         subject = definition_subject(question)
+        if not subject or not passages:
+            return None
         person = question.lstrip().lower().startswith("who")
-        lead = lead_passage(subject, passages, person) if subject else None
-        sentences = split_sentences(lead.text)[: self.config.definition_sentences] if lead else []
+        top = max(p.score for p in passages)
+        lead = lead_passage(subject, passages, person)
+        if lead is not None:
+            sentences = split_sentences(lead.text)[: self.config.definition_sentences]
+        else:
+            lead, sentences = next(
+                ((p, [s]) for p in passages[: self.config.read_k] for s in split_sentences(p.text) if defines(subject, s, person)),
+                (None, []),
+            )
         if not sentences:
             return None
-        top = max(p.score for p in passages)
         text = " ".join(sentences)
         return Answer(text, lead.score / top if top > 0 else 0.0, evidence=text, source_id=lead.id)
 
-    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> Answer:
+    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> tuple[Answer, str]:
+        """The answer, and the name its first sentence refers back to ("" if none)."""
         passages = passages[: self.config.read_k]
         candidates = self.candidates(passages)
         if not candidates:
-            return Answer(NOT_FOUND, 0.0, found=False)
+            return Answer(NOT_FOUND, 0.0, found=False), ""
         similarity, combined = self.scores(question, passages, candidates)
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
-            return Answer(NOT_FOUND, float(combined[best]), found=False)
+            return Answer(NOT_FOUND, float(combined[best]), found=False), ""
         p, s, sentence = candidates[best]
         sentences = [sentence]
         # A following sentence of the same passage that is nearly as relevant
@@ -193,4 +249,5 @@ class SentenceReader:
                 break
             sentences.append(other)
         text = " ".join(sentences)
-        return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id)
+        referent = self._referents(passages, [candidates[best]])[0]
+        return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), referent

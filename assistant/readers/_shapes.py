@@ -19,13 +19,23 @@ from typing import Sequence
 
 from ..kernel import READER_STOPWORDS, Passage, folded_text, prefix_stem, tokens
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage"]
+__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
 _DEFINITION = re.compile(
     r"^\s*(?:(?:who|what)\s+(?:is|was|are|were)|tell\s+me\s+(?:more\s+)?about)\s+(?P<x>.+?)[\s?.!]*$",
     re.IGNORECASE,
+)
+
+
+# What follows "Who was" in a question about who did something, not about
+# who someone is: a past participle ("born in Prague", "known as …").
+_CLAUSE = re.compile(
+    r"born\b|(?:[a-z]+ed|known|made|built|written|given|taken|won|sold|shown|seen|chosen|found|held|led|kept|"
+    r"left|lost|sent|shot|struck|beaten|drawn|driven|grown|flown|stolen|spoken|hidden|thrown|sung|begun|brought|"
+    r"bought|caught|taught|fought|told|paid|become)"
+    r"\s+(?:in|on|at|by|for|to|from|as|with|into|during|after|before|\d)\b"
 )
 
 
@@ -39,6 +49,8 @@ def definition_subject(question: str) -> str | None:
     ('Ada Lovelace', 'a quokka')
     >>> [definition_subject(q) for q in ("Who was the father of Ada?", "Who was Ada's father?", "Who wrote it?")]
     [None, None, None]
+    >>> [definition_subject(q) for q in ("Who was born in Prague?", "Who was known as Boz?", "who was alfred the great")]
+    [None, None, 'alfred the great']
     """
     match = _DEFINITION.match(question)
     if not match:
@@ -46,6 +58,8 @@ def definition_subject(question: str) -> str | None:
     subject = match.group("x").strip()
     if re.search(r"\w['’]s?\b", subject):
         return None  # "Ada Lovelace's father": a role, named through its holder
+    if _CLAUSE.match(subject):
+        return None  # "born in Prague": who was, not who someone was
     lowered = subject.lower()
     for article in _ARTICLES:
         if lowered.startswith(article):
@@ -66,6 +80,28 @@ def _title_key(text: str) -> str:
     return " ".join(words)
 
 
+def _same_subject(subject: str, name: str, person: bool) -> bool:
+    """Whether ``name`` (a title, a name) names ``subject``; for a person,
+    also a name ending with it ("Isaac Newton" for "Newton")."""
+    key, named = _title_key(subject), _title_key(name)
+    return bool(key) and (named == key or person and named.endswith(" " + key))
+
+
+def defines(subject: str, sentence: str, person: bool = False) -> bool:
+    """Whether ``sentence`` says what ``subject`` is as an article's first
+    sentence does: it opens with the subject's name and "is" or "was". A
+    pasted document has no article of its own to take a lead from, and its
+    sentences about the subject's birth or work, which name him only by
+    "he", matched "Who was Dvořák?" best.
+
+    >>> defines("Dvořák", "Antonín Dvořák was a Czech composer.", person=True), defines("Dvořák", "Dvořák moved to New York.")
+    (True, False)
+    """
+    name = _opening_name(sentence)
+    rest = sentence.lstrip()[sentence.lstrip().find(name) + len(name):] if name else ""
+    return bool(name) and _same_subject(subject, name, person) and bool(re.match(r"\s*(?:,[^,]*,\s*)?(?:is|was|are|were)\b", rest))
+
+
 def lead_passage(subject: str, passages: Sequence[Passage], person: bool = False) -> Passage | None:
     """The first passage of the subject's own article among ``passages``:
     its title names the subject; a document's first passage (``_p0``, ``#0``)
@@ -81,8 +117,7 @@ def lead_passage(subject: str, passages: Sequence[Passage], person: bool = False
     >>> lead_passage("Newton", ps, person=True).id, lead_passage("Newton", ps).id
     ('Isaac Newton', 'Newton')
     """
-    key = _title_key(subject)
-    matches = [p for p in passages if key and (_title_key(p.title) == key or person and _title_key(p.title).endswith(" " + key))]
+    matches = [p for p in passages if _same_subject(subject, p.title, person)]
     if not matches:
         return None
     first = [p for p in matches if re.search(r"(_p|#)0$", p.id)]
@@ -160,7 +195,9 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
             words = words[1:]
         # "Charles Babbage's computer" answers "Who did she work with?" with him, not "Charles Babbage's".
         name = re.sub(r"['’]s$", "", " ".join(words))
-        if name and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
+        # One letter names a variant, not anyone: "penicillin G" gave "Who
+        # discovered penicillin?" the answer "G".
+        if len(name) > 1 and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
             at = match.start() + match.group().index(name)
             found.append((at, at + len(name), name))
     # A one-word name before a noun and another name qualifies that noun, which
@@ -186,11 +223,85 @@ _RESTATED = re.compile(r"\d[\d,.]*[\s-]*[^\W\d][^\s()]*\s*\(\s*$")
 
 
 _PRONOUN_START = re.compile(r"^\s*(?:he|she|they)\b", re.IGNORECASE)
+# "Who wrote it?" asks who did it; "Who did she marry?" whom she did it to.
+_DOER = re.compile(r"^\s*who\s+(?!(?:did|does|do|is|was|were|are|has|have|had|will|would|can|could|should)\b)\w+", re.IGNORECASE)
+# "… he wrote …", "… she later founded …": the question's verb done by a pronoun ("There he wrote his Symphony No. 9").
+_PRONOUN_BEFORE = re.compile(r"\b(?:he|she|they)\s+(?:[a-z]+ly\s+)?$", re.IGNORECASE)
+# A sentence that opens with one of these is about what an earlier one named.
+_REFERS_BACK = re.compile(r"^\s*(?:he|she|it|they|his|her|its|their)\b", re.IGNORECASE)
+
+
+# One capitalised word opening a sentence that, by its ending or as a word
+# that opens sentences, is no name: "Construction began in 1887." is about
+# the bridge of the sentence before it.
+_NOT_A_NAME = re.compile(
+    r"(?:[a-z]+(?:tion|sion|ment|ness|ity|ing|ed|ly|ance|ence|ism)"
+    r"|today|later|many|most|some|both|each|several|such|one|two|three|according|although|because|since|though)",
+)
+
+
+def _opening_name(sentence: str) -> str:
+    """The name a sentence opens with ("The Karlo Bridge crosses …": "Karlo Bridge"), or "".
+
+    >>> [_opening_name(s) for s in ("The Karlo Bridge crosses it.", "Construction began.", "In 1892 Dvořák moved.")]
+    ['Karlo Bridge', '', '']
+    """
+    match = _NAME.match(sentence.lstrip())
+    words = match.group().rstrip(".").split() if match else []
+    while words and words[0].lower() in _NOT_NAMES:
+        words = words[1:]
+    if len(words) == 1 and _NOT_A_NAME.fullmatch(words[0].lower()):
+        return ""
+    return re.sub(r"['’]s$", "", " ".join(words))
+
+
+def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
+    """For each of a passage's ``sentences``, the name it is about where it
+    does not say: a sentence that opens with a pronoun ("He was born in 1841
+    …") is about the name that opened the latest sentence opening with one
+    ("Antonín Dvořák was a Czech composer."); with ``every``, so is any
+    sentence that opens with no name of its own ("Construction began in
+    1887." after "The Karlo Bridge crosses …"), as in a pasted document,
+    whose title ("your text") names no subject as an article's does. Other
+    sentences, and those with no such name before them, get "".
+
+    >>> referents(["Kraków is a city.", "It lies on the Vistula.", "In 1900 Tom came.", "Its people are kind.", "He left."])
+    ['', 'Kraków', '', 'Kraków', 'Kraków']
+    >>> referents(["The Karlo Bridge crosses the Maren.", "Construction began in 1887.", "It is long."], every=True)
+    ['', 'Karlo Bridge', 'Karlo Bridge']
+    """
+    found, named = [], ""
+    for sentence in sentences:
+        if _REFERS_BACK.match(sentence):
+            found.append(named)
+            continue
+        opening = _opening_name(sentence)
+        found.append(named if every and not opening else "")
+        named = opening or named
+    return found
+
 
 # Words whose forms share no prefix: "When did she die?" is answered next to
 # "her death", "When was he born?" next to "his birth".
 _SAME_WORD = {"die": "death", "died": "death", "dies": "death", "dying": "death", "dead": "death",
               "born": "birth", "bore": "birth"}
+# A verb's irregular forms ("When did the Titanic sink?" is answered next to
+# "sank"), and a measure's ("How high is it?" next to "the highest … at 5,895 m").
+_FORMS = {
+    "sink": "sank sunk", "write": "wrote written", "begin": "began begun", "win": "won", "build": "built",
+    "become": "became", "take": "took taken", "give": "gave given", "fight": "fought", "lead": "led",
+    "make": "made", "run": "ran", "rise": "rose risen", "fall": "fell fallen", "fly": "flew flown",
+    "grow": "grew grown", "hold": "held", "leave": "left", "meet": "met", "pay": "paid", "sell": "sold",
+    "speak": "spoke spoken", "stand": "stood", "teach": "taught", "think": "thought", "throw": "threw thrown",
+    "go": "went gone", "know": "knew known", "draw": "drew drawn", "choose": "chose chosen",
+    "freeze": "froze frozen", "buy": "bought", "bring": "brought", "catch": "caught", "send": "sent",
+    "shoot": "shot", "sing": "sang sung", "swim": "swam swum", "strike": "struck", "tell": "told",
+    "wear": "wore worn", "lose": "lost", "keep": "kept", "feel": "felt", "flee": "fled", "hide": "hid hidden",
+    "come": "came", "see": "saw seen", "eat": "ate eaten", "spend": "spent", "sit": "sat", "slay": "slew slain",
+    "height": "high higher highest tall taller tallest heights", "depth": "deep deeper deepest",
+    "length": "long longer longest", "width": "wide wider widest", "distance": "far farther furthest",
+}
+_SAME_WORD.update({form: word for word, forms in _FORMS.items() for form in forms.split()})
 # What "how many people" counts is written as residents or a population.
 _PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
 
@@ -240,14 +351,17 @@ def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match]) -> str | N
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
-def short_span(kind: str, question: str, sentence: str, title: str = "") -> str | None:
+def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "") -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
 
     The span next to the question's own words (those that do not name the
     passage's subject) wins; a count followed by the thing counted comes
     first. A sentence with none of those words gives no span. A sentence
-    about a person that starts "She ..." names her only in its passage's
-    ``title``: that is the name a "who" question gets.
+    about a person that starts "She ..." names her only in ``referent``
+    (the name an earlier sentence of its passage opened with, see
+    :func:`referents`) or, without one, its passage's ``title``: that is
+    the name a "who" question gets. A pasted document's title ("your
+    text") names no one, so the referent comes first.
 
     >>> short_span("date", "When did Ada Lovelace die?", "She died on 27 November 1852 in London.")
     '27 November 1852'
@@ -285,7 +399,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     # shows the reader that.
     if set(re.findall(r"\b(?:1\d{3}|20\d{2})\b", question)) - set(re.findall(r"\b\d{4}\b", sentence)):
         return None
-    wanted = _relation(question, title)
+    wanted = _relation(question, f"{title} {referent}")
     near = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
     # A sentence without the question's own words may be about something
     # else ("Emperor from 18 May 1804" for "When did he die?"): the whole
@@ -314,8 +428,14 @@ def short_span(kind: str, question: str, sentence: str, title: str = "") -> str 
     if unsure:
         return None
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
-    if title and _PRONOUN_START.match(sentence) and not set(tokens(title, "rouge")) <= _asked(question):
-        return subject
+    pronoun_did_it = _DOER.match(question) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
+    if _PRONOUN_START.match(sentence) or pronoun_did_it:
+        # A question that names whom "he" stands for asks about him, not for
+        # him: "Who did Tesla work for?" is not answered "Nikola Tesla".
+        if referent and not set(tokens(referent, "rouge")) & _asked(question):
+            return referent
+        if not referent and title and not set(tokens(title, "rouge")) <= _asked(question):
+            return subject
     # A sentence that opens with its article's subject, asked about by a
     # question that names none of it, is about that subject: "Who invented
     # the telephone?" is answered by "Alexander Graham Bell was a
