@@ -570,15 +570,23 @@ class Actions:
         return [{1: "Like", 0: "Dislike"}.get(entry.info.judgement) for entry in session.turns]
 
     @staticmethod
-    def correction_box(session):
+    def correction_box(session, text=True):
+        """The correction box for the turn it corrects; ``text``: its text
+        too (the turn's rewrite), else what is typed in it stays."""
         index = S.target_turn(session)
         if index < 0:
             return gr.update(value="", label="Correct the rewrite (ask a question first)", elem_classes=[])
         last = " (the last)" if index == len(session.turns) - 1 else ""
         # The panel's thumbs rate this turn: the page presses the one its judgement names.
         judged = {1: ["cqa-judged-up"], 0: ["cqa-judged-down"]}.get(session.turns[index].info.judgement, [])
-        return gr.update(value=session.turns[index].turn.rewrite.text,
-                         label=f"Correct the rewrite of turn {index + 1}{last}", elem_classes=judged)
+        box = {"value": session.turns[index].turn.rewrite.text} if text else {}
+        return gr.update(**box, label=f"Correct the rewrite of turn {index + 1}{last}", elem_classes=judged)
+
+    @staticmethod
+    def _corrected(session) -> tuple[str, str] | None:
+        """The turn the correction box corrects (its uid) and its rewrite; None if none."""
+        index = S.target_turn(session)
+        return (session.turns[index].info.uid, session.turns[index].turn.rewrite.text) if index >= 0 else None
 
     @staticmethod
     def unchanged():
@@ -674,7 +682,7 @@ class Actions:
             data = json.loads(copy)
         except (TypeError, ValueError):
             data = None  # refused as not what this app saves
-        shown = session.turns
+        shown, before = session.turns, self._corrected(session)
         status, error = _attempt(lambda: S.merge_saved(session, data))
         if error:
             # Said, and not answered with a save of this tab's own over it.
@@ -684,9 +692,13 @@ class Actions:
         if not status and not session.notes:
             return self.unchanged()
         status = _status(status) if status else gr.skip()
-        # The correction box is drawn anew only for a conversation brought up
-        # to date: what is being typed there stays.
-        views = self.views(session, status, correction=session.turns is not shown)
+        views = self.views(session, status, correction=False)
+        if session.turns is not shown:
+            # The conversation shown was brought up to date: the correction
+            # box says which turn it corrects now, and keeps what is typed in
+            # it unless that turn's rewrite changed.
+            box = self.correction_box(session, text=self._corrected(session) != before)
+            views = (*views[:4], box, *views[5:])
         if session.running or session.waiting:
             # A turn of this tab streams into the chat and saves when it ends
             # (what was folded in with it): as for restore.

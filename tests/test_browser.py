@@ -707,12 +707,16 @@ def test_a_tab_shows_what_another_tab_added_to_its_conversation_without_reading_
         ask(first, ADA)
         second = open_in(context, url)
         second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
+        second.fill("#correction textarea", "Who was Ada Lovelace, the mathematician?")  # typed, not sent
         second.locator("#question textarea").click()  # an action here: an answer is read out as it comes
         assert holds(second, f"() => {CHAT_LIVE} === 'polite'")
         ask(first, "Who was her father?")
         second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 2")
         status_text(second, "Another tab of this browser saved: this conversation was brought up to date")
         assert holds(second, f"() => {CHAT_LIVE} === 'off'")
+        # The correction typed stays, for the turn it was typed for.
+        assert second.locator("#correction textarea").input_value() == "Who was Ada Lovelace, the mathematician?"
+        assert second.locator("#correction").get_by_text("Correct the rewrite of turn 1", exact=True).count() == 1
         # The second goes on from both turns, and its answer is read out.
         ask(second, "What did she write about?")
         assert second.evaluate(CHAT_LIVE) == "polite"

@@ -88,7 +88,10 @@ def test_a_tab_that_changed_nothing_takes_the_other_tabs_turns_thumbs_and_undo(a
     S.switch_conversation(second, 1)
     assert S.merge_saved(second, written(first)) == (
         "Another tab of this browser saved: this conversation was brought up to date.")
-    assert [t.turn.question for t in second.turns][-1] == "When was she born?" and second.selected is None
+    assert [t.turn.question for t in second.turns] == [ADA, "What did she write about?", "When was she born?"]
+    # The turn its correction box and thumbs act on (the last, before) stays
+    # that turn: a correction being typed is not applied to the other's turn.
+    assert S.target_turn(second) == 1
     assert S.merge_saved(second, written(first)) == ""
 
 
@@ -203,10 +206,16 @@ def test_the_page_saves_after_another_tabs_save_only_when_it_brought_something(a
     assert act.other_tab_saved(json.dumps(written(second)), first, None) == act.unchanged()
     act.take("Who was her father?", first)
     *_, views = act.ask(first, None)
-    chat, status, *_, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
+    chat, status, _, _, box, _, _, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
     assert "this conversation was brought up to date" in status and len(chat["value"]) == 6  # 3 messages a turn
+    # The correction box corrects the turn it did (the last before), and
+    # keeps what is typed in it: that turn's rewrite did not change.
+    assert "value" not in box and box["label"] == "Correct the rewrite of turn 1"
     assert questions(saved) == {(ADA, "Who was her father?")}
     assert act.other_tab_saved(json.dumps(saved), first, None) == act.unchanged()
+    S.correct(app_services, first, 0, "Who was Ada Lovelace, the mathematician?")
+    *_, box, _, _, _ = act.other_tab_saved(json.dumps(act.views(first)[-1]), second, None)
+    assert box["value"] == "Who was Ada Lovelace, the mathematician?"  # that rewrite changed: shown as it is now
     # A turn of this tab under way: the chat it streams into and the copy it saves at its end are left to it.
     second.running = 1
     S.new_conversation(first)

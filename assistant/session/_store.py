@@ -404,10 +404,17 @@ def _opening(turns: list[dict], prints: tuple[str, ...]) -> str:
 
 
 def _replace(session: Session, key: str, turns: list[dict]) -> None:
-    if key == str(session.conversation_no):
-        session.turns, session.selected = [_turn_from_json(t) for t in turns], None
-    else:
+    from ._turns import target_turn  # _turns imports _sources, which imports this module
+
+    if key != str(session.conversation_no):
         session.archive[key] = turns
+        return
+    # The turn the correction box and thumbs act on stays that turn (by its
+    # uid) where theirs still has it: a correction being typed for it stays
+    # meant for it, not for a turn the other tab added after it.
+    target = session.turns[target_turn(session)].info.uid if session.turns else ""
+    session.turns = [_turn_from_json(t) for t in turns]
+    session.selected = next((i for i, t in enumerate(session.turns) if target and t.info.uid == target), None)
 
 
 def _merged_status(session: Session, taken: list[str], added: list[str]) -> str:
