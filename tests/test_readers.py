@@ -278,6 +278,18 @@ def test_a_sentence_that_opens_with_a_pronoun_is_about_the_name_before_it(reader
         assert (answer.text, answer.evidence) == (text, evidence), question
 
 
+def test_an_article_keeps_its_title_and_a_word_opening_a_sentence_is_no_name(readers):
+    # "Among his most famous works are …" once made "Among" the name "His
+    # career …" stood for, read in place of the article's title: Picasso's
+    # death year was lost.
+    _, shaped = readers
+    picasso = Passage("Pablo Picasso", "Pablo Ruiz Picasso was a Spanish painter and sculptor who spent most of his "
+                      "adult life in France. Among his most famous works are the proto-Cubist Les Demoiselles "
+                      "d'Avignon (1907) and the anti-war painting Guernica (1937). His career spanned more than 76 "
+                      "years, from his late teens to his death in 1973.", 3.0, "Pablo Picasso")
+    assert shaped.read("When did Pablo Picasso die?", [picasso]).text == "1973"
+
+
 def test_who_was_x_in_a_pasted_document_is_the_sentence_that_says_what_x_is(readers):
     # No article is Dvořák's own: the sentence about his birth (now about
     # him through "He") would win; the sentence that says what he was is the definition.
@@ -301,8 +313,9 @@ def test_a_number_after_no_or_op_does_not_end_its_sentence():
 def test_one_letter_is_no_name():
     # "penicillin G" answered "Who discovered penicillin?" with "G".
     penicillin = ("A number of natural penicillins have been discovered, but only two purified compounds are in "
-                  "clinical use: penicillin G and penicillin V.")
+                  "clinical use: penicillin G and penicillin V. Penicillins were among the first medications.")
     assert short_span("name", "Who discovered penicillin?", penicillin, "Alexander Fleming") is None
+    assert short_span("name", "Who discovered it?", "It was discovered by J. Smith.") == "J. Smith"
 
 
 def test_irregular_verb_forms_and_measures_are_the_questions_words():

@@ -102,17 +102,11 @@ def _with_title(title: str, sentence: str) -> str:
     return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
 
 
-def _about(title: str, referent: str) -> str:
-    """Whom a sentence is about, to put before it: the name it refers back
-    to where its passage's title does not name the same subject (a pasted
-    document's "your text"; "Hamlet" for "He …" after "William Shakespeare
-    wrote it"), else the title ("Ada Lovelace" for "She …" after "Augusta
-    Ada King …").
-
-    >>> _about("your text", "Acme Widgets"), _about("Ada Lovelace", "Augusta Ada King"), _about("Ada Lovelace", "")
-    ('Acme Widgets', 'Ada Lovelace', 'Ada Lovelace')
-    """
-    return referent if referent and not _terms(referent) & _terms(title) else title
+def _names_its_subject(passage: Passage) -> bool:
+    """Whether a passage's title names what its text is about, as a
+    collection article's does: they share a word. A pasted document's
+    title ("your text") does not; a passage without a title names nothing."""
+    return bool(_terms(passage.title) & _terms(passage.text))
 
 
 class SentenceReader:
@@ -154,19 +148,20 @@ class SentenceReader:
         their markup) gets none: the name before "He" there may be a heading's."""
         by_passage = {}
         for p in {p for p, _, _ in candidates}:
-            title, text = passages[p].title, passages[p].text
-            named = _terms(title)
-            by_passage[p] = referents(split_sentences(text), every=not named & _terms(text)) if named else [""] * len(split_sentences(text))
+            sentences = split_sentences(passages[p].text)
+            titled = _terms(passages[p].title)
+            by_passage[p] = referents(sentences, every=not _names_its_subject(passages[p])) if titled else [""] * len(sentences)
         return [by_passage[p][s] for p, s, _ in candidates]
 
     def _sentence_vectors(self, passages: Sequence[Passage], candidates, about: Sequence[str] | None = None) -> np.ndarray:
         # Sentences are embedded with their passage's title in front: "Her
         # father was Lord Byron" only matches "Ada Lovelace's father" once the
         # encoder knows whose father it is.
-        # A sentence that opens with a pronoun gets the name it stands for
-        # (and, in a pasted document, one that names no subject of its own).
+        # In a pasted document, whose title names no one, a sentence gets the
+        # name it is about instead (see _referents); an article keeps its title.
         about = self._referents(passages, candidates) if about is None else about
-        texts = [_with_title(_about(passages[p].title, referent), sentence)
+        titled = {p: _names_its_subject(passages[p]) for p in {p for p, _, _ in candidates}}
+        texts = [_with_title(passages[p].title if titled[p] or not referent else referent, sentence)
                  for (p, _, sentence), referent in zip(candidates, about)]
         return self.sentences.encode(texts)
 

@@ -187,6 +187,7 @@ def _asked(question: str) -> set[str]:
 def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of each name in ``sentence`` the question does not already hold."""
     asked = _asked(question)
+    singular = {re.sub(r"s$", "", w) for w in asked}
     found = []
     for match in _NAME.finditer(sentence):
         words = match.group().rstrip(".").split()
@@ -196,8 +197,10 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
         # "Charles Babbage's computer" answers "Who did she work with?" with him, not "Charles Babbage's".
         name = re.sub(r"['’]s$", "", " ".join(words))
         # One letter names a variant, not anyone: "penicillin G" gave "Who
-        # discovered penicillin?" the answer "G".
-        if len(name) > 1 and not set(tokens(name, "rouge")) <= asked and not re.fullmatch(_MONTH, name):
+        # discovered penicillin?" the answer "G", and "penicillin V.
+        # Penicillins are …" "V. Penicillins", the question's own word.
+        own = {re.sub(r"s$", "", w) for w in tokens(name, "rouge") if len(w) > 1}
+        if own and not own <= singular and not re.fullmatch(_MONTH, name):
             at = match.start() + match.group().index(name)
             found.append((at, at + len(name), name))
     # A one-word name before a noun and another name qualifies that noun, which
@@ -245,12 +248,21 @@ def _opening_name(sentence: str) -> str:
 
     >>> [_opening_name(s) for s in ("The Karlo Bridge crosses it.", "Construction began.", "In 1892 Dvořák moved.")]
     ['Karlo Bridge', '', '']
+    >>> [_opening_name(s) for s in ("Kraków lies on the Vistula.", "Among his works are these.", "Tesla was born.")]
+    ['Kraków', '', 'Tesla']
     """
     match = _NAME.match(sentence.lstrip())
     words = match.group().rstrip(".").split() if match else []
     while words and words[0].lower() in _NOT_NAMES:
         words = words[1:]
-    if len(words) == 1 and _NOT_A_NAME.fullmatch(words[0].lower()):
+    # One word is a name where a verb follows it ("Kraków lies", "Tesla was
+    # born"), not "Among his works are …".
+    if len(words) == 1 and (
+        _NOT_A_NAME.fullmatch(words[0].lower())
+        or not re.match(rf"{re.escape(words[0])}\s+(?:is|was|are|were|has|had|have|"
+                        rf"(?!(?:his|its|this|thus|as|us|plus|always|perhaps|across|[a-z]+ous)\b)[a-z]+(?:ed|s))\b",
+                        sentence.lstrip())
+    ):
         return ""
     return re.sub(r"['’]s$", "", " ".join(words))
 
