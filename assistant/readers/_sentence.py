@@ -142,15 +142,18 @@ class SentenceReader:
     @staticmethod
     def _referents(passages: Sequence[Passage], candidates) -> list[str]:
         """Per candidate, the name its sentence is about where it does not say
-        (:func:`referents`); every such sentence's where the passage's title
-        shares no word with its text (a pasted document's "your text"). A
-        passage without a title (a page cut from its document, as NQ's with
-        their markup) gets none: the name before "He" there may be a heading's."""
+        (:func:`referents`), in a passage whose title shares no word with its
+        text (a pasted document's "your text"). An article's sentences get
+        none: its title is whom they are about (a referent there cost the
+        held-out conversations a fact: "Her long reign …" outranked the
+        sentence with the year her reign ended), and a passage without a
+        title (NQ's pages with their markup) is not known to be about one
+        subject."""
         by_passage = {}
         for p in {p for p, _, _ in candidates}:
             sentences = split_sentences(passages[p].text)
-            titled = _terms(passages[p].title)
-            by_passage[p] = referents(sentences, every=not _names_its_subject(passages[p])) if titled else [""] * len(sentences)
+            pasted = bool(_terms(passages[p].title)) and not _names_its_subject(passages[p])
+            by_passage[p] = referents(sentences, every=True) if pasted else [""] * len(sentences)
         return [by_passage[p][s] for p, s, _ in candidates]
 
     def _sentence_vectors(self, passages: Sequence[Passage], candidates, about: Sequence[str] | None = None) -> np.ndarray:
