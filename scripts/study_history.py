@@ -13,7 +13,9 @@ Two of issue 14's levers, measured on the held-out turns without retraining:
 * ``answers=N``: answers kept for the last N turns instead of 2;
 * ``answer_tokens=N``: each kept answer cut at N tokens instead of 24;
 * ``look=N``: N beams searched again for a follow-up left as asked
-  (``RewriterConfig.second_look``; 0: never).
+  (``RewriterConfig.second_look``; 0: never);
+* ``turns=N``: only the last N question/answer pairs of the history, as the
+  app hands over (``AssistantConfig.history_turns``; ``Assistant.history_window``).
 
 Variants combine with ``+``, e.g. ``rewrites+budget=160``; ``base`` is the
 app's default (the variants were first measured with a 160-token base, as
@@ -48,18 +50,19 @@ SPLIT = str(Path(__file__).resolve().parent.parent / "rewriting/adapters/smollm2
 
 
 def parse_variant(text: str) -> dict:
-    """``{"rewrites": bool, "budget", "answers", "answer_tokens", "look": int | None}``."""
-    found = {"rewrites": False, "budget": None, "answers": None, "answer_tokens": None, "look": None}
+    """``{"rewrites": bool, "budget", "answers", "answer_tokens", "look", "turns": int | None}``."""
+    found = {"rewrites": False, "budget": None, "answers": None, "answer_tokens": None, "look": None, "turns": None}
     for part in text.split("+"):
         name, _, value = part.partition("=")
         if name == "base" and not value:
             continue
         if name == "rewrites" and not value:
             found["rewrites"] = True
-        elif name in ("budget", "answers", "answer_tokens", "look") and value.isdigit():
+        elif name in ("budget", "answers", "answer_tokens", "look", "turns") and value.isdigit():
             found[name] = int(value)
         else:
-            raise InvalidInputError(f"unknown variant part {part!r} (base, rewrites, budget=N, answers=N, answer_tokens=N, look=N)")
+            raise InvalidInputError(
+                f"unknown variant part {part!r} (base, rewrites, budget=N, answers=N, answer_tokens=N, look=N, turns=N)")
     return found
 
 
@@ -68,10 +71,21 @@ def with_rewrites(example, done: dict[tuple[str, str, int], str]) -> tuple[str, 
     return with_rewritten_questions(example, done).context
 
 
-def rewrite_group(rewriter, items, use_rewrites: bool) -> dict:
-    """``{key: Rewrite}``; with ``use_rewrites``, turn by turn across conversations."""
+def window(history, turns: int | None) -> list[str]:
+    """The last ``turns`` question/answer pairs of ``history`` (None: all of it).
+
+    >>> window(["Q1", "A1", "Q2", "A2", "Q3", "A3"], 2), window(["Q1", "A1", "Q2", "A2"], 3), window(["Q1", "A1"], 0)
+    (['Q2', 'A2', 'Q3', 'A3'], ['Q1', 'A1', 'Q2', 'A2'], [])
+    """
+    history = list(history)
+    return history if turns is None else history[-2 * turns:] if turns else []
+
+
+def rewrite_group(rewriter, items, use_rewrites: bool, turns: int | None = None) -> dict:
+    """``{key: Rewrite}``; with ``use_rewrites``, turn by turn across
+    conversations; with ``turns``, each history cut to its last ``turns`` pairs."""
     if not use_rewrites:
-        results = rewriter.rewrite_batch([(ex.question, list(ex.context)) for _, ex in items])
+        results = rewriter.rewrite_batch([(ex.question, window(ex.context, turns)) for _, ex in items])
         return {key: r for (key, _), r in zip(items, results)}
     by_turn: dict[int, list] = defaultdict(list)
     for key, ex in items:
@@ -81,7 +95,7 @@ def rewrite_group(rewriter, items, use_rewrites: bool) -> dict:
     out: dict = {}
     for turn in sorted(by_turn):
         batch = by_turn[turn]
-        results = rewriter.rewrite_batch([(ex.question, list(with_rewrites(ex, done))) for _, ex in batch])
+        results = rewriter.rewrite_batch([(ex.question, window(with_rewrites(ex, done), turns)) for _, ex in batch])
         for (key, ex), r in zip(batch, results):
             out[key] = r
             done[(ex.source, ex.conversation_id, ex.turn)] = r.text
@@ -159,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
             rewriter.config = dataclasses.replace(base, prompt=prompt, max_input_tokens=budget, second_look=look)
             print(f"{group} {name}: {len(items)} turns", file=sys.stderr)
             # rewriting.rewrite's writer: atomic, and the alternatives go to eval.retrieval's search as the app's.
-            found = rewrite_group(rewriter, items, v["rewrites"])
+            found = rewrite_group(rewriter, items, v["rewrites"], v["turns"])
             write_rewrites([{"id": key} for key, _ in items], lambda: [found[key] for key, _ in items], path)
     return 0
 

@@ -120,7 +120,8 @@ def test_rewrite_api_takes_a_question_and_its_history_and_keeps_no_state(client_
             assert client.predict("Who was her father?", ada, api_name="/rewrite") == {
                 "rewrite": "WHO WAS HER FATHER? after 2", "note": "shouted"}
             # The history window is the assistant's (the last history_turns pairs); no state between calls.
-            assert client.predict("and then?", ["q", "a"] * 10, api_name="/rewrite")["rewrite"] == "AND THEN? after 6"
+            window = 2 * services.assistant.config.history_turns
+            assert client.predict("and then?", ["q", "a"] * (window + 5), api_name="/rewrite")["rewrite"] == f"AND THEN? after {window}"
             assert client.predict("first?", [], api_name="/rewrite")["rewrite"] == "FIRST? after 0"
         finally:
             services.assistant.rewriter = original

@@ -98,6 +98,20 @@ def test_pipeline_turn_and_history(retriever, reader, rewrites):
     assert (third.answer.text, third.answer.evidence) == ("Lord Byron", "Her father was the poet Lord Byron.")
 
 
+def test_by_default_the_rewriter_is_handed_more_than_the_last_three_turns(retriever, reader):
+    # The trained rewriter's token budget decides what its model reads; a
+    # window of three turns in front of it had cut the referents of long
+    # conversations that the budget keeps (BENCHMARKS.md §10, session 33).
+    rewriter = RecordingRewriter("Who was Ada Lovelace's father?")
+    assistant = Assistant(rewriter, retriever, reader, AssistantConfig(history_rewrites=False))
+    conversation = Conversation()
+    asked = ["Who was Ada Lovelace?", "And her father?", "What else?", "Where was she born?", "When did she die?",
+             "What did she write?"]
+    for question in asked:
+        conversation.add(assistant.ask(question, conversation))
+    assert rewriter.histories[-1][::2] == asked[:-1]
+
+
 class Recording:
     """A stage that passes calls on and remembers the first argument of each."""
 

@@ -190,9 +190,13 @@ class AssistantConfig:
     rewriter: str = "trained"
     # "sentence" (extractive, fast) or "generative" (SmolLM2 phrases the answer).
     reader: str = "sentence"
-    # Earlier turns (question + answer pairs) given to the rewriter, as in CoQA's
-    # "last n turns": older turns rarely carry the referent and cost decoding time.
-    history_turns: int = 3
+    # Earlier turns (question + answer pairs) given to the rewriter. Its own
+    # token budget (rewriting.TRAINED_INPUT_TOKENS) decides how much of them
+    # the model reads, newest first, as in every rewriting table; this only
+    # bounds the text handed over. A window of 3 turns had cut what the
+    # budget keeps on about half of the turns, and rewrote them worse
+    # (BENCHMARKS.md §10, session 33).
+    history_turns: int = 20
     # The rewriter sees earlier turns as they were rewritten, not as asked:
     # a rewrite names what a follow-up's pronoun left open, so a later turn's
     # referent is in plain words. Better or level on every held-out group,
