@@ -1172,18 +1172,24 @@ def forget_deleted_files(demo: gr.Blocks) -> int:
     return forgotten
 
 
+def _while_serving(demo: gr.Blocks, name: str, job, every_s: float, first_s: float) -> None:
+    """Run ``job`` on a thread of its own, ``first_s`` seconds after this
+    call and every ``every_s`` seconds after, while ``demo`` serves; a job
+    that returns False is not run again."""
+
+    def loop():
+        time.sleep(first_s)
+        while demo.is_running and job() is not False:
+            time.sleep(every_s)
+
+    threading.Thread(target=loop, name=name, daemon=True).start()
+
+
 def _forget_deleted_files_hourly(demo: gr.Blocks) -> None:
     """Run :func:`forget_deleted_files` every ``UPLOAD_CACHE[0]`` seconds
     while ``demo`` serves, half a period apart from Gradio's own deletion,
     which walks the same records."""
-
-    def loop():
-        time.sleep(UPLOAD_CACHE[0] / 2)
-        while demo.is_running:
-            forget_deleted_files(demo)
-            time.sleep(UPLOAD_CACHE[0])
-
-    threading.Thread(target=loop, name="forget-deleted-files", daemon=True).start()
+    _while_serving(demo, "forget-deleted-files", lambda: forget_deleted_files(demo), UPLOAD_CACHE[0], UPLOAD_CACHE[0] / 2)
 
 
 def release_free_memory() -> bool:
@@ -1201,14 +1207,9 @@ def release_free_memory() -> bool:
 
 
 def _release_free_memory_periodically(demo: gr.Blocks, every_s: float = FREE_MEMORY_S) -> None:
-    """Run :func:`release_free_memory` every ``every_s`` seconds while ``demo`` serves."""
-
-    def loop():
-        time.sleep(every_s)
-        while demo.is_running and release_free_memory():
-            time.sleep(every_s)
-
-    threading.Thread(target=loop, name="release-free-memory", daemon=True).start()
+    """Run :func:`release_free_memory` every ``every_s`` seconds while ``demo``
+    serves (not again where it cannot: no glibc)."""
+    _while_serving(demo, "release-free-memory", release_free_memory, every_s, every_s)
 
 
 def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
