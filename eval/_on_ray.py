@@ -157,7 +157,8 @@ def qa_on_ray(turns: Sequence[QATurn], settings: dict, address: str | None, acto
         # only the workers' nodes have: missing_gold_note refuses from the results.)
         from assistant.retrieval import BM25Retriever
 
-        check_gold_in_index(turns, settings["setting"], BM25Retriever.from_index(settings["index"]))
+        with BM25Retriever.from_index(settings["index"]) as retriever:
+            check_gold_in_index(turns, settings["setting"], retriever)
     items = [turn_to_json(t) for t in turns]
     results = map_on_ray(items, QAWorker, settings, chunk=QA_CHUNK, address=address, actors=actors, packages=_PACKAGES,
                          desc=settings["setting"], unit="turn", paths=("index", "rewriter"))
