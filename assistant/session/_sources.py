@@ -53,8 +53,8 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     not counted) hold at once are bounded by ``services.limits.client_indexes``."""
     limits = services.limits
     # The session's own index goes when the new one replaces it.
-    freed = _own_share(session, "uploads", client)
-    claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
+    uploads = session.source if session.source is not None and session.source.kind == "uploads" else None
+    claim = services.client_indexes.take(client, 1, limits.client_indexes, _client_share_of(uploads, client))
     if claim is None:
         services.refusals.refused("an index of uploads", client, f"its sessions hold {limits.client_indexes}")
         raise InvalidInputError(
@@ -73,13 +73,11 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     return f"Answering from {session.source.name}.{started}"
 
 
-def _own_share(session: Session, kind: str, client: str | None) -> int:
-    """What of ``client``'s share the session's source of ``kind`` holds (it
-    goes when a new source of that kind replaces it)."""
-    source = session.source
-    if source is None or source.kind != kind or source.client_share is None or source.client_share.client != client:
-        return 0
-    return source.client_share.size
+def _client_share_of(own, client: str | None) -> int:
+    """What of ``client``'s share ``own`` holds (a session's source or
+    replay, or None), which goes when the new one replaces it."""
+    share = getattr(own, "client_share", None)
+    return share.size if share is not None and share.client == client else 0
 
 
 def use_document(services: Services, session: Session, text: str, name: str = "your document",
@@ -115,9 +113,8 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str)
     (``limits.max_held_mb``), with what ``own`` (the session's source or
     replay it replaces; None) held let go. Refused with the limit met."""
     limits = services.limits
-    own_held, own_mine = getattr(own, "held", None), getattr(own, "client_share", None)
-    freed = own_mine.size if own_mine is not None and own_mine.client == client else 0
-    mine = services.client_text.take(client, size, limits.client_held_bytes, freed)
+    own_held = getattr(own, "held", None)
+    mine = services.client_text.take(client, size, limits.client_held_bytes, _client_share_of(own, client))
     hint = ("In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
             "hour later), or upload the file under 'Your documents', which indexes it on disk." if what == "document"
             else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
