@@ -24,13 +24,15 @@ from ._sources import (
     use_document_file,
     use_uploads,
 )
+from ._shares import ClientShares, HeldText, RefusalLog
 from ._state import (
-    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, ClientShares, HeldText, RefusalLog, Pending, Scorer, Services, Session, SessionTurn,
+    MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, METRICS, Pending, Scorer, Services, Session, SessionTurn,
     TurnInfo,
 )
 from ._store import (
     BROUGHT_UP_TO_DATE,
     MAX_CONVERSATIONS,
+    MAX_REMOVED,
     MAX_RESTORED_CHARS,
     MAX_SAVED_CHARS,
     conversation_choices,
@@ -87,6 +89,7 @@ __all__ = [
     "MAX_HISTORY_CHARS",
     "MAX_JUDGEMENTS",
     "MAX_LABELS_BYTES",
+    "MAX_REMOVED",
     "MAX_RESTORED_CHARS",
     "MAX_SAVED_CHARS",
     "MAX_TURNS",

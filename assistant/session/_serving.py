@@ -11,7 +11,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from ._state import RefusalLog
+from ._shares import RefusalLog
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits

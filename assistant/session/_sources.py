@@ -12,7 +12,8 @@ from ..kernel import InvalidInputError, composed_text
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
-from ._state import HeldShare, Services, Session, Source
+from ._shares import HeldShare
+from ._state import Services, Session, Source
 from ._store import new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
