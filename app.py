@@ -48,13 +48,14 @@ from types import SimpleNamespace
 
 import gradio as gr
 from gradio.components.plot import PlotData
+from gradio.state_holder import StateHolder
 from gradio.utils import NamedString
 from gradio_client import utils as client_utils
 
 from assistant import session as S
 from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
 
-__all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
+__all__ = ["ClientStore", "LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
 log = logging.getLogger("convqa.app")
 
@@ -67,10 +68,11 @@ log = logging.getLogger("convqa.app")
 TURN_CONCURRENCY = 64
 # Waiting events beyond this are refused at once (the browser says "This
 # application is currently busy. Please try again.") instead of queueing
-# for minutes.
+# for minutes. One client may have S.UploadLimits.client_queued of them.
 QUEUE_SIZE = 128
 # Sessions whose state Gradio keeps in memory; the oldest go first. Closed
-# tabs' states are deleted by Gradio itself (and then their uploads).
+# tabs' states are deleted by Gradio itself (and then their uploads). One
+# client holds S.UploadLimits.client_sessions of them (ClientStore).
 STATE_SESSIONS = 1000
 # Gradio's copies of uploads: every hour, those older than a day are deleted,
 # and all of them when the server stops (Ctrl-C or SIGTERM; not a kill -9).
@@ -1212,20 +1214,89 @@ def _release_free_memory_periodically(demo: gr.Blocks, every_s: float = FREE_MEM
     _while_serving(demo, "release-free-memory", release_free_memory, every_s, every_s)
 
 
+class ClientStore(StateHolder):
+    """Gradio's store of sessions' state (at most ``STATE_SESSIONS``, the
+    least recently used dropped first) in which one client holds at most
+    ``limit`` sessions (``S.UploadLimits.client_sessions``): past it, its
+    own least recently used session makes room, never another visitor's.
+    A session's client is that of the request that brought its hash first
+    (``S.request_client``); the server's own host or network (None) is not
+    counted. Gradio made a session for any new hash, so one script calling
+    with a new hash each time pushed every visitor's session out."""
+
+    def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None):
+        super().__init__()
+        self.limit = limit
+        self.shares = shares if shares is not None else S.ClientShares()
+        self.refusals = refusals if refusals is not None else S.RefusalLog()
+        # Each session's share of its client's, given back when the client's
+        # next session replaces it, or when Gradio drops it and it is collected.
+        self._held: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __getitem__(self, session_id: str):
+        if session_id in self.session_data:
+            return super().__getitem__(session_id)
+        client = S.request_client()
+        share = self.shares.take(client, 1, self.limit)
+        if share is None:
+            self._drop_oldest(client)
+            # None still where the client's count holds sessions Gradio
+            # dropped but not yet collected: this one is then not counted.
+            share = self.shares.take(client, 1, self.limit)
+        state = super().__getitem__(session_id)
+        if share is not None:
+            self._held[state] = share
+        return state
+
+    def _drop_oldest(self, client: str) -> None:
+        with self.lock:
+            oldest = next((key for key, state in self.session_data.items()
+                           if getattr(self._held.get(state), "client", None) == client), None)
+            if oldest is None:
+                return
+            state = self.session_data.pop(oldest)
+            self.time_last_used.pop(oldest, None)
+        self._held.pop(state).give_back()
+        self.refusals.refused("a new session (its oldest dropped)", client,
+                              f"it holds {self.limit} sessions in the server's store, the most one visitor may")
+
+
+def _waiting(demo: gr.Blocks, client: str) -> int:
+    """The events of ``client`` (``S.client_of`` their requests) waiting in ``demo``'s queue."""
+    lines = list(demo._queue.event_queue_per_concurrency_id.values())  # list(): copies taken at once
+    return sum(S.client_of(event.request.scope) == client for line in lines for event in list(line.queue))
+
+
 def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
           limits: S.UploadLimits = S.UploadLimits(), **launch):  # noqa: B008 (frozen)
     """Launch ``demo`` with the app's look (tests pass prevent_thread_lock=True).
     Gradio's own upload route refuses files over ``limits.max_file_mb``
     (counted as the upload panel states it) and a client's posts past
     ``limits.client_upload_mb`` or ``client_uploads`` in ``client_window_s``,
-    every other route bodies over :func:`assistant.session.request_limit`."""
+    every other route bodies over :func:`assistant.session.request_limit`.
+    Each client holds at most ``limits.client_sessions`` of the sessions
+    Gradio keeps (:class:`ClientStore`) and ``limits.client_queued`` of
+    the events waiting in its queue (``S.QueueShare``)."""
     from starlette.middleware import Middleware
 
     css = CSS_FILE.read_text(encoding="utf-8")
+    refusals = S.RefusalLog()
+    store = ClientStore(limits.client_sessions, refusals=refusals)
+
+    @contextlib.asynccontextmanager
+    async def client_store(server):
+        # At start, before any request: Gradio gives its app a store of its own.
+        store.set_blocks(server.get_blocks())
+        server.state_holder = store
+        yield
+
     # The upload route's disk floor and each client's share are the served limits' (they were the defaults').
     body_limit = Middleware(S.BodyLimit, limit=S.request_limit(limits), min_free=limits.min_free_bytes,
-                            quota=S.UploadQuota(limits))
-    app_kwargs = {"middleware": [body_limit]}
+                            quota=S.UploadQuota(limits), refusals=refusals)
+    # Outermost: it names each request's client for the store, and refuses before a body is read.
+    queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo), limit=limits.client_queued,
+                             refusals=refusals)
+    app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
     _forget_deleted_files_hourly(demo)
     _release_free_memory_periodically(demo)
     return demo.launch(server_name=host, server_port=port, css=css, js=PAGE_JS, theme=theme(), show_error=False,

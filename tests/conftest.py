@@ -158,22 +158,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def serve_app(pipeline, folder, **serve):
+    """The browser app over ``pipeline`` (an Assistant) on a free loopback
+    port, its labels, sessions and exports under ``folder``; ``serve``: more
+    of app.serve's arguments. Returns (url, services, demo); close the demo."""
+    import app
+    from assistant.session import LabelStore, Services
+
+    services = Services(pipeline, LabelStore(folder / "labels.jsonl"), sessions_root=folder / "sessions")
+    demo = app.build_app(services, export_dir=str(folder / "exports"))
+    port = _free_port()
+    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True, **serve)
+    return f"http://127.0.0.1:{port}/", services, demo
+
+
 @pytest.fixture(scope="session")
 def app_server(tiny_assistant, tmp_path_factory):
     """The browser app on a free loopback port over the tiny index.
 
     Yields (url, services); tests read ``services.labels.path``.
     """
-    import app
-    from assistant.session import LabelStore, Services
-
-    folder = tmp_path_factory.mktemp("app")
-    services = Services(tiny_assistant, LabelStore(folder / "labels.jsonl"), sessions_root=folder / "sessions")
-    demo = app.build_app(services, export_dir=str(folder / "exports"))
-    port = _free_port()
-    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+    url, services, demo = serve_app(tiny_assistant, tmp_path_factory.mktemp("app"))
     try:
-        yield f"http://127.0.0.1:{port}/", services
+        yield url, services
     finally:
         demo.close()
 
@@ -235,20 +242,14 @@ def gated_app_server(retriever, minilm, tmp_path_factory):
 
     Yields (url, rewriter); tests set ``rewriter.gate`` to let turns finish.
     """
-    import app
     from assistant.pipeline import Assistant
     from assistant.readers import SentenceReader
-    from assistant.session import LabelStore, Services
 
-    folder = tmp_path_factory.mktemp("gated-app")
     rewriter = GatedRewriter()
-    services = Services(Assistant(rewriter, retriever, SentenceReader(minilm)), LabelStore(folder / "labels.jsonl"),
-                        sessions_root=folder / "sessions")
-    demo = app.build_app(services, export_dir=str(folder / "exports"))
-    port = _free_port()
-    app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+    folder = tmp_path_factory.mktemp("gated-app")
+    url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), folder)
     try:
-        yield f"http://127.0.0.1:{port}/", rewriter
+        yield url, rewriter
     finally:
         rewriter.gate.set()
         demo.close()

@@ -54,7 +54,7 @@ def _post(middleware, path, length, client="93.184.216.34", headers=(), body_chu
         sent.append(message)
 
     declared = [(b"content-length", str(length).encode())] if length is not None else []
-    scope = {"type": "http", "path": path, "client": (client, 50000), "headers": [*declared, *headers]}
+    scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": [*declared, *headers]}
     asyncio.run(middleware(scope, receive, send))
     return (sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"].decode()) if sent else None
 
@@ -102,6 +102,24 @@ def test_one_client_cannot_take_the_upload_route_for_everyone(tmp_path, monkeypa
     now[0] += 601
     assert _post(middleware, upload, 300_000) is None
     assert quota.clients() == 1
+
+
+def test_a_client_may_have_its_share_of_the_queue_and_every_request_names_its_client():
+    seen = []
+
+    async def joined(scope, receive, send):
+        seen.append(S.request_client())
+
+    waiting = {"93.184.216.34": 2, "151.101.1.69": 1}
+    middleware = S.QueueShare(joined, waiting=waiting.get, limit=2)
+    status, headers, message = _post(middleware, "/gradio_api/queue/join", 10)
+    assert (status, headers[b"content-type"], headers[b"retry-after"]) == (429, b"application/json", b"5")
+    assert message.startswith('{"detail": "You already have 2 requests waiting in line, the most one visitor may')
+    assert _post(middleware, "/gradio_api/call/chat", 10)[0] == 429  # the simple API joins the queue too
+    assert _post(middleware, "/gradio_api/upload", 10) is None  # other routes are not the queue's
+    assert _post(middleware, "/gradio_api/queue/join", 10, client="151.101.1.69") is None  # another visitor
+    assert _post(middleware, "/gradio_api/queue/join", 10, client="127.0.0.1") is None  # the server's own host
+    assert seen == ["93.184.216.34", "151.101.1.69", None] and S.request_client() is None
 
 
 def test_reading_an_upload_leaves_no_empty_file_in_gradios_folder(tmp_path):
@@ -431,3 +449,106 @@ def test_the_server_hands_the_memory_its_allocator_keeps_free_back_now_and_then(
         time.sleep(0.01)
     demo.is_running = False
     assert len(calls) >= 2
+
+
+# ---------------------------------------------------------------- one client's share of Gradio's store and queue
+
+VISITOR, OTHER = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
+
+
+@pytest.fixture(scope="module")
+def small_server(retriever, minilm, tmp_path_factory):
+    """The app with a small store and queue, one turn at a time, and turns
+    that wait for the rewriter's gate. Yields (url, demo, rewriter, load_test)."""
+    import importlib.util
+
+    from conftest import GatedRewriter, serve_app
+
+    import app
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+
+    spec = importlib.util.spec_from_file_location("load_test", Path(__file__).parents[1] / "scripts" / "load_test.py")
+    load_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(load_test)  # its lean client speaks Gradio's queue protocol
+    rewriter = GatedRewriter()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {"STATE_SESSIONS": 8, "QUEUE_SIZE": 4, "TURN_CONCURRENCY": 1}.items():
+            patch.setattr(app, name, value)
+        url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), tmp_path_factory.mktemp("small"),
+                                 limits=S.UploadLimits(client_sessions=3, client_queued=2))
+    try:
+        yield url, demo, rewriter, load_test
+    finally:
+        rewriter.gate.set()
+        demo.close()
+
+
+def test_one_client_opening_many_sessions_pushes_out_only_its_own(small_server, caplog):
+    # Gradio made a session for every new session hash and dropped the least
+    # recently used past its capacity: one script calling with a new hash
+    # each time pushed every other visitor's conversation out of the store.
+    import httpx
+
+    url, demo, rewriter, load_test = small_server
+    rewriter.gate.set()
+    endpoint = load_test._chat_endpoint(url)
+
+    async def visit():
+        async with httpx.AsyncClient(timeout=120, headers=OTHER) as other, \
+                httpx.AsyncClient(timeout=120, headers=VISITOR) as script:
+            first = await load_test._lean_turn(other, url, endpoint, "other-page", "Who was Ada Lovelace?")
+            for n in range(20):  # over twice the store's 8 sessions
+                await load_test._lean_turn(script, url, endpoint, f"script-{n}", "What is Paris?")
+            return first, await load_test._lean_turn(other, url, endpoint, "other-page", "Who was her father?")
+
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        first, second = asyncio.run(visit())
+    assert (first["turn"], second["turn"]) == (1, 2)  # the other visitor's conversation is still there
+    store = demo.state_holder
+    assert isinstance(store, __import__("app").ClientStore) and "other-page" in store.session_data
+    assert store.shares.held("93.184.216.34") == 3
+    assert sorted(key for key in store.session_data if key.startswith("script-")) == ["script-17", "script-18",
+                                                                                       "script-19"]
+    assert [r.getMessage() for r in caplog.records if "new session" in r.getMessage()] == [
+        "refused a new session (its oldest dropped) to 93.184.216.34: it holds 3 sessions in the server's store, "
+        "the most one visitor may"]  # one line a minute
+
+
+def test_one_client_cannot_fill_the_queue_for_everyone(small_server, caplog):
+    # One script sending events from many sessions filled Gradio's queue
+    # (QUEUE_SIZE), and every other visitor was told the server is busy (503).
+    import httpx
+
+    url, demo, rewriter, load_test = small_server
+    rewriter.gate.clear()  # the one turn at a time waits: the others wait in line
+    endpoint = load_test._chat_endpoint(url)
+    fn_index, state = endpoint
+
+    def join(http, page):
+        data = [None if is_state else "What is Paris?" for is_state in state]
+        return http.post(url + "gradio_api/queue/join",
+                         json={"data": data, "fn_index": fn_index, "session_hash": page, "event_data": None})
+
+    async def visit():
+        async with httpx.AsyncClient(timeout=120, headers=OTHER) as other, \
+                httpx.AsyncClient(timeout=120, headers=VISITOR) as script:
+            sent = await asyncio.gather(*(join(script, f"line-{n}") for n in range(8)))  # a burst, sent at once
+            asked = asyncio.create_task(load_test._lean_turn(other, url, endpoint, "other-in-line", "What is Paris?"))
+            while demo._queue.pending_event_ids_session.get("other-in-line") is None and not asked.done():
+                await asyncio.sleep(0.05)
+            rewriter.gate.set()
+            return sent, await asked
+
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        sent, answer = asyncio.run(visit())
+    assert answer["turn"] == 1  # the other visitor was answered
+    statuses = [response.status_code for response in sent]
+    # At most 2 of the script's are in line at once (one more once the queue
+    # takes one up to run); the rest are refused, not the other visitor's.
+    assert 2 <= statuses.count(200) <= 3 and statuses.count(429) == 8 - statuses.count(200)
+    refused = next(response for response in sent if response.status_code == 429)
+    assert refused.headers["retry-after"] == "5"
+    assert refused.json()["detail"] == ("You already have 2 requests waiting in line, the most one visitor may: try "
+                                        "again in a few seconds, when they have been answered.")
+    assert any("refused queued events (429) to 93.184.216.34" in r.getMessage() for r in caplog.records)

@@ -10,7 +10,7 @@ from ._labels import (
 )
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
-from ._serving import BodyLimit, UploadQuota, client_address, request_limit
+from ._serving import BodyLimit, QueueShare, UploadQuota, client_address, client_of, request_client, request_limit
 from ._sources import (
     MAX_CHOICE_CHARS,
     abandon,
@@ -100,6 +100,7 @@ __all__ = [
     "HeldText",
     "LabelStore",
     "Pending",
+    "QueueShare",
     "RefusalLog",
     "Scorer",
     "Services",
@@ -112,6 +113,8 @@ __all__ = [
     "ask",
     "ask_json",
     "client_address",
+    "client_of",
+    "request_client",
     "request_limit",
     "chat_messages",
     "check_uploads",

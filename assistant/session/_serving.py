@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import contextvars
 import ipaddress
+import json
 import math
 import os
 import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
-from ._shares import RefusalLog
+from ._shares import ClientShares, RefusalLog
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
 
-__all__ = ["request_limit", "BodyLimit", "UploadQuota", "client_address", "client_of"]
+__all__ = ["request_limit", "BodyLimit", "QueueShare", "UploadQuota", "client_address", "client_of", "request_client"]
+
+# The client of the request being served (QueueShare names it), for what is
+# made in serving it with no request at hand: a session's state in Gradio's
+# store (app.py), made when the first event of a new session hash arrives.
+_REQUEST_CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("convqa_request_client", default=None)
 
 
 def request_limit(limits: UploadLimits) -> int:
@@ -38,6 +46,12 @@ def client_of(scope) -> str | None:
     peer = (scope.get("client") or ("", 0))[0] or ""
     forwarded = dict(scope.get("headers") or ()).get(b"x-forwarded-for", b"").decode("latin-1")
     return client_address(peer, forwarded)
+
+
+def request_client() -> str | None:
+    """The client (:func:`client_of`) of the request being served through
+    :class:`QueueShare`; None outside one (the queue's own work, a test)."""
+    return _REQUEST_CLIENT.get()
 
 
 def client_address(peer: str, forwarded: str = "") -> str | None:
@@ -211,8 +225,63 @@ class BodyLimit:
 
     @staticmethod
     async def _refuse(send, status: int, message: str, headers: list | None = None):
-        body = message.encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-                                *(headers or [])]})
-        await send({"type": "http.response.body", "body": body})
+        await _respond(send, status, message.encode(), b"text/plain; charset=utf-8", headers)
+
+
+class QueueShare:
+    """ASGI middleware: each client may have at most ``limit`` events in
+    Gradio's queue at once (``waiting(client)`` counts those waiting there;
+    the ones being handed to it count too), so that one client cannot fill
+    the queue (``max_size``) and have every other visitor refused. Past it,
+    a POST that would join the queue is answered 429, with a message the
+    page shows, before its body is read. It also names the client of every
+    request for :func:`request_client`. The server's own host or network
+    (client None) is not counted, as for the upload route's quota."""
+
+    # Seconds a refused client is told to wait: an event waits seconds, not minutes.
+    RETRY_S = 5
+
+    def __init__(self, app, waiting: Callable[[str], int], limit: int, joining: ClientShares | None = None,
+                 refusals: RefusalLog | None = None):
+        self.app, self.waiting, self.limit = app, waiting, limit
+        self.joining = joining if joining is not None else ClientShares()
+        self.refusals = refusals if refusals is not None else RefusalLog()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        client = client_of(scope)
+        named = _REQUEST_CLIENT.set(client)
+        try:
+            if client is None or not _joins_the_queue(scope):
+                return await self.app(scope, receive, send)
+            # Counted from the check on, so that a burst sent at once (each
+            # reading its body before it joins) is bounded too.
+            share = self.joining.take(client, 1, self.limit - self.waiting(client))
+            if share is None:
+                message = (f"You already have {self.limit} requests waiting in line, the most one visitor may: "
+                           f"try again in a few seconds, when they have been answered.")
+                self.refusals.refused("queued events (429)", client, message)
+                body = json.dumps({"detail": message}).encode()  # the page shows a refusal's "detail"
+                return await _respond(send, 429, body, b"application/json",
+                                      [(b"retry-after", str(self.RETRY_S).encode())])
+            try:
+                return await self.app(scope, receive, send)
+            finally:
+                share.give_back()
+        finally:
+            _REQUEST_CLIENT.reset(named)
+
+
+def _joins_the_queue(scope) -> bool:
+    """Whether a request puts an event in Gradio's queue: a POST to its
+    queue/join route, or to call/<api name> (the simple API)."""
+    path = scope["path"].rstrip("/")
+    return scope.get("method") == "POST" and (path.endswith("/queue/join") or "/call/" in path)
+
+
+async def _respond(send, status: int, body: bytes, content_type: bytes, headers: list | None = None):
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})

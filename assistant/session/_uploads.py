@@ -100,6 +100,23 @@ class UploadLimits:
     # memory at once (of max_held_mb): one script pasting a long document in
     # many sessions took all of it, and every other visitor's was refused.
     client_held_mb: float = 50.0
+    # Sessions one client may keep in Gradio's store at once (app.py's
+    # STATE_SESSIONS, the least recently used dropped first): a script
+    # calling with a new session hash each time pushed every other visitor's
+    # session out of the store (their conversation, document and uploads'
+    # index with it). Past its share, a client's own least recently used
+    # session makes room: refusing it instead would lock out a person who
+    # reloaded the page that often, since Gradio keeps a closed page's
+    # session until it is pushed out. A tenth of the store: an office behind
+    # one address keeps its pages, and ten addresses are needed to fill it.
+    client_sessions: int = 100
+    # Events one client may have waiting in Gradio's queue at once (app.py's
+    # QUEUE_SIZE; refused with 429 past it): a script sending events from
+    # many sessions filled the queue, and every other visitor was told the
+    # server is busy. A page has an event or two in line at a time (its
+    # questions wait in the session, MAX_WAITING): this is a few people
+    # behind one address, and eight such addresses are needed to fill it.
+    client_queued: int = 16
 
     @property
     def max_file_bytes(self) -> int:
