@@ -244,3 +244,51 @@ def test_turns_saved_before_turns_had_uids_are_matched_by_the_turn(app_services)
     reader = tab(shorter)
     assert S.merge_saved(reader, longer) == "Another tab of this browser saved: this conversation was brought up to date."
     assert questions(written(reader)) == {(ADA, "Who was her father?")}
+
+
+def test_a_conversation_undone_to_nothing_in_one_tab_goes_from_the_others_and_stays_gone(app_services):
+    # Merging only added: the other tab still held the conversation, and
+    # its next save (or a reload after it) brought it back.
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    S.new_conversation(opened)
+    play(app_services, opened, "What is Paris?")
+    start = written(opened)
+    first, second, third, showing, going_on = (tab(start) for _ in range(5))
+    S.switch_conversation(first, 1)
+    S.undo(first)
+    undone = written(first)
+    assert questions(undone) == {("What is Paris?",)} and undone["removed"] == [start["conversations"]["1"][0]["info"]["uid"]]
+    assert S.merge_saved(second, undone) == "Another tab of this browser saved: conversation 1 removed, as in that tab."
+    assert questions(written(second)) == {("What is Paris?",)}
+    assert questions(written(tab(written(second)))) == {("What is Paris?",)}  # a reload
+    # A tab that hears only the second's save (the latest is all a page hands on) drops it too.
+    assert S.merge_saved(third, written(second)).endswith("conversation 1 removed, as in that tab.")
+    # The conversation a tab shows is emptied, as in the tab that undid it.
+    S.switch_conversation(showing, 1)
+    assert S.merge_saved(showing, undone) == "Another tab of this browser saved: this conversation was brought up to date."
+    assert showing.turns == [] and questions(written(showing)) == {("What is Paris?",)}
+    # A tab that went on with it keeps it, and so, back from it, does the tab that undid it.
+    S.switch_conversation(going_on, 1)
+    play(app_services, going_on, "Who was her father?")
+    assert S.merge_saved(going_on, undone) == ""
+    assert S.merge_saved(first, written(going_on)) == (
+        "Another tab of this browser saved: conversation 3 added to Your conversations.")
+    assert "removed" not in written(first) and (ADA, "Who was her father?") in questions(written(first))
+
+
+def test_the_removed_conversations_a_copy_keeps_are_bounded_checked_and_optional(app_services):
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    before = written(opened)  # as a copy from before copies kept what was removed
+    assert "removed" not in before
+    assert questions(written(tab(before))) == {(ADA,)}
+    many = {**before, "removed": [f"gone{n}" for n in range(S.MAX_REMOVED + 10)]}
+    reader = tab(many)
+    assert written(reader)["removed"] == many["removed"][-S.MAX_REMOVED:]
+    S.undo(reader)
+    removed = written(reader)["removed"]
+    assert len(removed) == S.MAX_REMOVED and removed[-1] == before["conversations"]["1"][0]["info"]["uid"]
+    for bad in ("gone1", [1], {"a": 1}):
+        with pytest.raises(DataFormatError, match="wrong type"):
+            tab({**before, "removed": bad})

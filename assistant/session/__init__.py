@@ -32,6 +32,7 @@ from ._state import (
 from ._store import (
     BROUGHT_UP_TO_DATE,
     MAX_CONVERSATIONS,
+    MAX_REMOVED,
     MAX_RESTORED_CHARS,
     MAX_SAVED_CHARS,
     conversation_choices,
@@ -88,6 +89,7 @@ __all__ = [
     "MAX_HISTORY_CHARS",
     "MAX_JUDGEMENTS",
     "MAX_LABELS_BYTES",
+    "MAX_REMOVED",
     "MAX_RESTORED_CHARS",
     "MAX_SAVED_CHARS",
     "MAX_TURNS",

@@ -275,6 +275,11 @@ class Session:
     # prints of its turns: what tells a conversation this tab changed since
     # from one another tab changed.
     stored: frozenset[tuple[str, ...]] = frozenset()
+    # The conversations this browser's user removed (undid every turn of),
+    # each by its first turn's uid, oldest first: the saved copy carries
+    # them, so that a tab still holding one unchanged drops it too, where
+    # merging, which only ever adds, brought it back (_store.merge_saved).
+    removed: list[str] = field(default_factory=list)
     # Statuses for the next view to show before its own (e.g. that the
     # browser's conversations were read back after a server restart).
     notes: list[str] = field(default_factory=list)

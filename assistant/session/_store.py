@@ -35,6 +35,10 @@ MAX_RESTORED_CHARS = 2_000_000
 BROUGHT_UP_TO_DATE = "this conversation was brought up to date"
 # Longest session or turn id read back (the app draws 12 and 8 characters).
 _MAX_ID_CHARS = 32
+# Removed conversations a copy remembers (Session.removed), the newest: one
+# matters only until every open tab has heard of its removal, at the next
+# save, so a few suffice, and the copy does not grow with every undo.
+MAX_REMOVED = 50
 
 
 def _turn_json(entry: SessionTurn) -> dict:
@@ -71,10 +75,14 @@ def _object(value: Any, *required: str) -> dict:
     return value
 
 
-def _texts(value: Any) -> tuple[str, ...]:
+def _listed(value: Any) -> list | tuple:
     if not isinstance(value, (list, tuple)):  # a tuple: saved_state's value before it became JSON
         raise _Unreadable
-    return tuple(_text(item) for item in value)
+    return value
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    return tuple(_text(item) for item in _listed(value))
 
 
 def _numbers(value: Any) -> dict[str, float]:
@@ -103,9 +111,7 @@ def _turn_from_json(data: Any) -> SessionTurn:
     judgement = info.get("judgement")
     if judgement not in (None, 0, 1) or isinstance(judgement, bool):
         raise _Unreadable
-    sources = turn.get("sources", [])
-    if not isinstance(sources, (list, tuple)):
-        raise _Unreadable
+    sources = _listed(turn.get("sources", []))
     return SessionTurn(
         Turn(
             question=_text(turn["question"]),
@@ -150,6 +156,12 @@ def saved_state(session: Session, limit: int = MAX_SAVED_CHARS) -> dict:
     if session.source is not None:
         # Only its name: the documents themselves are not kept (restore_state says so).
         saved["source"] = session.source.name
+    # A removed conversation the copy holds again (another tab went on with
+    # it, and this one took it back) is not removed: the other tabs keep it.
+    held = {_opening(turns) for turns in saved["conversations"].values() if turns}
+    removed = [opening for opening in session.removed if opening not in held]
+    if removed:
+        saved["removed"] = removed
     return _within(saved, limit)
 
 
@@ -192,7 +204,7 @@ def restore_state(session: Session, data: Any) -> str:
     session.restored = True  # read once, whatever it holds: a bad copy is not retried at every event
     if data is None:
         return ""
-    parsed, current, saved_id = _read_copy(data)
+    parsed, current, saved_id, session.removed = _read_copy(data)
     session.archive = {str(n): [_turn_json(t) for t in turns] for n, turns in parsed.items() if n != current}
     session.turns, session.conversation_no, session.selected = parsed.get(current, []), current, None
     session.stored = frozenset(_prints([_turn_json(t) for t in turns]) for turns in parsed.values())
@@ -208,10 +220,12 @@ def restore_state(session: Session, data: Any) -> str:
     return status.strip()
 
 
-def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str]:
+def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str, list[str]]:
     """The conversations (the newest MAX_CONVERSATIONS, and the current
-    one), the current one's number and the browser's id of a copy
-    :func:`saved_state` wrote; anything else raises DataFormatError."""
+    one), the current one's number, the browser's id and the removed
+    conversations (the newest MAX_REMOVED; none in a copy saved before
+    copies had them) of a copy :func:`saved_state` wrote; anything else
+    raises DataFormatError."""
     unreadable = "The conversations saved in this browser cannot be read"
     try:
         size = len(json.dumps(data))
@@ -232,9 +246,10 @@ def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str]:
         saved_id = data.get("id") or ""
         if not isinstance(saved_id, str):
             raise _Unreadable
+        removed = [_text(opening)[:_MAX_ID_CHARS] for opening in _listed(data.get("removed", []))][-MAX_REMOVED:]
     except _Unreadable:
         raise DataFormatError(f"{unreadable} (a value of the wrong type).") from None
-    return parsed, current, saved_id
+    return parsed, current, saved_id, removed
 
 
 def _number_of(key: Any) -> int:
@@ -247,7 +262,7 @@ def _number_of(key: Any) -> int:
 
 
 def _turns_of(turns: Any) -> list[SessionTurn]:
-    if not isinstance(turns, (list, tuple)) or len(turns) > MAX_TURNS:
+    if len(_listed(turns)) > MAX_TURNS:
         raise _Unreadable
     return [_turn_from_json(t) for t in turns]
 
@@ -343,12 +358,16 @@ def merge_saved(session: Session, data: Any) -> str:
     this tab's, theirs is taken; where this tab's goes on from theirs, or
     theirs is a version this tab has read before, this tab's stays; where
     both changed it, both are kept, theirs as a conversation of its own. So
-    is a conversation this tab does not have. The current conversation is
-    not replaced while a turn of this tab runs or waits (theirs is then kept
+    is a conversation this tab does not have. A conversation their copy
+    says was removed (every turn undone, :func:`note_removed`) goes from
+    this tab too where this tab has not changed it since it last read the
+    copy; merging only added, so a removed conversation came back from the
+    tab that still held it. The current conversation is not replaced or
+    removed while a turn of this tab runs or waits (theirs is then kept
     beside it). The size limits are those of :func:`saved_state`: the
     oldest conversations go first.
     """
-    parsed, _, _ = _read_copy(data)
+    parsed, _, _, their_removed = _read_copy(data)
     current = str(session.conversation_no)
     mine = dict(session.archive)
     if session.turns:
@@ -356,8 +375,15 @@ def merge_saved(session: Session, data: Any) -> str:
     prints = {key: _prints(turns) for key, turns in mine.items()}
     theirs = {number: [_turn_json(t) for t in turns] for number, turns in parsed.items() if turns}
     their_prints = {number: _prints(turns) for number, turns in theirs.items()}
-    held, both = set(prints.values()), set(their_prints.values())
     busy = session.running > 0 or bool(session.waiting)
+    gone = set(their_removed) - {_opening(turns) for turns in theirs.values()}
+    removed = [key for key, turns in mine.items() if turns and _opening(turns) in gone and prints[key] in session.stored
+               and not (key == current and busy)]
+    for key in removed:
+        _remove(session, key)
+        del mine[key], prints[key]
+    _remember_removed(session, their_removed)  # carried on, for a tab that hears only this tab's save
+    held, both = set(prints.values()), set(their_prints.values())
     taken, added = [], []
     for number in sorted(theirs):
         turns, print_ = theirs[number], their_prints[number]
@@ -380,7 +406,7 @@ def merge_saved(session: Session, data: Any) -> str:
     session.stored = frozenset(both)
     if added:
         _trim_archive(session)
-    return _merged_status(session, taken, added)
+    return _merged_status(session, taken, added, removed)
 
 
 def _counterpart(mine: dict, prints: dict, theirs: set, turns: list[dict], print_: tuple[str, ...]) -> str | None:
@@ -391,16 +417,35 @@ def _counterpart(mine: dict, prints: dict, theirs: set, turns: list[dict], print
     def common(key):
         return next((i for i, (a, b) in enumerate(zip(prints[key], print_)) if a != b), min(len(prints[key]), len(print_)))
 
-    opening = _opening(turns, print_)
-    same = [key for key, ours in mine.items() if ours and prints[key] not in theirs
-            and _opening(ours, prints[key]) == opening]
+    opening = _opening(turns)
+    same = [key for key, ours in mine.items() if ours and prints[key] not in theirs and _opening(ours) == opening]
     return max(same, key=common, default=None)
 
 
-def _opening(turns: list[dict], prints: tuple[str, ...]) -> str:
-    """What tells one conversation from another: its first turn's uid, or
-    for a turn saved before turns had one, the turn itself (its print)."""
-    return turns[0]["info"].get("uid") or prints[0]
+def _opening(turns: list[dict]) -> str:
+    """What tells one conversation (turns as :func:`_turn_json` writes them,
+    at least one) from another: its first turn's uid, or for a turn saved
+    before turns had one, the turn itself (its print)."""
+    return turns[0]["info"].get("uid") or _prints(turns[:1])[0]
+
+
+def note_removed(session: Session, first: SessionTurn) -> None:
+    """Remember that the conversation that opened with ``first`` was
+    removed, so that the copy this tab saves tells the other tabs
+    (:func:`merge_saved`)."""
+    _remember_removed(session, [_opening([_turn_json(first)])])
+
+
+def _remember_removed(session: Session, openings: list[str]) -> None:
+    """Add ``openings`` to the conversations removed (again: as the newest); the newest MAX_REMOVED are kept."""
+    session.removed = [*(o for o in session.removed if o not in openings), *openings][-MAX_REMOVED:]
+
+
+def _remove(session: Session, key: str) -> None:
+    if key == str(session.conversation_no):
+        session.turns, session.selected = [], None
+    else:
+        del session.archive[key]
 
 
 def _replace(session: Session, key: str, turns: list[dict]) -> None:
@@ -417,17 +462,19 @@ def _replace(session: Session, key: str, turns: list[dict]) -> None:
     session.selected = next((i for i, t in enumerate(session.turns) if target and t.info.uid == target), None)
 
 
-def _merged_status(session: Session, taken: list[str], added: list[str]) -> str:
+def _merged_status(session: Session, taken: list[str], added: list[str], removed: list[str]) -> str:
     kept = set(session.archive) | {str(session.conversation_no)}
     taken, added = [key for key in taken if key in kept], [key for key in added if key in kept]
-    if not taken and not added:
+    if not taken and not added and not removed:
         return ""
     parts = []
-    if str(session.conversation_no) in taken:
+    current = str(session.conversation_no)
+    if current in taken or current in removed:
+        # Emptied is brought up to date too: the page reads the chat, drawn anew, as the one phrase.
         parts.append(BROUGHT_UP_TO_DATE)
-        taken.remove(str(session.conversation_no))
-    if taken:
-        parts.append(f"conversation{'s' if len(taken) > 1 else ''} {', '.join(taken)} brought up to date")
-    if added:
-        parts.append(f"conversation{'s' if len(added) > 1 else ''} {', '.join(added)} added to Your conversations")
+        taken, removed = [key for key in taken if key != current], [key for key in removed if key != current]
+    for keys, done in ((taken, "brought up to date"), (added, "added to Your conversations"),
+                       (removed, "removed, as in that tab")):
+        if keys:
+            parts.append(f"conversation{'s' if len(keys) > 1 else ''} {', '.join(keys)} {done}")
     return "Another tab of this browser saved: " + "; ".join(parts) + "."

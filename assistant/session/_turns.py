@@ -13,6 +13,7 @@ from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
 from ._storage import server_storage
+from ._store import note_removed
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
@@ -302,6 +303,9 @@ def undo(session: Session) -> str:
     last = session.turns.pop()
     turn, info = last.turn, last.info
     session.selected = None
+    if not session.turns:
+        # The conversation is gone (an empty one is not saved): the other tabs are told to drop it too.
+        note_removed(session, last)
     if info.example_id and session.replay is not None and session.replay.position > 0:
         session.replay.position -= 1
     return f"Removed the turn “{turn.question[:60]}”."
