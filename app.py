@@ -33,9 +33,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
+import base64
 import contextlib
 import ctypes
 import functools
+import hashlib
 import json
 import logging
 import secrets
@@ -47,13 +49,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
+from cryptography.hazmat.primitives import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from gradio.components.plot import PlotData
 from gradio.state_holder import StateHolder
 from gradio.utils import NamedString
 from gradio_client import utils as client_utils
 
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
+from assistant.kernel import READER_NAMES, AssistantError, DataFormatError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
 
 __all__ = ["ClientStore", "LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -94,6 +98,9 @@ STORAGE_KEY = "convqa-conversations"
 # The hidden box the page puts the copy another tab saved in (PAGE_JS), for
 # the server to fold into this tab's conversations.
 OTHER_COPY_ID = "cqa-other-copy"
+# How the status line starts when that copy could not be read: the page then
+# offers to reload (PAGE_JS).
+OTHER_TAB_UNREAD = "What another tab of this browser saved could not be read"
 # The lines that tell the outcome of an action: live regions, so that a
 # screen reader says a refusal or a confirmation (the chat itself is one).
 STATUS_IDS = ("cqa-status", "replay-status", "docs-status", "mc-result")
@@ -133,16 +140,16 @@ AFTER_PICK = {"conversations": "#question textarea", "replay-pick": "#replay-sta
 # copy, and each writes all of its own conversations over it: a tab that
 # saved after another tab did dropped that tab's new turns. The browser
 # tells the other tabs of every such write (the "storage" event): this one
-# reads the copy written (Gradio's BrowserState keeps it as CryptoJS's AES
-# with a passphrase, the SHA-256 hex of the secret in the page's config:
-# OpenSSL's "Salted__" layout, whose key and iv are MD5s of passphrase and
-# salt) and hands it to the server (OTHER_COPY_ID), which folds it into
-# this tab's conversations (merge_saved), so that what this tab saves next
-# keeps them. Where it cannot read it (crypto.subtle is only given to a
-# page served over https or from this machine), it says to reload before
-# going on instead, which reads the shared copy back; what was typed in the
-# boxes and not yet sent comes back after that reload (it was lost), each
-# box's text once the box is drawn.
+# hands the copy written, as the browser keeps it (encrypted), to the
+# server (OTHER_COPY_ID), which opens it (open_browser_copy) and folds it
+# into this tab's conversations (merge_saved), so that what this tab saves
+# next keeps them. The page decrypted it itself before, with WebCrypto,
+# which a browser gives only to a page served over https or from this
+# machine: over plain http from another machine the tabs wrote over each
+# other again. Where the server cannot read it, the page says to reload
+# before going on (OTHER_TAB_UNREAD), which reads the shared copy back;
+# what was typed in the boxes and not yet sent comes back after that
+# reload (it was lost), each box's text once the box is drawn.
 PAGE_JS = """() => {
   const QUESTIONS = "#chat [data-testid=user]", TITLES = "#chat .thought-group > .title[role=button]";
   let helps = 0;
@@ -201,6 +208,7 @@ PAGE_JS = """() => {
     if (said !== lastSaid) {
       lastSaid = said;
       if (said.includes(%(redrawn)s)) quiet = true;  // another tab's save drew the chat anew
+      if (said.includes(%(unread)s)) askReload();
     }
     for (const arrow of document.querySelectorAll("svg.dropdown-arrow:not([aria-hidden])")) arrow.setAttribute("aria-hidden", "true");
     for (const toggle of document.querySelectorAll("button.label-wrap")) {  // an accordion's
@@ -248,6 +256,23 @@ PAGE_JS = """() => {
     speak();
   };
   document.addEventListener("click", (event) => { if (event.target instanceof Element) acted(event.target); }, true);
+  const askReload = () => {
+    if (document.getElementById("cqa-other-tab")) return;
+    const note = document.createElement("div");
+    note.id = "cqa-other-tab";
+    note.setAttribute("role", "alert");
+    note.textContent = "Your conversations were changed in another tab of this browser, and this page could not " +
+      "read them. Reload this page to see them (what you typed is kept): what this page saves next would replace them.";
+    const reload = document.createElement("button");
+    reload.textContent = "Reload";
+    reload.onclick = () => {
+      const typed = Object.fromEntries(%(drafts)s.map((id) => [id, box(id)?.value]).filter(([, text]) => text));
+      sessionStorage.setItem("cqa-drafts", JSON.stringify(typed));
+      window.location.reload();
+    };
+    note.appendChild(reload);
+    document.body.prepend(note);
+  };
   const skip = document.createElement("a");
   skip.id = "cqa-skip";
   skip.href = "#question";
@@ -276,75 +301,16 @@ PAGE_JS = """() => {
     picked = null;
     if (next) setTimeout(() => { if (document.activeElement === document.body) next.focus(); });
   }, true);
-  const md5 = (bytes) => {  // RFC 1321, of a Uint8Array (WebCrypto has none)
-    const K = Array.from({length: 64}, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) >>> 0);
-    const R = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-    const padded = new Uint8Array(((bytes.length + 72) >> 6) << 6);
-    padded.set(bytes);
-    padded[bytes.length] = 0x80;
-    const view = new DataView(padded.buffer);
-    view.setUint32(padded.length - 8, bytes.length * 8 >>> 0, true);
-    view.setUint32(padded.length - 4, Math.floor(bytes.length / 2 ** 29), true);
-    const h = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
-    for (let block = 0; block < padded.length; block += 64) {
-      let [a, b, c, d] = h;
-      for (let i = 0; i < 64; i++) {
-        const round = i >> 4;
-        const f = [(b & c) | (~b & d), (d & b) | (~d & c), b ^ c ^ d, c ^ (b | ~d)][round];
-        const g = [i, 5 * i + 1, 3 * i + 5, 7 * i][round] %% 16;
-        const sum = (a + f + K[i] + view.getUint32(block + 4 * g, true)) >>> 0, s = R[4 * round + (i %% 4)];
-        [a, b, c, d] = [d, (b + ((sum << s) | (sum >>> (32 - s)))) >>> 0, b, c];
-      }
-      h.forEach((value, i) => { h[i] = (value + [a, b, c, d][i]) >>> 0; });
-    }
-    const out = new Uint8Array(16);
-    h.forEach((value, i) => new DataView(out.buffer).setUint32(4 * i, value, true));
-    return out;
-  };
-  const join = (...parts) => {
-    const whole = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-    parts.reduce((at, part) => (whole.set(part, at), at + part.length), 0);
-    return whole;
-  };
-  const readCopy = async (stored) => {
-    const secret = window.gradio_config.components.find((c) => c.props?.storage_key === %(key)s).props.secret;
-    const sealed = Uint8Array.from(atob(stored.split(":")[1]), (c) => c.charCodeAt(0));
-    if (new TextDecoder().decode(sealed.subarray(0, 8)) !== "Salted__") throw new Error("not CryptoJS's layout");
-    const utf8 = new TextEncoder(), digest = await crypto.subtle.digest("SHA-256", utf8.encode(secret));
-    const passphrase = utf8.encode(Array.from(new Uint8Array(digest), (x) => x.toString(16).padStart(2, "0")).join(""));
-    let derived = new Uint8Array(0), block = new Uint8Array(0);
-    while (derived.length < 48) derived = join(derived, block = md5(join(block, passphrase, sealed.subarray(8, 16))));
-    const key = await crypto.subtle.importKey("raw", derived.subarray(0, 32), "AES-CBC", false, ["decrypt"]);
-    const plain = await crypto.subtle.decrypt({name: "AES-CBC", iv: derived.subarray(32, 48)}, key, sealed.subarray(16));
-    return new TextDecoder().decode(plain);
-  };
-  window.addEventListener("storage", async (event) => {
-    if (event.key !== %(key)s || event.newValue === null) return;
-    const copy = await readCopy(event.newValue).catch(() => null), field = box(%(copy)s);
-    if (copy !== null && field) {
-      field.value = copy;
-      field.dispatchEvent(new Event("input", {bubbles: true}));  // Gradio's value follows, and its change event
-      return;
-    }
-    if (document.getElementById("cqa-other-tab")) return;
-    const note = document.createElement("div");
-    note.id = "cqa-other-tab";
-    note.setAttribute("role", "alert");
-    note.textContent = "Your conversations were changed in another tab of this browser. " +
-      "Reload this page to see them (what you typed is kept): what this page saves next would replace them.";
-    const reload = document.createElement("button");
-    reload.textContent = "Reload";
-    reload.onclick = () => {
-      const typed = Object.fromEntries(%(drafts)s.map((id) => [id, box(id)?.value]).filter(([, text]) => text));
-      sessionStorage.setItem("cqa-drafts", JSON.stringify(typed));
-      window.location.reload();
-    };
-    note.appendChild(reload);
-    document.body.prepend(note);
+  window.addEventListener("storage", (event) => {
+    const field = box(%(copy)s);
+    if (event.key !== %(key)s || event.newValue === null || !field) return;
+    field.value = event.newValue;
+    field.dispatchEvent(new Event("input", {bubbles: true}));  // Gradio's value follows, and its change event
   });
 }""" % {"status": json.dumps(list(STATUS_IDS)), "lists": json.dumps(", ".join("#" + id for id in AFTER_PICK)),
         "after": json.dumps(AFTER_PICK), "key": json.dumps(STORAGE_KEY), "drafts": json.dumps(DRAFTS),
-        "copy": json.dumps(OTHER_COPY_ID), "redrawn": json.dumps(S.BROUGHT_UP_TO_DATE)}
+        "copy": json.dumps(OTHER_COPY_ID), "redrawn": json.dumps(S.BROUGHT_UP_TO_DATE),
+        "unread": json.dumps(OTHER_TAB_UNREAD)}
 # How the plot's image is sent (gr.Plot's own default).
 PLOT_FORMAT = "webp"
 # The app's look, beside this file.
@@ -673,23 +639,19 @@ class Actions:
             return self.views(session, gr.skip())
         return self.views(session, _run(lambda: S.switch_conversation(session, int(number))))
 
-    def other_tab_saved(self, copy, session, saved):
+    def other_tab_saved(self, copy, session, saved, *, secret: str):
         """Another tab of this browser saved its conversations (``copy``: the
-        JSON text of the browser's copy, which the page read): they are
+        browser's copy as it keeps it, encrypted with ``secret``): they are
         folded into this tab's (S.merge_saved), and saved with them.
         Nothing new: nothing is saved, so the two tabs do not answer each
         other's saves for ever."""
         self.ready(session, saved)
-        try:
-            data = json.loads(copy)
-        except (TypeError, ValueError):
-            data = None  # refused as not what this app saves
         shown, before = session.turns, self._corrected(session)
-        status, error = _attempt(lambda: S.merge_saved(session, data))
+        status, error = _attempt(lambda: S.merge_saved(session, open_browser_copy(copy, secret)))
         if error:
             # Said, and not answered with a save of this tab's own over it.
-            status = _status(f"What another tab of this browser saved could not be read: {error.rstrip('.')}. Reload "
-                             "this page before going on: what it saves next would replace it.", error=True)
+            status = _status(f"{OTHER_TAB_UNREAD}: {error.rstrip('.')}. Reload this page before going on: what it "
+                             "saves next would replace it.", error=True)
             return gr.skip(), status, *[gr.skip()] * 3, session, gr.skip(), gr.skip()
         if not status and not session.notes:
             return self.unchanged()
@@ -1141,8 +1103,8 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
         turn_outputs = _wire(_layout(services), act, session, store)
         other_copy = gr.Textbox(visible="hidden", elem_id=OTHER_COPY_ID, container=False)
         # The latest copy is all that counts (each holds everything its tab has).
-        other_copy.change(act.other_tab_saved, [other_copy, session, store], turn_outputs, concurrency_limit=None,
-                          api_visibility="private", trigger_mode="always_last")
+        other_copy.change(functools.partial(act.other_tab_saved, secret=store.secret), [other_copy, session, store],
+                          turn_outputs, concurrency_limit=None, api_visibility="private", trigger_mode="always_last")
         demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private")
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
@@ -1312,6 +1274,37 @@ def drain(act: Actions, limit_s: float = DRAIN_S) -> None:
     deadline = time.monotonic() + limit_s
     while act.running and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def open_browser_copy(stored: str, secret: str):
+    """The conversations a browser keeps (the JSON value), from the string
+    in its localStorage: what Gradio's BrowserState writes there (CryptoJS's
+    AES-256-CBC with a passphrase, the SHA-256 hex of ``secret``, in
+    OpenSSL's "Salted__" layout, whose key and iv are MD5s of passphrase
+    and salt; after "iv:", an iv that layout does not use). The server can
+    open it: the key is its own, and the page sends it this copy decrypted
+    at every event anyway. Anything else raises DataFormatError."""
+    unreadable = "not a copy this app saved with this server's key"
+    if not isinstance(stored, str) or len(stored) > 4 * S.MAX_RESTORED_CHARS:  # base64 of 3 UTF-8 bytes a character
+        raise DataFormatError(f"{unreadable} (or more than a browser keeps for this app)")
+    try:
+        sealed = base64.b64decode(stored.partition(":")[2], validate=True)
+    except ValueError:
+        raise DataFormatError(unreadable) from None
+    if len(sealed) < 32 or len(sealed) % 16 or not sealed.startswith(b"Salted__"):
+        raise DataFormatError(unreadable)
+    passphrase, salt = hashlib.sha256(secret.encode()).hexdigest().encode(), sealed[8:16]
+    derived, block = b"", b""
+    while len(derived) < 48:  # OpenSSL's EVP_BytesToKey with MD5
+        block = hashlib.md5(block + passphrase + salt).digest()
+        derived += block
+    decryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).decryptor()
+    unpadder = padding.PKCS7(128).unpadder()
+    try:
+        plain = unpadder.update(decryptor.update(sealed[16:]) + decryptor.finalize()) + unpadder.finalize()
+        return json.loads(plain.decode("utf-8"))
+    except (ValueError, RecursionError):  # another key's padding, not UTF-8, not JSON
+        raise DataFormatError(unreadable) from None
 
 
 def browser_secret(path: Path | None = None) -> str:

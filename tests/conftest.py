@@ -296,3 +296,26 @@ def concurrently(function, arguments):
     for thread in threads:
         thread.join()
     return results
+
+
+def seal_browser_copy(secret: str, value) -> str:
+    """``value`` encrypted as Gradio's BrowserState keeps it in localStorage
+    (CryptoJS AES with a passphrase: the SHA-256 hex of the secret, which the
+    page's config gives to anyone; app.open_browser_copy opens it), so a
+    test can hand-edit it as a visitor can."""
+    import base64
+    import hashlib
+
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    passphrase, salt = hashlib.sha256(secret.encode()).hexdigest().encode(), os.urandom(8)
+    derived, block = b"", b""
+    while len(derived) < 48:  # OpenSSL's EVP_BytesToKey with MD5, as CryptoJS derives key and iv
+        block = hashlib.md5(block + passphrase + salt).digest()
+        derived += block
+    padder = padding.PKCS7(128).padder()
+    plain = padder.update(json.dumps(value).encode()) + padder.finalize()
+    encryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).encryptor()
+    sealed = b"Salted__" + salt + encryptor.update(plain) + encryptor.finalize()
+    return base64.b64encode(os.urandom(16)).decode() + ":" + base64.b64encode(sealed).decode()

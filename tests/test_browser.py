@@ -452,32 +452,50 @@ def test_conversations_are_kept_in_the_browser_across_reloads(open_page):
 
 
 # A page served over plain http from another machine: the browser gives it
-# no crypto.subtle, so it cannot read what another tab saved.
+# no crypto.subtle (WebCrypto), with which the page read what another tab saved.
 NO_SUBTLE = "Object.defineProperty(window.crypto, 'subtle', {value: undefined})"
 
 
-def test_a_tab_that_cannot_read_another_tabs_save_says_to_reload_and_a_reload_shows_both(browser, app_server):
-    # Two tabs share the saved copy, and the last to save wrote its own
-    # conversations over the other's (the audit lost a conversation so).
-    # A tab that cannot fold in the other's save says so.
+def test_over_plain_http_tabs_fold_in_each_others_saves_an_undo_included(browser, app_server):
+    # Without WebCrypto a tab could not read the other's save: the last to
+    # save wrote its own conversations over the other's. And a conversation
+    # undone to nothing in one tab came back from the other's next save.
     url, _ = app_server
+    store = browser_store(url)
     with browser_context(browser) as context:
         context.add_init_script(NO_SUBTLE)
         first = open_in(context, url)
         ask(first, ADA)
         second = open_in(context, url)
         status_text(second, "Restored 1 conversation")
-        assert second.locator("#cqa-other-tab").count() == 0
-        second.click("#new")
-        status_text(second, "New conversation")
+        second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
+        first.click("#undo")
+        status_text(first, "Removed the turn")
+        status_text(second, "Another tab of this browser saved: this conversation was brought up to date")
+        second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")
         ask(second, "What is Paris?")
-        note = first.locator("#cqa-other-tab")
-        note.wait_for()
-        assert "changed in another tab of this browser" in note.inner_text()
-        with first.expect_navigation():
-            note.get_by_role("button", name="Reload").click()
-        first.wait_for_selector("#question textarea")
-        status_text(first, "Restored 2 conversations")
+        status_text(first, "Another tab of this browser saved: conversation 2 added to Your conversations")
+        with second.expect_navigation():
+            second.reload()
+        second.wait_for_selector("#question textarea")
+        status_text(second, "Restored 1 conversation")
+        holds_copy(second, store, {("What is Paris?",)})  # the undone one stays gone
+        assert first.locator("#cqa-other-tab").count() == 0 and second.locator("#cqa-other-tab").count() == 0
+
+
+@contextlib.contextmanager
+def spoiled_copy(page):
+    """The tab of ``page`` writes a copy the server cannot open (one saved
+    with another server's key, say), and at the end puts back the copy it
+    replaced: the other tabs hear of both."""
+    import app
+
+    kept = page.evaluate("key => localStorage.getItem(key)", app.STORAGE_KEY)
+    page.evaluate("key => localStorage.setItem(key, 'not:a copy')", app.STORAGE_KEY)
+    try:
+        yield
+    finally:
+        page.evaluate("([key, value]) => localStorage.setItem(key, value)", [app.STORAGE_KEY, kept])
 
 
 def test_an_article_named_with_enter_becomes_the_document_and_a_new_conversation_starts(open_page):
@@ -571,51 +589,12 @@ def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever
 
 
 
-def browser_copy(secret: str, value) -> str:
-    """``value`` encrypted as Gradio's BrowserState keeps it in localStorage
-    (CryptoJS AES with a passphrase: the SHA-256 hex of the secret, which the
-    page's config gives to anyone), so a test can hand-edit it as a visitor can."""
-    import base64
-    import hashlib
-
-    algorithms = pytest.importorskip("cryptography.hazmat.primitives.ciphers.algorithms")
-    from cryptography.hazmat.primitives import padding
-    from cryptography.hazmat.primitives.ciphers import Cipher, modes
-
-    passphrase, salt = hashlib.sha256(secret.encode()).hexdigest().encode(), os.urandom(8)
-    derived, block = b"", b""
-    while len(derived) < 48:  # OpenSSL's EVP_BytesToKey with MD5, as CryptoJS derives key and iv
-        block = hashlib.md5(block + passphrase + salt).digest()
-        derived += block
-    padder = padding.PKCS7(128).padder()
-    plain = padder.update(json.dumps(value).encode()) + padder.finalize()
-    encryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).encryptor()
-    sealed = b"Salted__" + salt + encryptor.update(plain) + encryptor.finalize()
-    return base64.b64encode(os.urandom(16)).decode() + ":" + base64.b64encode(sealed).decode()
-
-
 def stored_copy(page, store):
-    """The browser's copy of the conversations, decrypted (see browser_copy); None if none."""
-    import base64
-    import hashlib
-
-    algorithms = pytest.importorskip("cryptography.hazmat.primitives.ciphers.algorithms")
-    from cryptography.hazmat.primitives import padding
-    from cryptography.hazmat.primitives.ciphers import Cipher, modes
+    """The browser's copy of the conversations, decrypted; None if none."""
+    import app
 
     kept = page.evaluate("key => localStorage.getItem(key)", store["storage_key"])
-    if kept is None:
-        return None
-    sealed = base64.b64decode(kept.split(":")[1])
-    passphrase, salt = hashlib.sha256(store["secret"].encode()).hexdigest().encode(), sealed[8:16]
-    derived, block = b"", b""
-    while len(derived) < 48:
-        block = hashlib.md5(block + passphrase + salt).digest()
-        derived += block
-    decryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).decryptor()
-    unpadder = padding.PKCS7(128).unpadder()
-    plain = decryptor.update(sealed[16:]) + decryptor.finalize()
-    return json.loads(unpadder.update(plain) + unpadder.finalize())
+    return None if kept is None else app.open_browser_copy(kept, store["secret"])
 
 
 def browser_store(url):
@@ -726,6 +705,7 @@ def test_a_tab_shows_what_another_tab_added_to_its_conversation_without_reading_
 
 def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_server):
     import httpx
+    from conftest import seal_browser_copy
 
     url, _ = app_server
     [store] = [c["props"] for c in httpx.get(url + "config").json()["components"] if c["type"] == "browserstate"]
@@ -741,7 +721,7 @@ def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_ser
     # the hand-edited one while the reload was on its way, it was what the
     # reloaded page read back (one run in a few dozen on a busy machine).
     page.wait_for_function("key => localStorage.getItem(key) !== null", arg=store["storage_key"])
-    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], browser_copy(store["secret"], copy)])
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], seal_browser_copy(store["secret"], copy)])
     page.reload()
     page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
     assert "Answers came from " + evil in status_text(page, "Restored 1 conversation")
@@ -751,7 +731,7 @@ def test_a_hand_edited_saved_copy_is_refused_or_shown_as_text(open_page, app_ser
     # A value of the wrong type (a number for the notice) is refused with a
     # message; the page goes on (it crashed every event of the tab).
     turn["info"]["notice"] = 5
-    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], browser_copy(store["secret"], copy)])
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [store["storage_key"], seal_browser_copy(store["secret"], copy)])
     page.reload()
     page.wait_for_selector("#question textarea")
     assert "cannot be read (a value of the wrong type)" in status_text(page, "cannot be read")
@@ -843,14 +823,16 @@ def test_what_was_typed_comes_back_after_the_reload_another_tab_asks_for(browser
     # and not yet sent: a question half written, a document pasted.
     url, _ = app_server
     with browser_context(browser) as context:
-        context.add_init_script(NO_SUBTLE)
-        first, second = open_in(context, url), open_in(context, url)
+        first = open_in(context, url)
+        ask(first, ADA)
+        second = open_in(context, url)
+        status_text(second, "Restored 1 conversation")
         first.fill("#question textarea", "Who was her father?")
         first.get_by_role("tab", name="Your documents").click()
         first.fill("#doc-text textarea", "The zorblax flower grows only on Mount Quillon.")
-        ask(second, ADA)
         note = first.locator("#cqa-other-tab")
-        note.wait_for()
+        with spoiled_copy(second):
+            note.wait_for()
         assert "what you typed is kept" in note.inner_text()
         with first.expect_navigation():
             note.get_by_role("button", name="Reload").click()
@@ -888,11 +870,11 @@ def test_at_400_percent_zoom_the_other_tab_note_leaves_the_chat_in_sight(browser
     url, _ = app_server
     with contextlib.closing(browser.new_context(viewport={"width": 320, "height": 256})) as zoomed:
         zoomed.set_default_timeout(TIMEOUT_MS)
-        zoomed.add_init_script(NO_SUBTLE)
         first, second = open_in(zoomed, url), open_in(zoomed, url)
         ask(first, ADA)
         note = second.locator("#cqa-other-tab")
-        note.wait_for()
+        with spoiled_copy(first):
+            note.wait_for()
         second.locator("#question textarea").scroll_into_view_if_needed()
         assert second.evaluate("""() => document.getElementById("cqa-other-tab").getBoundingClientRect().bottom
           <= document.getElementById("chat").getBoundingClientRect().top""")

@@ -8,11 +8,14 @@ import copy
 import json
 
 import pytest
+from conftest import seal_browser_copy
 
 from assistant import session as S
 from assistant.kernel import DataFormatError
 
 ADA = "Who was Ada Lovelace?"
+# The key a page's copy is encrypted with (the server's, given to the page).
+SECRET = "test-secret"
 
 
 def play(services, session, question):
@@ -30,6 +33,11 @@ def tab(copy_):
     session = S.Session()
     S.restore_state(session, copy_)
     return session
+
+
+def sealed(copy_):
+    """A copy as the browser keeps it, and the page hands it to the server."""
+    return seal_browser_copy(SECRET, copy_)
 
 
 def questions(copy_):
@@ -203,29 +211,29 @@ def test_the_page_saves_after_another_tabs_save_only_when_it_brought_something(a
     act.take(ADA, first)
     *_, views = act.ask(first, None)
     act.restore(views[-1], second)
-    assert act.other_tab_saved(json.dumps(written(second)), first, None) == act.unchanged()
+    assert act.other_tab_saved(sealed(written(second)), first, None, secret=SECRET) == act.unchanged()
     act.take("Who was her father?", first)
     *_, views = act.ask(first, None)
-    chat, status, _, _, box, _, _, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
+    chat, status, _, _, box, _, _, saved = act.other_tab_saved(sealed(views[-1]), second, None, secret=SECRET)
     assert "this conversation was brought up to date" in status and len(chat["value"]) == 6  # 3 messages a turn
     # The correction box corrects the turn it did (the last before), and
     # keeps what is typed in it: that turn's rewrite did not change.
     assert "value" not in box and box["label"] == "Correct the rewrite of turn 1"
     assert questions(saved) == {(ADA, "Who was her father?")}
-    assert act.other_tab_saved(json.dumps(saved), first, None) == act.unchanged()
+    assert act.other_tab_saved(sealed(saved), first, None, secret=SECRET) == act.unchanged()
     S.correct(app_services, first, 0, "Who was Ada Lovelace, the mathematician?")
-    *_, box, _, _, _ = act.other_tab_saved(json.dumps(act.views(first)[-1]), second, None)
+    *_, box, _, _, _ = act.other_tab_saved(sealed(act.views(first)[-1]), second, None, secret=SECRET)
     assert box["value"] == "Who was Ada Lovelace, the mathematician?"  # that rewrite changed: shown as it is now
     # A turn of this tab under way: the chat it streams into and the copy it saves at its end are left to it.
     second.running = 1
     S.new_conversation(first)
     act.take("What is Paris?", first)
     *_, views = act.ask(first, None)
-    chat, status, *_, choices, saved = act.other_tab_saved(json.dumps(views[-1]), second, None)
+    chat, status, *_, choices, saved = act.other_tab_saved(sealed(views[-1]), second, None, secret=SECRET)
     assert chat == saved == app.gr.skip() and "added to Your conversations" in status
     assert [label for label, _ in choices["choices"]] == [f"1: {ADA}", "2: What is Paris?"]
     # What this tab cannot read is said, and nothing is saved over it.
-    chat, status, *_, saved = act.other_tab_saved(json.dumps({**views[-1], "version": 99}), first, None)
+    chat, status, *_, saved = act.other_tab_saved(sealed({**views[-1], "version": 99}), first, None, secret=SECRET)
     assert status.replace("\\", "") == ("⚠️ What another tab of this browser saved could not be read: saved conversations "
                                         "are from another version of the app. Reload this page before going on: what it "
                                         "saves next would replace it.")
@@ -292,3 +300,17 @@ def test_the_removed_conversations_a_copy_keeps_are_bounded_checked_and_optional
     for bad in ("gone1", [1], {"a": 1}):
         with pytest.raises(DataFormatError, match="wrong type"):
             tab({**before, "removed": bad})
+
+
+def test_the_server_opens_the_copy_as_the_browser_keeps_it_with_its_own_key_only(app_services):
+    import app
+
+    opened = S.Session()
+    play(app_services, opened, ADA)
+    copy_ = written(opened)
+    assert app.open_browser_copy(sealed(copy_), SECRET) == copy_
+    kept = sealed(copy_)
+    for bad in (seal_browser_copy("another secret", copy_), "not a copy", kept[:-8], kept.replace(":", ":x", 1),
+                seal_browser_copy(SECRET, "x" * (3 * S.MAX_RESTORED_CHARS + 10))):
+        with pytest.raises(DataFormatError, match="not a copy this app saved with this server's key"):
+            app.open_browser_copy(bad, SECRET)
