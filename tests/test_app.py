@@ -539,3 +539,18 @@ def test_the_correction_box_says_how_its_turn_was_judged_for_the_panels_thumbs(a
     select = app.gr.SelectData(None, {"index": 0, "value": "Who was Ada Lovelace?"})
     assert act.select(session, select)[0]["elem_classes"] == []  # turn 1: not judged
     assert act.thumb(0, session, None)[4]["elem_classes"] == ["cqa-judged-down"]
+
+
+def test_the_page_script_gets_every_name_it_reads_from_the_server():
+    # app.js reads the ids and texts it shares with the server from config; a
+    # name it reads that page_js does not give is undefined in the page, where
+    # it fails only when that code runs (a tab's save, a reload note).
+    import json
+    import re
+
+    script = app.page_js()
+    source = app.JS_FILE.read_text(encoding="utf-8")
+    config = json.loads(script[script.rindex(")(") + 2 : -1])
+    assert script.startswith("() => (") and source in script
+    assert set(re.findall(r"\bconfig\.(\w+)", source)) == set(config)
+    assert config["unread"] == app.OTHER_TAB_UNREAD and config["key"] == app.STORAGE_KEY
