@@ -33,14 +33,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
-import base64
 import contextlib
 import ctypes
 import functools
-import hashlib
 import json
 import logging
-import secrets
 import tempfile
 import threading
 import time
@@ -49,15 +46,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
-from cryptography.hazmat.primitives import padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from gradio.components.plot import PlotData
 from gradio.state_holder import StateHolder
 from gradio.utils import NamedString
 from gradio_client import utils as client_utils
 
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, DataFormatError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
+from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
 
 __all__ = ["ClientStore", "LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -461,7 +456,7 @@ class Actions:
         other's saves for ever."""
         self.ready(session, saved)
         shown, before = session.turns, self._corrected(session)
-        status, error = _attempt(lambda: S.merge_saved(session, open_browser_copy(copy, secret)))
+        status, error = _attempt(lambda: S.merge_saved(session, S.open_browser_copy(copy, secret)))
         if error:
             # Said, and not answered with a save of this tab's own over it.
             status = _status(f"{OTHER_TAB_UNREAD}: {error.rstrip('.')}. Reload this page before going on: what it "
@@ -1090,50 +1085,6 @@ def drain(act: Actions, limit_s: float = DRAIN_S) -> None:
         time.sleep(0.05)
 
 
-def open_browser_copy(stored: str, secret: str):
-    """The conversations a browser keeps (the JSON value), from the string
-    in its localStorage: what Gradio's BrowserState writes there (CryptoJS's
-    AES-256-CBC with a passphrase, the SHA-256 hex of ``secret``, in
-    OpenSSL's "Salted__" layout, whose key and iv are MD5s of passphrase
-    and salt; after "iv:", an iv that layout does not use). The server can
-    open it: the key is its own, and the page sends it this copy decrypted
-    at every event anyway. Anything else raises DataFormatError."""
-    unreadable = "not a copy this app saved with this server's key"
-    if not isinstance(stored, str) or len(stored) > 4 * S.MAX_RESTORED_CHARS:  # base64 of 3 UTF-8 bytes a character
-        raise DataFormatError(f"{unreadable} (or more than a browser keeps for this app)")
-    try:
-        sealed = base64.b64decode(stored.partition(":")[2], validate=True)
-    except ValueError:
-        raise DataFormatError(unreadable) from None
-    if len(sealed) < 32 or len(sealed) % 16 or not sealed.startswith(b"Salted__"):
-        raise DataFormatError(unreadable)
-    passphrase, salt = hashlib.sha256(secret.encode()).hexdigest().encode(), sealed[8:16]
-    derived, block = b"", b""
-    while len(derived) < 48:  # OpenSSL's EVP_BytesToKey with MD5
-        block = hashlib.md5(block + passphrase + salt).digest()
-        derived += block
-    decryptor = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).decryptor()
-    unpadder = padding.PKCS7(128).unpadder()
-    try:
-        plain = unpadder.update(decryptor.update(sealed[16:]) + decryptor.finalize()) + unpadder.finalize()
-        return json.loads(plain.decode("utf-8"))
-    except (ValueError, RecursionError):  # another key's padding, not UTF-8, not JSON
-        raise DataFormatError(unreadable) from None
-
-
-def browser_secret(path: Path | None = None) -> str:
-    """The key the browsers' saved conversations are encrypted with, kept in
-    ``<cache>/app-secret`` (made on first start, readable by its owner only)."""
-    from assistant.kernel import cache_dir
-
-    path = path or cache_dir() / "app-secret"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(32), encoding="utf-8")
-    return path.read_text(encoding="utf-8").strip()
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python app.py", description="Serve the conversational QA demo.")
     # Text, checked by server_port in _main (with PORT and GRADIO_SERVER_PORT), so --help works whatever they say.
@@ -1172,7 +1123,7 @@ def _main(argv: list[str] | None) -> int:
         act = Actions(services, exports)
         # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
         with sigterm_as_ctrl_c(lambda: drain(act)):
-            serve(build_app(services, secret=browser_secret(), actions=act), args.host, port, limits=services.limits)
+            serve(build_app(services, secret=S.browser_secret(), actions=act), args.host, port, limits=services.limits)
     return 0
 
 

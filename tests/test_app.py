@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 import app
+from assistant import session as S
 from assistant.kernel import server_port
 
 
@@ -92,8 +93,8 @@ def test_a_null_question_through_the_api_is_a_message_and_the_conversation_goes_
 
 def test_the_browser_secret_is_made_once_and_kept(tmp_path):
     path = tmp_path / "cache" / "app-secret"
-    secret = app.browser_secret(path)
-    assert len(secret) >= 32 and app.browser_secret(path) == secret
+    secret = S.browser_secret(path)
+    assert len(secret) >= 32 and S.browser_secret(path) == secret
     assert path.stat().st_mode & 0o077 == 0
 
 
@@ -257,7 +258,7 @@ def test_the_exports_folder_goes_with_the_server(app_services, monkeypatch):
     monkeypatch.setattr(assistant.retrieval, "use_serving_java", lambda: None)
     monkeypatch.setattr(S, "remove_stale_sessions", lambda: 0)
     monkeypatch.setattr(app, "live_metrics", lambda: SimpleNamespace(names=(), load=lambda: None))
-    monkeypatch.setattr(app, "browser_secret", lambda: "secret")
+    monkeypatch.setattr(S, "browser_secret", lambda: "secret")
     monkeypatch.setattr(app, "build_app", lambda services, secret, actions: actions)
     served = []
 

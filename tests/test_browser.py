@@ -591,10 +591,10 @@ def test_the_source_line_follows_the_encoding_of_the_passages(browser, retriever
 
 def stored_copy(page, store):
     """The browser's copy of the conversations, decrypted; None if none."""
-    import app
+    from assistant import session as S
 
     kept = page.evaluate("key => localStorage.getItem(key)", store["storage_key"])
-    return None if kept is None else app.open_browser_copy(kept, store["secret"])
+    return None if kept is None else S.open_browser_copy(kept, store["secret"])
 
 
 def browser_store(url):

@@ -303,14 +303,12 @@ def test_the_removed_conversations_a_copy_keeps_are_bounded_checked_and_optional
 
 
 def test_the_server_opens_the_copy_as_the_browser_keeps_it_with_its_own_key_only(app_services):
-    import app
-
     opened = S.Session()
     play(app_services, opened, ADA)
     copy_ = written(opened)
-    assert app.open_browser_copy(sealed(copy_), SECRET) == copy_
+    assert S.open_browser_copy(sealed(copy_), SECRET) == copy_
     kept = sealed(copy_)
     for bad in (seal_browser_copy("another secret", copy_), "not a copy", kept[:-8], kept.replace(":", ":x", 1),
                 seal_browser_copy(SECRET, "x" * (3 * S.MAX_RESTORED_CHARS + 10))):
         with pytest.raises(DataFormatError, match="not a copy this app saved with this server's key"):
-            app.open_browser_copy(bad, SECRET)
+            S.open_browser_copy(bad, SECRET)

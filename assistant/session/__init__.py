@@ -10,6 +10,7 @@ from ._labels import (
 )
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
+from ._sealed import browser_secret, open_browser_copy
 from ._serving import BodyLimit, QueueShare, UploadQuota, client_address, client_of, request_client, request_limit
 from ._sources import (
     MAX_CHOICE_CHARS,
@@ -114,6 +115,7 @@ __all__ = [
     "UploadQuota",
     "ask",
     "ask_json",
+    "browser_secret",
     "client_address",
     "client_of",
     "request_client",
@@ -136,6 +138,7 @@ __all__ = [
     "new_conversation",
     "next_question",
     "notice_html",
+    "open_browser_copy",
     "read_passages",
     "read_text",
     "remove_stale_sessions",
