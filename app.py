@@ -34,13 +34,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
 import contextlib
-import ctypes
 import functools
 import json
 import logging
 import tempfile
 import threading
-import time
 import weakref
 from pathlib import Path
 from types import SimpleNamespace
@@ -82,7 +80,7 @@ UPLOAD_CACHE = (3600, 86400)
 # the server.
 SOURCE_REFRESH_S = 5.0
 # Seconds between two hand-backs of the memory the allocator keeps free
-# (release_free_memory): rare enough to cost nothing, often enough that a
+# (S.release_free_memory): rare enough to cost nothing, often enough that a
 # crowd's dropped sessions do not pile up for long.
 FREE_MEMORY_S = 600.0
 # Seconds a SIGTERM waits for the turns under way before the server stops:
@@ -901,7 +899,7 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     ``secret`` encrypts the conversations the browser keeps; it must outlive
     the server for them to survive a restart (None: a new one, for tests).
     ``actions``: the event handlers (None: made here); the server passes its
-    own, whose turns a SIGTERM waits for (:func:`drain`).
+    own, whose turns a SIGTERM waits for (``S.drain``).
     """
     if services.scorer is None:  # the app always shows the live metrics
         services.scorer, services.metrics = live_metrics(), LiveMetrics.names
@@ -930,59 +928,17 @@ def export_folder() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="convqa-export-", dir=uploads, ignore_cleanup_errors=True)
 
 
-def forget_deleted_files(demo: gr.Blocks) -> int:
-    """Drop from Gradio's records of its temporary files (which its
-    ``delete_cache`` walks) the paths of files no longer on disk; returns
-    how many. A session's uploads and export are deleted when it ends, and
-    Gradio kept each one's path for good (its own deletion skips a file
-    already gone without forgetting it): a record that grew with every
-    upload on a server left running."""
-    forgotten = 0
-    for paths in demo.temp_file_sets:
-        gone = {path for path in list(paths) if not os.path.lexists(path)}  # list(): a copy taken at once
-        paths.difference_update(gone)
-        forgotten += len(gone)
-    return forgotten
-
-
-def _while_serving(demo: gr.Blocks, name: str, job, every_s: float, first_s: float) -> None:
-    """Run ``job`` on a thread of its own, ``first_s`` seconds after this
-    call and every ``every_s`` seconds after, while ``demo`` serves; a job
-    that returns False is not run again."""
-
-    def loop():
-        time.sleep(first_s)
-        while demo.is_running and job() is not False:
-            time.sleep(every_s)
-
-    threading.Thread(target=loop, name=name, daemon=True).start()
-
-
 def _forget_deleted_files_hourly(demo: gr.Blocks) -> None:
-    """Run :func:`forget_deleted_files` every ``UPLOAD_CACHE[0]`` seconds
+    """Run ``S.forget_deleted_files`` every ``UPLOAD_CACHE[0]`` seconds
     while ``demo`` serves, half a period apart from Gradio's own deletion,
     which walks the same records."""
-    _while_serving(demo, "forget-deleted-files", lambda: forget_deleted_files(demo), UPLOAD_CACHE[0], UPLOAD_CACHE[0] / 2)
-
-
-def release_free_memory() -> bool:
-    """Hand the memory glibc's allocator keeps free back to the system
-    (``malloc_trim(0)``); False where the C library is not glibc. The
-    sessions Gradio drops past its capacity leave their memory free but
-    kept by the allocator, so the server's resident memory stayed at its
-    highest; handed back now and then, it stays lower."""
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return False
-    trim(0)
-    return True
+    S.while_serving(demo, "forget-deleted-files", lambda: S.forget_deleted_files(demo), UPLOAD_CACHE[0], UPLOAD_CACHE[0] / 2)
 
 
 def _release_free_memory_periodically(demo: gr.Blocks, every_s: float = FREE_MEMORY_S) -> None:
-    """Run :func:`release_free_memory` every ``every_s`` seconds while ``demo``
+    """Run ``S.release_free_memory`` every ``every_s`` seconds while ``demo``
     serves (not again where it cannot: no glibc)."""
-    _while_serving(demo, "release-free-memory", release_free_memory, every_s, every_s)
+    S.while_serving(demo, "release-free-memory", S.release_free_memory, every_s, every_s)
 
 
 class ClientStore(StateHolder):
@@ -1075,16 +1031,6 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
                        **launch)
 
 
-def drain(act: Actions, limit_s: float = DRAIN_S) -> None:
-    """Wait until ``act`` has no turn under way, or ``limit_s`` seconds: what
-    a SIGTERM does before the server stops as on Ctrl-C (the process used to
-    die at once, cutting every running turn, and Gradio's shutdown, which
-    deletes the uploads it keeps, never ran)."""
-    deadline = time.monotonic() + limit_s
-    while act.running and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python app.py", description="Serve the conversational QA demo.")
     # Text, checked by server_port in _main (with PORT and GRADIO_SERVER_PORT), so --help works whatever they say.
@@ -1122,7 +1068,7 @@ def _main(argv: list[str] | None) -> int:
     with export_folder() as exports:
         act = Actions(services, exports)
         # Gradio's launch() closes the server on the KeyboardInterrupt it raises.
-        with sigterm_as_ctrl_c(lambda: drain(act)):
+        with sigterm_as_ctrl_c(lambda: S.drain(act, DRAIN_S)):
             serve(build_app(services, secret=S.browser_secret(), actions=act), args.host, port, limits=services.limits)
     return 0
 

@@ -233,7 +233,7 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
     run = act.ask(session, None)
     next(run)  # a turn under way
     assert act.running == 1
-    waiting = threading.Thread(target=app.drain, args=(act, 120))
+    waiting = threading.Thread(target=S.drain, args=(act, 120))
     waiting.start()
     waiting.join(0.3)
     assert waiting.is_alive()  # it waits for the turn ...
@@ -241,7 +241,7 @@ def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_ser
     waiting.join(60)
     assert not waiting.is_alive() and act.running == 0  # ... and ends with it
     before = signal.getsignal(signal.SIGTERM)
-    with sigterm_as_ctrl_c(lambda: app.drain(act, 5)):  # as app.py's main serves
+    with sigterm_as_ctrl_c(lambda: S.drain(act, 5)):  # as app.py's main serves
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGTERM)
     assert signal.getsignal(signal.SIGTERM) is before  # put back

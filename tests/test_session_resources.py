@@ -156,9 +156,9 @@ def test_gradios_records_of_files_forget_those_deleted(app_services, tmp_path):
     demo.upload_file_set.update({str(kept), str(deleted)})
     export_files = next(paths for paths in demo.temp_file_sets if paths is not demo.upload_file_set)
     export_files.add(str(tmp_path / "export.json"))
-    assert app.forget_deleted_files(demo) == 2
+    assert S.forget_deleted_files(demo) == 2
     assert demo.upload_file_set == {str(kept)} and str(tmp_path / "export.json") not in export_files
-    assert app.forget_deleted_files(demo) == 0
+    assert S.forget_deleted_files(demo) == 0
 
 
 def test_gradio_serves_an_export_without_a_copy_that_outlives_it(app_services, tmp_path, monkeypatch):
@@ -439,9 +439,9 @@ def test_the_server_hands_the_memory_its_allocator_keeps_free_back_now_and_then(
     import app
 
     assert any(thread.name == "release-free-memory" for thread in threading.enumerate())  # app_server's
-    assert app.release_free_memory() is (platform.libc_ver()[0] == "glibc")
+    assert S.release_free_memory() is (platform.libc_ver()[0] == "glibc")
     calls = []
-    monkeypatch.setattr(app, "release_free_memory", lambda: calls.append(time.monotonic()) or True)
+    monkeypatch.setattr(S, "release_free_memory", lambda: calls.append(time.monotonic()) or True)
     demo = SimpleNamespace(is_running=True)
     app._release_free_memory_periodically(demo, every_s=0.01)
     deadline = time.monotonic() + 30

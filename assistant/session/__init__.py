@@ -72,6 +72,7 @@ from ._uploads import (
     remove_stale_sessions,
     sessions_dir,
 )
+from ._upkeep import drain, forget_deleted_files, release_free_memory, while_serving
 from ._views import (
     chat_messages,
     choice_html,
@@ -125,9 +126,11 @@ __all__ = [
     "choice_html",
     "conversation_choices",
     "correct",
+    "drain",
     "drop_waiting",
     "escape_markdown",
     "export_qrecc",
+    "forget_deleted_files",
     "index_uploads",
     "judge",
     "language_notice",
@@ -141,6 +144,7 @@ __all__ = [
     "open_browser_copy",
     "read_passages",
     "read_text",
+    "release_free_memory",
     "remove_stale_sessions",
     "replay_rest",
     "replay_step",
@@ -168,5 +172,6 @@ __all__ = [
     "use_document_file",
     "use_uploads",
     "waiting_notice",
+    "while_serving",
     "write_export",
 ]
