@@ -125,7 +125,7 @@ CONVERSATIONS = (
         "How high is Mount Everest?", "Where does it lie?", "Which border does it mark?", "Who first climbed it?")),
 )
 REPO = Path(__file__).resolve().parents[1]
-# Most sessions (client threads) one run starts: app.STATE_SESSIONS, the
+# Most sessions (client threads) one run starts: server.STATE_SESSIONS, the
 # sessions the server keeps; beyond it the oldest states would be dropped.
 MAX_SESSIONS = 1000
 

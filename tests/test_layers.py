@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = ("assistant", "rewriting", "eval", "app")
+OURS = ("assistant", "rewriting", "eval", "app", "server")
 
 # Layer of each module prefix: the longest matching prefix wins.
 LAYERS = {
@@ -32,6 +32,7 @@ LAYERS = {
     "assistant": 3,  # the package's lazy public face
     "eval": 3,
     "app": 4,
+    "server": 4,  # the Gradio server app.py is served on
 }
 
 
@@ -49,7 +50,7 @@ def _package(path: Path) -> str:
 
 def _sources(*folders: str) -> list[Path]:
     files = [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
-    return files + ([ROOT / "app.py"] if "app" in folders else [])
+    return files + ([ROOT / "app.py", ROOT / "server.py"] if "app" in folders else [])
 
 
 def _imports(path: Path) -> list[tuple[int, str, str | None]]:

@@ -165,9 +165,10 @@ def test_gradio_serves_an_export_without_a_copy_that_outlives_it(app_services, t
     # Gradio copied each export into its upload folder to serve it, and the
     # copy stayed a day after the session deleted its own export.
     import app
+    import server
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    with app.export_folder() as folder:
+    with server.export_folder() as folder:
         demo = app.build_app(app_services, export_dir=folder)
         export = Path(folder) / "conversation.json"
         export.write_text("{}")
@@ -436,14 +437,14 @@ def test_the_server_hands_the_memory_its_allocator_keeps_free_back_now_and_then(
     import time
     from types import SimpleNamespace
 
-    import app
+    import server
 
     assert any(thread.name == "release-free-memory" for thread in threading.enumerate())  # app_server's
     assert S.release_free_memory() is (platform.libc_ver()[0] == "glibc")
     calls = []
     monkeypatch.setattr(S, "release_free_memory", lambda: calls.append(time.monotonic()) or True)
     demo = SimpleNamespace(is_running=True)
-    app._release_free_memory_periodically(demo, every_s=0.01)
+    server._release_free_memory_periodically(demo, every_s=0.01)
     deadline = time.monotonic() + 30
     while len(calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -465,6 +466,7 @@ def small_server(retriever, minilm, tmp_path_factory):
     from conftest import GatedRewriter, serve_app
 
     import app
+    import server
     from assistant.pipeline import Assistant
     from assistant.readers import SentenceReader
 
@@ -473,8 +475,8 @@ def small_server(retriever, minilm, tmp_path_factory):
     spec.loader.exec_module(load_test)  # its lean client speaks Gradio's queue protocol
     rewriter = GatedRewriter()
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in {"STATE_SESSIONS": 8, "QUEUE_SIZE": 4, "TURN_CONCURRENCY": 1}.items():
-            patch.setattr(app, name, value)
+        for module, name, value in [(server, "STATE_SESSIONS", 8), (app, "QUEUE_SIZE", 4), (app, "TURN_CONCURRENCY", 1)]:
+            patch.setattr(module, name, value)
         url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), tmp_path_factory.mktemp("small"),
                                  limits=S.UploadLimits(client_sessions=3, client_queued=2))
     try:
@@ -489,6 +491,8 @@ def test_one_client_opening_many_sessions_pushes_out_only_its_own(small_server, 
     # recently used past its capacity: one script calling with a new hash
     # each time pushed every other visitor's conversation out of the store.
     import httpx
+
+    import server
 
     url, demo, rewriter, load_test = small_server
     rewriter.gate.set()
@@ -506,7 +510,7 @@ def test_one_client_opening_many_sessions_pushes_out_only_its_own(small_server, 
         first, second = asyncio.run(visit())
     assert (first["turn"], second["turn"]) == (1, 2)  # the other visitor's conversation is still there
     store = demo.state_holder
-    assert isinstance(store, __import__("app").ClientStore) and "other-page" in store.session_data
+    assert isinstance(store, server.ClientStore) and "other-page" in store.session_data
     assert store.shares.held("93.184.216.34") == 3
     assert sorted(key for key in store.session_data if key.startswith("script-")) == ["script-17", "script-18",
                                                                                        "script-19"]

@@ -23,7 +23,8 @@ __all__ = ["request_limit", "BodyLimit", "QueueShare", "UploadQuota", "client_ad
 
 # The client of the request being served (QueueShare names it), for what is
 # made in serving it with no request at hand: a session's state in Gradio's
-# store (app.py), made when the first event of a new session hash arrives.
+# store (server.py's ClientStore), made when the first event of a new
+# session hash arrives.
 _REQUEST_CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("convqa_request_client", default=None)
 
 

@@ -1,0 +1,146 @@
+"""The Gradio server the app is served on (``app.py`` wires the UI it serves).
+
+What Gradio's ``launch`` gets beyond the Blocks: its store of sessions'
+state, where one client holds a bounded share (:class:`ClientStore`), the
+session layer's request middleware (``S.QueueShare``, ``S.BodyLimit``), the
+upkeep threads while it serves, and the folder of the exports. The rules
+(limits, shares, the upkeep itself) are the session layer's, which imports
+no gradio; this module fits them into Gradio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import tempfile
+import weakref
+from pathlib import Path
+
+import gradio as gr
+from gradio.state_holder import StateHolder
+
+from assistant import session as S
+
+__all__ = ["FREE_MEMORY_S", "STATE_SESSIONS", "UPLOAD_CACHE", "ClientStore", "export_folder", "launch"]
+
+# Sessions whose state Gradio keeps in memory; the oldest go first. Closed
+# tabs' states are deleted by Gradio itself (and then their uploads). One
+# client holds S.UploadLimits.client_sessions of them (ClientStore).
+STATE_SESSIONS = 1000
+# Gradio's copies of uploads: every hour, those older than a day are deleted,
+# and all of them when the server stops (Ctrl-C or SIGTERM; not a kill -9).
+UPLOAD_CACHE = (3600, 86400)
+# Seconds between two hand-backs of the memory the allocator keeps free
+# (S.release_free_memory): rare enough to cost nothing, often enough that a
+# crowd's dropped sessions do not pile up for long.
+FREE_MEMORY_S = 600.0
+
+def export_folder() -> tempfile.TemporaryDirectory:
+    """The server's folder of exports, inside Gradio's upload folder, where
+    Gradio serves a file as it is: it copied a file from elsewhere into that
+    folder, and the copy of each session's export stayed there for a day
+    after the session had deleted its own. The folder goes with the server."""
+    uploads = Path(gr.utils.get_upload_folder())
+    uploads.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(prefix="convqa-export-", dir=uploads, ignore_cleanup_errors=True)
+
+
+def _forget_deleted_files_hourly(demo: gr.Blocks) -> None:
+    """Run ``S.forget_deleted_files`` every ``UPLOAD_CACHE[0]`` seconds
+    while ``demo`` serves, half a period apart from Gradio's own deletion,
+    which walks the same records."""
+    S.while_serving(demo, "forget-deleted-files", lambda: S.forget_deleted_files(demo), UPLOAD_CACHE[0], UPLOAD_CACHE[0] / 2)
+
+
+def _release_free_memory_periodically(demo: gr.Blocks, every_s: float = FREE_MEMORY_S) -> None:
+    """Run ``S.release_free_memory`` every ``every_s`` seconds while ``demo``
+    serves (not again where it cannot: no glibc)."""
+    S.while_serving(demo, "release-free-memory", S.release_free_memory, every_s, every_s)
+
+
+class ClientStore(StateHolder):
+    """Gradio's store of sessions' state (at most ``STATE_SESSIONS``, the
+    least recently used dropped first) in which one client holds at most
+    ``limit`` sessions (``S.UploadLimits.client_sessions``): past it, its
+    own least recently used session makes room, never another visitor's.
+    A session's client is that of the request that brought its hash first
+    (``S.request_client``); the server's own host or network (None) is not
+    counted. Gradio made a session for any new hash, so one script calling
+    with a new hash each time pushed every visitor's session out."""
+
+    def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None):
+        super().__init__()
+        self.limit = limit
+        self.shares = shares if shares is not None else S.ClientShares()
+        self.refusals = refusals if refusals is not None else S.RefusalLog()
+        # Each session's share of its client's, given back when the client's
+        # next session replaces it, or when Gradio drops it and it is collected.
+        self._held: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __getitem__(self, session_id: str):
+        if session_id in self.session_data:
+            return super().__getitem__(session_id)
+        client = S.request_client()
+        share = self.shares.take(client, 1, self.limit)
+        if share is None:
+            self._drop_oldest(client)
+            # None still where the client's count holds sessions Gradio
+            # dropped but not yet collected: this one is then not counted.
+            share = self.shares.take(client, 1, self.limit)
+        state = super().__getitem__(session_id)
+        if share is not None:
+            self._held[state] = share
+        return state
+
+    def _drop_oldest(self, client: str) -> None:
+        with self.lock:
+            oldest = next((key for key, state in self.session_data.items()
+                           if getattr(self._held.get(state), "client", None) == client), None)
+            if oldest is None:
+                return
+            state = self.session_data.pop(oldest)
+            self.time_last_used.pop(oldest, None)
+        self._held.pop(state).give_back()
+        self.refusals.refused("a new session (its oldest dropped)", client,
+                              f"it holds {self.limit} sessions in the server's store, the most one visitor may")
+
+
+def _waiting(demo: gr.Blocks, client: str) -> int:
+    """The events of ``client`` (``S.client_of`` their requests) waiting in ``demo``'s queue."""
+    lines = list(demo._queue.event_queue_per_concurrency_id.values())  # list(): copies taken at once
+    return sum(S.client_of(event.request.scope) == client for line in lines for event in list(line.queue))
+
+
+def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
+           limits: S.UploadLimits = S.UploadLimits(), **settings):  # noqa: B008 (frozen)
+    """Launch ``demo`` (``settings``: Gradio's others, the app's look among them).
+    Gradio's own upload route refuses files over ``limits.max_file_mb``
+    (counted as the upload panel states it) and a client's posts past
+    ``limits.client_upload_mb`` or ``client_uploads`` in ``client_window_s``,
+    every other route bodies over :func:`assistant.session.request_limit`.
+    Each client holds at most ``limits.client_sessions`` of the sessions
+    Gradio keeps (:class:`ClientStore`) and ``limits.client_queued`` of
+    the events waiting in its queue (``S.QueueShare``)."""
+    from starlette.middleware import Middleware
+
+    refusals = S.RefusalLog()
+    store = ClientStore(limits.client_sessions, refusals=refusals)
+
+    @contextlib.asynccontextmanager
+    async def client_store(gradio_app):
+        # At start, before any request: Gradio gives its app a store of its own.
+        store.set_blocks(gradio_app.get_blocks())
+        gradio_app.state_holder = store
+        yield
+
+    # The upload route's disk floor and each client's share are the served limits' (they were the defaults').
+    body_limit = Middleware(S.BodyLimit, limit=S.request_limit(limits), min_free=limits.min_free_bytes,
+                            quota=S.UploadQuota(limits), refusals=refusals)
+    # Outermost: it names each request's client for the store, and refuses before a body is read.
+    queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo), limit=limits.client_queued,
+                             refusals=refusals)
+    app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
+    _forget_deleted_files_hourly(demo)
+    _release_free_memory_periodically(demo)
+    return demo.launch(server_name=host, server_port=port, max_file_size=limits.max_file_bytes,
+                       state_session_capacity=STATE_SESSIONS, app_kwargs=app_kwargs, **settings)
