@@ -545,7 +545,7 @@ class Actions:
         path, error = _attempt(lambda: S.write_export(session, self.export_dir))
         if error:
             return gr.update(visible=False), _status(error, error=True)
-        return gr.update(value=str(path), visible=True), _status(f"Exported {len(session.turns)} turns.")
+        return gr.update(value=str(path), visible=True), _status(f"Exported {len(session.turns)} turn{'s' if len(session.turns) != 1 else ''}.")
 
     # ------------------------------------------------------------ replay
 

@@ -555,3 +555,16 @@ def test_the_page_script_gets_every_name_it_reads_from_the_server():
     assert script.startswith("() => (") and source in script
     assert set(re.findall(r"\bconfig\.(\w+)", source)) == set(config)
     assert config["unread"] == app.OTHER_TAB_UNREAD and config["key"] == app.STORAGE_KEY
+
+
+def test_an_export_of_one_turn_says_one_turn(app_services, tmp_path):
+    # It said "Exported 1 turns."
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    act.take("Who was Ada Lovelace?", session)
+    list(act.ask(session, None))
+    assert "Exported 1 turn." in act.export(session)[1].replace("\\", "")
+    act.take("Who was her father?", session)
+    list(act.ask(session, None))
+    assert "Exported 2 turns." in act.export(session)[1].replace("\\", "")

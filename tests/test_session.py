@@ -805,3 +805,10 @@ def test_a_session_dropped_without_close_removes_its_uploads_index(app_services,
     assert kept.source.retriever.search("Difference Engine", 1)
     kept.close()
     assert not folder.exists()
+
+
+def test_a_one_turn_replay_says_one_turn(qrecc_conversations):
+    # It said "(1 turns)".
+    session = S.Session()
+    S.load_replay(session, qrecc_conversations)
+    assert S.start_replay(session, "9") == "Replaying conversation 9 (1 turn)."

@@ -83,7 +83,8 @@ def start_replay(session: Session, conversation_id: str) -> str:
     replay = session.replay
     new_conversation(session)
     session.replay = dataclasses.replace(replay, conversation_id=conversation_id, position=0)
-    return f"Replaying conversation {conversation_id} ({len(session.replay.turns)} turns)."
+    count = len(session.replay.turns)
+    return f"Replaying conversation {conversation_id} ({count} turn{'s' if count != 1 else ''})."
 
 
 def replay_step(services: Services, session: Session) -> Iterator[Pending]:
