@@ -3,8 +3,11 @@
 This file only wires the UI: per-panel builders make the Gradio components,
 :class:`Actions` turns each event into a call of :mod:`assistant.session`
 (which holds the logic, one :class:`~assistant.session.Session` per browser
-tab in a ``gr.State``), and :func:`build_app` connects the two. The chat is
-also an API (see the README):
+tab in a ``gr.State``), and :func:`build_app` connects the two. Beside it:
+``app.css`` (the look), ``app.js`` (the script the page runs at load) and
+``server.py`` (the Gradio server it is served on: each client's share of
+Gradio's store and queue, the upkeep while it serves). The chat is also an
+API (see the README):
 
 - ``/chat``: ``Client(URL).predict("Who was Ada Lovelace?", api_name="/chat")``
   answers in the client's own conversation (one per ``Client``) with the
