@@ -128,6 +128,15 @@ def theme() -> gr.themes.Base:
     )
 
 
+# What the API page says of each endpoint (README's API section says the same).
+API_CHAT = ("Ask the next question of this client's conversation (one gradio_client Client is one conversation). "
+            "Returns {question, rewrite, answer, sources, timings_ms, turn, conversation}, with notice when the "
+            "turn carries a warning; a refused question returns {question, error}.")
+API_NEW = "Start a new conversation for this client. Returns {conversation}, its number."
+API_REWRITE = ("Rewrite a question into a self-contained one, given the conversation so far as a list of texts, "
+               "question and answer alternating, oldest first (none: a first turn). Keeps no state. "
+               "Returns {rewrite, note}.")
+
 # A conversation the default collection answers turn by turn: its Ada
 # Lovelace summary does not name her father, so "Who was her father?" got
 # her first sentences and then resolved the next "he" to her.
@@ -779,8 +788,12 @@ def _metrics_panel(services: S.Services) -> SimpleNamespace:
 
 def _api_panel() -> SimpleNamespace:
     # Hidden: the API (gradio_client) reaches the session through these.
-    return SimpleNamespace(question=gr.Textbox(visible=False), result=gr.JSON(visible=False),
-                           history=gr.JSON(visible=False), chat=gr.Button(visible=False),
+    # Labelled: the API page named them by their ids ("parameter_75 Textbox").
+    return SimpleNamespace(question=gr.Textbox(label="Question", visible=False),
+                           result=gr.JSON(label="Reply (JSON)", visible=False),
+                           history=gr.JSON(label="History: question and answer texts alternating, oldest first",
+                                           visible=False),
+                           chat=gr.Button(visible=False),
                            new=gr.Button(visible=False), rewrite=gr.Button(visible=False))
 
 
@@ -873,12 +886,14 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     choice.choose.click(act.choice, [choice.document, choice.question, *choice.options, session],
                         [choice.result, session], **turn)
     # The API: one JSON object per turn, the session kept per client.
+    # Described: the API page showed these endpoints with no word on what they do or return.
     api.chat.click(act.api_chat, [api.question, session], [api.result, session], api_name="chat",
-                   concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
-    api.new.click(act.api_new, [session], [api.result, session], api_name="new", concurrency_limit=None)
+                   concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn", api_description=API_CHAT)
+    api.new.click(act.api_new, [session], [api.result, session], api_name="new", concurrency_limit=None,
+                  api_description=API_NEW)
     # No session: a rewrite of the given question and history, batched with the chat's.
     api.rewrite.click(act.api_rewrite, [api.question, api.history], [api.result], api_name="rewrite",
-                      concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn")
+                      concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn", api_description=API_REWRITE)
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
     chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running, **light)
     return turn_outputs

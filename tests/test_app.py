@@ -27,6 +27,20 @@ def test_only_the_documented_endpoints_are_public(client_factory):
     assert [p["parameter_name"] for p in api["named_endpoints"]["/rewrite"]["parameters"]] == ["question", "history"]
 
 
+def test_the_api_page_names_each_endpoints_inputs_and_says_what_it_does(client_factory):
+    # The API page said 'The input value that is provided in the "parameter_75"
+    # Textbox component' and nothing of what an endpoint does or returns.
+    import re
+
+    endpoints = client_factory().view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name, endpoint in endpoints.items():
+        labels = [p["label"] for p in endpoint["parameters"] + endpoint["returns"]]
+        assert not [label for label in labels if re.fullmatch(r"(parameter|value)_\d+", label)], name
+        assert "Returns {" in endpoint["description"], name
+    assert [p["label"] for p in endpoints["/rewrite"]["parameters"]] == [
+        "Question", "History: question and answer texts alternating, oldest first"]
+
+
 def test_chat_api_keeps_one_conversation_per_client(client_factory):
     alice, bob = client_factory(), client_factory()
     first = alice.predict("Who was Ada Lovelace?", api_name="/chat")
