@@ -835,6 +835,10 @@ def _layout(services: S.Services) -> SimpleNamespace:
 # ---------------------------------------------------------------- wiring
 
 
+def _same(value):
+    return value
+
+
 def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState) -> list:
     """Connect every control to its action; returns the load events."""
     chat, rewrite, replay, docs, choice, api = ui.chat, ui.rewrite, ui.replay, ui.documents, ui.choice, ui.api
@@ -868,9 +872,15 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     chat.export.click(act.export, [session], [chat.export_file, chat.status], **light)
     replay.load.click(act.replay_load, [replay.file, replay.path, session], [replay.pick, chat.status, replay.status, session],
                       **light)
-    replay.start.click(act.replay_start, [replay.pick, session, store], turn_outputs, **light)
-    running.append(replay.next.click(act.replay_next, [session, store], turn_outputs, **turn))
-    running.append(replay.all.click(act.replay_all, [session, store], turn_outputs, **turn))
+    played = [replay.start.click(act.replay_start, [replay.pick, session, store], turn_outputs, **light),
+              replay.next.click(act.replay_next, [session, store], turn_outputs, **turn),
+              replay.all.click(act.replay_all, [session, store], turn_outputs, **turn)]
+    running += played[1:]
+    # Start's, Next's and Play all's outcome (a refusal too) under the buttons
+    # as well: on a phone the chat's status line is a screen above them, and
+    # pressing Start with nothing loaded showed nothing.
+    for event in played:
+        event.then(_same, chat.status, replay.status, **light)
     source_outputs = [docs.status, chat.source, chat.source_timer, session, chat.examples.dataset]
     # Another source starts a new conversation when one is under way: the
     # chat and the conversations list are drawn again after each.

@@ -897,3 +897,25 @@ def test_in_forced_colours_a_pressed_thumb_still_shows(browser, app_server):
         for thumb in ("#chat button[aria-pressed=true]", "#thumbs-up[aria-pressed=true]"):
             page.locator(thumb).wait_for()
             assert page.locator(thumb).evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]") == ["solid", 2]
+
+
+def test_on_a_phone_the_replay_buttons_answer_under_them(browser, app_server, qrecc_conversations):
+    # Start with nothing loaded said so only in the chat's status line, a
+    # screen above the buttons on a phone: the press seemed to do nothing.
+    url, _ = app_server
+    with contextlib.closing(browser.new_context(viewport={"width": 375, "height": 740})) as phone:
+        phone.set_default_timeout(TIMEOUT_MS)
+        page = open_in(phone, url)
+        page.get_by_role("tab", name="Replay").click()
+        below = page.locator("#replay-status")
+        page.click("#replay-start")
+        below.filter(has_text="Load a conversations file first").wait_for()
+        page.set_input_files("#replay-file input[type=file]", str(qrecc_conversations))
+        page.locator("#replay-file").get_by_text(qrecc_conversations.stem).first.wait_for()
+        page.click("#replay-load")
+        below.filter(has_text="Loaded 2 conversations").wait_for()
+        page.click("#replay-start")
+        below.filter(has_text="Replaying conversation 7 (2 turns)").wait_for()
+        page.click("#replay-next")
+        below.filter(has_text="1 turn left to replay").wait_for()
+        shoot(page, "phone-replay")
