@@ -310,6 +310,20 @@ def test_another_source_starts_a_new_conversation(app_services):
     assert S.use_document(app_services, session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
 
 
+def test_a_conversation_picked_again_says_which_source_answers_it(app_services):
+    # A conversation about the collection, picked again after a document was
+    # given, was answered from the document with no word of it.
+    session = S.Session()
+    play(app_services, session, ADA)
+    S.use_document(app_services, session, "Mount Kessel is a dormant volcano. It last erupted in 1723.", "Volcano")
+    play(app_services, session, "When did Mount Kessel last erupt?")
+    status = S.switch_conversation(session, 1)
+    assert status.startswith("Back to conversation 1 (1 turn). Its next answers come from the document “Volcano”")
+    assert "press “Back to the default collection” under Your documents and pick it again" in status
+    S.use_default_collection(app_services, session)
+    assert S.switch_conversation(session, 1) == "Back to conversation 1 (1 turn)."
+
+
 def test_a_miss_in_a_document_names_the_document_not_the_collection(app_services):
     session = S.Session()
     S.use_document(app_services, session, "The zorblax flower grows only on Mount Quillon.", "Zorblax")

@@ -289,7 +289,15 @@ def switch_conversation(session: Session, number: int) -> str:
     turns = [_turn_from_json(t) for t in session.archive.pop(key)]
     _leave_current(session)
     session.turns, session.conversation_no = turns, number
-    return f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
+    status = f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
+    if session.source is not None:
+        # The source is the session's, not the conversation's: a conversation
+        # about the collection, picked again after a document was given, was
+        # answered from the document, with no word of it but the answers.
+        status += (f" Its next answers come from {session.source.name}, the source chosen last; to go on with it "
+                   "from the default collection, press “Back to the default collection” under Your documents "
+                   "and pick it again.")
+    return status
 
 
 def _trim_archive(session: Session, limit: int = MAX_SAVED_CHARS) -> None:
