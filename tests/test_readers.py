@@ -9,13 +9,16 @@ import pytest
 
 from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs
 from assistant.readers import (
+    NOT_FOUND,
     LikelihoodChoiceReader,
     LikelihoodConfig,
     SentenceReader,
     answer_kind,
     definition_subject,
+    referents,
     short_span,
     split_sentences,
+    term_overlap,
 )
 from conftest import TINY_COLLECTION
 
@@ -340,6 +343,81 @@ def test_who_did_it_answered_by_he_did_it_is_the_name_he_stands_for(readers):
                       "your text", referent="Nikola Tesla") is None
     # Asked whom she met, not who met: the name beside the verb.
     assert short_span("name", "Who did she meet in 1833?", "In 1833 she met Charles Babbage.", "Ada Lovelace") == "Charles Babbage"
+
+
+BRINDLEMERE = Passage("your-text_p0", "Brindlemere is a small market town on the river Osk. Its most famous native is the "
+                      "painter Clara Voss, whose birthplace on Mill Lane is now a museum. She moved to Paris in 1902 "
+                      "and died there in 1931. The town has a population of 4,200.", 0.0, "your text")
+
+
+def test_a_relative_of_the_questions_word_counts_as_it(readers):
+    # "born" is not "birthplace", "work" not "worked", "marry" not "married":
+    # the sentence that said so lost to one that shared the town's name.
+    _, shaped = readers
+    assert term_overlap("Who was born in Brindlemere?", "Brindlemere", "Its native, whose birthplace is here.") == pytest.approx(1.0)
+    # A name counts only as written: "Charles" is not "Charlotte".
+    assert term_overlap("Where did Charles live?", "", "Charlotte lived in Bath.") == pytest.approx(0.5)
+    # A word made from the question's is another word: the lead "… was a
+    # novelist and writer" outranked "Some of his seven novels …".
+    assert term_overlap("How many novels did Hemingway write?", "Ernest Hemingway",
+                        "Ernest Hemingway was a novelist and writer.") == pytest.approx(0.25)
+    answer = shaped.read("Who was born in Brindlemere?", [BRINDLEMERE])
+    assert (answer.text, answer.evidence) == (
+        "Clara Voss", "Its most famous native is the painter Clara Voss, whose birthplace on Mill Lane is now a museum.")
+    lindqvist = Passage("your-text_p0", "Oskar Lindqvist was a Swedish chemist. He worked for the Nobel company from "
+                        "1885 to 1899. He married Greta Holm in 1890.", 0.0, "your text")
+    assert shaped.read("Who did Lindqvist work for?", [lindqvist]).text == "Nobel"
+    assert shaped.read("Who did Lindqvist marry?", [lindqvist]).text == "Greta Holm"
+    # What "how many people" counts is a population.
+    assert shaped.read("How many people live in Brindlemere?", [BRINDLEMERE]).text == "4,200"
+
+
+def test_a_person_pronoun_stands_for_a_person_not_a_place(readers):
+    # "She" after "Brindlemere is a town. Its …" was Brindlemere.
+    _, shaped = readers
+    assert referents(["Brindlemere is a town.", "Its native is the painter Clara Voss.", "She died in 1931."]) == [
+        "", "Brindlemere", "Clara Voss"]
+    assert referents(["Madrid is the capital of Spain.", "He arrived there in 1920."]) == ["", ""]
+    assert shaped.read("When did Clara Voss die?", [BRINDLEMERE]).text == "1931"
+
+
+def test_a_date_in_another_clause_than_the_questions_word_is_no_answer():
+    # "moved to Paris in 1902 and died there in 1931": 1902 is nearer "died".
+    assert short_span("date", "When did she die?", "She moved to Paris in 1902 and died there in 1931.") == "1931"
+
+
+def test_a_name_after_in_or_on_is_a_place_not_who():
+    sentence = "Its most famous native is the painter Clara Voss, whose birthplace on Mill Lane is now a museum."
+    assert short_span("name", "Who was born in Brindlemere?", sentence, referent="Brindlemere") == "Clara Voss"
+
+
+def test_a_pasted_documents_title_is_no_ones_name(readers):
+    # "She was born …" with no name before it was answered "your text".
+    _, shaped = readers
+    soprano = Passage("your-text_p0", "She was born in 1975 in Verona. She became a soprano.", 0.0, "your text")
+    assert shaped.read("Who was born in Verona?", [soprano]).text != "your text"
+
+
+def test_what_the_passages_about_the_subject_never_say_is_not_found(readers):
+    # The collection's summary of Tesla names no employer: its lead sentence was the answer.
+    _, shaped = readers
+    tesla = [
+        Passage("Nikola Tesla", "Nikola Tesla was a Serbian-American engineer, futurist, and inventor. He is known for "
+                "his contributions to the design of the modern alternating current (AC) electricity supply system.",
+                0.63, "Nikola Tesla"),
+        Passage("Robert Millikan", "Robert Andrews Millikan was an American experimental physicist who received the "
+                "Nobel Prize in Physics in 1923 for his work on the elementary charge of electricity.", 0.30,
+                "Robert Millikan"),
+    ]
+    for question in ("Who did Tesla work for?", "When was Nikola Tesla born?"):
+        answer = shaped.read(question, tesla)
+        assert (answer.text, answer.found) == (NOT_FOUND, False), question
+    assert shaped.read("When did Millikan receive the Nobel Prize?", tesla).text == "1923"
+    # A sentence with the question's word and no span of its kind still answers.
+    tarn = Passage("your-text_p0", "Lake Tarn is a glacial lake. The lake was formed after the last ice age.", 0.0, "your text")
+    assert shaped.read("When was Lake Tarn formed?", [tarn]).text == "The lake was formed after the last ice age."
+    # A question that names no one is not judged: which sentences are about it is not known.
+    assert shaped.read("when was the electricity supply system designed", tesla).found
 
 
 # ---------------------------------------------------------------- multiple choice by likelihood

@@ -15,7 +15,17 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
-from ._shapes import answer_kind, defines, definition_subject, lead_passage, referents, short_span
+from ._shapes import (
+    answer_kind,
+    defines,
+    definition_subject,
+    lead_passage,
+    question_names,
+    referents,
+    says_what_is_asked,
+    short_span,
+    word_base,
+)
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
@@ -93,13 +103,33 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
     1.0
     >>> round(term_overlap("Who was Ada Lovelace's father?", "Ada Lovelace", "She was a writer."), 3)
     0.667
+
+    A word of the question that names nothing counts where the sentence has
+    another form of it (:func:`word_base`): "Who was born in Brindlemere?"
+    is answered by "… whose birthplace …", "When did she die?" next to
+    "her death". A name counts only as written.
+
+    >>> term_overlap("Who was born in Brindlemere?", "Brindlemere", "Its native Clara Voss, whose birthplace is a museum.")
+    1.0
     """
     asked = _terms(question)
-    return len(asked & _terms(f"{title} {sentence}")) / len(asked) if asked else 0.0
+    if not asked:
+        return 0.0
+    held = _terms(f"{title} {sentence}")
+    names = _terms(" ".join(question_names(question)))
+    related = {word_base(word) for word in held}
+    found = [word for word in asked if word in held or (word not in names and word_base(word) in related)]
+    return len(found) / len(asked)
 
 
 def _with_title(title: str, sentence: str) -> str:
     return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
+
+
+def _subject_title(passage: Passage) -> str:
+    """The title a short answer may name: a pasted document's ("your text")
+    names no one, and "She was born there" in it was answered "your text"."""
+    return passage.title if _names_its_subject(passage) else ""
 
 
 def _names_its_subject(passage: Passage) -> bool:
@@ -198,11 +228,37 @@ class SentenceReader:
         if self.config.short_answers and answer.found:
             kind = answer_kind(question)
             best = split_sentences(answer.evidence)[:1]
-            title = next((p.title for p in passages if p.id == answer.source_id), "")
+            title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
+            if kind and self._unanswered(question, passages):
+                return Answer(NOT_FOUND, answer.score, found=False)
         return answer
+
+    def _unanswered(self, question: str, passages: Sequence[Passage]) -> bool:
+        """Whether no sentence read about the question's named subject holds
+        a word of what a date, number or name question asks
+        (:func:`says_what_is_asked`): the passages do not say it. "Who did Tesla work for?" got Tesla's lead
+        sentence, which names no employer, from a collection of summaries
+        that say nothing of his work. A sentence with the question's word
+        and no span ("The lake was formed after the last ice age.") still
+        answers as it did. A question that names nothing ("who sang …",
+        NQ's lower-case questions) is not judged: which sentences are about
+        its subject is not known."""
+        names = {word for word in tokens(" ".join(question_names(question)), "rouge") if len(word) > 1}
+        if not names:
+            return False
+        passages = passages[: self.config.read_k]
+        candidates = self.candidates(passages)
+        for (p, _, sentence), referent in zip(candidates, self._referents(passages, candidates)):
+            subject = f"{_subject_title(passages[p])} {referent}".strip()
+            # A sentence whose subject is not known (a story's "She shared
+            # her bed …", no title, no referent) may be about the one asked about.
+            about = not subject or names & set(tokens(f"{subject} {sentence}", "rouge"))
+            if about and says_what_is_asked(question, sentence, subject):
+                return False
+        return True
 
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:
         """The lead of the subject's own article, when one was retrieved;

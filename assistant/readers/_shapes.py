@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import READER_STOPWORDS, Passage, folded_text, prefix_stem, tokens
+from ..kernel import READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines"]
+__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines", "same_word",
+           "question_names", "says_what_is_asked", "word_base"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -184,6 +185,9 @@ def _asked(question: str) -> set[str]:
     return set(tokens(question, "rouge"))
 
 
+_IN_A_PLACE = re.compile(r"\b(?:in|on|near)\s+$", re.IGNORECASE)
+
+
 def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of each name in ``sentence`` the question does not already hold."""
     asked = _asked(question)
@@ -200,8 +204,12 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
         # discovered penicillin?" the answer "G", and "penicillin V.
         # Penicillins are …" "V. Penicillins", the question's own word.
         own = {re.sub(r"s$", "", w) for w in tokens(name, "rouge") if len(w) > 1}
-        if own and not own <= singular and not re.fullmatch(_MONTH, name):
-            at = match.start() + match.group().index(name)
+        at = match.start() + match.group().index(name) if name else 0
+        # A name after "in", "on" or "near" is a place ("whose birthplace on
+        # Mill Lane" gave "Who was born in Brindlemere?" the lane), unless
+        # it owns what follows ("work on Charles Babbage's computer").
+        place = _IN_A_PLACE.search(sentence, 0, at) and not re.match(r"['’]s\b", sentence[at + len(name):])
+        if own and not own <= singular and not re.fullmatch(_MONTH, name) and not place:
             found.append((at, at + len(name), name))
     # A one-word name before a noun and another name qualifies that noun, which
     # the other name holds: "the fifth Mughal emperor, Shah Jahan", "the German
@@ -277,26 +285,74 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     whose title ("your text") names no subject as an article's does. Other
     sentences, and those with no such name before them, get "".
 
-    >>> referents(["Kraków is a city.", "It lies on the Vistula.", "In 1900 Tom came.", "Its people are kind.", "He left."])
-    ['', 'Kraków', '', 'Kraków', 'Kraków']
+    >>> referents(["Kraków is a city.", "It lies on the Vistula.", "In 1900 Tom came.", "Its people are kind."])
+    ['', 'Kraków', '', 'Kraków']
     >>> referents(["The Karlo Bridge crosses the Maren.", "Construction began in 1887.", "It is long."], every=True)
     ['', 'Karlo Bridge', 'Karlo Bridge']
+
+    "He", "She", "His" and "Her" stand for a person: not for a name that
+    "It" or "Its" (or "there" beside the pronoun) showed to be a place or a
+    thing, but for the person the sentence before named (none: "").
+
+    >>> referents(["Brindlemere is a town.", "Its native is the painter Clara Voss.", "She died in 1931."])
+    ['', 'Brindlemere', 'Clara Voss']
+    >>> referents(["Madrid is the capital of Spain.", "He arrived there in 1920."])
+    ['', '']
     """
-    found, named = [], ""
+    found, named, things, person, before = [], "", set(), "", ""
     for sentence in sentences:
         if _REFERS_BACK.match(sentence):
-            found.append(named)
-            continue
-        opening = _opening_name(sentence)
-        found.append(named if every and not opening else "")
-        named = opening or named
+            # "It"/"Its" shows a thing or a place; "there" in "She was born
+            # there" shows the place the sentence before named.
+            if named and (_THING_BACK.match(sentence) or _PERSON_BACK.match(sentence) and _THERE.search(sentence)):
+                things.add(named)
+            if _PERSON_BACK.match(sentence) and named in things:
+                # "She" after "Brindlemere is a town. Its native is the painter Clara Voss." is Clara Voss, not the town.
+                person = person or _person_named(before, named)
+                found.append(person)
+            else:
+                found.append(named)
+        else:
+            opening = _opening_name(sentence)
+            found.append(named if every and not opening else "")
+            if opening:
+                named, person = opening, ""
+        before = sentence
     return found
+
+
+_PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
+_THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
+_THERE = re.compile(r"\bthere\b", re.IGNORECASE)
+# Words before a name that make it a place ("on Mill Lane", "of Spain").
+_PLACE_BEFORE = re.compile(r"\b(?:in|on|at|of|from|to|near|into|across|along)\s+$", re.IGNORECASE)
+
+
+def _person_named(sentence: str, thing: str) -> str:
+    """The first name of two words or more in ``sentence`` that is not
+    ``thing`` nor a place ("on Mill Lane"): whom "she" in the next sentence
+    is, when the name sentences opened with is a place's. "" if none.
+
+    >>> _person_named("Its most famous native is the painter Clara Voss, whose house on Mill Lane is a museum.", "Brindlemere")
+    'Clara Voss'
+    >>> _person_named("Madrid is the capital of Spain.", "Madrid")
+    ''
+    """
+    for match in _NAME.finditer(sentence):
+        words = match.group().rstrip(".").split()
+        while words and words[0].lower() in _NOT_NAMES:
+            words = words[1:]
+        name = re.sub(r"['’]s$", "", " ".join(words))
+        if len(words) > 1 and name != thing and not _PLACE_BEFORE.search(sentence, 0, match.start()):
+            return name
+    return ""
 
 
 # Words whose forms share no prefix: "When did she die?" is answered next to
 # "her death", "When was he born?" next to "his birth".
 _SAME_WORD = {"die": "death", "died": "death", "dies": "death", "dying": "death", "dead": "death",
-              "born": "birth", "bore": "birth"}
+              "born": "birth", "bore": "birth", "birthplace": "birth", "birthday": "birth",
+              "burial": "bury", "marriage": "marry"}
 # A verb's irregular forms ("When did the Titanic sink?" is answered next to
 # "sank"), and a measure's ("How high is it?" next to "the highest … at 5,895 m").
 _FORMS = {
@@ -318,8 +374,40 @@ _SAME_WORD.update({form: word for word, forms in _FORMS.items() for form in form
 _PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
 
 
-def _stem(word: str) -> str:
-    return prefix_stem(_SAME_WORD.get(word, word))
+def word_base(word: str) -> str:
+    """The Porter stem of a lower-case word's base form: what its
+    inflections and its listed relatives share ("died" and "death", "born"
+    and "birthplace", "sank" and "sink", "work" and "worked"), and not a
+    word made from it ("novelist" is not "novel", "writer" not "write").
+    Which sentence answers is decided by this.
+
+    >>> [word_base(w) == word_base(v) for w, v in (("born", "birthplace"), ("died", "death"), ("marry", "married"), ("novel", "novelist"))]
+    [True, True, True, False]
+    """
+    return porter_stem(_SAME_WORD.get(word, word))
+
+
+def same_word(word: str) -> str:
+    """The prefix stem of :func:`word_base`: looser, as where a span sits
+    next to the question's word a near miss costs little ("assassinated"
+    and "assassination"). Porter's stem first: a word of four letters is
+    its own prefix stem, and "worked" or "moved" missed "work" and "move".
+
+    >>> same_word("work") == same_word("worked"), same_word("discover") == same_word("discovery")
+    (True, True)
+    """
+    return prefix_stem(word_base(word))
+
+
+def question_names(question: str) -> set[str]:
+    """The question's capitalised words after its first, lower-cased: the
+    names it asks about ("tesla" of "Who did Tesla work for?"), which are
+    matched as written, not by their stem ("Charles" is not "Charlotte").
+
+    >>> sorted(question_names("When did Napoleon Bonaparte die?"))
+    ['bonaparte', 'napoleon']
+    """
+    return {w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()}
 
 
 def _relation(question: str, title: str) -> set[str]:
@@ -332,9 +420,9 @@ def _relation(question: str, title: str) -> set[str]:
     >>> sorted(_relation("When did Napoleon Bonaparte die?", "Napoleon"))
     ['death']
     """
-    names = tokens(title, "rouge") + [w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()]
-    subject = {_stem(w) for w in names}
-    return {_stem(w) for w in tokens(question, "term") if w not in READER_STOPWORDS and _stem(w) not in subject}
+    names = tokens(title, "rouge") + sorted(question_names(question))
+    subject = {same_word(w) for w in names}
+    return {same_word(w) for w in tokens(question, "term") if w not in READER_STOPWORDS and same_word(w) not in subject}
 
 
 def _counted(question: str) -> set[str]:
@@ -342,23 +430,69 @@ def _counted(question: str) -> set[str]:
     match = re.match(r"^\s*how\s+many\s+([\w'-]+)", question, re.IGNORECASE)
     if not match:
         return set()
-    stem = _stem(match.group(1).lower())
+    stem = same_word(match.group(1).lower())
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
+
+
+def _relation_words(question: str, sentence: str, names: str = "") -> list[re.Match] | None:
+    """The words of ``sentence`` that are the question's own (:func:`_relation`,
+    the words of ``names`` left out; what a "how many" question counts
+    too): [] when the question has none, None when the sentence holds none
+    of them, as a sentence about something else does.
+
+    >>> [m.group() for m in _relation_words("How many people live in Leeds?", "Its population is 800,000.", "Leeds")]
+    ['population']
+    >>> print(_relation_words("When did Tesla die?", "Tesla was an inventor.", "Nikola Tesla"))
+    None
+    """
+    wanted = _relation(question, names) | _counted(question)
+    if not wanted:
+        return []
+    near = [m for m in re.finditer(r"[\w'-]+", sentence) if same_word(m.group().lower()) in wanted]
+    return near or None
+
+
+def says_what_is_asked(question: str, sentence: str, names: str = "") -> bool:
+    """Whether ``sentence`` holds a word of the question that names no one
+    (or the question has none): a sentence that holds none may say
+    nothing of what is asked ("When was Ingrid Vale born?" against "She
+    lives in Bergen.").
+
+    >>> says_what_is_asked("When did she die?", "Her death came in 1852."), says_what_is_asked("When did she die?", "She wrote notes.")
+    (True, False)
+    """
+    return _relation_words(question, sentence, names) is not None
 
 
 def _spans(matches) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group().strip()) for m in matches]
 
 
-def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match]) -> str | None:
+# What ends a clause between a span and a word of the question: "moved to
+# Paris in 1902 and died there in 1931" dies in 1931, not in 1902.
+_CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|while|whereas)\s")
+
+
+def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: str = "") -> str | None:
     """The text of the (start, end, text) span nearest to one of the words
-    ``near``; the first span's when there are no such words."""
+    ``near`` in ``sentence``, one in the same clause first; the first
+    span's when there are no such words.
+
+    >>> s = "She moved to Paris in 1902 and died there in 1931."
+    >>> _nearest(_spans(_DATE.finditer(s)), [re.search("died", s)], s)
+    '1931'
+    """
     if not spans or not near:
         return spans[0][2] if spans else None
 
-    def gap(span: tuple[int, int, str]) -> int:  # characters between the span and the nearest such word
+    def gap(span: tuple[int, int, str]) -> tuple[bool, int]:
+        # (another clause between, characters between) the span and the nearest such word
         start, end, _ = span
-        return min(start - w.end() if w.end() <= start else max(w.start() - end, 0) for w in near)
+        return min(
+            (bool(_CLAUSE_BREAK.search(sentence, w.end(), start)), start - w.end()) if w.end() <= start
+            else (bool(_CLAUSE_BREAK.search(sentence, end, w.start())), max(w.start() - end, 0))
+            for w in near
+        )
 
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
@@ -411,14 +545,14 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # shows the reader that.
     if set(re.findall(r"\b(?:1\d{3}|20\d{2})\b", question)) - set(re.findall(r"\b\d{4}\b", sentence)):
         return None
-    wanted = _relation(question, f"{title} {referent}")
-    near = [m for m in re.finditer(r"[\w'-]+", sentence) if _stem(m.group().lower()) in wanted]
+    near = _relation_words(question, sentence, f"{title} {referent}")
     # A sentence without the question's own words may be about something
     # else ("Emperor from 18 May 1804" for "When did he die?"): the whole
     # sentence says more than a guessed span.
-    unsure = bool(wanted) and not near
+    unsure = near is None
+    near = near or []
     if kind == "date":
-        return None if unsure else _nearest(_spans(_DATE.finditer(sentence)), near)
+        return None if unsure else _nearest(_spans(_DATE.finditer(sentence)), near, sentence)
     if kind == "number":
         asked = _asked(question)
         # The day and year of a date are not the count or age asked for.
@@ -433,10 +567,10 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # A bare four-digit number is usually a year, not the count asked for.
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
-        named = [m for m in counts if any(_stem(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
+        named = [m for m in counts if any(same_word(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
         if named:
             return named[0].group().strip()
-        return None if unsure else _nearest(_spans(counts), near)
+        return None if unsure else _nearest(_spans(counts), near, sentence)
     if unsure:
         return None
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
@@ -455,4 +589,4 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # words next to "inventor".
     if subject and sentence.lstrip().lower().startswith(subject.lower()) and not set(tokens(subject, "rouge")) & _asked(question):
         return subject
-    return _nearest(_names(sentence, question), near)
+    return _nearest(_names(sentence, question), near, sentence)
