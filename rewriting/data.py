@@ -350,7 +350,7 @@ def load_names(path: str | os.PathLike) -> dict[str, bool]:
         except json.JSONDecodeError as error:
             raise DataFormatError(f"{path}: not JSON ({error.msg}, line {error.lineno}); give a collection JSON keyed by title") from error
         if not isinstance(records, dict):
-            raise DataFormatError(f"{path}: expected a JSON object keyed by article title, got a {type(records).__name__}")
+            raise DataFormatError(f"{path}: expected a JSON object keyed by article title, got {_json_kind(records)}")
         candidates = {title: isinstance(r, dict) and len(_PERSONAL.findall(str(r.get("extract", "")))) >= 2 for title, r in records.items()}
     else:
         rows = [line.split("\t") for line in text.splitlines()]
@@ -440,10 +440,22 @@ def _read_records(path: str | os.PathLike) -> list[Any]:
     except json.JSONDecodeError as e:
         raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
     if not isinstance(records, list):
-        raise DataFormatError(f"{path}: expected a JSON list of records, found a {type(records).__name__}")
+        raise DataFormatError(f"{path}: expected a JSON list of records, found {_json_kind(records)}")
     if not records:
         raise DataFormatError(f"{path}: the list of records is empty")
     return records
+
+
+def _json_kind(value: Any) -> str:
+    """What ``value`` is in JSON's words, with its article: the messages said
+    Python's ("record 0 is a int", "found a dict") to people who wrote JSON."""
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (dict, "an object"), (list, "a list"), (str, "a string"),
+                       ((int, float), "a number")):
+        if isinstance(value, kind):
+            return name
+    return f"a {type(value).__name__}"
 
 
 def _sniff(records: list[Any], path: str | os.PathLike) -> str:
@@ -455,7 +467,7 @@ def _sniff(records: list[Any], path: str | os.PathLike) -> str:
             "questions or histories to read"
         )
     if not isinstance(first, dict):
-        raise DataFormatError(f"{path}: record 0 is a {type(first).__name__}, expected an object")
+        raise DataFormatError(f"{path}: record 0 is {_json_kind(first)}, expected an object")
     for fmt, keys in (
         ("qrecc", _QRECC_KEYS),
         ("qrecc", _QRECC_SAMPLE_KEYS),
@@ -481,7 +493,7 @@ def _check_records(records: list[Any], fmt: str, path: str | os.PathLike) -> Non
 def _field(rec: Any, key: str, kind: type, where: str) -> Any:
     """``rec[key]`` checked to be a ``kind``; ``where`` names file and record."""
     if not isinstance(rec, dict):
-        raise DataFormatError(f"{where}: expected an object, found a {type(rec).__name__}")
+        raise DataFormatError(f"{where}: expected an object, found {_json_kind(rec)}")
     if key not in rec:
         raise DataFormatError(f"{where}: missing key {key!r} (keys: {sorted(rec)})")
     value = rec[key]

@@ -360,9 +360,10 @@ def qrecc_record(turn=1, **changes):
     "content, message",
     [
         ("{not json", "not a UTF-8 JSON file"),
-        ({"Question": "x"}, "expected a JSON list of records, found a dict"),
+        ({"Question": "x"}, "expected a JSON list of records, found an object"),
         ([], "the list of records is empty"),
-        ([42], "record 0 is a int"),
+        ([42], "record 0 is a number"),  # it said "a int"
+        ([None], "record 0 is null, expected an object"),
         ([{"foo": 1}], r"record 0 has keys \['foo'\], which match no known format"),
     ],
 )
