@@ -35,6 +35,7 @@ UPLOAD_CACHE = (3600, 86400)
 # crowd's dropped sessions do not pile up for long.
 FREE_MEMORY_S = 600.0
 
+
 def export_folder() -> tempfile.TemporaryDirectory:
     """The server's folder of exports, inside Gradio's upload folder, where
     Gradio serves a file as it is: it copied a file from elsewhere into that
