@@ -488,7 +488,7 @@ def test_a_real_local_ray_instance_that_cannot_make_its_folder_is_one_line(tmp_p
     assert out.returncode == 2, out.stderr[-2000:]
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert out.stderr.startswith("error: cannot start a local Ray instance: [Errno 20] Not a directory: ")
-    assert f"set RAY_TMPDIR to a folder this user can write" in out.stderr
+    assert "set RAY_TMPDIR to a folder this user can write" in out.stderr
     assert not (tmp_path / "out.jsonl").exists()
 
 
