@@ -18,7 +18,6 @@ from assistant.readers import (
     referents,
     short_span,
     split_sentences,
-    term_overlap,
 )
 from conftest import TINY_COLLECTION
 
@@ -350,20 +349,10 @@ BRINDLEMERE = Passage("your-text_p0", "Brindlemere is a small market town on the
                       "and died there in 1931. The town has a population of 4,200.", 0.0, "your text")
 
 
-def test_a_relative_of_the_questions_word_counts_as_it(readers):
-    # "born" is not "birthplace", "work" not "worked", "marry" not "married":
-    # the sentence that said so lost to one that shared the town's name.
+def test_another_form_of_the_questions_word_is_its_word_beside_a_span(readers):
+    # "work" is not "worked" nor "marry" "married" by their first five
+    # letters: the sentence held the name but no span was taken.
     _, shaped = readers
-    assert term_overlap("Who was born in Brindlemere?", "Brindlemere", "Its native, whose birthplace is here.") == pytest.approx(1.0)
-    # A name counts only as written: "Charles" is not "Charlotte".
-    assert term_overlap("Where did Charles live?", "", "Charlotte lived in Bath.") == pytest.approx(0.5)
-    # A word made from the question's is another word: the lead "… was a
-    # novelist and writer" outranked "Some of his seven novels …".
-    assert term_overlap("How many novels did Hemingway write?", "Ernest Hemingway",
-                        "Ernest Hemingway was a novelist and writer.") == pytest.approx(0.25)
-    answer = shaped.read("Who was born in Brindlemere?", [BRINDLEMERE])
-    assert (answer.text, answer.evidence) == (
-        "Clara Voss", "Its most famous native is the painter Clara Voss, whose birthplace on Mill Lane is now a museum.")
     lindqvist = Passage("your-text_p0", "Oskar Lindqvist was a Swedish chemist. He worked for the Nobel company from "
                         "1885 to 1899. He married Greta Holm in 1890.", 0.0, "your text")
     assert shaped.read("Who did Lindqvist work for?", [lindqvist]).text == "Nobel"

@@ -379,7 +379,6 @@ def word_base(word: str) -> str:
     inflections and its listed relatives share ("died" and "death", "born"
     and "birthplace", "sank" and "sink", "work" and "worked"), and not a
     word made from it ("novelist" is not "novel", "writer" not "write").
-    Which sentence answers is decided by this.
 
     >>> [word_base(w) == word_base(v) for w, v in (("born", "birthplace"), ("died", "death"), ("marry", "married"), ("novel", "novelist"))]
     [True, True, True, False]
