@@ -387,13 +387,18 @@ def test_a_pasted_documents_title_is_no_ones_name(readers):
     assert shaped.read("Who was born in Verona?", [soprano]).text != "your text"
 
 
-def test_what_the_passages_about_the_subject_never_say_is_not_found(readers):
-    # The collection's summary of Tesla names no employer: its lead sentence was the answer.
-    _, shaped = readers
-    tesla = [
-        Passage("Nikola Tesla", "Nikola Tesla was a Serbian-American engineer, futurist, and inventor. He is known for "
+TESLA = Passage("Nikola Tesla", "Nikola Tesla was a Serbian-American engineer, futurist, and inventor. He is known for "
                 "his contributions to the design of the modern alternating current (AC) electricity supply system.",
-                0.63, "Nikola Tesla"),
+                0.63, "Nikola Tesla")
+
+
+def test_what_the_passages_about_the_subject_never_say_is_not_found_when_asked_for(readers):
+    # The collection's summary of Tesla names no employer: its lead sentence was the answer.
+    shaped = SentenceReader(readers[1].encoder, ReaderConfig(unsaid_not_found=True))
+    assert ReaderConfig().unsaid_not_found is False  # it cost a held-out fact (BENCHMARKS.md §10, session 34)
+    assert readers[1].read("Who did Tesla work for?", [TESLA]).found
+    tesla = [
+        TESLA,
         Passage("Robert Millikan", "Robert Andrews Millikan was an American experimental physicist who received the "
                 "Nobel Prize in Physics in 1923 for his work on the elementary charge of electricity.", 0.30,
                 "Robert Millikan"),

@@ -178,6 +178,13 @@ class ReaderConfig:
     # them: it gained on NQ's short answers, lost nowhere else, and kept every
     # fact of the twelve conversations (BENCHMARKS.md §10).
     short_answers: bool = True
+    # A date, number or name question about a named subject, when no sentence
+    # read about that subject holds the question's word, is answered "not
+    # found" instead of with the best sentence ("Who did Tesla work for?" got
+    # Tesla's lead). Off: on the held-out long conversations it turned a
+    # found fact into "not found" ("When did he get the Nobel Prize?") and
+    # helped none (BENCHMARKS.md §10, session 34).
+    unsaid_not_found: bool = False
 
     def __post_init__(self) -> None:
         _check(self)

@@ -217,7 +217,7 @@ class SentenceReader:
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
-            if kind and self._unanswered(question, passages):
+            if kind and self.config.unsaid_not_found and self._unanswered(question, passages):
                 return Answer(NOT_FOUND, answer.score, found=False)
         return answer
 
