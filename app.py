@@ -52,7 +52,7 @@ from gradio_client import utils as client_utils
 
 import server
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, run_cli, server_port, sigterm_as_ctrl_c
+from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, counted, run_cli, server_port, sigterm_as_ctrl_c
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -557,7 +557,7 @@ class Actions:
         path, error = _attempt(lambda: S.write_export(session, self.export_dir))
         if error:
             return gr.update(visible=False), _status(error, error=True)
-        return gr.update(value=str(path), visible=True), _status(f"Exported {len(session.turns)} turn{'s' if len(session.turns) != 1 else ''}.")
+        return gr.update(value=str(path), visible=True), _status(f"Exported {counted(len(session.turns), 'turn')}.")
 
     # ------------------------------------------------------------ replay
 
@@ -573,7 +573,7 @@ class Actions:
         if error:
             status = _status(error, error=True)
             return gr.update(choices=[], value=None), status, status, session
-        loaded = _status(f"Loaded {len(ids)} conversation{'s' if len(ids) != 1 else ''}: pick one and press Start.")
+        loaded = _status(f"Loaded {counted(len(ids), 'conversation')}: pick one and press Start.")
         return gr.update(choices=ids, value=ids[0]), loaded, loaded, session
 
     def replay_start(self, conversation_id, session, saved):
@@ -594,7 +594,7 @@ class Actions:
         if replay is None or not replay.conversation_id:
             return ""
         left = replay.remaining() - 1
-        return f"{left} turn{'s' if left != 1 else ''} left to replay." if left > 0 else "Replay finished."
+        return f"{counted(left, 'turn')} left to replay." if left > 0 else "Replay finished."
 
     # ------------------------------------------------------------ documents and multiple choice
 

@@ -32,6 +32,7 @@ __all__ = [
     "sklearn_stopwords",
     "porter_stem",
     "prefix_stem",
+    "counted",
 ]
 
 # Characters that are another character in another form: full-width Latin
@@ -193,3 +194,14 @@ def prefix_stem(word: str, letters: int = 5) -> str:
     True
     """
     return word[:letters]
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless one: the one place the messages
+    say "1 turn" and "2 turns" (each message wrote its own plural, and two
+    said "1 turns").
+
+    >>> counted(1, "turn"), counted(0, "other question"), counted(3, "passage")
+    ('1 turn', '0 other questions', '3 passages')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"

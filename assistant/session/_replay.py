@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rewriting.data import data_dir, load_examples
 
-from ..kernel import DataFormatError, InvalidInputError
+from ..kernel import DataFormatError, InvalidInputError, counted
 from ._sources import hold_text
 from ._state import Pending, Replay, Services, Session
 from ._store import new_conversation
@@ -83,8 +83,7 @@ def start_replay(session: Session, conversation_id: str) -> str:
     replay = session.replay
     new_conversation(session)
     session.replay = dataclasses.replace(replay, conversation_id=conversation_id, position=0)
-    count = len(session.replay.turns)
-    return f"Replaying conversation {conversation_id} ({count} turn{'s' if count != 1 else ''})."
+    return f"Replaying conversation {conversation_id} ({counted(len(session.replay.turns), 'turn')})."
 
 
 def replay_step(services: Services, session: Session) -> Iterator[Pending]:

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from ..kernel import counted
 from ._shares import ClientShares, RefusalLog
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
@@ -125,7 +126,7 @@ class UploadQuota:
                         else f"uploaded {used / MB:.0f} MB")
                 message = (f"You have {what} in the last {limits.client_window_s / 60:g} minutes, the most one "
                            f"visitor may ({limits.client_uploads} uploads, {limits.client_upload_mb:g} MB): try again "
-                           f"in {wait} minute{'s' if wait != 1 else ''}. Questions are still answered.")
+                           f"in {counted(wait, 'minute')}. Questions are still answered.")
                 return None, (message, seconds)
             record = [now, coming]
             posts.append(record)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import InvalidInputError, composed_text
+from ..kernel import InvalidInputError, composed_text, counted
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
@@ -102,7 +102,7 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
     held, mine = hold_text(services, session.source if session.source is not None and session.source.kind == "document"
                            else None, size, client, "document")
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    started = _set_source(session, Source("document", f"the document “{name}” ({len(passages)} passage{'s' if len(passages) != 1 else ''})",
+    started = _set_source(session, Source("document", f"the document “{name}” ({counted(len(passages), 'passage')})",
                                           ChunkRetriever(passages), text=text, held=held, client_share=mine))
     return f"Answering from {session.source.name}.{started}"
 

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn
+from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn, counted
 from ._state import MAX_HISTORY_CHARS, MAX_TURNS, Session, SessionTurn, TurnInfo
 
 # Bump when the layout changes: an older value is then ignored, not misread.
@@ -213,7 +213,7 @@ def restore_state(session: Session, data: Any) -> str:
     kept = len(parsed)
     # A page never asked anything saves its one empty conversation: said to
     # be "restored", it announced conversations the chat did not show.
-    status = f"Restored {kept} conversation{'s' if kept != 1 else ''} saved in this browser." if any(parsed.values()) else ""
+    status = f"Restored {counted(kept, 'conversation')} saved in this browser." if any(parsed.values()) else ""
     if isinstance(data.get("source"), str) and session.source is None:
         status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
                    "server restart, so answers now come from the default collection until you give them again.")
@@ -289,7 +289,7 @@ def switch_conversation(session: Session, number: int) -> str:
     turns = [_turn_from_json(t) for t in session.archive.pop(key)]
     _leave_current(session)
     session.turns, session.conversation_no = turns, number
-    status = f"Back to conversation {number} ({len(turns)} turn{'s' if len(turns) != 1 else ''})."
+    status = f"Back to conversation {number} ({counted(len(turns), 'turn')})."
     if session.source is not None:
         # The source is the session's, not the conversation's: a conversation
         # about the collection, picked again after a document was given, was

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, echoed_question
+from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, counted, echoed_question
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
@@ -124,7 +124,7 @@ def take_question(services: Services, session: Session, question: str) -> str:
         # Shown until the turn's rewrite comes, whether it waits in the
         # server's queue (Gradio's indicator shows the place) or already runs.
         return "⏳ Asking…"
-    return f"⏳ Queued after {ahead} other question{'s' if ahead != 1 else ''}."
+    return f"⏳ Queued after {counted(ahead, 'other question')}."
 
 
 def next_question(session: Session) -> str | None:
@@ -138,7 +138,7 @@ def next_question(session: Session) -> str | None:
 def waiting_notice(session: Session) -> str:
     """What a running turn's status says about the questions after it ("" when none)."""
     count = len(session.waiting)
-    return f"⏳ {count} more question{'s' if count != 1 else ''} waiting." if count else ""
+    return f"⏳ {counted(count, 'more question')} waiting." if count else ""
 
 
 def drop_waiting(session: Session) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kernel import (
-    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, mark_owner, owner_gone, utf8_text,
+    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, counted, mark_owner, owner_gone, utf8_text,
 )
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
@@ -250,7 +250,7 @@ class SessionIndex:
 
     def describe(self) -> str:
         names = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
-        return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {self.passages} passage{'s' if self.passages != 1 else ''})"
+        return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {counted(self.passages, 'passage')})"
 
     def __post_init__(self) -> None:
         # Also when the index is dropped unclosed: Gradio evicts the oldest
