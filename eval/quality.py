@@ -21,10 +21,23 @@ against that evidence as
         + (1 - mu) * BM25(option, p) / (the largest such BM25 value)
 
 and the best-scoring option is the answer. ``mu`` plays QReCC's role of
-interpolating a dense and a lexical score. The defaults (k = 4, mu = 1.0)
-are the best point of a sweep on the LEval subset itself (no held-out
-QuALITY data is here), so they flatter the score a little: BENCHMARKS.md
-gives the whole sweep.
+interpolating a dense and a lexical score. ``--scoring partial`` removes the
+question's direction from both vectors before the cosine (see
+``assistant.readers.CHOICE_SCORINGS``). The defaults are the best point of a
+sweep on the LEval subset itself (no held-out QuALITY data is here), so their
+accuracy there flatters them.
+
+``--cross-validate`` gives the honest figure for such a choice: nested
+leave-one-article-out over the grid ``--k`` x ``--mu`` (each may be a
+comma-separated list). For each article the setting with the most right
+answers on the *other* articles' questions is chosen (ties: the first in
+grid order, ``--k`` outer, ``--mu`` inner, each in the order given) and that
+article's questions are scored with it; the pooled held-out answers give the
+accuracy. ``--json`` then prints one object,
+``{"reader", "scoring", "grid": {"k", "mu"}, "n", "accuracy", "n_hard",
+"hard_accuracy", "chosen_on_all": {"k", "mu", "accuracy"}, "folds": [{"article",
+"n", "k", "mu", "correct"}, ...]}``, ``chosen_on_all`` being the setting
+chosen on every article with its (optimistic) accuracy there.
 
 ``--reader likelihood [--model NAME_OR_PATH]`` scores the options instead
 by a causal LM's mean log-likelihood of each option after the same
@@ -36,8 +49,9 @@ Accuracy is reported on all questions and on the HARD subset
 shape whatever the reader and the number of runs: a list with one object
 per mu (one for a single ``--mu``, and one, ``mu`` null, for the likelihood
 reader), in ``--mu`` order,
-``[{"reader", "model", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``,
-``model`` null for the embedding reader (MiniLM), accuracies as fractions
+``[{"reader", "model", "scoring", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...]``,
+``model`` null for the embedding reader (MiniLM), ``scoring`` null for the
+likelihood reader, accuracies as fractions
 with ``null`` where a split is absent; the table without ``--json`` gives
 them in percent (``acc %``). Chance is 25%.
 """
@@ -52,8 +66,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from assistant.kernel import ConfigError, DataFormatError, check_at_least, json_lines, run_cli
-from assistant.readers import LikelihoodChoiceReader, LikelihoodConfig, MultipleChoiceReader, QualityConfig
+from assistant.readers import (
+    CHOICE_SCORINGS,
+    LikelihoodChoiceReader,
+    LikelihoodConfig,
+    MultipleChoiceReader,
+    QualityConfig,
+)
 from assistant.retrieval import html_to_text
 
 from ._flags import mu_list
@@ -66,6 +88,8 @@ __all__ = [
     "load_quality",
     "evaluate",
     "evaluate_sweep",
+    "nested_choices",
+    "cross_validate",
 ]
 
 LETTERS = "ABCD"
@@ -248,6 +272,65 @@ def evaluate_sweep(
     return _accuracies(articles, len(mus), choose, progress)
 
 
+def nested_choices(correct: Sequence[Sequence[int]]) -> list[int]:
+    """Leave one out: for each row (an article's right answers under each
+    setting, one column a setting), the column with the most right answers
+    on all the *other* rows; ties go to the first such column.
+
+    The third article is scored with column 0, chosen on the first two, and
+    gets nothing right, though column 1 suits it:
+
+    >>> nested_choices([[2, 0], [2, 0], [0, 3]])
+    [1, 1, 0]
+    """
+    rows = np.asarray(correct, dtype=np.int64).reshape(len(correct), -1)
+    others = rows.sum(axis=0) - rows  # (articles, settings)
+    return [int(np.argmax(row)) for row in others]  # argmax takes the first of ties
+
+
+def cross_validate(
+    articles: Sequence[Article],
+    reader: MultipleChoiceReader,
+    ks: Sequence[int],
+    mus: Sequence[float],
+    *,
+    progress=lambda it, **_: it,
+) -> dict:
+    """Nested leave-one-article-out accuracy of choosing (k, mu) from the
+    grid ``ks`` x ``mus`` (see the module's docstring for the shape). Each
+    question's features are computed once, at the largest k."""
+    grid = [(k, mu) for k in ks for mu in mus]
+    # Per article: one row per labelled question, one column per setting.
+    right: list[np.ndarray] = []
+    hard: list[list[bool]] = []
+    for article in progress(articles, desc="articles", unit="article"):
+        rows, flags = [], []
+        for q in article.questions:
+            if q.gold is None:
+                continue
+            features = reader.features(article.text, q.question, q.options, article.id, k=max(ks))
+            rows.append([reader.choose(features.first(k), mu).index == q.gold for k, mu in grid])
+            flags.append(bool(q.hard))
+        right.append(np.array(rows, dtype=bool).reshape(len(rows), len(grid)))
+        hard.append(flags)
+    chosen = nested_choices([r.sum(axis=0) for r in right])
+    held_out = [r[:, c] for r, c in zip(right, chosen)]
+    correct = [bool(x) for r in held_out for x in r]
+    hard_correct = [bool(x) for r, h in zip(held_out, hard) for x, f in zip(r, h) if f]
+    has_flag = any(q.hard is not None for a in articles for q in a.questions)
+    totals = sum(r.sum(axis=0) for r in right)
+    best = int(np.argmax(totals))
+    return {
+        "grid": {"k": list(ks), "mu": list(mus)},
+        **_summary(correct, hard_correct, has_flag),
+        "chosen_on_all": {"k": grid[best][0], "mu": grid[best][1], "accuracy": float(totals[best]) / len(correct) if correct else None},
+        "folds": [
+            {"article": a.id, "n": len(r), "k": grid[c][0], "mu": grid[c][1], "correct": int(r[:, c].sum())}
+            for a, r, c in zip(articles, right, chosen)
+        ],
+    }
+
+
 def evaluate(articles: Sequence[Article], reader, *, progress=lambda it, **_: it) -> dict:
     """Accuracy on all labelled questions and on the HARD ones:
     ``{"n", "accuracy", "n_hard", "hard_accuracy"}`` (None where a split is absent).
@@ -268,7 +351,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
     parser.add_argument(
         "--json", action="store_true",
-        help='print [{"reader", "model", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object per mu',
+        help='print [{"reader", "model", "scoring", "mu", "n", "accuracy", "n_hard", "hard_accuracy"}, ...], one object '
+        "per mu (with --cross-validate: one object, its folds listed)",
     )
     defaults = QualityConfig()
     parser.add_argument(
@@ -282,10 +366,49 @@ def _parser() -> argparse.ArgumentParser:
         "--mu", default=None,
         help=f"embedding weight (1 - mu: BM25), default {defaults.mu}; a comma-separated list runs a sweep",
     )
-    parser.add_argument("--k", type=int, default=defaults.k, help=f"passages extracted per question (default {defaults.k})")
+    parser.add_argument(
+        "--k", default=None,
+        help=f"passages extracted per question, default {defaults.k}; a comma-separated list with --cross-validate",
+    )
+    parser.add_argument(
+        "--scoring", choices=CHOICE_SCORINGS, default=None,
+        help=f"how the embedding reader matches an option to a passage (default {defaults.scoring}); "
+        "partial: with the question's own direction removed",
+    )
+    parser.add_argument(
+        "--cross-validate", action="store_true",
+        help="nested leave-one-article-out accuracy of choosing (k, mu) from the --k x --mu grid",
+    )
     parser.add_argument("--passage-words", type=int, default=defaults.passage_words,
                         help=f"words per passage (default {defaults.passage_words})")
     return parser
+
+
+def _k_list(text: str) -> list[int]:
+    """A ``--k`` value: a whole number or a comma-separated list of them.
+
+    >>> _k_list("4"), _k_list("2, 4,8")
+    ([4], [2, 4, 8])
+    """
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise ConfigError(f"--k must be a whole number or a comma-separated list, not {text!r}") from None
+
+
+def _print_cross_validation(result: dict, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(result))
+        return 0
+    print(f"{'article':>12} {'n':>4} {'k':>3} {'mu':>5} {'right':>6}")
+    for fold in result["folds"]:
+        print(f"{fold['article']:>12} {fold['n']:>4} {fold['k']:>3} {fold['mu']:>5.2f} {fold['correct']:>6}")
+    chosen = result["chosen_on_all"]
+    print(f"cross-validated accuracy: {_fmt(result['accuracy'])}% of {result['n']} "
+          f"(HARD: {_fmt(result['hard_accuracy'])}%), scoring {result['scoring']}")
+    print(f"chosen on all articles: k {chosen['k']}, mu {chosen['mu']:.2f}, "
+          f"{_fmt(chosen['accuracy'])}% there (chosen and scored on the same questions)")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -299,10 +422,17 @@ def _main(argv: Sequence[str] | None) -> int:
         raise ConfigError("--mu weighs the embedding reader's scores; the likelihood reader takes none")
     if args.reader == "embedding" and args.model is not None:
         raise ConfigError("--model names the likelihood reader's language model; add --reader likelihood")
+    if args.reader == "likelihood" and (args.scoring is not None or args.cross_validate):
+        raise ConfigError("--scoring and --cross-validate are the embedding reader's; the likelihood reader takes neither")
+    defaults = QualityConfig()
+    ks = _k_list(args.k) if args.k is not None else [defaults.k]
     # Each flag named with its value: one line for all three ("need 0 <= --mu
     # <= 1 ..., --k >= 1, --passage-words >= 1") left the user to find which.
-    check_at_least(k=(args.k, 1), passage_words=(args.passage_words, 1))
-    mus = mu_list(args.mu) if args.mu is not None else [QualityConfig().mu]
+    check_at_least(k=(min(ks), 1), passage_words=(args.passage_words, 1))
+    if len(ks) > 1 and not args.cross_validate:
+        raise ConfigError("several --k values are a grid for --cross-validate; give one --k, or add --cross-validate")
+    mus = mu_list(args.mu) if args.mu is not None else [defaults.mu]
+    scoring = args.scoring or defaults.scoring
     from tqdm import tqdm
 
     articles = load_quality(args.data)
@@ -314,12 +444,19 @@ def _main(argv: Sequence[str] | None) -> int:
     progress = lambda it, **kw: tqdm(it, file=sys.stderr, **kw)  # noqa: E731
     if args.reader == "likelihood":
         model = args.model or "smollm2"
-        reader = LikelihoodChoiceReader.from_pretrained(model, LikelihoodConfig(passage_words=args.passage_words, k=args.k))
-        results = [{"reader": "likelihood", "model": model, "mu": None, **evaluate(articles, reader, progress=progress)}]
+        reader = LikelihoodChoiceReader.from_pretrained(model, LikelihoodConfig(passage_words=args.passage_words, k=ks[0]))
+        results = [{"reader": "likelihood", "model": model, "scoring": None, "mu": None,
+                    **evaluate(articles, reader, progress=progress)}]
     else:
-        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, args.k, mus[0]))
+        reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, max(ks), mus[0], scoring))
+        if args.cross_validate:
+            return _print_cross_validation(
+                {"reader": "embedding", "scoring": scoring, **cross_validate(articles, reader, ks, mus, progress=progress)},
+                args.json,
+            )
         sweep = evaluate_sweep(articles, reader, mus, progress=progress)
-        results = [{"reader": "embedding", "model": None, "mu": mu, **result} for mu, result in zip(mus, sweep)]
+        results = [{"reader": "embedding", "model": None, "scoring": scoring, "mu": mu, **result}
+                   for mu, result in zip(mus, sweep)]
     if args.json:
         print(json.dumps(results))
         return 0

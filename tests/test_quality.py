@@ -174,7 +174,8 @@ def test_cli_json(official_file):
     )
     # One shape for one run and a sweep: a list, one object per mu.
     assert json.loads(out.stdout) == [
-        {"reader": "embedding", "model": None, "mu": 1.0, "n": 4, "accuracy": 1.0, "n_hard": 2, "hard_accuracy": 1.0}
+        {"reader": "embedding", "model": None, "scoring": "statement", "mu": 1.0, "n": 4, "accuracy": 1.0, "n_hard": 2,
+         "hard_accuracy": 1.0}
     ]
 
 
@@ -199,7 +200,8 @@ def test_cli_likelihood_reader_scores_with_the_named_model(tiny_gpt2, official_f
          "--reader", "likelihood", "--model", str(tmp_path / "lm")],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
-    assert json.loads(out.stdout) == [{"reader": "likelihood", "model": str(tmp_path / "lm"), "mu": None, **expected}]
+    assert json.loads(out.stdout) == [{"reader": "likelihood", "model": str(tmp_path / "lm"), "scoring": None, "mu": None,
+                                       **expected}]
 
 
 @pytest.mark.parametrize("flags", [["--reader", "likelihood", "--mu", "0.5"], ["--model", "smollm2"]])
@@ -332,8 +334,150 @@ def test_the_flat_example_layout_is_refused_naming_the_release_files(tmp_path):
     (["--mu", "0.5,1.5"], "--mu must be from 0 to 1 (each, in a list), not '0.5,1.5'"),
     (["--k", "0"], "--k must be at least 1, not 0"),
     (["--passage-words", "-3"], "--passage-words must be at least 1, not -3"),
+    (["--k", "2,x"], "--k must be a whole number or a comma-separated list, not '2,x'"),
+    (["--k", "2,0", "--cross-validate"], "--k must be at least 1, not 0"),
+    (["--k", "2,4"], "several --k values are a grid for --cross-validate; give one --k, or add --cross-validate"),
+    (["--reader", "likelihood", "--cross-validate"],
+     "--scoring and --cross-validate are the embedding reader's; the likelihood reader takes neither"),
+    (["--reader", "likelihood", "--scoring", "partial"],
+     "--scoring and --cross-validate are the embedding reader's; the likelihood reader takes neither"),
 ])
 def test_cli_names_the_one_bad_flag_before_the_data_is_read(tmp_path, capsys, flags, message):
     # The data file does not exist: the flag, not the file, must be what is refused.
     assert quality.main(["--data", str(tmp_path / "missing.jsonl"), *flags]) == 2
     assert capsys.readouterr().err == f"error: {message}\n"
+
+
+# ---------------------------------------------------------------- cross-validation
+
+
+class KnownSetting:
+    """A stand-in for MultipleChoiceReader's features/choose: a question is
+    answered right exactly at the (k, mu) settings listed for it, so the
+    setting each fold should choose is known by hand."""
+
+    def __init__(self, right):
+        self.right = right  # question text -> the (k, mu) settings that answer it right
+        self.extracted = []
+
+    def features(self, document, question, options, doc_id="doc", k=None):
+        self.extracted.append(k)
+        return _Known(question, k, self.right)
+
+    @staticmethod
+    def choose(features, mu):
+        return Choice(0 if (features.k, mu) in features.right[features.question] else 1, (0.0, 0.0, 0.0, 0.0))
+
+
+class _Known:
+    def __init__(self, question, k, right):
+        self.question, self.k, self.right = question, k, right
+
+    def first(self, k):
+        return _Known(self.question, k, self.right)
+
+
+def _articles_file(tmp_path, sizes):
+    """One official-format article per entry of ``sizes``, each with that many
+    questions "a<i>q<j>?", gold always the first option."""
+    path = tmp_path / "cv.jsonl"
+    lines = []
+    for i, size in enumerate(sizes):
+        questions = [_q(f"a{i}q{j}?", ["w", "x", "y", "z"], 1, j % 2) for j in range(size)]
+        lines.append(json.dumps(dict(_official_line(questions), set_unique_id=f"art{i}")))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# Articles 0, 1 and 3 are answered right at (k 2, mu 0.0) only; article 2's three
+# questions only at (k 1, mu 1.0), which no other article supports.
+CV_RIGHT = {
+    **{f"a{i}q{j}?": {(2, 0.0)} for i in (0, 1, 3) for j in range(2)},
+    **{f"a2q{j}?": {(1, 1.0)} for j in range(3)},
+}
+
+
+def test_cross_validation_chooses_each_fold_on_the_other_articles(tmp_path):
+    articles = quality.load_quality(_articles_file(tmp_path, [2, 2, 3, 2]))
+    reader = KnownSetting(CV_RIGHT)
+    result = quality.cross_validate(articles, reader, [1, 2], [0.0, 1.0])
+    assert [(f["article"], f["k"], f["mu"], f["correct"]) for f in result["folds"]] == [
+        ("art0", 2, 0.0, 2), ("art1", 2, 0.0, 2), ("art2", 2, 0.0, 0), ("art3", 2, 0.0, 2),
+    ]
+    # Article 2 is scored with the others' choice, never its own best: 6 of 9 held out.
+    assert result["n"] == 9 and result["accuracy"] == pytest.approx(6 / 9)
+    assert result["chosen_on_all"] == {"k": 2, "mu": 0.0, "accuracy": pytest.approx(6 / 9)}
+    # Hard questions (odd j): a0q1, a1q1, a2q1, a3q1; a2q1 is wrong.
+    assert result["n_hard"] == 4 and result["hard_accuracy"] == pytest.approx(3 / 4)
+    # Each question's features are computed once, at the largest k.
+    assert reader.extracted == [2] * 9
+
+
+def test_cross_validation_is_not_the_in_sample_best(tmp_path):
+    # Two articles favour (2, 0.0), one (1, 1.0) more strongly: in-sample (2, 0.0) gets 4 of 7,
+    # but each article is scored with the setting the other two favour, and gets nothing right.
+    right = {**{f"a{i}q{j}?": {(2, 0.0)} for i in (0, 1) for j in range(2)}, **{f"a2q{j}?": {(1, 1.0)} for j in range(3)}}
+    articles = quality.load_quality(_articles_file(tmp_path, [2, 2, 3]))
+    result = quality.cross_validate(articles, KnownSetting(right), [1, 2], [0.0, 1.0])
+    assert [(f["k"], f["mu"]) for f in result["folds"]] == [(1, 1.0), (1, 1.0), (2, 0.0)]
+    assert result["accuracy"] == 0.0
+    assert result["chosen_on_all"] == {"k": 2, "mu": 0.0, "accuracy": pytest.approx(4 / 7)}
+
+
+def test_nested_choices_break_ties_to_the_first_setting():
+    # Article 0 is left out: settings 1 and 2 tie on the others (2 each) -> setting 1.
+    assert quality.nested_choices([[5, 0, 0], [0, 1, 1], [0, 1, 1]]) == [1, 0, 0]
+
+
+def test_cli_cross_validate_json_lists_the_folds(monkeypatch, tmp_path, capsys):
+    path = _articles_file(tmp_path, [2, 2, 3, 2])
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", lambda config: KnownSetting(CV_RIGHT))
+    assert quality.main(["--data", str(path), "--cross-validate", "--k", "1,2", "--mu", "0,1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["reader"] == "embedding" and result["scoring"] == "statement"
+    assert result["grid"] == {"k": [1, 2], "mu": [0.0, 1.0]}
+    assert result["n"] == 9 and result["accuracy"] == pytest.approx(6 / 9)
+    assert [f["article"] for f in result["folds"]] == ["art0", "art1", "art2", "art3"]
+    assert quality.main(["--data", str(path), "--cross-validate", "--k", "1,2", "--mu", "0,1"]) == 0
+    table = capsys.readouterr().out
+    assert "cross-validated accuracy: 66.7% of 9" in table and "chosen on all articles: k 2, mu 0.00" in table
+
+
+@pytest.mark.parametrize("scoring", ["statement", "partial"])
+def test_features_of_the_first_k_passages_equal_extracting_k(minilm, official_file, scoring):
+    # A k sweep reads the largest k's features cut down; it must match extracting k itself.
+    [article] = quality.load_quality(official_file)
+    wide = MultipleChoiceReader(minilm, QualityConfig(passage_words=12, k=3, scoring=scoring))
+    for k in (1, 2, 3):
+        narrow = MultipleChoiceReader(minilm, QualityConfig(passage_words=12, k=k, scoring=scoring))
+        for q in article.questions:
+            cut = wide.features(article.text, q.question, q.options).first(k)
+            direct = narrow.features(article.text, q.question, q.options)
+            for mu in (0.0, 0.5, 1.0):
+                a, b = MultipleChoiceReader.choose(cut, mu), MultipleChoiceReader.choose(direct, mu)
+                assert a.index == b.index and a.scores == pytest.approx(b.scores, abs=1e-5)
+
+
+FESTIVAL = (
+    "The Zorblat Festival is held every year in the town of Quenville. It was founded in 1872 by Miriam Hale, "
+    "a local baker.\nThe festival lasts nine days and features a parade of giant bread sculptures. Miriam Hale "
+    "also wrote a cookbook called Crumbs of Quenville.\nShe died in 1921, and the festival has been organised "
+    "by her descendants ever since."
+)
+
+
+@pytest.mark.parametrize("empty", ["Nobody", "None of the above"])
+def test_partial_scoring_does_not_reward_an_option_that_adds_nothing(minilm, empty):
+    # "Who founded the festival? Nobody" is nearly the question itself, and the
+    # evidence was extracted for the question: the statement cosine ranked it
+    # first. With the question's direction removed, the named founder wins.
+    reader = MultipleChoiceReader(minilm, QualityConfig(scoring="partial"))
+    choice = reader.answer(FESTIVAL, "Who founded the festival?", ["Miriam Hale", "A mayor", "The king", empty])
+    assert choice.index == 0 and choice.scores[0] > choice.scores[3] + 0.1
+
+
+def test_an_unknown_scoring_is_refused():
+    from assistant.kernel import ConfigError
+
+    with pytest.raises(ConfigError, match="scoring must be one of statement, partial, not 'cosine'"):
+        QualityConfig(scoring="cosine")

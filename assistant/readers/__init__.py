@@ -11,7 +11,7 @@ subject's own article, a short date, number or name.
 """
 
 from ._build import READERS, build_reader
-from ._choice import Choice, MultipleChoiceReader, QualityConfig, answer_multiple_choice
+from ._choice import CHOICE_SCORINGS, Choice, MultipleChoiceReader, QualityConfig, answer_multiple_choice
 from ._likelihood import LikelihoodChoiceReader, LikelihoodConfig
 from ._generative import (
     GenerationConfig,
@@ -31,6 +31,7 @@ __all__ = [
     "GenerationConfig",
     "MultipleChoiceReader",
     "QualityConfig",
+    "CHOICE_SCORINGS",
     "Choice",
     "answer_multiple_choice",
     "LikelihoodChoiceReader",
