@@ -320,10 +320,11 @@ def cross_validate(
     has_flag = any(q.hard is not None for a in articles for q in a.questions)
     totals = sum(r.sum(axis=0) for r in right)
     best = int(np.argmax(totals))
+    best_accuracy = float(totals[best]) / len(correct) if correct else None
     return {
         "grid": {"k": list(ks), "mu": list(mus)},
         **_summary(correct, hard_correct, has_flag),
-        "chosen_on_all": {"k": grid[best][0], "mu": grid[best][1], "accuracy": float(totals[best]) / len(correct) if correct else None},
+        "chosen_on_all": {"k": grid[best][0], "mu": grid[best][1], "accuracy": best_accuracy},
         "folds": [
             {"article": a.id, "n": len(r), "k": grid[c][0], "mu": grid[c][1], "correct": int(r[:, c].sum())}
             for a, r, c in zip(articles, right, chosen)

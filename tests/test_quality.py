@@ -456,6 +456,14 @@ def test_features_of_the_first_k_passages_equal_extracting_k(minilm, official_fi
             for mu in (0.0, 0.5, 1.0):
                 a, b = MultipleChoiceReader.choose(cut, mu), MultipleChoiceReader.choose(direct, mu)
                 assert a.index == b.index and a.scores == pytest.approx(b.scores, abs=1e-5)
+    # An option's best BM25 in a passage beyond the first k must not set the scale of the first k's.
+    text = "The cat sat on the red mat. Green door, green door, green door here."  # two passages of 7 words
+    question, options = "Where did the cat sit?", ["the red mat", "the green door"]
+    cut = MultipleChoiceReader(minilm, QualityConfig(passage_words=7, k=2, scoring=scoring)).features(text, question, options)
+    direct = MultipleChoiceReader(minilm, QualityConfig(passage_words=7, k=1, scoring=scoring)).features(text, question, options)
+    assert "cat" in direct.passages[0].text and len(cut.passages) == 2
+    assert MultipleChoiceReader.choose(cut.first(1), 0.0).scores == pytest.approx((1.0, 0.0))
+    assert MultipleChoiceReader.choose(cut.first(1), 0.5).scores == pytest.approx(MultipleChoiceReader.choose(direct, 0.5).scores, abs=1e-5)
 
 
 FESTIVAL = (

@@ -36,7 +36,10 @@ CHOICE_SCORINGS = ("statement", "partial")
 class QualityConfig:
     passage_words: int = 60  # words per article passage: a few sentences, enough context for MiniLM's 256 tokens
     k: int = 4  # passages extracted per question (BM25 on the question)
-    mu: float = 1.0  # weight of the embedding cosine vs the option's normalised BM25; best of the sweep
+    # Weight of the embedding cosine vs the option's normalised BM25: the best of
+    # a sweep on the questions it is scored on (the honest figure is
+    # ``eval.quality --cross-validate``'s, in BENCHMARKS.md).
+    mu: float = 1.0
     scoring: str = "statement"  # one of CHOICE_SCORINGS: how the cosine matches an option to a passage
 
     def __post_init__(self) -> None:
