@@ -52,7 +52,8 @@ from gradio_client import utils as client_utils
 
 import server
 from assistant import session as S
-from assistant.kernel import READER_NAMES, AssistantError, InvalidInputError, counted, run_cli, server_port, sigterm_as_ctrl_c
+from assistant.kernel import (READER_NAMES, AssistantError, InvalidInputError, check_can_listen, counted, run_cli, server_port,
+                              sigterm_as_ctrl_c)
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -964,6 +965,7 @@ def _main(argv: list[str] | None) -> int:
 
     args = _parser().parse_args(argv)
     port = server_port(args.port)  # before anything loads
+    check_can_listen(args.host, port)
     use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start

@@ -85,6 +85,26 @@ def test_a_bad_port_is_one_line_before_anything_loads(monkeypatch, capsys, argv,
     assert err.startswith(f"error: {named}") and err.count("\n") == 1
 
 
+def test_a_taken_port_or_a_bad_host_is_one_line_before_anything_loads(monkeypatch, capsys):
+    # A second server on the port, or a mistyped host, was Gradio's traceback after a minute of loading
+    # ("Cannot find empty port" for the host too); the missing index would be the error here.
+    import socket
+
+    for name in ("PORT", "GRADIO_SERVER_PORT", "GRADIO_SERVER_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert app.main(["--port", str(port), "--index", "/nowhere/at/all", "--rewriter", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: port {port} on 127.0.0.1 is already in use") and err.count("\n") == 1
+    assert "--port N" in err
+    assert app.main(["--host", "999.1.1.1", "--index", "/nowhere/at/all", "--rewriter", "original"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --host '999.1.1.1' is no address of this machine") and err.count("\n") == 1
+
+
 def test_help_works_whatever_port_says(monkeypatch, capsys):
     monkeypatch.setenv("PORT", "abc")
     with pytest.raises(SystemExit) as exit_:

@@ -28,6 +28,7 @@ __all__ = [
     "from_env",
     "load_configs",
     "server_port",
+    "check_can_listen",
     "check_environment",
     "READER_NAMES",
     "ENV_VARIABLES",
@@ -327,6 +328,45 @@ def server_port(flag: str | None = None, environ: Mapping[str, str] | None = Non
     if not 1 <= port <= 65535:
         raise ConfigError(f"{name}={text!r}: the port must be a whole number from 1 to 65535")
     return port
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Refuse, with a :class:`ConfigError` saying what to do, a ``host`` and
+    ``port`` the server could not listen on: checked before any model loads,
+    as a port taken by another server (a second ``make run``, say) or a
+    mistyped ``--host`` surfaced as Gradio's traceback after a minute of
+    loading, one that said "Cannot find empty port" even for the host.
+
+    Each probe binds as Gradio's own check and uvicorn do (SO_REUSEADDR, so
+    a port left in TIME_WAIT by a server just stopped counts as free) and
+    lets go at once; like Gradio's, it tries 127.0.0.1 too, whatever the host.
+    """
+    import errno
+    import socket
+
+    try:
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as error:
+        raise ConfigError(f"--host {host!r} is no address of this machine ({error}); use 127.0.0.1 (this machine "
+                          "only) or 0.0.0.0 (every interface), or set GRADIO_SERVER_NAME") from None
+    family, kind, proto, _, address = found[0]
+    for family, address in dict.fromkeys([(family, address), (socket.AF_INET, ("127.0.0.1", port))]):
+        probe = socket.socket(family, kind, proto)
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+        except OSError as error:
+            where = f"port {port} on {address[0]}"
+            if error.errno == errno.EADDRINUSE:
+                raise ConfigError(f"{where} is already in use (another server, or this app started before); "
+                                  "stop it, or pick another port with --port N") from None
+            if error.errno in (errno.EACCES, errno.EPERM):
+                raise ConfigError(f"{where}: permission denied (ports below 1024 need root); "
+                                  "pick another with --port N") from None
+            raise ConfigError(f"cannot listen on {where} ({error.strerror}); use --host 127.0.0.1 (this machine "
+                              "only), 0.0.0.0 (every interface) or an address of this machine") from None
+        finally:
+            probe.close()
 
 
 def load_configs(**overrides) -> tuple[AssistantConfig, RetrieverConfig, ReaderConfig]:
