@@ -194,10 +194,17 @@ def _plot(session: S.Session, metrics=S.METRICS) -> _DescribedPlot:
     """The running mean of each metric across turns, drawn on the server
     (matplotlib's object API: no global pyplot state shared between sessions)."""
     from gradio.processing_utils import encode_plot_to_base64
+
+    points = S.metrics_points(session, metrics)
+    figure = _figure(points, metrics)
+    return _DescribedPlot(type="matplotlib", plot=encode_plot_to_base64(figure, PLOT_FORMAT), chart=_plot_text(points, metrics))
+
+
+def _figure(points: list[dict], metrics):
+    """The plot's matplotlib figure, turns on the x axis."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    points = S.metrics_points(session, metrics)
     figure = Figure(figsize=(4.8, 2.5), dpi=110)
     axes = figure.add_subplot()
     for metric, color in zip(metrics, ("#2563eb", "#f59e0b", "#10b981")):
@@ -207,7 +214,10 @@ def _plot(session: S.Session, metrics=S.METRICS) -> _DescribedPlot:
     axes.set_xlabel("turn", fontsize=8)
     axes.set_ylabel("running mean", fontsize=8)
     axes.tick_params(labelsize=7)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    # min_n_ticks=1: with one scored turn the axis spans a tenth of a turn, and
+    # the locator, finding fewer integers there than it wants, fell back to
+    # fractional ticks ("turn 0.945 ... 1.050").
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     axes.grid(alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
     if points:
@@ -216,7 +226,7 @@ def _plot(session: S.Session, metrics=S.METRICS) -> _DescribedPlot:
         axes.set_xticks([])
         axes.text(0.5, 0.5, "no scored turn yet", ha="center", va="center", transform=axes.transAxes, color="gray")
     figure.tight_layout()
-    return _DescribedPlot(type="matplotlib", plot=encode_plot_to_base64(figure, PLOT_FORMAT), chart=_plot_text(points, metrics))
+    return figure
 
 
 def _plot_text(points: list[dict], metrics) -> str:

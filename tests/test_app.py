@@ -602,3 +602,15 @@ def test_an_export_of_one_turn_says_one_turn(app_services, tmp_path):
     act.take("Who was her father?", session)
     list(act.ask(session, None))
     assert "Exported 2 turns." in act.export(session)[1].replace("\\", "")
+
+
+@pytest.mark.parametrize("turns", [[1], [3], [1, 2], [2, 5, 9]])
+def test_the_metrics_plot_marks_whole_turns_only(turns):
+    # With one scored turn the x axis read "0.945 0.960 ... 1.050": a turn has no fractions.
+    metrics = ("ROUGE-1 R", "USE", "R@10")
+    points = [{"turn": turn, "metric": metric, "mean": 1.0} for turn in turns for metric in metrics]
+    axes = app._figure(points, metrics).axes[0]
+    low, high = axes.get_xlim()
+    shown = [tick for tick in axes.get_xticks() if low <= tick <= high]
+    assert all(tick == pytest.approx(round(tick)) for tick in shown)
+    assert {round(tick) for tick in shown} >= {turns[0], turns[-1]}
