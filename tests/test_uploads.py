@@ -106,6 +106,30 @@ def test_jsonl_errors_name_the_upload_not_the_temporary_path(tmp_path):
     assert str(tmp_path) not in str(error.value)
 
 
+def test_an_uploads_title_is_its_heading_or_page_title_as_the_indexer_reads_a_folder(tmp_path):
+    # An uploaded page or Markdown file was titled by its file name and its heading read out at the start
+    # of answers ("Garden notes The tomatoes were planted in May."), where `assistant.index` titles it.
+    from assistant.retrieval import read_collection
+
+    garden = tmp_path / "garden.md"
+    garden.write_text("# Garden notes\n\nThe tomatoes were planted in May.\n")
+    engine = tmp_path / "engine.html"
+    engine.write_text("<html><head><title>Engines</title></head><body><h1>Engines</h1>"
+                      "<p>The Analytical Engine had a mill and a store.</p></body></html>")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("Just text.")
+    passages = read_passages([garden, engine, plain])
+    assert [(p["title"], p["contents"].strip()) for p in passages] == [
+        ("Garden notes", "The tomatoes were planted in May."),
+        ("Engines", "The Analytical Engine had a mill and a store."),
+        ("plain", "Just text."),
+    ]
+    indexed = [(p["title"], p["contents"].strip()) for p in read_collection(tmp_path)]
+    assert sorted(indexed) == sorted((p["title"], p["contents"].strip()) for p in passages)
+    # One-document mode keeps reading the whole text.
+    assert read_text(garden).split() == "Garden notes The tomatoes were planted in May.".split()
+
+
 def test_uploads_are_indexed_for_the_session_and_removed_on_close(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("The Difference Engine was designed by Charles Babbage.\n\n"

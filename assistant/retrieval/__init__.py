@@ -21,6 +21,7 @@ from ._collection import (
     html_to_text,
     read_collection,
     read_document,
+    titled_text,
 )
 from ._collection import _markdown_text as markdown_text
 from ._dense import VECTORS_FILE, DeferredRescorer, DenseRescorer, Rescorer, passage_vectors, stored_vectors
@@ -47,6 +48,7 @@ __all__ = [
     "html_to_text",
     "read_collection",
     "read_document",
+    "titled_text",
     "MAX_FIELD_CHARS",
     "MAX_ID_BYTES",
     "markdown_text",

@@ -173,13 +173,26 @@ def _markdown_text(markdown: str) -> str:
 
 def _titled_document(path: Path) -> tuple[str, str]:
     """(title, text) of one .txt/.md/.html file, for the passages of a
-    folder: an HTML page's <title> (its first paragraph left out of the
+    folder: :func:`titled_text`'s, else the file's name without its suffix."""
+    title, text = titled_text(_file_text(path), path.suffix)
+    return title or _readable(path.stem), text
+
+
+def titled_text(raw: str, suffix: str) -> tuple[str, str]:
+    """(title, text) of a .txt/.md/.html document's ``raw`` text, by its
+    ``suffix``: an HTML page's <title> (its first paragraph left out of the
     text when it is the same words), or a Markdown file's first line when
     it is a '# Heading' (left out of the text: each passage carries the
     title), else the ``title:`` of its front matter (which is left out);
-    else the file's name without its suffix."""
-    raw = _file_text(path)
-    suffix = path.suffix.lower()
+    else "" (the caller names it). The one reading of a document's title,
+    for an indexed folder and for the app's uploads alike.
+
+    >>> titled_text("# Garden notes\\n\\nTomatoes went in in May.", ".md")
+    ('Garden notes', '\\n\\nTomatoes went in in May.')
+    >>> titled_text("<title>Ada</title><h1>Ada</h1><p>She wrote notes.</p>", ".html")
+    ('Ada', 'She wrote notes.')
+    """
+    suffix = suffix.lower()
     title, text = "", raw
     if suffix in (".html", ".htm"):
         title, text = _parsed_html(raw)
@@ -197,7 +210,7 @@ def _titled_document(path: Path) -> tuple[str, str]:
         if first and first.group(1) == "#" and first.group(2):
             title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
         text = _markdown_text(raw)
-    return title or _readable(path.stem), text
+    return title, text
 
 
 # YAML front matter (Jekyll, Hugo, Obsidian): a '---' line, 'key: value'

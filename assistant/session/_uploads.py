@@ -35,6 +35,7 @@ from ..retrieval import (
     html_to_text,
     markdown_text,
     read_collection,
+    titled_text,
 )
 from ._storage import disk_free, server_storage, storage_refusal
 
@@ -200,16 +201,24 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     Its accents and ligatures are made plain where it is used, as a
     question's are: by the index's passage check for uploads, and by
     ``use_document`` in one-document mode."""
-    path = Path(path)
+    return _read_upload(Path(path), name, titled=False)[1]
+
+
+def _read_upload(path: Path, name: str | None, *, titled: bool) -> tuple[str, str]:
+    # (title or "", text); titled: the title read as an indexed folder's
+    # file's is (titled_text), and left out of the text.
     name = name or path.name
     suffix = path.suffix.lower()
+    title = ""
     if suffix == ".pdf":
         text = _read_pdf(path)
     elif suffix in DOCUMENT_SUFFIXES:
         text = utf8_text(path.read_bytes(), name)
         if "\0" in text:
             raise DataFormatError(f"{name} looks like a binary file, not {suffix} text.")
-        if suffix in (".html", ".htm"):
+        if titled:
+            title, text = titled_text(text, suffix)
+        elif suffix in (".html", ".htm"):
             text = html_to_text(text)
         elif suffix == ".md":  # as a folder's .md is indexed: "## Keepers" was read out in answers
             text = markdown_text(text)
@@ -218,11 +227,15 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     if not text.strip():
         hint = " (a scanned PDF has images, not text)" if suffix == ".pdf" else ""
         raise DataFormatError(f"{name} has no text to answer from{hint}.")
-    return text
+    return title, text
 
 
 def read_passages(paths: Sequence[Path]) -> list[dict]:
-    """Passages (``id``, ``contents``, ``title``, ``url``) of all uploads."""
+    """Passages (``id``, ``contents``, ``title``, ``url``) of all uploads.
+    A page's <title> or a Markdown file's '# Heading' is its passages'
+    title, as when ``assistant.index`` reads a folder: the heading was read
+    out at the start of answers ("Garden notes The tomatoes were planted
+    in May."), under the file's name."""
     passages: list[dict] = []
     for path in paths:
         if path.suffix.lower() == ".jsonl":
@@ -234,8 +247,9 @@ def read_passages(paths: Sequence[Path]) -> list[dict]:
                 # The reader names the temporary path; the user knows the file by its name.
                 raise DataFormatError(str(error).replace(str(path), path.name)) from None
             continue
-        for number, text in enumerate(chunk_text(read_text(path))):
-            passages.append({"id": f"{path.name}#{number}", "contents": text, "title": path.stem, "url": ""})
+        title, text = _read_upload(path, None, titled=True)
+        for number, chunk in enumerate(chunk_text(text)):
+            passages.append({"id": f"{path.name}#{number}", "contents": chunk, "title": title or path.stem, "url": ""})
     return passages
 
 
