@@ -3,7 +3,9 @@
 #   make test   install, then run the test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PORT ?= 7860
+# PORT: `make run PORT=8080`; unset, app.py takes PORT or GRADIO_SERVER_PORT from the
+# environment, else 7860 (a default here overrode GRADIO_SERVER_PORT).
+PORT ?=
 export GRADIO_ANALYTICS_ENABLED := False
 export HF_HUB_DISABLE_TELEMETRY := 1
 export HF_HUB_OFFLINE := 1
@@ -31,7 +33,7 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 run: install
-	$(PY) app.py --port $(PORT)
+	$(PY) app.py $(if $(PORT),--port $(PORT))
 
 test: install-test
 	# --doctest-modules: the worked examples in the docstrings are tests too;

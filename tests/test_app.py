@@ -614,3 +614,23 @@ def test_the_metrics_plot_marks_whole_turns_only(turns):
     shown = [tick for tick in axes.get_xticks() if low <= tick <= high]
     assert all(tick == pytest.approx(round(tick)) for tick in shown)
     assert {round(tick) for tick in shown} >= {turns[0], turns[-1]}
+
+
+@pytest.mark.skipif(not __import__("shutil").which("make"), reason="missing prerequisite: make")
+def test_make_run_leaves_the_port_to_the_environment_unless_given(monkeypatch):
+    # `make run` always passed --port 7860, so GRADIO_SERVER_PORT (README: read by app.py) was ignored.
+    import subprocess
+
+    def command(*args, **env):
+        for name in ("PORT", "GRADIO_SERVER_PORT"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        out = subprocess.run(["make", "-s", "-n", "-o", ".venv/.installed", "run", *args], cwd=Path(app.__file__).parent,
+                             capture_output=True, text=True, check=True).stdout
+        return out.strip().splitlines()[-1].split()[1:]
+
+    assert command(GRADIO_SERVER_PORT="9000") == ["app.py"]
+    assert command() == ["app.py"]
+    assert command("PORT=8081") == ["app.py", "--port", "8081"]
+    assert command(PORT="8080") == ["app.py", "--port", "8080"]
