@@ -172,8 +172,9 @@ def test_rewrite_api_takes_a_question_and_its_history_and_keeps_no_state(client_
         ("Who was her father?", "Who was Ada?", "The history must be a list of texts"),
         ("Who was her father?", ["Who was Ada?", 3], "The history must be a list of texts"),
         ("Who was her father?", {"a": 1}, "The history must be a list of texts"),
-        ("Who?", ["x"] * 201, "The history has 201 texts; at most 200"),
-        ("Who?", ["x" * 10_001], "A text of the history is 10,001 characters long"),
+        # Said as refused ("send at most"), where "at most 200 are taken" sounded as if the rest were dropped.
+        ("Who?", ["x"] * 201, "The history has 201 texts; send at most 200, the most recent."),
+        ("Who?", ["x" * 10_001], "A text of the history is 10,001 characters long; send at most 10,000 characters"),
     ],
 )
 def test_rewrite_api_refuses_bad_input_with_a_message(client_factory, question, history, error):

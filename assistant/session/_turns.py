@@ -180,10 +180,13 @@ def rewrite_json(services: Services, question: str, history) -> dict:
         except TypeError:  # an API client's input: told as such, not as a programming error
             raise InvalidInputError("The history must be a list of texts: earlier questions and answers, oldest first.") from None
         if len(history) > MAX_HISTORY_TEXTS:
-            raise InvalidInputError(f"The history has {len(history):,} texts; at most {MAX_HISTORY_TEXTS} are taken.")
+            # Refused, not cut ("at most 200 are taken" read as if the rest were dropped and the rewrite made).
+            raise InvalidInputError(f"The history has {len(history):,} texts; send at most {MAX_HISTORY_TEXTS}, "
+                                    "the most recent.")
         for text in history:
             if len(text) > MAX_HISTORY_CHARS:
-                raise InvalidInputError(f"A text of the history is {len(text):,} characters long; at most {MAX_HISTORY_CHARS:,} are taken.")
+                raise InvalidInputError(f"A text of the history is {len(text):,} characters long; send at most "
+                                        f"{MAX_HISTORY_CHARS:,} characters a text.")
         rewrite = assistant.rewrite(question, history)
     except AssistantError as error:
         return {"question": echoed_question(question), "error": str(error)}
