@@ -403,10 +403,17 @@ class Actions:
 
     # ------------------------------------------------------------ conversations kept in the browser
 
-    def restore(self, saved, session):
+    def _restored(self, session, saved, client=None) -> str:
+        """The browser's conversations read into ``session``, the one shown
+        answered from its own source again where it can be (S.take_back); a status."""
+        restored = S.restore_state(session, saved)
+        shown = f"Conversation {session.conversation_no}"
+        return " ".join(filter(None, [restored, S.take_back(self.services, session, client, shown).strip()]))
+
+    def restore(self, saved, session, request: gr.Request = None):
         """On page load: the conversations this browser kept (read once: an
         event that came first has read them already)."""
-        status = gr.skip() if session.restored else _run(lambda: S.restore_state(session, saved))
+        status = gr.skip() if session.restored else _run(lambda: self._restored(session, saved, _client(request)))
         if status == "" and not session.notes:
             # Nothing to say (nothing was saved): a status another event set
             # while this one ran ("Loaded 2 conversations") stays.
@@ -421,8 +428,7 @@ class Actions:
             return gr.skip(), status, rows, plot, gr.skip(), session, choices, gr.skip()
         return views
 
-    @staticmethod
-    def ready(session, saved) -> None:
+    def ready(self, session, saved) -> None:
         """Before an event that saves the conversations: a session that has
         not read the browser's copy yet reads it now. Gradio gives an open
         page a fresh session after a server restart, or when it drops the
@@ -431,7 +437,7 @@ class Actions:
         history."""
         if session.restored:
             return
-        status, error = _attempt(lambda: S.restore_state(session, saved))
+        status, error = _attempt(lambda: self._restored(session, saved))
         if status or error:
             note = "The server restarted or let this session go: " + (
                 status or f"the conversations kept in this browser could not be read back ({error})")
@@ -450,13 +456,18 @@ class Actions:
             return PLACEHOLDER
         return f"Ask about {S.escape_markdown(session.source.name)}."
 
-    def switch(self, number, session, saved):
+    def switch(self, number, session, saved, request: gr.Request = None):
+        """Another conversation picked: shown, answered from its own source
+        (the source line, drawn next by ``shown_source``, and the empty
+        chat's invitation name it)."""
         self.ready(session, saved)
         if number is None or number == session.conversation_no:
             # The list was cleared, or it repeats the pick it was just set to:
             # the status keeps what the pick said.
             return self.views(session, gr.skip())
-        return self.views(session, _run(lambda: S.switch_conversation(session, int(number))))
+        status = _run(lambda: S.switch_conversation(session, int(number), self.services, _client(request)))
+        chat, *rest = self.views(session, status)
+        return {**chat, "placeholder": self.placeholder(session)}, *rest
 
     def other_tab_saved(self, copy, session, saved, *, secret: str):
         """Another tab of this browser saved its conversations (``copy``: the
@@ -611,6 +622,11 @@ class Actions:
 
     def source(self, session):
         return _status(S.source_status(self.services, session))
+
+    def shown_source(self, session):
+        """The source line, its timer and the "Try" examples, for the source
+        of the conversation shown (after a pick of another, or a reload)."""
+        return *self.source_tick(session), self.examples(session)
 
     def source_tick(self, session):
         """The source line and its timer, which runs while passages are
@@ -851,7 +867,8 @@ def _same(value):
 
 
 def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState) -> list:
-    """Connect every control to its action; returns the load events."""
+    """Connect every control to its action; returns the outputs of a turn
+    event and those that show the current conversation's source."""
     chat, rewrite, replay, docs, choice, api = ui.chat, ui.rewrite, ui.replay, ui.documents, ui.choice, ui.api
     turn_outputs = [chat.chatbot, chat.status, ui.metrics.table, ui.metrics.plot, rewrite.correction, session,
                     chat.conversations, store]
@@ -872,7 +889,10 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
         .then(act.ask, [session, store], turn_outputs, trigger_mode="always_last", **turn)
     ]
     running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session, store], turn_outputs, **turn))
-    chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light)
+    shown_source = [chat.source, chat.source_timer, chat.examples.dataset]
+    # Each conversation is answered from its own source: the page shows which.
+    chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light).then(
+        act.shown_source, [session], shown_source, **light)
     chat.chatbot.like(act.like, [session, store], turn_outputs, **light)
     chat.chatbot.select(act.select, [session], [rewrite.correction, chat.status, session], **light)
     rewrite.up.click(functools.partial(act.thumb, 1), [session, store], turn_outputs, **light)
@@ -917,7 +937,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
                       concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn", api_description=API_REWRITE)
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
     chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running, **light)
-    return turn_outputs
+    return turn_outputs, shown_source
 
 
 def build_app(services: S.Services, *, export_dir: str | None = None, secret: str | None = None,
@@ -935,12 +955,14 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False, delete_cache=server.UPLOAD_CACHE) as demo:
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
-        turn_outputs = _wire(_layout(services), act, session, store)
+        turn_outputs, shown_source = _wire(_layout(services), act, session, store)
         other_copy = gr.Textbox(visible="hidden", elem_id=OTHER_COPY_ID, container=False)
         # The latest copy is all that counts (each holds everything its tab has).
         other_copy.change(functools.partial(act.other_tab_saved, secret=store.secret), [other_copy, session, store],
                           turn_outputs, concurrency_limit=None, api_visibility="private", trigger_mode="always_last")
-        demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private")
+        # The conversation shown is answered from its own source again: the source line says which.
+        demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private").then(
+            act.shown_source, [session], shown_source, concurrency_limit=None, api_visibility="private")
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo

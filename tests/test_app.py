@@ -250,7 +250,9 @@ def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tm
     reloaded = S.Session()
     status = act.restore(views[-1], reloaded)[1].replace("\\", "")  # shown as Markdown, escaped
     assert "Restored 1 conversation" in status
-    assert "Answers came from the document “Zorblax” (1 passage) before: documents are not kept" in status
+    assert ("Conversation 1 was answered from the document “Zorblax” (1 passage), which cannot be taken again: "
+            "documents are not kept across a reload or a server restart") in status
+    assert reloaded.source is None
 
 
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):

@@ -140,10 +140,10 @@ def test_undo_new_and_export_in_qrecc_layout(app_services, tmp_path):
     done = turns(session)
     assert records == [
         {"Context": [], "Question": ADA, "Rewrite": ADA, "Rewrite_kind": "system", "System_rewrite": ADA,
-         "Answer": done[0].answer.text, "Conversation_no": 1, "Turn_no": 1},
+         "Answer": done[0].answer.text, "Conversation_no": 1, "Turn_no": 1, "Source": {"kind": "collection"}},
         {"Context": [ADA, done[0].answer.text], "Question": "Who was her father?", "Rewrite": "Who was her father?",
          "Rewrite_kind": "system", "System_rewrite": "Who was her father?",
-         "Answer": done[1].answer.text, "Conversation_no": 1, "Turn_no": 2},
+         "Answer": done[1].answer.text, "Conversation_no": 1, "Turn_no": 2, "Source": {"kind": "collection"}},
     ]
     # The export reads back as a QReCC file (so it can be replayed).
     assert [e.id for e in load_examples(path)] == ["qrecc:1:1", "qrecc:1:2"]
@@ -310,18 +310,152 @@ def test_another_source_starts_a_new_conversation(app_services):
     assert S.use_document(app_services, session, "Mount Kessel is a dormant volcano.", "Volcano").endswith("(1 passage).")
 
 
-def test_a_conversation_picked_again_says_which_source_answers_it(app_services):
-    # A conversation about the collection, picked again after a document was
-    # given, was answered from the document with no word of it.
+VOLCANO = "Mount Kessel is a dormant volcano. It last erupted in 1723."
+LIGHTHOUSE = "The Old Point lighthouse was first kept by Thomas Hale."
+
+
+def test_each_conversation_is_answered_from_its_own_source_when_picked_again(app_services):
+    # The source was the session's: a conversation about the collection,
+    # picked again after a document was given, was answered from the
+    # document, and the status only said so.
     session = S.Session()
     play(app_services, session, ADA)
-    S.use_document(app_services, session, "Mount Kessel is a dormant volcano. It last erupted in 1723.", "Volcano")
+    S.use_document(app_services, session, VOLCANO, "Volcano")
     play(app_services, session, "When did Mount Kessel last erupt?")
-    status = S.switch_conversation(session, 1)
+    volcano = session.source
+    assert S.switch_conversation(session, 1, app_services) == (
+        f"Back to conversation 1 (1 turn). Its answers come from {app_services.collection_name}.")
+    assert session.source is None
+    play(app_services, session, "Who was her father?")
+    assert turns(session)[-1].sources[0].id in {"ada", "byron"}
+    assert S.switch_conversation(session, 2, app_services) == (
+        "Back to conversation 2 (1 turn). Its answers come from the document “Volcano” (1 passage).")
+    assert session.source is volcano
+    play(app_services, session, "When did it last erupt?")
+    assert turns(session)[-1].sources[0].id == "Volcano_p0"
+    # A new conversation goes on with the source of the one left: the same
+    # source, held once for both.
+    assert app_services.held_text.bytes == len(VOLCANO)
+    S.new_conversation(session)
+    assert session.source is volcano and app_services.held_text.bytes == len(VOLCANO)
+    play(app_services, session, "Is Mount Kessel dormant?")
+    named = {"kind": "document", "name": "the document “Volcano” (1 passage)"}
+    saved = json.loads(json.dumps(S.saved_state(session)))
+    assert saved["sources"] == {"1": {"kind": "collection"}, "2": named, "3": named}
+    assert {record["Source"]["name"] for record in S.export_qrecc(session)} == {named["name"]}
+    session.close()
+    assert app_services.held_text.bytes == 0
+
+
+def test_a_conversation_left_empty_lets_go_of_what_only_it_held(app_services):
+    session = S.Session()
+    S.use_document(app_services, session, VOLCANO, "Volcano")
+    play(app_services, session, "When did Mount Kessel last erupt?")
+    S.new_conversation(session)  # conversation 2, answered from the volcano too
+    play(app_services, session, "Is Mount Kessel dormant?")
+    S.use_document(app_services, session, LIGHTHOUSE, "Lighthouse")  # conversation 3
+    play(app_services, session, "Who first kept the Old Point lighthouse?")
+    both = len(VOLCANO) + len(LIGHTHOUSE)
+    assert app_services.held_text.bytes == both
+    S.switch_conversation(session, 1, app_services)
+    S.undo(session)  # an empty conversation is not kept
+    S.switch_conversation(session, 3, app_services)
+    assert app_services.held_text.bytes == both  # conversation 2 still holds the volcano
+    S.switch_conversation(session, 2, app_services)
+    S.undo(session)
+    S.switch_conversation(session, 3, app_services)
+    assert app_services.held_text.bytes == len(LIGHTHOUSE) and sorted(session.archive) == []
+    # An empty conversation given another document lets the first go too.
+    S.new_conversation(session)
+    S.use_document(app_services, session, VOLCANO, "Volcano")
+    S.use_document(app_services, session, ADA, "Ada")
+    assert app_services.held_text.bytes == len(LIGHTHOUSE) + len(ADA)
+
+
+def test_a_document_let_go_for_room_is_read_again_from_its_upload_or_said_gone(app_services, tmp_path):
+    visitor = "93.184.216.34"
+    volcano, other = VOLCANO * 20, LIGHTHOUSE * 22
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_held_mb=1.5 * len(other) / 2**20))
+    upload = tmp_path / "volcano.txt"
+    upload.write_text(volcano, encoding="utf-8")
+    session = S.Session()
+    S.use_document_file(services, session, upload, visitor)
+    play(services, session, "When did Mount Kessel last erupt?")
+    # No room for two: this page's other conversation lets its document go.
+    assert S.use_document(services, session, other, "Lighthouse", visitor).startswith("Answering from the document “Lighthouse”")
+    assert services.client_text.held(visitor) == len(other)
+    play(services, session, "Who first kept the Old Point lighthouse?")
+    status = S.switch_conversation(session, 1, services, visitor)
+    assert status.startswith("Back to conversation 1 (1 turn). Its answers come from the document “volcano” (")
+    play(services, session, "When did it last erupt?")
+    assert turns(session)[-1].sources[0].id.startswith("volcano_p")
+    assert services.client_text.held(visitor) == len(volcano)
+    # The pasted text let go is said so, and the default collection answers.
+    status = S.switch_conversation(session, 2, services, visitor)
+    assert status.startswith("Back to conversation 2 (1 turn). It was answered from the document “Lighthouse” (")
+    assert status.endswith("which cannot be taken again: documents are not kept across a reload or a server restart, "
+                           f"nor once their room is needed for another. Its answers now come from {services.collection_name}; "
+                           "to ask about that source again, give it under Your documents (a new conversation starts "
+                           "for it).")
+    assert session.source is None
+    # An upload deleted since (its page closed, the server cleared it) is said gone.
+    S.use_document(services, session, other, "Lighthouse", visitor)  # conversation 3, the volcano let go for it
+    play(services, session, "Who first kept the Old Point lighthouse?")
+    upload.unlink()
+    status = S.switch_conversation(session, 1, services, visitor)
+    assert "which cannot be taken again: the file volcano.txt is no longer on the server" in status
+    assert session.source is None and services.client_text.held(visitor) == len(other)
+
+
+def test_a_reloaded_page_takes_each_conversations_source_again_where_it_can(app_services):
+    session = S.Session()
+    S.use_collection_document(app_services, session, "ada")
+    play(app_services, session, "Who was her father?")
+    S.use_document(app_services, session, VOLCANO, "Volcano")
+    play(app_services, session, "When did Mount Kessel last erupt?")
+    S.use_default_collection(app_services, session)
+    play(app_services, session, ADA)
+    copy_ = json.loads(json.dumps(S.saved_state(session)))
+    session.close()
+    reloaded = S.Session()
+    assert S.restore_state(reloaded, copy_) == "Restored 3 conversations saved in this browser."
+    # An article of the collection is taken again by its title.
+    status = S.switch_conversation(reloaded, 1, app_services)
+    assert status == "Back to conversation 1 (1 turn). Its answers come from the document “Ada Lovelace” (1 passage)."
+    play(app_services, reloaded, "What did she write?")
+    assert turns(reloaded)[-1].sources[0].id == "Ada-Lovelace_p0"
+    # A pasted text is not kept: said, and the collection answers.
+    assert "It was answered from the document “Volcano” (1 passage), which cannot be taken again: documents are not " \
+           "kept across a reload" in S.switch_conversation(reloaded, 2, app_services)
+    assert reloaded.source is None
+    # The conversation shown at the reload is taken again as well (the app does it at the page's load).
+    shown = S.Session()
+    S.restore_state(shown, {**copy_, "current": 1})
+    assert S.take_back(app_services, shown) == " Its answers come from the document “Ada Lovelace” (1 passage)."
+    # A copy names no path on the server; one that does is not read.
+    edited = S.Session()
+    S.restore_state(edited, {**copy_, "sources": {"1": {"kind": "document", "name": "x", "file": str(Path(__file__))}}})
+    assert "which cannot be taken again: documents are not kept" in S.switch_conversation(edited, 1, app_services)
+    with pytest.raises(DataFormatError, match="a value of the wrong type"):
+        S.restore_state(S.Session(), {**copy_, "sources": {"1": {"kind": "disk"}}})
+
+
+def test_a_copy_saved_before_conversations_kept_their_source_goes_on_as_before(app_services):
+    session = S.Session()
+    play(app_services, session, ADA)
+    S.new_conversation(session)
+    play(app_services, session, "What is Paris?")
+    old = {key: value for key, value in S.saved_state(session).items() if key != "sources"}
+    reloaded = S.Session()
+    S.restore_state(reloaded, old)
+    S.use_document(app_services, reloaded, VOLCANO, "Volcano")  # conversation 3
+    status = S.switch_conversation(reloaded, 1, app_services)
     assert status.startswith("Back to conversation 1 (1 turn). Its next answers come from the document “Volcano”")
     assert "press “Back to the default collection” under Your documents and pick it again" in status
-    S.use_default_collection(app_services, session)
-    assert S.switch_conversation(session, 1) == "Back to conversation 1 (1 turn)."
+    assert reloaded.source.name == "the document “Volcano” (1 passage)"
+    # The one shown at the reload was answered from the collection since, and keeps it.
+    assert S.switch_conversation(reloaded, 2, app_services) == (
+        f"Back to conversation 2 (1 turn). Its answers come from {app_services.collection_name}.")
 
 
 def test_a_miss_in_a_document_names_the_document_not_the_collection(app_services):
@@ -548,7 +682,7 @@ def test_conversations_round_trip_through_the_browser_json(app_services):
     assert restored.id == session.id  # labels' ids stay the same
     assert S.chat_messages(restored) == S.chat_messages(session)
     assert S.conversation_choices(restored) == [(f"1: {ADA}", 1), ("2: What is Paris?", 2)]
-    assert S.switch_conversation(restored, 1) == "Back to conversation 1 (2 turns)."
+    assert S.switch_conversation(restored, 1) == "Back to conversation 1 (2 turns). Its answers come from the default collection."
     assert [t.question for t in turns(restored)] == [ADA, "Who was her father?"]
     assert infos(restored)[0].judgement == 1 and infos(restored)[1].history == (ADA, turns(restored)[0].answer.text)
     # The restored conversation goes on with its own history.

@@ -276,13 +276,15 @@ def test_a_conversation_undone_to_nothing_in_one_tab_goes_from_the_others_and_st
     S.switch_conversation(showing, 1)
     assert S.merge_saved(showing, undone) == "Another tab of this browser saved: this conversation was brought up to date."
     assert showing.turns == [] and questions(written(showing)) == {("What is Paris?",)}
-    # A tab that went on with it keeps it, and so, back from it, does the tab that undid it.
+    # A tab that went on with it keeps it, and so, back from it, does the
+    # tab that undid it: in the empty conversation it shows, which had its number.
     S.switch_conversation(going_on, 1)
     play(app_services, going_on, "Who was her father?")
     assert S.merge_saved(going_on, undone) == ""
     assert S.merge_saved(first, written(going_on)) == (
-        "Another tab of this browser saved: conversation 3 added to Your conversations.")
+        "Another tab of this browser saved: this conversation was brought up to date.")
     assert "removed" not in written(first) and (ADA, "Who was her father?") in questions(written(first))
+    assert first.conversation_no == 1 and [t.turn.question for t in first.turns] == [ADA, "Who was her father?"]
 
 
 def test_the_removed_conversations_a_copy_keeps_are_bounded_checked_and_optional(app_services):
@@ -312,3 +314,53 @@ def test_the_server_opens_the_copy_as_the_browser_keeps_it_with_its_own_key_only
                 seal_browser_copy(SECRET, "x" * (3 * S.MAX_RESTORED_CHARS + 10))):
         with pytest.raises(DataFormatError, match="not a copy this app saved with this server's key"):
             S.open_browser_copy(bad, SECRET)
+
+
+VOLCANO = "Mount Kessel is a dormant volcano. It last erupted in 1723."
+
+
+def test_an_empty_tab_takes_another_tabs_first_conversation_as_its_own_first(app_services):
+    # A tab opened empty filed the other tab's conversation 1 as "conversation
+    # 2 added", beside an empty conversation 1 of its own.
+    asking, empty = S.Session(), S.Session()
+    S.restore_state(asking, None)
+    S.restore_state(empty, None)
+    play(app_services, asking, ADA)
+    assert S.merge_saved(empty, written(asking)) == (
+        "Another tab of this browser saved: this conversation was brought up to date.")
+    assert empty.conversation_no == 1 and [t.turn.question for t in empty.turns] == [ADA]
+    assert S.conversation_choices(empty) == [(f"1: {ADA}", 1)]
+    assert written(empty)["conversations"] == written(asking)["conversations"]
+    assert S.merge_saved(asking, written(empty)) == ""  # nothing new either way
+    # An empty tab answering from another source keeps its own, and theirs beside it.
+    other = S.Session()
+    S.restore_state(other, None)
+    S.use_document(app_services, other, VOLCANO, "Volcano")
+    assert S.merge_saved(other, written(asking)) == (
+        "Another tab of this browser saved: conversation 2 added to Your conversations.")
+    assert other.turns == [] and other.source.name == "the document “Volcano” (1 passage)"
+    assert S.switch_conversation(other, 2, app_services).endswith(f"Its answers come from {app_services.collection_name}.")
+    # So does a tab whose question waits to be asked in it.
+    waiting = S.Session()
+    S.restore_state(waiting, None)
+    S.take_question(app_services, waiting, "What is Paris?")
+    assert S.merge_saved(waiting, written(asking)).endswith("conversation 2 added to Your conversations.")
+
+
+def test_a_conversation_another_tab_removed_lets_go_of_its_document(app_services):
+    opened = S.Session()
+    S.restore_state(opened, None)
+    S.use_document(app_services, opened, VOLCANO, "Volcano")
+    play(app_services, opened, "When did Mount Kessel last erupt?")
+    S.use_default_collection(app_services, opened)  # conversation 2
+    play(app_services, opened, ADA)
+    start = written(opened)
+    assert start["sources"]["1"] == {"kind": "document", "name": "the document “Volcano” (1 passage)"}
+    assert S.merge_saved(opened, start) == ""  # as the page hears its own save back: read
+    undoing = tab(start)
+    S.switch_conversation(undoing, 1)
+    S.undo(undoing)
+    assert app_services.held_text.bytes == len(VOLCANO)
+    assert S.merge_saved(opened, written(undoing)) == (
+        "Another tab of this browser saved: conversation 1 removed, as in that tab.")
+    assert app_services.held_text.bytes == 0 and opened.sources == {}

@@ -18,6 +18,8 @@ from ._sources import (
     multiple_choice,
     search_notice,
     source_status,
+    switch_conversation,
+    take_back,
     track_uploads,
     use_collection_document,
     use_default_collection,
@@ -41,7 +43,6 @@ from ._store import (
     restore_state,
     new_conversation,
     saved_state,
-    switch_conversation,
 )
 from ._turns import (
     MAX_EXPORT_CHARS,
@@ -159,6 +160,7 @@ __all__ = [
     "source_status",
     "start_replay",
     "switch_conversation",
+    "take_back",
     "take_question",
     "target_turn",
     "turn_notice",

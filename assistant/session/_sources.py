@@ -8,13 +8,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import InvalidInputError, composed_text, counted
+from ..kernel import AssistantError, InvalidInputError, composed_text, counted
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._shares import HeldShare
-from ._state import Services, Session, Source
-from ._store import new_conversation
+from ._state import COLLECTION, Origin, Services, Session, Source
+from ._store import enter_conversation, new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
 
@@ -36,15 +36,16 @@ def _set_source(session: Session, source: Source | None) -> str:
     anew: its follow-ups would be rewritten against the other source's
     subject ("When did it last erupt?" after a lighthouse document became
     "When did the Keepers of the Keepers last erupt?"). The source already
-    in use changes nothing."""
+    in use changes nothing. The conversation left keeps its own source
+    (Session.sources): it is answered from it again when picked again."""
     if source is session.source:
         return ""
-    if session.source is not None:
-        session.source.close()
-    session.source = source
-    if not session.turns:
+    started = bool(session.turns)
+    if started:
+        new_conversation(session)
+    session.set_source(source)
+    if not started:
         return ""
-    new_conversation(session)
     return f" A new conversation starts for it (conversation {session.conversation_no}; the last one is kept in Your conversations)."
 
 
@@ -53,9 +54,15 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     The indexes the sessions of ``client`` (:func:`client_address`; None:
     not counted) hold at once are bounded by ``services.limits.client_indexes``."""
     limits = services.limits
-    # The session's own index goes when the new one replaces it.
-    uploads = session.source if session.source is not None and session.source.kind == "uploads" else None
+    # The session's own index goes when the new one replaces it (unless a
+    # conversation under way keeps it).
+    own = session.replaced()
+    uploads = own if own is not None and own.kind == "uploads" else None
     claim = services.client_indexes.take(client, 1, limits.client_indexes, _client_share_of(uploads, client))
+    spare = [source for source in session.spareable() if source.kind == "uploads"] if claim is None else []
+    if spare:  # the indexes its conversations hold go (once this one is made), if that makes room
+        freed = _client_share_of(uploads, client) + sum(_client_share_of(source, client) for source in spare)
+        claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
     if claim is None:
         services.refusals.refused("an index of uploads", client, f"its sessions hold {limits.client_indexes}")
         raise InvalidInputError(
@@ -68,6 +75,7 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     except BaseException:
         claim.give_back()
         raise
+    session.spare(spare)
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
     started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer,
                                           client_share=claim))
@@ -82,11 +90,21 @@ def _client_share_of(own, client: str | None) -> int:
 
 
 def use_document(services: Services, session: Session, text: str, name: str = "your document",
-                 client: str | None = None) -> str:
+                 client: str | None = None, *, title: str = "", file: str = "") -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting).
     ``services.limits`` bound its size as they bound an upload's, the text
     the sessions of ``client`` (:func:`client_address`; None: not counted)
-    hold in memory, and the text all of ``services``' sessions hold."""
+    hold in memory, and the text all of ``services``' sessions hold.
+    ``title`` (an article of the collection) or ``file`` (an uploaded
+    document's copy on the server) say how to take it again once let go."""
+    started = _set_source(session, _document(services, session, text, name, client, title, file))
+    return f"Answering from {session.source.name}.{started}"
+
+
+def _document(services: Services, session: Session, text: str, name: str, client: str | None, title: str = "",
+              file: str = "") -> Source:
+    """A one-document source over ``text`` (see :func:`use_document`), its
+    shares of the budgets taken."""
     limits = services.limits
     # As an uploaded file's text is (read_text): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
@@ -99,23 +117,35 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
             f"{name} is {size / MB:.1f} MB of text; documents are limited to {limits.max_file_mb:g} MB."
         )
     # Given back when its source closes.
-    held, mine = hold_text(services, session.source if session.source is not None and session.source.kind == "document"
-                           else None, size, client, "document")
+    own = session.replaced()
+    held, mine = hold_text(services, own if own is not None and own.kind == "document" else None, size, client,
+                           "document", session)
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    started = _set_source(session, Source("document", f"the document “{name}” ({counted(len(passages), 'passage')})",
-                                          ChunkRetriever(passages), text=text, held=held, client_share=mine))
-    return f"Answering from {session.source.name}.{started}"
+    return Source("document", f"the document “{name}” ({counted(len(passages), 'passage')})", ChunkRetriever(passages),
+                  text=text, held=held, client_share=mine, title=title, file=file)
 
 
-def hold_text(services: Services, own, size: int, client: str | None, what: str) -> tuple[HeldShare, HeldShare]:
+def hold_text(services: Services, own, size: int, client: str | None, what: str,
+              session: Session | None = None) -> tuple[HeldShare, HeldShare]:
     """Shares of ``size`` bytes of text a session is to hold in memory, a
     one-document source's or a replayed file's (``what``: "document" or
     "file"): ``client``'s (``limits.client_held_mb``), then the server's
     (``limits.max_held_mb``), with what ``own`` (the session's source or
-    replay it replaces; None) held let go. Refused with the limit met."""
+    replay it replaces; None) held let go. Where that leaves no room, the
+    documents ``session``'s conversations hold (Session.spareable) are let
+    go for it, if with them let go there is room. Refused with the limit met."""
     limits = services.limits
-    own_held = getattr(own, "held", None)
-    mine = services.client_text.take(client, size, limits.client_held_bytes, _client_share_of(own, client))
+    owns = [own] if own is not None else []
+    spare = [source for source in session.spareable() if source.held is not None] if session is not None else []
+
+    def freed(shares, held):
+        return (sum(_client_share_of(share, client) for share in shares) if not held
+                else sum(share.held.size for share in shares if getattr(share, "held", None) is not None))
+
+    mine = services.client_text.take(client, size, limits.client_held_bytes, freed(owns, False))
+    spared = mine is None and bool(spare)
+    if spared:
+        mine = services.client_text.take(client, size, limits.client_held_bytes, freed(owns + spare, False))
     hint = ("In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
             "hour later), or upload the file under 'Your documents', which indexes it on disk." if what == "document"
             else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
@@ -126,7 +156,10 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str)
             f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
             f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
             f"({size / MB:.1f} MB) is not taken. {hint}")
-    held = services.held_text.take(size, limits.max_held_bytes, freed=own_held.size if own_held is not None else 0)
+    held = services.held_text.take(size, limits.max_held_bytes, freed=freed(owns + spare if spared else owns, True))
+    if held is None and spare and not spared:
+        spared = True
+        held = services.held_text.take(size, limits.max_held_bytes, freed=freed(owns + spare, True))
     if held is None:
         mine.give_back()
         services.refusals.refused(f"a {what}", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
@@ -137,6 +170,8 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str)
             f"The server holds as many documents and conversations files in memory as it can for now "
             f"({limits.max_held_mb:g} MB across all visitors), so it cannot take this {what}: try again in a while, "
             f"{where}.")
+    if spared:
+        session.spare(spare)
     return held, mine
 
 
@@ -144,7 +179,7 @@ def use_document_file(services: Services, session: Session, path: str | Path, cl
     """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
     checked against ``services.limits`` like every upload."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return use_document(services, session, read_text(path), path.stem, client)
+    return use_document(services, session, read_text(path), path.stem, client, file=str(path))
 
 
 def track_uploads(session: Session, paths) -> None:
@@ -159,6 +194,13 @@ MAX_TITLE_CHARS = 300
 def use_collection_document(services: Services, session: Session, title: str, client: str | None = None) -> str:
     """Single-document mode over one article of the default collection,
     named by its title (any case); a wrong title gets the closest ones."""
+    passage = _article(services, title)
+    title = passage.title or passage.id
+    return use_document(services, session, passage.text, title, client, title=title)
+
+
+def _article(services: Services, title: str):
+    """The passage of the collection's article titled ``title`` (any case)."""
     title = " ".join((title or "").split())
     if not title:
         raise InvalidInputError("Type the title of an article of the collection.")
@@ -173,8 +215,7 @@ def use_collection_document(services: Services, session: Session, title: str, cl
         if not found:
             close = ", ".join(f"“{p.title or p.id}”" for p in hits)
             raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
-    passage = found[0]
-    return use_document(services, session, passage.text, passage.title or passage.id, client)
+    return found[0]
 
 
 def abandon(session: Session) -> None:
@@ -184,6 +225,70 @@ def abandon(session: Session) -> None:
     session; a page that comes back keeps its uploads, searched by BM25)."""
     if session.source is not None and isinstance(session.source.rescorer, DeferredRescorer):
         session.source.rescorer.cancel()
+
+
+def switch_conversation(session: Session, number: int, services: Services | None = None,
+                        client: str | None = None) -> str:
+    """Make conversation ``number`` the current one, answered from its own
+    source again (:func:`take_back`); the one left keeps its own. Returns
+    a status that says where its answers come from."""
+    same = number == session.conversation_no
+    status = enter_conversation(session, number)
+    return status if same else status + take_back(services, session, client)
+
+
+def take_back(services: Services | None, session: Session, client: str | None = None, who: str = "It") -> str:
+    """Answer the current conversation from its own source again (as
+    ``session.sources`` keeps it under its number); returns what to add to
+    the status. An article of the collection, and an uploaded document
+    whose copy is still on the server, are taken again when the session no
+    longer holds them (after a reload, or let go for room); a source that
+    cannot be (a pasted text, an index of uploads, a file deleted) leaves it
+    answered from the default collection, and the status says why. A
+    conversation saved before conversations kept their source goes on
+    with the source chosen last, as the status says. ``who``: what the
+    status calls the conversation ("It" after "Back to conversation 2")."""
+    collection = services.collection_name if services is not None else "the default collection"
+    its = "Its" if who == "It" else f"{who}'s"
+    kept = session.sources.pop(str(session.conversation_no), None)
+    if kept is None:  # not known
+        if session.source is None:
+            return ""
+        return (f" {its} next answers come from {session.source.name}, the source chosen last; to go on with it "
+                "from the default collection, press “Back to the default collection” under Your documents "
+                "and pick it again.")
+    if isinstance(kept, Origin) and kept != COLLECTION:
+        session.set_source(None)  # let go first: its room may be needed to take this one again
+        try:
+            kept = _taken_again(services, session, kept, client)
+        except AssistantError as error:
+            return (f" {who} was answered from {kept.name}, which cannot be taken again: {error} Its answers now come "
+                    f"from {collection}; to ask about that source again, give it under Your documents (a new "
+                    "conversation starts for it).")
+    source = kept if isinstance(kept, Source) else None
+    session.set_source(source)
+    return f" {its} answers come from {collection if source is None else source.name}."
+
+
+def _taken_again(services: Services | None, session: Session, origin: Origin, client: str | None) -> Source:
+    """The source ``origin`` names, taken again; an AssistantError that
+    says why where it cannot be."""
+    if services is not None and origin.title:
+        passage = _article(services, origin.title)
+        return _document(services, session, passage.text, passage.title or passage.id, client, title=origin.title)
+    if services is not None and origin.file:
+        path = Path(origin.file)
+        gone = InvalidInputError(f"the file {path.name} is no longer on the server (an upload is deleted when its "
+                                 "page closes, or when the server clears its old uploads).")
+        if not path.is_file():
+            raise gone
+        try:
+            text = read_text(path)
+        except OSError:  # deleted meanwhile
+            raise gone from None
+        return _document(services, session, text, path.stem, client, file=origin.file)
+    raise InvalidInputError("documents are not kept across a reload or a server restart, nor once their room is "
+                            "needed for another.")
 
 
 def use_default_collection(services: Services, session: Session) -> str:

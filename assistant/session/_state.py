@@ -129,6 +129,28 @@ class SessionTurn:
     info: TurnInfo
 
 
+@dataclass(frozen=True)
+class Origin:
+    """What a conversation was answered from, as far as it can be told
+    without holding it: its name and, where the source can be taken again,
+    how (an article of the collection by its title; an uploaded document by
+    the server's copy of the file, which the browser's copy never carries).
+    The source itself (:class:`Source`) is held while memory allows."""
+
+    kind: str  # "collection" (the default) | "document" | "uploads"
+    name: str = ""  # what the status line calls it ("" for the collection, which Services names)
+    title: str = ""  # an article of the collection: its title
+    file: str = ""  # an uploaded document: Gradio's copy of it on the server
+
+    def json(self) -> dict:
+        """As the browser's copy keeps it: no path on the server."""
+        return {key: value for key, value in (("kind", self.kind), ("name", self.name), ("title", self.title)) if value}
+
+
+# The default collection, as a conversation's origin.
+COLLECTION = Origin("collection")
+
+
 @dataclass
 class Source:
     """A session's own retrieval source instead of the default index."""
@@ -137,6 +159,9 @@ class Source:
     name: str  # what the status line calls it
     retriever: object  # assistant Retriever
     text: str = ""  # the whole document (single-document mode; multiple choice reads it)
+    # How to take it again once let go (Origin.title, Origin.file).
+    title: str = ""
+    file: str = ""
     index: SessionIndex | None = None  # on-disk index of uploads, removed on close
     # Reorders the uploads' hits (a DeferredRescorer while their passages are
     # encoded); None: BM25's order.
@@ -146,6 +171,10 @@ class Source:
     # Its share of what its client's sessions hold: an index of uploads
     # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``).
     client_share: HeldShare | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.kind, self.name, self.title, self.file)
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
@@ -255,7 +284,14 @@ class Session:
     conversation_no: int = 1
     # The user's other conversations, as saved JSON (see saved_state): number -> turns.
     archive: dict[str, list] = field(default_factory=dict)
+    # What the current conversation is answered from (None: the default collection).
     source: Source | None = None
+    # What each of the other conversations (archive's keys) was answered
+    # from: its Source while the session holds it (several conversations may
+    # hold one, counted once in the budgets), else its Origin (after a
+    # reload, another tab's, or let go for room). A conversation missing
+    # here was saved before conversations kept theirs.
+    sources: dict[str, Source | Origin] = field(default_factory=dict)
     replay: Replay | None = None
     selected: int | None = None  # the turn the correction box and thumbs act on (None: the last)
     # Its files on the server's disk (uploads, export): see the properties.
@@ -324,16 +360,78 @@ class Session:
         :meth:`Conversation.history`."""
         return Conversation([t.turn for t in self.turns[:upto]]).history(rewritten)
 
+    def holds(self, source: Source) -> bool:
+        """Whether a conversation of this session is answered from ``source``."""
+        return source is self.source or any(kept is source for kept in self.sources.values())
+
+    def let_go(self, source: Source | None) -> None:
+        """Close ``source`` if no conversation holds it any more."""
+        if source is not None and not self.holds(source):
+            source.close()
+
+    def forget_sources(self) -> None:
+        """Let go of what the conversations no longer in ``archive`` held
+        (trimmed, removed by another tab)."""
+        current = str(self.conversation_no)
+        for key in [key for key in self.sources if key not in self.archive and key != current]:
+            self.let_go(_as_source(self.sources.pop(key)))
+
+    def set_source(self, source: Source | None) -> None:
+        """Answer the current conversation from ``source`` (what it waited
+        to take again is forgotten); the one it replaces is closed if no
+        other conversation holds it."""
+        self.sources.pop(str(self.conversation_no), None)
+        old, self.source = self.source, source
+        if old is not source:
+            self.let_go(old)
+
+    def replaced(self) -> Source | None:
+        """The current source if giving another one lets it go (no other
+        conversation holds it, and the current one, empty, keeps none):
+        what the budgets count as freed."""
+        source = self.source
+        if source is None or self.turns or any(kept is source for kept in self.sources.values()):
+            return None
+        return source
+
+    def spareable(self) -> list[Source]:
+        """The sources that giving the current conversation another one may
+        let go for room: those only other conversations hold, and the
+        current one's when it is under way (it is then left, keeping it)."""
+        held = [kept for kept in self.sources.values() if isinstance(kept, Source)]
+        if self.turns and self.source is not None:
+            held.append(self.source)
+        return list({id(source): source for source in held}.values())
+
+    def spare(self, sources: list[Source]) -> None:
+        """Let go of ``sources`` (of :meth:`spareable`), for room: each
+        conversation that held one keeps its Origin, to take it again when
+        picked again where it can be (an article, an upload still on disk)."""
+        for key, kept in list(self.sources.items()):
+            if any(kept is source for source in sources):
+                self.sources[key] = kept.origin
+        if any(self.source is source for source in sources):
+            # The conversation under way, about to be left, keeps its origin as the others do.
+            self.sources[str(self.conversation_no)] = self.source.origin
+            self.source = None
+        for source in sources:
+            self.let_go(source)
+
     def close(self) -> None:
         """Free what the session holds: its uploads' index and the uploaded
-        files on disk, its document and replayed file in memory."""
-        if self.source is not None:
-            self.source.close()
-            self.source = None
+        files on disk, its documents and replayed file in memory."""
+        held = [kept for kept in (self.source, *self.sources.values()) if isinstance(kept, Source)]
+        self.source, self.sources = None, {}
+        for source in {id(s): s for s in held}.values():
+            source.close()
         if self.replay is not None:
             self.replay.close()
             self.replay = None
         self.files.remove()
+
+
+def _as_source(kept: Source | Origin | None) -> Source | None:
+    return kept if isinstance(kept, Source) else None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn, counted
-from ._state import MAX_HISTORY_CHARS, MAX_TURNS, Session, SessionTurn, TurnInfo
+from ._state import COLLECTION, MAX_HISTORY_CHARS, MAX_TURNS, Origin, Session, SessionTurn, Source, TurnInfo
 
 # Bump when the layout changes: an older value is then ignored, not misread.
 STORE_VERSION = 1
@@ -39,6 +39,11 @@ _MAX_ID_CHARS = 32
 # matters only until every open tab has heard of its removal, at the next
 # save, so a few suffice, and the copy does not grow with every undo.
 MAX_REMOVED = 50
+# Characters of a source's name and of an article's title read back at most
+# (the app writes shorter: a title is at most 300).
+_MAX_NAME_CHARS = 300
+# The kinds of origin a copy may name (Origin.kind).
+_ORIGIN_KINDS = ("collection", "document", "uploads")
 
 
 def _turn_json(entry: SessionTurn) -> dict:
@@ -153,9 +158,14 @@ def saved_state(session: Session, limit: int = MAX_SAVED_CHARS) -> dict:
         "current": session.conversation_no,
         "conversations": {key: conversations[key] for key in keep},
     }
-    if session.source is not None:
-        # Only its name: the documents themselves are not kept (restore_state says so).
-        saved["source"] = session.source.name
+    # Each conversation's source, by its name (and an article's title, to
+    # take it again): the documents themselves are not kept (restore_state
+    # says so). A conversation saved before they were has none.
+    origins = {key: origin.json() for key in saved["conversations"] if (origin := origin_of(session, key)) is not None}
+    saved["sources"] = origins
+    current = origins.get(str(session.conversation_no), COLLECTION.json())
+    if current.get("name"):
+        saved["source"] = current["name"]  # the current one's, as copies before per-conversation sources read it
     # A removed conversation the copy holds again (another tab went on with
     # it, and this one took it back) is not removed: the other tabs keep it.
     held = {_opening(turns) for turns in saved["conversations"].values() if turns}
@@ -165,6 +175,15 @@ def saved_state(session: Session, limit: int = MAX_SAVED_CHARS) -> dict:
     return _within(saved, limit)
 
 
+def origin_of(session: Session, key: str) -> Origin | None:
+    """What conversation ``key`` of ``session`` is answered from (None: not
+    known, saved before conversations kept their source)."""
+    kept = session.sources.get(key)
+    if key == str(session.conversation_no) and not isinstance(kept, Origin):
+        return session.source.origin if session.source is not None else COLLECTION
+    return kept.origin if isinstance(kept, Source) else kept
+
+
 def _within(saved: dict, limit: int) -> dict:
     """``saved`` cut to ``limit`` characters of JSON: the oldest other
     conversations go first, then the sources of the current one's oldest
@@ -172,6 +191,8 @@ def _within(saved: dict, limit: int) -> dict:
     conversations = saved["conversations"]
     current = str(saved["current"])
     size = _drop_until_within(conversations, [k for k in conversations if k != current], len(json.dumps(saved)), limit)
+    for key in set(saved.get("sources", {})) - set(conversations):
+        del saved["sources"][key]  # smaller still: no entry for a conversation dropped
     for turn in conversations.get(current, []):
         if size <= limit:
             break
@@ -204,8 +225,12 @@ def restore_state(session: Session, data: Any) -> str:
     session.restored = True  # read once, whatever it holds: a bad copy is not retried at every event
     if data is None:
         return ""
-    parsed, current, saved_id, session.removed = _read_copy(data)
+    parsed, current, saved_id, session.removed, origins = _read_copy(data)
     session.archive = {str(n): [_turn_json(t) for t in turns] for n, turns in parsed.items() if n != current}
+    # The current one's too, when not the collection: held by none yet, it
+    # is taken again where it can be (take_back, as a switch to it does).
+    session.sources = {str(n): origin for n, origin in origins.items()
+                       if n in parsed and (n != current or origin != COLLECTION)}
     session.turns, session.conversation_no, session.selected = parsed.get(current, []), current, None
     session.stored = frozenset(_prints([_turn_json(t) for t in turns]) for turns in parsed.values())
     if saved_id.isascii() and saved_id.isalnum() and len(saved_id) <= _MAX_ID_CHARS:
@@ -214,18 +239,20 @@ def restore_state(session: Session, data: Any) -> str:
     # A page never asked anything saves its one empty conversation: said to
     # be "restored", it announced conversations the chat did not show.
     status = f"Restored {counted(kept, 'conversation')} saved in this browser." if any(parsed.values()) else ""
-    if isinstance(data.get("source"), str) and session.source is None:
+    if current not in origins and isinstance(data.get("source"), str) and session.source is None:
+        # A copy saved before each conversation kept its source.
         status += (f" Answers came from {data['source'][:200]} before: documents are not kept across a reload or a "
                    "server restart, so answers now come from the default collection until you give them again.")
     return status.strip()
 
 
-def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str, list[str]]:
+def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str, list[str], dict[int, Origin]]:
     """The conversations (the newest MAX_CONVERSATIONS, and the current
-    one), the current one's number, the browser's id and the removed
+    one), the current one's number, the browser's id, the removed
     conversations (the newest MAX_REMOVED; none in a copy saved before
-    copies had them) of a copy :func:`saved_state` wrote; anything else
-    raises DataFormatError."""
+    copies had them) and each conversation's source (none in a copy saved
+    before conversations kept theirs) of a copy :func:`saved_state` wrote;
+    anything else raises DataFormatError."""
     unreadable = "The conversations saved in this browser cannot be read"
     try:
         size = len(json.dumps(data))
@@ -247,9 +274,22 @@ def _read_copy(data: Any) -> tuple[dict[int, list[SessionTurn]], int, str, list[
         if not isinstance(saved_id, str):
             raise _Unreadable
         removed = [_text(opening)[:_MAX_ID_CHARS] for opening in _listed(data.get("removed", []))][-MAX_REMOVED:]
+        origins = {_number_of(key): _origin(value) for key, value in _object(data.get("sources", {})).items()}
     except _Unreadable:
         raise DataFormatError(f"{unreadable} (a value of the wrong type).") from None
-    return parsed, current, saved_id, removed
+    return parsed, current, saved_id, removed, origins
+
+
+def _origin(data: Any) -> Origin:
+    """An origin as :meth:`Origin.json` writes it (never a path on the server)."""
+    data = _object(data, "kind")
+    kind = _text(data["kind"])
+    if kind not in _ORIGIN_KINDS:
+        raise _Unreadable
+    if kind == "collection":
+        return COLLECTION
+    return Origin(kind, _text(data.get("name", ""))[:_MAX_NAME_CHARS] or f"your {kind}",
+                  _text(data.get("title", ""))[:_MAX_NAME_CHARS] if kind == "document" else "")
 
 
 def _number_of(key: Any) -> int:
@@ -279,25 +319,24 @@ def conversation_choices(session: Session, saved: dict | None = None) -> list[tu
     return choices
 
 
-def switch_conversation(session: Session, number: int) -> str:
-    """Make conversation ``number`` the current one (the current one is kept)."""
+def enter_conversation(session: Session, number: int) -> str:
+    """Make conversation ``number`` the current one (the current one is
+    kept, with its source); returns a status. What it was answered from
+    stays in ``session.sources`` under its number, for the caller to take
+    again (the session layer's switch_conversation); ``session.source`` is
+    still the conversation left's."""
     key = str(number)
     if number == session.conversation_no:
         return f"Conversation {number} is the current one."
     if key not in session.archive:
         raise InvalidInputError(f"There is no conversation {number} in this browser.")
     turns = [_turn_from_json(t) for t in session.archive.pop(key)]
+    kept = session.sources.pop(key, None)  # out of the archive, it is no longer the archive's to forget
     _leave_current(session)
     session.turns, session.conversation_no = turns, number
-    status = f"Back to conversation {number} ({counted(len(turns), 'turn')})."
-    if session.source is not None:
-        # The source is the session's, not the conversation's: a conversation
-        # about the collection, picked again after a document was given, was
-        # answered from the document, with no word of it but the answers.
-        status += (f" Its next answers come from {session.source.name}, the source chosen last; to go on with it "
-                   "from the default collection, press “Back to the default collection” under Your documents "
-                   "and pick it again.")
-    return status
+    if kept is not None:
+        session.sources[key] = kept
+    return f"Back to conversation {number} ({counted(len(turns), 'turn')})."
 
 
 def _trim_archive(session: Session, limit: int = MAX_SAVED_CHARS) -> None:
@@ -310,23 +349,34 @@ def _trim_archive(session: Session, limit: int = MAX_SAVED_CHARS) -> None:
         del session.archive[key]
     # The newest stays, as saved_state keeps the current one.
     _drop_until_within(session.archive, keys[-(MAX_CONVERSATIONS - 1):][:-1], len(json.dumps(session.archive)), limit)
+    session.forget_sources()  # what only the conversations dropped held goes with them
 
 
 def _leave_current(session: Session) -> None:
     """Keep the current conversation in ``session.archive`` (an empty one is
     not kept), with no turn selected and a replay stopped: what starting
     over and switching to another conversation both do first."""
+    key = str(session.conversation_no)
     if session.turns:
-        session.archive[str(session.conversation_no)] = [_turn_json(t) for t in session.turns]
+        session.archive[key] = [_turn_json(t) for t in session.turns]
+        # It keeps its source (the one it still waits to take again, if any).
+        wanted = session.sources.get(key)
+        session.sources[key] = wanted if isinstance(wanted, Origin) else session.source or COLLECTION
         _trim_archive(session)
+    else:
+        session.sources.pop(key, None)
     session.selected = None
     session.replay = None if session.replay is None else dataclasses.replace(session.replay, conversation_id="", position=0)
 
 
 def new_conversation(session: Session) -> str:
-    """Start over (the session's documents stay; a replay is stopped); the
-    conversation so far is kept in ``session.archive``. An empty one is
-    already new: it keeps its number rather than leave a gap in the list."""
+    """Start over (a replay is stopped); the conversation so far is kept in
+    ``session.archive``, with its source. The new one is answered from the
+    source of the one left: a visitor who gave a document starts over to
+    ask about it afresh (the default collection is a press of “Back to the
+    default collection” away, a document given again a new upload or
+    paste). An empty one is already new: it keeps its number rather than
+    leave a gap in the list."""
     under_way = bool(session.turns)
     _leave_current(session)
     if under_way:
@@ -372,10 +422,15 @@ def merge_saved(session: Session, data: Any) -> str:
     copy; merging only added, so a removed conversation came back from the
     tab that still held it. The current conversation is not replaced or
     removed while a turn of this tab runs or waits (theirs is then kept
-    beside it). The size limits are those of :func:`saved_state`: the
-    oldest conversations go first.
+    beside it). A conversation this tab does not have, numbered as the
+    empty one it shows, answered from the same source, is taken in its
+    place: a tab opened empty took another's first conversation as a
+    second one beside its empty first. A conversation added keeps its
+    source's name (the tab that gave it holds it); one removed lets go of
+    what only it held. The size limits are those of :func:`saved_state`:
+    the oldest conversations go first.
     """
-    parsed, _, _, their_removed = _read_copy(data)
+    parsed, _, _, their_removed, origins = _read_copy(data)
     current = str(session.conversation_no)
     mine = dict(session.archive)
     if session.turns:
@@ -407,14 +462,30 @@ def merge_saved(session: Session, data: Any) -> str:
                 continue
             if _goes_on_from(ours, print_):
                 continue
+        if str(number) == current and current not in mine and not busy and _same_origin(session, origins.get(number)):
+            _replace(session, current, turns)
+            mine[current], prints[current] = turns, print_
+            taken.append(current)
+            continue
         key = str(max(map(int, [current, *mine])) + 1)
         session.archive[key] = mine[key] = turns
         prints[key] = print_
+        if number in origins:
+            session.sources[key] = origins[number]
         added.append(key)
     session.stored = frozenset(both)
     if added:
         _trim_archive(session)
+    session.forget_sources()
     return _merged_status(session, taken, added, removed)
+
+
+def _same_origin(session: Session, theirs: Origin | None) -> bool:
+    """Whether the conversation ``session`` shows is answered from
+    ``theirs`` (None, not known, is taken as the same: a copy saved before
+    conversations kept their source)."""
+    ours = origin_of(session, str(session.conversation_no))
+    return theirs is None or ours is None or ours.json() == theirs.json()
 
 
 def _counterpart(mine: dict, prints: dict, theirs: set, turns: list[dict], print_: tuple[str, ...]) -> str | None:

@@ -13,7 +13,7 @@ from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, search_notice
 from ._storage import server_storage
-from ._store import note_removed
+from ._store import note_removed, origin_of
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
 
@@ -324,8 +324,11 @@ def export_qrecc(session: Session) -> list[dict]:
     which ("replay", "correction", "confirmed" or "system": a replay of the
     export scores those against themselves). ``System_rewrite`` is the
     rewriter's own. A replayed CANARD turn's export had lost the human
-    rewrite for the system's.
+    rewrite for the system's. ``Source`` is what the conversation was
+    answered from, as the browser's copy names it ({"kind": "collection"},
+    or a document's or the uploads' kind and name, an article's title).
     """
+    origin = origin_of(session, str(session.conversation_no))
     records = []
     for number, entry in enumerate(session.turns, 1):
         turn, info = entry.turn, entry.info
@@ -339,6 +342,7 @@ def export_qrecc(session: Session) -> list[dict]:
                 "Answer": turn.answer.text,
                 "Conversation_no": session.conversation_no,
                 "Turn_no": number,
+                **({"Source": origin.json()} if origin is not None else {}),
             }
         )
     return records
