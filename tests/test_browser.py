@@ -515,6 +515,43 @@ def test_an_article_named_with_enter_becomes_the_document_and_a_new_conversation
     page.locator("#examples").wait_for(state="visible")
 
 
+def pick_conversation(page, number):
+    """Pick conversation ``number`` in the list, with the keyboard."""
+    page.locator("#conversations input").focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(f"{number}:")
+    page.get_by_role("option", name=re.compile(f"^{number}: ")).and_(page.locator(".active")).wait_for()
+    page.keyboard.press("Enter")
+    status_text(page, f"Back to conversation {number}")
+
+
+def test_a_conversation_picked_again_is_answered_from_its_own_source_and_the_page_says_which(open_page):
+    # The source was the session's: conversation 1, about the collection,
+    # picked again after an article was chosen, was answered from the article.
+    page = open_page()
+    ask(page, ADA)
+    page.get_by_role("tab", name="Your documents").click()
+    page.locator("#doc-title textarea, #doc-title input").first.fill("lord byron")
+    page.click("#use-document")
+    page.locator("#docs-status").filter(has_text="A new conversation starts for it").wait_for()
+    page.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")  # drawn again, empty
+    ask(page, "Who was George Gordon Byron?")
+    pick_conversation(page, 1)
+    assert "Its answers come from" in status_text(page, "Back to conversation 1")
+    page.locator("#cqa-source").filter(has_text="the Wikipedia vital-article summaries").wait_for()
+    page.locator("#examples").wait_for(state="visible")
+    ask(page, "What is Paris?")
+    assert "the capital" in answers(page).last.inner_text()  # the collection's Paris, not Lord Byron's article
+    pick_conversation(page, 2)
+    page.locator("#cqa-source").filter(has_text="the document “Lord Byron”").wait_for()
+    page.locator("#examples").wait_for(state="hidden")
+    # A reload shows the conversation where it left it, its article taken again.
+    page.reload()
+    page.wait_for_selector("#question textarea")
+    status_text(page, "Restored 2 conversations")
+    page.locator("#cqa-source").filter(has_text="the document “Lord Byron”").wait_for()
+
+
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
     url, rewriter = gated_app_server
     with browser_context(browser) as context:
