@@ -358,6 +358,10 @@ def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_pa
         deferred.cancel = functools.partial(cancelled.append, name)
         session.source = dataclasses.replace(session.source, rescorer=deferred)
         act.upload([], session, SimpleNamespace(session_hash=name))  # refused (no files), but the page is known
+        if name == "gone":  # its conversation about the document is left, and keeps it
+            list(S.ask(app_services, session, "Where does the zorblax flower grow?"))
+            S.use_default_collection(app_services, session)
+            assert session.source is None and session.sources["1"].rescorer is deferred
     act.left(SimpleNamespace(session_hash="gone"))
     act.left(SimpleNamespace(session_hash="never-uploaded"))  # nothing to stop
     assert cancelled == ["gone"]

@@ -222,9 +222,11 @@ def abandon(session: Session) -> None:
     """The page of ``session`` was closed or reloaded: stop encoding its
     uploads' passages, which only its next question could use and which
     hold up every other upload on the one worker (a reload starts a new
-    session; a page that comes back keeps its uploads, searched by BM25)."""
-    if session.source is not None and isinstance(session.source.rescorer, DeferredRescorer):
-        session.source.rescorer.cancel()
+    session; a page that comes back keeps its uploads, searched by BM25).
+    Those of its other conversations too."""
+    for source in (session.source, *session.sources.values()):
+        if isinstance(source, Source) and isinstance(source.rescorer, DeferredRescorer):
+            source.rescorer.cancel()
 
 
 def switch_conversation(session: Session, number: int, services: Services | None = None,
