@@ -138,14 +138,16 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
     owns = [own] if own is not None else []
     spare = [source for source in session.spareable() if source.held is not None] if session is not None else []
 
-    def freed(shares, held):
-        return (sum(_client_share_of(share, client) for share in shares) if not held
-                else sum(share.held.size for share in shares if getattr(share, "held", None) is not None))
+    def client_freed(holders) -> int:
+        return sum(_client_share_of(holder, client) for holder in holders)
 
-    mine = services.client_text.take(client, size, limits.client_held_bytes, freed(owns, False))
+    def server_freed(holders) -> int:
+        return sum(holder.held.size for holder in holders if getattr(holder, "held", None) is not None)
+
+    mine = services.client_text.take(client, size, limits.client_held_bytes, client_freed(owns))
     spared = mine is None and bool(spare)
     if spared:
-        mine = services.client_text.take(client, size, limits.client_held_bytes, freed(owns + spare, False))
+        mine = services.client_text.take(client, size, limits.client_held_bytes, client_freed(owns + spare))
     hint = ("In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
             "hour later), or upload the file under 'Your documents', which indexes it on disk." if what == "document"
             else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
@@ -156,10 +158,10 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
             f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
             f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
             f"({size / MB:.1f} MB) is not taken. {hint}")
-    held = services.held_text.take(size, limits.max_held_bytes, freed=freed(owns + spare if spared else owns, True))
+    held = services.held_text.take(size, limits.max_held_bytes, freed=server_freed(owns + spare if spared else owns))
     if held is None and spare and not spared:
         spared = True
-        held = services.held_text.take(size, limits.max_held_bytes, freed=freed(owns + spare, True))
+        held = services.held_text.take(size, limits.max_held_bytes, freed=server_freed(owns + spare))
     if held is None:
         mine.give_back()
         services.refusals.refused(f"a {what}", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
