@@ -474,7 +474,9 @@ def test_over_plain_http_tabs_fold_in_each_others_saves_an_undo_included(browser
         status_text(second, "Another tab of this browser saved: this conversation was brought up to date")
         second.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 0")
         ask(second, "What is Paris?")
-        status_text(first, "Another tab of this browser saved: conversation 2 added to Your conversations")
+        # The first tab's conversation 1, emptied, takes the second's in its place (it was added as a second one).
+        status_text(first, "Another tab of this browser saved: this conversation was brought up to date")
+        first.wait_for_function("document.querySelectorAll('#chat .cqa-answer').length == 1")
         with second.expect_navigation():
             second.reload()
         second.wait_for_selector("#question textarea")
