@@ -1,17 +1,21 @@
 """The Gradio server the app is served on (``app.py`` wires the UI it serves).
 
 What Gradio's ``launch`` gets beyond the Blocks: its store of sessions'
-state, where one client holds a bounded share (:class:`ClientStore`), the
-session layer's request middleware (``S.QueueShare``, ``S.BodyLimit``), the
-upkeep threads while it serves, and the folder of the exports. The rules
+state, where one client holds a bounded share (:class:`ClientStore`), its
+queue's choice of the next event to run, where one client runs a bounded
+share (``S.RunningShare``), the session layer's request middleware
+(``S.QueueShare``, ``S.BodyLimit``), the upkeep threads while it serves,
+and the folder of the exports. The rules
 (limits, shares, the upkeep itself) are the session layer's, which imports
 no gradio; this module fits them into Gradio.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
+import random
 import tempfile
 import weakref
 from pathlib import Path
@@ -106,10 +110,56 @@ class ClientStore(StateHolder):
                               f"it holds {self.limit} sessions in the server's store, the most one visitor may")
 
 
-def _waiting(demo: gr.Blocks, client: str) -> int:
-    """The events of ``client`` (``S.client_of`` their requests) waiting in ``demo``'s queue."""
+class _Clients:
+    """Each of Gradio's queued events' client (``S.client_of`` its request),
+    read once: the queue asks for them every time it takes an event."""
+
+    def __init__(self):
+        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __call__(self, event) -> str | None:
+        try:
+            return self._clients[event]
+        except KeyError:
+            client = self._clients[event] = S.client_of(event.request.scope)
+            return client
+
+
+def _waiting(demo: gr.Blocks, clients: _Clients, client: str) -> int:
+    """The events of ``client`` waiting in ``demo``'s queue."""
     lines = list(demo._queue.event_queue_per_concurrency_id.values())  # list(): copies taken at once
-    return sum(S.client_of(event.request.scope) == client for line in lines for event in list(line.queue))
+    return sum(clients(event) == client for line in lines for event in list(line.queue))
+
+
+def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
+    """Gradio's ``queue`` takes its next events to run by ``share``. This
+    replaces ``Queue.get_events`` and keeps its rule otherwise: the lines
+    (one per concurrency id) in random order, a line at its concurrency
+    limit passed over, a batched function's events taken together (the
+    first by ``share``; the app batches none)."""
+
+    def get_events():
+        running = collections.Counter(clients(event) for job in queue.active_jobs if job is not None for event in job)
+        concurrency_ids = list(queue.event_queue_per_concurrency_id)
+        random.shuffle(concurrency_ids)
+        for concurrency_id in concurrency_ids:
+            line = queue.event_queue_per_concurrency_id[concurrency_id]
+            if not line.queue or (line.concurrency_limit is not None
+                                  and line.current_concurrency >= line.concurrency_limit):
+                continue
+            first = share.first(line.queue, clients, running)
+            if first is None:
+                continue
+            events = [first]
+            if first.fn.batch:
+                events += [event for event in line.queue
+                           if event is not first and event.fn == first.fn][:first.fn.max_batch_size - 1]
+            for event in events:
+                line.queue.remove(event)
+            return events, first.fn.batch, concurrency_id
+        return None
+
+    queue.get_events = get_events
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
@@ -120,12 +170,16 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     ``limits.client_upload_mb`` or ``client_uploads`` in ``client_window_s``,
     every other route bodies over :func:`assistant.session.request_limit`.
     Each client holds at most ``limits.client_sessions`` of the sessions
-    Gradio keeps (:class:`ClientStore`) and ``limits.client_queued`` of
-    the events waiting in its queue (``S.QueueShare``)."""
+    Gradio keeps (:class:`ClientStore`), ``limits.client_queued`` of
+    the events waiting in its queue (``S.QueueShare``) and
+    ``limits.client_running`` of those it runs (``S.RunningShare``), and
+    as many direct calls under way."""
     from starlette.middleware import Middleware
 
     refusals = S.RefusalLog()
     store = ClientStore(limits.client_sessions, refusals=refusals)
+    clients = _Clients()
+    _share_running(demo._queue, clients, S.RunningShare(limits.client_running, refusals))
 
     @contextlib.asynccontextmanager
     async def client_store(gradio_app):
@@ -138,8 +192,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     body_limit = Middleware(S.BodyLimit, limit=S.request_limit(limits), min_free=limits.min_free_bytes,
                             quota=S.UploadQuota(limits), refusals=refusals)
     # Outermost: it names each request's client for the store, and refuses before a body is read.
-    queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo), limit=limits.client_queued,
-                             refusals=refusals)
+    queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo, clients),
+                             limit=limits.client_queued, running=limits.client_running, refusals=refusals)
     app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
     _forget_deleted_files_hourly(demo)
     _release_free_memory_periodically(demo)

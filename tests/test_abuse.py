@@ -401,3 +401,57 @@ def _restored(turns):
     session = S.Session()
     S.restore_state(session, saved(turns))
     return session
+
+
+def test_one_client_may_have_only_its_share_of_direct_calls_under_way():
+    # The page's events that skip the queue are direct calls to Gradio's run
+    # route, each run at once on one of the threads every handler runs on:
+    # a script sending them by the hundred at once had every thread (and
+    # held every one's body in memory).
+    release, entered = asyncio.Event(), []
+
+    async def handler(scope, receive, send):
+        entered.append(S.request_client())
+        await release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    middleware = S.QueueShare(handler, waiting=lambda client: 0, limit=16, running=2)
+
+    async def call(path, client="93.184.216.34"):
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": []}
+        await middleware(scope, receive, send)
+        return sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"]
+
+    async def crowd():
+        calls = [asyncio.create_task(call("/gradio_api/run/predict")), asyncio.create_task(call("/gradio_api/api/chat/"))]
+        while len(entered) < 2:
+            await asyncio.sleep(0)
+        try:  # a third at once (were it let through, it would wait for the release below)
+            refused = await asyncio.wait_for(call("/gradio_api/run/predict"), timeout=60)
+        except TimeoutError:
+            refused = None
+        other = asyncio.create_task(call("/gradio_api/run/predict", client="151.101.1.69"))  # another visitor's
+        while len(entered) < 3:
+            await asyncio.sleep(0)
+        release.set()
+        answered = await asyncio.gather(*calls, other)
+        again = await call("/gradio_api/run/predict")  # its calls ended: the client may call again
+        return refused, answered, again
+
+    refused, answered, again = asyncio.run(crowd())
+    assert refused is not None, "a third call at once was let through"
+    status, headers, body = refused
+    assert (status, headers[b"retry-after"]) == (429, b"5")
+    assert json.loads(body)["detail"] == ("You already have 2 requests running, the most one visitor may: try again "
+                                          "in a few seconds, when they have been answered.")
+    assert [status for status, _, _ in answered] == [200, 200, 200] and again[0] == 200
+    assert entered == ["93.184.216.34", "93.184.216.34", "151.101.1.69", "93.184.216.34"]

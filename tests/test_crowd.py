@@ -9,6 +9,7 @@ compared.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import numpy as np
@@ -359,3 +360,130 @@ def test_two_full_batches_of_turns_can_be_in_flight():
 
     assert BATCH_SIZE == RewriterConfig().batch_size
     assert app.TURN_CONCURRENCY == 2 * BATCH_SIZE
+
+
+# ---------------------------------------------------------------- each client's share of the running events
+
+
+class _Event:
+    """A queued event as the running share sees it: its client."""
+
+    def __init__(self, client):
+        self.client = client
+
+
+def test_the_queue_runs_the_first_event_in_line_whose_client_has_room(caplog):
+    a1, a2, b1, own = _Event("93.184.216.34"), _Event("93.184.216.34"), _Event("151.101.1.69"), _Event(None)
+    line = [a1, a2, b1, own]
+    share = S.RunningShare(2)
+    client = lambda event: event.client  # noqa: E731
+    assert share.first(line, client, {}) is a1
+    assert share.first(line, client, {"93.184.216.34": 1}) is a1
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        # Past its share a client's events wait; the next visitor's run.
+        assert share.first(line, client, {"93.184.216.34": 2}) is b1
+        assert share.first(line, client, {"93.184.216.34": 2}) is b1
+        assert share.first(line, client, {"93.184.216.34": 3, "151.101.1.69": 2}) is own  # the server's own: not counted
+        assert share.first(line[:3], client, {"93.184.216.34": 2, "151.101.1.69": 2}) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "refused running events (kept in line) to 93.184.216.34: it has 2 events running, the most one visitor may; "
+        "its others wait in line",
+        "refused running events (kept in line) to 151.101.1.69: it has 2 events running, the most one visitor may; "
+        "its others wait in line"]  # a line per client and minute, whatever the events passed over
+
+
+FLOODER, VISITOR = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
+
+
+@pytest.fixture(scope="module")
+def four_workers(retriever, minilm, tmp_path_factory):
+    """The app with four workers in its queue, of which one client may run
+    two, and turns that wait for the rewriter's gate. Yields (url, demo, rewriter)."""
+    from conftest import GatedRewriter, serve_app
+
+    rewriter = GatedRewriter()
+    url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), tmp_path_factory.mktemp("four"),
+                             max_threads=4, limits=S.UploadLimits(client_running=2))
+    try:
+        yield url, demo, rewriter
+    finally:
+        rewriter.gate.set()
+        demo.close()
+
+
+def _endpoints(url):
+    """{"chat": ..., "load": ...}: the chat API's and the page load's (index, which inputs are state)."""
+    import httpx
+
+    config = httpx.get(url + "config", timeout=30).json()
+    kinds = {component["id"]: component["type"] for component in config["components"]}
+    found = {}
+    for index, dependency in enumerate(config["dependencies"]):
+        kind = "chat" if dependency.get("api_name") == "chat" else (
+            "load" if any(target[1] == "load" for target in dependency["targets"]) else None)
+        if kind is not None:
+            found[kind] = (index, [kinds[i] in ("state", "browser_state") for i in dependency["inputs"]])
+    return found
+
+
+async def _event(http, url, endpoint, page, question="What is Paris?"):
+    """One queued event (join, then the page's event stream): "ok", "failed", or the join's status."""
+    import json
+
+    fn_index, state = endpoint
+    data = [None if is_state else question for is_state in state]
+    joined = await http.post(url + "gradio_api/queue/join",
+                             json={"data": data, "fn_index": fn_index, "session_hash": page, "event_data": None})
+    if joined.status_code != 200:
+        return joined.status_code
+    event_id = joined.json()["event_id"]
+    async with http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": page}) as stream:
+        async for line in stream.aiter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("event_id") == event_id and message.get("msg") == "process_completed":
+                return "ok" if message.get("success") else "failed"
+    return "no reply"
+
+
+def _flood_in_queue(demo, prefix):
+    """The events of sessions named ``prefix``… (running, waiting) in ``demo``'s queue."""
+    queue = demo._queue
+    running = sum(event.session_hash.startswith(prefix) for job in queue.active_jobs if job for event in job)
+    waiting = sum(event.session_hash.startswith(prefix)
+                  for line in queue.event_queue_per_concurrency_id.values() for event in line.queue)
+    return running, waiting
+
+
+def test_one_client_cannot_take_every_worker_of_the_queue(four_workers):
+    # Gradio's queue ran the events first in line on its workers: one script
+    # sending turns from many sessions took every worker, and another
+    # visitor's page could not even load until the script's turns ended.
+    import httpx
+
+    url, demo, rewriter = four_workers
+    ends = _endpoints(url)
+    rewriter.gate.clear()  # the script's turns hold their workers
+
+    async def visit():
+        async with httpx.AsyncClient(timeout=120, headers=FLOODER) as script, \
+                httpx.AsyncClient(timeout=120, headers=VISITOR) as other:
+            flood = [asyncio.create_task(_event(script, url, ends["chat"], f"flood-{n}")) for n in range(6)]
+            while True:  # until the queue has taken all it will of the six
+                running, waiting = _flood_in_queue(demo, "flood-")
+                if running + waiting == 6 and (None not in demo._queue.active_jobs or running >= 2):
+                    break
+                await asyncio.sleep(0.02)
+            # The other visitor's page loads while the script's turns still wait.
+            loaded = await asyncio.wait_for(_event(other, url, ends["load"], "other-page"), timeout=60)
+            held = _flood_in_queue(demo, "flood-")
+            rewriter.gate.set()
+            return loaded, held, await asyncio.gather(*flood)
+
+    try:
+        loaded, held, flood = asyncio.run(visit())
+    finally:
+        rewriter.gate.set()
+    assert loaded == "ok"
+    assert held == (2, 4)  # two of the script's running, its others waiting in line
+    assert flood == ["ok"] * 6  # and answered in turn
+

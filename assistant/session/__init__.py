@@ -11,7 +11,9 @@ from ._labels import (
 from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
 from ._sealed import browser_secret, open_browser_copy
-from ._serving import BodyLimit, QueueShare, UploadQuota, client_address, client_of, request_client, request_limit
+from ._serving import (
+    BodyLimit, QueueShare, RunningShare, UploadQuota, client_address, client_of, request_client, request_limit,
+)
 from ._sources import (
     MAX_CHOICE_CHARS,
     abandon,
@@ -107,6 +109,7 @@ __all__ = [
     "Pending",
     "QueueShare",
     "RefusalLog",
+    "RunningShare",
     "Scorer",
     "Services",
     "Session",

@@ -10,8 +10,9 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..kernel import counted
@@ -20,7 +21,8 @@ from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
 
-__all__ = ["request_limit", "BodyLimit", "QueueShare", "UploadQuota", "client_address", "client_of", "request_client"]
+__all__ = ["request_limit", "BodyLimit", "QueueShare", "RunningShare", "UploadQuota", "client_address", "client_of",
+           "request_client"]
 
 # The client of the request being served (QueueShare names it), for what is
 # made in serving it with no request at hand: a session's state in Gradio's
@@ -236,17 +238,22 @@ class QueueShare:
     the ones being handed to it count too), so that one client cannot fill
     the queue (``max_size``) and have every other visitor refused. Past it,
     a POST that would join the queue is answered 429, with a message the
-    page shows, before its body is read. It also names the client of every
-    request for :func:`request_client`. The server's own host or network
-    (client None) is not counted, as for the upload route's quota."""
+    page shows, before its body is read. Likewise a client may have at most
+    ``running`` direct calls under way at once (Gradio's run route: events
+    that skip the queue run at once, each on a thread of those that run
+    every handler). It also names the client of every request for
+    :func:`request_client`. The server's own host or network (client None)
+    is not counted, as for the upload route's quota."""
 
     # Seconds a refused client is told to wait: an event waits seconds, not minutes.
     RETRY_S = 5
 
     def __init__(self, app, waiting: Callable[[str], int], limit: int, joining: ClientShares | None = None,
-                 refusals: RefusalLog | None = None):
-        self.app, self.waiting, self.limit = app, waiting, limit
+                 refusals: RefusalLog | None = None, running: int = UploadLimits().client_running,
+                 calling: ClientShares | None = None):
+        self.app, self.waiting, self.limit, self.running = app, waiting, limit, running
         self.joining = joining if joining is not None else ClientShares()
+        self.calling = calling if calling is not None else ClientShares()
         self.refusals = refusals if refusals is not None else RefusalLog()
 
     async def __call__(self, scope, receive, send):
@@ -255,15 +262,25 @@ class QueueShare:
         client = client_of(scope)
         named = _REQUEST_CLIENT.set(client)
         try:
-            if client is None or not _joins_the_queue(scope):
+            if client is None or scope.get("method") != "POST":
                 return await self.app(scope, receive, send)
-            # Counted from the check on, so that a burst sent at once (each
-            # reading its body before it joins) is bounded too.
-            share = self.joining.take(client, 1, self.limit - self.waiting(client))
+            if _joins_the_queue(scope):
+                # Counted from the check on, so that a burst sent at once (each
+                # reading its body before it joins) is bounded too.
+                share = self.joining.take(client, 1, self.limit - self.waiting(client))
+                refusal = ("queued events (429)", f"You already have {self.limit} requests waiting in line, the most "
+                                                  f"one visitor may: try again in a few seconds, when they have been "
+                                                  f"answered.")
+            elif _runs_directly(scope):
+                share = self.calling.take(client, 1, self.running)
+                refusal = ("direct calls (429)", f"You already have {self.running} requests running, the most one "
+                                                 f"visitor may: try again in a few seconds, when they have been "
+                                                 f"answered.")
+            else:
+                return await self.app(scope, receive, send)
             if share is None:
-                message = (f"You already have {self.limit} requests waiting in line, the most one visitor may: "
-                           f"try again in a few seconds, when they have been answered.")
-                self.refusals.refused("queued events (429)", client, message)
+                kind, message = refusal
+                self.refusals.refused(kind, client, message)
                 body = json.dumps({"detail": message}).encode()  # the page shows a refusal's "detail"
                 return await _respond(send, 429, body, b"application/json",
                                       [(b"retry-after", str(self.RETRY_S).encode())])
@@ -275,11 +292,50 @@ class QueueShare:
             _REQUEST_CLIENT.reset(named)
 
 
+class RunningShare:
+    """Each client's share of the events Gradio's queue runs at once
+    (``limit``, :attr:`UploadLimits.client_running`): the queue ran the
+    events first in its lines on its workers (one thread each), so one
+    client sending events from many sessions took every worker, and each
+    other visitor's event, a page's load too, waited until the client's
+    ended. The queue now runs, from a line, the first event whose client
+    runs fewer than ``limit``; a client's others wait in line
+    (:class:`QueueShare` bounds how many) and run as its running ones end.
+    The server's own host or network (None) is not counted."""
+
+    def __init__(self, limit: int, refusals: RefusalLog | None = None):
+        self.limit = limit
+        self.refusals = refusals if refusals is not None else RefusalLog()
+        self._held = weakref.WeakSet()  # events already passed over once: one log line each at most
+
+    def first(self, line: Iterable, client: Callable[[object], str | None], running: Mapping[str | None, int]):
+        """The first event of ``line`` (in line order) whose ``client(event)``
+        has room (``running``: how many each client runs now); None if none has."""
+        for event in line:
+            who = client(event)
+            if who is None or running.get(who, 0) < self.limit:
+                return event
+            if event not in self._held:
+                self._held.add(event)
+                self.refusals.refused("running events (kept in line)", who,
+                                      f"it has {self.limit} events running, the most one visitor may; its others "
+                                      f"wait in line")
+        return None
+
+
 def _joins_the_queue(scope) -> bool:
     """Whether a request puts an event in Gradio's queue: a POST to its
     queue/join route, or to call/<api name> (the simple API)."""
     path = scope["path"].rstrip("/")
     return scope.get("method") == "POST" and (path.endswith("/queue/join") or "/call/" in path)
+
+
+def _runs_directly(scope) -> bool:
+    """Whether a request runs an event at once, past the queue: a POST to
+    Gradio's run/<api name> route (the page's events that skip the queue),
+    or to its older name api/<api name>."""
+    parts = scope["path"].rstrip("/").split("/")
+    return scope.get("method") == "POST" and len(parts) >= 3 and parts[-2] in ("run", "api")
 
 
 async def _respond(send, status: int, body: bytes, content_type: bytes, headers: list | None = None):

@@ -118,6 +118,17 @@ class UploadLimits:
     # questions wait in the session, MAX_WAITING): this is a few people
     # behind one address, and eight such addresses are needed to fill it.
     client_queued: int = 16
+    # Events one client may have running at once (Gradio's queue runs 40,
+    # each on a thread of the 40 that run the app's handlers); its others
+    # wait in line, within client_queued. The queue ran whichever events were
+    # first in line, so one script sending events from many sessions had all
+    # 40 workers and every other visitor's event, even a page's load,
+    # waited until its ended. A page runs one or two at a time (a turn, the
+    # source line's tick): this is a few people behind one address, and five
+    # such addresses are needed to take every worker. Also the most direct
+    # calls (Gradio's run route, the events that skip the queue) one client
+    # may have under way at once (refused with 429 past it).
+    client_running: int = 8
 
     @property
     def max_file_bytes(self) -> int:
