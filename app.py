@@ -997,6 +997,7 @@ def _main(argv: list[str] | None) -> int:
 
     args = _parser().parse_args(argv)
     port = server_port(args.port)  # before anything loads
+    server.check_gradio()  # a Gradio other than the tested one, before minutes of loading models
     check_can_listen(args.host, port)
     use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -5,7 +5,8 @@ state, where one client holds a bounded share (:class:`ClientStore`), its
 queue's choice of the next event to run, where one client runs a bounded
 share (``S.RunningShare``), the session layer's request middleware
 (``S.QueueShare``, ``S.BodyLimit``), the upkeep threads while it serves,
-and the folder of the exports. The rules
+and the folder of the exports. :func:`check_gradio` refuses to start on a
+Gradio without the internals these rely on. The rules
 (limits, shares, the upkeep itself) are the session layer's, which imports
 no gradio; this module fits them into Gradio.
 """
@@ -15,17 +16,29 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import inspect
+import logging
 import random
 import tempfile
 import weakref
 from pathlib import Path
 
 import gradio as gr
+from gradio import queueing
 from gradio.state_holder import StateHolder
 
 from assistant import session as S
+from assistant.kernel import DependencyError
 
-__all__ = ["FREE_MEMORY_S", "STATE_SESSIONS", "UPLOAD_CACHE", "ClientStore", "export_folder", "launch"]
+__all__ = ["FREE_MEMORY_S", "STATE_SESSIONS", "TESTED_GRADIO", "UPLOAD_CACHE", "ClientStore", "check_gradio",
+           "export_folder", "launch"]
+
+log = logging.getLogger("convqa.serving")
+
+# The Gradio whose internals ClientStore and _share_running are fitted to
+# (its store of sessions, its queue's lines and workers): requirements.txt
+# pins it, and a test keeps the two equal.
+TESTED_GRADIO = "6.31.0"
 
 # Sessions whose state Gradio keeps in memory; the oldest go first. Closed
 # tabs' states are deleted by Gradio itself (and then their uploads). One
@@ -162,6 +175,43 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
     queue.get_events = get_events
 
 
+def check_gradio(demo: gr.Blocks | None = None) -> None:
+    """Raise :class:`DependencyError` if the installed Gradio lacks one of
+    the internals this module fits the per-client shares into (checked on
+    ``demo``'s queue, or a throwaway queued Blocks'), naming each and the
+    version they were tested with: they are no public API, and a Gradio
+    that renamed one would have served with no share at all, or failed on
+    a visitor's first event. Logs a warning for another version that has them."""
+    missing = []
+
+    def need(owner, what: str, *names: str) -> None:
+        missing.extend(f"{what}.{name}" for name in names if not hasattr(owner, name))
+
+    holder = StateHolder()
+    need(holder, "StateHolder", "session_data", "time_last_used", "lock", "set_blocks", "update")
+    if not isinstance(getattr(holder, "session_data", None), collections.OrderedDict):
+        missing.append("StateHolder.session_data as an OrderedDict (least recently used first)")
+    demo = demo if demo is not None else gr.Blocks().queue()
+    need(demo, "Blocks", "_queue", "app", "state_session_capacity")
+    need(getattr(demo, "app", None), "Blocks.app", "state_holder")
+    need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
+         "get_events")
+    need(queueing.EventQueue("check", None), "EventQueue", "queue", "concurrency_limit", "current_concurrency")
+    missing.extend(f"Event({name}=...)" for name in ("fn", "request")
+                   if name not in inspect.signature(queueing.Event).parameters)
+    if "self.get_events()" not in inspect.getsource(queueing.Queue.start_processing):
+        missing.append("Queue.start_processing taking its events from self.get_events()")
+    if missing:
+        raise DependencyError(
+            f"gradio {gr.__version__} lacks what server.py fits each visitor's share of the server into: "
+            f"{'; '.join(missing)}. It was tested with gradio {TESTED_GRADIO}: install that version "
+            f"(pip install gradio=={TESTED_GRADIO}, as requirements.txt pins it), or fit server.py's ClientStore "
+            f"and _share_running to this Gradio and set TESTED_GRADIO.")
+    if gr.__version__ != TESTED_GRADIO:
+        log.warning("gradio %s, not the %s server.py was tested with: the internals it uses are there, but check "
+                    "the per-client shares (tests/test_crowd.py) before serving", gr.__version__, TESTED_GRADIO)
+
+
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
            limits: S.UploadLimits = S.UploadLimits(), **settings):  # noqa: B008 (frozen)
     """Launch ``demo`` (``settings``: Gradio's others, the app's look among them).
@@ -176,6 +226,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     as many direct calls under way."""
     from starlette.middleware import Middleware
 
+    check_gradio(demo)
     refusals = S.RefusalLog()
     store = ClientStore(limits.client_sessions, refusals=refusals)
     clients = _Clients()

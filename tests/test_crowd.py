@@ -487,3 +487,43 @@ def test_one_client_cannot_take_every_worker_of_the_queue(four_workers):
     assert held == (2, 4)  # two of the script's running, its others waiting in line
     assert flood == ["ok"] * 6  # and answered in turn
 
+
+def test_a_gradio_without_the_internals_the_server_fits_into_is_refused_at_start(monkeypatch, capsys):
+    # ClientStore and the queue's running share sit on Gradio internals (its
+    # store of sessions, its queue's lines and workers), no public API: a
+    # Gradio that renamed one served with no share, or failed on a
+    # visitor's first event.
+    from pathlib import Path
+
+    import gradio
+    from gradio import queueing
+    from gradio.state_holder import StateHolder
+
+    import app
+    import server
+    from assistant import pipeline
+    from assistant.kernel import DependencyError, ModelNotFoundError
+
+    server.check_gradio()  # the installed Gradio has them
+    requirements = (Path(__file__).parents[1] / "requirements.txt").read_text().splitlines()
+    assert f"gradio=={server.TESTED_GRADIO}" in requirements  # the version tested is the one installed
+
+    class Renamed(StateHolder):
+        def __init__(self):
+            super().__init__()
+            self.last_used = self.__dict__.pop("time_last_used")
+
+    monkeypatch.setattr(server, "StateHolder", Renamed)
+    monkeypatch.delattr(queueing.Queue, "get_events")
+    with pytest.raises(DependencyError) as refused:
+        server.check_gradio()
+    message = str(refused.value)
+    assert "StateHolder.time_last_used; Blocks._queue.get_events." in message
+    assert f"tested with gradio {server.TESTED_GRADIO}: install that version (pip install gradio==" in message
+
+    def models(*args, **kwargs):
+        raise ModelNotFoundError("the models were loaded")
+
+    monkeypatch.setattr(pipeline, "build_assistant", models)
+    assert app.main(["--port", "7999"]) == 2  # before any model loads: one line
+    assert capsys.readouterr().err.startswith(f"error: gradio {gradio.__version__} lacks what server.py fits")

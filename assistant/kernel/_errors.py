@@ -9,6 +9,7 @@ __all__ = [
     "DataFormatError",
     "ConfigError",
     "IndexDamagedError",
+    "DependencyError",
 ]
 
 
@@ -43,3 +44,8 @@ class ConfigError(AssistantError):
 
 class IndexDamagedError(IndexNotFoundError):
     """The index exists but Lucene finds it damaged (a checksum or a read fails)."""
+
+
+class DependencyError(AssistantError):
+    """An installed package lacks what the code relies on (a version other
+    than the one it was tested with)."""
