@@ -634,6 +634,28 @@ def test_uploads_become_the_session_source_until_it_closes(app_services, tmp_pat
     assert not folder.exists() and session.source is None
 
 
+def test_an_index_of_uploads_a_conversation_keeps_goes_for_room_when_indexing_more(app_services, tmp_path):
+    visitor = "93.184.216.34"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions",
+                                   limits=S.UploadLimits(client_indexes=1))
+    engines, lamps = tmp_path / "engines.md", tmp_path / "lamps.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    lamps.write_text("The Old Point lighthouse was first kept by Thomas Hale.")
+    session = S.Session()
+    S.use_uploads(services, session, [engines], visitor)
+    play(services, session, "What did the Difference Engine compute?")
+    [first] = (tmp_path / "sessions").iterdir()
+    # One index a visitor: conversation 1's goes for the new one's room.
+    assert S.use_uploads(services, session, [lamps], visitor).startswith("Answering from your upload (lamps.md")
+    assert not first.exists() and services.client_indexes.held(visitor) == 1
+    play(services, session, "Who first kept the Old Point lighthouse?")
+    status = S.switch_conversation(session, 1, services, visitor)
+    assert "It was answered from your upload (engines.md; 1 passage), which cannot be taken again" in status
+    assert session.source is None and services.client_indexes.held(visitor) == 1  # conversation 2 keeps its own
+    session.close()
+    assert services.client_indexes.held(visitor) == 0 and list((tmp_path / "sessions").iterdir()) == []
+
+
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
     (tmp_path / "data" / "qrecc").mkdir(parents=True)

@@ -205,8 +205,9 @@ def test_one_client_opening_many_sessions_holds_a_bounded_number_of_upload_index
     S.use_uploads(services, first, [notes], visitor)
     S.use_uploads(services, second, [notes], visitor)
     with pytest.raises(InvalidInputError, match=r"already answer from 2 indexes of uploads, the most one visitor may "
-                                                r"hold at once\. In a page you no longer need, press 'Back to the "
-                                                r"default collection'"):
+                                                r"hold at once\. Close a page you no longer need \(its indexes go "
+                                                r"an hour later; each of its conversations keeps the uploads it was "
+                                                r"answered from\)"):
         S.use_uploads(services, third, [notes], visitor)
     assert folders() == 2 and third.source is None  # refused before anything was indexed
     assert services.client_indexes.held(visitor) == 2
@@ -292,8 +293,9 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     with pytest.raises(InvalidInputError, match=r"Your other pages or sessions hold 0\.0 MB of documents and conversations "
                                                 r"files in memory; one visitor may hold 0\.0\d* MB at once, so this "
                                                 r"document \(0\.0 MB\) is "
-                                                r"not taken\. In a page you no longer need, press 'Back to the default "
-                                                r"collection'"):
+                                                r"not taken\. Close a page you no longer need \(its documents go an "
+                                                r"hour later; each of its conversations keeps the document it was "
+                                                r"answered from\)"):
         S.use_document(services, third, text, "three", visitor)
     assert third.source is None and services.held_text.bytes == 2 * size  # nothing taken
     # A session replacing its own document, another visitor, and the

@@ -68,8 +68,9 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
         raise InvalidInputError(
             f"Your other pages or sessions already answer from {limits.client_indexes} "
             f"index{'es' if limits.client_indexes != 1 else ''} of uploads, the most one "
-            "visitor may hold at once. In a page you no longer need, press 'Back to the default collection' (or close "
-            "it: its index goes an hour later), then index these again. Questions are still answered.")
+            "visitor may hold at once. Close a page you no longer need (its indexes go an hour later; each of its "
+            "conversations keeps the uploads it was answered from), then index these again. Questions are still "
+            "answered.")
     try:
         index = index_uploads(paths, limits, services.assistant.retriever_config, services.sessions_root)
     except BaseException:
@@ -148,8 +149,9 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
     spared = mine is None and bool(spare)
     if spared:
         mine = services.client_text.take(client, size, limits.client_held_bytes, client_freed(owns + spare))
-    hint = ("In a page you no longer need, press 'Back to the default collection' (or close it: its document goes an "
-            "hour later), or upload the file under 'Your documents', which indexes it on disk." if what == "document"
+    hint = ("Close a page you no longer need (its documents go an hour later; each of its conversations keeps the "
+            "document it was answered from), or upload the file under 'Your documents', which indexes it on disk."
+            if what == "document"
             else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
     if mine is None:
         services.refusals.refused(f"a {what}", client, f"its sessions hold {services.client_text.held(client) / MB:.1f} "
