@@ -9,7 +9,7 @@ score as QReCC interpolates reader and retriever scores.
 from __future__ import annotations
 
 import re
-from typing import Protocol, Sequence, runtime_checkable
+from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -124,6 +124,14 @@ def _names_its_subject(passage: Passage) -> bool:
     return bool(_terms(passage.title) & _terms(passage.text))
 
 
+class _Read(NamedTuple):
+    """The sentences a reading scored: (passage, sentence index, sentence)
+    per candidate, and the name each is about where it does not say."""
+
+    candidates: list[tuple[int, int, str]]
+    about: list[str]
+
+
 class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
 
@@ -183,8 +191,10 @@ class SentenceReader:
                  for (p, _, sentence), referent in zip(candidates, about)]
         return self.sentences.encode(texts)
 
-    def scores(self, question: str, passages: Sequence[Passage], candidates) -> tuple[np.ndarray, np.ndarray]:
-        """(similarity, combined score) per candidate sentence.
+    def scores(self, question: str, passages: Sequence[Passage], candidates,
+               about: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(similarity, combined score) per candidate sentence; ``about``:
+        the candidates' referents, when already found (see ``_referents``).
 
         The reader's score is the mean of the embedding similarity and the
         term overlap; retrieval scores are divided by the best one so that both
@@ -192,7 +202,7 @@ class SentenceReader:
         scale varies with the query).
         """
         # "He was born in 1841" counts the words of the name "he" stands for.
-        about = self._referents(passages, candidates)
+        about = self._referents(passages, candidates) if about is None else about
         similarity = self._sentence_vectors(passages, candidates, about) @ self.encoder.encode([question])[0]
         overlap = np.array([
             term_overlap(question, f"{passages[p].title} {referent}", sentence)
@@ -209,7 +219,7 @@ class SentenceReader:
             definition = self._definition(question, passages)
             if definition is not None:
                 return definition
-        answer, referent = self._best_sentences(question, passages)
+        answer, referent, read = self._best_sentences(question, passages)
         if self.config.short_answers and answer.found:
             kind = answer_kind(question)
             best = split_sentences(answer.evidence)[:1]
@@ -217,11 +227,11 @@ class SentenceReader:
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
-            if kind and self.config.unsaid_not_found and self._unanswered(question, passages):
+            if kind and self.config.unsaid_not_found and self._unanswered(question, passages, read):
                 return Answer(NOT_FOUND, answer.score, found=False)
         return answer
 
-    def _unanswered(self, question: str, passages: Sequence[Passage]) -> bool:
+    def _unanswered(self, question: str, passages: Sequence[Passage], read: _Read) -> bool:
         """Whether no sentence read about the question's named subject holds
         a word of what a date, number or name question asks
         (:func:`says_what_is_asked`): the passages do not say it. "Who did Tesla work for?" got Tesla's lead
@@ -235,8 +245,7 @@ class SentenceReader:
         if not names:
             return False
         passages = passages[: self.config.read_k]
-        candidates = self.candidates(passages)
-        for (p, _, sentence), referent in zip(candidates, self._referents(passages, candidates)):
+        for (p, _, sentence), referent in zip(read.candidates, read.about):
             subject = f"{_subject_title(passages[p])} {referent}".strip()
             # A sentence whose subject is not known (a story's "She shared
             # her bed …", no title, no referent) may be about the one asked about.
@@ -267,16 +276,19 @@ class SentenceReader:
         text = " ".join(sentences)
         return Answer(text, lead.score / top if top > 0 else 0.0, evidence=text, source_id=lead.id)
 
-    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> tuple[Answer, str]:
-        """The answer, and the name its first sentence refers back to ("" if none)."""
+    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> tuple[Answer, str, _Read]:
+        """The answer, the name its first sentence refers back to ("" if
+        none), and the sentences read (for :meth:`_unanswered`)."""
         passages = passages[: self.config.read_k]
         candidates = self.candidates(passages)
         if not candidates:
-            return Answer(NOT_FOUND, 0.0, found=False), ""
-        similarity, combined = self.scores(question, passages, candidates)
+            return Answer(NOT_FOUND, 0.0, found=False), "", _Read([], [])
+        about = self._referents(passages, candidates)
+        read = _Read(candidates, about)
+        similarity, combined = self.scores(question, passages, candidates, about)
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
-            return Answer(NOT_FOUND, float(combined[best]), found=False), ""
+            return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
         p, s, sentence = candidates[best]
         sentences = [sentence]
         # A following sentence of the same passage that is nearly as relevant
@@ -288,5 +300,4 @@ class SentenceReader:
                 break
             sentences.append(other)
         text = " ".join(sentences)
-        referent = self._referents(passages, [candidates[best]])[0]
-        return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), referent
+        return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), about[best], read

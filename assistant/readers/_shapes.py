@@ -185,7 +185,22 @@ def _asked(question: str) -> set[str]:
     return set(tokens(question, "rouge"))
 
 
-_IN_A_PLACE = re.compile(r"\b(?:in|on|near)\s+$", re.IGNORECASE)
+# Words before a name that make it a place ("on Mill Lane", "of Spain"):
+# where the person "she" stands for is looked for, a name after one of these
+# is passed over. A short answer passes over fewer: after "at", "of", "from"
+# or "to" a name is often whom the question asks for ("married to William
+# King", "the daughter of Lord Byron").
+_PLACE_WORDS = ("in", "on", "near", "at", "of", "from", "to", "into", "across", "along")
+_IN_A_PLACE = re.compile(rf"\b(?:{'|'.join(_PLACE_WORDS[:3])})\s+$", re.IGNORECASE)
+_PLACE_BEFORE = re.compile(rf"\b(?:{'|'.join(_PLACE_WORDS)})\s+$", re.IGNORECASE)
+
+
+def _name_at(match: re.Match) -> str:
+    """A :data:`_NAME` match without the words that only open a sentence ("The", "In") or its "'s"."""
+    words = match.group().rstrip(".").split()
+    while words and words[0].lower() in _NOT_NAMES:
+        words = words[1:]
+    return re.sub(r"['’]s$", "", " ".join(words))
 
 
 def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
@@ -194,12 +209,10 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
     singular = {re.sub(r"s$", "", w) for w in asked}
     found = []
     for match in _NAME.finditer(sentence):
-        words = match.group().rstrip(".").split()
-        # Drop leading words that only start the sentence or a clause ("Her", "In").
-        while words and words[0].lower() in _NOT_NAMES:
-            words = words[1:]
-        # "Charles Babbage's computer" answers "Who did she work with?" with him, not "Charles Babbage's".
-        name = re.sub(r"['’]s$", "", " ".join(words))
+        # Leading words that only start the sentence or a clause ("Her", "In")
+        # are dropped, and "Charles Babbage's computer" answers "Who did she
+        # work with?" with him, not "Charles Babbage's".
+        name = _name_at(match)
         # One letter names a variant, not anyone: "penicillin G" gave "Who
         # discovered penicillin?" the answer "G", and "penicillin V.
         # Penicillins are …" "V. Penicillins", the question's own word.
@@ -324,8 +337,6 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
 _PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
 _THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
 _THERE = re.compile(r"\bthere\b", re.IGNORECASE)
-# Words before a name that make it a place ("on Mill Lane", "of Spain").
-_PLACE_BEFORE = re.compile(r"\b(?:in|on|at|of|from|to|near|into|across|along)\s+$", re.IGNORECASE)
 
 
 def _person_named(sentence: str, thing: str) -> str:
@@ -339,11 +350,8 @@ def _person_named(sentence: str, thing: str) -> str:
     ''
     """
     for match in _NAME.finditer(sentence):
-        words = match.group().rstrip(".").split()
-        while words and words[0].lower() in _NOT_NAMES:
-            words = words[1:]
-        name = re.sub(r"['’]s$", "", " ".join(words))
-        if len(words) > 1 and name != thing and not _PLACE_BEFORE.search(sentence, 0, match.start()):
+        name = _name_at(match)
+        if len(name.split()) > 1 and name != thing and not _PLACE_BEFORE.search(sentence, 0, match.start()):
             return name
     return ""
 
