@@ -18,6 +18,7 @@ from assistant.readers import (
     referents,
     short_span,
     split_sentences,
+    term_overlap,
 )
 from conftest import TINY_COLLECTION
 
@@ -378,6 +379,17 @@ def test_a_date_in_another_clause_than_the_questions_word_is_no_answer():
 def test_a_name_after_in_or_on_is_a_place_not_who():
     sentence = "Its most famous native is the painter Clara Voss, whose birthplace on Mill Lane is now a museum."
     assert short_span("name", "Who was born in Brindlemere?", sentence, referent="Brindlemere") == "Clara Voss"
+
+
+def test_a_listed_relative_of_the_questions_word_counts_when_the_sentence_is_chosen(readers):
+    # "born" is "birthplace"'s relative: "The town has a population of 4,200."
+    # (about Brindlemere too) was read for "Who was born in Brindlemere?".
+    _, shaped = readers
+    answer = shaped.read("Who was born in Brindlemere?", [BRINDLEMERE])
+    assert (answer.text, answer.evidence) == (
+        "Clara Voss", "Its most famous native is the painter Clara Voss, whose birthplace on Mill Lane is now a museum.")
+    # Their stems do not: "interesting" is not "interests".
+    assert term_overlap("Is it interesting?", "", "Her interests were many.") == 0.0
 
 
 def test_a_pasted_documents_title_is_no_ones_name(readers):

@@ -19,8 +19,8 @@ from typing import Sequence
 
 from ..kernel import READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines", "same_word",
-           "question_names", "says_what_is_asked", "word_base"]
+__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines",
+           "listed_word", "question_names", "says_what_is_asked"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -382,6 +382,17 @@ _SAME_WORD.update({form: word for word, forms in _FORMS.items() for form in form
 _PEOPLE = frozenset({"resid", "inhab", "popul", "citiz", "peopl"})
 
 
+def listed_word(word: str) -> str:
+    """The word a lower-case word's listed relative stands for ("born" and
+    "birthplace": "birth"; "sank": "sink"; "highest": "height"), else the
+    word itself: relatives that share no prefix, and no stem.
+
+    >>> [listed_word(w) for w in ("born", "birthplace", "sank", "interesting")]
+    ['birth', 'birth', 'sink', 'interesting']
+    """
+    return _SAME_WORD.get(word, word)
+
+
 def word_base(word: str) -> str:
     """The Porter stem of a lower-case word's base form: what its
     inflections and its listed relatives share ("died" and "death", "born"
@@ -391,7 +402,7 @@ def word_base(word: str) -> str:
     >>> [word_base(w) == word_base(v) for w, v in (("born", "birthplace"), ("died", "death"), ("marry", "married"), ("novel", "novelist"))]
     [True, True, True, False]
     """
-    return porter_stem(_SAME_WORD.get(word, word))
+    return porter_stem(listed_word(word))
 
 
 def same_word(word: str) -> str:
