@@ -392,6 +392,36 @@ def test_a_listed_relative_of_the_questions_word_counts_when_the_sentence_is_cho
     assert term_overlap("Is it interesting?", "", "Her interests were many.") == 0.0
 
 
+STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
+                "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
+
+
+def test_a_pronoun_before_the_name_it_stands_for_is_that_name(readers):
+    # "When he arrived …, Ernest Hemingway was …": "he" (and the "He" after)
+    # was Gertrude Stein, the name the sentence before opened with.
+    _, shaped = readers
+    assert shaped.read("Who wrote The Sun Also Rises?", [STEIN]).text == "Ernest Hemingway"
+    assert shaped.read("Who arrived in Paris in 1921?", [STEIN]).text == "Ernest Hemingway"
+    assert referents(split_sentences(STEIN.text), every=True) == ["", "", "Ernest Hemingway"]
+
+
+def test_the_town_is_the_place_the_text_named(readers):
+    # "The town has …" after "She was born in Brindlemere" was about Clara Voss.
+    _, shaped = readers
+    born = Passage("your-text_p0", "Clara Voss was a painter. She was born in Brindlemere in 1870. The town has a "
+                   "population of 4,200.", 0.0, "your text")
+    assert shaped.read("How many people live in Brindlemere?", [born]).text == "4,200"
+    # "Brindlemere, a market town": the town, though Paris is named nearer.
+    called = Passage("your-text_p0", "Clara Voss was born in Brindlemere, a market town on the river Osk. She moved "
+                     "to Paris in 1902. The town has a population of 4,200. The city had three million people.", 0.0,
+                     "your text")
+    assert shaped.read("How many people live in Brindlemere?", [called]).text == "4,200"
+    # A town the text is about is not where the sentence before says it lies.
+    kelso = Passage("your-text_p0", "Kelso lies on the river Tweed in Scotland. The town was founded in the 12th "
+                    "century around an abbey. It has a population of 5,600.", 0.0, "your text")
+    assert shaped.read("When was Kelso founded?", [kelso]).text == "the 12th century"
+
+
 def test_a_pasted_documents_title_is_no_ones_name(readers):
     # "She was born …" with no name before it was answered "your text".
     _, shaped = readers

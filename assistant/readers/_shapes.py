@@ -311,9 +311,34 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     ['', 'Brindlemere', 'Clara Voss']
     >>> referents(["Madrid is the capital of Spain.", "He arrived there in 1920."])
     ['', '']
+
+    A sentence whose subject follows a clause of its own is about that
+    subject, and so are the pronouns after it, in the clause too ("When he
+    arrived in Paris, Ernest Hemingway was …" is about Hemingway, not the
+    name before it).
+
+    >>> referents(["Gertrude Stein was a writer.", "When he came to Paris, Ernest Hemingway was poor.", "He wrote."])
+    ['', '', 'Ernest Hemingway']
+
+    With ``every``, a sentence that opens with "the" and a noun ("The town
+    has …") is about the name the text called one ("Brindlemere is a small
+    market town", "Brindlemere, a town …", "the town of Brindlemere", "the
+    Karlo Bridge") or, without one, for a place (a town, a city …), about
+    the place the sentence before named ("born in Brindlemere").
+
+    >>> referents(["Clara Voss was born in Brindlemere.", "The town has a museum."], every=True)
+    ['', 'Brindlemere']
+
+    The place the sentence before named counts only where the name the
+    text is about is known to be a person's ("he" or "she" stood for it, or
+    it "was born"); otherwise that name may be the town itself, and the
+    place named is where it lies.
+
+    >>> referents(["Kelso lies on the river Tweed in Scotland.", "The town was founded in 1128."], every=True)
+    ['', 'Kelso']
     """
-    found, named, things, person, before = [], "", set(), "", ""
-    for sentence in sentences:
+    found, named, things, person, before, people = [], "", set(), "", "", set()
+    for at, sentence in enumerate(sentences):
         if _REFERS_BACK.match(sentence):
             # "It"/"Its" shows a thing or a place; "there" in "She was born
             # there" shows the place the sentence before named.
@@ -325,13 +350,86 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
                 found.append(person)
             else:
                 found.append(named)
+            if _PERSON_BACK.match(sentence):
+                people.add(found[-1])
         else:
-            opening = _opening_name(sentence)
-            found.append(named if every and not opening else "")
+            opening = _opening_name(sentence) or _subject_after_clause(sentence)
+            if every and not opening:
+                found.append(_described(sentence, sentences[:at], place_before=not named or named in people) or named)
+            else:
+                found.append("")
             if opening:
                 named, person = opening, ""
+                if re.search(rf"{re.escape(opening)}\s+(?:was|were)\s+born\b", sentence):
+                    people.add(opening)
         before = sentence
     return found
+
+
+# A clause before the sentence's subject, up to its comma: "When he arrived
+# in Paris, Hemingway was …", "In 1892, Dvořák moved …", "Born in Oak Park, …".
+_LEAD_CLAUSE = re.compile(
+    r"^\s*(?:when|whenever|while|after|before|although|though|since|as|once|because|if|until|upon|despite|"
+    r"during|following|in|on|at|by|from|with|without|born|having)\b[^,;]*,\s*",
+    re.IGNORECASE,
+)
+
+
+def _subject_after_clause(sentence: str) -> str:
+    """The name that opens a sentence's main clause after a clause of its
+    own (:data:`_LEAD_CLAUSE`), or "".
+
+    >>> _subject_after_clause("When he arrived in Paris in 1921, Ernest Hemingway was a reporter.")
+    'Ernest Hemingway'
+    >>> _subject_after_clause("When he was young, his father taught him."), _subject_after_clause("Paris, London and Rome are cities.")
+    ('', '')
+    """
+    clause = _LEAD_CLAUSE.match(sentence)
+    return _opening_name(sentence[clause.end():]) if clause else ""
+
+
+# "The town has …": "the" and a lower-case noun that no name follows ("the town of Kelso", "the river Osk" name their own).
+_THE_NOUN = re.compile(r"^\s*[Tt]he\s+([a-z]+)\b(?!\s+(?:of\s+)?[A-Z])")
+# Nouns for a place, which the place named in the sentence before may be.
+_PLACE_NOUNS = frozenset(
+    "town city village hamlet settlement capital country nation island region province county district borough "
+    "parish port municipality".split()
+)
+
+
+def _described(sentence: str, earlier: Sequence[str], place_before: bool = True) -> str:
+    """The name a sentence opening "The <noun>" stands for (see
+    :func:`referents`), from the ``earlier`` sentences of its passage: one
+    they called a <noun> or, with ``place_before``, for a place noun, the
+    place the sentence before named; "" if it does not open so or no such
+    name is found.
+
+    >>> _described("The bridge was built in 1887.", ["The Karlo Bridge crosses the Maren.", "Tom lives there."])
+    'Karlo Bridge'
+    >>> _described("The town has a museum.", ["Brindlemere is a small market town.", "Clara moved to Paris."])
+    'Brindlemere'
+    >>> _described("The city has a museum.", ["Brindlemere is a small market town.", "Clara moved to Paris."])
+    'Paris'
+    >>> _described("The city has a museum.", ["Clara moved to Paris."], place_before=False)
+    ''
+    """
+    match = _THE_NOUN.match(sentence)
+    if not match:
+        return ""
+    noun = match.group(1)
+    called = re.compile(rf"(?:\s+(?:is|was)|,)\s+(?:a|an|the)\s+(?:(?!of\b)[\w'’-]+\s+){{0,3}}{noun}\b")
+    the_noun_of = re.compile(rf"\bthe\s+{noun}\s+of\s+$", re.IGNORECASE)
+    for other in reversed(earlier):
+        names = [
+            name for m in _NAME.finditer(other) if (name := _name_at(m)) and (
+                name.split()[-1].lower() == noun or called.match(other, m.end()) or the_noun_of.search(other, 0, m.start()))
+        ]
+        if names:
+            return names[-1]
+    if place_before and noun in _PLACE_NOUNS and earlier:
+        places = [name for m in _NAME.finditer(earlier[-1]) if (name := _name_at(m)) and _PLACE_BEFORE.search(earlier[-1], 0, m.start())]
+        return places[-1] if places else ""
+    return ""
 
 
 _PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
