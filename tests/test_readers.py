@@ -403,6 +403,14 @@ def test_a_pronoun_before_the_name_it_stands_for_is_that_name(readers):
     assert shaped.read("Who wrote The Sun Also Rises?", [STEIN]).text == "Ernest Hemingway"
     assert shaped.read("Who arrived in Paris in 1921?", [STEIN]).text == "Ernest Hemingway"
     assert referents(split_sentences(STEIN.text), every=True) == ["", "", "Ernest Hemingway"]
+    # "However, Babbage …": the clause before the subject may be one word.
+    assert referents(["Ada Lovelace was a mathematician.", "However, Babbage disliked her notes.", "He died in 1871."]
+                     ) == ["", "", "Babbage"]
+    # "she" before the name shows a person, whom "She … there" still stands for
+    # ("there" after a place's name shows that "She" is someone else).
+    curie = Passage("your-text_p0", "When she was 24, Marie Curie moved to Paris. She studied physics there.", 0.0,
+                    "your text")
+    assert shaped.read("Who studied physics?", [curie]).text == "Marie Curie"
 
 
 def test_the_town_is_the_place_the_text_named(readers):
@@ -420,6 +428,9 @@ def test_the_town_is_the_place_the_text_named(readers):
     kelso = Passage("your-text_p0", "Kelso lies on the river Tweed in Scotland. The town was founded in the 12th "
                     "century around an abbey. It has a population of 5,600.", 0.0, "your text")
     assert shaped.read("When was Kelso founded?", [kelso]).text == "the 12th century"
+    # "the town clerk" calls no one a town.
+    assert referents(["Kelso is a town in Scotland.", "Tom Smith was the town clerk.", "The town has 5,600 people."],
+                     every=True) == ["", "", "Kelso"]
 
 
 def test_a_pasted_documents_title_is_no_ones_name(readers):

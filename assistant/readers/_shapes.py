@@ -341,8 +341,10 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     for at, sentence in enumerate(sentences):
         if _REFERS_BACK.match(sentence):
             # "It"/"Its" shows a thing or a place; "there" in "She was born
-            # there" shows the place the sentence before named.
-            if named and (_THING_BACK.match(sentence) or _PERSON_BACK.match(sentence) and _THERE.search(sentence)):
+            # there" shows the place the sentence before named, unless that
+            # name is a person's ("Marie Curie moved to Paris. She studied there.").
+            there = _PERSON_BACK.match(sentence) and _THERE.search(sentence) and named not in people
+            if named and (_THING_BACK.match(sentence) or there):
                 things.add(named)
             if _PERSON_BACK.match(sentence) and named in things:
                 # "She" after "Brindlemere is a town. Its native is the painter Clara Voss." is Clara Voss, not the town.
@@ -360,7 +362,9 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
                 found.append("")
             if opening:
                 named, person = opening, ""
-                if re.search(rf"{re.escape(opening)}\s+(?:was|were)\s+born\b", sentence):
+                # A person: "X was born", or "When she was 24, X moved …".
+                if re.search(rf"{re.escape(opening)}\s+(?:was|were)\s+born\b", sentence) or _PERSON_WORD.search(
+                        sentence, 0, max(sentence.find(opening), 0)):
                     people.add(opening)
         before = sentence
     return found
@@ -370,7 +374,8 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
 # in Paris, Hemingway was …", "In 1892, Dvořák moved …", "Born in Oak Park, …".
 _LEAD_CLAUSE = re.compile(
     r"^\s*(?:when|whenever|while|after|before|although|though|since|as|once|because|if|until|upon|despite|"
-    r"during|following|in|on|at|by|from|with|without|born|having)\b[^,;]*,\s*",
+    r"during|following|in|on|at|by|from|with|without|born|having|however|meanwhile|later|afterwards|eventually|"
+    r"subsequently|nevertheless|moreover|finally|then|today|initially|originally|instead|thus|therefore)\b[^,;]*,\s*",
     re.IGNORECASE,
 )
 
@@ -417,7 +422,9 @@ def _described(sentence: str, earlier: Sequence[str], place_before: bool = True)
     if not match:
         return ""
     noun = match.group(1)
-    called = re.compile(rf"(?:\s+(?:is|was)|,)\s+(?:a|an|the)\s+(?:(?!of\b)[\w'’-]+\s+){{0,3}}{noun}\b")
+    # "… is a small market town on …", not "… was the town clerk".
+    called = re.compile(rf"(?:\s+(?:is|was)|,)\s+(?:a|an|the)\s+(?:(?!of\b)[\w'’-]+\s+){{0,3}}{noun}"
+                        rf"(?=\s*(?:[,.;:)]|$)|\s+(?:{'|'.join(_PLACE_WORDS)}|by|with|and|that|which|where|whose)\b)")
     the_noun_of = re.compile(rf"\bthe\s+{noun}\s+of\s+$", re.IGNORECASE)
     for other in reversed(earlier):
         names = [
@@ -435,6 +442,7 @@ def _described(sentence: str, earlier: Sequence[str], place_before: bool = True)
 _PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
 _THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
 _THERE = re.compile(r"\bthere\b", re.IGNORECASE)
+_PERSON_WORD = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 
 
 def _person_named(sentence: str, thing: str) -> str:
