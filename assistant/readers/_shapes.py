@@ -352,7 +352,7 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
                 found.append(person)
             else:
                 found.append(named)
-            if _PERSON_BACK.match(sentence):
+            if _PERSON_BACK.match(sentence) and found[-1]:
                 people.add(found[-1])
         else:
             opening = _opening_name(sentence) or _subject_after_clause(sentence)
