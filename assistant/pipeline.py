@@ -377,8 +377,9 @@ def _checked(value, kind: type, stage: object, method: str):
 
 def _checked_passages(passages, retriever: object) -> list:
     if not isinstance(passages, Sequence) or not all(isinstance(p, Passage) for p in passages):
-        held = type(passages).__name__ if not isinstance(passages, Sequence) else \
-            f"a {type(passages).__name__} of {', '.join(sorted({type(p).__name__ for p in passages}))}"
+        # A str is a Sequence too: it was "a str of str".
+        held = type(passages).__name__ if not isinstance(passages, Sequence) or isinstance(passages, (str, bytes)) \
+            else f"a {type(passages).__name__} of {', '.join(sorted({type(p).__name__ for p in passages}))}"
         raise TypeError(f"{type(retriever).__name__}.search returned {held} instead of a list of assistant.kernel.Passage")
     return passages
 

@@ -219,6 +219,7 @@ def test_a_plugged_in_stage_returning_the_wrong_kind_of_value_is_named(retriever
         (Assistant(_Returns("Who was Ada?"), retriever, reader), r"_Returns.rewrite returned str instead of assistant.kernel.Rewrite"),
         (Assistant(rewriter, _Returns([{"id": "ada"}]), reader), r"_Returns.search returned a list of dict instead of a list of assistant.kernel.Passage"),
         (Assistant(rewriter, _Returns(None), reader), r"_Returns.search returned NoneType instead of a list of assistant.kernel.Passage"),
+        (Assistant(rewriter, _Returns("Ada"), reader), r"_Returns.search returned str instead of a list of assistant.kernel.Passage"),
         (Assistant(rewriter, retriever, _Returns("Lord Byron")), r"_Returns.read returned str instead of assistant.kernel.Answer"),
     ]
     for assistant, message in cases:
