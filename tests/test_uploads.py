@@ -55,7 +55,9 @@ def test_limits_and_types_get_clear_messages(tmp_path):
     exe.write_bytes(b"MZ")
     with pytest.raises(InvalidInputError, match=r"tool.exe: unsupported file type '.exe'"):
         check_uploads([ok, exe])
-    with pytest.raises(InvalidInputError, match="Choose one or more files"):
+    # Also what a .docx or an over-size file refused by the upload area leaves: the rules said again.
+    with pytest.raises(InvalidInputError, match=r"Choose one or more files to upload first: \.txt, \.md, \.html, "
+                                                r"\.htm, \.pdf, \.jsonl, at most 10 MB each"):
         check_uploads([])
     big = tmp_path / "big.md"
     big.write_text("word " * 400)  # 2,000 bytes

@@ -165,7 +165,10 @@ def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimi
     """The upload paths, or an error naming the first file that breaks a rule."""
     paths = [Path(p) for p in paths or []]
     if not paths:
-        raise InvalidInputError("Choose one or more files to upload first.")
+        # Also what a file the upload area refused (a .docx, one over the size) leaves: its toast has
+        # gone by the time Index is pressed, so the rules are said again here.
+        raise InvalidInputError(f"Choose one or more files to upload first: {', '.join(UPLOAD_SUFFIXES)}, at most "
+                                f"{limits.max_file_mb:g} MB each (a file the upload area refused is not kept).")
     if len(paths) > limits.max_files:
         raise InvalidInputError(f"{len(paths)} files: upload at most {limits.max_files} at a time.")
     total = 0
