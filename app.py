@@ -891,8 +891,10 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     running.append(rewrite.rerun.click(act.rerun, [rewrite.correction, session, store], turn_outputs, **turn))
     shown_source = [chat.source, chat.source_timer, chat.examples.dataset]
     # Each conversation is answered from its own source: the page shows which.
+    # No progress shown on the source line: pending, its block scrolls, and
+    # Chromium made it a tab stop between the skip link and the question box.
     chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light).then(
-        act.shown_source, [session], shown_source, **light)
+        act.shown_source, [session], shown_source, show_progress="hidden", **light)
     chat.chatbot.like(act.like, [session, store], turn_outputs, **light)
     chat.chatbot.select(act.select, [session], [rewrite.correction, chat.status, session], **light)
     rewrite.up.click(functools.partial(act.thumb, 1), [session, store], turn_outputs, **light)
@@ -962,7 +964,8 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
                           turn_outputs, concurrency_limit=None, api_visibility="private", trigger_mode="always_last")
         # The conversation shown is answered from its own source again: the source line says which.
         demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private").then(
-            act.shown_source, [session], shown_source, concurrency_limit=None, api_visibility="private")
+            act.shown_source, [session], shown_source, show_progress="hidden", concurrency_limit=None,
+            api_visibility="private")
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo

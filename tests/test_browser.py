@@ -820,6 +820,27 @@ def test_a_skip_link_is_the_first_tab_stop_and_takes_the_keyboard_to_the_questio
     assert holds(page, "() => document.activeElement.closest('#question') !== null")
 
 
+def test_the_source_line_drawn_after_the_load_is_no_tab_stop_meanwhile(browser, tiny_assistant, tmp_path, monkeypatch):
+    # Drawn with a progress indicator, the source line's block scrolled, and
+    # Chromium made it a tab stop between the skip link and the question box
+    # while the page's load drew it (on a busy server, long enough for a keyboard).
+    import time
+
+    import app
+    from conftest import serve_app
+
+    shown = app.Actions.shown_source
+    monkeypatch.setattr(app.Actions, "shown_source", lambda self, session: (time.sleep(3), shown(self, session))[1])
+    url, _, demo = serve_app(tiny_assistant, tmp_path)
+    try:
+        with browser_context(browser) as context:
+            page = open_in(context, url)
+            page.locator("#question textarea").press("Shift+Tab")
+            assert page.evaluate("document.activeElement.id") == "cqa-skip"
+    finally:
+        demo.close()
+
+
 def test_the_chats_trash_is_named_for_the_new_conversation_it_starts(open_page):
     # A screen reader called it "Clear", as if it deleted the conversation:
     # it starts a new one, and the one shown stays under Your conversations.
