@@ -487,12 +487,13 @@ def test_replay_buttons_with_nothing_loaded_say_to_load_a_file(app_services, tmp
 
 
 def test_gradio_refuses_uploads_over_the_size_the_upload_panel_states(tmp_path):
-    from types import SimpleNamespace
-
     from assistant import session as S
 
     launched = {}
-    app.serve(SimpleNamespace(launch=lambda **settings: launched.update(settings)))
+    # A queued Blocks: launch fits the per-client shares into its queue (server.check_gradio).
+    demo = app.gr.Blocks().queue()
+    demo.launch = lambda **settings: launched.update(settings)
+    app.serve(demo)
     limits = S.UploadLimits()
     # Gradio's refusal counts 1024² bytes a "Mb" and shows one decimal; the panel says "10 MB each".
     assert f"{launched['max_file_size'] / 1024**2:.1f} Mb" == f"{limits.max_file_mb:.1f} Mb" == "10.0 Mb"
