@@ -79,69 +79,81 @@ def _release_free_memory_periodically(demo: gr.Blocks, every_s: float = FREE_MEM
 class ClientStore(StateHolder):
     """Gradio's store of sessions' state (at most ``STATE_SESSIONS``, the
     least recently used dropped first) in which one client holds at most
-    ``limit`` sessions (``S.UploadLimits.client_sessions``): past it, its
-    own least recently used session makes room, never another visitor's.
-    A session's client is that of the request that brought its hash first
+    ``limit`` sessions (``S.UploadLimits.client_sessions``), and the clients
+    of one network (``S.client_network``) ``network_limit`` together: past
+    it, the client's (the network's) own least recently used session makes
+    room, never another visitor's (another network's). A session's client
+    is that of the request that brought its hash first
     (``S.request_client``); the server's own host or network (None) is not
     counted. Gradio made a session for any new hash, so one script calling
     with a new hash each time pushed every visitor's session out."""
 
-    def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None):
+    def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None,
+                 network_limit: int = S.UploadLimits().network_sessions):
         super().__init__()
-        self.limit = limit
+        self.limit, self.network_limit = limit, network_limit
         self.shares = shares if shares is not None else S.ClientShares()
+        self.networks = S.ClientShares()
         self.refusals = refusals if refusals is not None else S.RefusalLog()
-        # Each session's share of its client's, given back when the client's
-        # next session replaces it, or when Gradio drops it and it is collected.
+        # Each session's shares of its client's and its network's, given back
+        # when a next session replaces it, or when Gradio drops it and they are collected.
         self._held: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __getitem__(self, session_id: str):
         if session_id in self.session_data:
             return super().__getitem__(session_id)
         client = S.request_client()
-        share = self.shares.take(client, 1, self.limit)
-        if share is None:
-            self._drop_oldest(client)
-            # None still where the client's count holds sessions Gradio
-            # dropped but not yet collected: this one is then not counted.
-            share = self.shares.take(client, 1, self.limit)
+        held = (self._take(self.shares, client, self.limit, "it holds", "one visitor"),
+                self._take(self.networks, S.client_network(client), self.network_limit, "its visitors hold",
+                           "one network"))
         state = super().__getitem__(session_id)
-        if share is not None:
-            self._held[state] = share
+        self._held[state] = held
         return state
 
-    def _drop_oldest(self, client: str) -> None:
+    def _take(self, shares: S.ClientShares, key: str | None, limit: int, *said: str):
+        share = shares.take(key, 1, limit)
+        if share is None:
+            self._drop_oldest(key, limit, *said)
+            # None still where the count holds sessions Gradio dropped but
+            # not yet collected: this one is then not counted.
+            share = shares.take(key, 1, limit)
+        return share
+
+    def _drop_oldest(self, key: str, limit: int, holds: str, whose: str) -> None:
         with self.lock:
-            oldest = next((key for key, state in self.session_data.items()
-                           if getattr(self._held.get(state), "client", None) == client), None)
+            oldest = next((session for session, state in self.session_data.items()
+                           if any(getattr(share, "client", None) == key for share in self._held.get(state, ()))),
+                          None)
             if oldest is None:
                 return
             state = self.session_data.pop(oldest)
             self.time_last_used.pop(oldest, None)
-        self._held.pop(state).give_back()
-        self.refusals.refused("a new session (its oldest dropped)", client,
-                              f"it holds {self.limit} sessions in the server's store, the most one visitor may")
+        for share in self._held.pop(state):
+            if share is not None:
+                share.give_back()
+        self.refusals.refused("a new session (its oldest dropped)", key,
+                              f"{holds} {limit} sessions in the server's store, the most {whose} may")
 
 
 class _Clients:
     """Each of Gradio's queued events' client (``S.client_of`` its request),
-    read once: the queue asks for them every time it takes an event."""
-
-    def __init__(self):
-        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    read once and kept on the event: the queue asks for every waiting and
+    running event's each time it looks for one to run (every millisecond
+    while a client's wait past its share)."""
 
     def __call__(self, event) -> str | None:
         try:
-            return self._clients[event]
-        except KeyError:
-            client = self._clients[event] = S.client_of(event.request.scope)
-            return client
+            return event.convqa_client
+        except AttributeError:
+            event.convqa_client = S.client_of(event.request.scope)
+            return event.convqa_client
 
 
-def _waiting(demo: gr.Blocks, clients: _Clients, client: str) -> int:
-    """The events of ``client`` waiting in ``demo``'s queue."""
+def _waiting(demo: gr.Blocks, clients: _Clients, who: str) -> int:
+    """The events waiting in ``demo``'s queue of ``who``: a client, or a network's clients."""
     lines = list(demo._queue.event_queue_per_concurrency_id.values())  # list(): copies taken at once
-    return sum(clients(event) == client for line in lines for event in list(line.queue))
+    return sum(who in (client, S.client_network(client))
+               for line in lines for client in map(clients, list(line.queue)))
 
 
 def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
@@ -223,14 +235,15 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     Gradio keeps (:class:`ClientStore`), ``limits.client_queued`` of
     the events waiting in its queue (``S.QueueShare``) and
     ``limits.client_running`` of those it runs (``S.RunningShare``), and
-    as many direct calls under way."""
+    as many direct calls under way; the clients of one network
+    (``S.client_network``) ``limits.network_*`` of each together."""
     from starlette.middleware import Middleware
 
     check_gradio(demo)
     refusals = S.RefusalLog()
-    store = ClientStore(limits.client_sessions, refusals=refusals)
+    store = ClientStore(limits.client_sessions, refusals=refusals, network_limit=limits.network_sessions)
     clients = _Clients()
-    _share_running(demo._queue, clients, S.RunningShare(limits.client_running, refusals))
+    _share_running(demo._queue, clients, S.RunningShare(limits.client_running, refusals, limits.network_running))
 
     @contextlib.asynccontextmanager
     async def client_store(gradio_app):
@@ -244,7 +257,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
                             quota=S.UploadQuota(limits), refusals=refusals)
     # Outermost: it names each request's client for the store, and refuses before a body is read.
     queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo, clients),
-                             limit=limits.client_queued, running=limits.client_running, refusals=refusals)
+                             limit=limits.client_queued, running=limits.client_running, refusals=refusals,
+                             network_queued=limits.network_queued, network_running=limits.network_running)
     app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
     _forget_deleted_files_hourly(demo)
     _release_free_memory_periodically(demo)

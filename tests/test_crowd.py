@@ -387,9 +387,9 @@ def test_the_queue_runs_the_first_event_in_line_whose_client_has_room(caplog):
         assert share.first(line[:3], client, {"93.184.216.34": 2, "151.101.1.69": 2}) is None
     assert [r.getMessage() for r in caplog.records] == [
         "refused running events (kept in line) to 93.184.216.34: it has 2 events running, the most one visitor may; "
-        "its others wait in line",
+        "the others wait in line",
         "refused running events (kept in line) to 151.101.1.69: it has 2 events running, the most one visitor may; "
-        "its others wait in line"]  # a line per client and minute, whatever the events passed over
+        "the others wait in line"]  # a line per client and minute, whatever the events passed over
 
 
 FLOODER, VISITOR = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
@@ -486,6 +486,109 @@ def test_one_client_cannot_take_every_worker_of_the_queue(four_workers):
     assert loaded == "ok"
     assert held == (2, 4)  # two of the script's running, its others waiting in line
     assert flood == ["ok"] * 6  # and answered in turn
+
+
+
+# ---------------------------------------------------------------- each network's share (many clients, one person)
+
+
+def test_the_clients_of_one_network_run_their_share_of_the_queue_together(caplog):
+    one, two, three, other = (_Event("93.184.216.1"), _Event("93.184.216.2"), _Event("2001:db8:1:2::/64"),
+                              _Event("151.101.1.69"))
+    share = S.RunningShare(2, network_limit=3)
+    client = lambda event: event.client  # noqa: E731
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        # Each client has room, but its /24 runs three already: another network's event runs.
+        assert share.first([one, two, other], client, {"93.184.216.1": 1, "93.184.216.9": 2}) is other
+        assert share.first([one, two], client, {"93.184.216.1": 1, "93.184.216.9": 1}) is one
+        # An IPv6 client is a /64; its network, the /48 a site or a tunnel broker hands out.
+        assert share.first([three, other], client, {"2001:db8:1:ff::/64": 2, "2001:db8:1:fe::/64": 1}) is other
+        assert share.first([three], client, {"2001:db8:2:ff::/64": 2, "2001:db8:2:fe::/64": 1}) is three
+    assert [r.getMessage() for r in caplog.records] == [
+        "refused running events (kept in line) to 93.184.216.0/24: its visitors have 3 events running, the most one "
+        "network may; the others wait in line",
+        "refused running events (kept in line) to 2001:db8:1::/48: its visitors have 3 events running, the most one "
+        "network may; the others wait in line"]
+
+
+def test_the_clients_of_one_network_may_have_their_share_of_the_queue_together():
+    import json
+
+    waiting = {"93.184.216.1": 1, "93.184.216.2": 2, "93.184.216.0/24": 3}
+    joined = []
+
+    async def app(scope, receive, send):
+        joined.append(S.request_client())
+
+    async def post(client, path="/gradio_api/queue/join"):
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": []}
+        await middleware(scope, receive, send)
+        return sent[1]["body"] if sent else None
+
+    middleware = S.QueueShare(app, waiting=lambda who: waiting.get(who, 0), limit=2, network_queued=3)
+    refused = asyncio.run(post("93.184.216.1"))  # its own share has room; its network's has none
+    assert json.loads(refused)["detail"] == (
+        "Visitors of your network (93.184.216.0/24) already have 3 requests waiting in line, the most one network "
+        "may: try again in a few seconds, when they have been answered.")
+    assert asyncio.run(post("93.184.217.1")) is None  # the next /24 is another network
+    waiting["93.184.216.0/24"] = 2
+    assert asyncio.run(post("93.184.216.1")) is None
+    assert joined == ["93.184.217.1", "93.184.216.1"]
+    # Direct calls: a network's share of those under way at once.
+    middleware = S.QueueShare(app, waiting=lambda who: 0, limit=2, running=2, network_running=0)
+    assert "Visitors of your network (93.184.216.0/24) already have 0 requests running" in asyncio.run(
+        post("93.184.216.1", "/gradio_api/run/predict")).decode()
+
+
+@pytest.fixture(scope="module")
+def small_store(retriever, minilm, tmp_path_factory):
+    """The app whose clients keep 2 sessions each, and a network's 3. Yields (url, demo)."""
+    from conftest import serve_app
+    from rewriting import OriginalRewriter
+
+    url, _, demo = serve_app(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm)),
+                             tmp_path_factory.mktemp("store"), limits=S.UploadLimits(client_sessions=2, network_sessions=3))
+    try:
+        yield url, demo
+    finally:
+        demo.close()
+
+
+def test_the_clients_of_one_network_opening_many_sessions_push_out_only_their_own(small_store, caplog):
+    # One person may be many clients (an IPv6 /48 holds 65,536 /64s): ten
+    # of them filled the store, each within its own share.
+    import httpx
+
+    import server
+
+    url, demo = small_store
+    ends = _endpoints(url)
+
+    async def visit():
+        async with httpx.AsyncClient(timeout=120, headers=VISITOR) as other:
+            assert await _event(other, url, ends["load"], "other-page") == "ok"
+        for n in range(3):  # three clients of one /24, two pages each: within each one's share
+            async with httpx.AsyncClient(timeout=120, headers={"x-forwarded-for": f"93.184.216.{n + 1}"}) as script:
+                for page in range(2):
+                    assert await _event(script, url, ends["load"], f"net-{n}-{page}") == "ok"
+
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        asyncio.run(visit())
+    store = demo.state_holder
+    assert isinstance(store, server.ClientStore) and "other-page" in store.session_data
+    assert sorted(key for key in store.session_data if key.startswith("net-")) == ["net-1-1", "net-2-0", "net-2-1"]
+    assert store.networks.held("93.184.216.0/24") == 3 and store.shares.held("93.184.216.1") == 0
+    assert [r.getMessage() for r in caplog.records if "new session" in r.getMessage()] == [
+        "refused a new session (its oldest dropped) to 93.184.216.0/24: its visitors hold 3 sessions in the server's "
+        "store, the most one network may"]  # one line a minute
 
 
 def test_a_gradio_without_the_internals_the_server_fits_into_is_refused_at_start(monkeypatch, capsys):

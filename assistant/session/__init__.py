@@ -12,7 +12,8 @@ from ._language import NOT_ENGLISH, language_notice
 from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
 from ._sealed import browser_secret, open_browser_copy
 from ._serving import (
-    BodyLimit, QueueShare, RunningShare, UploadQuota, client_address, client_of, request_client, request_limit,
+    BodyLimit, QueueShare, RunningShare, UploadQuota, client_address, client_network, client_of, request_client,
+    request_limit,
 )
 from ._sources import (
     MAX_CHOICE_CHARS,
@@ -122,6 +123,7 @@ __all__ = [
     "ask_json",
     "browser_secret",
     "client_address",
+    "client_network",
     "client_of",
     "request_client",
     "request_limit",

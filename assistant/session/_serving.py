@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 import ipaddress
 import json
 import math
@@ -11,7 +12,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -21,8 +22,8 @@ from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
 
-__all__ = ["request_limit", "BodyLimit", "QueueShare", "RunningShare", "UploadQuota", "client_address", "client_of",
-           "request_client"]
+__all__ = ["request_limit", "BodyLimit", "QueueShare", "RunningShare", "UploadQuota", "client_address",
+           "client_network", "client_of", "request_client"]
 
 # The client of the request being served (QueueShare names it), for what is
 # made in serving it with no request at hand: a session's state in Gradio's
@@ -81,6 +82,24 @@ def client_address(peer: str, forwarded: str = "") -> str | None:
     if address.version == 6:
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
+
+
+@functools.lru_cache(maxsize=4096)  # the queue asks for each waiting event's, every time it takes one
+def client_network(client: str | None) -> str | None:
+    """The network a client (:func:`client_address`) is counted in beside
+    itself (``UploadLimits.network_*``): an IPv4 address's /24, an IPv6
+    client's /48 (a client is a /64; a site, or a tunnel broker's user for
+    free, gets a /48, 65,536 of them). None for None, or a client that is
+    no address.
+
+    >>> client_network("93.184.216.34"), client_network("2001:db8:1:2::/64"), client_network(None)
+    ('93.184.216.0/24', '2001:db8:1::/48', None)
+    """
+    try:
+        network = ipaddress.ip_network(client or "", strict=False)
+    except ValueError:
+        return None
+    return str(network.supernet(new_prefix=24 if network.version == 4 else 48))
 
 
 def _unmapped(address):
@@ -241,17 +260,23 @@ class QueueShare:
     page shows, before its body is read. Likewise a client may have at most
     ``running`` direct calls under way at once (Gradio's run route: events
     that skip the queue run at once, each on a thread of those that run
-    every handler). It also names the client of every request for
-    :func:`request_client`. The server's own host or network (client None)
-    is not counted, as for the upload route's quota."""
+    every handler). The clients of one network (:func:`client_network`;
+    ``waiting(network)`` counts its clients' events) have at most
+    ``network_queued`` and ``network_running`` together. It also names the
+    client of every request for :func:`request_client`. The server's own
+    host or network (client None) is not counted, as for the upload
+    route's quota."""
 
     # Seconds a refused client is told to wait: an event waits seconds, not minutes.
     RETRY_S = 5
 
     def __init__(self, app, waiting: Callable[[str], int], limit: int, joining: ClientShares | None = None,
                  refusals: RefusalLog | None = None, running: int = UploadLimits().client_running,
-                 calling: ClientShares | None = None):
+                 calling: ClientShares | None = None, network_queued: int = UploadLimits().network_queued,
+                 network_running: int = UploadLimits().network_running):
         self.app, self.waiting, self.limit, self.running = app, waiting, limit, running
+        self.network_queued, self.network_running = network_queued, network_running
+        # Clients' and networks' counts in one each: their names differ (a network's ends in its prefix).
         self.joining = joining if joining is not None else ClientShares()
         self.calling = calling if calling is not None else ClientShares()
         self.refusals = refusals if refusals is not None else RefusalLog()
@@ -264,30 +289,41 @@ class QueueShare:
         try:
             if client is None or scope.get("method") != "POST":
                 return await self.app(scope, receive, send)
+            network = client_network(client)
             if _joins_the_queue(scope):
                 # Counted from the check on, so that a burst sent at once (each
                 # reading its body before it joins) is bounded too.
-                share = self.joining.take(client, 1, self.limit - self.waiting(client))
-                refusal = ("queued events (429)", f"You already have {self.limit} requests waiting in line, the most "
-                                                  f"one visitor may: try again in a few seconds, when they have been "
-                                                  f"answered.")
+                kind, shares, what = "queued events (429)", self.joining, "requests waiting in line"
+                bounds = [(client, self.limit, self.limit - self.waiting(client))]
+                if network is not None:
+                    bounds.append((network, self.network_queued, self.network_queued - self.waiting(network)))
             elif _runs_directly(scope):
-                share = self.calling.take(client, 1, self.running)
-                refusal = ("direct calls (429)", f"You already have {self.running} requests running, the most one "
-                                                 f"visitor may: try again in a few seconds, when they have been "
-                                                 f"answered.")
+                kind, shares, what = "direct calls (429)", self.calling, "requests running"
+                bounds = [(client, self.running, self.running)]
+                if network is not None:
+                    bounds.append((network, self.network_running, self.network_running))
             else:
                 return await self.app(scope, receive, send)
-            if share is None:
-                kind, message = refusal
-                self.refusals.refused(kind, client, message)
-                body = json.dumps({"detail": message}).encode()  # the page shows a refusal's "detail"
-                return await _respond(send, 429, body, b"application/json",
-                                      [(b"retry-after", str(self.RETRY_S).encode())])
+            taken = []
+            for who, limit, room in bounds:
+                share = shares.take(who, 1, room)
+                if share is None:
+                    for held in taken:
+                        held.give_back()
+                    whose = ("You already have", "one visitor") if who == client else (
+                        f"Visitors of your network ({who}) already have", "one network")
+                    message = (f"{whose[0]} {limit} {what}, the most {whose[1]} may: try again in a few seconds, "
+                               f"when they have been answered.")
+                    self.refusals.refused(kind, who, message)
+                    body = json.dumps({"detail": message}).encode()  # the page shows a refusal's "detail"
+                    return await _respond(send, 429, body, b"application/json",
+                                          [(b"retry-after", str(self.RETRY_S).encode())])
+                taken.append(share)
             try:
                 return await self.app(scope, receive, send)
             finally:
-                share.give_back()
+                for share in taken:
+                    share.give_back()
         finally:
             _REQUEST_CLIENT.reset(named)
 
@@ -299,27 +335,39 @@ class RunningShare:
     client sending events from many sessions took every worker, and each
     other visitor's event, a page's load too, waited until the client's
     ended. The queue now runs, from a line, the first event whose client
-    runs fewer than ``limit``; a client's others wait in line
-    (:class:`QueueShare` bounds how many) and run as its running ones end.
-    The server's own host or network (None) is not counted."""
+    runs fewer than ``limit``, and whose network (:func:`client_network`)
+    fewer than ``network_limit``; the others wait in line
+    (:class:`QueueShare` bounds how many) and run as running ones end. The
+    server's own host or network (None) is not counted."""
 
-    def __init__(self, limit: int, refusals: RefusalLog | None = None):
-        self.limit = limit
+    def __init__(self, limit: int, refusals: RefusalLog | None = None,
+                 network_limit: int = UploadLimits().network_running):
+        self.limit, self.network_limit = limit, network_limit
         self.refusals = refusals if refusals is not None else RefusalLog()
         self._held = weakref.WeakSet()  # events already passed over once: one log line each at most
 
     def first(self, line: Iterable, client: Callable[[object], str | None], running: Mapping[str | None, int]):
         """The first event of ``line`` (in line order) whose ``client(event)``
-        has room (``running``: how many each client runs now); None if none has."""
+        and its network have room (``running``: how many each client runs
+        now); None if none has."""
+        networks: Counter = Counter()
+        for who, count in running.items():
+            networks[client_network(who)] += count
+        full = {who for who, count in running.items() if who is not None and count >= self.limit}
+        full_networks = {network for network, count in networks.items()
+                         if network is not None and count >= self.network_limit}
         for event in line:
             who = client(event)
-            if who is None or running.get(who, 0) < self.limit:
+            if who in full:
+                said = (who, f"it has {self.limit} events running, the most one visitor may")
+            elif full_networks and client_network(who) in full_networks:
+                said = (client_network(who), f"its visitors have {self.network_limit} events running, the most one "
+                                             f"network may")
+            else:
                 return event
             if event not in self._held:
                 self._held.add(event)
-                self.refusals.refused("running events (kept in line)", who,
-                                      f"it has {self.limit} events running, the most one visitor may; its others "
-                                      f"wait in line")
+                self.refusals.refused("running events (kept in line)", said[0], f"{said[1]}; the others wait in line")
         return None
 
 

@@ -129,6 +129,17 @@ class UploadLimits:
     # calls (Gradio's run route, the events that skip the queue) one client
     # may have under way at once (refused with 429 past it).
     client_running: int = 8
+    # What the clients of one network (client_network: an IPv4 /24, an IPv6
+    # /48) hold together, of the store, the queue and the workers: one
+    # person may be many clients (a host with a tunnel broker's free IPv6
+    # /48 has 65,536 /64s; a rented IPv4 block), and ten such clients filled
+    # the store, eight the queue. Two to two and a half times a client's,
+    # so that a campus or an office spread over a network's addresses keeps
+    # a room's pages going, and four networks are needed to fill the store
+    # or the queue, three to take every worker.
+    network_sessions: int = 250
+    network_queued: int = 32
+    network_running: int = 16
 
     @property
     def max_file_bytes(self) -> int:
