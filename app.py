@@ -385,10 +385,15 @@ class Actions:
         any stage ends it with its message, which is also returned. Between
         the turns of several (Play all) every panel is drawn: the metrics,
         their plot and the saved copy followed only at the end."""
-        finished = len(session.turns)
+        finished, stops = len(session.turns), session.stops
         with self._turn(session):
             while True:
                 pending, error = _attempt(lambda: next(steps, None))
+                if session.stops != stops:
+                    # Stopped meanwhile: Stop's views are the last word. A
+                    # cancelled stream's next views (blank status, a turn
+                    # more) came after them and replaced them.
+                    return None
                 if error:
                     yield self.views(session, _status(error, error=True))
                     return error
@@ -397,6 +402,8 @@ class Actions:
                 if len(session.turns) != finished:  # a turn ended before this one began
                     finished = len(session.turns)
                     yield self.views(session, during())
+                    if session.stops != stops:
+                        return None
                 yield self.views(session, during(), pending)
         yield self.views(session, _status(done))
         return None
@@ -556,10 +563,14 @@ class Actions:
 
     def stopped(self, session, saved):
         self.ready(session, saved)
+        cut = S.stop_turns(session)
         dropped = S.drop_waiting(session)
         plural = dropped != 1
-        if session.running:
+        if cut:
             status = "Stopped: the turn was not added."
+            where = " sent after it"
+        elif session.running:  # between two turns (Play all), or before the first began
+            status = f"Stopped after turn {len(session.turns)}, which is kept." if session.turns else "Stopped."
             where = " sent after it"
         else:  # a fresh page, or a replay already over: nothing to stop
             status, where = "Nothing was running.", " waiting"

@@ -388,6 +388,28 @@ def test_replay_messages_name_what_the_user_gave_not_the_servers_folders(app_ser
         assert said in status and str(tmp_path) not in status
 
 
+def test_stop_during_play_all_is_the_last_word(app_services, tmp_path, qrecc_conversations):
+    # Stop pressed during Play all's second turn; the cancelled stream, whose
+    # thread runs on, drew a turn more and blank status lines after Stop's.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    run = act.replay_all(session, None)
+    while not session.turns:
+        next(run)
+    views = act.stopped(session, None)
+    assert views[1] == "Stopped: the turn was not added\\."
+    assert list(run) == [] and len(session.turns) == 1 and session.running == 0  # nothing drawn after Stop's
+    # Stopped between two turns (its stream not yet in the next): the turn ended is kept, and said so.
+    run = act.replay_all(session, None)
+    with act._turn(session):  # the stream under way, its next turn not yet begun
+        assert act.stopped(session, None)[1] == "Stopped after turn 1, which is kept\\."
+    run.close()
+    assert len(session.turns) == 1
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 

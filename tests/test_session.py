@@ -601,6 +601,39 @@ def test_an_answer_that_comes_after_its_conversation_was_left_is_not_added_to_th
     assert [turn.question for turn in turns(session)] == expected
 
 
+def test_stop_decides_whether_the_turn_under_way_is_added(app_services, qrecc_conversations):
+    # Gradio's cancel does not stop a turn's thread: Stop said "the turn was
+    # not added" and the turn, ending after it, was added (Play all showed a
+    # turn more). Each interleaving is played here step by step.
+    session = S.Session()
+    run = S.ask(app_services, session, ADA)
+    next(run)  # under way
+    assert S.stop_turns(session) is True  # Stop: a turn was under way
+    with pytest.raises(InvalidInputError, match="^Stopped before “Who was Ada Lovelace\\?” was answered: it was not added"):
+        list(run)  # its thread runs on to the end
+    assert turns(session) == [] and session.asking == 0
+    play(app_services, session, ADA)  # ended before Stop: kept, and Stop says none was under way
+    assert S.stop_turns(session) is False and len(session.turns) == 1
+    # Play all stopped during its second turn: the first stays, the second is
+    # not added and is the one ▶ Next turn plays.
+    S.load_replay(session, qrecc_conversations)
+    S.start_replay(session, "7")
+    run = S.replay_rest(app_services, session)
+    while not session.turns:
+        next(run)
+    assert S.stop_turns(session) is True
+    with pytest.raises(InvalidInputError, match="it was not added"):
+        list(run)
+    assert len(session.turns) == 1 and session.replay.position == 1
+    list(S.replay_step(app_services, session))
+    assert [turn.question for turn in turns(session)] == [ADA, "Who was her father?"]
+    # A turn begun after Stop is not stopped by it.
+    session = S.Session()
+    S.stop_turns(session)
+    play(app_services, session, ADA)
+    assert len(session.turns) == 1 and session.asking == 0
+
+
 def test_a_correction_that_comes_after_its_turn_was_undone_is_not_kept(app_services, monkeypatch):
     # "Re-run with this rewrite" after a 👎, then Undo before it finished: the
     # 👎 with the correction went to judge() on a session without the turn.

@@ -302,6 +302,11 @@ class Session:
     # Turns of this session under way (the app counts them, so that Stop with
     # nothing running says so).
     running: int = 0
+    # Stop presses, and the turns (ask) begun and not yet ended: a turn ends
+    # added only if no Stop came since it began (_turns.stop_turns decides
+    # with the turn's end under one lock, so that Stop says which it was).
+    stops: int = 0
+    asking: int = 0
     # Whether the conversations the browser keeps were read in (restore_state):
     # a session Gradio made afresh for an open page (the server restarted, or
     # dropped the oldest sessions' state) has not, and must before it saves.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,6 +17,12 @@ from ._storage import server_storage
 from ._store import note_removed, origin_of
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
 from ._views import turn_of_message
+
+# Stop and a turn's end decide under this lock: a turn that ended before Stop
+# is kept, one that ends after it is not added, and Stop knows which to say.
+# (Gradio's cancel does not stop the thread of a turn under way: Stop said
+# "not added" while the turn was added after it.)
+_ENDING = threading.Lock()
 
 
 def _score(services: Services, session: Session, info: TurnInfo) -> None:
@@ -77,35 +84,49 @@ def ask(
     previous = session.turns[-1].turn.rewrite.text if session.turns else ""
     notice = turn_notice(services, session, question)  # before the search it describes
     conversation = session.turns  # new_conversation and switch_conversation put another list in its place
-    yield Pending(question)
-    turn = None
-    for step in assistant.steps(question, history, previous):
-        if isinstance(step, Rewrite):
-            yield Pending(question, step)
-        else:
-            turn = step
-    if session.turns is not conversation:
-        # Started over (or switched) while this turn ran: its answer, to the
-        # conversation left, had been added to the next one.
-        raise InvalidInputError(f"“{echoed_question(question)}” was answered after its conversation was left "
-                                "(a new one started, or another chosen), so it was not added: ask it again here.")
-    if not turn.answer.found and session.source is not None:
-        # The reader's "not found" names the collection, which this session
-        # was not searching.
-        missing = f"I could not find an answer to that in {session.source.name}."
-        turn = dataclasses.replace(turn, answer=dataclasses.replace(turn.answer, text=missing))
-    info = TurnInfo(
-        system_rewrite=turn.rewrite,
-        history=tuple(history),
-        reference=reference,
-        reference_kind="replay" if reference else "",
-        notice=notice,
-        example_id=example_id,
-        uid=uuid.uuid4().hex[:8],
-    )
-    _score(services, session, info)
-    session.turns.append(SessionTurn(turn, info))
-    session.selected = None
+    with _ENDING:
+        stops = session.stops
+        session.asking += 1
+    under_way = True
+    try:
+        yield Pending(question)
+        turn = None
+        for step in assistant.steps(question, history, previous):
+            if isinstance(step, Rewrite):
+                yield Pending(question, step)
+            else:
+                turn = step
+        if session.turns is not conversation:
+            # Started over (or switched) while this turn ran: its answer, to the
+            # conversation left, had been added to the next one.
+            raise InvalidInputError(f"“{echoed_question(question)}” was answered after its conversation was left "
+                                    "(a new one started, or another chosen), so it was not added: ask it again here.")
+        if not turn.answer.found and session.source is not None:
+            # The reader's "not found" names the collection, which this session
+            # was not searching.
+            missing = f"I could not find an answer to that in {session.source.name}."
+            turn = dataclasses.replace(turn, answer=dataclasses.replace(turn.answer, text=missing))
+        info = TurnInfo(
+            system_rewrite=turn.rewrite,
+            history=tuple(history),
+            reference=reference,
+            reference_kind="replay" if reference else "",
+            notice=notice,
+            example_id=example_id,
+            uid=uuid.uuid4().hex[:8],
+        )
+        _score(services, session, info)
+        with _ENDING:
+            session.asking -= 1
+            under_way = False
+            if session.stops != stops:
+                raise InvalidInputError(f"Stopped before “{echoed_question(question)}” was answered: it was not added.")
+            session.turns.append(SessionTurn(turn, info))
+            session.selected = None
+    finally:
+        if under_way:  # failed, or closed (its stream cancelled) before its end
+            with _ENDING:
+                session.asking -= 1
 
 
 def take_question(services: Services, session: Session, question: str) -> str:
@@ -139,6 +160,15 @@ def waiting_notice(session: Session) -> str:
     """What a running turn's status says about the questions after it ("" when none)."""
     count = len(session.waiting)
     return f"⏳ {counted(count, 'more question')} waiting." if count else ""
+
+
+def stop_turns(session: Session) -> bool:
+    """Stop pressed: a turn under way now is not added when it ends (its
+    stream, cancelled, may still run to its end). Returns whether one was
+    under way; a turn that ended before this call is kept."""
+    with _ENDING:
+        session.stops += 1
+        return session.asking > 0
 
 
 def drop_waiting(session: Session) -> int:
