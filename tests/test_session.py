@@ -284,8 +284,15 @@ def test_single_document_mode_searches_inside_the_document(app_services):
     assert turn.answer.source_id == "Engine_p0" and turn.answer.text in text
     assert S.use_collection_document(app_services, session, "ada").startswith("Answering from the document “Ada")
     assert S.use_collection_document(app_services, session, " lord  BYRON ").startswith("Answering from the document “Lord Byron”")
-    with pytest.raises(InvalidInputError, match="No article is titled “eiffel tower”. Close titles: “Paris”."):
-        S.use_collection_document(app_services, session, "eiffel tower")
+    # Only titles close to the one typed are offered: the search reads the
+    # articles' text, and offered each article using a word of it.
+    with pytest.raises(InvalidInputError, match="^No article is titled “charles babage”. Close titles: “Charles Babbage”.$"):
+        S.use_collection_document(app_services, session, "charles babage")
+    for unknown in ("eiffel tower", "English poet"):
+        with pytest.raises(InvalidInputError) as refused:
+            S.use_collection_document(app_services, session, unknown)
+        assert str(refused.value) == (f"No article is titled “{unknown}”. Check its spelling, or ask about it in the chat: "
+                                      "it searches every article, and each answer names the articles it comes from.")
     with pytest.raises(InvalidInputError):
         S.use_document(app_services, session, "  ")
     assert S.use_default_collection(app_services, session) == f"Answering from {app_services.collection_name}."

@@ -4,11 +4,12 @@ document; and multiple choice over a document."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, composed_text, counted
+from ..kernel import LUCENE_STOPWORDS, AssistantError, InvalidInputError, composed_text, counted, porter_stem, tokens
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
@@ -197,7 +198,7 @@ MAX_TITLE_CHARS = 300
 
 def use_collection_document(services: Services, session: Session, title: str, client: str | None = None) -> str:
     """Single-document mode over one article of the default collection,
-    named by its title (any case); a wrong title gets the closest ones."""
+    named by its title (any case); a wrong title gets those close to it, if any."""
     passage = _article(services, title)
     title = passage.title or passage.id
     return use_document(services, session, passage.text, title, client, title=title)
@@ -217,9 +218,33 @@ def _article(services: Services, title: str):
         hits = retriever.search(title, 5)
         found = [p for p in hits if (p.title or p.id).casefold() == title.casefold()]
         if not found:
-            close = ", ".join(f"“{p.title or p.id}”" for p in hits)
-            raise InvalidInputError(f"No article is titled “{title}”." + (f" Close titles: {close}." if close else ""))
+            close = ", ".join(f"“{name}”" for name in _close_titles(title, [p.title or p.id for p in hits]))
+            raise InvalidInputError(f"No article is titled “{title}”." + (
+                f" Close titles: {close}." if close else
+                " Check its spelling, or ask about it in the chat: it searches every article, and each answer "
+                "names the articles it comes from."))
     return found[0]
+
+
+# How alike (difflib's ratio) a title spelled differently must be to be
+# offered: a typo's, not any title of a few shared letters.
+CLOSE_TITLE_RATIO = 0.8
+
+
+def _close_titles(title: str, titles: Sequence[str]) -> list[str]:
+    """Those of ``titles`` (the articles a search for ``title`` found) close
+    to ``title``: sharing a word with it (its stem; not a stop word), or
+    spelled nearly alike. The search reads the articles' text, so an unknown
+    title was offered articles that merely use its words ("Nonexistent Article
+    Qwerty": Existence, Encyclopedia, Savanna)."""
+
+    def words(text: str) -> set[str]:
+        return {porter_stem(word) for word in tokens(text, "lucene") if word not in LUCENE_STOPWORDS}
+
+    typed = words(title)
+    return [name for name in dict.fromkeys(titles)
+            if typed & words(name) or difflib.SequenceMatcher(None, title.casefold(), name.casefold()).ratio()
+            >= CLOSE_TITLE_RATIO]
 
 
 def abandon(session: Session) -> None:
