@@ -413,6 +413,20 @@ def test_a_pronoun_before_the_name_it_stands_for_is_that_name(readers):
     assert shaped.read("Who studied physics?", [curie]).text == "Marie Curie"
 
 
+def test_a_person_pronoun_after_a_place_stands_for_the_name_the_next_sentence_opens_with(readers):
+    # "He arrived there" after a city, before "Luis Ortega later founded …",
+    # had no referent: the whole sentence was the answer.
+    _, shaped = readers
+    lisbon = Passage("your-text_p0", "Lisbon is the capital of Portugal. She arrived there in 1961 as a student. "
+                     "Maria Soares later became a famous fado singer.", 0.0, "your text")
+    assert shaped.read("Who arrived in Lisbon in 1961?", [lisbon]).text == "Maria Soares"
+    madrid = Passage("your-text_p0", "Madrid is the capital of Spain. He arrived there in 1920 as a young painter. "
+                     "Luis Ortega later founded the Academy of Light.", 0.0, "your text")
+    assert shaped.read("Who arrived in Madrid in 1920?", [madrid]).text == "Luis Ortega"
+    # At a passage's start "He" is whom the passage before named.
+    assert referents(["He arrived in 1920.", "Luis Ortega welcomed him."], every=True) == ["", ""]
+
+
 def test_the_town_is_the_place_the_text_named(readers):
     # "The town has …" after "She was born in Brindlemere" was about Clara Voss.
     _, shaped = readers

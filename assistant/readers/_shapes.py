@@ -312,6 +312,17 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     >>> referents(["Madrid is the capital of Spain.", "He arrived there in 1920."])
     ['', '']
 
+    ...or, where the sentence before names no person either, for the name
+    the next sentence opens with: "Verona hosts a festival. She was born
+    there. Anna Ricci became a soprano." At a passage's start, where nothing
+    was named before, a pronoun's person is in the passage before it, not
+    the name after it.
+
+    >>> referents(["Madrid is the capital of Spain.", "He arrived there in 1920.", "Luis Ortega became a painter."])
+    ['', 'Luis Ortega', '']
+    >>> referents(["He arrived in 1920.", "Luis Ortega welcomed him."])
+    ['', '']
+
     A sentence whose subject follows a clause of its own is about that
     subject, and so are the pronouns after it, in the clause too ("When he
     arrived in Paris, Ernest Hemingway was …" is about Hemingway, not the
@@ -337,7 +348,7 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     >>> referents(["Kelso lies on the river Tweed in Scotland.", "The town was founded in 1128."], every=True)
     ['', 'Kelso']
     """
-    found, named, things, person, before, people = [], "", set(), "", "", set()
+    found, named, things, person, before, people, waiting = [], "", set(), "", "", set(), -1
     for at, sentence in enumerate(sentences):
         if _REFERS_BACK.match(sentence):
             # "It"/"Its" shows a thing or a place; "there" in "She was born
@@ -350,6 +361,8 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
                 # "She" after "Brindlemere is a town. Its native is the painter Clara Voss." is Clara Voss, not the town.
                 person = person or _person_named(before, named)
                 found.append(person)
+                if not person:
+                    waiting = at
             else:
                 found.append(named)
             if _PERSON_BACK.match(sentence) and found[-1]:
@@ -362,6 +375,9 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
                 found.append("")
             if opening:
                 named, person = opening, ""
+                if waiting >= 0 and waiting == at - 1:
+                    found[waiting] = opening
+                    people.add(opening)
                 # A person: "X was born", or "When she was 24, X moved …".
                 if re.search(rf"{re.escape(opening)}\s+(?:was|were)\s+born\b", sentence) or _PERSON_WORD.search(
                         sentence, 0, max(sentence.find(opening), 0)):
