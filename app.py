@@ -817,7 +817,7 @@ def _metrics_panel(services: S.Services) -> SimpleNamespace:
         gr.Markdown("For turns with a reference rewrite (replayed, or your correction): ROUGE-1 recall, USE "
                     "similarity and R@10 of the system's rewrite against it.")
         # Named: a screen reader said "Dataframe".
-        ui.table = gr.Dataframe(headers=["turn", *metrics], datatype=["str", *["number"] * len(metrics)],
+        ui.table = gr.Dataframe(headers=["turn", *metrics], datatype=["str"] * (1 + len(metrics)),
                                 label="Rewrite quality by turn", show_label=False, interactive=False,
                                 elem_id="metrics-table", wrap=True)
         ui.plot = gr.Plot(_plot(S.Session(), metrics), show_label=False, elem_id="metrics-plot")

@@ -351,7 +351,7 @@ def test_a_replayed_conversation_shows_the_metrics_panel(open_page, qrecc_conver
     assert rows.count() == 3
     cells = [rows.nth(i).locator("[role=gridcell]").all_inner_texts() for i in range(3)]
     assert [c[0] for c in cells] == ["1", "2", "mean of 2"]
-    assert [c[1] for c in cells] == ["1", "0.5", "0.75"]  # ROUGE-1 R, by hand in test_session
+    assert [c[1] for c in cells] == ["1.00", "0.50", "0.75"]  # ROUGE-1 R, by hand in test_session; as the chat's lines
     assert "Who was Ada Lovelace's father?" in page.locator("#chat").inner_text()  # the human rewrite, beside ours
     assert page.locator("#metrics-plot img, #metrics-plot svg").count() >= 1
     alt = page.locator("#metrics-plot img").get_attribute("alt")  # the plot in words

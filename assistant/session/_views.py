@@ -83,8 +83,17 @@ def _answer_html(turn: Turn, info: TurnInfo) -> str:
     return "".join(parts)
 
 
+def score_text(value: float) -> str:
+    """A score as the chat's lines and the metrics table show it: two decimals.
+
+    >>> [score_text(v) for v in (1, 0.5, 2 / 3)]
+    ['1.00', '0.50', '0.67']
+    """
+    return f"{value:.2f}"
+
+
 def _scores_line(scores: dict[str, float]) -> str:
-    return " · ".join(f"{name} {value:.2f}" for name, value in scores.items())
+    return " · ".join(f"{name} {score_text(value)}" for name, value in scores.items())
 
 
 def _rewrite_message(turn: Turn, info: TurnInfo) -> dict:
@@ -150,15 +159,15 @@ def _scored(info: TurnInfo, metrics: Sequence[str]) -> bool:
 
 
 def metrics_rows(session: Session, metrics: Sequence[str] = METRICS) -> list[list]:
-    """Per scored turn: turn, each metric; then the running mean row."""
-    rows = [
-        [str(number), *(round(entry.info.scores[m], 3) for m in metrics)]
-        for number, entry in enumerate(session.turns, 1)
-        if _scored(entry.info, metrics)
-    ]
-    if rows:
-        means = [round(sum(row[1 + i] for row in rows) / len(rows), 3) for i in range(len(metrics))]
-        rows.append([f"mean of {len(rows)}", *means])
+    """Per scored turn: turn, each metric; then the running mean row. The
+    scores as text, as the chat's lines show them (:func:`score_text`): the
+    table showed numbers, "1" and "0.5" beside "0.667"."""
+    scores = [(number, [entry.info.scores[m] for m in metrics])
+              for number, entry in enumerate(session.turns, 1) if _scored(entry.info, metrics)]
+    rows = [[str(number), *map(score_text, values)] for number, values in scores]
+    if scores:
+        means = [sum(values[i] for _, values in scores) / len(scores) for i in range(len(metrics))]
+        rows.append([f"mean of {len(scores)}", *map(score_text, means)])
     return rows
 
 
