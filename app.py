@@ -141,7 +141,7 @@ API_REWRITE = ("Rewrite a question into a self-contained one, given the conversa
 # A conversation the default collection answers turn by turn: its Ada
 # Lovelace summary does not name her father, so "Who was her father?" got
 # her first sentences and then resolved the next "he" to her.
-EXAMPLES = ["Who was Ada Lovelace?", "What did she write about?", "What is she often considered?"]
+EXAMPLES = ["Who was Ada Lovelace?", "What did she write about?", "What is she often considered to be?"]
 # The empty chat's invitation while the default collection is the source.
 PLACEHOLDER = "Ask about anything in the collection, e.g. **Who was Ada Lovelace?** and then **What did she write about?**"
 
