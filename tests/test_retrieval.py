@@ -93,6 +93,22 @@ def test_serving_java_options_reach_the_jvm(tiny_index, retriever, env, expected
     assert "Java already runs in this process" in subprocess_stderr
 
 
+def test_a_search_prints_no_java_22_warning_from_lucene(tiny_index):
+    """On Java 22 or later (this machine's Java 25) pyserini's Lucene warned
+    at every start of the chat, the app and the index command that it is
+    too old "to make full use of MMapDirectory": two lines no user can act
+    on. A subprocess: a JVM starts once per process."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom assistant.retrieval import BM25Retriever\n"
+             "print(len(BM25Retriever.from_index(sys.argv[1]).search('Ada Lovelace', 3)))")
+    done = subprocess.run([sys.executable, "-c", probe, str(tiny_index)], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert int(done.stdout.split()[-1]) > 0  # it searches
+    assert "MMapDirectory" not in done.stderr and "Java 22 or later" not in done.stderr, done.stderr
+
+
 _BUSY_AFTER_SEARCHING = """
 import sys, time, torch
 from assistant.retrieval import BM25Retriever

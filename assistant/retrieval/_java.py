@@ -192,6 +192,8 @@ def _configure_java() -> None:
         if (java_version(java_home) or 0) >= 24:
             jnius_config.add_options("--sun-misc-unsafe-memory-access=allow")
         jnius_config.add_options(f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.xml')}")
+        # Lucene's "You are running with Java 22 or later" warning, at every start.
+        jnius_config.add_options(f"-Djava.util.logging.config.file={Path(__file__).with_name('java_logging.properties')}")
         # The JVM's own SIGTERM handler exits the process from a Java thread
         # while Python may be inside a JNI call or releasing Java objects, and
         # the process then aborts or hangs (seen under `timeout` and `docker
