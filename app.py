@@ -392,7 +392,10 @@ class Actions:
                 if session.stops != stops:
                     # Stopped meanwhile: Stop's views are the last word. A
                     # cancelled stream's next views (blank status, a turn
-                    # more) came after them and replaced them.
+                    # more) came after them and replaced them; a view of
+                    # this stream sent before it stopped may still arrive
+                    # after Stop's, so its last one says what Stop said.
+                    yield self.views(session, session.stopped)
                     return None
                 if error:
                     yield self.views(session, _status(error, error=True))
@@ -403,6 +406,7 @@ class Actions:
                     finished = len(session.turns)
                     yield self.views(session, during())
                     if session.stops != stops:
+                        yield self.views(session, session.stopped)
                         return None
                 yield self.views(session, during(), pending)
         yield self.views(session, _status(done))
@@ -567,7 +571,9 @@ class Actions:
         dropped = S.drop_waiting(session)
         plural = dropped != 1
         if cut:
-            status = "Stopped: the turn was not added."
+            # Numbered: the turn before it may have ended just before Stop,
+            # after the page last drew the chat (a turn more than it showed).
+            status = f"Stopped: turn {len(session.turns) + 1} was not added."
             where = " sent after it"
         elif session.running:  # between two turns (Play all), or before the first began
             status = f"Stopped after turn {len(session.turns)}, which is kept." if session.turns else "Stopped."
@@ -576,7 +582,8 @@ class Actions:
             status, where = "Nothing was running.", " waiting"
         if dropped:
             status += f" The {dropped} question{'s' if plural else ''}{where} {'were' if plural else 'was'} not asked."
-        return self.views(session, _status(status))
+        session.stopped = _status(status)
+        return self.views(session, session.stopped)
 
     def undo(self, session, saved):
         self.ready(session, saved)

@@ -400,8 +400,12 @@ def test_stop_during_play_all_is_the_last_word(app_services, tmp_path, qrecc_con
     while not session.turns:
         next(run)
     views = act.stopped(session, None)
-    assert views[1] == "Stopped: the turn was not added\\."
-    assert list(run) == [] and len(session.turns) == 1 and session.running == 0  # nothing drawn after Stop's
+    assert views[1] == "Stopped: turn 2 was not added\\."
+    # The stream, its thread running on, draws nothing new after Stop's: its
+    # last views say what Stop said (a view of it sent before Stop may arrive after).
+    after = list(run)
+    assert [v[1] for v in after] == [views[1]] and after[0][0] == views[0]
+    assert len(session.turns) == 1 and session.running == 0
     # Stopped between two turns (its stream not yet in the next): the turn ended is kept, and said so.
     run = act.replay_all(session, None)
     with act._turn(session):  # the stream under way, its next turn not yet begun
@@ -434,7 +438,7 @@ def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, 
     act.take("What is Paris?", session)
     status = act.stopped(session, None)[1].replace("\\", "")  # shown as Markdown, escaped
     run.close()  # what Gradio's cancel does to the run
-    assert status.startswith("Stopped: the turn was not added.") and "The 2 questions sent after it were not asked" in status
+    assert status.startswith("Stopped: turn 5 was not added.") and "The 2 questions sent after it were not asked" in status
     assert list(act.ask(session, None)) == [act.unchanged()] and len(session.turns) == 4
     # With nothing running, Stop says so (it said the turn was not added).
     assert act.stopped(session, None)[1] == "Nothing was running\\." and session.running == 0

@@ -307,6 +307,9 @@ class Session:
     # with the turn's end under one lock, so that Stop says which it was).
     stops: int = 0
     asking: int = 0
+    # What the latest Stop said (its status line, as drawn): a stream it
+    # stopped draws it again as its last view (app.Actions.stream).
+    stopped: str = ""
     # Whether the conversations the browser keeps were read in (restore_state):
     # a session Gradio made afresh for an open page (the server restarted, or
     # dropped the oldest sessions' state) has not, and must before it saves.
