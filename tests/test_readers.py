@@ -481,6 +481,31 @@ def test_what_the_passages_about_the_subject_never_say_is_not_found_when_asked_f
     assert shaped.read("when was the electricity supply system designed", tesla).found
 
 
+
+ADA = Passage("Ada Lovelace", "Augusta Ada King, Countess of Lovelace, also known as Ada Lovelace, was an English "
+              "mathematician and writer chiefly known for work on Charles Babbage's proposed mechanical "
+              "general-purpose computer, the analytical engine. She was the first to recognise the machine had "
+              "applications beyond pure calculation. Lovelace is often considered the first computer programmer.",
+              0.73, "Ada Lovelace")
+
+
+def test_a_kin_relation_the_subjects_passages_never_say_is_not_found(readers):
+    # The default collection's summary of Ada Lovelace names no parent: "Who
+    # was Ada Lovelace's father?" got her lead sentence (the general rule is off).
+    _, shaped = readers
+    hypatia = Passage("Hypatia", "Hypatia was a Neoplatonist philosopher. Scholars believe she edited the Almagest, "
+                      "based on the title of her father Theon's commentary.", 0.24, "Hypatia")
+    for question in ("Who was Ada Lovelace's father?", "Who were Ada Lovelace's children?"):
+        answer = shaped.read(question, [ADA, hypatia])
+        assert (answer.text, answer.found) == (NOT_FOUND, False), question
+    # Said the other way round ("the son of"), the relation is in the passage: it answers.
+    leonidas = Passage("Leonidas I", "Leonidas I was king of the Ancient Greek city-state of Sparta. He was the son "
+                       "of king Anaxandridas II and the 17th king of the Agiad dynasty.", 0.6, "Leonidas I")
+    assert "Anaxandridas" in shaped.read("Who was Leonidas I's father?", [leonidas]).text
+    # Other questions keep the general rule's default (off): they answer as before.
+    assert shaped.read("Who did Ada Lovelace work with?", [ADA]).found
+    assert shaped.read("When did Ada Lovelace die?", [ADA]).found
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

@@ -19,10 +19,12 @@ from ._shapes import (
     answer_kind,
     defines,
     definition_subject,
+    kin_asked,
     lead_passage,
     listed_word,
     question_names,
     referents,
+    says_kin,
     says_what_is_asked,
     short_span,
 )
@@ -241,7 +243,10 @@ class SentenceReader:
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
-            if kind and self.config.unsaid_not_found and self._unanswered(question, passages, read):
+            # A kin question is judged even with the general rule off: its
+            # words are a closed set (:func:`kin_asked`), and "Who was Ada
+            # Lovelace's father?" got her lead from a summary naming no parent.
+            if kind and (self.config.unsaid_not_found or kin_asked(question)) and self._unanswered(question, passages, read):
                 return Answer(NOT_FOUND, answer.score, found=False)
         return answer
 
@@ -252,7 +257,9 @@ class SentenceReader:
         sentence, which names no employer, from a collection of summaries
         that say nothing of his work. A sentence with the question's word
         and no span ("The lake was formed after the last ice age.") still
-        answers as it did. A question that names nothing ("who sang …",
+        answers as it did. A kin question counts its relation's words
+        either way round instead (:func:`says_kin`: "son of" says the
+        father). A question that names nothing ("who sang …",
         NQ's lower-case questions) is not judged: which sentences are about
         its subject is not known."""
         names = {word for word in tokens(" ".join(question_names(question)), "rouge") if len(word) > 1}
@@ -264,7 +271,8 @@ class SentenceReader:
             # A sentence whose subject is not known (a story's "She shared
             # her bed …", no title, no referent) may be about the one asked about.
             about = not subject or names & set(tokens(f"{subject} {sentence}", "rouge"))
-            if about and says_what_is_asked(question, sentence, subject):
+            said = says_kin(question, sentence) if kin_asked(question) else says_what_is_asked(question, sentence, subject)
+            if about and said:
                 return False
         return True
 

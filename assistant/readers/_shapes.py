@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines",
-           "listed_word", "question_names", "says_what_is_asked"]
+           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -602,6 +602,56 @@ def says_what_is_asked(question: str, sentence: str, names: str = "") -> bool:
     (True, False)
     """
     return _relation_words(question, sentence, names) is not None
+
+
+# Kinship is said in a closed set of words, and either way round: "Who was
+# Leonidas I's father?" is answered by "He was the son of king Anaxandridas
+# II", "Who was her husband?" by "She married …". A sentence about the
+# subject with no word of the asked relation's family does not say it
+# (unlike an event, "When did he get the Nobel Prize?", said in any verb).
+# Only the nouns ask ("born" and "married" say, but "Who was born in …?"
+# asks for no kin).
+_KIN_ASKING = (
+    "father mother parent son daughter child children stepfather stepmother",
+    "wife wives husband spouse",
+    "brother sister sibling",
+)
+_KIN_SAYING = ("born fathered mothered sired", "married marry marries marriage wed wedded widow widower consort", "twin")
+_KIN_FAMILY = {
+    word: frozenset(f"{asking} {saying}".split())
+    for asking, saying in zip(_KIN_ASKING, _KIN_SAYING)
+    for word in asking.split()
+}
+
+
+def _plain_words(text: str) -> set[str]:
+    words = re.findall(r"[a-z]+", text.lower())
+    return set(words) | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}
+
+
+def kin_asked(question: str) -> frozenset[str]:
+    """The words that say the kin relation a question asks for (empty: it
+    asks for none).
+
+    >>> sorted(kin_asked("Who were Ada Lovelace's parents?"))[:4], kin_asked("Who was born in Leeds?")
+    (['born', 'child', 'children', 'daughter'], frozenset())
+    """
+    asked = frozenset()
+    for word in _plain_words(question):
+        asked |= _KIN_FAMILY.get(word, frozenset())
+    return asked
+
+
+def says_kin(question: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds a word of the kin relation ``question``
+    asks for, either way round.
+
+    >>> says_kin("Who was Leonidas I's father?", "He was the son of king Anaxandridas II.")
+    True
+    >>> says_kin("Who was Ada Lovelace's father?", "She was an English mathematician.")
+    False
+    """
+    return bool(kin_asked(question) & _plain_words(sentence))
 
 
 def _spans(matches) -> list[tuple[int, int, str]]:
