@@ -15,7 +15,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 COMMANDS = ["eval.qa", "eval.coqa", "eval.quality", "eval.labels", "eval.retrieval", "eval.rewrites"]
 # The scripts of this area (bench_conversations, soak_test and load_test have tests of their own).
 SCRIPT_FILES = ["bench_chat.py", "bench_index.py", "gen_collection.py", "check_space.py", "study_history.py",
-                "study_nbest.py", "study_rerank.py", "study_skip_rewrite.py"]
+                "study_nbest.py", "study_rerank.py", "study_skip_rewrite.py", "screenshots.py"]
 
 
 def _script(name: str, monkeypatch):
