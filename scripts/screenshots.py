@@ -127,10 +127,10 @@ def open_page(browser, url: str):
 
 
 def chat(page, out: Path) -> None:
-    for question in ("Who was Ada Lovelace?", "What did she write about?", "Who was her father?"):
+    for question in ("Who was Ada Lovelace?", "What did she write about?", "What is she often considered to be?"):
         ask(page, question)
     # A correction of the last rewrite becomes its reference: the turn is scored and the metrics panel fills.
-    page.fill("#correction textarea", "Who was the father of Ada Lovelace?")
+    page.fill("#correction textarea", "What is Ada Lovelace often regarded as?")
     page.click("#rerun")
     page.wait_for_function("document.querySelectorAll('#metrics-table tbody tr').length > 0")
     _settled(page)
