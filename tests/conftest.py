@@ -277,6 +277,25 @@ def encoding_rescorer(done: int, total: int):
     return rescorer, release
 
 
+async def asgi_post(middleware, path: str, client: str = "93.184.216.34", headers=(), body_chunks=(b"{}",)):
+    """The messages ``middleware`` sends back for one POST of ``body_chunks``
+    to ``path`` from ``client`` (empty: it passed the request on and the app
+    below sent nothing)."""
+    sent = []
+    chunks = list(body_chunks) or [b""]
+    messages = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)]
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": list(headers)}
+    await middleware(scope, receive, send)
+    return sent
+
+
 def concurrently(function, arguments):
     """Call ``function(*a)`` for each ``a`` on its own thread, all released at
     once; each result, or the exception it raised, in argument order."""

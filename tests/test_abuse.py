@@ -418,17 +418,10 @@ def test_one_client_may_have_only_its_share_of_direct_calls_under_way():
 
     middleware = S.QueueShare(handler, waiting=lambda client: 0, limit=16, running=2)
 
+    from conftest import asgi_post
+
     async def call(path, client="93.184.216.34"):
-        sent = []
-
-        async def receive():
-            return {"type": "http.request", "body": b"{}", "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": []}
-        await middleware(scope, receive, send)
+        sent = await asgi_post(middleware, path, client)
         return sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"]
 
     async def crowd():

@@ -520,17 +520,10 @@ def test_the_clients_of_one_network_may_have_their_share_of_the_queue_together()
     async def app(scope, receive, send):
         joined.append(S.request_client())
 
+    from conftest import asgi_post
+
     async def post(client, path="/gradio_api/queue/join"):
-        sent = []
-
-        async def receive():
-            return {"type": "http.request", "body": b"{}", "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": []}
-        await middleware(scope, receive, send)
+        sent = await asgi_post(middleware, path, client)
         return sent[1]["body"] if sent else None
 
     middleware = S.QueueShare(app, waiting=lambda who: waiting.get(who, 0), limit=2, network_queued=3)

@@ -43,19 +43,11 @@ async def _reads_the_body(scope, receive, send):
 
 def _post(middleware, path, length, client="93.184.216.34", headers=(), body_chunks=None):
     """(status, headers, text) of a POST through ``middleware``; None: passed on to the app."""
-    sent = []
-    chunks = list(body_chunks) if body_chunks is not None else [b""]
-    messages = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)]
-
-    async def receive():
-        return messages.pop(0)
-
-    async def send(message):
-        sent.append(message)
+    from conftest import asgi_post
 
     declared = [(b"content-length", str(length).encode())] if length is not None else []
-    scope = {"type": "http", "method": "POST", "path": path, "client": (client, 50000), "headers": [*declared, *headers]}
-    asyncio.run(middleware(scope, receive, send))
+    chunks = body_chunks if body_chunks is not None else [b""]
+    sent = asyncio.run(asgi_post(middleware, path, client, [*declared, *headers], chunks))
     return (sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"].decode()) if sent else None
 
 
