@@ -243,21 +243,39 @@ def _summary(correct: Sequence[bool], hard: Sequence[bool], has_flag: bool) -> d
     }
 
 
-def _accuracies(articles: Sequence[Article], runs: int, choose, progress) -> list[dict]:
-    """:func:`_summary` of each of ``runs`` runs; ``choose(article, question)``
-    gives each run's chosen option index for one labelled question."""
-    correct: list[list[bool]] = [[] for _ in range(runs)]
-    hard: list[list[bool]] = [[] for _ in range(runs)]
+def _right_answers(articles: Sequence[Article], runs: int, choose, progress) -> tuple[list[np.ndarray], list[list[bool]]]:
+    """Per article, one row a labelled question: whether each of ``runs``
+    runs chose its gold option (``choose(article, question)`` gives each
+    run's chosen index; a bool array, one column a run), and whether the
+    question is HARD."""
+    right: list[np.ndarray] = []
+    hard: list[list[bool]] = []
     for article in progress(articles, desc="articles", unit="article"):
+        rows, flags = [], []
         for q in article.questions:
             if q.gold is None:
                 continue
-            for i, index in enumerate(choose(article, q)):
-                correct[i].append(index == q.gold)
-                if q.hard:
-                    hard[i].append(index == q.gold)
-    has_flag = any(q.hard is not None for a in articles for q in a.questions)
-    return [_summary(c, h, has_flag) for c, h in zip(correct, hard)]
+            rows.append([index == q.gold for index in choose(article, q)])
+            flags.append(bool(q.hard))
+        right.append(np.array(rows, dtype=bool).reshape(len(rows), runs))
+        hard.append(flags)
+    return right, hard
+
+
+def _pooled(articles, right: Sequence[np.ndarray], hard: Sequence[Sequence[bool]], columns: Sequence[int]) -> dict:
+    """:func:`_summary` of every article's answers under its own run
+    (``columns[i]`` for article i), pooled."""
+    chosen = [r[:, c] for r, c in zip(right, columns)]
+    correct = [bool(x) for r in chosen for x in r]
+    hard_correct = [bool(x) for r, h in zip(chosen, hard) for x, f in zip(r, h) if f]
+    return _summary(correct, hard_correct, any(q.hard is not None for a in articles for q in a.questions))
+
+
+def _accuracies(articles: Sequence[Article], runs: int, choose, progress) -> list[dict]:
+    """:func:`_summary` of each of ``runs`` runs; ``choose(article, question)``
+    gives each run's chosen option index for one labelled question."""
+    right, hard = _right_answers(articles, runs, choose, progress)
+    return [_pooled(articles, right, hard, [i] * len(right)) for i in range(runs)]
 
 
 def evaluate_sweep(
@@ -300,30 +318,21 @@ def cross_validate(
     grid ``ks`` x ``mus`` (see the module's docstring for the shape). Each
     question's features are computed once, at the largest k."""
     grid = [(k, mu) for k in ks for mu in mus]
-    # Per article: one row per labelled question, one column per setting.
-    right: list[np.ndarray] = []
-    hard: list[list[bool]] = []
-    for article in progress(articles, desc="articles", unit="article"):
-        rows, flags = [], []
-        for q in article.questions:
-            if q.gold is None:
-                continue
-            features = reader.features(article.text, q.question, q.options, article.id, k=max(ks))
-            rows.append([reader.choose(features.first(k), mu).index == q.gold for k, mu in grid])
-            flags.append(bool(q.hard))
-        right.append(np.array(rows, dtype=bool).reshape(len(rows), len(grid)))
-        hard.append(flags)
-    chosen = nested_choices([r.sum(axis=0) for r in right])
-    held_out = [r[:, c] for r, c in zip(right, chosen)]
-    correct = [bool(x) for r in held_out for x in r]
-    hard_correct = [bool(x) for r, h in zip(held_out, hard) for x, f in zip(r, h) if f]
-    has_flag = any(q.hard is not None for a in articles for q in a.questions)
-    totals = sum(r.sum(axis=0) for r in right)
+
+    def choose(article: Article, q: MCQuestion) -> list[int]:
+        features = reader.features(article.text, q.question, q.options, article.id, k=max(ks))
+        return [reader.choose(features.first(k), mu).index for k, mu in grid]
+
+    right, hard = _right_answers(articles, len(grid), choose, progress)
+    per_article = [r.sum(axis=0) for r in right]
+    chosen = nested_choices(per_article)
+    summary = _pooled(articles, right, hard, chosen)
+    totals = sum(per_article)
     best = int(np.argmax(totals))
-    best_accuracy = float(totals[best]) / len(correct) if correct else None
+    best_accuracy = float(totals[best]) / summary["n"] if summary["n"] else None
     return {
         "grid": {"k": list(ks), "mu": list(mus)},
-        **_summary(correct, hard_correct, has_flag),
+        **summary,
         "chosen_on_all": {"k": grid[best][0], "mu": grid[best][1], "accuracy": best_accuracy},
         "folds": [
             {"article": a.id, "n": len(r), "k": grid[c][0], "mu": grid[c][1], "correct": int(r[:, c].sum())}
