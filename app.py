@@ -234,7 +234,7 @@ def _plot_text(points: list[dict], metrics) -> str:
     if not points:
         return "Rewrite quality: no scored turn yet. A line"
     last = points[-1]["turn"]
-    means = ", ".join(f"{p['metric']} {p['mean']:.2f}" for p in points if p["turn"] == last)
+    means = ", ".join(f"{p['metric']} {S.score_text(p['mean'])}" for p in points if p["turn"] == last)
     return f"Rewrite quality, running means by turn (after turn {last}: {means}; each turn in the table above). A line"
 
 
@@ -569,7 +569,6 @@ class Actions:
         self.ready(session, saved)
         cut = S.stop_turns(session)
         dropped = S.drop_waiting(session)
-        plural = dropped != 1
         if cut:
             # Numbered: the turn before it may have ended just before Stop,
             # after the page last drew the chat (a turn more than it showed).
@@ -581,7 +580,7 @@ class Actions:
         else:  # a fresh page, or a replay already over: nothing to stop
             status, where = "Nothing was running.", " waiting"
         if dropped:
-            status += f" The {dropped} question{'s' if plural else ''}{where} {'were' if plural else 'was'} not asked."
+            status += f" The {counted(dropped, 'question')}{where} {'were' if dropped != 1 else 'was'} not asked."
         session.stopped = _status(status)
         return self.views(session, session.stopped)
 

@@ -85,6 +85,7 @@ from ._views import (
     metrics_points,
     metrics_rows,
     notice_html,
+    score_text,
     turn_of_message,
 )
 
@@ -144,6 +145,7 @@ __all__ = [
     "language_notice",
     "load_replay",
     "metrics_points",
+    "score_text",
     "metrics_rows",
     "multiple_choice",
     "new_conversation",
