@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from assistant.kernel import native_bf16
+from assistant.kernel import native_bf16, release_free_memory
 
 __all__ = ["PackedLinear", "can_pack", "pack_linears"]
 
@@ -68,19 +68,7 @@ def pack_linears(model: torch.nn.Module) -> int:
         setattr(parent, name, PackedLinear(child))
     count = len(targets)
     del targets, parent, child  # the plain weights' last references
-    _give_back_freed_memory()
+    # Without this the process would hold the plain weights' freed pages
+    # (SmolLM2's size again) on top of the packed ones; nothing else needs them.
+    release_free_memory()
     return count
-
-
-def _give_back_freed_memory() -> None:
-    """Return the plain weights' freed pages to the system. glibc keeps freed
-    blocks of a few MB in its heap, so without this the process would hold
-    the plain weights' size (~210 MB for SmolLM2) on top of the packed ones;
-    nothing else would need that memory back. A no-op where there is no glibc."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass

@@ -22,7 +22,7 @@ from ._config import (
     load_configs,
     server_port,
 )
-from ._cpu import native_bf16
+from ._cpu import native_bf16, release_free_memory
 from ._echo import ECHO_CHARS, echoed_question
 from ._errors import (
     AssistantError,
@@ -93,6 +93,7 @@ __all__ = [
     "READER_NAMES",
     "ENV_VARIABLES",
     "native_bf16",
+    "release_free_memory",
     "cache_dir",
     "default_index_dir",
     "json_lines",

@@ -8,10 +8,11 @@ the app's handlers come in as arguments.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import time
+
+from assistant.kernel import release_free_memory
 
 __all__ = ["drain", "forget_deleted_files", "release_free_memory", "while_serving"]
 
@@ -28,20 +29,6 @@ def while_serving(server, name: str, job, every_s: float, first_s: float) -> Non
             time.sleep(every_s)
 
     threading.Thread(target=loop, name=name, daemon=True).start()
-
-
-def release_free_memory() -> bool:
-    """Hand the memory glibc's allocator keeps free back to the system
-    (``malloc_trim(0)``); False where the C library is not glibc. The
-    sessions Gradio drops past its capacity leave their memory free but
-    kept by the allocator, so the server's resident memory stayed at its
-    highest; handed back now and then, it stays lower."""
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return False
-    trim(0)
-    return True
 
 
 def forget_deleted_files(blocks) -> int:
