@@ -266,13 +266,13 @@ class SentenceReader:
         if not names:
             return False
         passages = passages[: self.config.read_k]
+        kin = bool(kin_asked(question))
         for (p, _, sentence), referent in zip(read.candidates, read.about):
             subject = f"{_subject_title(passages[p])} {referent}".strip()
             # A sentence whose subject is not known (a story's "She shared
             # her bed …", no title, no referent) may be about the one asked about.
             about = not subject or names & set(tokens(f"{subject} {sentence}", "rouge"))
-            said = says_kin(question, sentence) if kin_asked(question) else says_what_is_asked(question, sentence, subject)
-            if about and said:
+            if about and (says_kin(question, sentence) if kin else says_what_is_asked(question, sentence, subject)):
                 return False
         return True
 
