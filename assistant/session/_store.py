@@ -475,8 +475,9 @@ def merge_saved(session: Session, data: Any) -> str:
         added.append(key)
     session.stored = frozenset(both)
     if added:
-        _trim_archive(session)
-    session.forget_sources()
+        _trim_archive(session)  # which forgets the sources of what it drops too
+    else:
+        session.forget_sources()
     return _merged_status(session, taken, added, removed)
 
 
