@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_test import start_app, stop_app  # noqa: E402 - the one way scripts start the app
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -48,40 +45,17 @@ CHOICE_OPTIONS = ("To guide fishing boats home at night", "Ships had been wrecke
                   "To house a museum about the coast", "Thomas Reid asked for it")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_until_up(url: str, app: subprocess.Popen) -> None:
-    deadline = time.monotonic() + START_S
-    while time.monotonic() < deadline:
-        if app.poll() is not None:
-            raise SystemExit(f"error: the app exited ({app.returncode}) before serving {url}; see its output above")
-        with contextlib.suppress(urllib.error.URLError, OSError):
-            with urllib.request.urlopen(url, timeout=5):
-                return
-        time.sleep(2)
-    raise SystemExit(f"error: the app did not answer at {url} within {START_S} s")
-
-
 @contextlib.contextmanager
 def running_app(url: str | None):
     """The URL of the app: ``url`` as given, or one started from this checkout and stopped at the end."""
     if url:
         yield url
         return
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADIO_ANALYTICS_ENABLED": "False"}
-    app = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env)
+    url, app = start_app(limit_s=START_S)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        _wait_until_up(url, app)
         yield url
     finally:
-        app.terminate()
-        app.wait(timeout=60)
+        stop_app(app)
 
 
 def _answers(page) -> int:
