@@ -253,8 +253,8 @@ def abandon(session: Session) -> None:
     hold up every other upload on the one worker (a reload starts a new
     session; a page that comes back keeps its uploads, searched by BM25).
     Those of its other conversations too."""
-    for source in (session.source, *session.sources.values()):
-        if isinstance(source, Source) and isinstance(source.rescorer, DeferredRescorer):
+    for source in session.held_sources():
+        if isinstance(source.rescorer, DeferredRescorer):
             source.rescorer.cancel()
 
 

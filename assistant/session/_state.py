@@ -368,9 +368,17 @@ class Session:
         :meth:`Conversation.history`."""
         return Conversation([t.turn for t in self.turns[:upto]]).history(rewritten)
 
+    def held_sources(self, current: bool = True) -> list[Source]:
+        """The sources this session holds, each once: the current
+        conversation's (unless not ``current``) and those its other
+        conversations keep (one may be kept by several)."""
+        kept = [self.source] if current and self.source is not None else []
+        kept += [source for source in self.sources.values() if isinstance(source, Source)]
+        return list({id(source): source for source in kept}.values())
+
     def holds(self, source: Source) -> bool:
         """Whether a conversation of this session is answered from ``source``."""
-        return source is self.source or any(kept is source for kept in self.sources.values())
+        return any(kept is source for kept in self.held_sources())
 
     def let_go(self, source: Source | None) -> None:
         """Close ``source`` if no conversation holds it any more."""
@@ -398,7 +406,7 @@ class Session:
         conversation holds it, and the current one, empty, keeps none):
         what the budgets count as freed."""
         source = self.source
-        if source is None or self.turns or any(kept is source for kept in self.sources.values()):
+        if source is None or self.turns or any(kept is source for kept in self.held_sources(current=False)):
             return None
         return source
 
@@ -406,10 +414,7 @@ class Session:
         """The sources that giving the current conversation another one may
         let go for room: those only other conversations hold, and the
         current one's when it is under way (it is then left, keeping it)."""
-        held = [kept for kept in self.sources.values() if isinstance(kept, Source)]
-        if self.turns and self.source is not None:
-            held.append(self.source)
-        return list({id(source): source for source in held}.values())
+        return self.held_sources(current=bool(self.turns))
 
     def spare(self, sources: list[Source]) -> None:
         """Let go of ``sources`` (of :meth:`spareable`), for room: each
@@ -428,9 +433,9 @@ class Session:
     def close(self) -> None:
         """Free what the session holds: its uploads' index and the uploaded
         files on disk, its documents and replayed file in memory."""
-        held = [kept for kept in (self.source, *self.sources.values()) if isinstance(kept, Source)]
+        held = self.held_sources()
         self.source, self.sources = None, {}
-        for source in {id(s): s for s in held}.values():
+        for source in held:
             source.close()
         if self.replay is not None:
             self.replay.close()
