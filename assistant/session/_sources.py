@@ -59,11 +59,11 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     # conversation under way keeps it).
     own = session.replaced()
     uploads = own if own is not None and own.kind == "uploads" else None
-    claim = services.client_indexes.take(client, 1, limits.client_indexes, _client_share_of(uploads, client))
-    spare = [source for source in session.spareable() if source.kind == "uploads"] if claim is None else []
-    if spare:  # the indexes its conversations hold go (once this one is made), if that makes room
-        freed = _client_share_of(uploads, client) + sum(_client_share_of(source, client) for source in spare)
-        claim = services.client_indexes.take(client, 1, limits.client_indexes, freed)
+    # The indexes its conversations hold go (once this one is made), if that makes room.
+    spare = [source for source in session.spareable() if source.kind == "uploads"]
+    claim, spared = _take_sparing(lambda freed: services.client_indexes.take(client, 1, limits.client_indexes, freed),
+                                  [uploads] if uploads is not None else [], spare,
+                                  lambda holders: sum(_client_share_of(holder, client) for holder in holders))
     if claim is None:
         services.refusals.refused("an index of uploads", client, f"its sessions hold {limits.client_indexes}")
         raise InvalidInputError(
@@ -77,7 +77,7 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     except BaseException:
         claim.give_back()
         raise
-    session.spare(spare)
+    session.spare(spare if spared else [])
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
     started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer,
                                           client_share=claim))
@@ -146,10 +146,8 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
     def server_freed(holders) -> int:
         return sum(holder.held.size for holder in holders if getattr(holder, "held", None) is not None)
 
-    mine = services.client_text.take(client, size, limits.client_held_bytes, client_freed(owns))
-    spared = mine is None and bool(spare)
-    if spared:
-        mine = services.client_text.take(client, size, limits.client_held_bytes, client_freed(owns + spare))
+    mine, spared = _take_sparing(lambda freed: services.client_text.take(client, size, limits.client_held_bytes, freed),
+                                 owns, spare, client_freed)
     hint = ("Close a page you no longer need (its documents go an hour later; each of its conversations keeps the "
             "document it was answered from), or upload the file under 'Your documents', which indexes it on disk."
             if what == "document"
@@ -161,10 +159,8 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
             f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
             f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
             f"({size / MB:.1f} MB) is not taken. {hint}")
-    held = services.held_text.take(size, limits.max_held_bytes, freed=server_freed(owns + spare if spared else owns))
-    if held is None and spare and not spared:
-        spared = True
-        held = services.held_text.take(size, limits.max_held_bytes, freed=server_freed(owns + spare))
+    held, spared = _take_sparing(lambda freed: services.held_text.take(size, limits.max_held_bytes, freed=freed),
+                                 owns, spare, server_freed, spared)
     if held is None:
         mine.give_back()
         services.refusals.refused(f"a {what}", "every visitor", f"the sessions hold {services.held_text.bytes / MB:.1f} "
@@ -178,6 +174,20 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
     if spared:
         session.spare(spare)
     return held, mine
+
+
+def _take_sparing(take, owns: list, spare: list, freed, sparing: bool = False) -> tuple[HeldShare | None, bool]:
+    """A share taken with ``take(room freed)``: with the room ``owns`` (the
+    source or replay replaced) leaves, and where that is not enough, or
+    with ``sparing`` (an earlier share needed them already), the room
+    ``spare`` (what the page's other conversations hold) leaves too;
+    ``freed(holders)`` is that room. Returns the share (None: no room)
+    and whether it counts on ``spare`` going."""
+    if not sparing:
+        share = take(freed(owns))
+        if share is not None or not spare:
+            return share, False
+    return take(freed(owns + spare)), True
 
 
 def use_document_file(services: Services, session: Session, path: str | Path, client: str | None = None) -> str:
