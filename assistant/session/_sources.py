@@ -79,8 +79,9 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
         raise
     session.spare(spare if spared else [])
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
-    started = _set_source(session, Source("uploads", index.describe(), index.retriever, index=index, rescorer=rescorer,
-                                          client_share=claim))
+    source = Source(Origin("uploads", index.describe()), index.retriever, index=index, rescorer=rescorer,
+                    client_share=claim)
+    started = _set_source(session, source)
     return f"Answering from {session.source.name}.{started}"
 
 
@@ -123,8 +124,8 @@ def _document(services: Services, session: Session, text: str, name: str, client
     held, mine = hold_text(services, own if own is not None and own.kind == "document" else None, size, client,
                            "document", session)
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    return Source("document", f"the document “{name}” ({counted(len(passages), 'passage')})", ChunkRetriever(passages),
-                  text=text, held=held, client_share=mine, title=title, file=file)
+    origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, file)
+    return Source(origin, ChunkRetriever(passages), text=text, held=held, client_share=mine)
 
 
 def hold_text(services: Services, own, size: int, client: str | None, what: str,

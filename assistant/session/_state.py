@@ -155,13 +155,10 @@ COLLECTION = Origin("collection")
 class Source:
     """A session's own retrieval source instead of the default index."""
 
-    kind: str  # "uploads" | "document"
-    name: str  # what the status line calls it
+    # Its kind ("uploads" | "document"), its name, and how to take it again once let go.
+    origin: Origin
     retriever: object  # assistant Retriever
     text: str = ""  # the whole document (single-document mode; multiple choice reads it)
-    # How to take it again once let go (Origin.title, Origin.file).
-    title: str = ""
-    file: str = ""
     index: SessionIndex | None = None  # on-disk index of uploads, removed on close
     # Reorders the uploads' hits (a DeferredRescorer while their passages are
     # encoded); None: BM25's order.
@@ -173,8 +170,13 @@ class Source:
     client_share: HeldShare | None = None
 
     @property
-    def origin(self) -> Origin:
-        return Origin(self.kind, self.name, self.title, self.file)
+    def kind(self) -> str:
+        return self.origin.kind
+
+    @property
+    def name(self) -> str:
+        """What the status line calls it."""
+        return self.origin.name
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
