@@ -54,6 +54,11 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     """Index the uploads for this session and answer from them from now on.
     The indexes the sessions of ``client`` (:func:`client_address`; None:
     not counted) hold at once are bounded by ``services.limits.client_indexes``."""
+    return _answering(session, _uploads(services, session, paths, client))
+
+
+def _uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None) -> Source:
+    """The source of :func:`use_uploads`, its share taken."""
     limits = services.limits
     # The session's own index goes when the new one replaces it (unless a
     # conversation under way keeps it).
@@ -79,8 +84,12 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
         raise
     session.spare(spare if spared else [])
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
-    source = Source(Origin("uploads", index.describe()), index.retriever, index=index, rescorer=rescorer,
-                    client_share=claim)
+    return Source(Origin("uploads", index.describe()), index.retriever, index=index, rescorer=rescorer,
+                  client_share=claim)
+
+
+def _answering(session: Session, source: Source) -> str:
+    """Answer from ``source`` from now on (:func:`_set_source`); the status that says so."""
     started = _set_source(session, source)
     return f"Answering from {session.source.name}.{started}"
 
@@ -100,8 +109,7 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
     hold in memory, and the text all of ``services``' sessions hold.
     ``title`` (an article of the collection) or ``file`` (an uploaded
     document's copy on the server) say how to take it again once let go."""
-    started = _set_source(session, _document(services, session, text, name, client, title, file))
-    return f"Answering from {session.source.name}.{started}"
+    return _answering(session, _document(services, session, text, name, client, title, file))
 
 
 def _document(services: Services, session: Session, text: str, name: str, client: str | None, title: str = "",
@@ -194,8 +202,13 @@ def _take_sparing(take, owns: list, spare: list, freed, sparing: bool = False) -
 def use_document_file(services: Services, session: Session, path: str | Path, client: str | None = None) -> str:
     """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
     checked against ``services.limits`` like every upload."""
+    return _answering(session, _document_file(services, session, path, client))
+
+
+def _document_file(services: Services, session: Session, path: str | Path, client: str | None) -> Source:
+    """The source of :func:`use_document_file`, its shares taken."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return use_document(services, session, read_text(path), path.stem, client, file=str(path))
+    return _document(services, session, read_text(path), path.stem, client, file=str(path))
 
 
 def track_uploads(session: Session, paths) -> None:
@@ -210,9 +223,14 @@ MAX_TITLE_CHARS = 300
 def use_collection_document(services: Services, session: Session, title: str, client: str | None = None) -> str:
     """Single-document mode over one article of the default collection,
     named by its title (any case); a wrong title gets those close to it, if any."""
+    return _answering(session, _collection_document(services, session, title, client))
+
+
+def _collection_document(services: Services, session: Session, title: str, client: str | None) -> Source:
+    """The source of :func:`use_collection_document`, its shares taken."""
     passage = _article(services, title)
     title = passage.title or passage.id
-    return use_document(services, session, passage.text, title, client, title=title)
+    return _document(services, session, passage.text, title, client, title=title)
 
 
 def _article(services: Services, title: str):
@@ -316,8 +334,7 @@ def _taken_again(services: Services | None, session: Session, origin: Origin, cl
     """The source ``origin`` names, taken again; an AssistantError that
     says why where it cannot be."""
     if services is not None and origin.title:
-        passage = _article(services, origin.title)
-        return _document(services, session, passage.text, passage.title or passage.id, client, title=origin.title)
+        return _collection_document(services, session, origin.title, client)
     if services is not None and origin.file:
         path = Path(origin.file)
         gone = InvalidInputError(f"the file {path.name} is no longer on the server (an upload is deleted when its "
@@ -325,10 +342,9 @@ def _taken_again(services: Services | None, session: Session, origin: Origin, cl
         if not path.is_file():
             raise gone
         try:
-            text = read_text(path)
+            return _document_file(services, session, path, client)
         except OSError:  # deleted meanwhile
             raise gone from None
-        return _document(services, session, text, path.stem, client, file=origin.file)
     raise InvalidInputError("documents are not kept across a reload or a server restart, nor once their room is "
                             "needed for another.")
 
