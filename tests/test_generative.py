@@ -56,7 +56,7 @@ def test_read_returns_the_evidence_span_and_source(reader):
     assert answer.found
     assert answer.evidence == EVIDENCE
     assert answer.source_id == "story_p0"
-    assert answer.score == 0.9
+    assert answer.score == pytest.approx(0.9)
     assert answer.text  # generated text, or the evidence when generation is empty
     assert reader.selector.calls[0][0] == "Where did Cotton live?"
 
