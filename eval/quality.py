@@ -78,7 +78,7 @@ from assistant.readers import (
 )
 from assistant.retrieval import html_to_text
 
-from ._flags import mu_list
+from ._flags import mu_list, number_list
 
 
 __all__ = [
@@ -394,18 +394,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _k_list(text: str) -> list[int]:
-    """A ``--k`` value: a whole number or a comma-separated list of them.
-
-    >>> _k_list("4"), _k_list("2, 4,8")
-    ([4], [2, 4, 8])
-    """
-    try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise ConfigError(f"--k must be a whole number or a comma-separated list, not {text!r}") from None
-
-
 def _print_cross_validation(result: dict, as_json: bool) -> int:
     if as_json:
         print(json.dumps(result))
@@ -435,7 +423,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.reader == "likelihood" and (args.scoring is not None or args.cross_validate):
         raise ConfigError("--scoring and --cross-validate are the embedding reader's; the likelihood reader takes neither")
     defaults = QualityConfig()
-    ks = _k_list(args.k) if args.k is not None else [defaults.k]
+    ks = number_list(args.k, "--k", int) if args.k is not None else [defaults.k]
     # Each flag named with its value: one line for all three ("need 0 <= --mu
     # <= 1 ..., --k >= 1, --passage-words >= 1") left the user to find which.
     check_at_least(k=(min(ks), 1), passage_words=(args.passage_words, 1))
