@@ -193,7 +193,7 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     ``demo``'s queue, or a throwaway queued Blocks'), naming each and the
     version they were tested with: they are no public API, and a Gradio
     that renamed one would have served with no share at all, or failed on
-    a visitor's first event. Logs a warning for another version that has them."""
+    a visitor's first event. Logs a warning, once, for another version that has them."""
     missing = []
 
     def need(owner, what: str, *names: str) -> None:
@@ -220,8 +220,16 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
             f"(pip install gradio=={TESTED_GRADIO}, as requirements.txt pins it), or fit server.py's ClientStore "
             f"and _share_running to this Gradio and set TESTED_GRADIO.")
     if gr.__version__ != TESTED_GRADIO:
-        log.warning("gradio %s, not the %s server.py was tested with: the internals it uses are there, but check "
-                    "the per-client shares (tests/test_crowd.py) before serving", gr.__version__, TESTED_GRADIO)
+        _warn_untested(gr.__version__)
+
+
+# Once a process: a start checks twice (app.main before the models load, so
+# that a Gradio without the internals costs no loading; launch on the Blocks
+# it serves, for whoever calls it), and the log said the same thing twice.
+@functools.cache
+def _warn_untested(version: str) -> None:
+    log.warning("gradio %s, not the %s server.py was tested with: the internals it uses are there, but check "
+                "the per-client shares (tests/test_crowd.py) before serving", version, TESTED_GRADIO)
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,

@@ -584,6 +584,21 @@ def test_the_clients_of_one_network_opening_many_sessions_push_out_only_their_ow
         "store, the most one network may"]  # one line a minute
 
 
+def test_a_gradio_other_than_the_tested_one_is_warned_about_once(monkeypatch, caplog):
+    # A start checks Gradio twice (app.main before the models load, launch
+    # on the Blocks it serves): the log said the same warning twice.
+    import gradio
+
+    import server
+
+    monkeypatch.setattr(gradio, "__version__", "0.0.0+warned-once")  # a version no other test checks
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        server.check_gradio()
+        server.check_gradio(gradio.Blocks().queue())
+    warned = [r.getMessage() for r in caplog.records if r.getMessage().startswith("gradio 0.0.0+warned-once, not the")]
+    assert len(warned) == 1 and "check the per-client shares (tests/test_crowd.py) before serving" in warned[0]
+
+
 def test_a_gradio_without_the_internals_the_server_fits_into_is_refused_at_start(monkeypatch, capsys):
     # ClientStore and the queue's running share sit on Gradio internals (its
     # store of sessions, its queue's lines and workers), no public API: a
