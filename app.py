@@ -541,7 +541,12 @@ class Actions:
 
     def rerun(self, corrected, session, saved):
         self.ready(session, saved)
+        stops = session.stops
         status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected))
+        if session.stops != stops:
+            # Stopped meanwhile: Stop's views are the last word, as a stream's
+            # (its cancel drops these, unless they were on their way).
+            return self.views(session, session.stopped, correction=False)
         if error:  # the refused correction stays in its box, to be mended
             return self.views(session, _status(error, error=True), correction=False)
         return self.views(session, _status(status))
@@ -569,10 +574,12 @@ class Actions:
         self.ready(session, saved)
         cut = S.stop_turns(session)
         dropped = S.drop_waiting(session)
-        if cut:
+        if cut.asked or cut.corrected:
             # Numbered: the turn before it may have ended just before Stop,
             # after the page last drew the chat (a turn more than it showed).
-            status = f"Stopped: turn {len(session.turns) + 1} was not added."
+            said = [f"turn {len(session.turns) + 1} was not added"] if cut.asked else []
+            said += [f"turn {number} was not re-run with your rewrite (it is as it was)" for number in cut.corrected]
+            status = f"Stopped: {'; '.join(said)}."
             where = " sent after it"
         elif session.running:  # between two turns (Play all), or before the first began
             status = f"Stopped after turn {len(session.turns)}, which is kept." if session.turns else "Stopped."
@@ -582,7 +589,8 @@ class Actions:
         if dropped:
             status += f" The {counted(dropped, 'question')}{where} {'were' if dropped != 1 else 'was'} not asked."
         session.stopped = _status(status)
-        return self.views(session, session.stopped)
+        # A re-run stopped leaves the rewrite typed in the box, to be run again.
+        return self.views(session, session.stopped, correction=not cut.corrected)
 
     def undo(self, session, saved):
         self.ready(session, saved)

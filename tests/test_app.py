@@ -414,6 +414,32 @@ def test_stop_during_play_all_is_the_last_word(app_services, tmp_path, qrecc_con
     assert len(session.turns) == 1
 
 
+def test_stop_during_a_re_run_with_a_correction_is_the_last_word(app_services, tmp_path, monkeypatch):
+    # Stop while a turn re-ran with the user's rewrite said "Nothing was
+    # running", and the re-run, its thread running on, changed the turn after it.
+    from assistant import session as S
+
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for question in ("Who was Ada Lovelace?", "What did she write about?"):
+        act.take(question, session)
+        list(act.ask(session, None))
+    answer, stopped = app_services.assistant.answer, []
+
+    def stopping(*args, **kwargs):  # Stop pressed while the re-run searches
+        stopped.append(act.stopped(session, None))
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(app_services.assistant, "answer", stopping)
+    views = act.rerun("What did Ada Lovelace write about?", session, None)
+    [stop] = stopped
+    assert stop[1].replace("\\", "") == "Stopped: turn 2 was not re-run with your rewrite (it is as it was)."
+    # The re-run's views, should they arrive after Stop's, say what Stop said;
+    # neither puts the turn's rewrite back over the one typed, to be run again.
+    assert views[1] == stop[1] and views[0] == stop[0]
+    assert views[4] == stop[4] == app.gr.skip()
+    assert "Your rewrite" not in str(stop[0]) and session.turns[1].turn.rewrite.text == "What did she write about?"
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assistant import session as S
-from assistant.kernel import DataFormatError, InvalidInputError, Rewrite, read_labels
+from assistant.kernel import DataFormatError, IndexNotFoundError, InvalidInputError, Rewrite, read_labels
 
 ADA = "Who was Ada Lovelace?"
 
@@ -618,12 +618,12 @@ def test_stop_decides_whether_the_turn_under_way_is_added(app_services, qrecc_co
     session = S.Session()
     run = S.ask(app_services, session, ADA)
     next(run)  # under way
-    assert S.stop_turns(session) is True  # Stop: a turn was under way
+    assert S.stop_turns(session) == S.StoppedTurns(asked=True, corrected=())  # Stop: a turn was under way
     with pytest.raises(InvalidInputError, match="^Stopped before “Who was Ada Lovelace\\?” was answered: it was not added"):
         list(run)  # its thread runs on to the end
     assert turns(session) == [] and session.asking == 0
     play(app_services, session, ADA)  # ended before Stop: kept, and Stop says none was under way
-    assert S.stop_turns(session) is False and len(session.turns) == 1
+    assert S.stop_turns(session).asked is False and len(session.turns) == 1
     # Play all stopped during its second turn: the first stays, the second is
     # not added and is the one ▶ Next turn plays.
     S.load_replay(session, qrecc_conversations)
@@ -631,7 +631,7 @@ def test_stop_decides_whether_the_turn_under_way_is_added(app_services, qrecc_co
     run = S.replay_rest(app_services, session)
     while not session.turns:
         next(run)
-    assert S.stop_turns(session) is True
+    assert S.stop_turns(session).asked is True
     with pytest.raises(InvalidInputError, match="it was not added"):
         list(run)
     assert len(session.turns) == 1 and session.replay.position == 1
@@ -642,6 +642,42 @@ def test_stop_decides_whether_the_turn_under_way_is_added(app_services, qrecc_co
     S.stop_turns(session)
     play(app_services, session, ADA)
     assert len(session.turns) == 1 and session.asking == 0
+
+
+def test_stop_decides_whether_a_turn_re_run_with_a_correction_is_kept(app_services, monkeypatch):
+    # "Re-run with your rewrite" took no part in Stop: Stop said nothing was
+    # running, and the re-run, its thread running on, changed the turn after it.
+    session = S.Session()
+    play(app_services, session, ADA)
+    play(app_services, session, "What did she write about?")
+    S.judge(app_services, session, 1, 0)  # a 👎 waiting for its correction
+    answer, stops = app_services.assistant.answer, []
+
+    def stopping(*args, **kwargs):  # Stop pressed while the re-run searches
+        stops.append(S.stop_turns(session))
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(app_services.assistant, "answer", stopping)
+    with pytest.raises(InvalidInputError, match="^Stopped before turn 2 was re-run with your rewrite: it is as it was"):
+        S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert stops == [S.StoppedTurns(asked=False, corrected=(2,))] and session.correcting == []
+    assert [turn.rewrite.text for turn in turns(session)] == [ADA, "What did she write about?"]
+    assert infos(session)[1].reference == "" and infos(session)[1].awaiting_reference
+    assert not app_services.labels.path.exists() or not read_labels(app_services.labels.path)  # the 👎 still waits
+
+    def failing(*args, **kwargs):
+        raise IndexNotFoundError("the index went away")
+
+    monkeypatch.setattr(app_services.assistant, "answer", failing)  # a re-run that fails is over too
+    with pytest.raises(IndexNotFoundError):
+        S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert session.correcting == []
+    # Ended before Stop: kept, and Stop says none was under way.
+    monkeypatch.setattr(app_services.assistant, "answer", answer)
+    S.correct(app_services, session, 1, "What did Ada Lovelace write about?")
+    assert S.stop_turns(session) == S.StoppedTurns(asked=False, corrected=())
+    assert turns(session)[1].rewrite.text == "What did Ada Lovelace write about?"
+    assert infos(session)[1].reference_kind == "correction" and infos(session)[1].judgement == 0
 
 
 def test_a_correction_that_comes_after_its_turn_was_undone_is_not_kept(app_services, monkeypatch):

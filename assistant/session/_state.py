@@ -309,6 +309,10 @@ class Session:
     # with the turn's end under one lock, so that Stop says which it was).
     stops: int = 0
     asking: int = 0
+    # The turns (their indexes) being re-run with the user's rewrite
+    # (_turns.correct), under the same lock: a re-run ends kept only if no
+    # Stop came since it began, and Stop says which turn it left as it was.
+    correcting: list[int] = field(default_factory=list)
     # What the latest Stop said (its status line, as drawn): a stream it
     # stopped draws it again as its last view (app.Actions.stream).
     stopped: str = ""

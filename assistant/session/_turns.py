@@ -162,13 +162,22 @@ def waiting_notice(session: Session) -> str:
     return f"⏳ {counted(count, 'more question')} waiting." if count else ""
 
 
-def stop_turns(session: Session) -> bool:
-    """Stop pressed: a turn under way now is not added when it ends (its
-    stream, cancelled, may still run to its end). Returns whether one was
-    under way; a turn that ended before this call is kept."""
+@dataclasses.dataclass(frozen=True)
+class StoppedTurns:
+    """What a Stop (:func:`stop_turns`) found under way and stopped."""
+
+    asked: bool  # a turn being asked: it is not added
+    corrected: tuple[int, ...]  # the numbers (from 1) of turns being re-run with a correction: each stays as it was
+
+
+def stop_turns(session: Session) -> StoppedTurns:
+    """Stop pressed: a turn under way now is not added when it ends, and a
+    turn being re-run with the user's rewrite (:func:`correct`) is left as it
+    was (its event, cancelled, may still run to its end). Returns what was
+    under way; a turn or a re-run that ended before this call is kept."""
     with _ENDING:
         session.stops += 1
-        return session.asking > 0
+        return StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)))
 
 
 def drop_waiting(session: Session) -> int:
@@ -249,17 +258,36 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
     previous = session.turns[index - 1].turn.rewrite.text if assistant.history_window(session.history(index)) else ""
-    answered = assistant.answer(entry.turn.question, rewrite, previous=previous)
-    if index >= len(session.turns) or session.turns[index] is not entry:
-        # Undone, or its conversation left, while it re-ran: kept, the
-        # correction (and a 👎 waiting for it) went to a turn no longer shown,
-        # and the judgement to whatever turn now had its number.
-        raise InvalidInputError(f"Turn {index + 1} was undone, or its conversation left, while it re-ran with your "
-                                "rewrite, so the correction was not kept.")
-    entry.turn = answered
-    if not info.reference or info.reference_kind in ("correction", "confirmed"):
-        info.reference, info.reference_kind = corrected, "correction"
-    _score(services, session, info)
+    with _ENDING:  # as ask(): Stop and this re-run's end decide under one lock
+        stops = session.stops
+        session.correcting.append(index)
+    under_way = True
+    try:
+        answered = assistant.answer(entry.turn.question, rewrite, previous=previous)
+        # Scored before the end is decided (the score compares the system's
+        # rewrite, which a correction leaves, with the reference), so that
+        # what Stop draws after a kept re-run is the whole of it.
+        scored = dataclasses.replace(info)
+        if not info.reference or info.reference_kind in ("correction", "confirmed"):
+            scored.reference, scored.reference_kind = corrected, "correction"
+        _score(services, session, scored)
+        with _ENDING:
+            session.correcting.remove(index)
+            under_way = False
+            if session.stops != stops:
+                raise InvalidInputError(f"Stopped before turn {index + 1} was re-run with your rewrite: it is as it was.")
+            if index >= len(session.turns) or session.turns[index] is not entry:
+                # Undone, or its conversation left, while it re-ran: kept, the
+                # correction (and a 👎 waiting for it) went to a turn no longer shown,
+                # and the judgement to whatever turn now had its number.
+                raise InvalidInputError(f"Turn {index + 1} was undone, or its conversation left, while it re-ran "
+                                        "with your rewrite, so the correction was not kept.")
+            entry.turn = answered
+            info.reference, info.reference_kind, info.scores = scored.reference, scored.reference_kind, scored.scores
+    finally:
+        if under_way:  # failed, or closed before its end
+            with _ENDING:
+                session.correcting.remove(index)
     status = f"Turn {index + 1} re-run with your rewrite."
     if info.awaiting_reference:
         info.awaiting_reference = False
