@@ -236,18 +236,38 @@ class GatedRewriter:
         return self.inner.rewrite(question, history)
 
 
+class GatedReader:
+    """A reader that first waits for ``gate`` too: a turn re-run with the
+    user's rewrite, which rewrites nothing, still running. ``reading`` is set
+    as each read begins (a test clears it and waits for the next)."""
+
+    def __init__(self, inner, gate):
+        import threading
+
+        self.inner, self.gate, self.reading = inner, gate, threading.Event()
+
+    def read(self, question, passages):
+        self.reading.set()
+        if not self.gate.wait(timeout=300):
+            raise TimeoutError("the test never opened the gate")
+        return self.inner.read(question, passages)
+
+
 @pytest.fixture(scope="session")
 def gated_app_server(retriever, minilm, tmp_path_factory):
-    """The app over the tiny index whose turns wait for the rewriter's gate.
+    """The app over the tiny index whose turns wait for the rewriter's gate
+    (and so does each read: ``rewriter.reader``, a :class:`GatedReader`).
 
-    Yields (url, rewriter); tests set ``rewriter.gate`` to let turns finish.
+    Yields (url, rewriter); tests set ``rewriter.gate`` to let turns finish
+    (``rewriter.services``: the app's Services).
     """
     from assistant.pipeline import Assistant
     from assistant.readers import SentenceReader
 
     rewriter = GatedRewriter()
+    rewriter.reader = GatedReader(SentenceReader(minilm), rewriter.gate)
     folder = tmp_path_factory.mktemp("gated-app")
-    url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), folder)
+    url, rewriter.services, demo = serve_app(Assistant(rewriter, retriever, rewriter.reader), folder)
     try:
         yield url, rewriter
     finally:

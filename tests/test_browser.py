@@ -571,6 +571,44 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
 
 
+def test_stop_during_a_re_run_with_a_correction_leaves_the_turn_as_it_was(browser, gated_app_server, monkeypatch):
+    # Stop while a turn re-ran with the user's rewrite said "Nothing was
+    # running", and the re-run, its thread running on, changed the turn after it.
+    import threading
+
+    url, rewriter = gated_app_server
+    rewriter.gate.set()
+    services, scored = rewriter.services, threading.Event()
+    score = services.scorer
+
+    def scoring(*args):  # the re-run scores the rewrite against the correction, just before it ends
+        try:
+            return score(*args)
+        finally:
+            scored.set()
+
+    monkeypatch.setattr(services, "scorer", scoring)
+    with browser_context(browser) as context:
+        try:
+            page = open_in(context, url)
+            ask(page, ADA)
+            rewriter.gate.clear()
+            rewriter.reader.reading.clear()
+            page.fill("#correction textarea", "Who was Ada Lovelace, the mathematician?")
+            page.click("#rerun")
+            assert rewriter.reader.reading.wait(timeout=TIMEOUT_MS / 1000)  # the re-run reads: under way
+            page.click("#stop")
+            status_text(page, "Stopped: turn 1 was not re-run with your rewrite")
+            # The rewrite typed stays in its box, to be run again.
+            assert page.locator("#correction textarea").input_value() == "Who was Ada Lovelace, the mathematician?"
+            rewriter.gate.set()  # the re-run's thread runs on to its end
+            assert scored.wait(timeout=TIMEOUT_MS / 1000)
+            ask(page, "What is Paris?")  # the chat drawn again from the session
+            assert "Your rewrite" not in page.locator("#chat").inner_text()
+        finally:
+            rewriter.gate.set()
+
+
 def test_questions_sent_during_a_turn_are_all_answered_in_order(browser, gated_app_server):
     url, rewriter = gated_app_server
     rewriter.gate.clear()  # the first turn runs until the others are sent
