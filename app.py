@@ -887,10 +887,6 @@ def _layout(services: S.Services) -> SimpleNamespace:
 # ---------------------------------------------------------------- wiring
 
 
-def _same(value):
-    return value
-
-
 def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState) -> list:
     """Connect every control to its action; returns the outputs of a turn
     event and those that show the current conversation's source."""
@@ -937,8 +933,10 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     # Start's, Next's and Play all's outcome (a refusal too) under the buttons
     # as well: on a phone the chat's status line is a screen above them, and
     # pressing Start with nothing loaded showed nothing.
+    # Copied in the browser: a trip to the server to hand the status back was
+    # a queued event for each press.
     for event in played:
-        event.then(_same, chat.status, replay.status, **light)
+        event.then(None, chat.status, replay.status, js="(status) => status", api_visibility="private")
     source_outputs = [docs.status, chat.source, chat.source_timer, session, chat.examples.dataset]
     # Another source starts a new conversation when one is under way: the
     # chat and the conversations list are drawn again after each.
