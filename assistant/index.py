@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from assistant.kernel import output_path, run_cli
+from assistant.kernel import counted, output_path, run_cli
 from assistant.retrieval import index_collection
 
 __all__ = ["main"]
@@ -53,7 +53,7 @@ def _build(argv: list[str] | None) -> int:
     if args.json:
         print(json.dumps({"index": args.index, "passages": count}))
     else:
-        print(f"Indexed {count} passages into {args.index}")
+        print(f"Indexed {counted(count, 'passage')} into {args.index}")
     return 0
 
 

@@ -77,6 +77,7 @@ from assistant.kernel import (
     InvalidInputError,
     ReaderConfig,
     check_at_least,
+    counted,
     load_configs,
     output_path,
     run_cli,
@@ -167,7 +168,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.write_collection:
         out = output_path(args.write_collection, "--write-collection", inputs=[args.data])
         count = write_collection(collection_passages(args.data), out)
-        print(f"wrote {count} passages to {args.write_collection}", file=sys.stderr)
+        print(f"wrote {counted(count, 'passage')} to {args.write_collection}", file=sys.stderr)
         return 0
     # Every flag before the data is read and the models load: a negative
     # --limit sliced turns off the end, --read-k 0 scored F1 0, and a --mu
@@ -240,12 +241,12 @@ def _main(argv: Sequence[str] | None) -> int:
         with per_turn.open("w", encoding="utf-8") as out:
             for row in turn_rows(turns, results, mus):
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        print(f"wrote {len(turns)} turns to {args.turns}", file=sys.stderr)
+        print(f"wrote {counted(len(turns), 'turn')} to {args.turns}", file=sys.stderr)
     if args.json:
         print(json.dumps(summaries))
     else:
         print(format_summaries(summaries, mus))
-        print(f"{len(turns)} turns in {elapsed:.1f} s ({len(turns) / elapsed:.2f} turns/s, all readers)")
+        print(f"{counted(len(turns), 'turn')} in {elapsed:.1f} s ({len(turns) / elapsed:.2f} turns/s, all readers)")
     return 0
 
 

@@ -88,6 +88,7 @@ from assistant.kernel import (
     ModelNotFoundError,
     RetrieverConfig,
     cache_dir,
+    counted,
     output_path,
     run_cli,
 )
@@ -508,8 +509,8 @@ def _own_retriever(args, distractors: list[str]) -> int:
         if qrels is not None:
             queries = _held(collection.queries, examples, args.split)
             write_qrels(queries, qrels)
-            judged = f", and the judgements of its {len(queries)} turns to {qrels}"
-        print(f"wrote {count} passages to {out}{judged}", file=sys.stderr)
+            judged = f", and the judgements of its {counted(len(queries), 'turn')} to {qrels}"
+        print(f"wrote {counted(count, 'passage')} to {out}{judged}", file=sys.stderr)
         return 0
     lines = read_run(args.score_run)
     # The judgements only: a passage's id does not depend on the distractors.

@@ -87,6 +87,7 @@ from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
     check_at_least,
+    counted,
     default_labels_path,
     output_path,
     read_labels,
@@ -220,7 +221,7 @@ def _validate_file(
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(
-            f"note: {path}: skipped {superseded} superseded line(s): a turn judged more than once "
+            f"note: {path}: skipped {counted(superseded, 'superseded line')}: a turn judged more than once "
             "counts only with its last judgement",
             file=sys.stderr,
         )
@@ -262,7 +263,7 @@ def _cmd_bench(args) -> int:
 def _cmd_export(args) -> int:
     directory = output_path(args.dir, "--dir", folder=True)
     for group, count in export_inputs(held_out_groups(args.split, args.trained_on, args.turns), directory).items():
-        print(f"{args.dir / group}.jsonl: {count} turns")
+        print(f"{args.dir / group}.jsonl: {counted(count, 'turn')}")
     return 0
 
 

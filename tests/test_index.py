@@ -292,6 +292,13 @@ def test_cli_makes_the_index_folders_parent_or_refuses_it_up_front(tmp_path, tin
     assert index_main(["--input", str(tiny_collection), "--index", str(tmp_path / "new" / "idx")]) == 0
     assert (tmp_path / "new" / "idx").is_dir()
 
+
+def test_index_cli_says_one_passage_in_the_singular(tmp_path, capsys):
+    # A first-time user's one-line collection was "Indexed 1 passages".
+    _write_jsonl(tmp_path / "one.jsonl", [_passage(1)])
+    assert index_main(["--input", str(tmp_path / "one.jsonl"), "--index", str(tmp_path / "idx")]) == 0
+    assert capsys.readouterr().out.strip() == f"Indexed 1 passage into {tmp_path / 'idx'}"
+
 def test_batch_search_equals_search(retriever):
     queries = ["Who was the father of Ada Lovelace?", "Paris Eiffel Tower", "English", "python code",
                "nothing matches zzzz", "English mathematician"]

@@ -263,6 +263,16 @@ def test_cli_write_collection_makes_its_folder_or_refuses_one_that_is_a_file(md2
     assert err == f"error: cannot write --write-collection {out / 'x.jsonl'}: {out} is not a folder; give a path in a writable folder"
 
 
+def test_cli_write_collection_counts_one_passage_in_the_singular(tmp_path, capsys):
+    # One document's passage was "wrote 1 passages".
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps(MD2D[1]) + "\n")
+    out = tmp_path / "passages.jsonl"
+    assert qa.main(["--data", str(data), "--write-collection", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == f"wrote 1 passage to {out}"
+
+
 def test_cli_json_is_a_list_for_one_run_too(md2d_file):
     out = subprocess.run(
         [sys.executable, "-m", "eval.qa", "--data", str(md2d_file), "--setting", "known-context", "--json"],

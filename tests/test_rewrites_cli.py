@@ -65,7 +65,7 @@ def test_validate_counts_only_the_last_judgement_of_a_turn(tmp_path, capsys):
     out = json.loads(captured.out)
     assert (out["n"], out["n_correct"], out["n_incorrect"]) == (5, 3, 2)
     assert out["metrics"]["rouge1_recall"]["pearson"] == pytest.approx(1 / math.sqrt(3))
-    assert "skipped 1 superseded line" in captured.err
+    assert "skipped 1 superseded line: a turn judged" in captured.err  # not "line(s)"
 
 
 def test_validate_reads_unicode_line_separators_inside_strings(tmp_path, capsys):
@@ -441,6 +441,7 @@ def test_export_then_table_compares_rewriters_on_the_same_turns(tmp_path, capsys
     split.write_text(json.dumps({"files": [str(data)], "dev": {"canard.json": ["canard:A:1", "canard:A:2", "canard:B:1"]}}))
     out = tmp_path / "table"
     assert main(["export", "--split", str(split), "--dir", str(out)]) == 0
+    assert capsys.readouterr().out == f"{out / 'canard'}.jsonl: 1 turn\n"  # not "1 turns"
     # First turns are never rewritten: only A:2 is exported, its history led
     # by the article and section titles as a turn without an answer.
     exported = [json.loads(line) for line in (out / "canard.jsonl").read_text().splitlines()]
