@@ -149,6 +149,22 @@ def _wait_until_up(url: str, process: subprocess.Popen, limit_s: float) -> None:
     raise SystemExit(f"error: app.py did not serve {url} within {limit_s:.0f} s")
 
 
+def not_serving(url: str) -> str | None:
+    """Why ``url`` is no running app, as one ``error:`` line for a ``--url``
+    given by hand, or None when it serves Gradio's config: a mistyped or
+    stopped app's URL ended in a connection traceback (or, here, a table of
+    failed turns) instead of saying so."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/config", timeout=10) as response:
+            json.load(response)
+    except (OSError, ValueError) as error:
+        # A refused connection, a timeout, an HTTP error, a page that is no Gradio's config.
+        reason = getattr(error, "reason", None) or error
+        return (f"error: no app answers at {url} ({reason}); start one (python app.py --port N) "
+                "and give its URL, or leave --url out")
+    return None
+
+
 def start_app(rewriter: str | None = None, index: str | None = None, limit_s: float = 900) -> tuple[str, subprocess.Popen]:
     """``app.py`` on a free loopback port, serving: its URL and process
     (stop it with :func:`stop_app`). ``rewriter``/``index``: its flags."""
@@ -446,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --url must be a loopback address (127.0.0.1 or localhost)", file=sys.stderr)
             return 2
         url = args.url.rstrip("/") + "/"
+        if problem := not_serving(url):
+            print(problem, file=sys.stderr)
+            return 2
     else:
         url, process = start_app(args.rewriter, args.index)
     try:

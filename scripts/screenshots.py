@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_test import start_app, stop_app  # noqa: E402 - the one way scripts start the app
+from load_test import not_serving, start_app, stop_app  # noqa: E402 - the one way scripts start the app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -164,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{CHROMIUM} is missing; install Debian's chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright  # after --help, which needs no browser
 
+    if args.url and (problem := not_serving(args.url)):
+        print(problem, file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     with running_app(args.url) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)

@@ -197,3 +197,59 @@ def test_the_soak_samples_a_servers_descriptors_and_threads_beside_its_memory():
     assert [new for new, _ in turns] == [False, False, False, True, False, False, True]
     assert [question for _, question in turns] == [*marie.questions[:3], *marie.questions[:3], marie.questions[0]]
     assert [soak.next_turn(marie, asked, 0)[1] for asked in range(5)] == [*marie.questions, marie.questions[0]]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # free again once closed: nothing listens there
+
+
+@pytest.fixture()
+def not_an_app():
+    """A loopback web server that is not the app: its /config is a page, not JSON."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = b"<html>hello</html>" if self.path != "/good/config" else b'{"components": []}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def _screenshots():
+    spec = importlib.util.spec_from_file_location("screenshots", SCRIPT.with_name("screenshots.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_url_where_no_app_answers_is_one_error_line_before_any_work(load_test, not_an_app, capsys):
+    # A stopped or mistyped app's URL printed a table of failed turns (load_test) or
+    # playwright's traceback (screenshots) instead of saying what to do.
+    screenshots = _screenshots()
+    if not Path(screenshots.CHROMIUM).is_file():
+        pytest.skip(f"{screenshots.CHROMIUM} is missing (apt-get install chromium)")
+    for url, why in ((f"http://127.0.0.1:{_closed_port()}/", "refused"), (not_an_app, "Expecting value")):
+        for main, argv in ((load_test.main, ["--sessions", "1", "--turns", "1"]), (screenshots.main, [])):
+            assert main(["--url", url, *argv]) == 2
+            captured = capsys.readouterr()
+            assert captured.out == "" and len(captured.err.splitlines()) == 1
+            assert captured.err.startswith(f"error: no app answers at {url} (") and why in captured.err
+            assert "leave --url out" in captured.err
+    assert load_test.not_serving(not_an_app + "good/") is None  # an app's config: it serves
