@@ -193,7 +193,9 @@ def _main(argv: Sequence[str] | None) -> int:
     check_turns(turns, args.setting)  # before the rewriter rewrites every turn
     needs_index = args.setting != "known-context" or any(t.gold_ids and not t.context for t in turns)
     if needs_index and not args.index:
-        raise InvalidInputError(f"--index is needed for the {args.setting} setting")
+        # Said what to give: the message named the flag alone.
+        raise InvalidInputError(f"--index is needed for the {args.setting} setting: give the Lucene index of the "
+                                "passages to search (python -m assistant.index --input COLLECTION --index DIR)")
     uses_rewriter = args.setting != "human-rewrite"
     if args.ray is not None:
         from ._on_ray import qa_on_ray  # ray is imported only here

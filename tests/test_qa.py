@@ -399,6 +399,13 @@ def test_cli_flags_are_checked_before_the_data_is_read_or_a_model_loads(tmp_path
     assert capsys.readouterr().err == f"error: {message}\n"
 
 
+
+def test_cli_without_index_says_what_to_give_and_how_to_build_it(qrecc_file, capsys):
+    # It said "--index is needed for the end-to-end setting", naming neither what nor how.
+    assert qa.main(["--data", str(qrecc_file), "--limit", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --index is needed for the end-to-end setting: give the Lucene index of the passages to search "
+        "(python -m assistant.index --input COLLECTION --index DIR)\n")
 def test_cli_refuses_a_file_without_gold_answers_before_a_model_loads(tmp_path, capsys, monkeypatch):
     # A QReCC file without "Answer" (one made for rewriting) read as all unanswerable:
     # every "not found" scored F1 100, the upper bound 100, without a word.
