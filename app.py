@@ -893,7 +893,12 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     chat, rewrite, replay, docs, choice, api = ui.chat, ui.rewrite, ui.replay, ui.documents, ui.choice, ui.api
     turn_outputs = [chat.chatbot, chat.status, ui.metrics.table, ui.metrics.plot, rewrite.correction, session,
                     chat.conversations, store]
-    turn = {"concurrency_limit": TURN_CONCURRENCY, "concurrency_id": "turn", "api_visibility": "private"}
+    # A turn's progress (its place in the queue, then a spinner) is shown on the
+    # chat alone: on every output it covered the metrics, the correction box and
+    # the conversations list with a spinner and a timer each, hiding them
+    # for the whole turn though none was being worked on.
+    turn = {"concurrency_limit": TURN_CONCURRENCY, "concurrency_id": "turn", "api_visibility": "private",
+            "show_progress_on": [chat.chatbot]}
     light = {"concurrency_limit": None, "api_visibility": "private"}
     # A sent question is put in line in the session at once (queue=False:
     # in the order sent) and the box emptied, so that a question typed while
@@ -940,17 +945,19 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     source_outputs = [docs.status, chat.source, chat.source_timer, session, chat.examples.dataset]
     # Another source starts a new conversation when one is under way: the
     # chat and the conversations list are drawn again after each.
-    uploading = docs.index.click(act.upload, [docs.uploads, session], source_outputs, **turn)
+    # Reading a document shows its progress where its outcome is said, not on the chat nor the source line.
+    reading = {**turn, "show_progress_on": [docs.status]}
+    uploading = docs.index.click(act.upload, [docs.uploads, session], source_outputs, **reading)
     running.append(uploading)
     for chosen in (uploading,
                    # Enter in the title box does what the button does.
                    gr.on([docs.use_document.click, docs.doc_title.submit], act.document,
-                         [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **turn),
+                         [docs.doc_file, docs.doc_text, docs.doc_title, session], source_outputs, **reading),
                    docs.use_default.click(act.default, [session], source_outputs, **light)):
         chosen.then(act.refresh, [session, store], turn_outputs, **light)
     chat.source_timer.tick(act.source_tick, [session], [chat.source, chat.source_timer], **light)
     choice.choose.click(act.choice, [choice.document, choice.question, *choice.options, session],
-                        [choice.result, session], **turn)
+                        [choice.result, session], **{**turn, "show_progress_on": [choice.result]})
     # The API: one JSON object per turn, the session kept per client.
     # Described: the API page showed these endpoints with no word on what they do or return.
     api.chat.click(act.api_chat, [api.question, session], [api.result, session], api_name="chat",
