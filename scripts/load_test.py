@@ -453,8 +453,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="gradio_client on a thread per session (default), or raw HTTP on one asyncio loop")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = parser.parse_args(argv)
-    if not (1 <= args.sessions <= MAX_SESSIONS and args.turns >= 1 and args.timeout > 0):
-        print(f"error: --sessions must be 1 to {MAX_SESSIONS}, --turns >= 1 and --timeout > 0", file=sys.stderr)
+    # Each flag named with the value given: one line listed all three whichever was wrong.
+    wrong = [message for bad, message in (
+        (not 1 <= args.sessions <= MAX_SESSIONS, f"--sessions must be 1 to {MAX_SESSIONS}, not {args.sessions}"),
+        (args.turns < 1, f"--turns must be at least 1, not {args.turns}"),
+        (not args.timeout > 0, f"--timeout must be above 0 seconds, not {args.timeout:g}")) if bad]
+    if wrong:
+        print(f"error: {wrong[0]}", file=sys.stderr)
         return 2
     process = None
     if args.url:

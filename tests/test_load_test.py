@@ -253,3 +253,15 @@ def test_a_url_where_no_app_answers_is_one_error_line_before_any_work(load_test,
             assert captured.err.startswith(f"error: no app answers at {url} (") and why in captured.err
             assert "leave --url out" in captured.err
     assert load_test.not_serving(not_an_app + "good/") is None  # an app's config: it serves
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--sessions", "0"], "--sessions must be 1 to 1000, not 0"),
+    (["--sessions", "1001"], "--sessions must be 1 to 1000, not 1001"),
+    (["--turns", "0"], "--turns must be at least 1, not 0"),
+    (["--timeout", "-1"], "--timeout must be above 0 seconds, not -1"),
+])
+def test_a_flag_out_of_range_is_named_with_its_value(load_test, capsys, flags, message):
+    # One line listed every flag's range whichever was wrong.
+    assert load_test.main(["--url", "http://127.0.0.1:1/", *flags]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
