@@ -47,6 +47,7 @@ from assistant.kernel import (
     ConfigError,
     DataFormatError,
     PartialOutput,
+    counted,
     current_umask,
     json_lines,
     output_path,
@@ -333,7 +334,7 @@ def _main(argv: Sequence[str] | None) -> int:
             kept = f"; the same command goes on from {args.output}.partial" if key else ""
             raise type(stop)(f"{args.output} is as it was{kept}") from None
     seconds = time.perf_counter() - began
-    print(f"wrote {count} rewrites to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
+    print(f"wrote {counted(count, 'rewrite')} to {args.output} in {seconds:.1f} s ({count / seconds:.2f} rewrites/s)")
     if latencies:
         ms = sorted(1000 * t for t in latencies)
         p95 = percentile(ms, 0.95)

@@ -143,6 +143,24 @@ def test_vectors_are_encoded_once_and_kept_with_the_index(own_index, capsys):
     assert again.texts == [] and ids2 == ids and np.array_equal(vectors2, vectors)
 
 
+class _OnePassage:
+    """An index of one passage: what passage_vectors reads of a BM25Retriever."""
+
+    size = 1
+
+    def __init__(self, index_dir):
+        self.index_dir = str(index_dir)
+
+    def passages(self):
+        return iter([Passage("p1", "Bees make honey.", 0.0, title="Bees")])
+
+
+def test_one_passage_is_encoded_in_the_singular(tmp_path, capsys):
+    ids, _ = passage_vectors(_OnePassage(tmp_path), Words(), progress=False)
+    assert ids == ["p1"]
+    assert f"Encoding the 1 passage of {tmp_path} " in capsys.readouterr().err  # not "the 1 passages"
+
+
 def test_vectors_of_another_index_are_encoded_again(own_index, capsys):
     path = os.path.join(own_index.index_dir, VECTORS_FILE)
     np.savez(path, ids=np.array(["x"]), vectors=np.zeros((1, 2), dtype=np.float16))

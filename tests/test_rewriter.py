@@ -875,7 +875,7 @@ def test_cli_bad_line_exits_2_naming_the_line(tmp_path, capsys, line, message):
     assert not out.exists()
 
 
-def test_cli_original_model_copies_questions(tmp_path):
+def test_cli_original_model_copies_questions(tmp_path, capsys):
     from rewriting.rewrite import main
 
     src = tmp_path / "in.jsonl"
@@ -883,6 +883,7 @@ def test_cli_original_model_copies_questions(tmp_path):
     out = tmp_path / "sub" / "out.jsonl"
     assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 0
     assert json.loads(out.read_text()) == {"id": "q", "rewrite": "What about  Berlin?"}
+    assert f"wrote 1 rewrite to {out} in " in capsys.readouterr().out  # one, not "1 rewrites"
 
 
 def _ten_questions_argv(tmp_path, out):

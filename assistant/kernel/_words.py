@@ -201,7 +201,9 @@ def counted(count: int, noun: str) -> str:
     say "1 turn" and "2 turns" (each message wrote its own plural, and two
     said "1 turns").
 
-    >>> counted(1, "turn"), counted(0, "other question"), counted(3, "passage")
-    ('1 turn', '0 other questions', '3 passages')
+    Large counts are grouped by thousands, as an index's size reads best.
+
+    >>> counted(1, "turn"), counted(0, "other question"), counted(12345, "passage")
+    ('1 turn', '0 other questions', '12,345 passages')
     """
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -43,7 +43,7 @@ from typing import Callable, Generator, Protocol, Sequence, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import AssistantError, ConfigError, IndexDamagedError, Passage
+from ..kernel import AssistantError, ConfigError, IndexDamagedError, Passage, counted
 from ._expansion import other_candidates
 
 __all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
@@ -121,7 +121,7 @@ def _vector_steps(retriever, encoder, progress: bool) -> Generator[int, None, tu
     if stored is not None:
         return stored
     index_dir = Path(retriever.index_dir)
-    print(f"Encoding the {retriever.size:,} passages of {index_dir} for rescoring (once per index).", file=sys.stderr)
+    print(f"Encoding the {counted(retriever.size, 'passage')} of {index_dir} for rescoring (once per index).", file=sys.stderr)
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
     ids, rows = [], []
     passages = iter(retriever.passages())
