@@ -56,7 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, sklearn_stopwords, utf8_text
+from assistant.kernel import DRIFT_STOPWORDS, DataFormatError, json_lines, sklearn_stopwords, utf8_text
 
 __all__ = [
     "RewriteExample",
@@ -433,12 +433,25 @@ _CAST_KEYS = ("number", "turn")
 
 
 def _read_records(path: str | os.PathLike) -> list[Any]:
+    # The records of a JSON list, or of a JSON Lines file (one record a line:
+    # what a script writes a turn at a time), which was refused with the
+    # decoder's "Extra data: line 2 column 1".
     try:
-        records = json.loads(utf8_text(Path(path).read_bytes(), str(path)))  # a byte order mark is no text
-    except OSError as e:
-        raise DataFormatError(f"{path}: cannot read the file: {e}") from e
+        data = Path(path).read_bytes()
+    except FileNotFoundError as e:
+        raise DataFormatError(f"{path}: no such file") from e
+    except IsADirectoryError as e:
+        raise DataFormatError(f"{path} is a folder; give a file in it") from e
+    except OSError as e:  # the reason alone: the error's own text repeats the path
+        raise DataFormatError(f"{path}: cannot read it ({e.strerror or e})") from e
+    try:
+        records = json.loads(utf8_text(data, str(path)))  # a byte order mark is no text
     except json.JSONDecodeError as e:
-        raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
+        if e.msg != "Extra data":
+            raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
+        records = [record for _, record in json_lines(path)]
+    if isinstance(records, dict) and Path(path).suffix.lower() == ".jsonl":
+        records = [records]  # JSON Lines of one line
     if not isinstance(records, list):
         raise DataFormatError(f"{path}: expected a JSON list of records, found {_json_kind(records)}")
     if not records:

@@ -423,9 +423,27 @@ def test_explicit_format_mismatch_and_unknown_format(tmp_path):
         load_examples(path, fmt="coqa")
 
 
-def test_missing_file(tmp_path):
-    with pytest.raises(DataFormatError, match="cannot read the file"):
-        load_examples(tmp_path / "absent.json")
+def test_missing_file_or_a_folder_is_named_plainly(tmp_path):
+    # It said "cannot read the file: [Errno 2] No such file or directory: 'PATH'" (the path twice, errno jargon).
+    absent = tmp_path / "absent.json"
+    with pytest.raises(DataFormatError) as info:
+        load_examples(absent)
+    assert str(info.value) == f"{absent}: no such file"
+    with pytest.raises(DataFormatError) as info:
+        load_examples(tmp_path)
+    assert str(info.value) == f"{tmp_path} is a folder; give a file in it"
+
+
+def test_json_lines_are_read_as_records(tmp_path):
+    # One record a line was refused: "not a UTF-8 JSON file: Extra data: line 2 column 1".
+    lines = [qrecc_record(1), qrecc_record(2, Question="Where does it live?")]
+    path = write(tmp_path, "".join(json.dumps(r) + "\n" for r in lines), "turns.jsonl")
+    assert [e.question for e in load_examples(path)] == ["What is it?", "Where does it live?"]
+    one = write(tmp_path, json.dumps(lines[0]) + "\n", "one.jsonl")
+    assert [e.question for e in load_examples(one)] == ["What is it?"]
+    bad = write(tmp_path, json.dumps(lines[0]) + "\n{not json\n", "bad.jsonl")
+    with pytest.raises(DataFormatError, match=r"bad\.jsonl, line 2: not valid JSON"):
+        load_examples(bad)
 
 
 def test_cast_malformed(tmp_path):
