@@ -381,6 +381,7 @@ def test_replay_messages_name_what_the_user_gave_not_the_servers_folders(app_ser
     (tmp_path / "data" / "qrecc").mkdir(parents=True)
     act, session = app.Actions(app_services, str(tmp_path)), S.Session()
     for path, said in (("qrecc/nonexistent.json", "qrecc/nonexistent.json: no such file"),
+                       ("qrecc", "qrecc is a folder; give a file in it"),  # it said "qrecc: no such file"
                        ("../outside.json", "Only files in the data folder can be opened by path")):
         _, status, in_tab, _ = act.replay_load(None, path, session)
         assert in_tab == status  # also in the Replay tab: on a narrow screen the chat's line is far above

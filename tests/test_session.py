@@ -271,6 +271,8 @@ def test_replay_file_errors(app_services, tmp_path, qrecc_conversations):
     assert str(tmp_path) not in str(error.value) and "mine.json" in str(error.value)
     with pytest.raises(InvalidInputError, match="no such file"):
         S.load_replay(session, tmp_path / "missing.json")
+    with pytest.raises(InvalidInputError, match=r"^qrecc is a folder; give a file in it\.$"):
+        S.load_replay(session, tmp_path, "qrecc")  # it said "no such file"
     S.load_replay(session, qrecc_conversations)
     with pytest.raises(InvalidInputError, match="No conversation '3'"):
         S.start_replay(session, "3")

@@ -25,6 +25,8 @@ def load_replay(session: Session, path: str | Path, name: str | None = None, ser
     each time) held that many copies."""
 
     path = Path(path)
+    if path.is_dir():  # a folder of the data folder ("qrecc") was called "no such file", though it is there
+        raise InvalidInputError(f"{name or path.name} is a folder; give a file in it.")
     if not path.is_file():
         raise InvalidInputError(f"{name or path.name}: no such file.")
     held = mine = None
