@@ -149,11 +149,18 @@ class _Clients:
             return event.convqa_client
 
 
-def _waiting(demo: gr.Blocks, clients: _Clients, who: str) -> int:
-    """The events waiting in ``demo``'s queue of ``who``: a client, or a network's clients."""
+def _waiting(demo: gr.Blocks, clients: _Clients, *who: str) -> list[int]:
+    """The events waiting in ``demo``'s queue of each of ``who`` (a client,
+    or a network's clients), counted in one pass: a post to the queue asks
+    for its client's and its network's."""
+    counts = dict.fromkeys(who, 0)
     lines = list(demo._queue.event_queue_per_concurrency_id.values())  # list(): copies taken at once
-    return sum(who in (client, S.client_network(client))
-               for line in lines for client in map(clients, list(line.queue)))
+    for line in lines:
+        for client in map(clients, list(line.queue)):
+            for key in (client, S.client_network(client)):
+                if key in counts:
+                    counts[key] += 1
+    return [counts[key] for key in who]
 
 
 def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
@@ -164,7 +171,7 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
     first by ``share``; the app batches none)."""
 
     def get_events():
-        running = collections.Counter(clients(event) for job in queue.active_jobs if job is not None for event in job)
+        full = None  # who has no room to run one more: counted once a pick, where an event waits
         concurrency_ids = list(queue.event_queue_per_concurrency_id)
         random.shuffle(concurrency_ids)
         for concurrency_id in concurrency_ids:
@@ -172,7 +179,10 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
             if not line.queue or (line.concurrency_limit is not None
                                   and line.current_concurrency >= line.concurrency_limit):
                 continue
-            first = share.first(line.queue, clients, running)
+            if full is None:
+                full = share.full(collections.Counter(clients(event) for job in queue.active_jobs if job is not None
+                                                      for event in job))
+            first = share.first(line.queue, clients, full)
             if first is None:
                 continue
             events = [first]

@@ -377,14 +377,15 @@ def test_the_queue_runs_the_first_event_in_line_whose_client_has_room(caplog):
     line = [a1, a2, b1, own]
     share = S.RunningShare(2)
     client = lambda event: event.client  # noqa: E731
-    assert share.first(line, client, {}) is a1
-    assert share.first(line, client, {"93.184.216.34": 1}) is a1
+    assert share.first(line, client, share.full({})) is a1
+    assert share.first(line, client, share.full({"93.184.216.34": 1})) is a1
     with caplog.at_level("WARNING", logger="convqa.serving"):
         # Past its share a client's events wait; the next visitor's run.
-        assert share.first(line, client, {"93.184.216.34": 2}) is b1
-        assert share.first(line, client, {"93.184.216.34": 2}) is b1
-        assert share.first(line, client, {"93.184.216.34": 3, "151.101.1.69": 2}) is own  # the server's own: not counted
-        assert share.first(line[:3], client, {"93.184.216.34": 2, "151.101.1.69": 2}) is None
+        assert share.first(line, client, share.full({"93.184.216.34": 2})) is b1
+        assert share.first(line, client, share.full({"93.184.216.34": 2})) is b1
+        # The server's own: not counted.
+        assert share.first(line, client, share.full({"93.184.216.34": 3, "151.101.1.69": 2})) is own
+        assert share.first(line[:3], client, share.full({"93.184.216.34": 2, "151.101.1.69": 2})) is None
     assert [r.getMessage() for r in caplog.records] == [
         "refused running events (kept in line) to 93.184.216.34: it has 2 events running, the most one visitor may; "
         "the others wait in line",
@@ -499,11 +500,12 @@ def test_the_clients_of_one_network_run_their_share_of_the_queue_together(caplog
     client = lambda event: event.client  # noqa: E731
     with caplog.at_level("WARNING", logger="convqa.serving"):
         # Each client has room, but its /24 runs three already: another network's event runs.
-        assert share.first([one, two, other], client, {"93.184.216.1": 1, "93.184.216.9": 2}) is other
-        assert share.first([one, two], client, {"93.184.216.1": 1, "93.184.216.9": 1}) is one
+        assert share.first([one, two, other], client, share.full({"93.184.216.1": 1, "93.184.216.9": 2})) is other
+        assert share.first([one, two], client, share.full({"93.184.216.1": 1, "93.184.216.9": 1})) is one
         # An IPv6 client is a /64; its network, the /48 a site or a tunnel broker hands out.
-        assert share.first([three, other], client, {"2001:db8:1:ff::/64": 2, "2001:db8:1:fe::/64": 1}) is other
-        assert share.first([three], client, {"2001:db8:2:ff::/64": 2, "2001:db8:2:fe::/64": 1}) is three
+        full = share.full({"2001:db8:1:ff::/64": 2, "2001:db8:1:fe::/64": 1})
+        assert share.first([three, other], client, full) is other
+        assert share.first([three], client, share.full({"2001:db8:2:ff::/64": 2, "2001:db8:2:fe::/64": 1})) is three
     assert [r.getMessage() for r in caplog.records] == [
         "refused running events (kept in line) to 93.184.216.0/24: its visitors have 3 events running, the most one "
         "network may; the others wait in line",
@@ -526,7 +528,7 @@ def test_the_clients_of_one_network_may_have_their_share_of_the_queue_together()
         sent = await asgi_post(middleware, path, client)
         return sent[1]["body"] if sent else None
 
-    middleware = S.QueueShare(app, waiting=lambda who: waiting.get(who, 0), limit=2, network_queued=3)
+    middleware = S.QueueShare(app, waiting=lambda *who: [waiting.get(key, 0) for key in who], limit=2, network_queued=3)
     refused = asyncio.run(post("93.184.216.1"))  # its own share has room; its network's has none
     assert json.loads(refused)["detail"] == (
         "Visitors of your network (93.184.216.0/24) already have 3 requests waiting in line, the most one network "
@@ -536,7 +538,7 @@ def test_the_clients_of_one_network_may_have_their_share_of_the_queue_together()
     assert asyncio.run(post("93.184.216.1")) is None
     assert joined == ["93.184.217.1", "93.184.216.1"]
     # Direct calls: a network's share of those under way at once.
-    middleware = S.QueueShare(app, waiting=lambda who: 0, limit=2, running=2, network_running=0)
+    middleware = S.QueueShare(app, waiting=lambda *who: [0] * len(who), limit=2, running=2, network_running=0)
     assert "Visitors of your network (93.184.216.0/24) already have 0 requests running" in asyncio.run(
         post("93.184.216.1", "/gradio_api/run/predict")).decode()
 

@@ -103,7 +103,8 @@ def test_a_client_may_have_its_share_of_the_queue_and_every_request_names_its_cl
         seen.append(S.request_client())
 
     waiting = {"93.184.216.34": 2, "151.101.1.69": 1}
-    middleware = S.QueueShare(joined, waiting=lambda who: waiting.get(who, 0), limit=2)  # who: a client or network
+    # who: a client, or a client and its network.
+    middleware = S.QueueShare(joined, waiting=lambda *who: [waiting.get(key, 0) for key in who], limit=2)
     status, headers, message = _post(middleware, "/gradio_api/queue/join", 10)
     assert (status, headers[b"content-type"], headers[b"retry-after"]) == (429, b"application/json", b"5")
     assert message.startswith('{"detail": "You already have 2 requests waiting in line, the most one visitor may')

@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..kernel import counted
@@ -261,7 +261,8 @@ class QueueShare:
     ``running`` direct calls under way at once (Gradio's run route: events
     that skip the queue run at once, each on a thread of those that run
     every handler). The clients of one network (:func:`client_network`;
-    ``waiting(network)`` counts its clients' events) have at most
+    ``waiting(client, network)`` counts the client's and its clients' events
+    in one pass over the queue) have at most
     ``network_queued`` and ``network_running`` together. It also names the
     client of every request for :func:`request_client`. The server's own
     host or network (client None) is not counted, as for the upload
@@ -270,7 +271,7 @@ class QueueShare:
     # Seconds a refused client is told to wait: an event waits seconds, not minutes.
     RETRY_S = 5
 
-    def __init__(self, app, waiting: Callable[[str], int], limit: int, joining: ClientShares | None = None,
+    def __init__(self, app, waiting: Callable[..., Sequence[int]], limit: int, joining: ClientShares | None = None,
                  refusals: RefusalLog | None = None, running: int = UploadLimits().client_running,
                  calling: ClientShares | None = None, network_queued: int = UploadLimits().network_queued,
                  network_running: int = UploadLimits().network_running):
@@ -294,9 +295,9 @@ class QueueShare:
                 # Counted from the check on, so that a burst sent at once (each
                 # reading its body before it joins) is bounded too.
                 kind, shares, what = "queued events (429)", self.joining, "requests waiting in line"
-                bounds = [(client, self.limit, self.limit - self.waiting(client))]
-                if network is not None:
-                    bounds.append((network, self.network_queued, self.network_queued - self.waiting(network)))
+                who = [client] if network is None else [client, network]
+                bounds = [(key, limit, limit - count)
+                          for key, limit, count in zip(who, (self.limit, self.network_queued), self.waiting(*who))]
             elif _runs_directly(scope):
                 kind, shares, what = "direct calls (429)", self.calling, "requests running"
                 bounds = [(client, self.running, self.running)]
@@ -346,19 +347,26 @@ class RunningShare:
         self.refusals = refusals if refusals is not None else RefusalLog()
         self._held = weakref.WeakSet()  # events already passed over once: one log line each at most
 
-    def first(self, line: Iterable, client: Callable[[object], str | None], running: Mapping[str | None, int]):
-        """The first event of ``line`` (in line order) whose ``client(event)``
-        and its network have room (``running``: how many each client runs
-        now); None if none has."""
+    def full(self, running: Mapping[str | None, int]) -> tuple[frozenset, frozenset]:
+        """The clients and the networks with no room, given how many events
+        each client runs now (``running``): what :meth:`first` passes over.
+        Made once for each pick of the queue, whose every line
+        :meth:`first` is then asked of."""
         networks: Counter = Counter()
         for who, count in running.items():
             networks[client_network(who)] += count
-        full = {who for who, count in running.items() if who is not None and count >= self.limit}
-        full_networks = {network for network, count in networks.items()
-                         if network is not None and count >= self.network_limit}
+        return (frozenset(who for who, count in running.items() if who is not None and count >= self.limit),
+                frozenset(network for network, count in networks.items()
+                          if network is not None and count >= self.network_limit))
+
+    def first(self, line: Iterable, client: Callable[[object], str | None], full: tuple[frozenset, frozenset]):
+        """The first event of ``line`` (in line order) whose ``client(event)``
+        and its network have room (``full``: :meth:`full` of the events
+        running now); None if none has."""
+        full_clients, full_networks = full
         for event in line:
             who = client(event)
-            if who in full:
+            if who in full_clients:
                 said = (who, f"it has {self.limit} events running, the most one visitor may")
             elif full_networks and client_network(who) in full_networks:
                 said = (client_network(who), f"its visitors have {self.network_limit} events running, the most one "
