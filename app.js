@@ -21,6 +21,8 @@
 // - the chat, a live region, is quiet while it is drawn anew;
 // - a text box's help is its description, where it was read out as part
 //   of its name each time the box was reached.
+// It says why the server refused a call the page made past the queue
+// (#cqa-refused), which Gradio's page leaves unsaid.
 // It puts a "Skip to the question box" link first in the tab order (a
 // keyboard user tabbed through the title's and the examples' stops first).
 // It also watches the other tabs. Two tabs of one browser share the saved
@@ -165,6 +167,32 @@
     };
     note.appendChild(reload);
     document.body.prepend(note);
+  };
+  // An event that skips the queue (Ask puts the question in line so) is a
+  // direct call, which the server may refuse before the app runs it (the
+  // visitor's share of such calls under way, a body too large): Gradio's
+  // page reads the reason it gives ("error") and shows none of it, only a
+  // red "Error" on the chat. The page says it above itself until such a
+  // call goes through.
+  const fetched = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await fetched(...args);
+    if (/\/run\/[^/?]+/.test(String(args[0]?.url ?? args[0]))) {
+      const reason = response.ok ? null : await response.clone().json().then((body) => body?.error, () => null);
+      refused(typeof reason === "string" ? reason : "");
+    }
+    return response;
+  };
+  const refused = (reason) => {
+    let note = document.getElementById("cqa-refused");
+    if (!reason) return note?.remove();
+    if (!note) {
+      note = document.createElement("div");
+      note.id = "cqa-refused";
+      note.setAttribute("role", "alert");
+      document.body.prepend(note);
+    }
+    note.textContent = reason;
   };
   const skip = document.createElement("a");
   skip.id = "cqa-skip";

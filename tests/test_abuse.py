@@ -395,6 +395,12 @@ def test_gradios_upload_route_is_refused_while_the_disk_is_nearly_full(tmp_path,
     assert sent[1]["body"].decode().startswith("The server's storage is nearly full: uploads are refused for now.")
     assert post("/gradio_api/queue/join", 5_000) is None and reached[-1] == "/gradio_api/queue/join"
     assert post("/gradio_api/queue/join", 200_000) == 413
+    # As JSON, whose "detail" (a join) or "error" (a direct call) the page
+    # shows: as text it showed "Could not parse server response".
+    assert post("/gradio_api/run/predict", 200_000) == 413
+    assert dict(sent[0]["headers"])[b"content-type"] == b"application/json"
+    assert json.loads(sent[1]["body"]) == {"detail": "Request too large: at most 100,000 bytes.",
+                                           "error": "Request too large: at most 100,000 bytes."}
 
 
 def _restored(turns):
@@ -444,7 +450,9 @@ def test_one_client_may_have_only_its_share_of_direct_calls_under_way():
     assert refused is not None, "a third call at once was let through"
     status, headers, body = refused
     assert (status, headers[b"retry-after"]) == (429, b"5")
-    assert json.loads(body)["detail"] == ("You already have 2 requests running, the most one visitor may: try again "
-                                          "in a few seconds, when they have been answered.")
+    message = "You already have 2 requests running, the most one visitor may: try again in a few seconds, when they " \
+              "have been answered."
+    # The page shows a refused direct call's "error" (a join's "detail").
+    assert json.loads(body) == {"detail": message, "error": message}
     assert [status for status, _, _ in answered] == [200, 200, 200] and again[0] == 200
     assert entered == ["93.184.216.34", "93.184.216.34", "151.101.1.69", "93.184.216.34"]

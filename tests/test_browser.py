@@ -36,9 +36,10 @@ def browser():
 
 
 @contextlib.contextmanager
-def browser_context(browser):
-    """A fresh browser profile (its own localStorage), closed at the end."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def browser_context(browser, **options):
+    """A fresh browser profile (its own localStorage), closed at the end;
+    ``options``: more of Playwright's ``new_context``'s."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, **options)
     context.set_default_timeout(TIMEOUT_MS)
     try:
         yield context
@@ -1017,3 +1018,31 @@ def test_on_a_phone_the_replay_buttons_answer_under_them(browser, app_server, qr
         page.click("#replay-next")
         below.filter(has_text="1 turn left to replay").wait_for()
         shoot(page, "phone-replay")
+
+
+def test_a_refused_call_shows_the_servers_message_on_the_page(browser, tiny_assistant, tmp_path):
+    # A call the server refuses before the app sees it (a client past its
+    # share of the queue or of the direct calls; here shares of none): a
+    # refused direct call (Ask puts the question in line at once, past the
+    # queue) came to the page as a red "Error" and no word of why.
+    from assistant import session as S
+    from conftest import serve_app
+
+    url, _, demo = serve_app(tiny_assistant, tmp_path, limits=S.UploadLimits(client_queued=0, client_running=0))
+    try:
+        # Through a local proxy, as a Space serves: the page's requests are a visitor's, counted.
+        with browser_context(browser, extra_http_headers={"x-forwarded-for": "93.184.216.34"}) as context:
+            page = open_in(context, url)
+            # The page's own events at its load join the queue: refused, and Gradio says why.
+            page.locator("[data-testid='toast-body']").filter(
+                has_text="You already have 0 requests waiting in line").first.wait_for()
+            assert page.locator("#cqa-refused").count() == 0
+            page.fill("#question textarea", ADA)
+            page.click("#ask")
+            note = page.locator("#cqa-refused[role=alert]")
+            note.wait_for()
+            assert note.inner_text() == ("You already have 0 requests running, the most one visitor may: try again "
+                                         "in a few seconds, when they have been answered.")
+            assert page.locator("#question textarea").input_value() == ADA  # kept, to send again
+    finally:
+        demo.close()

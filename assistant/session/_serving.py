@@ -244,7 +244,7 @@ class BodyLimit:
     async def _too_large(self, scope, send, what: str):
         self.refusals.refused("a request body (413)", client_of(scope),
                               f"{what} to {scope['path'][:100]!r}, over {self.limit:,}")
-        return await self._refuse(send, 413, f"Request too large: at most {self.limit:,} bytes.")
+        return await _refuse_call(send, 413, f"Request too large: at most {self.limit:,} bytes.")
 
     @staticmethod
     async def _refuse(send, status: int, message: str, headers: list | None = None):
@@ -316,9 +316,7 @@ class QueueShare:
                     message = (f"{whose[0]} {limit} {what}, the most {whose[1]} may: try again in a few seconds, "
                                f"when they have been answered.")
                     self.refusals.refused(kind, who, message)
-                    body = json.dumps({"detail": message}).encode()  # the page shows a refusal's "detail"
-                    return await _respond(send, 429, body, b"application/json",
-                                          [(b"retry-after", str(self.RETRY_S).encode())])
+                    return await _refuse_call(send, 429, message, [(b"retry-after", str(self.RETRY_S).encode())])
                 taken.append(share)
             try:
                 return await self.app(scope, receive, send)
@@ -392,6 +390,17 @@ def _runs_directly(scope) -> bool:
     or to its older name api/<api name>."""
     parts = scope["path"].rstrip("/").split("/")
     return scope.get("method") == "POST" and len(parts) >= 3 and parts[-2] in ("run", "api")
+
+
+async def _refuse_call(send, status: int, message: str, headers: list | None = None):
+    """Refuse a call of the app's (the queue's join, a direct call) with
+    ``message``, where Gradio's page shows it: a refused join's "detail",
+    a refused direct call's "error" (of "detail" alone it showed a red
+    "Error" and no word of why), an unreadable body as "Could not parse
+    server response". The upload route's are text, which the page shows
+    after the status."""
+    body = json.dumps({"detail": message, "error": message}).encode()
+    await _respond(send, status, body, b"application/json", headers)
 
 
 async def _respond(send, status: int, body: bytes, content_type: bytes, headers: list | None = None):
