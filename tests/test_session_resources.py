@@ -306,6 +306,72 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     assert services.client_text.held(visitor) == 2 * size and services.held_text.bytes == 4 * size
 
 
+def test_the_clients_of_one_network_hold_their_share_of_the_document_text_together(app_services, caplog):
+    # One person may be many clients (a /48 holds 65,536 /64s): each
+    # within its own share, eight of them held every visitor's room for
+    # pasted documents.
+    import dataclasses
+
+    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    size = len(text.strip().encode())
+    limits = S.UploadLimits(client_held_mb=2.5 * size / 2**20, network_held_mb=3.5 * size / 2**20)
+    services = dataclasses.replace(app_services, limits=limits)
+    one, two, three, elsewhere = "2001:db8:1:1::/64", "2001:db8:1:2::/64", "2001:db8:1:3::/64", "2001:db8:2:1::/64"
+    sessions = [S.Session() for _ in range(6)]
+    S.use_document(services, sessions[0], text, "one", one)
+    S.use_document(services, sessions[1], text, "two", one)
+    S.use_document(services, sessions[2], text, "three", two)  # each client within its share; the /48 at three
+    with caplog.at_level("WARNING", logger="convqa.serving"), pytest.raises(InvalidInputError) as refused:
+        S.use_document(services, sessions[3], text, "four", three)
+    assert str(refused.value) == (
+        "Visitors of your network (2001:db8:1::/48) hold 0.0 MB of documents and conversations files in memory; one "
+        f"network may hold {limits.network_held_mb:g} MB at once, so this document (0.0 MB) is not taken. Close a "
+        "page you no longer need (its documents go an hour later; each of its conversations keeps the document it "
+        "was answered from), or upload the file under 'Your documents', which indexes it on disk.")
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["refused a document to 2001"]
+    assert sessions[3].source is None and services.client_text.held(three) == 0  # nothing taken
+    assert services.network_text.held("2001:db8:1::/48") == 3 * size and services.held_text.bytes == 3 * size
+    # A session replacing its own document, another network and the server's own host have their own room.
+    S.use_document(services, sessions[2], text, "three again", two)
+    S.use_document(services, sessions[4], text, "theirs", elsewhere)
+    S.use_document(services, sessions[5], text, "own", None)
+    # A page going back to the collection lets its network's share go with its own.
+    S.use_default_collection(services, sessions[0])
+    assert services.network_text.held("2001:db8:1::/48") == 2 * size and services.client_text.held(one) == size
+    S.use_document(services, sessions[3], text, "four", three)
+    assert services.network_text.held("2001:db8:1::/48") == 3 * size
+
+
+def test_the_clients_of_one_network_post_their_share_of_the_upload_route_together(tmp_path, monkeypatch):
+    # Each client's quota bounds one address: a script spread over a
+    # network's addresses posted until the disk was at its floor.
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 10**12))
+    now = [1000.0]
+    limits = S.UploadLimits(client_upload_mb=1.0, client_uploads=5, network_upload_mb=2.0, network_uploads=8,
+                            client_window_s=600)
+    quota = S.UploadQuota(limits, clock=lambda: now[0])
+    middleware = S.BodyLimit(_reads_the_body, limit=100_000, upload_dir=tmp_path, quota=quota)
+    upload = "/gradio_api/upload"
+    for n in range(6):  # two MB from six clients of one /24, each within its own share
+        assert _post(middleware, upload, 349_525, client=f"93.184.216.{n + 1}") is None
+    status, headers, message = _post(middleware, upload, 10, client="93.184.216.99")
+    assert status == 429 and headers[b"retry-after"] == b"600"
+    assert message == ("Visitors of your network (93.184.216.0/24) have uploaded 2 MB in the last 10 minutes, the "
+                       "most one network may (8 uploads, 2 MB): try again in 10 minutes. Questions are still answered.")
+    assert _post(middleware, upload, 300_000, client="93.184.217.1") is None  # the next /24 is another network
+    # Small posts are bounded by their count: an IPv6 /48's /64s.
+    for n in range(8):
+        assert _post(middleware, upload, 10, client=f"2a00:1450:4001:{n + 1}::1") is None
+    assert _post(middleware, upload, 10, client="2a00:1450:4001:ff::1")[2].startswith(
+        "Visitors of your network (2a00:1450:4001::/48) have made 8 uploads in the last 10 minutes")
+    assert quota.clients() == 15 and quota.networks() == 3
+    # The window moves on: the network may post again, and quiet clients and networks are forgotten.
+    now[0] += 601
+    assert _post(middleware, upload, 10, client="93.184.216.99") is None
+    assert quota.clients() == 1 and quota.networks() == 1
+
+
 def test_what_the_server_refuses_for_want_of_room_is_in_its_log_a_line_a_minute_at_most(tmp_path, monkeypatch, caplog):
     # A client throttled, a body too large, the disk near its floor: the
     # server said so to the client only, and its operator saw nothing.

@@ -112,46 +112,61 @@ def _unmapped(address):
 class UploadQuota:
     """What each client posted to the upload route within the last
     ``limits.client_window_s``: at most ``limits.client_uploads`` requests
-    and ``limits.client_upload_mb``. Clients with nothing in the window are
-    forgotten, so a crowd's addresses are not kept for good."""
+    and ``limits.client_upload_mb``; the clients of one network
+    (:func:`client_network`) ``limits.network_uploads`` and
+    ``limits.network_upload_mb`` together. Clients and networks with
+    nothing in the window are forgotten, so a crowd's addresses are not
+    kept for good."""
 
     def __init__(self, limits: UploadLimits = UploadLimits(), clock=time.monotonic):  # noqa: B008 (frozen)
         self.limits, self.clock = limits, clock
         self._posts: dict[str, deque[list]] = {}  # client -> [[time, bytes], ...], oldest first
+        self._network_posts: dict[str, deque[list]] = {}  # network -> its clients' posts (the same records)
         self._lock = threading.Lock()
         self._swept = clock()
 
-    def _recent(self, client: str, now: float) -> deque[list]:
-        posts = self._posts.get(client, deque())
+    def _recent(self, book: dict[str, deque[list]], who: str, now: float) -> deque[list]:
+        posts = book.get(who, deque())
         while posts and posts[0][0] <= now - self.limits.client_window_s:
             posts.popleft()
         return posts
 
-    def admit(self, client: str, coming: int) -> tuple[list, None] | tuple[None, tuple[str, int]]:
+    def admit(self, client: str, coming: int) -> tuple[list, None] | tuple[None, tuple[str, int, str]]:
         """(the post's record, None) for a post of ``coming`` bytes (what its
         request declares; :meth:`add` counts what arrives beyond), or (None,
-        (why it is refused, seconds until the client may post again))."""
+        (why it is refused, seconds until the client may post again, whose
+        share is used up: the client's or its network's))."""
         limits, now = self.limits, self.clock()
+        network = client_network(client)
         with self._lock:
-            if now - self._swept > limits.client_window_s:  # forget the clients that went quiet
-                for other in list(self._posts):
-                    if not self._recent(other, now):
-                        del self._posts[other]
+            if now - self._swept > limits.client_window_s:  # forget the clients and networks that went quiet
+                for book in (self._posts, self._network_posts):
+                    for other in list(book):
+                        if not self._recent(book, other, now):
+                            del book[other]
                 self._swept = now
-            posts = self._recent(client, now)
-            used = sum(size for _, size in posts)
-            if len(posts) >= limits.client_uploads or (posts and used + coming > limits.client_upload_bytes):
-                seconds = max(1, math.ceil(posts[0][0] + limits.client_window_s - now))
-                wait = math.ceil(seconds / 60)
-                what = (f"made {len(posts)} uploads" if len(posts) >= limits.client_uploads
-                        else f"uploaded {used / MB:.0f} MB")
-                message = (f"You have {what} in the last {limits.client_window_s / 60:g} minutes, the most one "
-                           f"visitor may ({limits.client_uploads} uploads, {limits.client_upload_mb:g} MB): try again "
-                           f"in {counted(wait, 'minute')}. Questions are still answered.")
-                return None, (message, seconds)
-            record = [now, coming]
+            posts = self._recent(self._posts, client, now)
+            theirs = self._recent(self._network_posts, network, now) if network is not None else deque()
+            for who, held, count, size, mb, whose in (
+                    (client, posts, limits.client_uploads, limits.client_upload_bytes, limits.client_upload_mb,
+                     ("You have", "one visitor")),
+                    (network, theirs, limits.network_uploads, limits.network_upload_bytes, limits.network_upload_mb,
+                     (f"Visitors of your network ({network}) have", "one network"))):
+                used = sum(size for _, size in held)
+                if len(held) >= count or (held and used + coming > size):
+                    seconds = max(1, math.ceil(held[0][0] + limits.client_window_s - now))
+                    wait = math.ceil(seconds / 60)
+                    what = f"made {len(held)} uploads" if len(held) >= count else f"uploaded {used / MB:.0f} MB"
+                    message = (f"{whose[0]} {what} in the last {limits.client_window_s / 60:g} minutes, the most "
+                               f"{whose[1]} may ({count} uploads, {mb:g} MB): try again in "
+                               f"{counted(wait, 'minute')}. Questions are still answered.")
+                    return None, (message, seconds, who)
+            record = [now, coming]  # one record in both: what add counts, both count
             posts.append(record)
             self._posts[client] = posts
+            if network is not None:
+                theirs.append(record)
+                self._network_posts[network] = theirs
             return record, None
 
     def add(self, record: list, size: int) -> None:
@@ -162,6 +177,10 @@ class UploadQuota:
     def clients(self) -> int:
         """Clients with a post in the window (or not yet swept)."""
         return len(self._posts)
+
+    def networks(self) -> int:
+        """Networks with a post in the window (or not yet swept)."""
+        return len(self._network_posts)
 
 
 class BodyLimit:
@@ -203,8 +222,8 @@ class BodyLimit:
                 return await self.app(scope, receive, send)
             record, refusal = self.quota.admit(client, coming)
             if refusal is not None:
-                message, seconds = refusal
-                self.refusals.refused("uploads (429)", client, message)
+                message, seconds, whose = refusal
+                self.refusals.refused("uploads (429)", whose, message)
                 return await self._refuse(send, 429, message, [(b"retry-after", str(seconds).encode())])
             arrived = 0
 
@@ -394,10 +413,10 @@ def _runs_directly(scope) -> bool:
 
 async def _refuse_call(send, status: int, message: str, headers: list | None = None):
     """Refuse a call of the app's (the queue's join, a direct call) with
-    ``message``, where Gradio's page shows it: a refused join's "detail",
-    a refused direct call's "error" (of "detail" alone it showed a red
-    "Error" and no word of why), an unreadable body as "Could not parse
-    server response". The upload route's are text, which the page shows
+    ``message``, as JSON: Gradio's page shows a refused join's "detail",
+    and app.js a refused direct call's "error" (Gradio's page shows none of
+    a direct call's); a text body it read as "Could not parse server
+    response". The upload route's refusals are text, which the page shows
     after the status."""
     body = json.dumps({"detail": message, "error": message}).encode()
     await _respond(send, status, body, b"application/json", headers)

@@ -143,6 +143,17 @@ def _nothing() -> None:
     pass
 
 
+def together(shares, size: int, client: str | None) -> HeldShare:
+    """One share of ``size`` for ``client`` standing for ``shares`` (a
+    client's and its network's of one text), given back together."""
+    return HeldShare(functools.partial(_give_back_all, tuple(shares)), size, client)
+
+
+def _give_back_all(shares) -> None:
+    for share in shares:
+        share.give_back()
+
+
 class HeldShare:
     """One source's share of a budget (:class:`HeldText`, a client's in
     :class:`ClientShares`), given back when the source closes or, for a

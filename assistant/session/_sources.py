@@ -13,7 +13,8 @@ from ..kernel import LUCENE_STOPWORDS, AssistantError, InvalidInputError, compos
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
-from ._shares import HeldShare
+from ._serving import client_network
+from ._shares import HeldShare, together
 from ._state import COLLECTION, Origin, Services, Session, Source
 from ._store import enter_conversation, new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
@@ -140,9 +141,10 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
               session: Session | None = None) -> tuple[HeldShare, HeldShare]:
     """Shares of ``size`` bytes of text a session is to hold in memory, a
     one-document source's or a replayed file's (``what``: "document" or
-    "file"): ``client``'s (``limits.client_held_mb``), then the server's
-    (``limits.max_held_mb``), with what ``own`` (the session's source or
-    replay it replaces; None) held let go. Where that leaves no room, the
+    "file"): ``client``'s (``limits.client_held_mb``), its network's
+    (:func:`client_network`, ``limits.network_held_mb``; one share with the
+    client's), then the server's (``limits.max_held_mb``), with what
+    ``own`` (the session's source or replay it replaces; None) held let go. Where that leaves no room, the
     documents ``session``'s conversations hold (Session.spareable) are let
     go for it, if with them let go there is room. Refused with the limit met."""
     limits = services.limits
@@ -151,6 +153,11 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
 
     def client_freed(holders) -> int:
         return sum(_client_share_of(holder, client) for holder in holders)
+
+    def network_freed(holders) -> int:
+        shares = (getattr(holder, "client_share", None) for holder in holders)
+        return sum(share.size for share in shares
+                   if share is not None and share.client is not None and client_network(share.client) == network)
 
     def server_freed(holders) -> int:
         return sum(holder.held.size for holder in holders if getattr(holder, "held", None) is not None)
@@ -168,6 +175,20 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
             f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
             f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
             f"({size / MB:.1f} MB) is not taken. {hint}")
+    network = client_network(client)
+    ours, spared = _take_sparing(
+        lambda freed: services.network_text.take(network, size, limits.network_held_bytes, freed),
+        owns, spare, network_freed, spared)
+    if ours is None:
+        mine.give_back()
+        held_mb = services.network_text.held(network) / MB
+        services.refusals.refused(f"a {what}", network, f"its visitors' sessions hold {held_mb:.1f} MB of text, "
+                                                         f"{limits.network_held_mb:g} MB at most")
+        raise InvalidInputError(
+            f"Visitors of your network ({network}) hold {held_mb:.1f} MB of documents and conversations files in "
+            f"memory; one network may hold {limits.network_held_mb:g} MB at once, so this {what} ({size / MB:.1f} "
+            f"MB) is not taken. {hint}")
+    mine = together((mine, ours), size, client)
     held, spared = _take_sparing(lambda freed: services.held_text.take(size, limits.max_held_bytes, freed=freed),
                                  owns, spare, server_freed, spared)
     if held is None:

@@ -85,6 +85,8 @@ class Services:
     client_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The bytes of document text each client's sessions hold (``limits.client_held_mb``).
     client_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
+    # The same, of each network's clients together (``limits.network_held_mb``).
+    network_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The server's log of the sources refused for want of room.
     refusals: RefusalLog = field(default_factory=RefusalLog, repr=False, compare=False)
 
@@ -166,7 +168,8 @@ class Source:
     # ``text``'s share of what the server's sessions hold in memory.
     held: HeldShare | None = None
     # Its share of what its client's sessions hold: an index of uploads
-    # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``).
+    # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``,
+    # and its network's, ``Services.network_text``).
     client_share: HeldShare | None = None
 
     @property

@@ -140,6 +140,18 @@ class UploadLimits:
     network_sessions: int = 250
     network_queued: int = 32
     network_running: int = 16
+    # What the clients of one network may post to the upload route within
+    # client_window_s together, and hold in memory together (of
+    # max_held_mb): a client's shares bound one address, and one person
+    # with a network's addresses (a /48's 65,536 clients for free) posted
+    # until the disk was at its floor, or held every visitor's room for
+    # pasted documents with eight clients. Two and a half times a client's,
+    # as the other network shares: a room of people behind one network
+    # keeps uploading and pasting, and four networks are needed to hold
+    # all of max_held_mb.
+    network_upload_mb: float = 500.0
+    network_uploads: int = 250
+    network_held_mb: float = 125.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -157,6 +169,14 @@ class UploadLimits:
     @property
     def client_held_bytes(self) -> int:
         return int(self.client_held_mb * MB)
+
+    @property
+    def network_held_bytes(self) -> int:
+        return int(self.network_held_mb * MB)
+
+    @property
+    def network_upload_bytes(self) -> int:
+        return int(self.network_upload_mb * MB)
 
     @property
     def min_free_bytes(self) -> int:
