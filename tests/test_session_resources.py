@@ -306,6 +306,35 @@ def test_one_client_cannot_take_the_document_text_all_visitors_share(app_service
     assert services.client_text.held(visitor) == 2 * size and services.held_text.bytes == 4 * size
 
 
+def test_the_clients_of_one_network_hold_their_share_of_upload_indexes_together(app_services, tmp_path):
+    # Each client's bound is one address's: a script spread over a
+    # network's addresses held that many times its indexes.
+    import dataclasses
+
+    services = dataclasses.replace(app_services, limits=S.UploadLimits(client_indexes=2, network_indexes=3),
+                                   sessions_root=tmp_path / "sessions")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Mara studied medicine in the capital. She later taught music in the north.")
+    folders = lambda: len(list((tmp_path / "sessions").glob("session-*")))  # noqa: E731
+    one, two, elsewhere = "93.184.216.1", "93.184.216.2", "93.184.217.1"
+    sessions = [S.Session() for _ in range(5)]
+    for session, client in zip(sessions, (one, one, two)):  # each client within its share; the /24 at three
+        S.use_uploads(services, session, [notes], client)
+    with pytest.raises(InvalidInputError, match=r"^Visitors of your network \(93\.184\.216\.0/24\) already answer "
+                                                r"from 3 indexes of uploads, the most one network may hold at once\. "
+                                                r"Close a page you no longer need"):
+        S.use_uploads(services, sessions[3], [notes], two)
+    assert folders() == 3 and sessions[3].source is None  # refused before anything was indexed
+    assert services.client_indexes.held(two) == 1 and services.network_indexes.held("93.184.216.0/24") == 3
+    S.use_uploads(services, sessions[2], [notes], two)  # a session indexing again replaces its own
+    S.use_uploads(services, sessions[4], [notes], elsewhere)  # the next /24 is another network
+    # A page going back to the collection lets its network's share go with its own.
+    S.use_default_collection(services, sessions[0])
+    assert services.network_indexes.held("93.184.216.0/24") == 2 and services.client_indexes.held(one) == 1
+    S.use_uploads(services, sessions[3], [notes], two)
+    assert services.network_indexes.held("93.184.216.0/24") == 3
+
+
 def test_the_clients_of_one_network_hold_their_share_of_the_document_text_together(app_services, caplog):
     # One person may be many clients (a /48 holds 65,536 /64s): each
     # within its own share, eight of them held every visitor's room for

@@ -54,7 +54,8 @@ def _set_source(session: Session, source: Source | None) -> str:
 def use_uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None = None) -> str:
     """Index the uploads for this session and answer from them from now on.
     The indexes the sessions of ``client`` (:func:`client_address`; None:
-    not counted) hold at once are bounded by ``services.limits.client_indexes``."""
+    not counted) hold at once are bounded by ``services.limits.client_indexes``,
+    those of its network's clients by ``network_indexes``."""
     return _answering(session, _uploads(services, session, paths, client))
 
 
@@ -70,14 +71,26 @@ def _uploads(services: Services, session: Session, paths: Sequence[str | Path], 
     claim, spared = _take_sparing(lambda freed: services.client_indexes.take(client, 1, limits.client_indexes, freed),
                                   [uploads] if uploads is not None else [], spare,
                                   lambda holders: sum(_client_share_of(holder, client) for holder in holders))
+    hint = ("Close a page you no longer need (its indexes go an hour later; each of its conversations keeps the "
+            "uploads it was answered from), then index these again. Questions are still answered.")
     if claim is None:
         services.refusals.refused("an index of uploads", client, f"its sessions hold {limits.client_indexes}")
         raise InvalidInputError(
             f"Your other pages or sessions already answer from {limits.client_indexes} "
-            f"index{'es' if limits.client_indexes != 1 else ''} of uploads, the most one "
-            "visitor may hold at once. Close a page you no longer need (its indexes go an hour later; each of its "
-            "conversations keeps the uploads it was answered from), then index these again. Questions are still "
-            "answered.")
+            f"index{'es' if limits.client_indexes != 1 else ''} of uploads, the most one visitor may hold at once. "
+            f"{hint}")
+    network = client_network(client)
+    ours, spared = _take_sparing(lambda freed: services.network_indexes.take(network, 1, limits.network_indexes, freed),
+                                 [uploads] if uploads is not None else [], spare,
+                                 lambda holders: sum(_network_share_of(holder, network) for holder in holders), spared)
+    if ours is None:
+        claim.give_back()
+        services.refusals.refused("an index of uploads", network, f"its visitors' sessions hold {limits.network_indexes}")
+        raise InvalidInputError(
+            f"Visitors of your network ({network}) already answer from {limits.network_indexes} "
+            f"index{'es' if limits.network_indexes != 1 else ''} of uploads, the most one network may hold at once. "
+            f"{hint}")
+    claim = together((claim, ours), 1, client)
     try:
         index = index_uploads(paths, limits, services.assistant.retriever_config, services.sessions_root)
     except BaseException:
@@ -93,6 +106,15 @@ def _answering(session: Session, source: Source) -> str:
     """Answer from ``source`` from now on (:func:`_set_source`); the status that says so."""
     started = _set_source(session, source)
     return f"Answering from {session.source.name}.{started}"
+
+
+def _network_share_of(own, network: str | None) -> int:
+    """What of ``network``'s share ``own`` holds: its client's share
+    (:func:`_client_share_of`) stands for its network's too."""
+    share = getattr(own, "client_share", None)
+    if share is None or share.client is None or client_network(share.client) != network:
+        return 0
+    return share.size
 
 
 def _client_share_of(own, client: str | None) -> int:
@@ -155,9 +177,7 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
         return sum(_client_share_of(holder, client) for holder in holders)
 
     def network_freed(holders) -> int:
-        shares = (getattr(holder, "client_share", None) for holder in holders)
-        return sum(share.size for share in shares
-                   if share is not None and share.client is not None and client_network(share.client) == network)
+        return sum(_network_share_of(holder, network) for holder in holders)
 
     def server_freed(holders) -> int:
         return sum(holder.held.size for holder in holders if getattr(holder, "held", None) is not None)

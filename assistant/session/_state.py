@@ -83,6 +83,8 @@ class Services:
     # The indexes of uploads each client's sessions hold (``limits.client_indexes``);
     # shared by a copy as ``held_text`` is.
     client_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
+    # The same, of each network's clients together (``limits.network_indexes``).
+    network_indexes: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The bytes of document text each client's sessions hold (``limits.client_held_mb``).
     client_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The same, of each network's clients together (``limits.network_held_mb``).
@@ -168,8 +170,8 @@ class Source:
     # ``text``'s share of what the server's sessions hold in memory.
     held: HeldShare | None = None
     # Its share of what its client's sessions hold: an index of uploads
-    # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``,
-    # and its network's, ``Services.network_text``).
+    # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``);
+    # one share with its network's (``Services.network_indexes``, ``network_text``).
     client_share: HeldShare | None = None
 
     @property

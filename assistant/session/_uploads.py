@@ -141,16 +141,18 @@ class UploadLimits:
     network_queued: int = 32
     network_running: int = 16
     # What the clients of one network may post to the upload route within
-    # client_window_s together, and hold in memory together (of
-    # max_held_mb): a client's shares bound one address, and one person
-    # with a network's addresses (a /48's 65,536 clients for free) posted
-    # until the disk was at its floor, or held every visitor's room for
-    # pasted documents with eight clients. Two and a half times a client's,
-    # as the other network shares: a room of people behind one network
-    # keeps uploading and pasting, and four networks are needed to hold
-    # all of max_held_mb.
+    # client_window_s together, the indexes of uploads their sessions may
+    # hold, and the text they may hold in memory (of max_held_mb): a
+    # client's shares bound one address, and one person with a network's
+    # addresses (a /48's 65,536 clients for free) posted until the disk was
+    # at its floor, held thousands of indexes, or held every visitor's room
+    # for pasted documents with eight clients. Two and a half times a
+    # client's, as the other network shares: a room of people behind one
+    # network keeps uploading and pasting, and four networks are needed to
+    # hold all of max_held_mb.
     network_upload_mb: float = 500.0
     network_uploads: int = 250
+    network_indexes: int = 25
     network_held_mb: float = 125.0
 
     @property
