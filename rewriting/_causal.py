@@ -13,6 +13,7 @@ follow-up is shown, the drift guard) is in :mod:`rewriting._rules`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
@@ -97,7 +98,13 @@ class CausalLMRewriter:
         if adapter is not None:
             from peft import PeftModel
 
-            model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+            # peft reads transformers' deprecated is_gradient_checkpointing
+            # while wrapping the model, and the FutureWarning it raises was
+            # printed at every start of the app and the chat: nothing a user
+            # can act on. That one warning only; any other still shows.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+                model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
         if recipe is not None and config.prompt_format == "auto":
             config = replace(config, prompt_format=recipe.prompt_format, prompt=recipe.prompt)
         copy_head = None

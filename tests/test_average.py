@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 
 import pytest
 import torch
@@ -55,6 +56,16 @@ def test_the_average_is_the_mean_of_the_members_merged_weights(runs, capsys):
     assert "python -m rewriting.average" in (out / "README.md").read_text()
     rewrite = CausalLMRewriter.from_pretrained(str(base), adapter=out, config=EXACT).rewrite("Where was he born?", ["Who was Ada Lovelace?"])
     assert isinstance(rewrite.text, str)
+
+
+def test_loading_an_adapter_prints_no_deprecation_of_transformers(runs):
+    # peft's wrapping printed transformers' "is_gradient_checkpointing is
+    # deprecated" FutureWarning at every start of the app and the chat.
+    base, made, _ = runs
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        CausalLMRewriter.from_pretrained(str(base), adapter=made["a"], config=EXACT)
+    assert [str(w.message) for w in caught if "is_gradient_checkpointing" in str(w.message)] == []
 
 
 def test_an_adapter_averaged_with_itself_is_itself(runs):
