@@ -15,6 +15,7 @@ from assistant.readers import (
     SentenceReader,
     answer_kind,
     definition_subject,
+    kin_span,
     referents,
     short_span,
     split_sentences,
@@ -505,6 +506,39 @@ def test_a_kin_relation_the_subjects_passages_never_say_is_not_found(readers):
     # Other questions keep the general rule's default (off): they answer as before.
     assert shaped.read("Who did Ada Lovelace work with?", [ADA]).found
     assert shaped.read("When did Ada Lovelace die?", [ADA]).found
+
+TITANS = Passage("Titans", "In Greek mythology, the Titans were the deities who preceded the Olympians. According to "
+                 "the Theogony of Hesiod, they were the twelve children of the primordial deities Uranus (Sky) and "
+                 "Gaia (Earth).", 0.68, "Titans")
+ZEUS = Passage("Zeus", "Zeus is the supreme deity of the Greek pantheon. He is a sky and thunder god in ancient Greek "
+               "religion, who rules as king of the gods on Mount Olympus.", 0.62, "Zeus")
+HERACLES = Passage("Heracles", "Heracles, born Alcaeus or Alcides, was a divine hero in Greek mythology, the son of "
+                   "Zeus and Alcmene, and the foster son of Amphitryon.", 0.54, "Heracles")
+
+
+def test_children_of_someone_are_those_a_sentence_says_are_theirs(readers):
+    # "Who were the children of Zeus?" was answered "Uranus": the Titans'
+    # sentence, about the children of Uranus and Gaia, read best, and the
+    # name next to "children" was a parent of others.
+    _, shaped = readers
+    for question in ("Who were the children of Zeus?", "Who were Zeus's children?", "Who were the sons of Zeus?"):
+        answer = shaped.read(question, [TITANS, ZEUS, HERACLES])
+        assert (answer.text, answer.evidence) == ("Heracles", HERACLES.text), question
+        # Where no sentence says whose children they are, none are made up.
+        assert shaped.read(question, [TITANS, ZEUS]).text == NOT_FOUND, question
+    # The other way round: "the son of Zeus and Alcmene" names his parents.
+    assert shaped.read("Who were the parents of Heracles?", [TITANS, HERACLES]).text == "Zeus"
+
+
+def test_a_kin_span_is_the_kin_of_the_one_asked_about():
+    assert kin_span("Who were the children of Zeus?", HERACLES.text, "Heracles") == ("Heracles", set())
+    assert kin_span("Who was Cronus's father?", "Cronus was the son of Uranus.", "Cronus") == ("Uranus", set())
+    # The father of Zeus is no child of his, nor are the children of another.
+    assert kin_span("Who were the sons of Zeus?", "Cronus was the father of Zeus.", "Cronus") == (None, set())
+    assert kin_span("Who were Zeus's children?", TITANS.text, "Titans") is None
+    assert short_span("name", "Who were the children of Zeus?", TITANS.text, "Titans") is None
+    assert kin_span("When did Zeus rule?", TITANS.text, "Titans") == (None, set())
+
 
 # ---------------------------------------------------------------- multiple choice by likelihood
 

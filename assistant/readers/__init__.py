@@ -20,7 +20,7 @@ from ._generative import (
     is_yes_no_question,
 )
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
-from ._shapes import answer_kind, definition_subject, lead_passage, referents, short_span
+from ._shapes import answer_kind, definition_subject, kin_span, lead_passage, referents, short_span
 
 __all__ = [
     "Reader",
@@ -40,6 +40,7 @@ __all__ = [
     "lead_passage",
     "answer_kind",
     "short_span",
+    "kin_span",
     "referents",
     "split_sentences",
     "term_overlap",

@@ -20,6 +20,7 @@ from ._shapes import (
     defines,
     definition_subject,
     kin_asked,
+    kin_holder,
     lead_passage,
     listed_word,
     question_names,
@@ -142,10 +143,12 @@ def _names_its_subject(passage: Passage) -> bool:
 
 class _Read(NamedTuple):
     """The sentences a reading scored: (passage, sentence index, sentence)
-    per candidate, and the name each is about where it does not say."""
+    per candidate, the name each is about where it does not say, and each
+    one's combined score."""
 
     candidates: list[tuple[int, int, str]]
     about: list[str]
+    scores: Sequence[float] = ()
 
 
 class SentenceReader:
@@ -243,6 +246,10 @@ class SentenceReader:
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             if span:
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
+            if kind == "name" and kin_holder(question):
+                kin = self._kin_answer(question, passages, read)
+                if kin is not None:
+                    return kin
             # A kin question is judged even with the general rule off: its
             # words are a closed set (:func:`kin_asked`), and "Who was Ada
             # Lovelace's father?" got her lead from a summary naming no parent.
@@ -276,6 +283,20 @@ class SentenceReader:
                 return False
         return True
 
+    def _kin_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
+        """The name the best-scored sentence that states it gives a question
+        for a named person's parents or children (:func:`kin_holder`), or
+        None. The best sentence may be about another's kin: "Who were the
+        children of Zeus?" read the Titans' "the twelve children of …
+        Uranus"; Heracles' "the son of Zeus" names one."""
+        passages = passages[: self.config.read_k]
+        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+            p, _, sentence = read.candidates[at]
+            span = short_span("name", question, sentence, _subject_title(passages[p]), referent=read.about[at])
+            if span:
+                return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        return None
+
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:
         """The lead of the subject's own article, when one was retrieved;
         without one (a pasted document), the first sentence that says what
@@ -306,8 +327,8 @@ class SentenceReader:
         if not candidates:
             return Answer(NOT_FOUND, 0.0, found=False), "", _Read([], [])
         about = self._referents(passages, candidates)
-        read = _Read(candidates, about)
         similarity, combined = self.scores(question, passages, candidates, about)
+        read = _Read(candidates, about, combined.tolist())
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read

@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines",
-           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin"]
+           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -654,6 +654,95 @@ def says_kin(question: str, sentence: str) -> bool:
     return bool(kin_asked(question) & _plain_words(sentence))
 
 
+# Which way a parent-child word points: "father" up from the one it is
+# said of, "son" down. "Who were the children of Zeus?" asks down from
+# Zeus; "the son of Zeus" in Heracles' article says Heracles is one, and
+# "the twelve children of … Uranus" says nothing of Zeus (the reader
+# answered "Uranus", a parent of other children).
+_KIN_UP = frozenset("father fathers mother mothers parent parents stepfather stepmother".split())
+_KIN_DOWN = frozenset("son sons daughter daughters child children offspring stepson stepdaughter".split())
+_KIN_WORD = "|".join(sorted(_KIN_UP | _KIN_DOWN, key=len, reverse=True))
+_HOLDER = r"[A-Z][\w.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w.-]*)*"
+_KIN_OF = re.compile(rf"\b(?P<kin>{_KIN_WORD})\s+of\s+(?:the\s+)?(?P<name>{_HOLDER})")
+_KIN_OWNED = re.compile(rf"(?P<name>{_HOLDER})['’]s?\s+(?:[a-z]+\s+)?(?P<kin>{_KIN_WORD})\b")
+# "son of" and the names it is said of, up to the end of its clause.
+_KIN_PHRASE = re.compile(rf"\b(?P<kin>{_KIN_WORD})\s+of\s+(?P<rest>[^,;:]*)")
+
+
+def _kin_way(word: str) -> str:
+    return "up" if word.lower() in _KIN_UP else "down"
+
+
+def kin_holder(question: str) -> tuple[str, str] | None:
+    """("up" or "down", whose) of a question asking for a named person's
+    parents or children, else None.
+
+    >>> kin_holder("Who were the children of Zeus?"), kin_holder("Who was Ada Lovelace's father?")
+    (('down', 'Zeus'), ('up', 'Ada Lovelace'))
+    >>> print(kin_holder("Who was Ada Lovelace's husband?"))
+    None
+    """
+    match = _KIN_OF.search(question) or _KIN_OWNED.search(question)
+    if not match:
+        return None
+    words = match.group("name").split()
+    while words and words[0].lower() in _NOT_NAMES | {"who", "whom", "what", "which"}:
+        words = words[1:]
+    return (_kin_way(match.group("kin")), " ".join(words)) if words else None
+
+
+def _kin_phrases(sentence: str) -> list[tuple[str, list[str]]]:
+    """("up"/"down", names) per "<kin word> of <names>" of ``sentence``.
+
+    >>> _kin_phrases("Heracles was the son of Zeus and Alcmene, and the foster son of Amphitryon.")
+    [('down', ['Zeus', 'Alcmene']), ('down', ['Amphitryon'])]
+    """
+    return [(_kin_way(m.group("kin")), [name for n in _NAME.finditer(re.sub(r"\([^)]*\)", "", m.group("rest")))
+                                       if (name := _name_at(n))])
+            for m in _KIN_PHRASE.finditer(sentence)]
+
+
+def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, set[str]] | None:
+    """(the answer, the names that are none) a ``sentence`` about
+    ``subject`` (its article's title, the name it refers back to, or the
+    name it opens with) gives a question for someone's parents or children
+    (:func:`kin_holder`): "<subject> … son of <holder>" answers "Who were
+    the children of <holder>?" with the subject, "<holder> … son of X" a
+    question for the holder's parent with X; a name that is the kin of
+    someone else ("children of Uranus") is none. None where the sentence
+    neither names the holder nor is about them: it says nothing of their
+    kin, and no name of it answers; ``(None, set())`` for any other
+    question.
+
+    >>> kin_span("Who were the children of Zeus?", "He was the son of Zeus and Alcmene.", "Heracles")
+    ('Heracles', set())
+    >>> kin_span("Who was Leonidas's father?", "He was the son of king Anaxandridas II.", "Leonidas")
+    ('Anaxandridas II', set())
+    >>> print(kin_span("Who were Zeus's children?", "They were the children of Uranus and Gaia.", "Titans"))
+    None
+    >>> kin_span("Who were Zeus's children?", "Hera, sister of Zeus, was the daughter of Cronus.", "Hera")
+    (None, {'Cronus'})
+    """
+    asked = kin_holder(question)
+    if not asked:
+        return None, set()
+    way, holder = asked
+    owned = {w for w in tokens(holder, "rouge") if len(w) > 1}
+    is_holder = bool(owned & set(tokens(subject, "rouge")))
+    others = set()
+    for said, names in _kin_phrases(sentence):
+        of_holder = any(owned & set(tokens(name, "rouge")) for name in names)
+        if of_holder and said == way and subject and not is_holder:
+            return subject, set()
+        if is_holder and not of_holder and said != way and names:
+            return names[0], set()
+        if not of_holder:
+            others.update(names)
+    if not is_holder and not owned & set(tokens(sentence, "rouge")):
+        return None
+    return None, others
+
+
 def _spans(matches) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group().strip()) for m in matches]
 
@@ -736,6 +825,18 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if set(re.findall(r"\b(?:1\d{3}|20\d{2})\b", question)) - set(re.findall(r"\b\d{4}\b", sentence)):
         return None
     near = _relation_words(question, sentence, f"{title} {referent}")
+    others = set()
+    if kind == "name":
+        # Parents and children are said either way round, without the
+        # question's word ("the son of Zeus" for his children): the kin
+        # phrases decide, before the nearness of the question's words.
+        subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+        kin = kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence))
+        if kin is None:
+            return None
+        if kin[0]:
+            return kin[0]
+        others = kin[1]
     # A sentence without the question's own words may be about something
     # else ("Emperor from 18 May 1804" for "When did he die?"): the whole
     # sentence says more than a guessed span.
@@ -779,4 +880,4 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # words next to "inventor".
     if subject and sentence.lstrip().lower().startswith(subject.lower()) and not set(tokens(subject, "rouge")) & _asked(question):
         return subject
-    return _nearest(_names(sentence, question), near, sentence)
+    return _nearest([span for span in _names(sentence, question) if span[2] not in others], near, sentence)
