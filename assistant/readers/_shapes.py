@@ -710,7 +710,8 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     the children of <holder>?" with the subject, "<holder> … son of X" a
     question for the holder's parent with X; a name that is the kin of
     someone else ("children of Uranus") is none. None where the sentence
-    neither names the holder nor is about them: it says nothing of their
+    neither names the holder nor is about them (its subject is known and
+    another's): it says nothing of their
     kin, and no name of it answers; ``(None, set())`` for any other
     question.
 
@@ -738,7 +739,9 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
             return names[0], set()
         if not of_holder:
             others.update(names)
-    if not is_holder and not owned & set(tokens(sentence, "rouge")):
+    # A sentence whose subject is not known ("Her father was …" with no
+    # title) may be about the one asked about.
+    if subject and not is_holder and not owned & set(tokens(sentence, "rouge")):
         return None
     return None, others
 
