@@ -351,6 +351,38 @@ BRINDLEMERE = Passage("your-text_p0", "Brindlemere is a small market town on the
                       "and died there in 1931. The town has a population of 4,200.", 0.0, "your text")
 
 
+def test_there_is_the_place_the_sentence_before_named(readers):
+    # "Who was born in Verona?" got "Verona is a city …" and the sentence
+    # after it: "there" stood for nothing, and the sentence that says who
+    # was born there shared one word of two with the question.
+    _, shaped = readers
+    verona = Passage("your-text_p0", "Verona is a city in northern Italy. Romeo Montague was born there. He loved "
+                     "Juliet Capulet.", 0.0, "your text")
+    answer = shaped.read("Who was born in Verona?", [verona])
+    assert (answer.text, answer.evidence) == ("Romeo Montague", "Romeo Montague was born there.")
+    assert referents(["Clara Voss moved from Leeds to Paris.", "Tom Smith met her there."], every=True) == ["", "Paris"]
+    # "There were …" is no place, and a text about a person names none.
+    assert referents(["Verona is a city in Italy.", "Tom Smith said there were two of them."], every=True) == ["", ""]
+    assert referents(["Clara Voss was a painter.", "Tom Smith met her there."], every=True) == ["", ""]
+
+
+def test_she_after_his_wife_is_the_wife(readers):
+    # "She" after "John Smith married his wife Mary" stood for John Smith:
+    # "Who painted landscapes?" was answered "John Smith".
+    _, shaped = readers
+    smith = Passage("your-text_p0", "John Smith was a banker from Leeds. He married his wife Mary Brown in 1900. She "
+                    "was a painter of landscapes. She died in Paris in 1950.", 0.0, "your text")
+    assert shaped.read("Who painted landscapes?", [smith]).text == "Mary Brown"
+    assert shaped.read("When did Mary Brown die?", [smith]).text == "1950"
+    assert referents(split_sentences(smith.text), every=True) == ["", "John Smith", "Mary Brown", "Mary Brown"]
+    # "He" is still the husband, "her sister" no one "she" stands for, and
+    # a sentence opening with a name ends the wife's turn.
+    assert referents(["John Smith married his wife Mary in 1900.", "He was a banker."]) == ["", "John Smith"]
+    assert referents(["Anna Ricci lived with her sister Maria.", "She was a singer."]) == ["", "Anna Ricci"]
+    assert referents(["Tom Hale married his wife Ann.", "She sang.", "Tom Hale died.", "She wept."]) == [
+        "", "Ann", "", "Tom Hale"]
+
+
 def test_another_form_of_the_questions_word_is_its_word_beside_a_span(readers):
     # "work" is not "worked" nor "marry" "married" by their first five
     # letters: the sentence held the name but no span was taken.

@@ -349,8 +349,16 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     ['', 'Kelso']
     """
     found, named, things, person, before, people, waiting = [], "", set(), "", "", set(), -1
+    # Whom "she" (or "he") stands for after "his wife Mary" ("her husband
+    # Tom"), until a sentence opens with a name of its own.
+    partners = {}
     for at, sentence in enumerate(sentences):
-        if _REFERS_BACK.match(sentence):
+        partner = _partner(before, sentence) or partners.get(_pronoun_sex(sentence), "")
+        if partner:
+            found.append(partner)
+            people.add(partner)
+            partners[_pronoun_sex(sentence)] = partner
+        elif _REFERS_BACK.match(sentence):
             # "It"/"Its" shows a thing or a place; "there" in "She was born
             # there" shows the place the sentence before named, unless that
             # name is a person's ("Marie Curie moved to Paris. She studied there.").
@@ -371,10 +379,14 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
             opening = _opening_name(sentence) or _subject_after_clause(sentence)
             if every and not opening:
                 found.append(_described(sentence, sentences[:at], place_before=not named or named in people) or named)
+            elif every and _THERE_PLACE.search(sentence):
+                # "Romeo Montague was born there." is about him and, for
+                # "Who was born in Verona?", the place the sentence before named.
+                found.append(_place_named(before))
             else:
                 found.append("")
             if opening:
-                named, person = opening, ""
+                named, person, partners = opening, "", {}
                 if waiting >= 0 and waiting == at - 1:
                     found[waiting] = opening
                     people.add(opening)
@@ -453,6 +465,62 @@ def _described(sentence: str, earlier: Sequence[str], place_before: bool = True)
         places = [name for m in _NAME.finditer(earlier[-1]) if (name := _name_at(m)) and _PLACE_BEFORE.search(earlier[-1], 0, m.start())]
         return places[-1] if places else ""
     return ""
+
+
+# "there" for a place, not "there is" / "there were" (there being some).
+_THERE_PLACE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|will|would|has|have|had|seems?|seemed|appears?|appeared|"
+                          r"exists?|existed|remains?|remained|being|been)\b)", re.IGNORECASE)
+
+
+def _place_named(sentence: str) -> str:
+    """The place ``sentence`` names: its opening name where it says what
+    that is by a place noun ("Verona is a city in northern Italy"), else
+    the last name after "in", "at", "to" … ("moved to Paris"); "" if none.
+
+    >>> _place_named("Verona is a city in northern Italy."), _place_named("Clara moved from Leeds to Paris.")
+    ('Verona', 'Paris')
+    >>> _place_named("Clara Voss was a painter.")
+    ''
+    """
+    opening = _opening_name(sentence)
+    nouns = "|".join(sorted(_PLACE_NOUNS))
+    if opening and re.match(rf"\s*(?:the\s+)?{re.escape(opening)}(?:\s*,[^,]*,)?\s+(?:is|was)\s+(?:a|an|the)\s+"
+                            rf"(?:[\w'’-]+\s+){{0,3}}(?:{nouns})\b", sentence, re.IGNORECASE):
+        return opening
+    places = [name for m in _NAME.finditer(sentence) if (name := _name_at(m)) and _PLACE_BEFORE.search(sentence, 0, m.start())]
+    return places[-1] if places else ""
+
+
+# The spouse or kin "she" or "he" stands for after a possessive of the
+# other sex: "his wife Mary", "her husband Tom", not "her sister Anne"
+# (then "she" is still the sentence's subject).
+_PARTNER = {"she": re.compile(r"\bhis\s+(?:wife|widow|bride|fianc[ée]e|mother|daughter|sister|stepmother|stepdaughter)\s+"),
+            "he": re.compile(r"\bher\s+(?:husband|widower|groom|fianc[ée]|father|son|brother|stepfather|stepson)\s+")}
+
+
+def _pronoun_sex(sentence: str) -> str:
+    """"she" for a sentence opening with "She"/"Her", "he" for "He"/"His", else ""."""
+    match = re.match(r"\s*(she|her|he|his)\b", sentence, re.IGNORECASE)
+    return "" if not match else "she" if match.group(1).lower() in ("she", "her") else "he"
+
+
+def _partner(before: str, sentence: str) -> str:
+    """The name ``sentence``'s opening "She" ("He") stands for where the
+    sentence before named her by a possessive of the other sex ("John
+    Smith married his wife Mary in 1900."); "" if it did not.
+
+    >>> _partner("John Smith married his wife Mary Brown in 1900.", "She was a painter.")
+    'Mary Brown'
+    >>> _partner("John Smith married his wife Mary Brown in 1900.", "He was a banker.")
+    ''
+    >>> _partner("Anna Ricci lived with her sister Maria.", "She was a painter.")
+    ''
+    """
+    sex = _pronoun_sex(sentence)
+    kin = _PARTNER.get(sex)
+    match = kin.search(before) if kin else None
+    name = _NAME.match(before, match.end()) if match else None
+    return _name_at(name) if name else ""
 
 
 _PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
