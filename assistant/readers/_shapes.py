@@ -462,9 +462,14 @@ def _described(sentence: str, earlier: Sequence[str], place_before: bool = True)
         if names:
             return names[-1]
     if place_before and noun in _PLACE_NOUNS and earlier:
-        places = [name for m in _NAME.finditer(earlier[-1]) if (name := _name_at(m)) and _PLACE_BEFORE.search(earlier[-1], 0, m.start())]
-        return places[-1] if places else ""
+        return _last_place(earlier[-1])
     return ""
+
+
+def _last_place(sentence: str) -> str:
+    """The last name of ``sentence`` after "in", "at", "to" … ("moved to Paris"), or ""."""
+    places = [name for m in _NAME.finditer(sentence) if (name := _name_at(m)) and _PLACE_BEFORE.search(sentence, 0, m.start())]
+    return places[-1] if places else ""
 
 
 # "there" for a place, not "there is" / "there were" (there being some).
@@ -475,7 +480,7 @@ _THERE_PLACE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|will|would|has|hav
 def _place_named(sentence: str) -> str:
     """The place ``sentence`` names: its opening name where it says what
     that is by a place noun ("Verona is a city in northern Italy"), else
-    the last name after "in", "at", "to" … ("moved to Paris"); "" if none.
+    :func:`_last_place`.
 
     >>> _place_named("Verona is a city in northern Italy."), _place_named("Clara moved from Leeds to Paris.")
     ('Verona', 'Paris')
@@ -487,8 +492,7 @@ def _place_named(sentence: str) -> str:
     if opening and re.match(rf"\s*(?:the\s+)?{re.escape(opening)}(?:\s*,[^,]*,)?\s+(?:is|was)\s+(?:a|an|the)\s+"
                             rf"(?:[\w'’-]+\s+){{0,3}}(?:{nouns})\b", sentence, re.IGNORECASE):
         return opening
-    places = [name for m in _NAME.finditer(sentence) if (name := _name_at(m)) and _PLACE_BEFORE.search(sentence, 0, m.start())]
-    return places[-1] if places else ""
+    return _last_place(sentence)
 
 
 # The spouse or kin "she" or "he" stands for after a possessive of the
