@@ -419,7 +419,9 @@ class Actions:
         answered from its own source again where it can be (S.take_back); a status."""
         restored = S.restore_state(session, saved)
         shown = f"Conversation {session.conversation_no}"
-        return " ".join(filter(None, [restored, S.take_back(self.services, session, client, shown).strip()]))
+        # A source read from its files is left to take_again, a queued event.
+        taken = S.take_back(self.services, session, client, shown, later=True)
+        return " ".join(filter(None, [restored, taken.strip()]))
 
     def restore(self, saved, session, request: gr.Request = None):
         """On page load: the conversations this browser kept (read once: an
@@ -476,8 +478,23 @@ class Actions:
             # The list was cleared, or it repeats the pick it was just set to:
             # the status keeps what the pick said.
             return self.views(session, gr.skip())
-        status = _run(lambda: S.switch_conversation(session, int(number), self.services, _client(request)))
+        status = _run(lambda: S.switch_conversation(session, int(number), self.services, _client(request), later=True))
         chat, *rest = self.views(session, status)
+        return {**chat, "placeholder": self.placeholder(session)}, *rest
+
+    def take_again(self, session, saved, request: gr.Request = None, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
+        """After a pick of a conversation or a page's load: the source the
+        conversation shown waits for, read again from its files (S.take_waiting:
+        uploads indexed again take minutes, as indexing them did), as the
+        upload is, in a queued event with its progress, not in the quick
+        handler of the pick. Nothing waiting: nothing changes."""
+        self.ready(session, saved)
+        waiting = S.waiting_for(session)
+        if waiting is None:
+            return self.unchanged()
+        progress(0, desc=f"Reading {waiting.name} again")
+        status = _run(lambda: S.take_waiting(self.services, session, _client(request)))
+        chat, *rest = self.views(session, status or gr.skip())
         return {**chat, "placeholder": self.placeholder(session)}, *rest
 
     def other_tab_saved(self, copy, session, saved, *, secret: str):
@@ -525,6 +542,11 @@ class Actions:
         """Ask the questions waiting, oldest first, until none is left: one
         sent during a turn is asked after it by the same run."""
         self.ready(session, saved)
+        if S.waiting_for(session) is not None:
+            # Its source is being read again (take_again): the question waits for it.
+            taken, error = _attempt(lambda: S.take_waiting(self.services, session))
+            if taken or error:
+                session.notes.append(taken or error)
         asked, failed, error = False, [], None
         while (question := S.next_question(session)) is not None:
             asked = True
@@ -887,9 +909,10 @@ def _layout(services: S.Services) -> SimpleNamespace:
 # ---------------------------------------------------------------- wiring
 
 
-def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState) -> list:
+def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.BrowserState):
     """Connect every control to its action; returns the outputs of a turn
-    event and those that show the current conversation's source."""
+    event and what follows an event that shows another conversation
+    (``shown(event)``: its source line, and its source read again)."""
     chat, rewrite, replay, docs, choice, api = ui.chat, ui.rewrite, ui.replay, ui.documents, ui.choice, ui.api
     turn_outputs = [chat.chatbot, chat.status, ui.metrics.table, ui.metrics.plot, rewrite.correction, session,
                     chat.conversations, store]
@@ -919,8 +942,15 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     # Each conversation is answered from its own source: the page shows which.
     # No progress shown on the source line: pending, its block scrolls, and
     # Chromium made it a tab stop between the skip link and the question box.
-    chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light).then(
-        act.shown_source, [session], shown_source, show_progress="hidden", **light)
+    # A source read again from its files (minutes for uploads indexed again)
+    # is read by a queued event after the pick or the page's load, with its progress.
+
+    def shown(event):
+        return event.then(act.shown_source, [session], shown_source, show_progress="hidden", **light).then(
+            act.take_again, [session, store], turn_outputs, **turn).then(
+            act.shown_source, [session], shown_source, show_progress="hidden", **light)
+
+    shown(chat.conversations.input(act.switch, [chat.conversations, session, store], turn_outputs, **light))
     chat.chatbot.like(act.like, [session, store], turn_outputs, **light)
     chat.chatbot.select(act.select, [session], [rewrite.correction, chat.status, session], **light)
     rewrite.up.click(functools.partial(act.thumb, 1), [session, store], turn_outputs, **light)
@@ -969,7 +999,7 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
                       concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn", api_description=API_REWRITE)
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
     chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running, **light)
-    return turn_outputs, shown_source
+    return turn_outputs, shown
 
 
 def build_app(services: S.Services, *, export_dir: str | None = None, secret: str | None = None,
@@ -987,15 +1017,13 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
     with gr.Blocks(title="Conversational QA · question rewriting", fill_width=False, delete_cache=server.UPLOAD_CACHE) as demo:
         session = gr.State(S.Session(), delete_callback=lambda s: s.close() if s is not None else None)
         store = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
-        turn_outputs, shown_source = _wire(_layout(services), act, session, store)
+        turn_outputs, shown = _wire(_layout(services), act, session, store)
         other_copy = gr.Textbox(visible="hidden", elem_id=OTHER_COPY_ID, container=False)
         # The latest copy is all that counts (each holds everything its tab has).
         other_copy.change(functools.partial(act.other_tab_saved, secret=store.secret), [other_copy, session, store],
                           turn_outputs, concurrency_limit=None, api_visibility="private", trigger_mode="always_last")
         # The conversation shown is answered from its own source again: the source line says which.
-        demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private").then(
-            act.shown_source, [session], shown_source, show_progress="hidden", concurrency_limit=None,
-            api_visibility="private")
+        shown(demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private"))
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo

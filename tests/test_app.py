@@ -255,6 +255,38 @@ def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tm
     assert reloaded.source is None
 
 
+def test_uploads_read_again_after_a_reload_are_indexed_by_a_queued_event_not_the_pages_load(app_services, tmp_path):
+    # Indexing a conversation's uploads again (minutes for many files, a
+    # large PDF read again) ran in the page's load and the pick's quick
+    # handlers, without a word of progress.
+    import dataclasses
+
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    act, before = app.Actions(services, str(tmp_path)), S.Session()
+    engines = tmp_path / "engines.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    act.restore(None, before)
+    act.upload([str(engines)], before, None)
+    act.take("What did the Difference Engine compute?", before)
+    *_, views = act.ask(before, None)
+    saved = views[-1]
+    for reloaded in (S.Session(), S.Session()):
+        status = act.restore(saved, reloaded)[1].replace("\\", "")
+        assert "Conversation 1 was answered from your upload (engines.md; 1 passage), which is being read again" in status
+        assert reloaded.source is None and len(list((tmp_path / "sessions").iterdir())) == 1  # not yet
+    first, second = reloaded, S.Session()
+    # The queued event reads it, and says so; with nothing waiting it changes nothing.
+    status = act.take_again(first, saved)[1].replace("\\", "")
+    assert status == "Its answers come from your upload (engines.md; 1 passage)." and first.source is not None
+    assert act.take_again(first, saved) == act.unchanged()
+    # A question asked before it ran waits for it, and is answered from the uploads.
+    act.restore(saved, second)
+    act.take("What did it compute?", second)
+    *_, views = act.ask(second, saved)
+    assert second.turns[-1].turn.sources[0].id == "engines.md#0"
+    assert "Its answers come from your upload (engines.md; 1 passage)." in views[1].replace("\\", "")
+
+
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
     # SIGTERM (docker stop, a Space restart) killed the process at once: every
     # running turn was cut, and Gradio's shutdown, which deletes the uploads

@@ -730,11 +730,66 @@ def test_an_index_of_uploads_a_conversation_keeps_goes_for_room_when_indexing_mo
     assert S.use_uploads(services, session, [lamps], visitor).startswith("Answering from your upload (lamps.md")
     assert not first.exists() and services.client_indexes.held(visitor) == 1
     play(services, session, "Who first kept the Old Point lighthouse?")
+    # Picked again, its uploads are indexed again from their files, conversation 2's index let go for the room.
     status = S.switch_conversation(session, 1, services, visitor)
-    assert "It was answered from your upload (engines.md; 1 passage), which cannot be taken again" in status
-    assert session.source is None and services.client_indexes.held(visitor) == 1  # conversation 2 keeps its own
+    assert status == "Back to conversation 1 (1 turn). Its answers come from your upload (engines.md; 1 passage)."
+    play(services, session, "What did the Difference Engine compute?")
+    assert turns(session)[-1].sources[0].id == "engines.md#0"
+    assert services.client_indexes.held(visitor) == 1 and len(list((tmp_path / "sessions").iterdir())) == 1
+    # Files gone since (the page closed, the server cleared them) are said so, and the collection answers.
+    lamps.unlink()
+    status = S.switch_conversation(session, 2, services, visitor)
+    assert "It was answered from your upload (lamps.md; 1 passage), which cannot be taken again: the file lamps.md " \
+           "is no longer on the server" in status
+    assert session.source is None and services.client_indexes.held(visitor) == 1  # conversation 1 keeps its own
     session.close()
     assert services.client_indexes.held(visitor) == 0 and list((tmp_path / "sessions").iterdir()) == []
+
+
+def test_a_reloaded_page_reads_its_uploads_again_while_their_files_are_on_the_server(app_services, tmp_path):
+    visitor = "93.184.216.34"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    engines, lamps, volcano = tmp_path / "engines.md", tmp_path / "lamps.md", tmp_path / "volcano.txt"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    lamps.write_text("The Old Point lighthouse was first kept by Thomas Hale.")
+    volcano.write_text(VOLCANO)
+    before = S.Session()
+    S.track_uploads(before, [engines, lamps, volcano])  # as the app does: the page's uploads
+    S.use_uploads(services, before, [engines, lamps], visitor)
+    play(services, before, "Who first kept the Old Point lighthouse?")
+    S.use_document_file(services, before, volcano, visitor)
+    play(services, before, "When did Mount Kessel last erupt?")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    assert str(tmp_path) not in json.dumps(copy_)  # the copy still names no path on the server
+    # The reloaded page's session (Gradio ends the one before an hour later).
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    # A pick leaves the index to be built again by a queued event (the app's take_again), which says so.
+    status = S.switch_conversation(reloaded, 1, services, visitor, later=True)
+    assert status == ("Back to conversation 1 (1 turn). It was answered from your uploads (engines.md, lamps.md; "
+                      "2 passages), which is being read again from the files on the server: its answers come from it "
+                      "once it is (a question asked meanwhile waits for it).")
+    assert reloaded.source is None and S.waiting_for(reloaded).name.startswith("your uploads (engines.md, lamps.md")
+    assert S.source_status(services, reloaded) == ("Reading your uploads (engines.md, lamps.md; 2 passages) again from "
+                                                   "the files on the server…")
+    assert S.saved_state(reloaded)["sources"]["1"] == copy_["sources"]["1"]  # saved meanwhile, it keeps its source
+    assert S.take_waiting(services, reloaded, visitor) == "Its answers come from your uploads (engines.md, lamps.md; " \
+                                                          "2 passages)."
+    assert S.take_waiting(services, reloaded, visitor) == "" and S.waiting_for(reloaded) is None
+    play(services, reloaded, "Who first kept it?")
+    assert turns(reloaded)[-1].sources[0].id == "lamps.md#0"
+    # The uploaded document too (read at once where not left for later).
+    assert S.switch_conversation(reloaded, 2, services, visitor) == (
+        "Back to conversation 2 (1 turn). Its answers come from the document “volcano” (1 passage).")
+    # The page before ends: the files stay, the reloaded page holds them now.
+    before.close()
+    assert engines.is_file() and lamps.is_file() and volcano.is_file()
+    # Another browser's copy (another id) names the same sources: it cannot read them.
+    other = S.Session()
+    S.restore_state(other, {**copy_, "id": "0123456789ab"})
+    assert "which cannot be taken again: documents are not kept" in S.switch_conversation(other, 1, services, visitor)
+    reloaded.close()
+    assert not engines.exists() and not volcano.exists()
 
 
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):

@@ -23,12 +23,14 @@ from ._sources import (
     source_status,
     switch_conversation,
     take_back,
+    take_waiting,
     track_uploads,
     use_collection_document,
     use_default_collection,
     use_document,
     use_document_file,
     use_uploads,
+    waiting_for,
 )
 from ._shares import ClientShares, HeldText, RefusalLog
 from ._state import (
@@ -172,6 +174,7 @@ __all__ = [
     "start_replay",
     "switch_conversation",
     "take_back",
+    "take_waiting",
     "take_question",
     "target_turn",
     "turn_notice",
@@ -184,6 +187,7 @@ __all__ = [
     "use_document",
     "use_document_file",
     "use_uploads",
+    "waiting_for",
     "waiting_notice",
     "while_serving",
     "write_export",

@@ -98,8 +98,9 @@ def _uploads(services: Services, session: Session, paths: Sequence[str | Path], 
         raise
     session.spare(spare if spared else [])
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
-    return Source(Origin("uploads", index.describe()), index.retriever, index=index, rescorer=rescorer,
-                  client_share=claim)
+    files = tuple(str(Path(path)) for path in paths)
+    return _remembered(services, session, Source(Origin("uploads", index.describe(), files=files), index.retriever,
+                                                 index=index, rescorer=rescorer, client_share=claim))
 
 
 def _answering(session: Session, source: Source) -> str:
@@ -125,20 +126,19 @@ def _client_share_of(own, client: str | None) -> int:
 
 
 def use_document(services: Services, session: Session, text: str, name: str = "your document",
-                 client: str | None = None, *, title: str = "", file: str = "") -> str:
+                 client: str | None = None, *, title: str = "") -> str:
     """Converse about one document: retrieval runs inside it (CoQA's setting).
     ``services.limits`` bound its size as they bound an upload's, the text
     the sessions of ``client`` (:func:`client_address`; None: not counted)
     hold in memory, and the text all of ``services``' sessions hold.
-    ``title`` (an article of the collection) or ``file`` (an uploaded
-    document's copy on the server) say how to take it again once let go."""
-    return _answering(session, _document(services, session, text, name, client, title, file))
+    ``title`` (an article of the collection) says how to take it again once let go."""
+    return _answering(session, _document(services, session, text, name, client, title))
 
 
 def _document(services: Services, session: Session, text: str, name: str, client: str | None, title: str = "",
-              file: str = "") -> Source:
+              files: tuple[str, ...] = ()) -> Source:
     """A one-document source over ``text`` (see :func:`use_document`), its
-    shares of the budgets taken."""
+    shares of the budgets taken; ``files``: the upload it was read from."""
     limits = services.limits
     # As an uploaded file's text is (read_text): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
@@ -155,7 +155,7 @@ def _document(services: Services, session: Session, text: str, name: str, client
     held, mine = hold_text(services, own if own is not None and own.kind == "document" else None, size, client,
                            "document", session)
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
-    origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, file)
+    origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, files)
     return Source(origin, ChunkRetriever(passages), text=text, held=held, client_share=mine)
 
 
@@ -249,7 +249,15 @@ def use_document_file(services: Services, session: Session, path: str | Path, cl
 def _document_file(services: Services, session: Session, path: str | Path, client: str | None) -> Source:
     """The source of :func:`use_document_file`, its shares taken."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return _document(services, session, read_text(path), path.stem, client, file=str(path))
+    return _remembered(services, session, _document(services, session, read_text(path), path.stem, client,
+                                                    files=(str(path),)))
+
+
+def _remembered(services: Services, session: Session, source: Source) -> Source:
+    """``source``, made of uploads, with its files remembered for a reload
+    of ``session``'s page (Services.uploaded)."""
+    services.uploaded.remember(session.id, source.origin)
+    return source
 
 
 def track_uploads(session: Session, paths) -> None:
@@ -329,29 +337,34 @@ def abandon(session: Session) -> None:
 
 
 def switch_conversation(session: Session, number: int, services: Services | None = None,
-                        client: str | None = None) -> str:
+                        client: str | None = None, *, later: bool = False) -> str:
     """Make conversation ``number`` the current one, answered from its own
-    source again (:func:`take_back`); the one left keeps its own. Returns
-    a status that says where its answers come from."""
+    source again (:func:`take_back`, ``later`` as there); the one left keeps
+    its own. Returns a status that says where its answers come from."""
     same = number == session.conversation_no
     status = enter_conversation(session, number)
-    return status if same else status + take_back(services, session, client)
+    return status if same else status + take_back(services, session, client, later=later)
 
 
-def take_back(services: Services | None, session: Session, client: str | None = None, who: str = "It") -> str:
+def take_back(services: Services | None, session: Session, client: str | None = None, who: str = "It", *,
+              later: bool = False) -> str:
     """Answer the current conversation from its own source again (as
     ``session.sources`` keeps it under its number); returns what to add to
-    the status. An article of the collection, and an uploaded document
-    whose copy is still on the server, are taken again when the session no
-    longer holds them (after a reload, or let go for room); a source that
-    cannot be (a pasted text, an index of uploads, a file deleted) leaves it
-    answered from the default collection, and the status says why. A
-    conversation saved before conversations kept their source goes on
-    with the source chosen last, as the status says. ``who``: what the
-    status calls the conversation ("It" after "Back to conversation 2")."""
+    the status. An article of the collection, and an uploaded document or
+    uploads indexed together whose copies are still on the server, are
+    taken again when the session no longer holds them (after a reload, or
+    let go for room); a source that cannot be (a pasted text, a file
+    deleted) leaves it answered from the default collection, and the
+    status says why. ``later``: one read from its files (an index built
+    again takes minutes) is left waiting, for :func:`take_waiting` (the
+    app's next queued event) to read. A conversation saved before
+    conversations kept their source goes on with the source chosen last,
+    as the status says. ``who``: what the status calls the conversation
+    ("It" after "Back to conversation 2")."""
     collection = services.collection_name if services is not None else "the default collection"
     its = "Its" if who == "It" else f"{who}'s"
-    kept = session.sources.pop(str(session.conversation_no), None)
+    key = str(session.conversation_no)
+    kept = session.sources.pop(key, None)
     if kept is None:  # not known
         if session.source is None:
             return ""
@@ -359,33 +372,78 @@ def take_back(services: Services | None, session: Session, client: str | None = 
                 "from the default collection, press “Back to the default collection” under Your documents "
                 "and pick it again.")
     if isinstance(kept, Origin) and kept != COLLECTION:
+        origin = services.uploaded.recall(session.id, kept) if services is not None else kept
         session.set_source(None)  # let go first: its room may be needed to take this one again
+        session.sources[key] = origin  # waiting: a switch away meanwhile keeps it
+        if later and origin.files:
+            return (f" {who} was answered from {origin.name}, which is being read again from the files on the "
+                    f"server: {its.lower()} answers come from it once it is (a question asked meanwhile waits for it).")
         try:
-            kept = _taken_again(services, session, kept, client)
+            source = _taken_again(services, session, origin, client)
         except AssistantError as error:
-            return (f" {who} was answered from {kept.name}, which cannot be taken again: {error} Its answers now come "
-                    f"from {collection}; to ask about that source again, give it under Your documents (a new "
+            if session.sources.get(key) is origin:
+                del session.sources[key]
+            return (f" {who} was answered from {origin.name}, which cannot be taken again: {error} Its answers now "
+                    f"come from {collection}; to ask about that source again, give it under Your documents (a new "
                     "conversation starts for it).")
+        if session.sources.get(key) is not origin:  # given another source meanwhile, or removed
+            source.close()
+            return ""
+        if key != str(session.conversation_no):  # left meanwhile: it waits no more
+            session.sources[key] = source
+            return ""
+        kept = source
     source = kept if isinstance(kept, Source) else None
     session.set_source(source)
     return f" {its} answers come from {collection if source is None else source.name}."
 
 
+def waiting_for(session: Session) -> Origin | None:
+    """The source the current conversation waits to take again (left by
+    :func:`take_back`, or read from the browser's copy), None if none."""
+    kept = session.sources.get(str(session.conversation_no))
+    return kept if isinstance(kept, Origin) and kept != COLLECTION else None
+
+
+def take_waiting(services: Services, session: Session, client: str | None = None) -> str:
+    """Take again the source the current conversation waits for
+    (:func:`waiting_for`): uploads indexed again, a document read again,
+    which may take minutes (the app does it in a queued event with its
+    progress). Returns the status ("" when it waits for none). One at a
+    time per session: a question asked meanwhile (the app calls this
+    before asking) waits for it, then finds its source taken."""
+    with session.taking:
+        if waiting_for(session) is None:
+            return ""
+        return take_back(services, session, client).strip()
+
+
 def _taken_again(services: Services | None, session: Session, origin: Origin, client: str | None) -> Source:
     """The source ``origin`` names, taken again; an AssistantError that
-    says why where it cannot be."""
+    says why where it cannot be. The files it is read from are then
+    ``session``'s too (an upload is deleted when the last session that
+    holds it ends: the page's before a reload did)."""
     if services is not None and origin.title:
         return _collection_document(services, session, origin.title, client)
-    if services is not None and origin.file:
-        path = Path(origin.file)
-        gone = InvalidInputError(f"the file {path.name} is no longer on the server (an upload is deleted when its "
-                                 "page closes, or when the server clears its old uploads).")
-        if not path.is_file():
-            raise gone
+    if services is not None and origin.files:
+        paths = [Path(file) for file in origin.files]
+        missing = next((path for path in paths if not path.is_file()), None)
+
+        def gone(path: Path) -> InvalidInputError:
+            return InvalidInputError(f"the file {path.name} is no longer on the server (an upload is deleted when "
+                                     "its page closes, or when the server clears its old uploads).")
+
+        if missing is not None:
+            raise gone(missing)
         try:
-            return _document_file(services, session, path, client)
+            if origin.kind == "uploads":
+                source = _uploads(services, session, paths, client)
+            else:
+                source = _document_file(services, session, paths[0], client)
         except OSError:  # deleted meanwhile
-            raise gone from None
+            raise gone(next((path for path in paths if not path.is_file()), paths[0])) from None
+        session.on_disk().add_uploads(origin.files)
+        return source
     raise InvalidInputError("documents are not kept across a reload or a server restart, nor once their room is "
                             "needed for another.")
 
@@ -395,6 +453,9 @@ def use_default_collection(services: Services, session: Session) -> str:
 
 
 def source_status(services: Services, session: Session) -> str:
+    waiting = waiting_for(session)
+    if waiting is not None and waiting.files:
+        return f"Reading {waiting.name} again from the files on the server…"
     name = services.collection_name if session.source is None else session.source.name
     return " ".join(filter(None, [f"Answering from {name}.", search_notice(services, session)]))
 

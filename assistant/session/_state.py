@@ -8,10 +8,11 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,8 @@ class Services:
     network_text: ClientShares = field(default_factory=ClientShares, repr=False, compare=False)
     # The server's log of the sources refused for want of room.
     refusals: RefusalLog = field(default_factory=RefusalLog, repr=False, compare=False)
+    # The files behind each browser's uploaded sources, to read them again after a reload.
+    uploaded: UploadedFiles = field(default_factory=lambda: UploadedFiles(), repr=False, compare=False)
 
     def minilm(self):
         if self.choice_encoder is None:
@@ -137,14 +140,15 @@ class SessionTurn:
 class Origin:
     """What a conversation was answered from, as far as it can be told
     without holding it: its name and, where the source can be taken again,
-    how (an article of the collection by its title; an uploaded document by
-    the server's copy of the file, which the browser's copy never carries).
-    The source itself (:class:`Source`) is held while memory allows."""
+    how (an article of the collection by its title; an uploaded document, or
+    the uploads indexed together, by the server's copies of the files, which
+    the browser's copy never carries: :class:`UploadedFiles` keeps them for
+    a reload). The source itself (:class:`Source`) is held while memory allows."""
 
     kind: str  # "collection" (the default) | "document" | "uploads"
     name: str = ""  # what the status line calls it ("" for the collection, which Services names)
     title: str = ""  # an article of the collection: its title
-    file: str = ""  # an uploaded document: Gradio's copy of it on the server
+    files: tuple[str, ...] = ()  # an uploaded document, or uploads indexed together: Gradio's copies on the server
 
     def json(self) -> dict:
         """As the browser's copy keeps it: no path on the server."""
@@ -153,6 +157,39 @@ class Origin:
 
 # The default collection, as a conversation's origin.
 COLLECTION = Origin("collection")
+# Uploaded sources UploadedFiles remembers at most, the oldest forgotten first:
+# each is a few paths, and a browser has at most a few dozen.
+MAX_UPLOADED = 5_000
+
+
+class UploadedFiles:
+    """The server's copies of the files behind each browser's uploaded
+    sources, by the browser's id (:attr:`Session.id`, which its saved copy
+    carries across a reload) and the source's kind and name. The copy never
+    names a path on the server (the visitor can edit it), so a reloaded
+    page could not read an upload again; an id is drawn at random and seen
+    by its own browser only, so a copy cannot name another's files."""
+
+    def __init__(self, capacity: int = MAX_UPLOADED):
+        self._files: OrderedDict[tuple[str, str, str], tuple[str, ...]] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def remember(self, browser: str, origin: Origin) -> None:
+        with self._lock:
+            key = (browser, origin.kind, origin.name)
+            self._files[key] = origin.files
+            self._files.move_to_end(key)
+            while len(self._files) > self._capacity:
+                self._files.popitem(last=False)
+
+    def recall(self, browser: str, origin: Origin) -> Origin:
+        """``origin`` with its files, where it has none and they are known."""
+        if origin.files:
+            return origin
+        with self._lock:
+            files = self._files.get((browser, origin.kind, origin.name), ())
+        return dataclasses.replace(origin, files=files) if files else origin
 
 
 @dataclass
@@ -283,6 +320,23 @@ class SessionFiles:
         return SessionFiles()
 
 
+class _TabLock:
+    """A lock of one tab's session: gr.State deep-copies its default Session
+    per tab, and a copy gets a lock of its own (a lock cannot be copied)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self._lock.__exit__(*exc)
+
+    def __deepcopy__(self, memo):
+        return _TabLock()
+
+
 @dataclass
 class Session:
     """One browser tab's state. ``gr.State(Session())`` deep-copies it per tab."""
@@ -340,6 +394,10 @@ class Session:
     notes: list[str] = field(default_factory=list)
     # Lines this session appended to the labels file (MAX_JUDGEMENTS).
     judgements: int = 0
+    # Held while a source is read again from its files (the session layer's
+    # take_waiting): a question asked meanwhile waits for it, rather than be
+    # answered from the default collection.
+    taking: _TabLock = field(default_factory=lambda: _TabLock(), repr=False, compare=False)
     _id: str = ""
 
     @property
