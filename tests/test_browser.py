@@ -415,6 +415,29 @@ def test_uploaded_documents_are_answered_from_in_that_session_only(open_page, tm
     assert other.locator("#cqa-source").inner_text() == "Answering from the Wikipedia vital-article summaries."
 
 
+def test_uploads_indexed_together_are_indexed_again_after_a_reload(open_page, tmp_path):
+    # A reloaded page said its uploads were gone, and answered from the collection.
+    engine, lamp = tmp_path / "engine.txt", tmp_path / "lamp.txt"
+    engine.write_text("The Analytical Engine had a mill for arithmetic and a store for memory.")
+    lamp.write_text("The Old Point lighthouse was first kept by Thomas Hale.")
+    page = open_page()
+    page.get_by_role("tab", name="Your documents").click()
+    page.set_input_files("#uploads input[type=file]", [str(engine), str(lamp)])
+    page.locator("#uploads").get_by_text("lamp").first.wait_for()
+    page.click("#index-uploads")
+    page.locator("#cqa-source").filter(has_text="engine.txt, lamp.txt; 2 passages").wait_for()
+    ask(page, "What did the engine have for memory?")
+    page.reload()
+    page.wait_for_selector("#question textarea")
+    status_text(page, "which is being read again from the files on the server")
+    # The page's next event indexes them again, and the source line says so.
+    page.locator("#cqa-source").filter(has_text="Answering from your uploads (engine.txt, lamp.txt; 2 passages)").wait_for()
+    ask(page, "Who first kept the Old Point lighthouse?")
+    answer = answers(page).last
+    assert answer.locator(".cqa-text").inner_text() == "Thomas Hale"
+    assert answer.locator(".cqa-used .cqa-title").inner_text() == "lamp"
+
+
 # What the chat, a live region, says: "polite", every message added read out; "off", nothing.
 CHAT_LIVE = "document.querySelector('#chat [role=log]').getAttribute('aria-live')"
 
