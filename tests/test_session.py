@@ -792,6 +792,72 @@ def test_a_reloaded_page_reads_its_uploads_again_while_their_files_are_on_the_se
     assert not engines.exists() and not volcano.exists()
 
 
+def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_it_is_left_meanwhile(
+        app_services, tmp_path, monkeypatch):
+    import threading
+
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    engines = tmp_path / "engines.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    before = S.Session()
+    S.use_uploads(services, before, [engines])
+    play(services, before, "What did the Difference Engine compute?")
+    S.new_conversation(before)
+    S.use_default_collection(services, before)
+    play(services, before, "What is Paris?")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    # Each index built again waits at its end until the test lets it go on.
+    gate, builds, real = threading.Event(), [], services.assistant.rescorer_for
+
+    def gated(*args, **kwargs):
+        builds.append(1)
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    said = {}
+
+    def take(name, session):
+        thread = threading.Thread(target=lambda: said.__setitem__(name, S.take_waiting(services, session)))
+        thread.start()
+        return thread
+
+    def started(count):
+        for _ in range(600):
+            if len(builds) >= count:
+                return True
+            threading.Event().wait(0.05)
+        return False
+
+    # A second taker (a question asked meanwhile) waits for the first, then finds it taken.
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    S.switch_conversation(reloaded, 1, services, later=True)
+    first = take("first", reloaded)
+    assert started(1)
+    second = take("second", reloaded)
+    second.join(1.0)
+    assert len(builds) == 1  # not built twice
+    gate.set()
+    first.join(60), second.join(60)
+    assert said == {"first": "Its answers come from your upload (engines.md; 1 passage).", "second": ""}
+    # A conversation left while its uploads are indexed again keeps them; the one picked keeps its own.
+    gate.clear()
+    left = S.Session()
+    S.restore_state(left, copy_)
+    S.switch_conversation(left, 1, services, later=True)
+    taking = take("left", left)
+    assert started(2)
+    assert S.switch_conversation(left, 2, services) == (
+        f"Back to conversation 2 (1 turn). Its answers come from {services.collection_name}.")
+    gate.set()
+    taking.join(60)
+    assert said["left"] == "" and left.source is None
+    assert S.switch_conversation(left, 1, services) == (
+        "Back to conversation 1 (1 turn). Its answers come from your upload (engines.md; 1 passage).")
+    assert len(builds) == 2
+
+
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
     (tmp_path / "data" / "qrecc").mkdir(parents=True)
