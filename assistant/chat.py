@@ -6,6 +6,9 @@ answer and the top source; ``--json`` prints one object per turn::
     {"question", "rewrite", "answer", "sources": [{"id", "title", "score", "text"}],
      "timings_ms": {"rewrite", "retrieve", "read", "total"}}
 
+(a source of the default collection also has its ``"description"``, where
+an answer such as a year of birth may come from: plain output then says so)
+
 and ``"notice"`` when the question does not look like English (the app's
 notice: the collection and the models are English only).
 
@@ -43,6 +46,10 @@ def _plain(turn: Turn, rescored: bool = False, notice: str = "") -> str:
     for text in turn.rewrite.alternatives:
         lines.append(f"  also searched with: {text}")
     lines.append(f"answer:  {turn.answer.text}")
+    used = next((p for p in turn.sources if turn.answer.found and p.id == turn.answer.source_id), None)
+    if used is not None and used.description and turn.answer.evidence == used.description:
+        # A year read from a description is in no source's text: say where it is.
+        lines.append(f"  from the description of {used.title or used.id}: {used.description}")
     if notice:
         lines.append(f"  note: {notice}")
     if turn.sources:

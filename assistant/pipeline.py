@@ -390,14 +390,23 @@ def _ms_since(start: float) -> float:
 
 def turn_to_json(turn: Turn) -> dict:
     """A turn in the terminal chat's JSON layout (``"alternatives"``, the
-    other candidates the search also used, only when there are some)."""
+    other candidates the search also used, only when there are some; a
+    source's ``"description"``, its collection's short description, only
+    when it has one)."""
     found = {
         "question": turn.question,
         "rewrite": turn.rewrite.text,
         "answer": turn.answer.text,
-        "sources": [{"id": p.id, "title": p.title, "score": round(p.score, 4), "text": p.text} for p in turn.sources],
+        "sources": [_source_json(p) for p in turn.sources],
         "timings_ms": turn.timings_ms,
     }
     if turn.rewrite.alternatives:
         found["alternatives"] = list(turn.rewrite.alternatives)
+    return found
+
+
+def _source_json(passage: Passage) -> dict:
+    found = {"id": passage.id, "title": passage.title, "score": round(passage.score, 4), "text": passage.text}
+    if passage.description:
+        found["description"] = passage.description
     return found

@@ -37,13 +37,18 @@ def check_history(history: Sequence[str]) -> list[str]:
 @dataclass(frozen=True)
 class Passage:
     """One retrieved passage; ``score`` is the retriever's: BM25's, or after
-    rescoring the mix of scaled BM25 and the MiniLM cosine."""
+    rescoring the mix of scaled BM25 and the MiniLM cosine. ``description``
+    is its collection's short description of the subject ("English
+    mathematician (1815–1852)", the default collection's), shown beside
+    the title and read for a person's years; it is not searched (BM25
+    indexes the title and text alone), and a document has none."""
 
     id: str
     text: str
     score: float
     title: str = ""
     url: str = ""
+    description: str = ""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ._generative import (
     clean_answer,
     is_yes_no_question,
 )
+from ._lifespan import life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import answer_kind, definition_subject, kin_span, lead_passage, referents, short_span
 
@@ -42,6 +43,9 @@ __all__ = [
     "short_span",
     "kin_span",
     "referents",
+    "lifespan",
+    "life_event",
+    "lived",
     "split_sentences",
     "term_overlap",
     "is_yes_no_question",

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
+from ._lifespan import lived
 from ._shapes import (
     answer_kind,
     defines,
@@ -239,23 +240,43 @@ class SentenceReader:
             if definition is not None:
                 return definition
         answer, referent, read = self._best_sentences(question, passages)
-        if self.config.short_answers and answer.found:
-            kind = answer_kind(question)
+        if not self.config.short_answers:
+            return answer
+        kind = answer_kind(question)
+        # When someone was born or died, said in the short description of
+        # their own article ("English mathematician (1815–1852)"), the only
+        # place many a summary says it.
+        years = lived(question, passages)
+        if answer.found:
             best = split_sentences(answer.evidence)[:1]
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
-            if span:
+            # A sentence of the person's own article says more ("27 November
+            # 1852") than the description; another article's is about
+            # someone else more often than the description is.
+            if span and (years is None or years[0].id == answer.source_id):
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read)
                 if kin is not None:
                     return kin
-            # A kin question is judged even with the general rule off: its
-            # words are a closed set (:func:`kin_asked`), and "Who was Ada
-            # Lovelace's father?" got her lead from a summary naming no parent.
-            if kind and (self.config.unsaid_not_found or kin_asked(question)) and self._unanswered(question, passages, read):
-                return Answer(NOT_FOUND, answer.score, found=False)
+        if years is not None:
+            return self._from_description(*years, passages)
+        # A kin question is judged even with the general rule off: its
+        # words are a closed set (:func:`kin_asked`), and "Who was Ada
+        # Lovelace's father?" got her lead from a summary naming no parent.
+        if (answer.found and kind and (self.config.unsaid_not_found or kin_asked(question))
+                and self._unanswered(question, passages, read)):
+            return Answer(NOT_FOUND, answer.score, found=False)
         return answer
+
+    @staticmethod
+    def _from_description(passage: Passage, year: str, passages: Sequence[Passage]) -> Answer:
+        """The year :func:`lived` found, its passage's description the
+        evidence (shown beside the passage's title); scored as a definition
+        is, by its passage's retrieval score."""
+        top = max(p.score for p in passages)
+        return Answer(year, passage.score / top if top > 0 else 0.0, evidence=passage.description, source_id=passage.id)
 
     def _unanswered(self, question: str, passages: Sequence[Passage], read: _Read) -> bool:
         """Whether no sentence read about the question's named subject holds

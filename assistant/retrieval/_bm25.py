@@ -205,4 +205,5 @@ class BM25Retriever:
             score=float(score),
             title=fields.get("title", ""),
             url=fields.get("url", ""),
+            description=fields.get("description", ""),
         )

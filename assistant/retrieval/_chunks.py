@@ -21,6 +21,7 @@ exactly as they take the index's.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -130,6 +131,6 @@ class ChunkRetriever:
         scored = [(s, i) for i, s in enumerate(self.scores(query)) if s > 0]
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         return [
-            Passage(id=p.id, text=p.text, score=s, title=p.title, url=p.url)
+            dataclasses.replace(p, score=s)
             for s, p in ((s, self.passages[i]) for s, i in scored[:k])
         ]

@@ -348,7 +348,9 @@ def checked_passage(where: str, record) -> dict:
     given), and its id when it has one. The one check of a passage record,
     for every collection and for ``build_index``: ``id`` (a string or an
     integer) and ``contents`` (a string) are required, ``title`` and ``url``
-    (strings) optional. What Lucene would refuse is refused here, before it
+    (strings) optional, and ``description`` (a string: the collection's
+    short description of the subject, stored for the reader, not searched)
+    kept only when a record has one. What Lucene would refuse is refused here, before it
     sees the passage: an empty (or blank) contents, a title and contents
     over :data:`MAX_FIELD_CHARS`, an id over :data:`MAX_ID_BYTES`. The
     contents and title are indexed as questions are read
@@ -378,20 +380,23 @@ def checked_passage(where: str, record) -> dict:
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
         raise DataFormatError(f'{where}: "id" must be a string, not {type(doc_id).__name__}.')
     fields = {"id": str(doc_id)}
-    for key in ("contents", "title", "url"):
+    for key in ("contents", "title", "url", "description"):
         value = record.get(key)
         if value is None and key != "contents":
             value = ""
         if not isinstance(value, str):
             raise DataFormatError(f'{where}: "{key}" must be a string, not {type(value).__name__}.')
         fields[key] = composed_text(value) if key != "url" else value
-    problem = lucene_problem(fields["id"], fields["contents"], fields["title"], fields["url"])
+    if not fields["description"]:
+        del fields["description"]
+    problem = lucene_problem(fields["id"], fields["contents"], fields["title"], fields["url"],
+                             fields.get("description", ""))
     if problem:
         raise DataFormatError(f"{where}: {problem}")
     return fields
 
 
-def lucene_problem(doc_id: str, contents: str, title: str = "", url: str = "") -> str | None:
+def lucene_problem(doc_id: str, contents: str, title: str = "", url: str = "", description: str = "") -> str | None:
     """Why Lucene (through Anserini) would refuse a passage of these string
     fields, or None: the checks of :func:`checked_passage`, for a record
     already known to hold strings.
@@ -404,7 +409,8 @@ def lucene_problem(doc_id: str, contents: str, title: str = "", url: str = "") -
     if len(doc_id) > MAX_ID_BYTES // 4 and len(doc_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
         return (f'"id" is {len(doc_id.encode("utf-8", "surrogatepass")):,} bytes long; Lucene takes an id '
                 f"(a term) of at most {MAX_ID_BYTES:,} bytes of UTF-8.")
-    for name, text in (("title and contents", f"{title}\n{contents}" if title else contents), ("url", url)):
+    for name, text in (("title and contents", f"{title}\n{contents}" if title else contents), ("url", url),
+                       ("description", description)):
         if len(text) > MAX_FIELD_CHARS // 2 and (length := _java_length(text)) > MAX_FIELD_CHARS:
             return (f"{name} {'are' if ' and ' in name else 'is'} {length:,} characters long; Anserini's JSON "
                     f"reader takes at most {MAX_FIELD_CHARS:,} a field: split the passage.")
@@ -489,12 +495,19 @@ def _read_wiki_summaries(path: Path) -> Iterator[dict]:
         if not text:
             continue
         title = article.get("title") or key
-        yield {
+        passage = {
             "id": title,
             "contents": text,
             "title": title,
             "url": "https://en.wikipedia.org/wiki/" + title.replace(" ", "_"),
         }
+        # Wikipedia's short description ("English mathematician (1815–1852)")
+        # holds the only years of many a person whose summary gives none; it
+        # is kept beside the text, unsearched, for the reader.
+        description = (article.get("description") or "").strip()
+        if description:
+            passage["description"] = description
+        yield passage
 
 
 def read_collection(path: str | Path | None = None) -> Iterator[dict]:

@@ -30,6 +30,7 @@ index replaces its folder, and with it the vectors.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import logging
@@ -244,11 +245,7 @@ class DenseRescorer:
         query = self._query(question, alternatives)
         mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages) @ query)
         order = np.argsort(-mixed, kind="stable")[:k]
-        return [
-            Passage(id=passages[i].id, text=passages[i].text, score=float(mixed[i]), title=passages[i].title,
-                    url=passages[i].url)
-            for i in order
-        ]
+        return [dataclasses.replace(passages[i], score=float(mixed[i])) for i in order]
 
     def _query(self, question: str, alternatives: Sequence[str]) -> np.ndarray:
         others = other_candidates(question, alternatives) if self.alternatives_weight else []

@@ -69,11 +69,18 @@ from ..kernel import (
     owner_gone,
 )
 from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
+from ._dense import VECTORS_FILE
 from ._direct import RAM_BUFFER_MB, as_is, in_indexer_form, index_lines, remember_id
 from ._java import import_pyserini
 from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
+
+# What a build writes in an index's convqa.json beside its passage count:
+# 2 since passages keep their collection's short description in the stored
+# JSON. The default collection's index of an earlier format is built again
+# (see ensure_index): its descriptions hold the only years of many a person.
+INDEX_FORMAT = 2
 
 # Passages handed to Lucene per call: one JNI round trip each, so a batch of
 # hundreds saves most of the calls, while memory stays small. Each
@@ -88,10 +95,14 @@ def _lucene_doc(passage: dict) -> dict:
     # differs from "contents" (the retriever shows "contents" when it is
     # absent): the same words need not be encoded, passed to Java, parsed
     # and stored twice.
+    # A description is stored only: Anserini indexes it as a field of its
+    # own, which no search reads, so BM25's ranking of "contents" is the same.
     title, text = passage["title"], passage["contents"]
+    described = {"description": passage["description"]} if passage.get("description") else {}
     if not title or text.startswith(title):
-        return {"id": passage["id"], "contents": text, "title": title, "url": passage["url"]}
-    return {"id": passage["id"], "contents": f"{title}\n{text}", "text": text, "title": title, "url": passage["url"]}
+        return {"id": passage["id"], "contents": text, "title": title, "url": passage["url"], **described}
+    return {"id": passage["id"], "contents": f"{title}\n{text}", "text": text, "title": title, "url": passage["url"],
+            **described}
 
 
 def build_index(
@@ -279,7 +290,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
             raise DataFormatError("The collection has no passages: nothing to index.")
         _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
-        (staging / "convqa.json").write_text(json.dumps({"passages": count}))
+        (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
         (staging / OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
         # modes (rsync -a, cp -p) could be read by its owner alone.
@@ -504,18 +515,62 @@ def verify_index(index_dir: str | Path) -> int:
 
 
 def ensure_index(index_dir: str | Path) -> Path:
-    """The index at ``index_dir``; the default collection's is built on first use.
+    """The index at ``index_dir``; the default collection's is built on first
+    use, and built again when an earlier version built it without the
+    passages' short descriptions (:data:`INDEX_FORMAT`; its passage vectors
+    are kept when the new index holds the same passages in the same order).
 
     Any other missing index is an error (the one of
     :meth:`BM25Retriever.from_index <assistant.retrieval.BM25Retriever.from_index>`):
     we cannot guess its collection.
     """
     path = index_path(index_dir)
-    if has_index(path) or path.resolve() != default_index_dir().resolve():
+    default = path.resolve() == default_index_dir().resolve()
+    if not default or (has_index(path) and index_format(path) >= INDEX_FORMAT):
         return existing_index(index_dir)
     index_dir = path
-    print(f"First start: indexing the default collection into {index_dir} (once).", file=sys.stderr)
+    kept = _stored_vectors(index_dir) if has_index(index_dir) else None
+    if has_index(index_dir):
+        print(f"The default collection's index at {index_dir} has no short descriptions (the years a person "
+              "lived): indexing it again (once).", file=sys.stderr)
+    else:
+        print(f"First start: indexing the default collection into {index_dir} (once).", file=sys.stderr)
+    ids: list[str] = []
     # One thread: documents in collection order, so every first start builds
     # the same index and the same ranking of tied hits.
-    build_index(read_collection(), index_dir, total=collection_size(), description="Indexing Wikipedia summaries")
+    build_index(_noted(read_collection(), ids), index_dir, total=collection_size(),
+                description="Indexing Wikipedia summaries")
+    if kept is not None and kept[0] == ids:
+        # The same passages in the same order: the vectors of their texts
+        # are still theirs, and encoding them again takes minutes.
+        (index_dir / VECTORS_FILE).write_bytes(kept[1])
     return index_dir
+
+
+def index_format(index_dir: Path) -> int:
+    """The :data:`INDEX_FORMAT` the index at ``index_dir`` was built in (1:
+    before the format was written down, or unreadable)."""
+    try:
+        found = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8")).get("format", 1)
+    except (OSError, ValueError, AttributeError):
+        return 1
+    return found if isinstance(found, int) else 1
+
+
+def _stored_vectors(index_dir: Path) -> tuple[list[str], bytes] | None:
+    """The ids and the bytes of the passage vectors kept in ``index_dir``,
+    or None (none, or unreadable: they are encoded again)."""
+    path = index_dir / VECTORS_FILE
+    try:
+        data = path.read_bytes()
+        with np.load(path, allow_pickle=False) as stored:
+            return [str(i) for i in stored["ids"]], data
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _noted(passages: Iterable[dict], ids: list[str]) -> Iterator[dict]:
+    # The passages, each id appended to ``ids`` as it goes by.
+    for passage in passages:
+        ids.append(str(passage["id"]))
+        yield passage

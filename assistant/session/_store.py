@@ -104,7 +104,7 @@ def _passage(data: Any) -> Passage:
     data = _object(data, "id", "text", "score")
     # A passage is only shown (escaped); the size of the whole copy bounds it.
     return Passage(_text(data["id"]), _text(data["text"], cut=False), _number(data["score"]),
-                   _text(data.get("title", "")), _text(data.get("url", "")))
+                   _text(data.get("title", "")), _text(data.get("url", "")), _text(data.get("description", "")))
 
 
 def _turn_from_json(data: Any) -> SessionTurn:

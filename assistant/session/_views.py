@@ -54,8 +54,13 @@ def _link(passage: Passage) -> str:
 
 
 def _source_item(passage: Passage, evidence: str) -> str:
+    # A collection's short description ("English mathematician (1815–1852)")
+    # follows the title, marked when the answer was read from it (a year
+    # the summary itself never gives).
+    described = (f' <span class="cqa-description">{_highlight(passage.description, evidence)}</span>'
+                 if passage.description else "")
     return (
-        f'<li><span class="cqa-title">{_link(passage)}</span> <span class="cqa-score">score {passage.score:.2f}</span>'
+        f'<li><span class="cqa-title">{_link(passage)}</span>{described} <span class="cqa-score">score {passage.score:.2f}</span>'
         f'<div class="cqa-passage">{_highlight(passage.text, evidence)}</div></li>'
     )
 

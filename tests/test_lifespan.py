@@ -1,0 +1,177 @@
+"""Years of birth and death that a collection gives only in a passage's short
+description ("English mathematician (1815–1852)"): carried from the
+collection through the index to the reader, which answers "When did X
+die?" with the year and shows the description as its evidence."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from assistant.kernel import Answer, DataFormatError, Passage, ReaderConfig, Rewrite, Turn, default_index_dir
+from assistant.readers import SentenceReader, lifespan
+from assistant.retrieval import VECTORS_FILE, BM25Retriever, ChunkRetriever, build_index, ensure_index, read_collection
+
+# Articles whose text gives no year; two descriptions do. The summaries'
+# layout is the default collection's (title, extract, description, topic).
+SUMMARIES = {
+    "Ada Lovelace": {"title": "Ada Lovelace", "topic": "People", "description": "English mathematician (1815–1852)",
+                     "extract": "Ada Lovelace was an English mathematician and writer. She wrote the first published "
+                                "algorithm for Charles Babbage's Analytical Engine."},
+    "Charles Babbage": {"title": "Charles Babbage", "topic": "People", "description": "",
+                        "extract": "Charles Babbage was an English mathematician who died in 1871, long after "
+                                   "Ada Lovelace, whose notes he kept."},
+    "Shinzo Abe": {"title": "Shinzo Abe", "topic": "People",
+                   "description": "Prime Minister of Japan (2006–2007; 2012–2020)",
+                   "extract": "Shinzo Abe was a Japanese politician who served as Prime Minister of Japan."},
+}
+
+
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory):
+    # The default collection's reader knows its file by name.
+    path = tmp_path_factory.mktemp("wiki") / "summaries_en-us.json"
+    path.write_text(json.dumps(SUMMARIES), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def described(summaries, tmp_path_factory):
+    index = tmp_path_factory.mktemp("described") / "index"
+    build_index(read_collection(summaries), index, progress=False)
+    with BM25Retriever.from_index(index) as retriever:
+        yield retriever
+
+
+@pytest.fixture(scope="module")
+def reader(minilm):
+    return SentenceReader(minilm, ReaderConfig(definitions=True, short_answers=True))
+
+
+def test_the_default_collections_reader_keeps_the_description(summaries):
+    passages = {p["id"]: p for p in read_collection(summaries)}
+    assert passages["Ada Lovelace"]["description"] == "English mathematician (1815–1852)"
+    assert "description" not in passages["Charles Babbage"]  # an empty one is none
+
+
+def test_a_jsonl_passage_may_carry_a_description_which_is_checked(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "a", "contents": "Text.", "description": "Poet (1788–1824)"}) + "\n")
+    assert next(read_collection(path))["description"] == "Poet (1788–1824)"
+    path.write_text(json.dumps({"id": "a", "contents": "Text.", "description": 1824}) + "\n")
+    with pytest.raises(DataFormatError, match='"description" must be a string, not int'):
+        list(read_collection(path))
+
+
+def test_the_index_stores_the_description_and_does_not_search_it(described):
+    ada = described.search("Ada Lovelace", 1)[0]
+    assert (ada.id, ada.description) == ("Ada Lovelace", "English mathematician (1815–1852)")
+    # Its words are in no passage's text: BM25 finds nothing by them.
+    assert described.search("1815", 3) == []
+
+
+def test_a_year_only_the_description_gives_is_the_answer_and_it_the_evidence(described, reader):
+    for question, year in (("When did Ada Lovelace die?", "1852"), ("When was Ada Lovelace born?", "1815"),
+                           ("What year did Ada Lovelace die?", "1852")):
+        answer = reader.read(question, described.search(question, 3))
+        assert (answer.text, answer.evidence, answer.source_id) == (year, "English mathematician (1815–1852)", "Ada Lovelace")
+
+
+def test_another_articles_date_loses_to_the_subjects_own_description(described, reader):
+    # Babbage's sentence holds "died", a year and her name: read alone, it
+    # answered 1871, the year he died.
+    hits = described.search("When did Ada Lovelace die?", 3)
+    plain = SentenceReader(reader.encoder, ReaderConfig(definitions=True, short_answers=True))
+    without = [Passage(p.id, p.text, p.score, p.title, p.url) for p in hits]
+    assert plain.read("When did Ada Lovelace die?", without).text == "1871"
+    assert reader.read("When did Ada Lovelace die?", hits).text == "1852"
+
+
+def test_the_subjects_own_sentence_wins_over_its_description(reader):
+    own = Passage("Ada Lovelace", "Ada Lovelace was a mathematician. She died on 27 November 1852 in London.", 2.0,
+                  "Ada Lovelace", description="English mathematician (1815–1852)")
+    answer = reader.read("When did Ada Lovelace die?", [own])
+    assert (answer.text, answer.evidence) == ("27 November 1852", "She died on 27 November 1852 in London.")
+
+
+def test_no_description_no_year_and_a_relative_or_a_term_is_not_a_lifespan(described, reader):
+    ada = described.search("Ada Lovelace", 1)[0]
+    pasted = Passage(ada.id, ada.text, ada.score, ada.title)  # an upload: no description
+    assert reader.read("When did Ada Lovelace die?", [pasted]).text not in ("1852", "1815")
+    assert reader.read("When was Ada Lovelace's father born?", [ada]).text != "1815"
+    abe = described.search("Shinzo Abe", 1)[0]
+    assert abe.description and reader.read("When was Shinzo Abe born?", [abe]).text not in ("2006", "2012")
+
+
+def test_short_descriptions_read_as_lifespans():
+    assert lifespan("Greek philosopher (c. 428-347 BC)") == ("c. 428 BC", "347 BC")
+    assert lifespan("Roman general (c.390 – 454)") == ("c. 390", "454")
+    assert lifespan("Polish composer (1810–49)") == ("1810", "1849")
+    assert lifespan("Jamaican sprinter (born 1986)") == ("1986", "")
+    assert lifespan("Cyrenaic presbyter (died 336)") == ("", "336")
+    for reign_or_term in ("Sultan of Mataram (r. 1613–1645)", "Prime Minister of India (1966–1977; 1980–1984)",
+                          "Emperor of China (1908–1912) and of Manchukuo (1934–1945)", "Emperor of Brazil (1822–31)",
+                          "Highest mountain in the Alps (4,806.m)", "English mathematician"):
+        assert lifespan(reign_or_term) is None, reign_or_term
+
+
+def test_rescoring_chunks_and_a_saved_session_keep_the_description():
+    from assistant.retrieval import DenseRescorer
+    from assistant.session import Session, SessionTurn, TurnInfo, restore_state, saved_state
+
+    passage = Passage("a", "Ada wrote notes.", 1.0, "Ada Lovelace", description="English mathematician (1815–1852)")
+    assert ChunkRetriever([passage]).search("notes", 1)[0].description == passage.description
+
+    class Ones:  # a toy encoder: every text the same unit vector
+        def encode(self, texts):
+            return np.ones((len(texts), 1), dtype=np.float32)
+
+    rescorer = DenseRescorer(Ones(), ["a"], Ones().encode(["x"]), weight=0.5)
+    assert rescorer.rescore("notes", [passage], 1)[0].description == passage.description
+    session = Session()
+    turn = Turn("q", Rewrite("q"), Answer("1852", 1.0), (passage,))
+    session.turns.append(SessionTurn(turn, TurnInfo(system_rewrite=turn.rewrite, history=())))
+    again = Session()
+    restore_state(again, json.loads(json.dumps(saved_state(session))))
+    assert again.turns[0].turn.sources[0].description == passage.description
+
+
+def test_the_answers_description_is_shown_and_marked(reader):
+    from assistant import chat
+    from assistant.pipeline import turn_to_json
+    from assistant.session import Session, SessionTurn, TurnInfo, chat_messages
+
+    ada = Passage("Ada Lovelace", "Ada Lovelace was an English mathematician.", 2.0, "Ada Lovelace",
+                  description="English mathematician (1815–1852)")
+    turn = Turn("When did Ada Lovelace die?", Rewrite("When did Ada Lovelace die?"),
+                reader.read("When did Ada Lovelace die?", [ada]), (ada,))
+    assert turn_to_json(turn)["sources"][0]["description"] == "English mathematician (1815–1852)"
+    assert "from the description of Ada Lovelace: English mathematician (1815–1852)" in chat._plain(turn)
+    session = Session()
+    session.turns.append(SessionTurn(turn, TurnInfo(system_rewrite=turn.rewrite, history=())))
+    shown = chat_messages(session)[-1]["content"]
+    assert '<span class="cqa-description"><mark>English mathematician (1815–1852)</mark></span>' in shown
+
+
+def test_an_old_default_index_is_built_again_with_its_vectors_kept(summaries, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path))
+    monkeypatch.setattr("assistant.retrieval._collection.default_collection_path", lambda: summaries)
+    index = default_index_dir()
+    # An index built before descriptions were kept, and its vectors.
+    build_index(({k: v for k, v in p.items() if k != "description"} for p in read_collection(summaries)),
+                index, progress=False)
+    (index / "convqa.json").write_text(json.dumps({"passages": 3}))
+    ids = sorted(SUMMARIES)
+    np.savez(index / VECTORS_FILE, ids=np.array(ids), vectors=np.eye(3, dtype=np.float16))
+    kept = (index / VECTORS_FILE).read_bytes()
+    with BM25Retriever.from_index(ensure_index(index)) as retriever:
+        assert retriever.search("Ada Lovelace", 1)[0].description == "English mathematician (1815–1852)"
+    assert (index / VECTORS_FILE).read_bytes() == kept
+    # Built now, it is not built again; vectors of other passages are not kept.
+    assert json.loads((index / "convqa.json").read_text())["format"] == 2
+    (index / "convqa.json").write_text(json.dumps({"passages": 3}))
+    np.savez(index / VECTORS_FILE, ids=np.array(["x", "y", "z"]), vectors=np.eye(3, dtype=np.float16))
+    ensure_index(index)
+    assert not (index / VECTORS_FILE).exists()
