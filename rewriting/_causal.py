@@ -33,7 +33,8 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import clean_output, drift_reason, names_new_subject, refuse_non_text, same_words, since_new_person, the_two_named
+from ._rules import (clean_output, drift_reason, kin_for_pronoun, names_new_subject, refuse_non_text, same_words, since_new_person,
+                     the_two_named)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
@@ -276,7 +277,9 @@ class CausalLMRewriter:
         not including it; ``ended``: whether one came): decoded, cut to its
         first line, and the user's own question kept when the output did not
         end or drifted (:func:`drift_reason`). What :meth:`rewrite_batch`
-        does with its greedy output, and with each beam's (:meth:`nbest_batch`)."""
+        does with its greedy output, and with each beam's (:meth:`nbest_batch`).
+        A pronoun put in as a name of the other gender becomes the kin the
+        history asked about (:func:`~rewriting._rules.kin_for_pronoun`)."""
         question = " ".join(str(question).split())
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.
@@ -284,7 +287,9 @@ class CausalLMRewriter:
         candidate = clean_output(text)
         reason = "" if ended else "the rewrite did not end"
         reason = reason or drift_reason(question, history, candidate, self.config)
-        return Rewrite(question, f"kept the original question: {reason}", candidate) if reason else Rewrite(candidate)
+        if reason:
+            return Rewrite(question, f"kept the original question: {reason}", candidate)
+        return Rewrite(kin_for_pronoun(question, history, candidate) or candidate)
 
     def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
         """The token ids the model reads to rewrite ``question`` after

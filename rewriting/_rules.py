@@ -5,12 +5,15 @@ The first turn and a question that names its new subject in full
 questions gets both names put in (:func:`the_two_named`); a follow-up is
 shown the turns since the last new person (:func:`since_new_person`); and
 the drift guard (:func:`drift_reason`) keeps the user's own question
-whenever the model's output no longer carries its intent.
+whenever the model's output no longer carries its intent; a "he" the
+model took for a woman (or a "she" for a man) is put back as the kin the
+history asked about (:func:`kin_for_pronoun`).
 """
 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from typing import Sequence
 
 from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, check_history, prefix_stem, tokens
@@ -19,7 +22,7 @@ from ._config import RewriterConfig
 from ._prompt import turns
 
 __all__ = ["drift_reason", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
-           "refuse_non_text"]
+           "refuse_non_text", "kin_for_pronoun"]
 
 
 def _words(text: str) -> list[str]:
@@ -189,3 +192,101 @@ def refuse_non_text(question: str, history: Sequence[str]) -> None:
                 f"{where} contains characters that are not valid text (a lone surrogate, e.g. from invalid UTF-8); "
                 "please type it again."
             ) from None
+
+
+# "Who was her father?" then "When did he die?": the trained model put the
+# woman's name in for "he", the name the conversation is about. A pronoun
+# says its referent's gender, and the history often says a name's: the
+# answer to a question about that person describes them ("X, Countess of
+# Lovelace, was ...", "She was ..."). Where the two disagree and the history
+# asked about the name's kin of the pronoun's gender, that kin is whom the
+# pronoun means.
+_PRONOUNS = {"he": "he", "him": "he", "his": "he", "himself": "he",
+             "she": "she", "her": "she", "hers": "she", "herself": "she"}
+_ANY_PRONOUN = re.compile(r"\b(?:" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
+# Sentence-initial pronouns only: inside a sentence "his" or "her" is as
+# often someone else's than the subject's.
+_OPENING_PRONOUN = re.compile(r"(?:^|[.!?]\s+)(He|His|Him|She|Her)\b")
+_KIN = {
+    "he": "father son husband brother uncle nephew grandfather grandson stepfather stepson boyfriend",
+    "she": "mother daughter wife sister aunt niece grandmother granddaughter stepmother stepdaughter girlfriend",
+}
+# Words a description of a person says their gender with, besides kin. Words
+# used of both ("actor", "chairman", "count") are left out.
+_GENDERED = {
+    **{word: gender for gender, words in _KIN.items() for word in words.split()},
+    **dict.fromkeys("man boy gentleman king prince duke emperor baron earl lord sir widower monk businessman "
+                    "sportsman pope tsar sultan marquess".split(), "he"),
+    **dict.fromkeys("woman girl lady actress queen princess duchess countess empress baroness widow nun heiress "
+                    "businesswoman sportswoman dame abbess".split(), "she"),
+}
+# A capitalised word is part of a name ("Lord Byron", "Augusta Ada King")
+# unless a title of the subject's follows it ("Countess of Lovelace").
+_DESCRIBING = re.compile(r"\b(?:[a-z]+|[A-Z][a-z]+(?=\s+of\b))\b")
+_PIECES = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def _genders_said(answer: str) -> set[str]:
+    """The genders ``answer``'s sentence-initial pronouns and gendered words
+    (:data:`_DESCRIBING`) give.
+
+    >>> sorted(_genders_said("Augusta Ada King, Countess of Lovelace, was the daughter of Lord Byron."))
+    ['she']
+    """
+    said = {_PRONOUNS[word.lower()] for word in _OPENING_PRONOUN.findall(answer)}
+    said.update(_GENDERED[word.lower()] for word in _DESCRIBING.findall(answer) if word.lower() in _GENDERED)
+    return said
+
+
+def _gender_of(name: str, history: Sequence[str]) -> str:
+    """"he" or "she" when the answers to the history's questions about
+    ``name`` (not about its kin: "Ada's father") say that gender only
+    (:func:`_genders_said`); "" otherwise."""
+    about = re.compile(rf"(?<!\w){re.escape(name)}(?![\w'’])")
+    seen: set[str] = set()
+    for asked, answer in turns(history):
+        if about.search(asked):
+            seen |= _genders_said(answer)
+    return seen.pop() if len(seen) == 1 else ""
+
+
+def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
+    """``rewrite`` with the kin a pronoun means put in for a name of the
+    other gender ("" when it has none to change): the question's he/him/his
+    (she/her/hers) became a name the history gives the other gender, and a
+    history question asked about that name's father (mother, ...), named
+    ("Ada Lovelace's father") or as asked ("her father").
+
+    >>> history = ["Who was Ada Lovelace?", "Ada King, Countess of Lovelace, was a mathematician, the daughter of Lord Byron.",
+    ...            "Who was Ada Lovelace's father?", "Lord Byron."]
+    >>> kin_for_pronoun("When did he die?", history, "When did Ada Lovelace die?")
+    "When did Ada Lovelace's father die?"
+    >>> kin_for_pronoun("What were his poems?", history, "What were Ada Lovelace's poems?")
+    "What were Ada Lovelace's father's poems?"
+    >>> kin_for_pronoun("When did she die?", history, "When did Ada Lovelace die?")
+    ''
+    >>> kin_for_pronoun("When did he die?", history[:2] + ["Who was her father?", "Lord Byron."], "When did Ada Lovelace die?")
+    "When did Ada Lovelace's father die?"
+    """
+    if not _ANY_PRONOUN.search(question):  # most questions: nothing to check
+        return ""
+    asked = [(m.group(), m.start(), m.end()) for m in _PIECES.finditer(question)]
+    written = [(m.group(), m.start(), m.end()) for m in _PIECES.finditer(rewrite)]
+    matcher = SequenceMatcher(None, [w.lower() for w, _, _ in asked], [w.lower() for w, _, _ in written], autojunk=False)
+    for op, q_start, q_end, r_start, r_end in matcher.get_opcodes():
+        pronoun = _PRONOUNS.get(asked[q_start][0].lower()) if op == "replace" and q_end - q_start == 1 else None
+        if pronoun is None or not written[r_start][0][:1].isupper():
+            continue
+        start, end = written[r_start][1], written[r_end - 1][2]
+        name = re.sub(r"['’]s$", "", rewrite[start:end])
+        gender = _gender_of(name, history)
+        if gender not in {"", pronoun}:
+            # "Ada Lovelace's father", or "her father" in a history as asked.
+            owner = rf"(?<!\w)(?:{re.escape(name)}['’]s|(?i:{'his' if gender == 'he' else 'her'}))"
+            kin = re.compile(rf"{owner}\s+((?i:{'|'.join(_KIN[pronoun].split())}))\b")
+            for earlier, _ in reversed(turns(history)):
+                found = kin.search(earlier)
+                if found:
+                    phrase = f"{name}'s {found.group(1)}" + ("'s" if name != rewrite[start:end] else "")
+                    return rewrite[:start] + phrase + rewrite[end:]
+    return ""

@@ -219,6 +219,37 @@ def test_finish_decodes_cuts_and_guards_generated_ids(tiny_gpt2):
     assert tok.eos_token_id in rewriter.eos_ids
 
 
+# A lead sentence says Ada's gender ("Countess", "daughter"; "Lord" is Byron's title).
+_ADA = ["Who was Ada Lovelace?", "Augusta Ada King, Countess of Lovelace, was an English mathematician, the daughter of Lord Byron."]
+
+
+@pytest.mark.parametrize("question, history, output, expected", [
+    # "he" after her father was asked about: the father, not Ada (the history as the app passes it, and as asked).
+    ("When did he die?", _ADA + ["Who was Ada Lovelace's father?", "I could not find an answer."],
+     "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    ("When did he die?", _ADA + ["Who was her father?", "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    ("What were his poems?", _ADA + ["Who was Ada Lovelace's father?", "Lord Byron. He was a poet."],  # his gender, not hers
+     "What were Ada Lovelace's poems?", "What were Ada Lovelace's father's poems?"),
+    # Her gender said by the answer's sentences opening with "She".
+    ("When did he die?", ["Who was Ada Lovelace?", "A mathematician. She wrote the first program.", "Who was Ada Lovelace's father?",
+                          "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    # The pronoun agrees with the name's gender: kept.
+    ("When did she die?", _ADA + ["Who was Ada Lovelace's father?", "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
+    # No kin of the pronoun's gender asked about: nothing to put in, kept.
+    ("When did he die?", _ADA + ["Who was Ada Lovelace's mother?", "Anne Isabella Milbanke."], "When did Ada Lovelace die?",
+     "When did Ada Lovelace die?"),
+    # The history does not say her gender (no description, or both genders): kept.
+    ("When did he die?", ["Who was Ada Lovelace?", "A mathematician.", "Who was Ada Lovelace's father?", "Lord Byron."],
+     "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
+    ("When did he die?", ["Who was Ada Lovelace?", "She was a mathematician. He was a poet.", "Who was Ada Lovelace's father?", "Byron."],
+     "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
+])
+def test_a_pronoun_put_in_as_a_name_of_the_other_gender_becomes_the_kin_asked_about(tiny_gpt2, question, history, output, expected):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.finish(question, history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
+
+
 def test_over_long_question_is_kept_with_a_note(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
