@@ -221,8 +221,12 @@ _GENDERED = {
                     "businesswoman sportswoman dame abbess".split(), "she"),
 }
 # A capitalised word is part of a name ("Lord Byron", "Augusta Ada King")
-# unless a title of the subject's follows it ("Countess of Lovelace").
-_DESCRIBING = re.compile(r"\b(?:[a-z]+|[A-Z][a-z]+(?=\s+of\b))\b")
+# unless a title of the subject's follows it ("Countess of Lovelace"); a word
+# after a possessive is another person ("his mother", "Byron's wife"); and a
+# kin word is the subject's only before "of" ("the daughter of Lord Byron").
+_DESCRIBING = re.compile(r"(?<!\bhis )(?<!\bher )(?<!\btheir )(?<!'s )(?<!’s )"
+                         r"\b(?:[a-z]+|[A-Z][a-z]+(?=\s+of\b))\b(?P<of>(?=\s+of\b))?")
+_KIN_WORDS = frozenset(" ".join(_KIN.values()).split())
 _PIECES = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
@@ -232,9 +236,14 @@ def _genders_said(answer: str) -> set[str]:
 
     >>> sorted(_genders_said("Augusta Ada King, Countess of Lovelace, was the daughter of Lord Byron."))
     ['she']
+    >>> sorted(_genders_said("Darin was reared by his maternal grandmother, whom he believed was his mother."))
+    []
     """
     said = {_PRONOUNS[word.lower()] for word in _OPENING_PRONOUN.findall(answer)}
-    said.update(_GENDERED[word.lower()] for word in _DESCRIBING.findall(answer) if word.lower() in _GENDERED)
+    for found in _DESCRIBING.finditer(answer):
+        word = found.group().lower()
+        if word in _GENDERED and (found["of"] is not None or word not in _KIN_WORDS):
+            said.add(_GENDERED[word])
     return said
 
 

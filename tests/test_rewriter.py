@@ -238,6 +238,13 @@ _ADA = ["Who was Ada Lovelace?", "Augusta Ada King, Countess of Lovelace, was an
     # No kin of the pronoun's gender asked about: nothing to put in, kept.
     ("When did he die?", _ADA + ["Who was Ada Lovelace's mother?", "Anne Isabella Milbanke."], "When did Ada Lovelace die?",
      "When did Ada Lovelace die?"),
+    # Kin after a possessive is another person: Darin stays "he", and so does his childhood.
+    ("What was his childhood like?", ["Who was Bobby Darin?", "Darin was reared by his maternal grandmother, whom he believed was "
+                                      "his mother.", "Who was Bobby Darin's father?", "She never said."],
+     "What was Bobby Darin's childhood like?", "What was Bobby Darin's childhood like?"),
+    # "she" the model took for a man: his wife ("his actress wife" describes her, not him).
+    ("When did she die?", ["Who was Bobby Darin?", "A singer. He appeared with his actress wife Sandra Dee.",
+                           "Who was Bobby Darin's wife?", "Sandra Dee."], "When did Bobby Darin die?", "When did Bobby Darin's wife die?"),
     # The history does not say her gender (no description, or both genders): kept.
     ("When did he die?", ["Who was Ada Lovelace?", "A mathematician.", "Who was Ada Lovelace's father?", "Lord Byron."],
      "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
