@@ -220,12 +220,14 @@ _GENDERED = {
     **dict.fromkeys("woman girl lady actress queen princess duchess countess empress baroness widow nun heiress "
                     "businesswoman sportswoman dame abbess".split(), "she"),
 }
-# A capitalised word is part of a name ("Lord Byron", "Augusta Ada King")
-# unless a title of the subject's follows it ("Countess of Lovelace"); a word
-# after a possessive is another person ("his mother", "Byron's wife"); and a
-# kin word is the subject's only before "of" ("the daughter of Lord Byron").
-_DESCRIBING = re.compile(r"(?<!\bhis )(?<!\bher )(?<!\btheir )(?<!'s )(?<!’s )"
-                         r"\b(?:[a-z]+|[A-Z][a-z]+(?=\s+of\b))\b(?P<of>(?=\s+of\b))?")
+# A gendered word says the subject's gender only where it describes the
+# subject: in the few words after "is/was a/an/the" ("was an American
+# actress", "was the daughter of") or set beside the name after a comma
+# ("Augusta Ada King, Countess of Lovelace"); elsewhere it is as often
+# another person ("he had a son with a woman", "his mother"). A kin word
+# describes the subject only before "of", and a word before a capitalised
+# one is part of another name ("Lord Byron").
+_DESCRIBING = re.compile(r"(?:\b(?:is|was)\s+(?:a|an|the)|,)((?:\s+[\w'’-]+){1,4})(?=\s+([\w'’-]+))?")
 _KIN_WORDS = frozenset(" ".join(_KIN.values()).split())
 _PIECES = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
@@ -238,12 +240,15 @@ def _genders_said(answer: str) -> set[str]:
     ['she']
     >>> sorted(_genders_said("Darin was reared by his maternal grandmother, whom he believed was his mother."))
     []
+    >>> sorted(_genders_said("Angle revealed that he had a son with a woman he dated."))
+    []
     """
     said = {_PRONOUNS[word.lower()] for word in _OPENING_PRONOUN.findall(answer)}
     for found in _DESCRIBING.finditer(answer):
-        word = found.group().lower()
-        if word in _GENDERED and (found["of"] is not None or word not in _KIN_WORDS):
-            said.add(_GENDERED[word])
+        words = found.group(1).split()
+        for word, after in zip(words, words[1:] + [found.group(2) or ""]):
+            if word.lower() in _GENDERED and not after[:1].isupper() and (after == "of" or word.lower() not in _KIN_WORDS):
+                said.add(_GENDERED[word.lower()])
     return said
 
 
