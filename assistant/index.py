@@ -18,7 +18,7 @@ import json
 import sys
 
 from assistant.kernel import counted, output_path, run_cli
-from assistant.retrieval import index_collection
+from assistant.retrieval import DOCUMENT_SUFFIXES, index_collection, skipped_files
 
 __all__ = ["main"]
 
@@ -36,7 +36,7 @@ def _build(argv: list[str] | None) -> int:
         prog="python -m assistant.index",
         description="Build a BM25 index from JSONL (id, contents, title, url), a folder of .jsonl "
         "files (pyserini's JsonCollection, the QReCC paragraph collection), a folder of "
-        ".txt/.md/.html files, or the default Wikipedia collection.",
+        ".txt/.md/.html/.pdf files, or the default Wikipedia collection.",
     )
     parser.add_argument("--input", help="collection path (default: the vital-article summaries)")
     parser.add_argument("--index", required=True, help="output index folder (replaced if it exists)")
@@ -49,12 +49,24 @@ def _build(argv: list[str] | None) -> int:
     parser.add_argument("--json", action="store_true", help='print {"index", "passages"} as JSON')
     args = parser.parse_args(argv)
     output_path(args.index, "--index", folder=True)  # before the collection is read
+    _note_skipped(args.input)
     count = index_collection(args.input, args.index, threads=args.threads)
     if args.json:
         print(json.dumps({"index": args.index, "passages": count}))
     else:
         print(f"Indexed {counted(count, 'passage')} into {args.index}")
     return 0
+
+
+def _note_skipped(path: str | None, shown: int = 5) -> None:
+    # A folder's .docx (or any other file) was left out without a word: the
+    # user read "Indexed 1 passage" and could not tell why their report was missing.
+    skipped = skipped_files(path)
+    if skipped:
+        names = ", ".join(skipped[:shown]) + (", …" if len(skipped) > shown else "")
+        kinds = "/".join((*DOCUMENT_SUFFIXES, ".jsonl", ".pdf"))
+        verb = "is" if len(skipped) == 1 else "are"
+        print(f"note: skipped {counted(len(skipped), 'file')} that {verb} not {kinds} ({names})", file=sys.stderr)
 
 
 if __name__ == "__main__":

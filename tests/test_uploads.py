@@ -48,6 +48,28 @@ def make_pdf(lines: list[str]) -> bytes:
     return bytes(out)
 
 
+def test_a_folder_index_reads_its_pdfs_as_uploads_are_and_names_what_it_skips(tmp_path, capsys):
+    # A folder with garden.md, report.pdf and notes.docx was indexed as 1 passage, without a word.
+    from assistant.index import main as index_main
+    from assistant.retrieval import read_collection
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "garden.md").write_text("# Garden\n\nTomatoes went in in May.")
+    (folder / "report.pdf").write_bytes(make_pdf(["The harvest report counts forty kilos."]))
+    (folder / "notes.docx").write_bytes(b"PK\x03\x04 not text")
+    (folder / ".DS_Store").write_bytes(b"\0\0")
+    passages = {p["id"]: p for p in read_collection(folder)}
+    assert sorted(passages) == ["garden.md#0", "report.pdf#0"]
+    assert passages["report.pdf#0"]["title"] == "report"
+    assert " ".join(passages["report.pdf#0"]["contents"].split()) == " ".join(
+        read_text(folder / "report.pdf").split()) == "The harvest report counts forty kilos."
+    assert index_main(["--input", str(folder), "--index", str(tmp_path / "idx")]) == 0
+    out, err = capsys.readouterr()
+    assert "Indexed 2 passages" in out
+    assert "note: skipped 1 file that is not .txt/.md/.html/.htm/.jsonl/.pdf (notes.docx)" in err.splitlines()
+
+
 def test_limits_and_types_get_clear_messages(tmp_path):
     ok = tmp_path / "notes.txt"
     ok.write_text("Ada wrote notes.")

@@ -27,11 +27,14 @@ from ..kernel import DataFormatError, composed_text, json_lines, utf8_text
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
+    "READ_SUFFIXES",
     "default_collection_path",
     "html_to_text",
     "chunk_text",
     "read_collection",
     "read_document",
+    "read_pdf",
+    "skipped_files",
     "collection_size",
     "MAX_FIELD_CHARS",
     "MAX_ID_BYTES",
@@ -39,6 +42,8 @@ __all__ = [
 ]
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".html", ".htm")
+# The documents a folder (or the app's uploads) is read from: the text ones and PDFs.
+READ_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf")
 
 # The longest text a passage field may hold, in UTF-16 units (Java's
 # characters): Anserini reads each passage's JSON with Jackson, whose
@@ -172,10 +177,32 @@ def _markdown_text(markdown: str) -> str:
 
 
 def _titled_document(path: Path) -> tuple[str, str]:
-    """(title, text) of one .txt/.md/.html file, for the passages of a
+    """(title, text) of one .txt/.md/.html/.pdf file, for the passages of a
     folder: :func:`titled_text`'s, else the file's name without its suffix."""
+    if path.suffix.lower() == ".pdf":
+        return _readable(path.stem), read_pdf(path)
     title, text = titled_text(_file_text(path), path.suffix)
     return title or _readable(path.stem), text
+
+
+def read_pdf(path: Path, name: str | None = None) -> str:
+    """The text of the PDF at ``path``, a page a paragraph; a protected or
+    unreadable PDF is a :class:`DataFormatError` naming it (``name``, else
+    the file's name). The one reading of a PDF, for an indexed folder and
+    for the app's uploads alike."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    name = name or path.name
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise DataFormatError(f"{name} is password-protected; give an unprotected copy.")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except PyPdfError as error:
+        raise DataFormatError(f"{name} is not a readable PDF ({error}).") from None
+    # A page is a paragraph boundary; lines inside a page are wrapped text.
+    return "\n\n".join(pages)
 
 
 def titled_text(raw: str, suffix: str) -> tuple[str, str]:
@@ -471,14 +498,29 @@ def _readable(name: str) -> str:
 def _document_files(path: Path) -> list[Path]:
     # Files only, as for .jsonl: a link to nowhere (an editor's lock file,
     # '.#notes.md') or a folder named 'x.md' is no document.
-    return sorted(p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES and p.is_file())
+    return sorted(p for p in path.rglob("*") if p.suffix.lower() in READ_SUFFIXES and p.is_file())
+
+
+def skipped_files(path: str | Path | None) -> list[str]:
+    """The files of the folder at ``path`` (and its subfolders) that
+    :func:`read_collection` does not read, by their path in it; [] for a
+    file or no path. Hidden files (.DS_Store, an editor's lock) are no
+    document a user meant, and are not named."""
+    path = Path(path) if path is not None else None
+    if path is None or not path.is_dir():
+        return []
+    known = (*READ_SUFFIXES, ".jsonl")
+    return sorted(
+        _readable(p.relative_to(path).as_posix()) for p in path.rglob("*")
+        if p.is_file() and p.suffix.lower() not in known and not p.name.startswith(".")
+    )
 
 
 def _read_folder(path: Path) -> Iterator[dict]:
     files = _document_files(path)
     if not files:
         raise DataFormatError(
-            f"{path}: no .jsonl passages or {', '.join(DOCUMENT_SUFFIXES)} documents in this folder "
+            f"{path}: no .jsonl passages or {', '.join(READ_SUFFIXES)} documents in this folder "
             "(or its subfolders)."
         )
     for file in files:
@@ -522,7 +564,7 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
         return _read_folder(path)
     if path.name == "summaries_en-us.json":
         return _read_wiki_summaries(path)
-    if path.suffix.lower() in DOCUMENT_SUFFIXES:
+    if path.suffix.lower() in READ_SUFFIXES:
         title, text = _titled_document(path)
         return iter(
             {"id": f"{_readable(path.name)}#{n}", "contents": p, "title": title, "url": ""}
@@ -530,7 +572,7 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
         )
     raise DataFormatError(
         f"{path}: give a .jsonl collection (id, contents, title, url), a folder of "
-        ".txt/.md/.html files, or one such file."
+        ".txt/.md/.html/.pdf files, or one such file."
     )
 
 

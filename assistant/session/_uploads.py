@@ -29,12 +29,14 @@ from ..kernel import (
 )
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
+    READ_SUFFIXES,
     BM25Retriever,
     build_index,
     chunk_text,
     html_to_text,
     markdown_text,
     read_collection,
+    read_pdf,
     titled_text,
 )
 from ._storage import disk_free, server_storage, storage_refusal
@@ -51,7 +53,7 @@ __all__ = [
     "sessions_dir",
 ]
 
-UPLOAD_SUFFIXES = (*DOCUMENT_SUFFIXES, ".pdf", ".jsonl")
+UPLOAD_SUFFIXES = (*READ_SUFFIXES, ".jsonl")
 # Disk bytes an upload's index (with its passages' vectors) may take per byte uploaded.
 INDEX_BYTES_PER_BYTE = 3
 
@@ -228,21 +230,6 @@ def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimi
     return paths
 
 
-def _read_pdf(path: Path) -> str:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted:
-            raise DataFormatError(f"{path.name} is password-protected; upload an unprotected copy.")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except PyPdfError as error:
-        raise DataFormatError(f"{path.name} is not a readable PDF ({error}).") from None
-    # A page is a paragraph boundary; lines inside a page are wrapped text.
-    return "\n\n".join(pages)
-
-
 def read_text(path: str | Path, name: str | None = None) -> str:
     """The plain text of one uploaded document (HTML stripped, PDF extracted).
     Its accents and ligatures are made plain where it is used, as a
@@ -258,7 +245,7 @@ def _read_upload(path: Path, name: str | None, *, titled: bool) -> tuple[str, st
     suffix = path.suffix.lower()
     title = ""
     if suffix == ".pdf":
-        text = _read_pdf(path)
+        text = read_pdf(path, name)
     elif suffix in DOCUMENT_SUFFIXES:
         text = utf8_text(path.read_bytes(), name)
         if "\0" in text:
