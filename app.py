@@ -643,7 +643,8 @@ class Actions:
             status = _status(error, error=True)
             return gr.update(choices=[], value=None), status, status, session
         loaded = _status(f"Loaded {counted(len(ids), 'conversation')}: pick one and press Start.")
-        return gr.update(choices=ids, value=ids[0]), loaded, loaded, session
+        # Each choice says what the conversation is; its value stays the id that Start replays.
+        return gr.update(choices=S.replay_choices(session), value=ids[0]), loaded, loaded, session
 
     def replay_start(self, conversation_id, session, saved):
         self.ready(session, saved)

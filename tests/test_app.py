@@ -421,6 +421,19 @@ def test_replay_messages_name_what_the_user_gave_not_the_servers_folders(app_ser
         assert said in status and str(tmp_path) not in status
 
 
+def test_replay_load_lists_each_conversation_by_its_first_question(app_services, tmp_path, qrecc_conversations,
+                                                                   monkeypatch):
+    # The "Conversation" list showed bare ids; the value Start gets stays the id.
+    from assistant import session as S
+
+    monkeypatch.setenv("CONVQA_DATA", str(qrecc_conversations.parent))
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    pick, status, _, _ = act.replay_load(None, qrecc_conversations.name, session)
+    assert "Loaded 2 conversations" in status
+    assert pick["choices"] == [("7: Who was Ada Lovelace? (2 turns)", "7"), ("9: What is Paris? (1 turn)", "9")]
+    assert pick["value"] == "7"
+
+
 def test_stop_during_play_all_is_the_last_word(app_services, tmp_path, qrecc_conversations):
     # Stop pressed during Play all's second turn; the cancelled stream, whose
     # thread runs on, drew a turn more and blank status lines after Stop's.

@@ -336,7 +336,9 @@ def replay(page, path, *, all_turns=True):
     page.locator("#replay-pick input").focus()
     page.keyboard.press("Control+A")
     page.keyboard.type("7")  # the list keeps the options that match
-    page.get_by_role("option", name="7", exact=True).and_(page.locator(".active")).wait_for()
+    # Each option says what the conversation is; Start still replays conversation 7.
+    page.get_by_role("option", name="7: Who was Ada Lovelace? (2 turns)", exact=True).and_(
+        page.locator(".active")).wait_for()
     page.keyboard.press("Enter")
     assert holds(page, "() => document.activeElement.id === 'replay-start'")
     page.keyboard.press("Enter")

@@ -217,6 +217,23 @@ def test_thumbs_write_labels_eval_can_read(app_services):
     assert len(ids) == 3 and len(set(ids)) == 3 and ids[2].startswith(f"app:{session.id}:1:2:")
 
 
+def test_replay_choices_say_what_each_conversation_is(qrecc_conversations, tmp_path):
+    # The "Conversation" list showed bare ids (1, 2, 856, ...); Start still gets the id.
+    session = S.Session()
+    assert S.replay_choices(session) == []
+    S.load_replay(session, qrecc_conversations)
+    assert S.replay_choices(session) == [("7: Who was Ada Lovelace? (2 turns)", "7"),
+                                         ("9: What is Paris? (1 turn)", "9")]
+    long = "How   did the   treaty signed in the small town of Westphalia end the wars of religion in Europe?"
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([{"Context": [], "Question": long, "Rewrite": long, "Answer": "",
+                                 "Conversation_no": 856, "Turn_no": 1}]))
+    S.load_replay(session, path)
+    assert S.replay_choices(session) == [
+        ("856: How did the treaty signed in the small town of Westphalia… (1 turn)", "856")]
+    assert S.start_replay(session, S.replay_choices(session)[0][1]) == "Replaying conversation 856 (1 turn)."
+
+
 def test_replay_scores_against_the_human_rewrite(scored_services, qrecc_conversations):
     app_services = scored_services
     session = S.Session()

@@ -9,7 +9,7 @@ from ._labels import (
     LabelStore,
 )
 from ._language import NOT_ENGLISH, language_notice
-from ._replay import load_replay, replay_rest, replay_step, shared_data_file, start_replay
+from ._replay import load_replay, replay_choices, replay_rest, replay_step, shared_data_file, start_replay
 from ._sealed import browser_secret, open_browser_copy
 from ._serving import (
     BodyLimit, QueueShare, RunningShare, UploadQuota, client_address, client_network, client_of, request_client,
@@ -148,6 +148,7 @@ __all__ = [
     "judge",
     "language_notice",
     "load_replay",
+    "replay_choices",
     "metrics_points",
     "score_text",
     "metrics_rows",

@@ -56,6 +56,29 @@ def load_replay(session: Session, path: str | Path, name: str | None = None, ser
     return list(conversations)
 
 
+def replay_choices(session: Session, width: int = 60) -> list[tuple[str, str]]:
+    """(label, conversation id) of each conversation of the loaded file, for
+    the app's "Conversation" list: the id, the first question (cut at a
+    word within ``width`` characters) and the turn count, as bare ids
+    (1, 2, 856, ...) said nothing of what a conversation is about.
+
+    >>> from types import SimpleNamespace
+    >>> session = Session()
+    >>> session.replay = Replay("q.json", {"856": [SimpleNamespace(question="What is a physician's assistant?")] * 12})
+    >>> replay_choices(session)
+    [("856: What is a physician's assistant? (12 turns)", '856')]
+    """
+    if session.replay is None:
+        return []
+    choices = []
+    for conversation_id, turns in session.replay.conversations.items():
+        question = " ".join(turns[0].question.split())
+        if len(question) > width:
+            question = question[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+        choices.append((f"{conversation_id}: {question} ({counted(len(turns), 'turn')})", conversation_id))
+    return choices
+
+
 def shared_data_file(path: str) -> Path:
     """A replay file named by path, which must lie in the shared data folder
     (``$CONVQA_DATA``): a hosted app must not open any file on the server.
