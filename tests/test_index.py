@@ -455,7 +455,7 @@ def test_a_folder_with_nothing_to_index_says_what_it_takes(tmp_path, capsys):
     (tmp_path / "coll" / "a.csv").write_text("id,contents\n")
     assert index_main(["--input", str(tmp_path / "coll"), "--index", str(tmp_path / "idx")]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"error: {tmp_path / 'coll'}: no .jsonl passages or .txt, .md, .html, .htm documents in this folder "
+        f"error: {tmp_path / 'coll'}: no .jsonl passages or .txt, .md, .html, .htm, .pdf documents in this folder "
         "(or its subfolders).")
 
 
