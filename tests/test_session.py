@@ -801,12 +801,109 @@ def test_a_reloaded_page_reads_its_uploads_again_while_their_files_are_on_the_se
     # The page before ends: the files stay, the reloaded page holds them now.
     before.close()
     assert engines.is_file() and lamps.is_file() and volcano.is_file()
-    # Another browser's copy (another id) names the same sources: it cannot read them.
+    # A copy of another browser that names the same sources without their tokens cannot read them.
     other = S.Session()
-    S.restore_state(other, {**copy_, "id": "0123456789ab"})
+    S.restore_state(other, {**copy_, "id": "0123456789ab", "sources": {
+        key: {k: v for k, v in value.items() if k != "token"} for key, value in copy_["sources"].items()}})
     assert "which cannot be taken again: documents are not kept" in S.switch_conversation(other, 1, services, visitor)
     reloaded.close()
     assert not engines.exists() and not volcano.exists()
+
+
+def test_a_forged_copy_with_anothers_browser_id_reads_none_of_their_uploads(app_services, tmp_path):
+    # The browser's id is no secret (an export's file name and contents and
+    # each labels line show it), and the browser's copy can be forged: a
+    # copy naming a victim's id and an uploaded source's kind and name got
+    # the victim's files indexed and shown. An uploaded source has a token
+    # of its own now, in the browser's sealed copy alone.
+    visitor, stranger = "93.184.216.34", "198.51.100.7"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    diary, volcano = tmp_path / "diary.md", tmp_path / "volcano.txt"
+    diary.write_text("The Difference Engine computed polynomial tables.")
+    volcano.write_text(VOLCANO)
+    victim = S.Session()
+    S.track_uploads(victim, [diary, volcano])
+    S.use_uploads(services, victim, [diary], visitor)
+    play(services, victim, "What did the Difference Engine compute?")
+    S.use_document_file(services, victim, volcano, visitor)
+    play(services, victim, "When did Mount Kessel last erupt?")
+    copy_ = json.loads(json.dumps(S.saved_state(victim)))
+    tokens = [copy_["sources"][key]["token"] for key in ("1", "2")]
+    assert all(len(token) >= 22 for token in tokens) and tokens[0] != tokens[1]
+    # Nothing the visitor or another sees carries a token: the export (its
+    # contents; its file name has the browser's id), a labels line, the views.
+    export = S.write_export(victim, tmp_path / "export")
+    exported = [export.read_text()]
+    S.judge(services, victim, 0, 1)
+    S.switch_conversation(victim, 1, services, visitor)
+    exported.append(S.write_export(victim, tmp_path / "export").read_text())
+    shown = " ".join([*exported, services.labels.path.read_text(), S.source_status(services, victim), victim.id])
+    assert victim.id in export.name and victim.id in services.labels.path.read_text()
+    assert sorted(json.loads(text)[0]["Source"]["kind"] for text in exported) == ["document", "uploads"]
+    assert not any(token in shown for token in tokens)
+    # A forged copy: the victim's id and sources, no token, a guessed one,
+    # or the token of the victim's other source (its kind and name differ).
+    forged = []
+    for token in (None, "A" * 22, tokens[1]):
+        sources = {"1": {k: v for k, v in copy_["sources"]["1"].items() if k != "token"}}
+        if token is not None:
+            sources["1"]["token"] = token
+        forged.append({**copy_, "sources": sources, "current": 2})
+    forged.append({**copy_, "sources": {"2": {k: v for k, v in copy_["sources"]["2"].items() if k != "token"}},
+                   "current": 1})
+    for copy_of in forged:
+        other = S.Session()
+        S.restore_state(other, copy_of)
+        assert other.id == victim.id
+        number = 2 if copy_of["current"] == 1 else 1
+        status = S.switch_conversation(other, number, services, stranger)
+        assert "which cannot be taken again: documents are not kept" in status, status
+        assert other.source is None and other.files.uploads == set()
+        other.close()
+    # Nor does the forger's own upload of the same name overwrite the victim's entry.
+    decoy = tmp_path / "decoy" / "diary.md"
+    decoy.parent.mkdir()
+    decoy.write_text("Nothing about engines here.")
+    forger = S.Session()
+    S.restore_state(forger, {**copy_, "sources": {}})
+    S.use_uploads(services, forger, [decoy], stranger)
+    again = S.Session()
+    S.restore_state(again, copy_)
+    assert S.switch_conversation(again, 1, services, visitor).endswith("Its answers come from your upload (diary.md; "
+                                                                        "1 passage).")
+    assert again.source.origin.files == (str(diary),)
+    for session in (forger, again, victim):
+        session.close()
+
+
+def test_uploads_with_long_names_are_read_again_after_a_reload(app_services, tmp_path):
+    # The browser's copy is read with a source's name cut to 300 characters:
+    # looked up by the cut name, uploads with long file names were said
+    # "not kept across a reload".
+    visitor = "93.184.216.34"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    paths = []
+    for n, text in enumerate(["The Difference Engine computed polynomial tables.",
+                              "The Old Point lighthouse was first kept by Thomas Hale."]):
+        path = tmp_path / f"{n}-{'a-very-long-file-name-' * 9}.md"
+        path.write_text(text)
+        paths.append(path)
+    before = S.Session()
+    S.track_uploads(before, paths)
+    S.use_uploads(services, before, paths, visitor)
+    play(services, before, "Who first kept the Old Point lighthouse?")
+    S.use_default_collection(services, before)
+    S.new_conversation(before)
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    assert len(before.archive) == 1 and len(before.sources["1"].origin.name) > 300
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    status = S.switch_conversation(reloaded, 1, services, visitor)
+    assert "Its answers come from your uploads (0-a-very-long" in status, status
+    play(services, reloaded, "Who first kept it?")
+    assert turns(reloaded)[-1].sources[0].id.startswith("1-a-very-long")
+    for session in (before, reloaded):
+        session.close()
 
 
 def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_it_is_left_meanwhile(

@@ -15,7 +15,7 @@ from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._serving import client_network
 from ._shares import HeldShare, together
-from ._state import COLLECTION, Origin, Services, Session, Source
+from ._state import COLLECTION, Origin, Services, Session, Source, new_token
 from ._store import enter_conversation, new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
 from ._views import OPTION_LETTERS
@@ -59,8 +59,10 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     return _answering(session, _uploads(services, session, paths, client))
 
 
-def _uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None) -> Source:
-    """The source of :func:`use_uploads`, its share taken."""
+def _uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None,
+             token: str = "") -> Source:
+    """The source of :func:`use_uploads`, its share taken; ``token``: the
+    one it had, read again (see :func:`_remembered`)."""
     limits = services.limits
     # The session's own index goes when the new one replaces it (unless a
     # conversation under way keeps it).
@@ -99,8 +101,8 @@ def _uploads(services: Services, session: Session, paths: Sequence[str | Path], 
     session.spare(spare if spared else [])
     rescorer = services.assistant.rescorer_for(index.retriever, "your documents' passages")
     files = tuple(str(Path(path)) for path in paths)
-    return _remembered(services, session, Source(Origin("uploads", index.describe(), files=files), index.retriever,
-                                                 index=index, rescorer=rescorer, client_share=claim))
+    return _remembered(services, Source(Origin("uploads", index.describe(), files=files), index.retriever,
+                                        index=index, rescorer=rescorer, client_share=claim), token)
 
 
 def _answering(session: Session, source: Source) -> str:
@@ -246,17 +248,22 @@ def use_document_file(services: Services, session: Session, path: str | Path, cl
     return _answering(session, _document_file(services, session, path, client))
 
 
-def _document_file(services: Services, session: Session, path: str | Path, client: str | None) -> Source:
-    """The source of :func:`use_document_file`, its shares taken."""
+def _document_file(services: Services, session: Session, path: str | Path, client: str | None,
+                   token: str = "") -> Source:
+    """The source of :func:`use_document_file`, its shares taken; ``token``:
+    the one it had, read again (see :func:`_remembered`)."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return _remembered(services, session, _document(services, session, read_text(path), path.stem, client,
-                                                    files=(str(path),)))
+    return _remembered(services, _document(services, session, read_text(path), path.stem, client,
+                                           files=(str(path),)), token)
 
 
-def _remembered(services: Services, session: Session, source: Source) -> Source:
-    """``source``, made of uploads, with its files remembered for a reload
-    of ``session``'s page (Services.uploaded)."""
-    services.uploaded.remember(session.id, source.origin)
+def _remembered(services: Services, source: Source, token: str = "") -> Source:
+    """``source``, made of uploads, given its token (``token``, the one it
+    had when read again; else a new one) and its files remembered by it for
+    a reload of its page (Services.uploaded): the browser's sealed copy
+    alone carries the token, so no other visitor can name these files."""
+    source.origin = dataclasses.replace(source.origin, token=token or new_token())
+    services.uploaded.remember(source.origin)
     return source
 
 
@@ -372,7 +379,7 @@ def take_back(services: Services | None, session: Session, client: str | None = 
                 "from the default collection, press “Back to the default collection” under Your documents "
                 "and pick it again.")
     if isinstance(kept, Origin) and kept != COLLECTION:
-        origin = services.uploaded.recall(session.id, kept) if services is not None else kept
+        origin = services.uploaded.recall(kept) if services is not None else kept
         session.set_source(None)  # let go first: its room may be needed to take this one again
         session.sources[key] = origin  # waiting: a switch away meanwhile keeps it
         if later and origin.files:
@@ -437,9 +444,9 @@ def _taken_again(services: Services | None, session: Session, origin: Origin, cl
             raise gone(missing)
         try:
             if origin.kind == "uploads":
-                source = _uploads(services, session, paths, client)
+                source = _uploads(services, session, paths, client, origin.token)
             else:
-                source = _document_file(services, session, paths[0], client)
+                source = _document_file(services, session, paths[0], client, origin.token)
         except OSError:  # deleted meanwhile
             raise gone(next((path for path in paths if not path.is_file()), paths[0])) from None
         session.on_disk().add_uploads(origin.files)

@@ -9,6 +9,7 @@ loaded once). Nothing here imports gradio: every function can be tested directly
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import threading
 import uuid
 import weakref
@@ -149,10 +150,23 @@ class Origin:
     name: str = ""  # what the status line calls it ("" for the collection, which Services names)
     title: str = ""  # an article of the collection: its title
     files: tuple[str, ...] = ()  # an uploaded document, or uploads indexed together: Gradio's copies on the server
+    # An uploaded source's capability (new_token), the key UploadedFiles
+    # remembers its files by: only the browser's sealed copy carries it
+    # (saved_json), never an export, a labels line or a view.
+    token: str = field(default="", repr=False)
 
     def json(self) -> dict:
-        """As the browser's copy keeps it: no path on the server."""
+        """As an export names it, and the views compare it: no path on the server, no token."""
         return {key: value for key, value in (("kind", self.kind), ("name", self.name), ("title", self.title)) if value}
+
+    def saved_json(self) -> dict:
+        """As the browser's copy (sealed with the app's secret) keeps it: its token too."""
+        return {**self.json(), **({"token": self.token} if self.token else {})}
+
+
+def new_token() -> str:
+    """An uploaded source's token: drawn at random, unguessable (see Origin.token)."""
+    return secrets.token_urlsafe(16)
 
 
 # The default collection, as a conversation's origin.
@@ -160,36 +174,43 @@ COLLECTION = Origin("collection")
 # Uploaded sources UploadedFiles remembers at most, the oldest forgotten first:
 # each is a few paths, and a browser has at most a few dozen.
 MAX_UPLOADED = 5_000
+# Characters of a source's name the browser's copy is read with (the rest cut).
+MAX_NAME_CHARS = 300
 
 
 class UploadedFiles:
-    """The server's copies of the files behind each browser's uploaded
-    sources, by the browser's id (:attr:`Session.id`, which its saved copy
-    carries across a reload) and the source's kind and name. The copy never
-    names a path on the server (the visitor can edit it), so a reloaded
-    page could not read an upload again; an id is drawn at random and seen
-    by its own browser only, so a copy cannot name another's files."""
+    """The server's copies of the files behind each uploaded source, by the
+    source's token (:attr:`Origin.token`), which the browser's sealed copy
+    carries across a reload. The copy never names a path on the server (the
+    visitor can edit it), so a reloaded page could not read an upload again
+    without this. Keyed by the token alone, not by the browser's id, which
+    is no secret (an export's file name and each labels line show it): a
+    copy without the token reads nothing back, nor overwrites another's."""
 
     def __init__(self, capacity: int = MAX_UPLOADED):
-        self._files: OrderedDict[tuple[str, str, str], tuple[str, ...]] = OrderedDict()
+        self._files: OrderedDict[str, Origin] = OrderedDict()
         self._capacity = capacity
         self._lock = threading.Lock()
 
-    def remember(self, browser: str, origin: Origin) -> None:
+    def remember(self, origin: Origin) -> None:
+        if not origin.token or not origin.files:
+            return
         with self._lock:
-            key = (browser, origin.kind, origin.name)
-            self._files[key] = origin.files
-            self._files.move_to_end(key)
+            self._files[origin.token] = origin
+            self._files.move_to_end(origin.token)
             while len(self._files) > self._capacity:
                 self._files.popitem(last=False)
 
-    def recall(self, browser: str, origin: Origin) -> Origin:
-        """``origin`` with its files, where it has none and they are known."""
-        if origin.files:
+    def recall(self, origin: Origin) -> Origin:
+        """``origin`` with its files, where it has none, its token is known and
+        its kind and name are those remembered (the copy's name cut to MAX_NAME_CHARS)."""
+        if origin.files or not origin.token:
             return origin
         with self._lock:
-            files = self._files.get((browser, origin.kind, origin.name), ())
-        return dataclasses.replace(origin, files=files) if files else origin
+            known = self._files.get(origin.token)
+        if known is None or known.kind != origin.kind or known.name[:MAX_NAME_CHARS] != origin.name[:MAX_NAME_CHARS]:
+            return origin
+        return dataclasses.replace(origin, files=known.files)
 
 
 @dataclass

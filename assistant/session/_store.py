@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 from ..kernel import Answer, DataFormatError, InvalidInputError, Passage, Rewrite, Turn, counted
-from ._state import COLLECTION, MAX_HISTORY_CHARS, MAX_TURNS, Origin, Session, SessionTurn, Source, TurnInfo
+from ._state import COLLECTION, MAX_HISTORY_CHARS, MAX_NAME_CHARS, MAX_TURNS, Origin, Session, SessionTurn, Source, TurnInfo
 
 # Bump when the layout changes: an older value is then ignored, not misread.
 STORE_VERSION = 1
@@ -41,7 +41,9 @@ _MAX_ID_CHARS = 32
 MAX_REMOVED = 50
 # Characters of a source's name and of an article's title read back at most
 # (the app writes shorter: a title is at most 300).
-_MAX_NAME_CHARS = 300
+_MAX_NAME_CHARS = MAX_NAME_CHARS
+# Longest uploaded source's token read back (new_token draws 22 characters).
+_MAX_TOKEN_CHARS = 64
 # The kinds of origin a copy may name (Origin.kind).
 _ORIGIN_KINDS = ("collection", "document", "uploads")
 
@@ -161,7 +163,10 @@ def saved_state(session: Session, limit: int = MAX_SAVED_CHARS) -> dict:
     # Each conversation's source, by its name (and an article's title, to
     # take it again): the documents themselves are not kept (restore_state
     # says so). A conversation saved before they were has none.
-    origins = {key: origin.json() for key in saved["conversations"] if (origin := origin_of(session, key)) is not None}
+    # An uploaded source's token too, to read its files again (UploadedFiles):
+    # this copy is sealed with the app's secret, and shown nowhere.
+    origins = {key: origin.saved_json() for key in saved["conversations"]
+               if (origin := origin_of(session, key)) is not None}
     saved["sources"] = origins
     current = origins.get(str(session.conversation_no), COLLECTION.json())
     if current.get("name"):
@@ -288,8 +293,11 @@ def _origin(data: Any) -> Origin:
         raise _Unreadable
     if kind == "collection":
         return COLLECTION
+    token = _text(data.get("token", ""))
+    if len(token) > _MAX_TOKEN_CHARS or not token.replace("-", "").replace("_", "").isalnum() or not token.isascii():
+        token = ""  # not one new_token drew: nothing to read back by it
     return Origin(kind, _text(data.get("name", ""))[:_MAX_NAME_CHARS] or f"your {kind}",
-                  _text(data.get("title", ""))[:_MAX_NAME_CHARS] if kind == "document" else "")
+                  _text(data.get("title", ""))[:_MAX_NAME_CHARS] if kind == "document" else "", token=token)
 
 
 def _number_of(key: Any) -> int:
