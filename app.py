@@ -493,9 +493,21 @@ class Actions:
         if waiting is None:
             return self.unchanged()
         progress(0, desc=f"Reading {waiting.name} again")
-        status = _run(lambda: S.take_waiting(self.services, session, _client(request)))
+        status = _run(lambda: self._read_again(session, request))
         chat, *rest = self.views(session, status or gr.skip())
         return {**chat, "placeholder": self.placeholder(session)}, *rest
+
+    def _uploader(self, session, request: gr.Request | None) -> None:
+        """``session`` holds (or is about to hold) uploads: told when its page goes (left)."""
+        if request is not None and request.session_hash:
+            self._uploaders[request.session_hash] = session
+
+    def _read_again(self, session, request: gr.Request | None) -> str:
+        """The source ``session``'s conversation waits for, read again
+        (S.take_waiting) as an upload is read: counted against its client's
+        and network's shares, its encoding stopped when its page goes."""
+        self._uploader(session, request)
+        return S.take_waiting(self.services, session, _client(request))
 
     def other_tab_saved(self, copy, session, saved, *, secret: str):
         """Another tab of this browser saved its conversations (``copy``: the
@@ -538,13 +550,13 @@ class Actions:
             return gr.skip(), _status(error, error=True), session
         return "", _status(status), session
 
-    def ask(self, session, saved):
+    def ask(self, session, saved, request: gr.Request = None):
         """Ask the questions waiting, oldest first, until none is left: one
         sent during a turn is asked after it by the same run."""
         self.ready(session, saved)
         if S.waiting_for(session) is not None:
             # Its source is being read again (take_again): the question waits for it.
-            taken, error = _attempt(lambda: S.take_waiting(self.services, session))
+            taken, error = _attempt(lambda: self._read_again(session, request))
             if taken or error:
                 session.notes.append(taken or error)
         asked, failed, error = False, [], None
@@ -683,8 +695,7 @@ class Actions:
         return self.source(session), gr.Timer(active=bool(S.search_notice(self.services, session)))
 
     def upload(self, files, session, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
-        if request is not None and request.session_hash:
-            self._uploaders[request.session_hash] = session
+        self._uploader(session, request)
         paths = [_path(f) for f in (files or [])]
         S.track_uploads(session, paths)
         status = _run(lambda: S.use_uploads(self.services, session, paths, _client(request)))

@@ -287,6 +287,40 @@ def test_uploads_read_again_after_a_reload_are_indexed_by_a_queued_event_not_the
     assert "Its answers come from your upload (engines.md; 1 passage)." in views[1].replace("\\", "")
 
 
+def test_uploads_read_again_for_a_question_count_against_the_visitor_and_stop_when_the_page_goes(
+        app_services, tmp_path, monkeypatch):
+    # Read again because a question was asked first, the index was counted
+    # against no visitor's or network's share, and the page's going
+    # (left) did not stop encoding its passages.
+    import dataclasses
+
+    visitor = "93.184.216.34"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    act, before = app.Actions(services, str(tmp_path)), S.Session()
+    engines = tmp_path / "engines.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    act.restore(None, before)
+    act.upload([str(engines)], before, None)
+    act.take("What did the Difference Engine compute?", before)
+    *_, views = act.ask(before, None)
+    saved = views[-1]
+    reloaded = S.Session()
+    act.restore(saved, reloaded)
+    assert S.waiting_for(reloaded) is not None and services.client_indexes.held(visitor) == 0
+    act.take("What did it compute?", reloaded)
+    page = SimpleNamespace(session_hash="reloaded", client=SimpleNamespace(host=visitor), headers={})
+    *_, views = act.ask(reloaded, saved, page)
+    assert reloaded.turns[-1].turn.sources[0].id == "engines.md#0"
+    assert services.client_indexes.held(visitor) == 1 and services.network_indexes.held("93.184.216.0/24") == 1
+    abandoned = []
+    monkeypatch.setattr(app.S, "abandon", abandoned.append)
+    act.left(SimpleNamespace(session_hash="reloaded"))
+    assert abandoned == [reloaded]
+    for session in (reloaded, before):
+        session.close()
+    assert services.client_indexes.held(visitor) == 0
+
+
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
     # SIGTERM (docker stop, a Space restart) killed the process at once: every
     # running turn was cut, and Gradio's shutdown, which deletes the uploads
