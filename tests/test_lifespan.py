@@ -5,7 +5,10 @@ die?" with the year and shows the description as its evidence."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import shutil
+import threading
 
 import numpy as np
 import pytest
@@ -96,6 +99,18 @@ def test_the_subjects_own_sentence_wins_over_its_description(reader):
     assert (answer.text, answer.evidence) == ("27 November 1852", "She died on 27 November 1852 in London.")
 
 
+def test_a_sentence_of_another_event_loses_to_the_description(reader):
+    # Camus's own summary gives his Nobel year and no birth: the sentence's
+    # year is another event's, the description's the birth's.
+    camus = Passage("Albert Camus", "Albert Camus was a French philosopher, novelist, author, dramatist, journalist, "
+                    "world federalist, and political activist. He was the recipient of the 1957 Nobel Prize in "
+                    "Literature at the age of 44, the second-youngest recipient in history, and the first laureate "
+                    "in literature born in Africa.", 2.0, "Albert Camus",
+                    description="French philosopher and writer (1913–1960)")
+    answer = reader.read("When was Albert Camus born?", [camus])
+    assert (answer.text, answer.evidence) == ("1913", "French philosopher and writer (1913–1960)")
+
+
 def test_no_description_no_year_and_a_relative_or_a_term_is_not_a_lifespan(described, reader):
     ada = described.search("Ada Lovelace", 1)[0]
     pasted = Passage(ada.id, ada.text, ada.score, ada.title)  # an upload: no description
@@ -109,10 +124,13 @@ def test_short_descriptions_read_as_lifespans():
     assert lifespan("Greek philosopher (c. 428-347 BC)") == ("c. 428 BC", "347 BC")
     assert lifespan("Roman general (c.390 – 454)") == ("c. 390", "454")
     assert lifespan("Polish composer (1810–49)") == ("1810", "1849")
+    assert lifespan("Polish composer (c. 1810–49)") == ("c. 1810", "1849")
+    # An office's plain years are its holder's life (Cnut's), not read as a reign.
+    assert lifespan("King of Denmark, Norway and England (c.995–1035)") == ("c. 995", "1035")
     assert lifespan("Jamaican sprinter (born 1986)") == ("1986", "")
     assert lifespan("Cyrenaic presbyter (died 336)") == ("", "336")
     for reign_or_term in ("Sultan of Mataram (r. 1613–1645)", "Prime Minister of India (1966–1977; 1980–1984)",
-                          "Emperor of China (1908–1912) and of Manchukuo (1934–1945)", "Emperor of Brazil (1822–31)",
+                          "Emperor of China (1908–1912) and of Manchukuo (1934–1945)", "Emperor of Brazil (r. 1822–31)",
                           "Highest mountain in the Alps (4,806.m)", "English mathematician"):
         assert lifespan(reign_or_term) is None, reign_or_term
 
@@ -171,7 +189,74 @@ def test_an_old_default_index_is_built_again_with_its_vectors_kept(summaries, tm
     assert (index / VECTORS_FILE).read_bytes() == kept
     # Built now, it is not built again; vectors of other passages are not kept.
     assert json.loads((index / "convqa.json").read_text())["format"] == 2
+    with monkeypatch.context() as patch:
+        patch.setattr("assistant.retrieval._index.build_index", _no_build)
+        assert ensure_index(index) == index
     (index / "convqa.json").write_text(json.dumps({"passages": 3}))
     np.savez(index / VECTORS_FILE, ids=np.array(["x", "y", "z"]), vectors=np.eye(3, dtype=np.float16))
     ensure_index(index)
     assert not (index / VECTORS_FILE).exists()
+
+
+def _no_build(*args, **kwargs):
+    raise AssertionError("the index was built again")
+
+
+@pytest.fixture
+def old_default(summaries, tmp_path, monkeypatch):
+    """The default index, built by a version before descriptions were kept."""
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path))
+    monkeypatch.setattr("assistant.retrieval._collection.default_collection_path", lambda: summaries)
+    index = default_index_dir()
+    build_index(({k: v for k, v in p.items() if k != "description"} for p in read_collection(summaries)),
+                index, progress=False)
+    (index / "convqa.json").write_text(json.dumps({"passages": 3}))
+    return index
+
+
+def test_an_old_index_elsewhere_or_of_another_collection_is_left_alone(old_default, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("assistant.retrieval._index.build_index", _no_build)
+    elsewhere = tmp_path / "mine"
+    shutil.copytree(old_default, elsewhere)
+    assert ensure_index(elsewhere) == elsewhere
+    # A user's own collection indexed at the default path (--index ~/.cache/convqa/indexes/wiki-vital-en):
+    # not replaced by Wikipedia's, said once.
+    (old_default / "convqa.json").write_text(json.dumps({"passages": 2}))
+    assert ensure_index(old_default) == old_default and ensure_index(old_default) == old_default
+    assert capsys.readouterr().err.count("is not the default collection's") == 1
+    assert json.loads((old_default / "convqa.json").read_text()) == {"passages": 2}
+
+
+def test_an_old_default_index_that_cannot_be_built_again_is_served(old_default, monkeypatch, capsys):
+    from assistant.kernel import ConfigError
+
+    def refused(passages, index_dir, **kwargs):  # what a read-only cache's build raises
+        raise ConfigError(f"cannot write the index folder {index_dir}: it is read-only.")
+
+    monkeypatch.setattr("assistant.retrieval._index.build_index", refused)
+    assert ensure_index(old_default) == old_default and ensure_index(old_default) == old_default
+    assert capsys.readouterr().err.count("cannot be built again (cannot write the index folder") == 1
+    with BM25Retriever.from_index(old_default) as retriever:
+        assert retriever.search("Ada Lovelace", 1)[0].title == "Ada Lovelace"
+
+
+def test_a_process_that_waited_for_anothers_build_does_not_build_again(old_default, monkeypatch):
+    monkeypatch.setattr("assistant.retrieval._index.build_index", _no_build)
+    done: list = []
+    with open(old_default.parent / f"{old_default.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process, building
+        waiting = threading.Thread(target=lambda: done.append(_outcome(ensure_index, old_default)), daemon=True)
+        waiting.start()
+        waiting.join(1.0)
+        assert not done  # it waits for the lock
+        (old_default / "convqa.json").write_text(json.dumps({"passages": 3, "format": 2}))
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    waiting.join(30)
+    assert done == [old_default]
+
+
+def _outcome(function, *args):
+    try:
+        return function(*args)
+    except BaseException as error:  # the thread's failure, seen by the test
+        return error

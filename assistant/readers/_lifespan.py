@@ -17,7 +17,7 @@ from typing import Sequence
 from ..kernel import Passage, folded_text, tokens
 from ._shapes import answer_kind, kin_asked, listed_word, question_names
 
-__all__ = ["lifespan", "life_event", "lived"]
+__all__ = ["holds_year", "lifespan", "life_event", "lived"]
 
 # One side of a lifespan: "1815", "c. 390", "after 238 BCE", "672/3", "1544?", "AD 21", "1460s".
 _SIDE = (r"(?:(?:c\.|ca\.|circa|after|before)\s*)?(?:AD\s+)?\d{1,4}(?:/\d{1,4})?s?\??"
@@ -25,13 +25,6 @@ _SIDE = (r"(?:(?:c\.|ca\.|circa|after|before)\s*)?(?:AD\s+)?\d{1,4}(?:/\d{1,4})?
 _ERA = re.compile(r"\s*\b(BC|BCE|AD|CE)$")
 _LIFESPAN = re.compile(
     rf"(?:(?P<only>[Bb]orn:?|b\.|[Dd]ied|d\.)\s*(?P<one>{_SIDE})|(?P<born>{_SIDE})\s*[–—-]\s*(?P<died>{_SIDE}))"
-)
-# A description that opens with an office gives its holder's years in
-# office as often as his life: "Prime Minister of Japan (2006–2007)",
-# "Emperor of China (1908–1912)", but "King of Denmark … (c.995–1035)".
-_OFFICE = re.compile(
-    r"(?:Prime Minister|President|King|Queen|Emperor|Empress|Sultan|Pope|Chancellor|Caliph|Shah|Pharaoh|Tsar|"
-    r"Czar|Governor|Mayor|Emir|Duke|Duchess|Prince|Princess|Khan|Leader|Chairman|General Secretary)\b"
 )
 
 
@@ -42,12 +35,14 @@ def _side(text: str) -> str:
 def lifespan(description: str) -> tuple[str, str] | None:
     """(born, died) as a short description writes them, "" for a year it
     does not give, or None when it gives no lifespan: its one bracket,
-    at its end, holds a year or two and nothing else. A reign ("r. 912–929"),
-    several terms ("2006–2007; 2012–2020") or an office's years are no lifespan.
+    at its end, holds a year or two and nothing else. A reign ("r. 912–929")
+    or several terms ("2006–2007; 2012–2020") is no lifespan; an office's
+    description with plain years gives its holder's life far more often than
+    the office's years ("King of Denmark, Norway and England (c.995–1035)").
 
     >>> lifespan("English mathematician (1815–1852)"), lifespan("American actor (born 1940)")
     (('1815', '1852'), ('1940', ''))
-    >>> lifespan("Greek philosopher (c. 428-347 BC)"), lifespan("Emperor of Brazil (1822–31)")
+    >>> lifespan("Greek philosopher (c. 428-347 BC)"), lifespan("Emperor of Brazil (r. 1822–31)")
     (('c. 428 BC', '347 BC'), None)
     >>> lifespan("Polish composer (1810–49)"), lifespan("Flemish painter (died 1441)")
     (('1810', '1849'), ('', '1441'))
@@ -55,7 +50,7 @@ def lifespan(description: str) -> tuple[str, str] | None:
     [None, None, None]
     """
     brackets = re.findall(r"\(([^()]*)\)", description)
-    if len(brackets) != 1 or not description.rstrip().endswith(")") or _OFFICE.match(description.lstrip()):
+    if len(brackets) != 1 or not description.rstrip().endswith(")"):
         return None
     match = _LIFESPAN.fullmatch(brackets[0].strip())
     if match is None:
@@ -67,9 +62,21 @@ def lifespan(description: str) -> tuple[str, str] | None:
     era = _ERA.search(died)
     if era and not _ERA.search(born) and "AD" not in born.split():
         born = f"{born} {era.group(1)}"  # "427–347 BC": both BC
-    if died.isdigit() and born.isdigit() and len(died) < len(born):
-        died = born[: len(born) - len(died)] + died  # "1810–49": 1849
+    digits = re.fullmatch(r"(?:c\. )?(\d+)", born)
+    if died.isdigit() and digits and len(died) < len(digits.group(1)):
+        died = digits.group(1)[: len(digits.group(1)) - len(died)] + died  # "(c. )1810–49": 1849
     return born, died
+
+
+def holds_year(text: str, year: str) -> bool:
+    """Whether ``text`` holds the year of ``year`` as a description writes
+    it (its first number: "c. 995" is 995, "60/61" is 60).
+
+    >>> holds_year("27 November 1852", "1852"), holds_year("1957", "1913"), holds_year("in 60 AD", "60/61")
+    (True, False, True)
+    """
+    number = re.search(r"\d+", year)
+    return number is not None and re.search(rf"(?<!\d){number.group()}(?!\d)", text) is not None
 
 
 def life_event(question: str) -> str | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
-from ._lifespan import lived
+from ._lifespan import holds_year, lived
 from ._shapes import (
     answer_kind,
     defines,
@@ -252,9 +252,11 @@ class SentenceReader:
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
             span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
             # A sentence of the person's own article says more ("27 November
-            # 1852") than the description; another article's is about
-            # someone else more often than the description is.
-            if span and (years is None or years[0].id == answer.source_id):
+            # 1852") than the description when it holds the description's
+            # year; one without it is about another event of the life (the
+            # Nobel year read as Camus's birth), and another article's is
+            # about someone else more often than the description is.
+            if span and (years is None or (years[0].id == answer.source_id and holds_year(span, years[1]))):
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read)
