@@ -38,6 +38,7 @@ of any folder made under the process's umask (``mkdtemp`` makes it 0700).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -48,7 +49,7 @@ import tempfile
 import threading
 import time
 from array import array
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -520,15 +521,44 @@ def ensure_index(index_dir: str | Path) -> Path:
     passages' short descriptions (:data:`INDEX_FORMAT`; its passage vectors
     are kept when the new index holds the same passages in the same order).
 
+    An earlier index at the default path that holds another collection (a
+    user's ``--input``) is left as it is, and so is one that cannot be
+    rebuilt (a read-only cache): it is served without the years, said once.
+    Two processes starting at once build it once: the second waits on a
+    lock file beside the folder, then finds it built.
+
     Any other missing index is an error (the one of
     :meth:`BM25Retriever.from_index <assistant.retrieval.BM25Retriever.from_index>`):
     we cannot guess its collection.
     """
     path = index_path(index_dir)
     default = path.resolve() == default_index_dir().resolve()
-    if not default or (has_index(path) and index_format(path) >= INDEX_FORMAT):
+    if not default or _current(path):
         return existing_index(index_dir)
-    index_dir = path
+    if has_index(path) and not _of_default_collection(path):
+        _note_once(path, f"The index at {path} is not the default collection's (a collection of your own built "
+                         "there?): it is served as it is, without the years a person lived from the "
+                         "collection's short descriptions.")
+        return existing_index(path)
+    try:
+        with _build_lock(path):
+            # Another process may have built it while this one waited.
+            if not _current(path):
+                _build_default(path)
+    except (ConfigError, OSError) as error:
+        if not has_index(path):
+            raise
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        _note_once(path, f"The default collection's index at {path} has no short descriptions and cannot be "
+                         f"built again ({reason}): it is served without the years a person lived.")
+    return existing_index(path)
+
+
+def _current(path: Path) -> bool:
+    return has_index(path) and _index_format(path) >= INDEX_FORMAT
+
+
+def _build_default(index_dir: Path) -> None:
     kept = _stored_vectors(index_dir) if has_index(index_dir) else None
     if has_index(index_dir):
         print(f"The default collection's index at {index_dir} has no short descriptions (the years a person "
@@ -544,10 +574,51 @@ def ensure_index(index_dir: str | Path) -> Path:
         # The same passages in the same order: the vectors of their texts
         # are still theirs, and encoding them again takes minutes.
         (index_dir / VECTORS_FILE).write_bytes(kept[1])
-    return index_dir
 
 
-def index_format(index_dir: Path) -> int:
+# The indexes a note of ensure_index was printed for: a process that opens
+# its index again (each new chat's pipeline) says it once.
+_NOTED: set[Path] = set()
+
+
+def _note_once(path: Path, note: str) -> None:
+    if path not in _NOTED:
+        _NOTED.add(path)
+        print(note, file=sys.stderr)
+
+
+def _of_default_collection(index_dir: Path) -> bool:
+    """Whether the index at ``index_dir`` holds the default collection: its
+    passage count is the collection's (the count is all an index of the
+    earlier format says of what it holds)."""
+    try:
+        count = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8")).get("passages")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(count, int) and count == collection_size()
+
+
+@contextmanager
+def _build_lock(index_dir: Path) -> Iterator[None]:
+    """Held while the default index is built: an exclusive lock on a file
+    beside ``index_dir``. A folder where it cannot be made goes on
+    unlocked, and the build names the folder it cannot write."""
+    lock = index_dir.parent / f"{index_dir.name}.lock"
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock, "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _index_format(index_dir: Path) -> int:
     """The :data:`INDEX_FORMAT` the index at ``index_dir`` was built in (1:
     before the format was written down, or unreadable)."""
     try:
