@@ -444,10 +444,14 @@ def _read_records(path: str | os.PathLike) -> list[Any]:
         raise DataFormatError(f"{path} is a folder; give a file in it") from e
     except OSError as e:  # the reason alone: the error's own text repeats the path
         raise DataFormatError(f"{path}: cannot read it ({e.strerror or e})") from e
+    text = utf8_text(data, str(path))  # a byte order mark is no text
     try:
-        records = json.loads(utf8_text(data, str(path)))  # a byte order mark is no text
+        records = json.loads(text)
     except json.JSONDecodeError as e:
-        if e.msg != "Extra data":
+        # JSON Lines only when the file says so: its name, or a first line
+        # that is a record of its own. A pretty-printed list with a stray "]"
+        # keeps the decoder's own line and column.
+        if e.msg != "Extra data" or not (Path(path).suffix.lower() == ".jsonl" or _one_json_line(text)):
             raise DataFormatError(f"{path}: not a UTF-8 JSON file: {e}") from e
         records = [record for _, record in json_lines(path)]
     if isinstance(records, dict) and Path(path).suffix.lower() == ".jsonl":
@@ -457,6 +461,16 @@ def _read_records(path: str | os.PathLike) -> list[Any]:
     if not records:
         raise DataFormatError(f"{path}: the list of records is empty")
     return records
+
+
+def _one_json_line(text: str) -> bool:
+    """Whether the first non-blank line of ``text`` is JSON on its own."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _json_kind(value: Any) -> str:

@@ -444,6 +444,15 @@ def test_json_lines_are_read_as_records(tmp_path):
     bad = write(tmp_path, json.dumps(lines[0]) + "\n{not json\n", "bad.jsonl")
     with pytest.raises(DataFormatError, match=r"bad\.jsonl, line 2: not valid JSON"):
         load_examples(bad)
+    # Named .json, a record a line is JSON Lines still; a pretty-printed list
+    # with a stray "]" keeps the decoder's line and column (was "line 1: not valid JSON").
+    named = write(tmp_path, "".join(json.dumps(r) + "\n" for r in lines), "turns.json")
+    assert len(load_examples(named)) == 2
+    stray = write(tmp_path, json.dumps(lines, indent=2) + "\n]\n", "stray.json")
+    with pytest.raises(DataFormatError) as info:
+        load_examples(stray)
+    last = json.dumps(lines, indent=2).count("\n") + 2
+    assert str(info.value) == f"{stray}: not a UTF-8 JSON file: Extra data: line {last} column 1 (char {len(json.dumps(lines, indent=2)) + 1})"
 
 
 def test_cast_malformed(tmp_path):
