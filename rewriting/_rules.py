@@ -16,7 +16,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import DRIFT_STOPWORDS, InvalidInputError, check_history, prefix_stem, tokens
+from assistant.kernel import DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, InvalidInputError, check_history, prefix_stem, tokens
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -207,19 +207,10 @@ _ANY_PRONOUN = re.compile(r"\b(?:" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE
 # Sentence-initial pronouns only: inside a sentence "his" or "her" is as
 # often someone else's than the subject's.
 _OPENING_PRONOUN = re.compile(r"(?:^|[.!?]\s+)(He|His|Him|She|Her)\b")
-_KIN = {
-    "he": "father son husband brother uncle nephew grandfather grandson stepfather stepson boyfriend",
-    "she": "mother daughter wife sister aunt niece grandmother granddaughter stepmother stepdaughter girlfriend",
-}
-# Words a description of a person says their gender with, besides kin. Words
-# used of both ("actor", "chairman", "count") are left out.
-_GENDERED = {
-    **{word: gender for gender, words in _KIN.items() for word in words.split()},
-    **dict.fromkeys("man boy gentleman king prince duke emperor baron earl lord sir widower monk businessman "
-                    "sportsman pope tsar sultan marquess".split(), "he"),
-    **dict.fromkeys("woman girl lady actress queen princess duchess countess empress baroness widow nun heiress "
-                    "businesswoman sportswoman dame abbess".split(), "she"),
-}
+# The kin and gendered words (owned by the kernel: the reader tells a
+# parent's sex by them too).
+_KIN = KIN_BY_GENDER
+_GENDERED = GENDERED_WORDS
 # A gendered word says the subject's gender only where it describes the
 # subject: in the few words after "is/was a/an/the" ("was an American
 # actress", "was the daughter of") or set beside the name after a comma

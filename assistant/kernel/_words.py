@@ -122,6 +122,22 @@ READER_STOPWORDS = frozenset(
     "when where which who whom whose why will with would you your about tell more also".split()
 )
 
+# The kin words of each gender ("he": father, son …), and the words a
+# description of a person says their gender with, kin besides; words used
+# of both ("actor", "chairman", "count") are left out. One list for the
+# rewriter (whom a pronoun means) and the reader (which parent a name is).
+KIN_BY_GENDER = {
+    "he": "father son husband brother uncle nephew grandfather grandson stepfather stepson boyfriend",
+    "she": "mother daughter wife sister aunt niece grandmother granddaughter stepmother stepdaughter girlfriend",
+}
+GENDERED_WORDS = {
+    **{word: gender for gender, words in KIN_BY_GENDER.items() for word in words.split()},
+    **dict.fromkeys("man boy gentleman king prince duke emperor baron earl lord sir widower monk businessman "
+                    "sportsman pope tsar sultan marquess god".split(), "he"),
+    **dict.fromkeys("woman girl lady actress queen princess duchess countess empress baroness widow nun heiress "
+                    "businesswoman sportswoman dame abbess goddess nymph".split(), "she"),
+}
+
 # The rewriter's drift guard: a rewrite must keep the question's content
 # words, so this list is generous (pronouns, quantifiers, "s" of "it's").
 DRIFT_STOPWORDS = frozenset(

@@ -21,7 +21,16 @@ from ._generative import (
 )
 from ._lifespan import life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
-from ._shapes import answer_kind, definition_subject, kin_span, lead_passage, referents, short_span
+from ._shapes import (
+    answer_kind,
+    definition_subject,
+    kin_holder,
+    kin_span,
+    lead_passage,
+    referents,
+    same_name,
+    short_span,
+)
 
 __all__ = [
     "Reader",
@@ -42,6 +51,8 @@ __all__ = [
     "answer_kind",
     "short_span",
     "kin_span",
+    "kin_holder",
+    "same_name",
     "referents",
     "lifespan",
     "life_event",

@@ -22,6 +22,7 @@ from ._shapes import (
     definition_subject,
     kin_asked,
     kin_holder,
+    kin_said,
     lead_passage,
     listed_word,
     question_names,
@@ -315,7 +316,11 @@ class SentenceReader:
         passages = passages[: self.config.read_k]
         for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
             p, _, sentence = read.candidates[at]
-            span = short_span("name", question, sentence, _subject_title(passages[p]), referent=read.about[at])
+            # Only a name the kin phrases give: short_span's nearest name
+            # to the question's words is anyone's ("She married William
+            # King … and had three children" for her children).
+            kin = kin_said(question, sentence, _subject_title(passages[p]), read.about[at])
+            span = kin[0] if kin else None
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
+from ..kernel import GENDERED_WORDS, READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines",
-           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span"]
+           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -351,9 +351,14 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
     found, named, things, person, before, people, waiting = [], "", set(), "", "", set(), -1
     # Whom "she" (or "he") stands for after "his wife Mary" ("her husband
     # Tom"), until a sentence opens with a name of its own.
-    partners = {}
+    # Which of "he" and "she" the text's subject has been, since it was
+    # named: the spouse takes only a pronoun the subject cannot be ("his
+    # mother X" after "she married Pierre" is not whom "She" means).
+    partners, sexes = {}, set()
     for at, sentence in enumerate(sentences):
-        partner = _partner(before, sentence) or partners.get(_pronoun_sex(sentence), "")
+        partner = _partner(before, sentence, sexes) or partners.get(_pronoun_sex(sentence), "")
+        if not partner:
+            sexes |= _subject_sexes(sentence)
         if partner:
             found.append(partner)
             people.add(partner)
@@ -362,7 +367,7 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
             # "It"/"Its" shows a thing or a place; "there" in "She was born
             # there" shows the place the sentence before named, unless that
             # name is a person's ("Marie Curie moved to Paris. She studied there.").
-            there = _PERSON_BACK.match(sentence) and _THERE.search(sentence) and named not in people
+            there = _PERSON_BACK.match(sentence) and _THERE_PLACE.search(sentence) and named not in people
             if named and (_THING_BACK.match(sentence) or there):
                 things.add(named)
             if _PERSON_BACK.match(sentence) and named in things:
@@ -386,7 +391,7 @@ def referents(sentences: Sequence[str], every: bool = False) -> list[str]:
             else:
                 found.append("")
             if opening:
-                named, person, partners = opening, "", {}
+                named, person, partners, sexes = opening, "", {}, _subject_sexes(sentence)
                 if waiting >= 0 and waiting == at - 1:
                     found[waiting] = opening
                     people.add(opening)
@@ -498,8 +503,15 @@ def _place_named(sentence: str) -> str:
 # The spouse or kin "she" or "he" stands for after a possessive of the
 # other sex: "his wife Mary", "her husband Tom", not "her sister Anne"
 # (then "she" is still the sentence's subject).
-_PARTNER = {"she": re.compile(r"\bhis\s+(?:wife|widow|bride|fianc[ée]e|mother|daughter|sister|stepmother|stepdaughter)\s+"),
-            "he": re.compile(r"\bher\s+(?:husband|widower|groom|fianc[ée]|father|son|brother|stepfather|stepson)\s+")}
+_PARTNER = {"she": re.compile(r"\bhis\s+(?:wife|widow|bride|fianc[ée]e|mother|daughter|sister|stepmother|stepdaughter)\s+",
+                             re.IGNORECASE),
+            "he": re.compile(r"\bher\s+(?:husband|widower|groom|fianc[ée]|father|son|brother|stepfather|stepson)\s+",
+                             re.IGNORECASE)}
+
+
+def _subject_sexes(text: str) -> set[str]:
+    """The sexes the subject pronouns of ``text`` ("he", "she") show."""
+    return {word.lower() for word in re.findall(r"\b(?:[Hh]e|[Ss]he)\b", text)}
 
 
 def _pronoun_sex(sentence: str) -> str:
@@ -508,10 +520,11 @@ def _pronoun_sex(sentence: str) -> str:
     return "" if not match else "she" if match.group(1).lower() in ("she", "her") else "he"
 
 
-def _partner(before: str, sentence: str) -> str:
+def _partner(before: str, sentence: str, sexes: frozenset[str] | set[str] = frozenset()) -> str:
     """The name ``sentence``'s opening "She" ("He") stands for where the
     sentence before named her by a possessive of the other sex ("John
-    Smith married his wife Mary in 1900."); "" if it did not.
+    Smith married his wife Mary in 1900.") and the subject is not a
+    "she" (``sexes``: the pronouns the subject had); "" if not.
 
     >>> _partner("John Smith married his wife Mary Brown in 1900.", "She was a painter.")
     'Mary Brown'
@@ -519,17 +532,22 @@ def _partner(before: str, sentence: str) -> str:
     ''
     >>> _partner("Anna Ricci lived with her sister Maria.", "She was a painter.")
     ''
+    >>> _partner("In 1895 she married Pierre; his mother Ann had died.", "She won."), _partner("His wife Ann sang.", "She won.")
+    ('', 'Ann')
     """
     sex = _pronoun_sex(sentence)
     kin = _PARTNER.get(sex)
     match = kin.search(before) if kin else None
+    # The pronoun is the spouse's only where the text's subject is not of
+    # that sex (``sexes``, and the pronouns before "his wife").
+    if match and sex in sexes | _subject_sexes(before[: match.start()]):
+        return ""
     name = _NAME.match(before, match.end()) if match else None
     return _name_at(name) if name else ""
 
 
 _PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
 _THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
-_THERE = re.compile(r"\bthere\b", re.IGNORECASE)
 _PERSON_WORD = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 
 
@@ -734,7 +752,8 @@ def says_kin(question: str, sentence: str) -> bool:
 _KIN_UP = frozenset("father fathers mother mothers parent parents stepfather stepmother".split())
 _KIN_DOWN = frozenset("son sons daughter daughters child children offspring stepson stepdaughter".split())
 _KIN_WORD = "|".join(sorted(_KIN_UP | _KIN_DOWN, key=len, reverse=True))
-_HOLDER = r"[A-Z][\w.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w.-]*)*"
+# "the" joins an epithet ("Catherine the Great", "Henry the Fowler").
+_HOLDER = r"[A-Z][\w.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al|the)\s+)?[A-Z][\w.-]*)*"
 _KIN_OF = re.compile(rf"\b(?P<kin>{_KIN_WORD})\s+of\s+(?:the\s+)?(?P<name>{_HOLDER})")
 _KIN_OWNED = re.compile(rf"(?P<name>{_HOLDER})['’]s?\s+(?:[a-z]+\s+)?(?P<kin>{_KIN_WORD})\b")
 # "son of" and the names it is said of, up to the end of its clause.
@@ -745,33 +764,116 @@ def _kin_way(word: str) -> str:
     return "up" if word.lower() in _KIN_UP else "down"
 
 
-def kin_holder(question: str) -> tuple[str, str] | None:
-    """("up" or "down", whose) of a question asking for a named person's
-    parents or children, else None.
+def _words_of(text: str) -> set[str]:
+    return set(re.findall(r"\w+", re.sub(r"['’]s\b", "", text).lower()))
 
-    >>> kin_holder("Who were the children of Zeus?"), kin_holder("Who was Ada Lovelace's father?")
-    (('down', 'Zeus'), ('up', 'Ada Lovelace'))
-    >>> print(kin_holder("Who was Ada Lovelace's husband?"))
-    None
+
+def same_name(a: str, b: str) -> bool:
+    """Whether names ``a`` and ``b`` may be one person's: every word of
+    the shorter is a word of the longer, regnal numerals included
+    ("Mozart" is "Wolfgang Amadeus Mozart"; "Elizabeth I" is not
+    "Elizabeth II", nor "Charles Darwin" "Robert Darwin").
+
+    >>> same_name("Mozart", "Wolfgang Amadeus Mozart"), same_name("Elizabeth I", "Elizabeth II")
+    (True, False)
+    >>> same_name("Charles Darwin", "Robert Darwin"), same_name("", "Zeus")
+    (False, False)
     """
+    words_a, words_b = _words_of(a), _words_of(b)
+    shorter, longer = sorted((words_a, words_b), key=len)
+    return bool(shorter) and shorter <= longer
+
+
+# Which words of a question's kin word ask for one parent or child of a
+# sex, and which for all of them.
+_KIN_PLURAL = frozenset("parents children offspring sons daughters fathers mothers".split())
+
+
+def _kin_question(question: str) -> tuple[str, str, str] | None:
+    """("up"/"down", whose, the kin word asked) of a kin question, or None."""
     match = _KIN_OF.search(question) or _KIN_OWNED.search(question)
     if not match:
         return None
     words = match.group("name").split()
     while words and words[0].lower() in _NOT_NAMES | {"who", "whom", "what", "which"}:
         words = words[1:]
-    return (_kin_way(match.group("kin")), " ".join(words)) if words else None
+    kin = match.group("kin").lower()
+    return (_kin_way(kin), " ".join(words), kin) if words else None
 
 
-def _kin_phrases(sentence: str) -> list[tuple[str, list[str]]]:
-    """("up"/"down", names) per "<kin word> of <names>" of ``sentence``.
+def kin_holder(question: str) -> tuple[str, str] | None:
+    """("up" or "down", whose) of a question asking for a named person's
+    parents or children, else None.
+
+    >>> kin_holder("Who were the children of Zeus?"), kin_holder("Who was Ada Lovelace's father?")
+    (('down', 'Zeus'), ('up', 'Ada Lovelace'))
+    >>> kin_holder("Who was Catherine the Great's mother?")
+    ('up', 'Catherine the Great')
+    >>> print(kin_holder("Who was Ada Lovelace's husband?"))
+    None
+    """
+    asked = _kin_question(question)
+    return asked[:2] if asked else None
+
+
+# A name in a kin phrase: capitalised words, with "of", "de" … inside and
+# "the" before an epithet ("Henry the Fowler").
+_KIN_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al|the)\s+)?[A-Z][\w'’.-]*)*")
+
+
+def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """("up"/"down", [(name, its sex where the sentence says it)]) per
+    "<kin word> of <names>" of ``sentence``: of each part between "and"s,
+    the last name, the words before it describing it ("the Trojan prince
+    Anchises" is Anchises, a prince).
 
     >>> _kin_phrases("Heracles was the son of Zeus and Alcmene, and the foster son of Amphitryon.")
-    [('down', ['Zeus', 'Alcmene']), ('down', ['Amphitryon'])]
+    [('down', [('Zeus', ''), ('Alcmene', '')]), ('down', [('Amphitryon', '')])]
+    >>> _kin_phrases("He was the son of the Trojan prince Anchises and the goddess Aphrodite.")
+    [('down', [('Anchises', 'he'), ('Aphrodite', 'she')])]
+    >>> _kin_phrases("They were the children of the Titans Cronus and Rhea; Otto was the son of Henry the Fowler.")
+    [('down', [('Cronus', ''), ('Rhea', '')]), ('down', [('Henry the Fowler', '')])]
     """
-    return [(_kin_way(m.group("kin")), [name for n in _NAME.finditer(re.sub(r"\([^)]*\)", "", m.group("rest")))
-                                       if (name := _name_at(n))])
-            for m in _KIN_PHRASE.finditer(sentence)]
+    found = []
+    for m in _KIN_PHRASE.finditer(sentence):
+        names = []
+        for part in re.split(r"\s+and\s+", re.sub(r"\([^)]*\)", "", m.group("rest"))):
+            runs = [n for n in _KIN_NAME.finditer(part)]
+            if not runs:
+                continue
+            last = runs[-1]
+            words = last.group().rstrip(".").split()
+            # After "the" a capitalised word before a name describes it
+            # ("the Titans Cronus", "the Emperor Augustus"); so does a
+            # title-like word anywhere ("Queen Victoria" keeps her title
+            # out of the name only where "the" comes first).
+            after_the = part[: last.start()].rstrip().lower().endswith("the")
+            while len(words) > 1 and (words[0].lower() in _NOT_NAMES or after_the and words[1][:1].isupper()):
+                words = words[1:]
+            name = re.sub(r"['’]s$", "", " ".join(words))
+            before = part[: last.start()].lower().split()[-2:] + [w.lower() for w in last.group().split()[:-len(words) or None]]
+            sexes = {GENDERED_WORDS[w] for w in before if w in GENDERED_WORDS}
+            sexes |= {GENDERED_WORDS[w] for w in re.findall(r"\w+", last.group().lower()) if w in GENDERED_WORDS}
+            if name and name.lower() not in _NOT_NAMES:
+                names.append((name, sexes.pop() if len(sexes) == 1 else ""))
+        found.append((_kin_way(m.group("kin")), names))
+    return found
+
+
+def _parent_of_sex(names: list[tuple[str, str]], sex: str, up: bool) -> str | None:
+    """Of the kin a kin phrase names, the one of ``sex`` the sentence says
+    ("the goddess Aphrodite"), or the one left when the other is said to
+    be of the other sex; a lone parent (``up``) is taken for the father
+    ("the son of Robert Darwin"), never for the mother; None otherwise."""
+    said = [name for name, of in names if of == sex]
+    if len(said) == 1:
+        return said[0]
+    unsaid = [name for name, of in names if not of]
+    if len(names) == 2 and len(unsaid) == 1 and len(said) == 0:
+        return unsaid[0]
+    if up and len(names) == 1 and not names[0][1] and sex == "he":
+        return names[0][0]
+    return None
 
 
 def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, set[str]] | None:
@@ -779,43 +881,66 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     ``subject`` (its article's title, the name it refers back to, or the
     name it opens with) gives a question for someone's parents or children
     (:func:`kin_holder`): "<subject> … son of <holder>" answers "Who were
-    the children of <holder>?" with the subject, "<holder> … son of X" a
-    question for the holder's parent with X; a name that is the kin of
-    someone else ("children of Uranus") is none. None where the sentence
-    neither names the holder nor is about them (its subject is known and
-    another's): it says nothing of their
-    kin, and no name of it answers; ``(None, set())`` for any other
-    question.
+    the children of <holder>?" with the subject, "<holder> … son of X and
+    Y" a question for the holder's parents with "X and Y", for the mother
+    the one of them the sentence says is a woman (:func:`_parent_of_sex`);
+    a name that is the kin of someone else ("children of Uranus") is none.
+    None where the sentence neither names the holder nor is about them
+    (its subject is known and another's): it says nothing of their kin,
+    and no name of it answers; ``(None, set())`` for any other question.
 
     >>> kin_span("Who were the children of Zeus?", "He was the son of Zeus and Alcmene.", "Heracles")
     ('Heracles', set())
     >>> kin_span("Who was Leonidas's father?", "He was the son of king Anaxandridas II.", "Leonidas")
     ('Anaxandridas II', set())
+    >>> kin_span("Who were the parents of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")
+    ('Zeus and Alcmene', set())
+    >>> print(kin_span("Who was the mother of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")[0])
+    None
     >>> print(kin_span("Who were Zeus's children?", "They were the children of Uranus and Gaia.", "Titans"))
     None
     >>> kin_span("Who were Zeus's children?", "Hera, sister of Zeus, was the daughter of Cronus.", "Hera")
     (None, {'Cronus'})
     """
-    asked = kin_holder(question)
+    asked = _kin_question(question)
     if not asked:
         return None, set()
-    way, holder = asked
-    owned = {w for w in tokens(holder, "rouge") if len(w) > 1}
-    is_holder = bool(owned & set(tokens(subject, "rouge")))
+    way, holder, word = asked
+    phrases = _kin_phrases(sentence)
+    # One is not one's own kin: where a kin phrase names the holder, the
+    # subject is another ("Leopold Mozart was the father of Wolfgang
+    # Amadeus Mozart" for "Who was Mozart's father?").
+    named = any(same_name(holder, name) for _, names in phrases for name, _ in names)
+    is_holder = same_name(holder, subject) and not named
     others = set()
-    for said, names in _kin_phrases(sentence):
-        of_holder = any(owned & set(tokens(name, "rouge")) for name in names)
+    for said, names in phrases:
+        of_holder = any(same_name(holder, name) for name, _ in names)
         if of_holder and said == way and subject and not is_holder:
             return subject, set()
         if is_holder and not of_holder and said != way and names:
-            return names[0], set()
+            if word in _KIN_PLURAL:
+                return " and ".join(name for name, _ in names), set()
+            parent = _parent_of_sex(names, GENDERED_WORDS.get(word.removeprefix("step"), ""), way == "up")
+            if parent:
+                return parent, set()
+            # Which of them is the mother the sentence does not say:
+            # none of them is the answer.
+            others.update(name for name, _ in names)
+            continue
         if not of_holder:
-            others.update(names)
+            others.update(name for name, _ in names)
     # A sentence whose subject is not known ("Her father was …" with no
     # title) may be about the one asked about.
-    if subject and not is_holder and not owned & set(tokens(sentence, "rouge")):
+    if subject and not is_holder and not named and not _words_of(holder) <= _words_of(sentence):
         return None
     return None, others
+
+
+def kin_said(question: str, sentence: str, title: str = "", referent: str = "") -> tuple[str | None, set[str]] | None:
+    """:func:`kin_span` of ``sentence``, its subject the name it refers
+    back to, else its article's ``title``, else the name it opens with."""
+    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    return kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence))
 
 
 def _spans(matches) -> list[tuple[int, int, str]]:
@@ -905,8 +1030,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # Parents and children are said either way round, without the
         # question's word ("the son of Zeus" for his children): the kin
         # phrases decide, before the nearness of the question's words.
-        subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
-        kin = kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence))
+        kin = kin_said(question, sentence, title, referent)
         if kin is None:
             return None
         if kin[0]:
