@@ -765,19 +765,19 @@ def _kin_way(word: str) -> str:
 
 
 def _words_of(text: str) -> set[str]:
-    return set(re.findall(r"\w+", re.sub(r"['’]s\b", "", text).lower()))
+    return set(re.findall(r"\w+", folded_text(re.sub(r"['’]s\b", "", text)).lower()))
 
 
 def same_name(a: str, b: str) -> bool:
     """Whether names ``a`` and ``b`` may be one person's: every word of
-    the shorter is a word of the longer, regnal numerals included
+    the shorter is a word of the longer, accents aside, regnal numerals included
     ("Mozart" is "Wolfgang Amadeus Mozart"; "Elizabeth I" is not
     "Elizabeth II", nor "Charles Darwin" "Robert Darwin").
 
     >>> same_name("Mozart", "Wolfgang Amadeus Mozart"), same_name("Elizabeth I", "Elizabeth II")
     (True, False)
-    >>> same_name("Charles Darwin", "Robert Darwin"), same_name("", "Zeus")
-    (False, False)
+    >>> same_name("Charles Darwin", "Robert Darwin"), same_name("", "Zeus"), same_name("Dvorak", "Antonín Dvořák")
+    (False, False, True)
     """
     words_a, words_b = _words_of(a), _words_of(b)
     shorter, longer = sorted((words_a, words_b), key=len)
