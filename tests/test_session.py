@@ -943,17 +943,33 @@ def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_i
             threading.Event().wait(0.05)
         return False
 
+    class Watched:
+        """A session's lock that tells when a taker finds it held, and waits."""
+
+        def __init__(self):
+            self.lock, self.waiting = threading.Lock(), threading.Event()
+
+        def __enter__(self):
+            if not self.lock.acquire(blocking=False):
+                self.waiting.set()
+                self.lock.acquire()
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
     # A second taker (a question asked meanwhile) waits for the first, then finds it taken.
     reloaded = S.Session()
     S.restore_state(reloaded, copy_)
     S.switch_conversation(reloaded, 1, services, later=True)
+    reloaded.taking = Watched()
     first = take("first", reloaded)
     assert started(1)
     second = take("second", reloaded)
-    second.join(1.0)
-    assert len(builds) == 1  # not built twice
+    assert reloaded.taking.waiting.wait(60)  # the second waits on the lock the first holds
+    assert second.is_alive() and len(builds) == 1
     gate.set()
     first.join(60), second.join(60)
+    assert len(builds) == 1  # not built twice
     assert said == {"first": "Its answers come from your upload (engines.md; 1 passage).", "second": ""}
     # A conversation left while its uploads are indexed again keeps them; the one picked keeps its own.
     gate.clear()
@@ -970,6 +986,42 @@ def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_i
     assert S.switch_conversation(left, 1, services) == (
         "Back to conversation 1 (1 turn). Its answers come from your upload (engines.md; 1 passage).")
     assert len(builds) == 2
+
+
+def test_uploads_read_again_are_held_while_they_are_read_and_let_go_when_the_reading_fails(
+        app_services, tmp_path, monkeypatch):
+    # Held only once read, the files of uploads read again were deleted
+    # under the reading when the page before the reload ended meanwhile.
+    visitor = "93.184.216.34"
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions",
+                                   limits=dataclasses.replace(app_services.limits, client_indexes=1))
+    engines = tmp_path / "engines.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    before = S.Session()
+    S.track_uploads(before, [engines])  # as the app does: the page's uploads
+    S.use_uploads(services, before, [engines])
+    play(services, before, "What did the Difference Engine compute?")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    real, seen = services.assistant.rescorer_for, []
+
+    def ending(*args, **kwargs):  # the page before the reload ends while its uploads are read again
+        before.close()
+        seen.append(engines.is_file())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services.assistant, "rescorer_for", ending)
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    assert S.take_waiting(services, reloaded, visitor) == "Its answers come from your upload (engines.md; 1 passage)."
+    assert seen == [True] and engines.is_file()
+    # A reading refused (the visitor's one index is held) holds the files no more.
+    other = S.Session()
+    S.restore_state(other, copy_)
+    assert "which cannot be taken again: Your other pages or sessions already answer from 1 index" in \
+        S.take_waiting(services, other, visitor)
+    reloaded.close()
+    assert not engines.exists()
+    other.close()
 
 
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):

@@ -442,15 +442,20 @@ def _taken_again(services: Services | None, session: Session, origin: Origin, cl
 
         if missing is not None:
             raise gone(missing)
+        # Held before they are read: the page before the reload, ending
+        # meanwhile, deleted them under the reading.
+        files = session.on_disk()
+        claimed = [file for file in origin.files if file not in files.uploads]
+        files.add_uploads(claimed)
         try:
             if origin.kind == "uploads":
-                source = _uploads(services, session, paths, client, origin.token)
-            else:
-                source = _document_file(services, session, paths[0], client, origin.token)
-        except OSError:  # deleted meanwhile
-            raise gone(next((path for path in paths if not path.is_file()), paths[0])) from None
-        session.on_disk().add_uploads(origin.files)
-        return source
+                return _uploads(services, session, paths, client, origin.token)
+            return _document_file(services, session, paths[0], client, origin.token)
+        except BaseException as error:
+            files.drop_uploads(claimed)
+            if isinstance(error, OSError):  # deleted meanwhile
+                raise gone(next((path for path in paths if not path.is_file()), paths[0])) from None
+            raise
     raise InvalidInputError("documents are not kept across a reload or a server restart, nor once their room is "
                             "needed for another.")
 

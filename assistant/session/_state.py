@@ -320,8 +320,10 @@ class SessionFiles:
                 UPLOAD_HOLDERS.add(name)
                 self.uploads.add(name)
 
-    def remove(self) -> None:
-        for name in sorted(self.uploads):
+    def drop_uploads(self, names) -> None:
+        """Hold ``names`` no more: each deleted once no session holds it."""
+        for name in sorted(set(names) & self.uploads):
+            self.uploads.discard(name)
             if not UPLOAD_HOLDERS.drop(name):
                 continue  # another session holds the same copy
             path = Path(name)
@@ -330,7 +332,9 @@ class SessionFiles:
                 path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
             except OSError:
                 pass  # not empty, or gone
-        self.uploads.clear()
+
+    def remove(self) -> None:
+        self.drop_uploads(set(self.uploads))
         if self.export:
             Path(self.export).unlink(missing_ok=True)
             self.export = ""
