@@ -502,6 +502,13 @@ class Actions:
         if request is not None and request.session_hash:
             self._uploaders[request.session_hash] = session
 
+    def _turn_client(self, session, request: gr.Request | None) -> str | None:
+        """The client of a turn (S.ask, S.correct, S.multiple_choice), which
+        reads the source its conversation waits for first, as _read_again does."""
+        if S.waiting_for(session) is not None:
+            self._uploader(session, request)
+        return _client(request)
+
     def _read_again(self, session, request: gr.Request | None) -> str:
         """The source ``session``'s conversation waits for, read again
         (S.take_waiting) as an upload is read: counted against its client's
@@ -573,10 +580,11 @@ class Actions:
             # A failure's message was covered by the turns after it.
             yield self.views(session, _status("Not answered: " + " ".join(failed), error=True))
 
-    def rerun(self, corrected, session, saved):
+    def rerun(self, corrected, session, saved, request: gr.Request = None):
         self.ready(session, saved)
         stops = session.stops
-        status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected))
+        client = self._turn_client(session, request)
+        status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected, client))
         if session.stops != stops:
             # Stopped meanwhile: Stop's views are the last word, as a stream's
             # (its cancel drops these, unless they were on their way).
@@ -730,8 +738,10 @@ class Actions:
         """The "Try" examples ask about the default collection: shown only while it is the source."""
         return gr.update(visible=session.source is None)
 
-    def choice(self, document, question, a, b, c, d, session):
-        result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d]))
+    def choice(self, document, question, a, b, c, d, session, request: gr.Request = None):
+        client = self._turn_client(session, request)
+        result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d],
+                                                           client))
         return (S.notice_html(error) if error else S.choice_html(*result)), session
 
     def left(self, request: gr.Request):

@@ -1024,6 +1024,42 @@ def test_uploads_read_again_are_held_while_they_are_read_and_let_go_when_the_rea
     other.close()
 
 
+def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again(app_services, tmp_path):
+    # Only a question waited for a source being read again after a reload: a
+    # re-run with a correction was answered from the default collection
+    # meanwhile, and a multiple choice about the document found none.
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    engines, volcano = tmp_path / "engines.md", tmp_path / "volcano.txt"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    volcano.write_text(VOLCANO)
+    before = S.Session()
+    S.track_uploads(before, [engines, volcano])
+    S.use_uploads(services, before, [engines])
+    play(services, before, "What did the Difference Engine compute?")
+    S.use_document_file(services, before, volcano)
+    play(services, before, "When did Mount Kessel last erupt?")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    assert S.waiting_for(reloaded).kind == "document" and reloaded.source is None
+    choice, _ = S.multiple_choice(services, reloaded, "", "When did Mount Kessel last erupt?",
+                                  ["In 1723", "In 1066", "In 1999", ""])
+    assert choice.index == 0 and reloaded.source.kind == "document" and S.waiting_for(reloaded) is None
+    assert reloaded.notes == ["Its answers come from the document “volcano” (1 passage)."]
+    S.switch_conversation(reloaded, 1, services, later=True)
+    assert S.waiting_for(reloaded).kind == "uploads"
+    S.correct(services, reloaded, 0, "What did the Difference Engine compute?")
+    assert turns(reloaded)[0].sources[0].id == "engines.md#0"
+    # A question asked through the session layer itself (the API's, a replay's) waits too.
+    other = S.Session()
+    S.restore_state(other, copy_)
+    S.switch_conversation(other, 1, services, later=True)
+    play(services, other, "What did it compute?")
+    assert turns(other)[-1].sources[0].id == "engines.md#0"
+    for session in (before, reloaded, other):
+        session.close()
+
+
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
     (tmp_path / "data" / "qrecc").mkdir(parents=True)

@@ -425,6 +425,18 @@ def take_waiting(services: Services, session: Session, client: str | None = None
         return take_back(services, session, client).strip()
 
 
+def await_source(services: Services, session: Session, client: str | None = None) -> None:
+    """Before a turn of the current conversation (a question, a re-run with
+    a correction, a multiple choice about its document): the source it is
+    being read again from (:func:`waiting_for`) is waited for, or read,
+    rather than the turn answered from the default collection meanwhile;
+    what the reading says is among ``session.notes``."""
+    if waiting_for(session) is not None:
+        status = take_waiting(services, session, client)
+        if status:
+            session.notes.append(status)
+
+
 def _taken_again(services: Services | None, session: Session, origin: Origin, client: str | None) -> Source:
     """The source ``origin`` names, taken again; an AssistantError that
     says why where it cannot be. The files it is read from are then
@@ -487,11 +499,16 @@ def search_notice(services: Services, session: Session) -> str:
 MAX_CHOICE_CHARS = 100_000
 
 
-def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str]):
+def multiple_choice(services: Services, session: Session, document: str, question: str, options: Sequence[str],
+                    client: str | None = None):
     """Answer a multiple-choice question about ``document`` (or the session's
-    single document when empty). Returns (choice, options used)."""
+    single document when empty; ``client`` as :func:`await_source` counts
+    it). Returns (choice, options used)."""
 
-    document = (document or "").strip() or (session.source.text if session.source else "")
+    document = (document or "").strip()
+    if not document:
+        await_source(services, session, client)
+        document = session.source.text if session.source else ""
     if not document:
         raise InvalidInputError("Paste the document (or choose one under 'Your documents') first.")
     if len(document) > MAX_CHOICE_CHARS:

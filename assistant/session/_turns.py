@@ -12,7 +12,7 @@ from pathlib import Path
 from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, counted, echoed_question
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
-from ._sources import assistant_for, search_notice
+from ._sources import assistant_for, await_source, search_notice
 from ._storage import server_storage
 from ._store import note_removed, origin_of
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
@@ -62,6 +62,7 @@ def ask(
     history: Sequence[str] | None = None,
     reference: str = "",
     example_id: str = "",
+    client: str | None = None,
 ) -> Iterator[Pending]:
     """Run one turn, yielding as it goes; the finished turn is in ``session``.
 
@@ -70,7 +71,10 @@ def ask(
     reading run). ``history`` overrides the conversation's own (replay gives
     the file's); ``reference`` is a human rewrite to score ours against.
     Raises InvalidInputError (with the message to show) for a bad question.
+    A source the conversation is being read again from is waited for first
+    (:func:`await_source`; ``client`` is counted for it).
     """
+    await_source(services, session, client)
     assistant = assistant_for(services, session)
     question = validate_question(question, assistant.config.max_question_chars)
     _check_room(session)
@@ -232,7 +236,7 @@ def rewrite_json(services: Services, question: str, history) -> dict:
     return {"rewrite": rewrite.text, "note": rewrite.note}
 
 
-def correct(services: Services, session: Session, index: int, corrected: str) -> str:
+def correct(services: Services, session: Session, index: int, corrected: str, client: str | None = None) -> str:
     """Re-run turn ``index`` with the user's corrected rewrite; returns a status.
 
     The correction becomes the turn's reference rewrite (unless a replayed
@@ -244,6 +248,7 @@ def correct(services: Services, session: Session, index: int, corrected: str) ->
     if not -len(session.turns) <= index < len(session.turns):
         raise InvalidInputError(f"There is no turn {index + 1}.")
     index %= len(session.turns)
+    await_source(services, session, client)  # as ask() does
     assistant = assistant_for(services, session)
     corrected = validate_question(corrected, assistant.config.max_question_chars)
     entry = session.turns[index]
