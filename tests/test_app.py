@@ -255,10 +255,9 @@ def test_a_reload_says_that_documents_given_before_are_not_kept(app_services, tm
     assert reloaded.source is None
 
 
-def test_uploads_read_again_after_a_reload_are_indexed_by_a_queued_event_not_the_pages_load(app_services, tmp_path):
-    # Indexing a conversation's uploads again (minutes for many files, a
-    # large PDF read again) ran in the page's load and the pick's quick
-    # handlers, without a word of progress.
+def _answered_from_an_upload(app_services, tmp_path):
+    """A page whose conversation was answered from an upload (engines.md):
+    its services, Actions, session and saved copy."""
     import dataclasses
 
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
@@ -269,7 +268,14 @@ def test_uploads_read_again_after_a_reload_are_indexed_by_a_queued_event_not_the
     act.upload([str(engines)], before, None)
     act.take("What did the Difference Engine compute?", before)
     *_, views = act.ask(before, None)
-    saved = views[-1]
+    return services, act, before, views[-1]
+
+
+def test_uploads_read_again_after_a_reload_are_indexed_by_a_queued_event_not_the_pages_load(app_services, tmp_path):
+    # Indexing a conversation's uploads again (minutes for many files, a
+    # large PDF read again) ran in the page's load and the pick's quick
+    # handlers, without a word of progress.
+    services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
     for reloaded in (S.Session(), S.Session()):
         status = act.restore(saved, reloaded)[1].replace("\\", "")
         assert "Conversation 1 was answered from your upload (engines.md; 1 passage), which is being read again" in status
@@ -292,18 +298,8 @@ def test_uploads_read_again_for_a_question_count_against_the_visitor_and_stop_wh
     # Read again because a question was asked first, the index was counted
     # against no visitor's or network's share, and the page's going
     # (left) did not stop encoding its passages.
-    import dataclasses
-
     visitor = "93.184.216.34"
-    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    act, before = app.Actions(services, str(tmp_path)), S.Session()
-    engines = tmp_path / "engines.md"
-    engines.write_text("The Difference Engine computed polynomial tables.")
-    act.restore(None, before)
-    act.upload([str(engines)], before, None)
-    act.take("What did the Difference Engine compute?", before)
-    *_, views = act.ask(before, None)
-    saved = views[-1]
+    services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
     reloaded = S.Session()
     act.restore(saved, reloaded)
     assert S.waiting_for(reloaded) is not None and services.client_indexes.held(visitor) == 0

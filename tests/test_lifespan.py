@@ -173,14 +173,8 @@ def test_the_answers_description_is_shown_and_marked(reader):
     assert '<span class="cqa-description"><mark>English mathematician (1815–1852)</mark></span>' in shown
 
 
-def test_an_old_default_index_is_built_again_with_its_vectors_kept(summaries, tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path))
-    monkeypatch.setattr("assistant.retrieval._collection.default_collection_path", lambda: summaries)
-    index = default_index_dir()
-    # An index built before descriptions were kept, and its vectors.
-    build_index(({k: v for k, v in p.items() if k != "description"} for p in read_collection(summaries)),
-                index, progress=False)
-    (index / "convqa.json").write_text(json.dumps({"passages": 3}))
+def test_an_old_default_index_is_built_again_with_its_vectors_kept(old_default, monkeypatch):
+    index = old_default  # built before descriptions were kept; and its vectors:
     ids = sorted(SUMMARIES)
     np.savez(index / VECTORS_FILE, ids=np.array(ids), vectors=np.eye(3, dtype=np.float16))
     kept = (index / VECTORS_FILE).read_bytes()
