@@ -1020,7 +1020,14 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     api.rewrite.click(act.api_rewrite, [api.question, api.history], [api.result], api_name="rewrite",
                       concurrency_limit=TURN_CONCURRENCY, concurrency_id="turn", api_description=API_REWRITE)
     # Stop ends a running turn (or replay, or indexing); the finished turns stay.
-    chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running, **light)
+    # The asking run is stopped by the session (S.stop_turns: its turn is not
+    # added, and its stream ends with Stop's views), not cancelled by the
+    # browser: Gradio's cancel of a run blocked in a model call returns only
+    # when the call does, and a question sent meanwhile had its run deferred
+    # behind the cancelled one, which the page then never ran, so the
+    # question was never asked. Not cancelled, that run ends by itself and
+    # asks a question sent after Stop (or Gradio runs the deferred one).
+    chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running[1:], **light)
     return turn_outputs, shown
 
 

@@ -597,6 +597,28 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
 
 
+def test_a_question_sent_after_stop_while_the_stopped_call_still_runs_is_asked(browser, gated_app_server):
+    # The browser cancelled the asking run on Stop; a cancel of a run blocked
+    # in a model call returns only when the call does, and a question sent
+    # before then had its run deferred behind the cancelled one, which the
+    # page never ran: the question stayed "Asking…" for good.
+    url, rewriter = gated_app_server
+    rewriter.gate.clear()
+    with browser_context(browser) as context:
+        page = open_in(context, url)
+        page.fill("#question textarea", ADA)
+        page.click("#ask")
+        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
+        page.click("#stop")
+        status_text(page, "Stopped")
+        page.fill("#question textarea", "What is Paris?")
+        page.click("#ask")  # the stopped turn's rewrite still waits for the gate
+        status_text(page, "Asking")
+        rewriter.gate.set()
+        page.wait_for_function("() => document.querySelectorAll('#chat .cqa-answer').length > 0", timeout=TIMEOUT_MS)
+        assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
+
+
 def test_stop_during_a_re_run_with_a_correction_leaves_the_turn_as_it_was(browser, gated_app_server, monkeypatch):
     # Stop while a turn re-ran with the user's rewrite said "Nothing was
     # running", and the re-run, its thread running on, changed the turn after it.
