@@ -580,16 +580,21 @@ def test_a_conversation_picked_again_is_answered_from_its_own_source_and_the_pag
     page.locator("#cqa-source").filter(has_text="the document “Lord Byron”").wait_for()
 
 
+def stopped_while_rewriting(page):
+    """Ask about Ada Lovelace and press Stop while the gated rewriter waits
+    (the turn is running), until the page says it stopped."""
+    page.fill("#question textarea", ADA)
+    page.click("#ask")
+    page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
+    page.click("#stop")
+    status_text(page, "Stopped")
+
+
 def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
     url, rewriter = gated_app_server
     with browser_context(browser) as context:
         page = open_in(context, url)
-        page.fill("#question textarea", ADA)
-        page.click("#ask")
-        # The rewriter waits for the gate: the turn is running.
-        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
-        page.click("#stop")
-        status_text(page, "Stopped")
+        stopped_while_rewriting(page)
         page.locator("#chat").get_by_text("Rewriting the question…").wait_for(state="detached")
         rewriter.gate.set()
         assert answers(page).count() == 0
@@ -606,11 +611,7 @@ def test_a_question_sent_after_stop_while_the_stopped_call_still_runs_is_asked(b
     rewriter.gate.clear()
     with browser_context(browser) as context:
         page = open_in(context, url)
-        page.fill("#question textarea", ADA)
-        page.click("#ask")
-        page.locator("#chat").get_by_text("Rewriting the question…").wait_for()
-        page.click("#stop")
-        status_text(page, "Stopped")
+        stopped_while_rewriting(page)
         page.fill("#question textarea", "What is Paris?")
         page.click("#ask")  # the stopped turn's rewrite still waits for the gate
         status_text(page, "Asking")
