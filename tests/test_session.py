@@ -810,6 +810,21 @@ def test_a_reloaded_page_reads_its_uploads_again_while_their_files_are_on_the_se
     assert not engines.exists() and not volcano.exists()
 
 
+def _from_uploads_then_a_document(services, session, upload, client=None):
+    """Two conversations of ``session``: one answered from ``upload`` indexed
+    (a Markdown file written here), then one from a volcano document uploaded
+    beside it, as the page's uploads; returns ``upload``."""
+    volcano = upload.parent / "volcano.txt"
+    upload.write_text("The Difference Engine computed polynomial tables.")
+    volcano.write_text(VOLCANO)
+    S.track_uploads(session, [upload, volcano])
+    S.use_uploads(services, session, [upload], client)
+    play(services, session, "What did the Difference Engine compute?")
+    S.use_document_file(services, session, volcano, client)
+    play(services, session, "When did Mount Kessel last erupt?")
+    return upload
+
+
 def test_a_forged_copy_with_anothers_browser_id_reads_none_of_their_uploads(app_services, tmp_path):
     # The browser's id is no secret (an export's file name and contents and
     # each labels line show it), and the browser's copy can be forged: a
@@ -818,15 +833,8 @@ def test_a_forged_copy_with_anothers_browser_id_reads_none_of_their_uploads(app_
     # of its own now, in the browser's sealed copy alone.
     visitor, stranger = "93.184.216.34", "198.51.100.7"
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    diary, volcano = tmp_path / "diary.md", tmp_path / "volcano.txt"
-    diary.write_text("The Difference Engine computed polynomial tables.")
-    volcano.write_text(VOLCANO)
     victim = S.Session()
-    S.track_uploads(victim, [diary, volcano])
-    S.use_uploads(services, victim, [diary], visitor)
-    play(services, victim, "What did the Difference Engine compute?")
-    S.use_document_file(services, victim, volcano, visitor)
-    play(services, victim, "When did Mount Kessel last erupt?")
+    diary = _from_uploads_then_a_document(services, victim, tmp_path / "diary.md", visitor)
     copy_ = json.loads(json.dumps(S.saved_state(victim)))
     tokens = [copy_["sources"][key]["token"] for key in ("1", "2")]
     assert all(len(token) >= 22 for token in tokens) and tokens[0] != tokens[1]
@@ -1029,15 +1037,8 @@ def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again
     # re-run with a correction was answered from the default collection
     # meanwhile, and a multiple choice about the document found none.
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    engines, volcano = tmp_path / "engines.md", tmp_path / "volcano.txt"
-    engines.write_text("The Difference Engine computed polynomial tables.")
-    volcano.write_text(VOLCANO)
     before = S.Session()
-    S.track_uploads(before, [engines, volcano])
-    S.use_uploads(services, before, [engines])
-    play(services, before, "What did the Difference Engine compute?")
-    S.use_document_file(services, before, volcano)
-    play(services, before, "When did Mount Kessel last erupt?")
+    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
     copy_ = json.loads(json.dumps(S.saved_state(before)))
     reloaded = S.Session()
     S.restore_state(reloaded, copy_)
