@@ -591,10 +591,7 @@ def _of_default_collection(index_dir: Path) -> bool:
     """Whether the index at ``index_dir`` holds the default collection: its
     passage count is the collection's (the count is all an index of the
     earlier format says of what it holds)."""
-    try:
-        count = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8")).get("passages")
-    except (OSError, ValueError, AttributeError):
-        return False
+    count = _index_record(index_dir).get("passages")
     return isinstance(count, int) and count == collection_size()
 
 
@@ -621,11 +618,18 @@ def _build_lock(index_dir: Path) -> Iterator[None]:
 def _index_format(index_dir: Path) -> int:
     """The :data:`INDEX_FORMAT` the index at ``index_dir`` was built in (1:
     before the format was written down, or unreadable)."""
-    try:
-        found = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8")).get("format", 1)
-    except (OSError, ValueError, AttributeError):
-        return 1
+    found = _index_record(index_dir).get("format", 1)
     return found if isinstance(found, int) else 1
+
+
+def _index_record(index_dir: Path) -> dict:
+    """What a build wrote in the index's convqa.json (its passage count and
+    format); empty when it is missing, unreadable or not an object."""
+    try:
+        record = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 def _stored_vectors(index_dir: Path) -> tuple[list[str], bytes] | None:
