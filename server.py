@@ -164,35 +164,36 @@ def _waiting(demo: gr.Blocks, clients: _Clients, *who: str) -> list[int]:
 
 
 def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
-    """Gradio's ``queue`` takes its next events to run by ``share``. This
-    replaces ``Queue.get_events`` and keeps its rule otherwise: the lines
-    (one per concurrency id) in random order, a line at its concurrency
-    limit passed over, a batched function's events taken together (the
-    first by ``share``; the app batches none)."""
+    """Gradio's ``queue`` takes its next events to run by ``share``
+    (``S.RunningShare.pick``, over every line at once: a line of its own
+    for each function, and a quiet network's event in one line waited
+    while another line's crowd ran). This replaces ``Queue.get_events`` and
+    keeps its rule otherwise: a line at its concurrency limit passed over,
+    a batched function's events taken together (the first by ``share``;
+    the app batches none)."""
 
     def get_events():
-        full = None  # who has no room to run one more: counted once a pick, where an event waits
-        concurrency_ids = list(queue.event_queue_per_concurrency_id)
-        random.shuffle(concurrency_ids)
-        for concurrency_id in concurrency_ids:
-            line = queue.event_queue_per_concurrency_id[concurrency_id]
-            if not line.queue or (line.concurrency_limit is not None
-                                  and line.current_concurrency >= line.concurrency_limit):
-                continue
-            if full is None:
-                full = share.full(collections.Counter(clients(event) for job in queue.active_jobs if job is not None
-                                                      for event in job))
-            first = share.first(line.queue, clients, full)
-            if first is None:
-                continue
-            events = [first]
-            if first.fn.batch:
-                events += [event for event in line.queue
-                           if event is not first and event.fn == first.fn][:first.fn.max_batch_size - 1]
-            for event in events:
-                line.queue.remove(event)
-            return events, first.fn.batch, concurrency_id
-        return None
+        ready = [(concurrency_id, line) for concurrency_id, line in queue.event_queue_per_concurrency_id.items()
+                 if line.queue and (line.concurrency_limit is None
+                                    or line.current_concurrency < line.concurrency_limit)]
+        if not ready:
+            return None
+        # Lines in random order, as Gradio takes them: among equally fair events none is always first.
+        random.shuffle(ready)
+        room = share.room(collections.Counter(clients(event) for job in queue.active_jobs if job is not None
+                                              for event in job))
+        picked = share.pick([line.queue for _, line in ready], clients, room)
+        if picked is None:
+            return None
+        position, first = picked
+        concurrency_id, line = ready[position]
+        events = [first]
+        if first.fn.batch:
+            events += [event for event in line.queue
+                       if event is not first and event.fn == first.fn][:first.fn.max_batch_size - 1]
+        for event in events:
+            line.queue.remove(event)
+        return events, first.fn.batch, concurrency_id
 
     queue.get_events = get_events
 

@@ -10,6 +10,7 @@ compared.
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 
 import numpy as np
@@ -372,25 +373,70 @@ class _Event:
         self.client = client
 
 
-def test_the_queue_runs_the_first_event_in_line_whose_client_has_room(caplog):
+def _picked(share, lines, running):
+    """The event ``share`` picks of ``lines`` (each a list, in line order), each client running ``running``."""
+    picked = share.pick(lines, lambda event: event.client, share.room(running))
+    return picked[1] if picked is not None else None
+
+
+def test_the_queue_runs_no_event_of_a_client_past_its_share(caplog):
     a1, a2, b1, own = _Event("93.184.216.34"), _Event("93.184.216.34"), _Event("151.101.1.69"), _Event(None)
     line = [a1, a2, b1, own]
+    assert _picked(S.RunningShare(2), [line], {}) is a1
+    assert _picked(S.RunningShare(2), [line], {"93.184.216.34": 1}) is b1  # the fairer: its client runs none
+    assert _picked(S.RunningShare(2), [[a1, a2]], {"93.184.216.34": 1}) is a1
     share = S.RunningShare(2)
-    client = lambda event: event.client  # noqa: E731
-    assert share.first(line, client, share.full({})) is a1
-    assert share.first(line, client, share.full({"93.184.216.34": 1})) is a1
     with caplog.at_level("WARNING", logger="convqa.serving"):
         # Past its share a client's events wait; the next visitor's run.
-        assert share.first(line, client, share.full({"93.184.216.34": 2})) is b1
-        assert share.first(line, client, share.full({"93.184.216.34": 2})) is b1
-        # The server's own: not counted.
-        assert share.first(line, client, share.full({"93.184.216.34": 3, "151.101.1.69": 2})) is own
-        assert share.first(line[:3], client, share.full({"93.184.216.34": 2, "151.101.1.69": 2})) is None
+        assert _picked(share, [[a1, a2, b1]], {"93.184.216.34": 2}) is b1
+        assert _picked(share, [[a1, a2, b1]], {"93.184.216.34": 2, "151.101.1.69": 1}) is b1
+        # The server's own: not bounded.
+        assert _picked(share, [line], {"93.184.216.34": 3, "151.101.1.69": 2, None: 5}) is own
+        assert _picked(share, [line[:3]], {"93.184.216.34": 2, "151.101.1.69": 2}) is None
     assert [r.getMessage() for r in caplog.records] == [
         "refused running events (kept in line) to 93.184.216.34: it has 2 events running, the most one visitor may; "
         "the others wait in line",
         "refused running events (kept in line) to 151.101.1.69: it has 2 events running, the most one visitor may; "
         "the others wait in line"]  # a line per client and minute, whatever the events passed over
+
+
+def _crowd(networks, clients, events):
+    """A crowd's events in line: ``events`` each of ``clients`` clients in each of ``networks`` /24s, in turn."""
+    return [_Event(f"198.51.{n}.{c + 1}") for _ in range(events) for n in range(networks) for c in range(clients)]
+
+
+def test_a_quiet_networks_event_runs_before_a_crowd_spread_over_many_networks():
+    # A crowd of forty networks, each of three clients with two events running
+    # and two waiting, every one within its share: the queue ran them first
+    # come, first served, and a visitor of a quiet network waited behind all
+    # 240 of them.
+    crowd = _crowd(40, 3, 2)
+    running = {event.client: 2 for event in crowd}
+    newcomer = _Event("93.184.216.34")
+    share = S.RunningShare(8, network_limit=16)
+    assert _picked(share, [crowd + [newcomer]], running) is newcomer
+    # In a line of its own (another of the app's functions) too.
+    assert share.pick([crowd, [_Event("203.0.113.7")]], lambda event: event.client, share.room(running))[0] == 1
+    # Once it runs more than they do, the crowd's networks come first again.
+    assert _picked(share, [[newcomer] + crowd], {**running, "93.184.216.34": 7}) is crowd[0]
+
+
+def test_networks_take_turns_whatever_their_place_in_line():
+    a, b, c = ([_Event(f"{net}.{n}") for n in range(1, 5)] for net in ("198.51.1", "198.51.2", "198.51.3"))
+    line, running, share, ran = a + b + c[:1], collections.Counter(), S.RunningShare(8), []
+    while line:
+        event = _picked(share, [line], running)
+        line.remove(event)
+        running[event.client] += 1
+        ran.append(event.client.rsplit(".", 1)[0])
+    # Round robin: a network that runs fewer first, then the one served longest ago.
+    assert ran == ["198.51.1", "198.51.2", "198.51.3", "198.51.1", "198.51.2", "198.51.1", "198.51.2", "198.51.1",
+                   "198.51.2"]
+    # Once their events end (none runs), the one served longest ago goes first.
+    assert _picked(share, [[a[0], b[0]]], {}) is a[0]
+    assert _picked(share, [[a[0], b[0]]], {}) is b[0]
+    # Within a network, the client that runs fewer.
+    assert _picked(S.RunningShare(8), [[a[0], a[1]]], {a[0].client: 2, a[3].client: 1}) is a[1]
 
 
 FLOODER, VISITOR = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
@@ -497,15 +543,13 @@ def test_the_clients_of_one_network_run_their_share_of_the_queue_together(caplog
     one, two, three, other = (_Event("93.184.216.1"), _Event("93.184.216.2"), _Event("2001:db8:1:2::/64"),
                               _Event("151.101.1.69"))
     share = S.RunningShare(2, network_limit=3)
-    client = lambda event: event.client  # noqa: E731
     with caplog.at_level("WARNING", logger="convqa.serving"):
         # Each client has room, but its /24 runs three already: another network's event runs.
-        assert share.first([one, two, other], client, share.full({"93.184.216.1": 1, "93.184.216.9": 2})) is other
-        assert share.first([one, two], client, share.full({"93.184.216.1": 1, "93.184.216.9": 1})) is one
+        assert _picked(share, [[one, two, other]], {"93.184.216.1": 1, "93.184.216.9": 2}) is other
+        assert _picked(share, [[one, two]], {"93.184.216.1": 1, "93.184.216.9": 1}) is two  # its client runs none
         # An IPv6 client is a /64; its network, the /48 a site or a tunnel broker hands out.
-        full = share.full({"2001:db8:1:ff::/64": 2, "2001:db8:1:fe::/64": 1})
-        assert share.first([three, other], client, full) is other
-        assert share.first([three], client, share.full({"2001:db8:2:ff::/64": 2, "2001:db8:2:fe::/64": 1})) is three
+        assert _picked(share, [[three, other]], {"2001:db8:1:ff::/64": 2, "2001:db8:1:fe::/64": 1}) is other
+        assert _picked(share, [[three]], {"2001:db8:2:ff::/64": 2, "2001:db8:2:fe::/64": 1}) is three
     assert [r.getMessage() for r in caplog.records] == [
         "refused running events (kept in line) to 93.184.216.0/24: its visitors have 3 events running, the most one "
         "network may; the others wait in line",

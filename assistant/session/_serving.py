@@ -12,9 +12,10 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ..kernel import counted
 from ._shares import ClientShares, RefusalLog
@@ -346,54 +347,102 @@ class QueueShare:
             _REQUEST_CLIENT.reset(named)
 
 
+class Room(NamedTuple):
+    """Who runs how many of the queue's events now (:meth:`RunningShare.room`)."""
+    clients: Mapping[str | None, int]  # events each client runs
+    networks: Mapping[str | None, int]  # events each network's clients run
+    full_clients: frozenset  # clients at their share: their events wait
+    full_networks: frozenset  # networks at theirs
+
+
+# The key of :meth:`RunningShare.pick`'s fairest event: its network runs
+# none and was never served, nor was its client.
+_FAIREST = (0, -1, 0, -1)
+
+
 class RunningShare:
     """Each client's share of the events Gradio's queue runs at once
     (``limit``, :attr:`UploadLimits.client_running`): the queue ran the
     events first in its lines on its workers (one thread each), so one
     client sending events from many sessions took every worker, and each
     other visitor's event, a page's load too, waited until the client's
-    ended. The queue now runs, from a line, the first event whose client
-    runs fewer than ``limit``, and whose network (:func:`client_network`)
-    fewer than ``network_limit``; the others wait in line
-    (:class:`QueueShare` bounds how many) and run as running ones end. The
-    server's own host or network (None) is not counted."""
+    ended. Of the events waiting whose client runs fewer than ``limit`` and
+    whose network (:func:`client_network`) fewer than ``network_limit``,
+    the queue now runs the fairest (:meth:`pick`): that of the network
+    running the fewest, then the one served longest ago, then the same of
+    its client, then the first in line. A crowd spread over many networks
+    had each of its events run first come, first served, and a visitor of
+    a quiet network waited behind all of them; now a network's events take
+    turns with every other network's. The server's own host or network
+    (None) is not bounded, and takes its turn as one network."""
+
+    # Networks and clients whose last turn is remembered: one forgotten is
+    # the one served longest ago, which goes first anyway (as one never served).
+    REMEMBERED = 4096
 
     def __init__(self, limit: int, refusals: RefusalLog | None = None,
                  network_limit: int = UploadLimits().network_running):
         self.limit, self.network_limit = limit, network_limit
         self.refusals = refusals if refusals is not None else RefusalLog()
         self._held = weakref.WeakSet()  # events already passed over once: one log line each at most
+        self._served: OrderedDict = OrderedDict()  # network or client -> the pick that last ran one of its events
+        self._picks = 0
 
-    def full(self, running: Mapping[str | None, int]) -> tuple[frozenset, frozenset]:
-        """The clients and the networks with no room, given how many events
-        each client runs now (``running``): what :meth:`first` passes over.
-        Made once for each pick of the queue, whose every line
-        :meth:`first` is then asked of."""
+    def room(self, running: Mapping[str | None, int]) -> Room:
+        """Who runs how many now, given how many events each client runs
+        (``running``), and who has no room: what :meth:`pick` weighs. Made
+        once for each pick of the queue."""
         networks: Counter = Counter()
         for who, count in running.items():
             networks[client_network(who)] += count
-        return (frozenset(who for who, count in running.items() if who is not None and count >= self.limit),
-                frozenset(network for network, count in networks.items()
-                          if network is not None and count >= self.network_limit))
+        return Room(running, networks,
+                    frozenset(who for who, count in running.items() if who is not None and count >= self.limit),
+                    frozenset(network for network, count in networks.items()
+                              if network is not None and count >= self.network_limit))
 
-    def first(self, line: Iterable, client: Callable[[object], str | None], full: tuple[frozenset, frozenset]):
-        """The first event of ``line`` (in line order) whose ``client(event)``
-        and its network have room (``full``: :meth:`full` of the events
-        running now); None if none has."""
-        full_clients, full_networks = full
-        for event in line:
-            who = client(event)
-            if who in full_clients:
-                said = (who, f"it has {self.limit} events running, the most one visitor may")
-            elif full_networks and client_network(who) in full_networks:
-                said = (client_network(who), f"its visitors have {self.network_limit} events running, the most one "
-                                             f"network may")
-            else:
-                return event
-            if event not in self._held:
-                self._held.add(event)
-                self.refusals.refused("running events (kept in line)", said[0], f"{said[1]}; the others wait in line")
-        return None
+    def pick(self, lines: Iterable[Iterable], client: Callable[[object], str | None], room: Room):
+        """(the position of its line in ``lines``, the event) to run next of
+        those waiting in ``lines`` (each in line order) whose
+        ``client(event)`` and its network have room, the fairest (see the
+        class); None if none has. Counts it as served."""
+        best = best_key = None
+        served, clients, networks = self._served, room.clients, room.networks
+        full_clients, full_networks = room.full_clients, room.full_networks
+        for position, line in enumerate(lines):
+            for event in line:
+                who = client(event)
+                network = client_network(who)
+                if who in full_clients or (full_networks and network in full_networks):
+                    self._passed_over(event, who, network, full_clients)
+                    continue
+                # A client that is no address (None: the server's own) takes its turns as a network.
+                key = (networks.get(network, 0), served.get(network or who, -1),
+                       clients.get(who, 0), served.get(who, -1))
+                if best_key is None or key < best_key:
+                    best, best_key = (position, event), key
+                    if key == _FAIREST:
+                        break
+            if best_key == _FAIREST:
+                break  # none can be fairer: a network that runs none and was never served
+        if best is not None:
+            who = client(best[1])
+            self._picks += 1
+            for key in dict.fromkeys((client_network(who) or who, who)):
+                served[key] = self._picks
+                served.move_to_end(key)
+            while len(served) > self.REMEMBERED:
+                served.popitem(last=False)
+        return best
+
+    def _passed_over(self, event, who, network, full_clients) -> None:
+        if event in self._held:
+            return
+        self._held.add(event)
+        if who in full_clients:
+            said = (who, f"it has {self.limit} events running, the most one visitor may")
+        else:
+            said = (network, f"its visitors have {self.network_limit} events running, the most one network may")
+        self.refusals.refused("running events (kept in line)", said[0], f"{said[1]}; the others wait in line")
 
 
 def _joins_the_queue(scope) -> bool:
