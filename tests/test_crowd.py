@@ -435,6 +435,10 @@ def test_networks_take_turns_whatever_their_place_in_line():
     # Once their events end (none runs), the one served longest ago goes first.
     assert _picked(share, [[a[0], b[0]]], {}) is a[0]
     assert _picked(share, [[a[0], b[0]]], {}) is b[0]
+    # A network's turn counts for all its clients: a new client of one just
+    # served does not go before another network's client served earlier.
+    assert _picked(share, [[a[0], b[0], c[0]]], {}) is c[0]
+    assert _picked(share, [[_Event("198.51.2.99"), a[1]]], {}) is a[1]
     # Within a network, the client that runs fewer.
     assert _picked(S.RunningShare(8), [[a[0], a[1]]], {a[0].client: 2, a[3].client: 1}) is a[1]
 
