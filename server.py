@@ -163,6 +163,19 @@ def _waiting(demo: gr.Blocks, clients: _Clients, *who: str) -> list[int]:
     return [counts[key] for key in who]
 
 
+def _crowd(demo: gr.Blocks, clients: _Clients) -> tuple[int, int]:
+    """The events waiting in ``demo``'s queue, and the networks
+    (``S.client_network``; a client that is no address, its own) with
+    some waiting; the server's own (None) is not counted among them."""
+    total, networks = 0, set()
+    for line in list(demo._queue.event_queue_per_concurrency_id.values()):
+        events = list(line.queue)
+        total += len(events)
+        networks.update(S.client_network(client) or client for client in map(clients, events))
+    networks.discard(None)
+    return total, len(networks)
+
+
 def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
     """Gradio's ``queue`` takes its next events to run by ``share``
     (``S.RunningShare.pick``, over every line at once: a line of its own
@@ -218,7 +231,7 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     need(demo, "Blocks", "_queue", "app", "state_session_capacity")
     need(getattr(demo, "app", None), "Blocks.app", "state_holder")
     need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
-         "get_events")
+         "get_events", "max_size")
     need(queueing.EventQueue("check", None), "EventQueue", "queue", "concurrency_limit", "current_concurrency")
     missing.extend(f"Event({name}=...)" for name in ("fn", "request")
                    if name not in inspect.signature(queueing.Event).parameters)
@@ -255,7 +268,10 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     the events waiting in its queue (``S.QueueShare``) and
     ``limits.client_running`` of those it runs (``S.RunningShare``), and
     as many direct calls under way; the clients of one network
-    (``S.client_network``) ``limits.network_*`` of each together."""
+    (``S.client_network``) ``limits.network_*`` of each together. Once the
+    queue is nearly full, a network holding its fair share of it is refused
+    (``limits.fair_reserve``, ``fair_queued``), and the queue runs the
+    fairest event first (``S.RunningShare.pick``)."""
     from starlette.middleware import Middleware
 
     check_gradio(demo)
@@ -277,7 +293,9 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     # Outermost: it names each request's client for the store, and refuses before a body is read.
     queue_share = Middleware(S.QueueShare, waiting=functools.partial(_waiting, demo, clients),
                              limit=limits.client_queued, running=limits.client_running, refusals=refusals,
-                             network_queued=limits.network_queued, network_running=limits.network_running)
+                             network_queued=limits.network_queued, network_running=limits.network_running,
+                             crowd=functools.partial(_crowd, demo, clients), capacity=demo._queue.max_size,
+                             fair_reserve=limits.fair_reserve, fair_queued=limits.fair_queued)
     app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
     _forget_deleted_files_hourly(demo)
     _release_free_memory_periodically(demo)

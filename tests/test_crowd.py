@@ -591,6 +591,61 @@ def test_the_clients_of_one_network_may_have_their_share_of_the_queue_together()
         post("93.184.216.1", "/gradio_api/run/predict")).decode()
 
 
+def test_a_crowd_over_many_networks_leaves_places_in_line_for_a_quiet_network(caplog):
+    # Forty networks, each within its share of the line, filled Gradio's
+    # queue (128) first come, first served, and a visitor of a quiet network
+    # was refused: "queue is full".
+    import json
+
+    from conftest import asgi_post
+
+    waiting, crowd, joined = {}, [100, 40], []
+
+    async def app(scope, receive, send):
+        joined.append(S.request_client())
+
+    def post(middleware, client):
+        sent = asyncio.run(asgi_post(middleware, "/gradio_api/queue/join", client))
+        return json.loads(sent[1]["body"])["detail"] if sent else None
+
+    middleware = S.QueueShare(app, waiting=lambda *who: [waiting.get(key, 0) for key in who], limit=16,
+                              network_queued=32, crowd=lambda: tuple(crowd), capacity=128)
+    waiting.update({"198.51.7.0/24": 3, "198.51.7.1": 3})
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        assert post(middleware, "198.51.7.1") == (
+            "The server is busy: 100 of the 128 requests its line takes are waiting, and the last places are kept for "
+            "networks with fewer in line. Visitors of your network (198.51.7.0/24) already have 3 waiting, their fair "
+            "share while 40 networks wait (3.2 each): try again in a few seconds, when they have been answered.")
+    assert "refused queued events, the line nearly full (429) to 198.51.7.0/24" in caplog.text
+    assert post(middleware, "93.184.216.34") is None  # a quiet network's visitor joins
+    waiting["198.51.7.0/24"] = 2
+    assert post(middleware, "198.51.7.1") is None  # within its fair share
+    crowd[:] = [95, 40]
+    waiting["198.51.7.0/24"] = 10
+    assert post(middleware, "198.51.7.1") is None  # a quarter of the line left: first come, first served
+    crowd[:] = [120, 400]
+    waiting["198.51.7.0/24"] = 2
+    assert "already have 2 waiting, their fair share while 400 networks wait (2 each)" in post(middleware, "198.51.7.1")
+    waiting["198.51.7.0/24"] = 1
+    assert post(middleware, "198.51.7.1") is None  # each network keeps a page's two in line
+    assert joined == ["93.184.216.34", "198.51.7.1", "198.51.7.1", "198.51.7.1"]
+
+
+def test_the_queue_counts_the_networks_waiting_in_one_pass():
+    from types import SimpleNamespace as NS
+
+    import server
+
+    def event(client):
+        return NS(request=NS(scope={"client": (client, 1), "headers": []}))
+
+    lines = {"chat": NS(queue=[event("198.51.1.1"), event("198.51.1.2"), event("127.0.0.1")]),
+             "load": NS(queue=[event("2a00:1450:4001:81b::1"), event("198.51.2.1")]), "idle": NS(queue=[])}
+    demo = NS(_queue=NS(event_queue_per_concurrency_id=lines))
+    # The server's own host is not a network among them.
+    assert server._crowd(demo, server._Clients()) == (5, 3)
+
+
 @pytest.fixture(scope="module")
 def small_store(retriever, minilm, tmp_path_factory):
     """The app whose clients keep 2 sessions each, and a network's 3. Yields (url, demo)."""

@@ -468,6 +468,51 @@ def test_a_source_refused_for_want_of_room_is_in_the_servers_log(app_services, t
         "refused a document to every visitor: the sessions hold 0.0 MB of text, 0 MB at most"]
 
 
+def test_a_crowd_over_many_networks_leaves_room_for_a_quiet_networks_document(app_services, caplog):
+    # Each network within its own share, a crowd spread over three of them
+    # took the server's room for documents first come, first served, and
+    # a visitor of a fourth network was told the server holds all it can.
+    import dataclasses
+
+    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    size = len(text.strip().encode())
+    limits = S.UploadLimits(max_held_mb=8 * size / 2**20, fair_held_mb=size / 2**20)  # a quarter is two documents
+    crowd = [f"198.51.{net}.{n}" for net in (1, 2, 3) for n in (1, 2)]
+    for fair, refused in ((limits, 3), (dataclasses.replace(limits, fair_reserve=0.0), 1)):
+        services = dataclasses.replace(app_services, limits=fair, held_text=S.HeldText(),
+                                       client_text=S.ClientShares(), network_text=S.ClientShares())
+        kept = [S.Session() for _ in crowd]
+        for session, client in zip(kept, crowd):
+            S.use_document(services, session, text, "theirs", client)
+        said = []
+        for client in crowd[::2]:  # one more from each network: each holds 2 of 8, past 8 / 3
+            try:
+                kept.append(S.Session())
+                S.use_document(services, kept[-1], text, "more", client)
+            except InvalidInputError as error:
+                said.append(error)  # kept, with its traceback's frames: what they took is given back all the same
+        assert len(said) == refused
+        if refused == 3:
+            assert str(said[0]) == (
+                "The server's room for documents and conversations files in memory is nearly all taken (0 of "
+                f"{limits.max_held_mb:g} MB), and the rest is kept for networks that hold less. Visitors of your network (198.51.1.0/24) "
+                "hold 0.0 MB, their fair share while 3 networks hold some (0.0 MB each), so this document (0.0 MB) "
+                "is not taken. Close a page you no longer need (its documents go an hour later; each of its "
+                "conversations keeps the document it was answered from), or upload the file under 'Your "
+                "documents', which indexes it on disk.")
+            assert services.held_text.bytes == 6 * size and services.network_text.held("198.51.1.0/24") == 2 * size
+            # The newcomer's document is taken.
+            kept.append(S.Session())
+            S.use_document(services, kept[-1], text, "mine", "93.184.216.34")
+            assert services.network_text.held("93.184.216.0/24") == size
+        else:  # without a reserve the crowd takes it all, and the newcomer is refused
+            assert "as many documents and conversations files in memory as it can" in str(said[0])
+            with pytest.raises(InvalidInputError, match="as many documents and conversations files in memory as it"):
+                S.use_document(services, S.Session(), text, "mine", "93.184.216.34")
+    assert "refused a document (its fair share) to 198.51.1.0/24: its visitors' sessions hold 0.0 MB of text" in \
+        caplog.text
+
+
 def test_one_uploaded_conversations_file_loaded_in_many_sessions_counts_in_what_they_hold(app_services, tmp_path,
                                                                                           qrecc_conversations):
     # Each session keeps the whole replayed file read (about twice its

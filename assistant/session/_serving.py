@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..kernel import counted
-from ._shares import ClientShares, RefusalLog
+from ._shares import ClientShares, RefusalLog, fair_share
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
 from ._uploads import MB, UploadLimits
@@ -286,7 +286,14 @@ class QueueShare:
     ``network_queued`` and ``network_running`` together. It also names the
     client of every request for :func:`request_client`. The server's own
     host or network (client None) is not counted, as for the upload
-    route's quota."""
+    route's quota.
+
+    Given ``crowd`` (a call that counts the events waiting in all and the
+    networks with some waiting) and the queue's ``capacity``, a network
+    is refused past its fair share of the line (:func:`fair_share`,
+    ``fair_reserve``, ``fair_queued``) once the line is that full: a crowd
+    spread over many networks, each within its share, filled the queue, and
+    a visitor of a quiet network was refused by Gradio's "queue is full"."""
 
     # Seconds a refused client is told to wait: an event waits seconds, not minutes.
     RETRY_S = 5
@@ -294,9 +301,12 @@ class QueueShare:
     def __init__(self, app, waiting: Callable[..., Sequence[int]], limit: int, joining: ClientShares | None = None,
                  refusals: RefusalLog | None = None, running: int = UploadLimits().client_running,
                  calling: ClientShares | None = None, network_queued: int = UploadLimits().network_queued,
-                 network_running: int = UploadLimits().network_running):
+                 network_running: int = UploadLimits().network_running,
+                 crowd: Callable[[], tuple[int, int]] | None = None, capacity: int | None = None,
+                 fair_reserve: float = UploadLimits().fair_reserve, fair_queued: int = UploadLimits().fair_queued):
         self.app, self.waiting, self.limit, self.running = app, waiting, limit, running
         self.network_queued, self.network_running = network_queued, network_running
+        self.crowd, self.capacity, self.fair_reserve, self.fair_queued = crowd, capacity, fair_reserve, fair_queued
         # Clients' and networks' counts in one each: their names differ (a network's ends in its prefix).
         self.joining = joining if joining is not None else ClientShares()
         self.calling = calling if calling is not None else ClientShares()
@@ -316,8 +326,14 @@ class QueueShare:
                 # reading its body before it joins) is bounded too.
                 kind, shares, what = "queued events (429)", self.joining, "requests waiting in line"
                 who = [client] if network is None else [client, network]
+                counts = self.waiting(*who)
                 bounds = [(key, limit, limit - count)
-                          for key, limit, count in zip(who, (self.limit, self.network_queued), self.waiting(*who))]
+                          for key, limit, count in zip(who, (self.limit, self.network_queued), counts)]
+                if network is not None:
+                    refused = self._past_fair_share(network, counts[1])
+                    if refused is not None:
+                        self.refusals.refused("queued events, the line nearly full (429)", network, refused)
+                        return await _refuse_call(send, 429, refused, [(b"retry-after", str(self.RETRY_S).encode())])
             elif _runs_directly(scope):
                 kind, shares, what = "direct calls (429)", self.calling, "requests running"
                 bounds = [(client, self.running, self.running)]
@@ -345,6 +361,20 @@ class QueueShare:
                     share.give_back()
         finally:
             _REQUEST_CLIENT.reset(named)
+
+    def _past_fair_share(self, network: str, waiting: int) -> str | None:
+        """Why an event of ``network`` (``waiting`` of its own in line) may not
+        join a queue with little room left (:func:`fair_share`), or None."""
+        if self.crowd is None or self.capacity is None or waiting + 1 <= self.fair_queued:
+            return None  # within the floor: the line need not be counted
+        total, networks = self.crowd()  # this network among them: it has some waiting
+        fair = fair_share(total, 1, self.capacity, waiting, networks, self.fair_reserve, self.fair_queued)
+        if fair is None:
+            return None
+        return (f"The server is busy: {total} of the {self.capacity} requests its line takes are waiting, and the "
+                f"last places are kept for networks with fewer in line. Visitors of your network ({network}) already "
+                f"have {waiting} waiting, their fair share while {networks} networks wait ({fair:.3g} each): try "
+                f"again in a few seconds, when they have been answered.")
 
 
 class Room(NamedTuple):

@@ -14,7 +14,7 @@ from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
 from ._serving import client_network
-from ._shares import HeldShare, together
+from ._shares import HeldShare, fair_share, together
 from ._state import COLLECTION, Origin, Services, Session, Source, new_token
 from ._store import enter_conversation, new_conversation
 from ._uploads import MB, check_uploads, index_uploads, read_text
@@ -190,26 +190,43 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
             "document it was answered from), or upload the file under 'Your documents', which indexes it on disk."
             if what == "document"
             else "Close a page you no longer need (what it holds goes an hour later), or try again later.")
+
+    def refuse(key, whose: tuple[str, str], held: int, limit_mb: float, one: str) -> InvalidInputError:
+        services.refusals.refused(f"a {what}", key, f"{whose[1]} hold {held / MB:.1f} MB of text, {limit_mb:g} MB "
+                                                    f"at most")
+        return InvalidInputError(
+            f"{whose[0]} hold {held / MB:.1f} MB of documents and conversations files in memory; {one} may hold "
+            f"{limit_mb:g} MB at once, so this {what} ({size / MB:.1f} MB) is not taken. {hint}")
+
     if mine is None:
-        services.refusals.refused(f"a {what}", client, f"its sessions hold {services.client_text.held(client) / MB:.1f} "
-                                                        f"MB of text, {limits.client_held_mb:g} MB at most")
-        raise InvalidInputError(
-            f"Your other pages or sessions hold {services.client_text.held(client) / MB:.1f} MB of documents and "
-            f"conversations files in memory; one visitor may hold {limits.client_held_mb:g} MB at once, so this {what} "
-            f"({size / MB:.1f} MB) is not taken. {hint}")
+        raise refuse(client, ("Your other pages or sessions", "its sessions"), services.client_text.held(client),
+                      limits.client_held_mb, "one visitor")
     network = client_network(client)
     ours, spared = _take_sparing(
         lambda freed: services.network_text.take(network, size, limits.network_held_bytes, freed),
         owns, spare, network_freed, spared)
     if ours is None:
         mine.give_back()
-        held_mb = services.network_text.held(network) / MB
-        services.refusals.refused(f"a {what}", network, f"its visitors' sessions hold {held_mb:.1f} MB of text, "
-                                                         f"{limits.network_held_mb:g} MB at most")
-        raise InvalidInputError(
-            f"Visitors of your network ({network}) hold {held_mb:.1f} MB of documents and conversations files in "
-            f"memory; one network may hold {limits.network_held_mb:g} MB at once, so this {what} ({size / MB:.1f} "
-            f"MB) is not taken. {hint}")
+        raise refuse(network, (f"Visitors of your network ({network})", "its visitors' sessions"),
+                     services.network_text.held(network), limits.network_held_mb, "one network")
+    if network is not None:
+        # What the server holds, and the network, with this text and without what it replaces.
+        freed = network_freed(owns)
+        used, theirs = services.held_text.bytes - server_freed(owns), services.network_text.held(network) - size - freed
+        fair = fair_share(used, size, limits.max_held_bytes, theirs, services.network_text.clients(),
+                          limits.fair_reserve, limits.fair_held_bytes)
+        if fair is not None:
+            mine.give_back()
+            ours.give_back()
+            services.refusals.refused(f"a {what} (its fair share)", network,
+                                      f"its visitors' sessions hold {theirs / MB:.1f} MB of text, the server "
+                                      f"{used / MB:.1f} MB of {limits.max_held_mb:g}")
+            raise InvalidInputError(
+                f"The server's room for documents and conversations files in memory is nearly all taken "
+                f"({used / MB:.0f} of {limits.max_held_mb:g} MB), and the rest is kept for networks that hold less. "
+                f"Visitors of your network ({network}) hold {theirs / MB:.1f} MB, their fair share while "
+                f"{services.network_text.clients()} networks hold some ({fair / MB:.1f} MB each), so this {what} "
+                f"({size / MB:.1f} MB) is not taken. {hint}")
     mine = together((mine, ours), size, client)
     held, spared = _take_sparing(lambda freed: services.held_text.take(size, limits.max_held_bytes, freed=freed),
                                  owns, spare, server_freed, spared)

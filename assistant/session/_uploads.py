@@ -156,6 +156,26 @@ class UploadLimits:
     network_uploads: int = 250
     network_indexes: int = 25
     network_held_mb: float = 125.0
+    # Fair shares of what the whole server has, while little of it is left:
+    # the line of waiting events (app.py's QUEUE_SIZE) and the text held in
+    # memory (max_held_mb). The shares above bound one client and one
+    # network, but a crowd spread over many networks (a botnet, a cloud's
+    # addresses) filled both first come, first served, and a visitor of a
+    # quiet network was then told the server is busy. Once taking more would
+    # leave less than fair_reserve of either, a network already holding its
+    # fair share (what the server has, over the networks holding some) is
+    # refused, and the rest stays for the networks that hold less. A
+    # quarter: room for a few dozen newcomers' events (32 of 128 places) and
+    # ten largest documents (100 of 400 MB), while three quarters serve the
+    # crowd first come, first served as before. 0 turns it off.
+    fair_reserve: float = 0.25
+    # The fair share of the line never falls below this many events: a page
+    # has an event or two in line (a turn, the source line's tick), so with
+    # hundreds of networks waiting each still keeps a page going.
+    fair_queued: int = 2
+    # The fair share of the held text never falls below one document of
+    # the largest size (max_file_mb): each network may still paste one.
+    fair_held_mb: float = 10.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -177,6 +197,10 @@ class UploadLimits:
     @property
     def network_held_bytes(self) -> int:
         return int(self.network_held_mb * MB)
+
+    @property
+    def fair_held_bytes(self) -> int:
+        return int(self.fair_held_mb * MB)
 
     @property
     def network_upload_bytes(self) -> int:
