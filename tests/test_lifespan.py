@@ -254,3 +254,72 @@ def _outcome(function, *args):
         return function(*args)
     except BaseException as error:  # the thread's failure, seen by the test
         return error
+
+
+def test_an_age_at_death_is_the_descriptions_years_apart_with_them(described, reader):
+    for question in ("How old was Ada Lovelace when she died?", "How old was Ada Lovelace at her death?",
+                     "At what age did Ada Lovelace die?", "How long did Ada Lovelace live?"):
+        answer = reader.read(question, described.search(question, 3))
+        # Years alone: her birthday may not have come in 1852.
+        assert (answer.text, answer.evidence, answer.source_id) == (
+            "36 or 37 (1815–1852)", "English mathematician (1815–1852)", "Ada Lovelace"), question
+
+
+def test_an_age_another_sentence_gives_loses_to_the_description_one_that_agrees_wins(reader):
+    # Read alone, the sentence answers 17.
+    text = "Ada Lovelace was a mathematician. She met Charles Babbage when she was 17 years old."
+    ada = Passage("Ada Lovelace", text, 2.0, "Ada Lovelace", description="English mathematician (1815–1852)")
+    assert reader.read("How old was Ada Lovelace when she died?", [ada]).text == "36 or 37 (1815–1852)"
+    said = Passage("Ada Lovelace", f"{text} She died of cancer in 1852 at the age of 36.", 2.0, "Ada Lovelace",
+                   description=ada.description)
+    answer = reader.read("How old was Ada Lovelace when she died?", [said])
+    assert "36" in answer.text and answer.evidence == "She died of cancer in 1852 at the age of 36."
+
+
+def test_no_age_without_both_years_nor_a_certain_one_and_an_uncertain_one_is_about():
+    from assistant.readers import age_at_death
+
+    assert age_at_death(*lifespan("American actor (born 1940)")) is None
+    assert age_at_death(*lifespan("Flemish painter (died 1441)")) is None
+    assert age_at_death(*lifespan("Roman statesman (100 BC–44 BC)")) == "55 or 56 (100 BC–44 BC)"
+    assert age_at_death(*lifespan("Roman poet (43 BC – AD 17)")) == "58 or 59 (43 BC–AD 17)"
+    assert age_at_death(*lifespan("Greek philosopher (c. 428-347 BC)")) == "about 81 (c. 428 BC–347 BC)"
+    assert age_at_death(*lifespan("Egyptian queen (1544?–1512)")) is None  # in the wrong order
+    assert age_at_death(*lifespan("Greek mathematician (after 238 BCE–190 BCE)")) is None
+
+
+def test_a_living_persons_age_at_death_is_not_made_up(reader):
+    gehry = Passage("Frank Gehry", "Frank Gehry is an architect.", 2.0, "Frank Gehry",
+                    description="Canadian-American architect (born 1929)")
+    answer = reader.read("How old was Frank Gehry when he died?", [gehry])
+    assert "1929" not in answer.text and " or " not in answer.text
+
+
+def test_a_reign_the_article_gives_as_a_term_is_no_life(reader):
+    # His description gives the years of his reign as plainly as another's gives a life.
+    suleiman = Passage("Suleiman the Magnificent", "Suleiman I, commonly known as Suleiman the Magnificent, "
+                       "was the Ottoman sultan from 1520 to 1566. His reign was the longest.", 2.0,
+                       "Suleiman the Magnificent", description="Sultan of the Ottoman Empire (1520–1566)")
+    assert reader.read("When was Suleiman the Magnificent born?", [suleiman]).text != "1520"
+    assert "46" not in reader.read("How old was Suleiman the Magnificent when he died?", [suleiman]).text
+    # A life the text gives in brackets is still one.
+    hafez = Passage("Hafez", "Khajeh Shams-od-Din Mohammad Hafez Shirazi (1325–1390), also known by his pen name "
+                    "Hafez, was a Persian poet.", 2.0, "Hafez", description="Persian poet and mystic (1325–1390)")
+    assert reader.read("When was Hafez born?", [hafez]).text == "1325"
+
+
+def test_a_rewrites_full_name_from_the_lead_finds_the_article(reader):
+    # A follow-up's rewrite took the name the answer's lead gives, not the title's.
+    keaton = Passage("Buster Keaton", 'Joseph Frank "Buster" Keaton was an American actor and filmmaker.', 2.0,
+                     "Buster Keaton", description="American actor and filmmaker (1895–1966)")
+    answer = reader.read("How old was Joseph Frank Keaton when he died?", [keaton])
+    assert (answer.text, answer.evidence) == ("70 or 71 (1895–1966)", keaton.description)
+    assert reader.read("When did Joseph Frank Keaton die?", [keaton]).text == "1966"
+
+
+def test_how_long_someone_lived_somewhere_is_no_age_at_death():
+    from assistant.readers import life_event
+
+    assert life_event("How long did Niels Bohr live?") == "age"
+    assert life_event("How long did Niels Bohr live in Copenhagen?") is None
+    assert life_event("How old was Niels Bohr when he won the Nobel Prize?") is None

@@ -19,7 +19,7 @@ from ._generative import (
     clean_answer,
     is_yes_no_question,
 )
-from ._lifespan import life_event, lifespan, lived
+from ._lifespan import age_at_death, life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import (
     answer_kind,
@@ -57,6 +57,7 @@ __all__ = [
     "lifespan",
     "life_event",
     "lived",
+    "age_at_death",
     "split_sentences",
     "term_overlap",
     "is_yes_no_question",

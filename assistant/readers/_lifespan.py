@@ -5,8 +5,10 @@ Lovelace … was an English mathematician and writer …"), while Wikipedia's
 short description beside them does: "English mathematician (1815–1852)".
 A passage carries it (``Passage.description``, not searched); for "When
 was X born?" / "When did X die?" the reader takes the year from the
-description of X's own article, the description shown as the evidence.
-A document of the user's has no description, and reads as before.
+description of X's own article, the description shown as the evidence;
+"How old was X when she died?" from the same two years, as the age they
+allow ("36 or 37": the days are not known). A document of the user's has
+no description, and reads as before.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import Passage, folded_text, tokens
-from ._shapes import answer_kind, kin_asked, listed_word, question_names
+from ..kernel import Passage, tokens
+from ._shapes import _opening_name, _words_of, answer_kind, kin_asked, listed_word, question_names, same_name
 
-__all__ = ["holds_year", "lifespan", "life_event", "lived"]
+__all__ = ["holds_answer", "lifespan", "life_event", "lived", "age_at_death"]
 
 # One side of a lifespan: "1815", "c. 390", "after 238 BCE", "672/3", "1544?", "AD 21", "1460s".
 _SIDE = (r"(?:(?:c\.|ca\.|circa|after|before)\s*)?(?:AD\s+)?\d{1,4}(?:/\d{1,4})?s?\??"
@@ -68,24 +70,85 @@ def lifespan(description: str) -> tuple[str, str] | None:
     return born, died
 
 
-def holds_year(text: str, year: str) -> bool:
-    """Whether ``text`` holds the year of ``year`` as a description writes
-    it (its first number: "c. 995" is 995, "60/61" is 60).
+def holds_answer(text: str, answer: str) -> bool:
+    """Whether ``text`` holds a number :func:`lived`'s ``answer`` gives
+    before its bracket: a year as a description writes it ("c. 995" is
+    995, "60/61" 60 or 61), or one of the ages an age allows ("36 or 37").
 
-    >>> holds_year("27 November 1852", "1852"), holds_year("1957", "1913"), holds_year("in 60 AD", "60/61")
+    >>> holds_answer("27 November 1852", "1852"), holds_answer("1957", "1913"), holds_answer("in 60 AD", "60/61")
     (True, False, True)
+    >>> holds_answer("at the age of 36", "36 or 37 (1815–1852)"), holds_answer("aged 1852", "36 or 37 (1815–1852)")
+    (True, False)
     """
-    number = re.search(r"\d+", year)
-    return number is not None and re.search(rf"(?<!\d){number.group()}(?!\d)", text) is not None
+    said = set(re.findall(r"\d+", answer.split("(")[0]))
+    return any(re.search(rf"(?<!\d){number}(?!\d)", text) for number in said)
+
+
+# The year a side of a lifespan gives, as a number with its sign (1 BC is
+# 0, 2 BC -1: there is no year 0), and whether it is only about that year.
+_UNSURE = re.compile(r"^c\. |\?|/")
+
+
+def _year(side: str) -> tuple[int, bool] | None:
+    """(the year, whether approximate), or None for a bound or a decade
+    ("after 238 BCE", "1460s"), which give no age."""
+    if re.match(r"(?:after|before)\b", side) or re.search(r"\ds\b", side):
+        return None
+    number = int(re.search(r"\d+", side).group())
+    return (1 - number if _ERA.search(side) and _ERA.search(side).group(1) in ("BC", "BCE") else number,
+            bool(_UNSURE.search(side)))
+
+
+def age_at_death(born: str, died: str) -> str | None:
+    """The age a lifespan (:func:`lifespan`'s two sides) allows, said with
+    its years, or None when a side is missing or gives no year to count
+    from. Years alone give the age to within one: its birthday may not have
+    come in the year of death ("36 or 37"); an uncertain year ("c. 428")
+    gives an age only "about" it.
+
+    >>> age_at_death("1815", "1852"), age_at_death("100 BC", "44 BC"), age_at_death("c. 428 BC", "347 BC")
+    ('36 or 37 (1815–1852)', '55 or 56 (100 BC–44 BC)', 'about 81 (c. 428 BC–347 BC)')
+    >>> age_at_death("4 BC", "AD 65"), age_at_death("1940", ""), age_at_death("after 238 BCE", "180 BCE")
+    ('67 or 68 (4 BC–AD 65)', None, None)
+    """
+    first, last = (_year(side) if side else None for side in (born, died))
+    if first is None or last is None:
+        return None
+    years = last[0] - first[0]
+    # A description's years in the wrong order, or a life too long to be
+    # one, is a misread description, not an age.
+    if not 0 < years < 130:
+        return None
+    said = f"about {years}" if first[1] or last[1] else f"{years - 1} or {years}"
+    return f"{said} ({born}–{died})"
+
+
+# "How old was X when he died?", "… at (his) death?", "At what age did X
+# die?", "How long did X live?" (not "… live in Paris?": how long X lived
+# there).
+_AGE_AT_DEATH = re.compile(
+    r"^(?:how\s+old\s+was\s+.+?\s+(?:when\s+.+?\s+(?:died|passed\s+away)|at\s+(?:(?:the\s+time\s+of\s+)?"
+    r"(?:his|her|their)\s+)?death)"
+    r"|(?:at\s+)?what\s+age\s+(?:did\s+.+?\s+(?:die|pass\s+away)(?:\s+at)?|was\s+.+?\s+when\s+.+?\s+(?:died|passed\s+away))"
+    r"|how\s+(?:long|many\s+years)\s+did\s+.+?\s+live(?:\s+for)?"
+    r"|what\s+was\s+.+?['’]s?\s+age\s+(?:at|when\s+.+?\s+died)(?:\s+(?:(?:his|her|their)\s+)?death)?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 
 
 def life_event(question: str) -> str | None:
     """"birth" or "death" when a date question asks when someone was born
-    or died, else None (one that asks both is left to the sentences).
+    or died, "age" when a question asks how old they were when they died,
+    else None (one that asks both is left to the sentences).
 
     >>> [life_event(q) for q in ("When was Ada Lovelace born?", "What year did she die?", "When did he marry?")]
     ['birth', 'death', None]
+    >>> [life_event(q) for q in ("How old was Ada Lovelace when she died?", "At what age did he die?",
+    ...                          "How long did Bohr live?", "How long did Bohr live in Copenhagen?")]
+    ['age', 'age', 'age', None]
     """
+    if _AGE_AT_DEATH.match(question.strip()):
+        return "age"
     if answer_kind(question) != "date":
         return None
     words = {listed_word(word) for word in tokens(question, "term")}
@@ -95,38 +158,72 @@ def life_event(question: str) -> str | None:
     return next(iter(asked)) if len(asked) == 1 else None
 
 
-def _name_words(text: str) -> set[str]:
-    return set(tokens(folded_text(re.sub(r"\([^)]*\)", " ", text)), "rouge"))
+# An article that gives its description's two years as a term ("the
+# Ottoman sultan from 1520 to 1566", "reigned 1520–1566"): the description
+# ("Sultan of the Ottoman Empire (1520–1566)") gives the office's years, not
+# a life.
+def _a_term(text: str, born: str, died: str) -> bool:
+    """Whether ``text`` gives the years of ``born`` and ``died`` as a term.
+
+    >>> _a_term("Suleiman I was the Ottoman sultan from 1520 to 1566.", "1520", "1566")
+    True
+    >>> _a_term("Ada Lovelace (1815–1852) was a mathematician.", "1815", "1852")
+    False
+    """
+    first, last = (re.search(r"\d+", side).group() for side in (born, died))
+    span = (rf"\b(?:(?:from|between)\s+(?:\w+\s+){{0,2}}?{first}\s+(?:to|and|until|till)\s+(?:\w+\s+){{0,2}}?{last}"
+            rf"|(?:r\.|reigned|ruled|reign)\s*:?\s*(?:from\s+)?{first}\s*[–—-]\s*{last})(?!\d)")
+    return any(not re.search(r"\b(?:lived|life)\s*$", text[: match.start()])
+               for match in re.finditer(span, text, re.IGNORECASE))
 
 
 def lived(question: str, passages: Sequence[Passage]) -> tuple[Passage, str] | None:
-    """(the passage of the question's subject, the year asked) when
-    ``question`` asks when someone was born or died (:func:`life_event`)
-    and the description of that person's own article says it
-    (:func:`lifespan`), else None. The subject's article is one whose title
-    is the question's names (its capitalised words after the first), or
-    holds them all ("Newton" for "Isaac Newton"), or is held in them
-    ("Napoleon" of "Napoleon Bonaparte"), in that order, then the
-    retriever's. A question about a relative ("When was Ada Lovelace's
-    father born?") asks about someone else.
+    """(the passage of the question's subject, the answer: the year asked,
+    or the age at death :func:`age_at_death` says) when ``question`` asks
+    when someone was born or died or how old they were when they died
+    (:func:`life_event`) and the description of that person's own article
+    gives it (:func:`lifespan`, not a term its text gives as one), else None.
+    The subject's article is one whose title is the question's names (its
+    capitalised words after the first) or one name with them
+    (:func:`same_name`): the title the names, then one holding them all
+    ("Newton" for "Isaac Newton"), then one held in them ("Napoleon" of
+    "Napoleon Bonaparte"), then one whose text opens with a name of theirs,
+    then the retriever's order. A question about a relative ("When was Ada
+    Lovelace's father born?") asks about someone else.
 
     >>> ada = Passage("Ada Lovelace", "Ada Lovelace was an English mathematician.", 1.0, "Ada Lovelace",
     ...               description="English mathematician (1815–1852)")
     >>> lived("When did Ada Lovelace die?", [ada])[1], lived("When did Lovelace's father die?", [ada])
     ('1852', None)
+    >>> lived("How old was Ada Lovelace when she died?", [ada])[1]
+    '36 or 37 (1815–1852)'
     """
     event = life_event(question)
     if event is None or kin_asked(question):
         return None
-    names = _name_words(" ".join(re.sub(r"['’]s$", "", name) for name in question_names(question)))
-    if not names:
-        return None
+    name = " ".join(re.sub(r"['’]s$", "", word) for word in question_names(question))
+    names = len(_words_of(name))
     found = []
     for order, passage in enumerate(passages):
-        title = _name_words(passage.title)
-        fit = 0 if title == names else 1 if names <= title else 2 if title <= names else None
-        years = lifespan(passage.description) if title and fit is not None else None
-        year = years[event == "death"] if years else ""
-        if year:
-            found.append((fit, order, passage, year))
+        fit = _fit(name, names, passage)
+        years = lifespan(passage.description) if fit is not None else None
+        if not years or (all(years) and _a_term(passage.text, *years)):
+            continue
+        answer = age_at_death(*years) if event == "age" else years[event == "death"]
+        if answer:
+            found.append((fit, order, passage, answer))
     return min(found, key=lambda hit: hit[:2])[2:] if found else None
+
+
+def _fit(name: str, words: int, passage: Passage) -> int | None:
+    """How well ``name`` (of ``words`` words) names ``passage``'s subject:
+    0 its title, 1 a title holding it, 2 one held in it, 3 the name its
+    text opens with (a follow-up's rewrite takes the lead's full name,
+    "Joseph Frank Keaton" of "Buster Keaton"; two words at least, as one
+    word alone opens many a text), None another's."""
+    title = re.sub(r"\([^)]*\)", " ", passage.title)
+    if same_name(name, title):
+        count = len(_words_of(title))
+        return 0 if count == words else 1 if count > words else 2
+    lead = _opening_name(passage.text)
+    return 3 if len(_words_of(lead)) > 1 and same_name(name, lead) else None

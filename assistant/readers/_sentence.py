@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
-from ._lifespan import holds_year, lived
+from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
     defines,
@@ -257,7 +257,7 @@ class SentenceReader:
             # year; one without it is about another event of the life (the
             # Nobel year read as Camus's birth), and another article's is
             # about someone else more often than the description is.
-            if span and (years is None or (years[0].id == answer.source_id and holds_year(span, years[1]))):
+            if span and (years is None or (years[0].id == answer.source_id and holds_answer(span, years[1]))):
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read)
