@@ -52,8 +52,8 @@ from gradio_client import utils as client_utils
 
 import server
 from assistant import session as S
-from assistant.kernel import (READER_NAMES, AssistantError, InvalidInputError, check_can_listen, counted, run_cli, server_port,
-                              sigterm_as_ctrl_c)
+from assistant.kernel import (READER_NAMES, AssistantError, FairShareConfig, InvalidInputError, check_can_listen, counted,
+                              from_env, run_cli, server_port, sigterm_as_ctrl_c)
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -1089,6 +1089,8 @@ def _main(argv: list[str] | None) -> int:
     port = server_port(args.port)  # before anything loads
     server.check_gradio()  # a Gradio other than the tested one, before minutes of loading models
     check_can_listen(args.host, port)
+    # The operator's fair shares of the crowd (CONVQA_FAIR_*), checked before anything loads.
+    limits = S.UploadLimits(fair=from_env(FairShareConfig()))
     use_serving_java()  # before the default index is built or searched
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio polls itself at start
@@ -1099,7 +1101,7 @@ def _main(argv: list[str] | None) -> int:
     metrics = live_metrics()
     # Multiple choice encodes through the reader's batched MiniLM when it has one.
     services = S.Services(assistant, S.LabelStore(), scorer=metrics, metrics=metrics.names,
-                          choice_encoder=getattr(assistant.reader, "encoder", None))
+                          choice_encoder=getattr(assistant.reader, "encoder", None), limits=limits)
     # USE (for the live metrics) loads in the background instead of on the first scored turn.
     threading.Thread(target=metrics.load, name="load-use", daemon=True).start()
     # The exports' folder goes with the server (each start made one that

@@ -270,7 +270,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
     as many direct calls under way; the clients of one network
     (``S.client_network``) ``limits.network_*`` of each together. Once the
     queue is nearly full, a network holding its fair share of it is refused
-    (``limits.fair_reserve``, ``fair_queued``), and the queue runs the
+    (``limits.fair``), and the queue runs the
     fairest event first (``S.RunningShare.pick``)."""
     from starlette.middleware import Middleware
 
@@ -295,7 +295,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
                              limit=limits.client_queued, running=limits.client_running, refusals=refusals,
                              network_queued=limits.network_queued, network_running=limits.network_running,
                              crowd=functools.partial(_crowd, demo, clients), capacity=demo._queue.max_size,
-                             fair_reserve=limits.fair_reserve, fair_queued=limits.fair_queued)
+                             fair=limits.fair)
     app_kwargs = {"middleware": [queue_share, body_limit], "lifespan": client_store}
     _forget_deleted_files_hourly(demo)
     _release_free_memory_periodically(demo)

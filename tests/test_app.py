@@ -9,7 +9,7 @@ import pytest
 
 import app
 from assistant import session as S
-from assistant.kernel import server_port
+from assistant.kernel import FairShareConfig, server_port
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +103,32 @@ def test_a_taken_port_or_a_bad_host_is_one_line_before_anything_loads(monkeypatc
     assert app.main(["--host", "999.1.1.1", "--index", "/nowhere/at/all", "--rewriter", "original"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --host '999.1.1.1' is no address of this machine") and err.count("\n") == 1
+
+
+def test_the_operators_fair_shares_are_read_and_checked_before_anything_loads(app_services, monkeypatch, capsys):
+    # A public Space is tuned by its variables: the fair shares of a crowd
+    # (CONVQA_FAIR_*) reach the served limits, and a bad one is one line
+    # before the models load (the missing index would be the error here).
+    import assistant.pipeline
+    import assistant.retrieval
+    from assistant import session as S
+
+    monkeypatch.setenv("CONVQA_FAIR_RESERVE", "1.5")
+    assert app.main(["--port", "7999", "--index", "/nowhere/at/all", "--rewriter", "original"]) == 2
+    assert capsys.readouterr().err == ("error: fair_reserve must be a number from 0 to 1, got 1.5 (from its command-line "
+                                       "flag, or CONVQA_FAIR_RESERVE)\n")
+    monkeypatch.setenv("CONVQA_FAIR_RESERVE", "0.5")
+    monkeypatch.setenv("CONVQA_FAIR_HELD_MB", "20")
+    monkeypatch.setattr(assistant.pipeline, "build_assistant", lambda **kw: app_services.assistant)
+    monkeypatch.setattr(assistant.retrieval, "use_serving_java", lambda: None)
+    monkeypatch.setattr(S, "remove_stale_sessions", lambda: 0)
+    monkeypatch.setattr(app, "live_metrics", lambda: SimpleNamespace(names=(), load=lambda: None))
+    monkeypatch.setattr(app, "build_app", lambda services, secret, actions: actions)
+    served = []
+    monkeypatch.setattr(app, "serve", lambda act, host, port, limits: served.append((limits, act.services.limits)))
+    assert app.main(["--rewriter", "original", "--port", "7999"]) == 0
+    (limits, theirs), = served
+    assert limits is theirs and limits.fair == FairShareConfig(fair_reserve=0.5, fair_held_mb=20.0)
 
 
 def test_help_works_whatever_port_says(monkeypatch, capsys):

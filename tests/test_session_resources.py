@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assistant import session as S
-from assistant.kernel import DataFormatError, InvalidInputError
+from assistant.kernel import DataFormatError, FairShareConfig, InvalidInputError
 
 
 def test_two_apps_in_one_process_each_have_their_own_budget_of_held_text(app_services):
@@ -476,9 +476,9 @@ def test_a_crowd_over_many_networks_leaves_room_for_a_quiet_networks_document(ap
 
     text = "Ada Lovelace wrote the first published algorithm. " * 100
     size = len(text.strip().encode())
-    limits = S.UploadLimits(max_held_mb=8 * size / 2**20, fair_held_mb=size / 2**20)  # a quarter is two documents
+    limits = S.UploadLimits(max_held_mb=8 * size / 2**20, fair=FairShareConfig(fair_held_mb=size / 2**20))
     crowd = [f"198.51.{net}.{n}" for net in (1, 2, 3) for n in (1, 2)]
-    for fair, refused in ((limits, 3), (dataclasses.replace(limits, fair_reserve=0.0), 1)):
+    for fair, refused in ((limits, 3), (dataclasses.replace(limits, fair=FairShareConfig(fair_reserve=0.0)), 1)):
         services = dataclasses.replace(app_services, limits=fair, held_text=S.HeldText(),
                                        client_text=S.ClientShares(), network_text=S.ClientShares())
         kept = [S.Session() for _ in crowd]

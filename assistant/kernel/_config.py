@@ -25,6 +25,7 @@ __all__ = [
     "RetrieverConfig",
     "ReaderConfig",
     "AssistantConfig",
+    "FairShareConfig",
     "from_env",
     "load_configs",
     "server_port",
@@ -64,6 +65,9 @@ _BOUNDS = {
     "history_turns": (0, None),
     "rewrite_candidates": (0, None),
     "max_question_chars": (1, None),
+    "fair_reserve": (0, 1),
+    "fair_queued": (0, None),
+    "fair_held_mb": (0, None),
 }
 
 
@@ -235,6 +239,37 @@ class AssistantConfig:
         _check(self)
 
 
+@dataclass(frozen=True)
+class FairShareConfig:
+    """Fair shares of what a public server has in all (the session layer's
+    ``UploadLimits.fair``; ``from_env(FairShareConfig())`` reads the
+    ``CONVQA_FAIR_*`` variables, as the app does)."""
+
+    # Once taking more would leave less than this part of the queue's line
+    # (app.py's QUEUE_SIZE) or of the text held in memory (max_held_mb), a
+    # network already holding its fair share (what the server has, over
+    # the networks holding some) is refused, and the rest stays for the
+    # networks that hold less. Each network's own share bounds one network,
+    # but a crowd spread over many (a botnet, a cloud's addresses) filled
+    # both first come, first served, and a visitor of a quiet network was
+    # told the server is busy. A quarter: room for a few dozen newcomers'
+    # events (32 of 128 places) and ten largest documents (100 of 400 MB),
+    # while three quarters serve the crowd first come, first served as
+    # before. 0 turns it off; 1 applies fair shares from the first request.
+    fair_reserve: float = 0.25
+    # The fair share of the line never falls below this many events: a page
+    # has an event or two in line (a turn, the source line's tick), so with
+    # hundreds of networks waiting each still keeps a page going.
+    fair_queued: int = 2
+    # The fair share of the held text never falls below this many MB: one
+    # document of the largest size (UploadLimits.max_file_mb), so each
+    # network may still paste one.
+    fair_held_mb: float = 10.0
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+
 def from_env(config, prefix: str = "CONVQA_"):
     """A copy of ``config`` with fields overridden by ``CONVQA_<FIELD>`` variables.
 
@@ -283,10 +318,10 @@ def check_environment(prefix: str = "CONVQA_", environ: Mapping[str, str] | None
     >>> check_environment(environ={"CONVQA_KK": "5"})
     Traceback (most recent call last):
     ...
-    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_REWRITE_SECOND_LOOK, CONVQA_REWRITE_SECOND_LOOK_UNSURE, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS, CONVQA_UNSAID_NOT_FOUND
+    assistant.kernel._errors.ConfigError: CONVQA_KK is not a setting (did you mean CONVQA_K?); known: CONVQA_BM25_B, CONVQA_BM25_K1, CONVQA_CACHE, CONVQA_CACHE_SENTENCES, CONVQA_DATA, CONVQA_DEFINITIONS, CONVQA_DEFINITION_SENTENCES, CONVQA_DENSE_WEIGHT, CONVQA_EXPANSION_REPEATS, CONVQA_FAIR_HELD_MB, CONVQA_FAIR_QUEUED, CONVQA_FAIR_RESERVE, CONVQA_HISTORY_REWRITES, CONVQA_HISTORY_TURNS, CONVQA_INDEX_DIR, CONVQA_JAVA_OPTIONS, CONVQA_K, CONVQA_LABELS, CONVQA_MAX_QUESTION_CHARS, CONVQA_MAX_SENTENCES, CONVQA_MIN_SENTENCE_CHARS, CONVQA_MIN_SIMILARITY, CONVQA_MU, CONVQA_READER, CONVQA_READ_K, CONVQA_RESCORE_DEPTH, CONVQA_REWRITER, CONVQA_REWRITE_CANDIDATES, CONVQA_REWRITE_SECOND_LOOK, CONVQA_REWRITE_SECOND_LOOK_UNSURE, CONVQA_SCREENSHOTS, CONVQA_SHORT_ANSWERS, CONVQA_UNSAID_NOT_FOUND
     """
     known = set(ENV_VARIABLES) | {
-        prefix + f.name.upper() for config in (AssistantConfig, RetrieverConfig, ReaderConfig)
+        prefix + f.name.upper() for config in (AssistantConfig, RetrieverConfig, ReaderConfig, FairShareConfig)
         for f in dataclasses.fields(config)
     }
     for name in sorted(os.environ if environ is None else environ):

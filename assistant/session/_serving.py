@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from ..kernel import counted
+from ..kernel import FairShareConfig, counted
 from ._shares import ClientShares, RefusalLog, fair_share
 from ._storage import disk_free
 from ._store import MAX_RESTORED_CHARS
@@ -291,7 +291,7 @@ class QueueShare:
     Given ``crowd`` (a call that counts the events waiting in all and the
     networks with some waiting) and the queue's ``capacity``, a network
     is refused past its fair share of the line (:func:`fair_share`,
-    ``fair_reserve``, ``fair_queued``) once the line is that full: a crowd
+    ``fair``: its ``fair_reserve`` and ``fair_queued``) once the line is that full: a crowd
     spread over many networks, each within its share, filled the queue, and
     a visitor of a quiet network was refused by Gradio's "queue is full"."""
 
@@ -303,10 +303,10 @@ class QueueShare:
                  calling: ClientShares | None = None, network_queued: int = UploadLimits().network_queued,
                  network_running: int = UploadLimits().network_running,
                  crowd: Callable[[], tuple[int, int]] | None = None, capacity: int | None = None,
-                 fair_reserve: float = UploadLimits().fair_reserve, fair_queued: int = UploadLimits().fair_queued):
+                 fair: FairShareConfig = FairShareConfig()):  # noqa: B008 (frozen)
         self.app, self.waiting, self.limit, self.running = app, waiting, limit, running
         self.network_queued, self.network_running = network_queued, network_running
-        self.crowd, self.capacity, self.fair_reserve, self.fair_queued = crowd, capacity, fair_reserve, fair_queued
+        self.crowd, self.capacity, self.fair = crowd, capacity, fair
         # Clients' and networks' counts in one each: their names differ (a network's ends in its prefix).
         self.joining = joining if joining is not None else ClientShares()
         self.calling = calling if calling is not None else ClientShares()
@@ -365,10 +365,11 @@ class QueueShare:
     def _past_fair_share(self, network: str, waiting: int) -> str | None:
         """Why an event of ``network`` (``waiting`` of its own in line) may not
         join a queue with little room left (:func:`fair_share`), or None."""
-        if self.crowd is None or self.capacity is None or waiting + 1 <= self.fair_queued:
+        if self.crowd is None or self.capacity is None or waiting + 1 <= self.fair.fair_queued:
             return None  # within the floor: the line need not be counted
         total, networks = self.crowd()  # this network among them: it has some waiting
-        fair = fair_share(total, 1, self.capacity, waiting, networks, self.fair_reserve, self.fair_queued)
+        fair = fair_share(total, 1, self.capacity, waiting, networks, self.fair.fair_reserve,
+                          self.fair.fair_queued)
         if fair is None:
             return None
         return (f"The server is busy: {total} of the {self.capacity} requests its line takes are waiting, and the "

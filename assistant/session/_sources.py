@@ -214,7 +214,7 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
         freed = network_freed(owns)
         used, theirs = services.held_text.bytes - server_freed(owns), services.network_text.held(network) - size - freed
         fair = fair_share(used, size, limits.max_held_bytes, theirs, services.network_text.clients(),
-                          limits.fair_reserve, limits.fair_held_bytes)
+                          limits.fair.fair_reserve, limits.fair_held_bytes)
         if fair is not None:
             mine.give_back()
             ours.give_back()

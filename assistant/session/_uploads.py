@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kernel import (
-    DataFormatError, InvalidInputError, RetrieverConfig, cache_dir, counted, mark_owner, owner_gone, utf8_text,
+    DataFormatError, FairShareConfig, InvalidInputError, RetrieverConfig, cache_dir, counted, mark_owner, owner_gone, utf8_text,
 )
 from ..retrieval import (
     DOCUMENT_SUFFIXES,
@@ -156,26 +156,12 @@ class UploadLimits:
     network_uploads: int = 250
     network_indexes: int = 25
     network_held_mb: float = 125.0
-    # Fair shares of what the whole server has, while little of it is left:
-    # the line of waiting events (app.py's QUEUE_SIZE) and the text held in
-    # memory (max_held_mb). The shares above bound one client and one
-    # network, but a crowd spread over many networks (a botnet, a cloud's
-    # addresses) filled both first come, first served, and a visitor of a
-    # quiet network was then told the server is busy. Once taking more would
-    # leave less than fair_reserve of either, a network already holding its
-    # fair share (what the server has, over the networks holding some) is
-    # refused, and the rest stays for the networks that hold less. A
-    # quarter: room for a few dozen newcomers' events (32 of 128 places) and
-    # ten largest documents (100 of 400 MB), while three quarters serve the
-    # crowd first come, first served as before. 0 turns it off.
-    fair_reserve: float = 0.25
-    # The fair share of the line never falls below this many events: a page
-    # has an event or two in line (a turn, the source line's tick), so with
-    # hundreds of networks waiting each still keeps a page going.
-    fair_queued: int = 2
-    # The fair share of the held text never falls below one document of
-    # the largest size (max_file_mb): each network may still paste one.
-    fair_held_mb: float = 10.0
+    # Fair shares of the queue's line and of the held text while little of
+    # either is left (the kernel's FairShareConfig says why each default;
+    # the app reads CONVQA_FAIR_RESERVE, CONVQA_FAIR_QUEUED, CONVQA_FAIR_HELD_MB):
+    # a crowd spread over many networks, each within its share above, took
+    # both first come, first served, and a quiet network's visitor was refused.
+    fair: FairShareConfig = FairShareConfig()
 
     @property
     def max_file_bytes(self) -> int:
@@ -200,7 +186,7 @@ class UploadLimits:
 
     @property
     def fair_held_bytes(self) -> int:
-        return int(self.fair_held_mb * MB)
+        return int(self.fair.fair_held_mb * MB)
 
     @property
     def network_upload_bytes(self) -> int:
