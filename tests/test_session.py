@@ -1061,6 +1061,71 @@ def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again
         session.close()
 
 
+
+def test_a_new_conversation_started_while_its_source_is_read_again_waits_for_it_too(app_services, tmp_path,
+                                                                                     monkeypatch):
+    # "New conversation" pressed after a reload, while the conversation's
+    # uploads were read again, answered the new one from the default
+    # collection: a new conversation keeps the source of the one left, and
+    # that one was waiting for it. A document read again the same way; and
+    # "Back to the default collection" is how to leave it, as for a source held.
+    import threading
+
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    before = S.Session()
+    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    # Before the reading began: the new conversation waits for the document, and says so.
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    assert S.new_conversation(reloaded) == (
+        "New conversation. Its answers come from the document “volcano” (1 passage) once it is read again from the "
+        "files on the server (a question asked meanwhile waits for it).")
+    assert reloaded.conversation_no == 3 and S.waiting_for(reloaded).kind == "document"
+    play(services, reloaded, "When did Mount Kessel last erupt?")
+    assert turns(reloaded)[0].sources[0].id.startswith("volcano") and reloaded.source.kind == "document"
+    assert reloaded.sources["2"] is reloaded.source  # read once, for both conversations
+    # While the reading runs: the new conversation gets what it reads.
+    gate, builds, real = threading.Event(), [], services.assistant.rescorer_for
+
+    def gated(*args, **kwargs):
+        builds.append(1)
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    reading = S.Session()
+    S.restore_state(reading, copy_)
+    S.switch_conversation(reading, 1, services, later=True)
+    said = {}
+    thread = threading.Thread(target=lambda: said.__setitem__("read", S.take_waiting(services, reading)))
+    thread.start()
+    for _ in range(600):
+        if builds:
+            break
+        threading.Event().wait(0.05)
+    assert builds and S.new_conversation(reading).startswith("New conversation. Its answers come from your upload")
+    gate.set()
+    thread.join(60)
+    assert said["read"] == "Its answers come from your upload (engines.md; 1 passage)."
+    assert reading.source is not None and reading.sources["1"] is reading.source and len(builds) == 1
+    play(services, reading, "What did the Difference Engine compute?")
+    assert turns(reading)[0].sources[0].id == "engines.md#0"
+    # An empty conversation waiting for its source keeps waiting (it keeps its number).
+    empty = S.Session()
+    S.restore_state(empty, copy_)
+    S.new_conversation(empty)
+    assert S.new_conversation(empty).startswith("New conversation. Its answers come from the document")
+    assert empty.conversation_no == 3 and S.waiting_for(empty).kind == "document"
+    # Back to the default collection: it waits no more.
+    assert S.use_default_collection(services, empty) == f"Answering from {services.collection_name}."
+    assert S.waiting_for(empty) is None
+    play(services, empty, ADA)
+    assert turns(empty)[0].sources[0].id == "ada"
+    for session in (before, reloaded, reading, empty):
+        session.close()
+
+
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
     (tmp_path / "data" / "qrecc").mkdir(parents=True)

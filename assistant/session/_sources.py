@@ -38,9 +38,13 @@ def _set_source(session: Session, source: Source | None) -> str:
     anew: its follow-ups would be rewritten against the other source's
     subject ("When did it last erupt?" after a lighthouse document became
     "When did the Keepers of the Keepers last erupt?"). The source already
-    in use changes nothing. The conversation left keeps its own source
+    in use changes nothing, unless the conversation waits to take another
+    one again (waiting_for): "Back to the default collection" then ends
+    the wait. The conversation left keeps its own source
     (Session.sources): it is answered from it again when picked again."""
     if source is session.source:
+        if source is None and waiting_for(session) is not None:
+            session.set_source(None)
         return ""
     started = bool(session.turns)
     if started:
@@ -398,28 +402,39 @@ def take_back(services: Services | None, session: Session, client: str | None = 
     if isinstance(kept, Origin) and kept != COLLECTION:
         origin = services.uploaded.recall(kept) if services is not None else kept
         session.set_source(None)  # let go first: its room may be needed to take this one again
-        session.sources[key] = origin  # waiting: a switch away meanwhile keeps it
+        for number in [key, *_waiting_for_it(session, kept)]:  # a conversation started from it waits too
+            session.sources[number] = origin  # waiting: a switch away meanwhile keeps it
         if later and origin.files:
             return (f" {who} was answered from {origin.name}, which is being read again from the files on the "
                     f"server: {its.lower()} answers come from it once it is (a question asked meanwhile waits for it).")
         try:
             source = _taken_again(services, session, origin, client)
         except AssistantError as error:
-            if session.sources.get(key) is origin:
-                del session.sources[key]
+            for waiting in _waiting_for_it(session, origin):
+                del session.sources[waiting]
             return (f" {who} was answered from {origin.name}, which cannot be taken again: {error} Its answers now "
                     f"come from {collection}; to ask about that source again, give it under Your documents (a new "
                     "conversation starts for it).")
-        if session.sources.get(key) is not origin:  # given another source meanwhile, or removed
+        # Each conversation still waiting for it gets it: this one, unless it
+        # was given another source or removed meanwhile, and a new one
+        # started from it meanwhile (new_conversation), which waits for it too.
+        waiting = _waiting_for_it(session, origin)
+        if not waiting:
             source.close()
             return ""
-        if key != str(session.conversation_no):  # left meanwhile: it waits no more
-            session.sources[key] = source
+        for number in waiting:
+            session.sources[number] = source
+        if str(session.conversation_no) not in waiting:  # left meanwhile: the one shown waits for none
             return ""
         kept = source
     source = kept if isinstance(kept, Source) else None
     session.set_source(source)
     return f" {its} answers come from {collection if source is None else source.name}."
+
+
+def _waiting_for_it(session: Session, origin: Origin) -> list[str]:
+    """The conversations of ``session`` that wait to take ``origin`` again."""
+    return [number for number, kept in session.sources.items() if kept is origin]
 
 
 def waiting_for(session: Session) -> Origin | None:

@@ -384,13 +384,23 @@ def new_conversation(session: Session) -> str:
     ask about it afresh (the default collection is a press of “Back to the
     default collection” away, a document given again a new upload or
     paste). An empty one is already new: it keeps its number rather than
-    leave a gap in the list."""
+    leave a gap in the list. One left while its source is read again from
+    its files (after a reload) leaves the new one waiting for it too: it
+    was answered from the default collection meanwhile, though the visitor
+    had given that source."""
+    kept = session.sources.get(str(session.conversation_no))
+    waited = kept if isinstance(kept, Origin) and kept != COLLECTION else None
     under_way = bool(session.turns)
     _leave_current(session)
     if under_way:
         session.turns = []
         session.conversation_no = max([session.conversation_no, *map(int, session.archive)]) + 1
-    return "New conversation."
+    if waited is None:
+        return "New conversation."
+    session.sources[str(session.conversation_no)] = waited
+    where = " from the files on the server" if waited.files or waited.token else ""  # an upload
+    return (f"New conversation. Its answers come from {waited.name} once it is read again{where} (a question asked "
+            "meanwhile waits for it).")
 
 
 def _prints(turns: list[dict]) -> tuple[str, ...]:
