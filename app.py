@@ -670,13 +670,15 @@ class Actions:
         self.ready(session, saved)
         return self.views(session, _run(lambda: S.start_replay(session, conversation_id or "")))
 
-    def replay_next(self, session, saved):
+    def replay_next(self, session, saved, request: gr.Request = None):
         self.ready(session, saved)
-        yield from self.stream(session, S.replay_step(self.services, session), self._replay_status(session))
+        client = self._turn_client(session, request)
+        yield from self.stream(session, S.replay_step(self.services, session, client), self._replay_status(session))
 
-    def replay_all(self, session, saved):
+    def replay_all(self, session, saved, request: gr.Request = None):
         self.ready(session, saved)
-        yield from self.stream(session, S.replay_rest(self.services, session), "Replay finished.")
+        client = self._turn_client(session, request)
+        yield from self.stream(session, S.replay_rest(self.services, session, client), "Replay finished.")
 
     @staticmethod
     def _replay_status(session):

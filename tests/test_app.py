@@ -343,6 +343,28 @@ def test_uploads_read_again_for_a_question_count_against_the_visitor_and_stop_wh
     assert services.client_indexes.held(visitor) == 0
 
 
+
+def test_uploads_read_again_for_a_replayed_turn_count_against_the_visitor(app_services, tmp_path, qrecc_conversations):
+    # A replay started after a reload waits for the uploads being read again
+    # (its conversation starts from the one shown); read for a replayed
+    # turn, they were counted against no visitor's or network's share.
+    visitor = "93.184.216.34"
+    services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
+    page = SimpleNamespace(session_hash="reloaded", client=SimpleNamespace(host=visitor), headers={})
+    for play in (act.replay_next, act.replay_all):
+        reloaded = S.Session()
+        act.restore(saved, reloaded, page)
+        S.load_replay(reloaded, qrecc_conversations)
+        act.replay_start("7", reloaded, saved)
+        assert S.waiting_for(reloaded) is not None and services.client_indexes.held(visitor) == 0
+        list(play(reloaded, saved, page))
+        assert reloaded.source.kind == "uploads" and len(reloaded.turns) >= 1
+        assert services.client_indexes.held(visitor) == 1 and services.network_indexes.held("93.184.216.0/24") == 1
+        reloaded.close()
+        assert services.client_indexes.held(visitor) == 0
+    before.close()
+
+
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
     # SIGTERM (docker stop, a Space restart) killed the process at once: every
     # running turn was cut, and Gradio's shutdown, which deletes the uploads

@@ -111,8 +111,9 @@ def start_replay(session: Session, conversation_id: str) -> str:
     return f"Replaying conversation {conversation_id} ({counted(len(session.replay.turns), 'turn')})."
 
 
-def replay_step(services: Services, session: Session) -> Iterator[Pending]:
-    """Play the replay's next question (rewritten with the file's history)."""
+def replay_step(services: Services, session: Session, client: str | None = None) -> Iterator[Pending]:
+    """Play the replay's next question (rewritten with the file's history);
+    ``client`` as :func:`ask` counts it for the source it waits for."""
     replay = session.replay
     if replay is None:
         raise InvalidInputError("Load a conversations file and pick a conversation first.")
@@ -121,13 +122,14 @@ def replay_step(services: Services, session: Session) -> Iterator[Pending]:
     if replay.remaining() <= 0:
         raise InvalidInputError(f"Conversation {replay.conversation_id} is finished: pick another one.")
     example = replay.turns[replay.position]
-    yield from ask(services, session, example.question, history=example.history, reference=example.rewrite, example_id=example.id)
+    yield from ask(services, session, example.question, history=example.history, reference=example.rewrite,
+                   example_id=example.id, client=client)
     replay.position += 1
 
 
-def replay_rest(services: Services, session: Session) -> Iterator[Pending]:
+def replay_rest(services: Services, session: Session, client: str | None = None) -> Iterator[Pending]:
     """Play the replay's remaining turns, each as :func:`replay_step` does;
     with nothing loaded, picked or left it refuses as that does."""
-    yield from replay_step(services, session)
+    yield from replay_step(services, session, client)
     while session.replay is not None and session.replay.conversation_id and session.replay.remaining() > 0:
-        yield from replay_step(services, session)
+        yield from replay_step(services, session, client)
