@@ -1032,6 +1032,58 @@ def test_uploads_read_again_are_held_while_they_are_read_and_let_go_when_the_rea
     other.close()
 
 
+
+def test_uploads_read_again_after_a_reload_count_once_the_page_before_has_gone(app_services, tmp_path):
+    # For an hour after a reload (until Gradio ends the session of the page
+    # before), that page's index and the one read again from the same files
+    # both counted against the visitor's and its network's shares: a
+    # visitor could read fewer of its uploads again than it had. Two open
+    # pages (tabs) that each read them again hold two indexes: both count.
+    visitor, network = "93.184.216.34", "93.184.216.0/24"
+    limits = dataclasses.replace(app_services.limits, client_indexes=2, network_indexes=2)
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions", limits=limits)
+    engines = tmp_path / "engines.md"
+    engines.write_text("The Difference Engine computed polynomial tables.")
+    before = S.Session()
+    S.track_uploads(before, [engines])
+    S.use_uploads(services, before, [engines], visitor)
+    play(services, before, "What did the Difference Engine compute?")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+
+    def held():
+        return services.client_indexes.held(visitor), services.network_indexes.held(network)
+
+    # The page before goes (S.abandon, when the page is closed or reloaded), then its uploads are read again.
+    S.abandon(before)
+    assert held() == (1, 1)  # gone, it may come back: still counted until read again
+    reloaded = S.Session()
+    S.restore_state(reloaded, copy_)
+    assert S.take_waiting(services, reloaded, visitor) == "Its answers come from your upload (engines.md; 1 passage)."
+    assert held() == (1, 1)
+    before.close()
+    assert held() == (1, 1)
+    # A second page (a tab) reads them again while the first is open: both count.
+    tab = S.Session()
+    S.restore_state(tab, copy_)
+    assert S.take_waiting(services, tab, visitor).startswith("Its answers come from your upload")
+    assert held() == (2, 2)
+    # Read again before the page before went: counted once it goes.
+    S.abandon(reloaded)
+    assert held() == (1, 1)
+    # With the page before gone, the visitor's share has room for the one read again.
+    third = S.Session()
+    S.restore_state(third, copy_)
+    S.abandon(tab)
+    services.limits = dataclasses.replace(limits, client_indexes=1, network_indexes=1)
+    assert S.take_waiting(services, third, visitor).startswith("Its answers come from your upload")
+    assert held() == (1, 1)
+    play(services, third, "What did it compute?")
+    assert turns(third)[-1].sources[0].id == "engines.md#0"
+    for session in (reloaded, tab, third):
+        session.close()
+    assert held() == (0, 0)
+
+
 def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again(app_services, tmp_path):
     # Only a question waited for a source being read again after a reload: a
     # re-run with a correction was answered from the default collection

@@ -189,3 +189,8 @@ class HeldShare:
 
     def give_back(self) -> None:
         self._give_back()  # once: later calls, and the finalizer, do nothing
+
+    @property
+    def held(self) -> bool:
+        """Whether it still counts (not given back)."""
+        return self._give_back.alive

@@ -69,13 +69,15 @@ def _uploads(services: Services, session: Session, paths: Sequence[str | Path], 
     one it had, read again (see :func:`_remembered`)."""
     limits = services.limits
     # The session's own index goes when the new one replaces it (unless a
-    # conversation under way keeps it).
+    # conversation under way keeps it), and so does the count of the one a
+    # page gone (reloaded) made of the same files (Source.uncount).
     own = session.replaced()
-    uploads = own if own is not None and own.kind == "uploads" else None
+    owns = [source for source in (own, _made_before(services, token)) if source is not None
+            and source.kind == "uploads"]
     # The indexes its conversations hold go (once this one is made), if that makes room.
     spare = [source for source in session.spareable() if source.kind == "uploads"]
     claim, spared = _take_sparing(lambda freed: services.client_indexes.take(client, 1, limits.client_indexes, freed),
-                                  [uploads] if uploads is not None else [], spare,
+                                  owns, spare,
                                   lambda holders: sum(_client_share_of(holder, client) for holder in holders))
     hint = ("Close a page you no longer need (its indexes go an hour later; each of its conversations keeps the "
             "uploads it was answered from), then index these again. Questions are still answered.")
@@ -87,7 +89,7 @@ def _uploads(services: Services, session: Session, paths: Sequence[str | Path], 
             f"{hint}")
     network = client_network(client)
     ours, spared = _take_sparing(lambda freed: services.network_indexes.take(network, 1, limits.network_indexes, freed),
-                                 [uploads] if uploads is not None else [], spare,
+                                 owns, spare,
                                  lambda holders: sum(_network_share_of(holder, network) for holder in holders), spared)
     if ours is None:
         claim.give_back()
@@ -119,7 +121,7 @@ def _network_share_of(own, network: str | None) -> int:
     """What of ``network``'s share ``own`` holds: its client's share
     (:func:`_client_share_of`) stands for its network's too."""
     share = getattr(own, "client_share", None)
-    if share is None or share.client is None or client_network(share.client) != network:
+    if share is None or not share.held or share.client is None or client_network(share.client) != network:
         return 0
     return share.size
 
@@ -128,7 +130,14 @@ def _client_share_of(own, client: str | None) -> int:
     """What of ``client``'s share ``own`` holds (a session's source or
     replay, or None), which goes when the new one replaces it."""
     share = getattr(own, "client_share", None)
-    return share.size if share is not None and share.client == client else 0
+    return share.size if share is not None and share.held and share.client == client else 0
+
+
+def _made_before(services: Services, token: str) -> Source | None:
+    """The source made of the files of ``token`` before, by a page gone
+    (reloaded): the one read again now replaces it (:meth:`Source.uncount`)."""
+    before = services.uploaded.holder(token)
+    return before if before is not None and before.page_gone else None
 
 
 def use_document(services: Services, session: Session, text: str, name: str = "your document",
@@ -142,9 +151,10 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
 
 
 def _document(services: Services, session: Session, text: str, name: str, client: str | None, title: str = "",
-              files: tuple[str, ...] = ()) -> Source:
+              files: tuple[str, ...] = (), token: str = "") -> Source:
     """A one-document source over ``text`` (see :func:`use_document`), its
-    shares of the budgets taken; ``files``: the upload it was read from."""
+    shares of the budgets taken; ``files``: the upload it was read from,
+    ``token``: the one it had, read again (see :func:`_remembered`)."""
     limits = services.limits
     # As an uploaded file's text is (read_text): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
@@ -159,14 +169,14 @@ def _document(services: Services, session: Session, text: str, name: str, client
     # Given back when its source closes.
     own = session.replaced()
     held, mine = hold_text(services, own if own is not None and own.kind == "document" else None, size, client,
-                           "document", session)
+                           "document", session, _made_before(services, token) if token else None)
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
     origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, files)
     return Source(origin, ChunkRetriever(passages), text=text, held=held, client_share=mine)
 
 
 def hold_text(services: Services, own, size: int, client: str | None, what: str,
-              session: Session | None = None) -> tuple[HeldShare, HeldShare]:
+              session: Session | None = None, before: Source | None = None) -> tuple[HeldShare, HeldShare]:
     """Shares of ``size`` bytes of text a session is to hold in memory, a
     one-document source's or a replayed file's (``what``: "document" or
     "file"): ``client``'s (``limits.client_held_mb``), its network's
@@ -174,16 +184,20 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
     client's), then the server's (``limits.max_held_mb``), with what
     ``own`` (the session's source or replay it replaces; None) held let go. Where that leaves no room, the
     documents ``session``'s conversations hold (Session.spareable) are let
-    go for it, if with them let go there is room. Refused with the limit met."""
+    go for it, if with them let go there is room. Refused with the limit met.
+    ``before``: the document a page gone made of the same upload, whose
+    client's and network's shares this one replaces (:meth:`Source.uncount`;
+    its text stays in the server's memory until its session ends)."""
     limits = services.limits
     owns = [own] if own is not None else []
     spare = [source for source in session.spareable() if source.held is not None] if session is not None else []
+    replaced = [before] if before is not None and all(before is not held for held in owns) else []
 
     def client_freed(holders) -> int:
-        return sum(_client_share_of(holder, client) for holder in holders)
+        return sum(_client_share_of(holder, client) for holder in holders + replaced)
 
     def network_freed(holders) -> int:
-        return sum(_network_share_of(holder, network) for holder in holders)
+        return sum(_network_share_of(holder, network) for holder in holders + replaced)
 
     def server_freed(holders) -> int:
         return sum(holder.held.size for holder in holders if getattr(holder, "held", None) is not None)
@@ -275,7 +289,7 @@ def _document_file(services: Services, session: Session, path: str | Path, clien
     the one it had, read again (see :func:`_remembered`)."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
     return _remembered(services, _document(services, session, read_text(path), path.stem, client,
-                                           files=(str(path),)), token)
+                                           files=(str(path),), token=token), token)
 
 
 def _remembered(services: Services, source: Source, token: str = "") -> Source:
@@ -284,7 +298,7 @@ def _remembered(services: Services, source: Source, token: str = "") -> Source:
     a reload of its page (Services.uploaded): the browser's sealed copy
     alone carries the token, so no other visitor can name these files."""
     source.origin = dataclasses.replace(source.origin, token=token or new_token())
-    services.uploaded.remember(source.origin)
+    services.uploaded.remember(source.origin, source)
     return source
 
 
@@ -358,10 +372,13 @@ def abandon(session: Session) -> None:
     uploads' passages, which only its next question could use and which
     hold up every other upload on the one worker (a reload starts a new
     session; a page that comes back keeps its uploads, searched by BM25).
-    Those of its other conversations too."""
+    Those of its other conversations too. Each counts in its client's and
+    network's shares until a page reads its files again (Source.uncount)."""
     for source in session.held_sources():
         if isinstance(source.rescorer, DeferredRescorer):
             source.rescorer.cancel()
+        source.page_gone = True
+        source.uncount()  # read again for the page after it already
 
 
 def switch_conversation(session: Session, number: int, services: Services | None = None,

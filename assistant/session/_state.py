@@ -189,10 +189,15 @@ class UploadedFiles:
 
     def __init__(self, capacity: int = MAX_UPLOADED):
         self._files: OrderedDict[str, Origin] = OrderedDict()
+        # The source last made of each token's files, while it lives.
+        self._holders: weakref.WeakValueDictionary[str, Source] = weakref.WeakValueDictionary()
         self._capacity = capacity
         self._lock = threading.Lock()
 
-    def remember(self, origin: Origin) -> None:
+    def remember(self, origin: Origin, holder: Source | None = None) -> None:
+        """Remember ``origin``'s files by its token, and ``holder`` (the source
+        made of them) as the latest: the one made before it is replaced
+        (:meth:`Source.uncount`)."""
         if not origin.token or not origin.files:
             return
         with self._lock:
@@ -200,6 +205,17 @@ class UploadedFiles:
             self._files.move_to_end(origin.token)
             while len(self._files) > self._capacity:
                 self._files.popitem(last=False)
+            before = self._holders.get(origin.token)
+            if holder is not None:
+                self._holders[origin.token] = holder
+        if holder is not None and before is not None and before is not holder:
+            before.replaced = True
+            before.uncount()
+
+    def holder(self, token: str) -> Source | None:
+        """The source last made of the files of ``token`` (None: none lives)."""
+        with self._lock:
+            return self._holders.get(token) if token else None
 
     def recall(self, origin: Origin) -> Origin:
         """``origin`` with its files, where it has none, its token is known and
@@ -231,10 +247,23 @@ class Source:
     # (``Services.client_indexes``), or ``text``'s bytes (``Services.client_text``);
     # one share with its network's (``Services.network_indexes``, ``network_text``).
     client_share: HeldShare | None = None
+    # Its page has gone (closed or reloaded: the session layer's abandon),
+    # and its uploads were read again since from the same files, by their
+    # token (UploadedFiles.remember): both, and it counts no more.
+    page_gone: bool = False
+    replaced: bool = False
 
     @property
     def kind(self) -> str:
         return self.origin.kind
+
+    def uncount(self) -> None:
+        """Its client's and network's share given back once its page has gone
+        and its files were read again for another page (a reload): the
+        page before's session lives on for an hour, and its index and the
+        one read again both counted. An open page's (another tab's) counts."""
+        if self.page_gone and self.replaced and self.client_share is not None:
+            self.client_share.give_back()
 
     @property
     def name(self) -> str:
