@@ -365,6 +365,40 @@ def test_uploads_read_again_for_a_replayed_turn_count_against_the_visitor(app_se
     before.close()
 
 
+
+def test_stop_while_a_question_waits_for_its_source_read_again_leaves_it_unasked_and_says_so(
+        app_services, tmp_path, monkeypatch):
+    # A question asked after a reload waits for its uploads to be indexed
+    # again (minutes). Stop pressed meanwhile said "Nothing was running"
+    # (the app read the source itself before its turn began).
+    import threading
+
+    services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
+    reloaded = S.Session()
+    act.restore(saved, reloaded)
+    gate, builds, real = threading.Event(), threading.Event(), services.assistant.rescorer_for
+
+    def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
+        builds.set()
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    act.take("What did it compute?", reloaded)
+    views = []
+    run = threading.Thread(target=lambda: views.extend(act.ask(reloaded, saved)))
+    run.start()
+    assert builds.wait(60)
+    stop = act.stopped(reloaded, saved)[1].replace("\\", "")
+    gate.set()
+    run.join(60)
+    assert stop == "Nothing was running. The 1 question waiting was not asked."
+    assert views == [act.unchanged()]
+    assert len(reloaded.turns) == 1 and reloaded.source is not None
+    for session in (reloaded, before):
+        session.close()
+
+
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
     # SIGTERM (docker stop, a Space restart) killed the process at once: every
     # running turn was cut, and Gradio's shutdown, which deletes the uploads
