@@ -1082,6 +1082,24 @@ def test_uploads_read_again_after_a_reload_count_once_the_page_before_has_gone(a
     for session in (reloaded, tab, third):
         session.close()
     assert held() == (0, 0)
+    # An uploaded document read again: its text counted once, with the visitor's share just its size.
+    volcano = tmp_path / "volcano.txt"
+    volcano.write_text(VOLCANO)
+    size, mb = len(VOLCANO.encode()), 2**20
+    page = S.Session()
+    S.track_uploads(page, [volcano])
+    S.use_document_file(services, page, volcano, visitor)
+    play(services, page, "When did Mount Kessel last erupt?")
+    copy_ = json.loads(json.dumps(S.saved_state(page)))
+    S.abandon(page)
+    services.limits = dataclasses.replace(limits, client_held_mb=(size + 0.5) / mb, network_held_mb=(size + 0.5) / mb)
+    after = S.Session()
+    S.restore_state(after, copy_)
+    assert S.take_waiting(services, after, visitor) == "Its answers come from the document “volcano” (1 passage)."
+    assert services.client_text.held(visitor) == services.network_text.held(network) == size
+    for session in (page, after):
+        session.close()
+    assert services.client_text.held(visitor) == 0
 
 
 def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again(app_services, tmp_path):
