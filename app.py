@@ -379,9 +379,10 @@ class Actions:
         """The outputs of a turn event, every one left as it is."""
         return (gr.skip(),) * 8
 
-    def stream(self, session, steps, done: str, during=lambda: ""):
+    def stream(self, session, steps, done, during=lambda: ""):
         """Yield the views after each stage of a streamed turn (``steps`` yields
-        Pending values), with the status ``during()`` meanwhile; a failure at
+        Pending values), with the status ``during()`` meanwhile and ``done``
+        (a text, or what it returns) at its end; a failure at
         any stage ends it with its message, which is also returned. Between
         the turns of several (Play all) every panel is drawn: the metrics,
         their plot and the saved copy followed only at the end."""
@@ -409,7 +410,7 @@ class Actions:
                         yield self.views(session, session.stopped)
                         return None
                 yield self.views(session, during(), pending)
-        yield self.views(session, _status(done))
+        yield self.views(session, _status(done() if callable(done) else done))
         return None
 
     # ------------------------------------------------------------ conversations kept in the browser
@@ -559,18 +560,17 @@ class Actions:
 
     def ask(self, session, saved, request: gr.Request = None):
         """Ask the questions waiting, oldest first, until none is left: one
-        sent during a turn is asked after it by the same run."""
+        sent during a turn is asked after it by the same run. A source being
+        read again (take_again) is waited for by the turn (S.ask), so that
+        a Stop meanwhile stops it."""
         self.ready(session, saved)
-        if S.waiting_for(session) is not None:
-            # Its source is being read again (take_again): the question waits for it.
-            taken, error = _attempt(lambda: self._read_again(session, request))
-            if taken or error:
-                session.notes.append(taken or error)
+        client = self._turn_client(session, request)
         asked, failed, error = False, [], None
         while (question := S.next_question(session)) is not None:
             asked = True
-            notice = S.turn_notice(self.services, session, question)
-            error = yield from self.stream(session, S.ask(self.services, session, question), notice,
+            conversation = session.turns  # the status after it repeats the turn's own warning
+            error = yield from self.stream(session, S.ask(self.services, session, question, client=client),
+                                           lambda: conversation[-1].info.notice if conversation else "",
                                            lambda: _status(S.waiting_notice(session)))
             if error:
                 failed.append(f"“{question[:60]}”: {error}")
@@ -620,6 +620,9 @@ class Actions:
             # Numbered: the turn before it may have ended just before Stop,
             # after the page last drew the chat (a turn more than it showed).
             said = [f"turn {len(session.turns) + 1} was not added"] if cut.asked else []
+            if cut.awaited:
+                said = [f"turn {len(session.turns) + 1} was not asked (it waited for {cut.awaited} to be read again "
+                        "from the files on the server)"]
             said += [f"turn {number} was not re-run with your rewrite (it is as it was)" for number in cut.corrected]
             status = f"Stopped: {'; '.join(said)}."
             where = " sent after it"

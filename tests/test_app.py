@@ -370,7 +370,8 @@ def test_stop_while_a_question_waits_for_its_source_read_again_leaves_it_unasked
         app_services, tmp_path, monkeypatch):
     # A question asked after a reload waits for its uploads to be indexed
     # again (minutes). Stop pressed meanwhile said "Nothing was running"
-    # (the app read the source itself before its turn began).
+    # (the app read the source itself before its turn began): the turn
+    # waits for it now, and Stop says the question was not asked, and why.
     import threading
 
     services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
@@ -392,9 +393,16 @@ def test_stop_while_a_question_waits_for_its_source_read_again_leaves_it_unasked
     stop = act.stopped(reloaded, saved)[1].replace("\\", "")
     gate.set()
     run.join(60)
-    assert stop == "Nothing was running. The 1 question waiting was not asked."
-    assert views == [act.unchanged()]
+    assert stop == ("Stopped: turn 2 was not asked (it waited for your upload (engines.md; 1 passage) to be read "
+                    "again from the files on the server).")
+    # The run's last word is Stop's, after what the reading said when it ended.
+    assert [view[1].replace("\\", "") for view in views] == [
+        f"Its answers come from your upload (engines.md; 1 passage). {stop}"]
+    # The reading went on: the question asked again is answered from the upload.
     assert len(reloaded.turns) == 1 and reloaded.source is not None
+    act.take("What did it compute?", reloaded)
+    list(act.ask(reloaded, saved))
+    assert len(reloaded.turns) == 2 and reloaded.turns[-1].turn.sources[0].id == "engines.md#0"
     for session in (reloaded, before):
         session.close()
 

@@ -1196,6 +1196,62 @@ def test_a_new_conversation_started_while_its_source_is_read_again_waits_for_it_
         session.close()
 
 
+
+def test_a_stop_while_a_turn_waits_for_its_source_read_again_ends_it_before_it_runs(app_services, tmp_path,
+                                                                                      monkeypatch):
+    # Stop pressed while a question or a re-run waited for the source being
+    # read again found nothing under way (the turn registered only once its
+    # source was read), and the turn then ran and was kept.
+    import threading
+
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    before = S.Session()
+    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
+    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    real = services.assistant.rescorer_for
+    for turn, cut, said in [
+        (lambda session: play(services, session, "What did it compute?"),
+         S.StoppedTurns(True, (), "your upload (engines.md; 1 passage)"),
+         "Stopped before “What did it compute?” was asked (it waited for its source to be read again): it was not "
+         "added."),
+        (lambda session: S.correct(services, session, 0, "What did the Difference Engine compute?"),
+         S.StoppedTurns(False, (1,)),
+         "Stopped before turn 1 was re-run with your rewrite (it waited for its source to be read again): it is as "
+         "it was."),
+    ]:
+        session = S.Session()
+        S.restore_state(session, copy_)
+        S.switch_conversation(session, 1, services, later=True)
+        rewrite = session.turns[0].turn.rewrite
+        gate, builds = threading.Event(), threading.Event()
+
+        def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
+            builds.set()
+            gate.wait(60)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+        errors = []
+
+        def run(session=session, turn=turn, errors=errors):
+            try:
+                turn(session)
+            except InvalidInputError as error:
+                errors.append(str(error))
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        assert builds.wait(60)
+        assert S.stop_turns(session) == cut
+        gate.set()
+        thread.join(60)
+        assert errors == [said]
+        assert len(session.turns) == 1 and session.turns[0].turn.rewrite == rewrite
+        assert session.source is not None and (session.asking, session.awaiting, session.correcting) == (0, 0, [])
+        session.close()
+    before.close()
+
+
 def test_replay_paths_must_lie_in_the_shared_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVQA_DATA", str(tmp_path / "data"))
     (tmp_path / "data" / "qrecc").mkdir(parents=True)

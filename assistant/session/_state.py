@@ -422,6 +422,9 @@ class Session:
     # with the turn's end under one lock, so that Stop says which it was).
     stops: int = 0
     asking: int = 0
+    # Those of them waiting for the conversation's source to be read again
+    # (after a reload): Stop says their question was not asked.
+    awaiting: int = 0
     # The turns (their indexes) being re-run with the user's rewrite
     # (_turns.correct), under the same lock: a re-run ends kept only if no
     # Stop came since it began, and Stop says which turn it left as it was.

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, counted, echoed_question
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
-from ._sources import assistant_for, await_source, search_notice
+from ._sources import assistant_for, await_source, search_notice, waiting_for
 from ._storage import server_storage
 from ._store import note_removed, origin_of
 from ._state import MAX_HISTORY_CHARS, MAX_JUDGEMENTS, MAX_TURNS, MAX_WAITING, Pending, Services, Session, SessionTurn, TurnInfo
@@ -72,27 +72,30 @@ def ask(
     the file's); ``reference`` is a human rewrite to score ours against.
     Raises InvalidInputError (with the message to show) for a bad question.
     A source the conversation is being read again from is waited for first
-    (:func:`await_source`; ``client`` is counted for it).
+    (:func:`await_source`; ``client`` is counted for it), as part of the
+    turn: a Stop meanwhile leaves the question unasked.
     """
-    await_source(services, session, client)
-    assistant = assistant_for(services, session)
-    question = validate_question(question, assistant.config.max_question_chars)
-    _check_room(session)
-    if history is None:
-        history = session.history(rewritten=assistant.config.history_rewrites)
-    # Each text cut as the /rewrite API bounds it: a replayed file's Context
-    # may hold megabytes, which the rewriter tokenised whole at every turn.
-    history = [text[:MAX_HISTORY_CHARS] for text in assistant.history_window(history)]
-    # The turn before, as this session rewrote it (a replay asks its file's
-    # turns in order); steps() ignores it on a turn with no history.
-    previous = session.turns[-1].turn.rewrite.text if session.turns else ""
-    notice = turn_notice(services, session, question)  # before the search it describes
+    question = validate_question(question, services.assistant.config.max_question_chars)
     conversation = session.turns  # new_conversation and switch_conversation put another list in its place
     with _ENDING:
         stops = session.stops
         session.asking += 1
     under_way = True
     try:
+        _await_source(services, session, client, stops, f"Stopped before “{echoed_question(question)}” was asked "
+                                                        "(it waited for its source to be read again): it was not added.",
+                      asking=True)
+        assistant = assistant_for(services, session)
+        _check_room(session)
+        if history is None:
+            history = session.history(rewritten=assistant.config.history_rewrites)
+        # Each text cut as the /rewrite API bounds it: a replayed file's Context
+        # may hold megabytes, which the rewriter tokenised whole at every turn.
+        history = [text[:MAX_HISTORY_CHARS] for text in assistant.history_window(history)]
+        # The turn before, as this session rewrote it (a replay asks its file's
+        # turns in order); steps() ignores it on a turn with no history.
+        previous = session.turns[-1].turn.rewrite.text if session.turns else ""
+        notice = turn_notice(services, session, question)  # before the search it describes
         yield Pending(question)
         turn = None
         for step in assistant.steps(question, history, previous):
@@ -131,6 +134,27 @@ def ask(
         if under_way:  # failed, or closed (its stream cancelled) before its end
             with _ENDING:
                 session.asking -= 1
+
+
+def _await_source(services: Services, session: Session, client: str | None, stops: int, stopped: str, *,
+                  asking: bool = False) -> None:
+    """:func:`await_source` for a turn (a question, a re-run) registered under
+    way since Stop press ``stops``, ended with ``stopped`` (InvalidInputError)
+    if a Stop came meanwhile, before any model runs. A question's
+    (``asking``) is counted in ``session.awaiting`` while it waits: Stop
+    then says what it waited for."""
+    waiting = asking and waiting_for(session) is not None
+    if waiting:
+        with _ENDING:
+            session.awaiting += 1
+    try:
+        await_source(services, session, client)
+    finally:
+        if waiting:
+            with _ENDING:
+                session.awaiting -= 1
+    if session.stops != stops:
+        raise InvalidInputError(stopped)
 
 
 def take_question(services: Services, session: Session, question: str) -> str:
@@ -172,6 +196,9 @@ class StoppedTurns:
 
     asked: bool  # a turn being asked: it is not added
     corrected: tuple[int, ...]  # the numbers (from 1) of turns being re-run with a correction: each stays as it was
+    # The source a turn stopped waited for, being read again from its files
+    # ("" when none): its question was not asked.
+    awaited: str = ""
 
 
 def stop_turns(session: Session) -> StoppedTurns:
@@ -181,7 +208,9 @@ def stop_turns(session: Session) -> StoppedTurns:
     under way; a turn or a re-run that ended before this call is kept."""
     with _ENDING:
         session.stops += 1
-        return StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)))
+        waiting = waiting_for(session) if session.awaiting else None
+        return StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
+                            waiting.name if waiting is not None else "")
 
 
 def drop_waiting(session: Session) -> int:
@@ -248,9 +277,7 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
     if not -len(session.turns) <= index < len(session.turns):
         raise InvalidInputError(f"There is no turn {index + 1}.")
     index %= len(session.turns)
-    await_source(services, session, client)  # as ask() does
-    assistant = assistant_for(services, session)
-    corrected = validate_question(corrected, assistant.config.max_question_chars)
+    corrected = validate_question(corrected, services.assistant.config.max_question_chars)
     entry = session.turns[index]
     info = entry.info
     if info.awaiting_reference and " ".join(corrected.split()) == " ".join(info.system_rewrite.text.split()):
@@ -262,13 +289,18 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
         )
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
-    previous = session.turns[index - 1].turn.rewrite.text if assistant.history_window(session.history(index)) else ""
+    window = services.assistant.history_window(session.history(index))
+    previous = session.turns[index - 1].turn.rewrite.text if window else ""
     with _ENDING:  # as ask(): Stop and this re-run's end decide under one lock
         stops = session.stops
         session.correcting.append(index)
     under_way = True
     try:
-        answered = assistant.answer(entry.turn.question, rewrite, previous=previous)
+        # As ask() does, the source being read again waited for as part of the re-run.
+        _await_source(services, session, client, stops, f"Stopped before turn {index + 1} was re-run with your "
+                                                        "rewrite (it waited for its source to be read again): it is "
+                                                        "as it was.")
+        answered = assistant_for(services, session).answer(entry.turn.question, rewrite, previous=previous)
         # Scored before the end is decided (the score compares the system's
         # rewrite, which a correction leaves, with the reference), so that
         # what Stop draws after a kept re-run is the whole of it.
