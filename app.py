@@ -585,9 +585,11 @@ class Actions:
         stops = session.stops
         client = self._turn_client(session, request)
         status, error = _attempt(lambda: S.correct(self.services, session, S.target_turn(session), corrected, client))
-        if session.stops != stops:
-            # Stopped meanwhile: Stop's views are the last word, as a stream's
-            # (its cancel drops these, unless they were on their way).
+        if error and session.stops != stops:
+            # Stopped meanwhile (S.correct decides, under its lock, whether the
+            # re-run is kept): Stop's views are the last word, as a stream's
+            # (its cancel drops these, unless they were on their way). A Stop
+            # just after a kept re-run leaves it said re-run: it was.
             return self.views(session, session.stopped, correction=False)
         if error:  # the refused correction stays in its box, to be mended
             return self.views(session, _status(error, error=True), correction=False)

@@ -606,6 +606,29 @@ def test_stop_during_a_re_run_with_a_correction_is_the_last_word(app_services, t
     assert "Your rewrite" not in str(stop[0]) and session.turns[1].turn.rewrite.text == "What did she write about?"
 
 
+
+def test_a_stop_just_after_a_kept_re_run_leaves_it_said_re_run(app_services, tmp_path, monkeypatch):
+    # S.correct decides under its lock whether a re-run is kept; the app then
+    # looked at the Stop count again itself, so a Stop landing between the
+    # two showed "Nothing was running" over a turn that had been re-run.
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    for question in ("Who was Ada Lovelace?", "What did she write about?"):
+        act.take(question, session)
+        list(act.ask(session, None))
+    correct, stopped = S.correct, []
+
+    def then_stop(*args, **kwargs):  # Stop pressed once the re-run has ended, before the app draws it
+        status = correct(*args, **kwargs)
+        stopped.append(act.stopped(session, None)[1])
+        return status
+
+    monkeypatch.setattr(app.S, "correct", then_stop)
+    views = act.rerun("What did Ada Lovelace write about?", session, None)
+    assert stopped == ["Nothing was running\\."]
+    assert views[1].replace("\\", "") == "Turn 2 re-run with your rewrite."
+    assert session.turns[1].turn.rewrite.text == "What did Ada Lovelace write about?"
+
+
 def test_questions_sent_during_a_turn_are_asked_after_it_in_order(app_services, tmp_path):
     from assistant import session as S
 
