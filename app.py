@@ -52,8 +52,8 @@ from gradio_client import utils as client_utils
 
 import server
 from assistant import session as S
-from assistant.kernel import (READER_NAMES, AssistantError, FairShareConfig, InvalidInputError, check_can_listen, counted,
-                              from_env, run_cli, server_port, sigterm_as_ctrl_c)
+from assistant.kernel import (READER_NAMES, AssistantError, CommandParser, FairShareConfig, InvalidInputError,
+                              check_can_listen, counted, from_env, run_cli, server_port, sigterm_as_ctrl_c)
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -1076,7 +1076,7 @@ def serve(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python app.py", description="Serve the conversational QA demo.")
+    parser = CommandParser(prog="python app.py", description="Serve the conversational QA demo.")
     # Text, checked by server_port in _main (with PORT and GRADIO_SERVER_PORT), so --help works whatever they say.
     parser.add_argument("--port", help="port (env PORT or GRADIO_SERVER_PORT; 7860)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),

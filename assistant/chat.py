@@ -24,7 +24,7 @@ import json
 import sys
 from typing import Iterator
 
-from .kernel import AssistantError, Conversation, Turn, echoed_question, run_cli
+from .kernel import AssistantError, CommandParser, Conversation, Turn, echoed_question, run_cli
 from .pipeline import build_assistant, turn_to_json
 from .readers import READERS
 from .retrieval import use_serving_java
@@ -62,7 +62,7 @@ def _plain(turn: Turn, rescored: bool = False, notice: str = "") -> str:
 def build_parser() -> argparse.ArgumentParser:
     # Flags default to None, "not given": the CONVQA_* settings (and then the
     # configs' defaults) apply, as in the app.
-    parser = argparse.ArgumentParser(prog="python -m assistant.chat", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m assistant.chat", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="one JSON object per turn")
     parser.add_argument("--index", dest="index_dir", help="Lucene index folder (env CONVQA_INDEX_DIR)")
     parser.add_argument("-k", type=int, help="passages retrieved per turn (env CONVQA_K; 10)")

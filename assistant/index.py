@@ -13,11 +13,10 @@ that a killed build leaves is removed by the next build of the same index.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
-from assistant.kernel import counted, output_path, run_cli
+from assistant.kernel import CommandParser, counted, output_path, run_cli
 from assistant.retrieval import DOCUMENT_SUFFIXES, index_collection, skipped_files
 
 __all__ = ["main"]
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _build(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m assistant.index",
         description="Build a BM25 index from JSONL (id, contents, title, url), a folder of .jsonl "
         "files (pyserini's JsonCollection, the QReCC paragraph collection), a folder of "

@@ -46,6 +46,7 @@ from typing import Callable, Mapping, Sequence
 from assistant.kernel import (
     Answer,
     AssistantConfig,
+    CommandParser,
     Conversation,
     DataFormatError,
     InvalidInputError,
@@ -362,7 +363,7 @@ PREDICT_DEFAULTS = {"reader": "sentence", "rewriter": "original", "history_turns
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m eval.coqa", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m eval.coqa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="official CoQA file, e.g. coqa-dev-v1.0.json")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--pred", help="predictions to score (official format)")

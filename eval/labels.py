@@ -70,6 +70,7 @@ import warnings
 from pathlib import Path
 
 from assistant.kernel import (
+    CommandParser,
     DataFormatError,
     InvalidInputError,
     LabelledRewrite,
@@ -226,7 +227,7 @@ def _check_negatives(negatives: int | None) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     # The docstring's first sentence runs over two lines: its first line alone read "... the label set built".
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m eval.labels",
         description="Build a label set of judged rewrites from the shared data, in the labels format that "
         "python -m eval.rewrites validate reads.",

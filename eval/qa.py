@@ -73,6 +73,7 @@ from typing import Sequence
 
 from assistant.encoders import load_minilm
 from assistant.kernel import (
+    CommandParser,
     DataFormatError,
     InvalidInputError,
     ReaderConfig,
@@ -134,7 +135,7 @@ __all__ = [
 
 def _parser() -> argparse.ArgumentParser:
 
-    parser = argparse.ArgumentParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m eval.qa", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QReCC json, MultiDoc2Dial jsonl (or SCAI csv with --write-collection)")
     parser.add_argument("--index", help="Lucene index of the passages (python -m assistant.index)")
     parser.add_argument("--setting", default="end-to-end", choices=SETTINGS,

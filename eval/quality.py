@@ -68,7 +68,7 @@ from typing import Sequence
 
 import numpy as np
 
-from assistant.kernel import ConfigError, DataFormatError, check_at_least, json_lines, run_cli
+from assistant.kernel import CommandParser, ConfigError, DataFormatError, check_at_least, json_lines, run_cli
 from assistant.readers import (
     CHOICE_SCORINGS,
     LikelihoodChoiceReader,
@@ -357,7 +357,7 @@ def _fmt(value) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m eval.quality", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="QuALITY jsonl (official or LEval's subset)")
     parser.add_argument(
         "--json", action="store_true",

@@ -82,6 +82,7 @@ from tqdm import tqdm
 
 from assistant.encoders import load_minilm
 from assistant.kernel import (
+    CommandParser,
     ConfigError,
     DataFormatError,
     InvalidInputError,
@@ -321,7 +322,7 @@ def _print_table(summary: dict, against: tuple[str, dict] | None = None) -> None
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m eval.retrieval",
         description="Retrieval on a judged collection built from CAsT 2021-22 (MRR, nDCG@3, R@10, R@100 by trec_eval).",
     )

@@ -84,6 +84,7 @@ import sys
 from pathlib import Path
 
 from assistant.kernel import (
+    CommandParser,
     DataFormatError,
     InvalidInputError,
     check_at_least,
@@ -292,7 +293,7 @@ def _cmd_table(args) -> int:
 
 def _parser() -> argparse.ArgumentParser:
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m eval.rewrites",
         description="Score rewriters against human rewrites, and validate the metrics against human labels.",
     )

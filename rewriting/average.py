@@ -18,13 +18,12 @@ layers; copy heads are not averaged.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from assistant.kernel import ConfigError, check_at_least, output_path, run_cli
+from assistant.kernel import CommandParser, ConfigError, check_at_least, output_path, run_cli
 
 from ._adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, check_adapter
 from ._checkpoint import CHECKPOINT_FILE, LOG_FILE, SPLIT_FILE, prepare_output, save_tensors, write_replacing
@@ -164,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewriting.average", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m rewriting.average", description=__doc__.split("\n\n")[0])
     parser.add_argument("adapters", nargs="+", metavar="ADAPTER", help="adapter directories written by rewriting.train")
     parser.add_argument("--output", required=True, type=Path, metavar="DIR",
                         help="a new folder for the average (not a member, nor a folder that holds an adapter or a run)")

@@ -31,7 +31,6 @@ and writes the same file; without it, ray is never imported.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from assistant.kernel import (
+    CommandParser,
     ConfigError,
     DataFormatError,
     PartialOutput,
@@ -255,7 +255,7 @@ def configure(rewriter, batch_size: int, draft_tokens: int | None, max_input_tok
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewriting.rewrite", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m rewriting.rewrite", description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, help='JSONL: {"id", "question", "history"} per line')
     parser.add_argument("--output", required=True, help='JSONL: {"id", "rewrite"} per line')
     parser.add_argument("--model", default="trained", help="trained (default) | prompted | original | adapter dir | model path or name")

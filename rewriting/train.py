@@ -24,7 +24,6 @@ when started again with the same output directory.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -43,7 +42,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from assistant.kernel import ConfigError, DataFormatError, check_at_least, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, ConfigError, DataFormatError, check_at_least, run_cli  # noqa: E402
 
 from ._batches import Batch, collate, encode_examples, make_batches  # noqa: E402
 from ._checkpoint import CHECKPOINT_FILE, SPLIT_FILE, last_losses, prepare_output, resume, save_adapter  # noqa: E402
@@ -233,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rewriting.train", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m rewriting.train", description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", nargs="+", required=True, metavar="FILE", help="QReCC, CANARD or TREC CAsT json files")
     parser.add_argument("--dev", metavar="FILE", help="held-out file (default: split --train files by conversation)")
     parser.add_argument("--output", required=True, type=Path, metavar="DIR",

@@ -13,7 +13,6 @@ Markdown table (or JSON) for BENCHMARKS.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.encoders import load_minilm  # noqa: E402
-from assistant.kernel import Conversation, load_configs, percentile, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, Conversation, load_configs, percentile, run_cli  # noqa: E402
 from assistant.pipeline import build_assistant  # noqa: E402
 from assistant.retrieval import BM25Retriever, build_index, passage_vectors, read_collection  # noqa: E402
 
@@ -47,7 +46,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rewriter", default="trained", help="as the app's --rewriter (default: trained)")
     parser.add_argument("--reader", default="sentence", help="as the app's --reader (default: sentence)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the Markdown table")

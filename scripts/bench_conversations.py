@@ -36,7 +36,6 @@ reader comparison at fixed rewrites; a ``--set`` run is the full one.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -47,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assistant.kernel import (  # noqa: E402
+    CommandParser,
     ConfigError,
     Conversation,
     DataFormatError,
@@ -262,7 +262,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a ReaderConfig field (repeatable), e.g. definitions=true")
     parser.add_argument("--rewriter", default="trained", help="trained (default), prompted, original or a model path")

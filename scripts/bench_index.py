@@ -21,7 +21,6 @@ table, or one JSON object with ``--json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -37,7 +36,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assistant.kernel import InvalidInputError, check_at_least, output_path, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, InvalidInputError, check_at_least, output_path, run_cli  # noqa: E402
 from assistant.retrieval import BM25Retriever, import_pyserini, read_collection, verify_index  # noqa: E402
 
 _QUERIES = 50
@@ -135,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--input", required=True, type=Path, help="a JSONL folder (scripts/gen_collection.py)")
     parser.add_argument("--threads", type=int, default=2, help="indexing threads of both indexers (default 2)")
     parser.add_argument("--work", type=Path, help="folder for both indexes (default: a temporary one, removed)")

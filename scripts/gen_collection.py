@@ -18,7 +18,6 @@ pyserini's plain JsonCollection index the very same text.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from tqdm import tqdm
 # Run as a file (python scripts/gen_collection.py): the repository root is not on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.kernel import check_at_least, output_path, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, check_at_least, output_path, run_cli  # noqa: E402
 
 _ONSETS = ["", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
            "br", "ch", "cl", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr"]
@@ -112,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="output folder (JSONL shards)")
     parser.add_argument("--passages", type=int, default=1_000_000, help="passages to write (default 1,000,000)")
     parser.add_argument("--shards", type=int, default=8, help="JSONL files to spread passages over (default 8)")

@@ -69,7 +69,6 @@ the URL must be on 127.0.0.1 or localhost. Every request is bounded by
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -91,7 +90,7 @@ from tqdm import tqdm
 # Run as a file (python scripts/load_test.py): the repository root is not on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assistant.kernel import percentile  # noqa: E402
+from assistant.kernel import CommandParser, percentile  # noqa: E402
 
 
 
@@ -442,7 +441,7 @@ def summary(client: str, sessions: int, turns: int, results: list[dict], wall: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python scripts/load_test.py", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python scripts/load_test.py", description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running app (loopback); default: start app.py on a free port")
     parser.add_argument("--sessions", type=int, default=20, help="concurrent sessions (default 20)")
     parser.add_argument("--turns", type=int, default=3, help="turns per session (default 3)")

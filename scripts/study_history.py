@@ -31,7 +31,6 @@ named in a note (remove one to make it again).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.kernel import InvalidInputError, json_lines, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, InvalidInputError, json_lines, run_cli  # noqa: E402
 from rewriting import load_rewriter  # noqa: E402
 from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
 from rewriting.rewrite import write_rewrites  # noqa: E402
@@ -133,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path, help="the folder eval.rewrites export wrote (DIR/<group>.jsonl)")
     parser.add_argument("--split", default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")
     parser.add_argument("--groups", nargs="+", default=["qrecc", "cast", "canard"], help="sources to rewrite (default: all three)")

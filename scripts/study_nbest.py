@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.kernel import check_at_least, json_lines, run_cli  # noqa: E402
+from assistant.kernel import CommandParser, check_at_least, json_lines, run_cli  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import TRAINED_INPUT_TOKENS, consensus, load_rewriter  # noqa: E402
 from rewriting.data import with_rewritten_questions  # noqa: E402
@@ -83,7 +83,7 @@ def sampled_candidates(rewriter, turns: list[tuple[str, list[str]]], count: int,
 
 def arguments(description: str, batch: int) -> argparse.ArgumentParser:
     """The options this script and ``study_rerank.py`` share."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = CommandParser(description=description)
     parser.add_argument("dir", type=Path, help="the folder eval.rewrites export wrote (DIR/<group>.jsonl)")
     parser.add_argument("--greedy", required=True, help="NAME of DIR/<group>.<NAME>.jsonl: the model's greedy rewrites")
     parser.add_argument("--split", default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")

@@ -14,7 +14,6 @@ the held-out turns, ``<group>.trained.jsonl`` for qrecc, canard and cast
 Also writes ``DIR/<group>.skip<T>.jsonl``: those outputs with the question
 itself where the classifier skips, for ``python -m eval.rewrites table``.
 """
-import argparse
 import json
 import re
 import sys
@@ -26,7 +25,7 @@ from sklearn.linear_model import LogisticRegression
 from scipy.sparse import hstack, csr_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from assistant.kernel import run_cli  # noqa: E402
+from assistant.kernel import CommandParser, run_cli  # noqa: E402
 from rewriting.data import load_examples  # noqa: E402
 from study_history import SPLIT, check_inputs  # noqa: E402  (beside this script, on the path a script runs with)
 
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path, help="holds <group>.trained.jsonl for qrecc, canard and cast")
     parser.add_argument("--split", type=Path, default=SPLIT, help="the adapter's split.json (default: the committed adapter's)")
     args = parser.parse_args(argv)

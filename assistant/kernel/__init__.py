@@ -7,7 +7,7 @@ It imports nothing else of the project, so any stage (retrieval, readers, rewrit
 """
 
 from ._batching import MicroBatcher
-from ._cli import Terminated, check_at_least, current_umask, output_path, run_cli, sigterm_as_ctrl_c
+from ._cli import CommandParser, Terminated, check_at_least, current_umask, output_path, run_cli, sigterm_as_ctrl_c
 from ._config import (
     ENV_VARIABLES,
     READER_NAMES,
@@ -93,6 +93,7 @@ __all__ = [
     "from_env",
     "load_configs",
     "FairShareConfig",
+    "CommandParser",
     "check_environment",
     "READER_NAMES",
     "ENV_VARIABLES",

@@ -3,6 +3,7 @@ of the paths it will write."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -13,7 +14,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from ._errors import AssistantError, ConfigError
 
-__all__ = ["run_cli", "output_path", "check_at_least", "current_umask", "Terminated", "sigterm_as_ctrl_c"]
+__all__ = ["CommandParser", "run_cli", "output_path", "check_at_least", "current_umask", "Terminated",
+           "sigterm_as_ctrl_c"]
 
 
 def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None, *,
@@ -46,6 +48,72 @@ def _errors_in_one_line(main: Callable[[Sequence[str] | None], int], argv: Seque
     except AssistantError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, which names a flag it does not know before a
+    required flag missing: argparse checked the required ones first, so
+    ``python -m eval.qa --bogus`` said "the following arguments are
+    required: --data" and nothing of the typo, and a user who then added
+    --data met the typo only on the second try. Every command line builds
+    its parser with this one (its subcommands' parsers are of its class).
+
+    >>> parser = CommandParser(prog="demo")
+    >>> _ = parser.add_argument("--data", required=True)
+    >>> try:
+    ...     parser.parse_args(["--bogus"])
+    ... except SystemExit as exit_:
+    ...     exit_.code
+    2
+    """
+
+    # True while a parse only looks for unknown flags: an error then is left
+    # to the real parse, which says it with the usage as written.
+    _looking = False
+
+    def parse_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        unknown = []
+        with _only_looking(self):
+            with contextlib.suppress(_Unparsed):
+                _, unknown = self.parse_known_args(args, argparse.Namespace())
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")  # argparse's own words, first
+        return super().parse_args(args, namespace)
+
+    def error(self, message: str):
+        if self._looking:
+            raise _Unparsed(message)
+        super().error(message)
+
+
+class _Unparsed(Exception):
+    """An error of the parse that only looks for unknown flags."""
+
+
+@contextlib.contextmanager
+def _only_looking(parser: CommandParser) -> Iterator[None]:
+    """While it lasts, no flag, positional or group of ``parser`` and of its
+    subcommands' parsers is required (argparse keeps the mark on each), and
+    their errors raise :class:`_Unparsed` instead of ending the program."""
+    marked, parsers, seen = [], [parser], []
+    while parsers:
+        current = parsers.pop()
+        seen.append(current)
+        current._looking = True
+        for holder in (*current._actions, *current._mutually_exclusive_groups):
+            if holder.required:
+                marked.append(holder)
+                holder.required = False
+            if isinstance(holder, argparse._SubParsersAction):
+                parsers.extend(holder.choices.values())
+    try:
+        yield
+    finally:
+        for holder in marked:
+            holder.required = True
+        for current in seen:
+            current._looking = False
 
 
 def check_at_least(**flags: tuple[int | float | None, int | float]) -> None:
