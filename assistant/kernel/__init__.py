@@ -1,7 +1,7 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading, the labels-file format, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
+JSONL reading, the labels-file format, the Stop signal a turn's model loops check, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
 one percentile, and the command lines' error ending and output-path check.
 It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
@@ -41,6 +41,7 @@ from ._labels import LabelledRewrite, default_labels_path, read_labels, write_la
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._partial import PartialOutput
 from ._stats import percentile
+from ._stop import NO_STOP, StopSignal, Stopped, with_stop
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
     AUXILIARY_VERBS,
@@ -110,6 +111,10 @@ __all__ = [
     "default_labels_path",
     "percentile",
     "MicroBatcher",
+    "StopSignal",
+    "Stopped",
+    "NO_STOP",
+    "with_stop",
     "run_cli",
     "echoed_question",
     "ECHO_CHARS",

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, wait
 from typing import Callable, Generic, Sequence, TypeVar
 
 from ._errors import ConfigError
+from ._stop import NO_STOP, StopSignal
 
 __all__ = ["MicroBatcher"]
 
@@ -44,6 +45,16 @@ class MicroBatcher(Generic[Item, Result]):
     goes on for the others (the returned entries of items already delivered
     are ignored, and if the batch then fails only the others are retried).
 
+    A caller that passes :meth:`run` a ``stop`` gets
+    :class:`~assistant.kernel.Stopped` as soon as it is set: its items leave
+    the queue, or are left to the batch under way, which goes on for the
+    other callers' items (their results are not disturbed). With
+    ``stoppable``, ``run_batch`` is also given ``stop=``, a
+    :class:`~assistant.kernel.StopSignal` set once no caller waits for any
+    of its items (each has its result, or its caller stopped), for its model
+    loop to check between two steps: a batch stopped by all its callers
+    frees the worker for the next.
+
     >>> with MicroBatcher(lambda xs: [x * 10 for x in xs]) as batcher:
     ...     batcher.run([1, 2, 3])
     [10, 20, 30]
@@ -56,6 +67,7 @@ class MicroBatcher(Generic[Item, Result]):
         window_ms: float = 5.0,
         name: str = "micro-batcher",
         early: bool = False,
+        stoppable: bool = False,
     ) -> None:
         if not isinstance(max_batch, int) or max_batch < 1:
             raise ConfigError(f"max_batch must be a whole number of at least 1, not {max_batch!r}")
@@ -63,6 +75,7 @@ class MicroBatcher(Generic[Item, Result]):
             raise ConfigError(f"window_ms must be 0 or more, not {window_ms!r}")
         self.run_batch = run_batch
         self.early = early
+        self.stoppable = stoppable
         self.max_batch = max_batch
         self.window_s = window_ms / 1000
         self._pending: list[tuple[float, Item, Future]] = []
@@ -71,10 +84,34 @@ class MicroBatcher(Generic[Item, Result]):
         self._worker = threading.Thread(target=self._serve, name=name, daemon=True)
         self._worker.start()
 
-    def run(self, items: Sequence[Item]) -> list[Result]:
+    def run(self, items: Sequence[Item], stop: StopSignal = NO_STOP) -> list[Result]:
         """Queue ``items`` with everyone else's and wait; results in ``items``' order.
-        An item's error is raised here, in its caller's thread."""
-        return [future.result() for future in self.submit(items)]
+        An item's error is raised here, in its caller's thread; so is
+        :class:`~assistant.kernel.Stopped` as soon as ``stop`` is set (the
+        items are then given up: see the class)."""
+        futures = self.submit(items)
+        if stop is not NO_STOP:
+            self._wait(futures, stop)
+        return [future.result() for future in futures]
+
+    @staticmethod
+    def _wait(futures: list[Future], stop: StopSignal) -> None:
+        """Wait until every one of ``futures`` is done, or ``stop`` is set:
+        then each is cancelled (an item still queued is never run; one in a
+        batch has its result dropped) and Stopped raised."""
+        stopped: Future = Future()
+        forget = stop.on_set(lambda: _settle(stopped, True))
+        try:
+            waiting = set(futures)
+            while waiting and not stopped.done():
+                done, _ = wait(waiting | {stopped}, return_when=FIRST_COMPLETED)
+                waiting -= done
+        finally:
+            forget()
+        if stopped.done():
+            for future in futures:
+                future.cancel()
+            stop.check()
 
     def submit(self, items: Sequence[Item]) -> list[Future]:
         """Queue ``items``; one future per item."""
@@ -104,18 +141,23 @@ class MicroBatcher(Generic[Item, Result]):
         """Wait for work; then for the window to pass from the oldest call's
         arrival or the batch to fill. Empty when closed and drained."""
         with self._ready:
-            while not self._pending and not self._closed:
-                self._ready.wait()
-            if not self._pending:
-                return []
-            deadline = self._pending[0][0] + self.window_s
-            while len(self._pending) < self.max_batch and not self._closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._ready.wait(left)
-            taken, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
-        return [(item, future) for _, item, future in taken]
+            while True:
+                while not self._pending and not self._closed:
+                    self._ready.wait()
+                if not self._pending:
+                    return []
+                deadline = self._pending[0][0] + self.window_s
+                while len(self._pending) < self.max_batch and not self._closed:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._ready.wait(left)
+                # An item whose caller stopped while it waited (its future
+                # cancelled) is not run.
+                self._pending = [entry for entry in self._pending if not entry[2].done()]
+                taken, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
+                if taken:
+                    return [(item, future) for _, item, future in taken]
 
     def _serve(self) -> None:
         while batch := self._next_batch():
@@ -131,20 +173,49 @@ class MicroBatcher(Generic[Item, Result]):
                         self._run_alone(item, future)
                 continue
             for future, result in zip(futures, results):
-                if not future.done():
-                    future.set_result(result)
+                _settle(future, result)
 
     def _call(self, items: list[Item], futures: list[Future]) -> Sequence[Result]:
-        """``run_batch`` on ``items``; with ``early``, its ``deliver`` sets ``futures[index]``."""
-        if not self.early:
-            return self.run_batch(items)
-        return self.run_batch(items, lambda index, result: futures[index].set_result(result))  # type: ignore[call-arg]
+        """``run_batch`` on ``items``; with ``early``, its ``deliver`` sets
+        ``futures[index]``; with ``stoppable``, its ``stop`` is set once every
+        one of ``futures`` is done."""
+        args: tuple = (items,)
+        if self.early:
+            args += (lambda index, result: _settle(futures[index], result),)
+        if not self.stoppable:
+            return self.run_batch(*args)
+        return self.run_batch(*args, stop=_unwaited(futures))  # type: ignore[call-arg]
 
     def _run_alone(self, item: Item, future: Future) -> None:
         try:
             result = list(self._call([item], [future]))[0]
-            if not future.done():
-                future.set_result(result)
+            _settle(future, result)
         except Exception as error:  # noqa: BLE001 - re-raised in the caller's thread by future.result()
-            if not future.done():
-                future.set_exception(error)
+            _settle(future, error=error)
+
+
+def _settle(future: Future, result=None, error: BaseException | None = None) -> None:
+    """Give ``future`` its result (or ``error``) unless it is done: it has
+    one already, or its caller stopped waiting and cancelled it (which may
+    happen between any check and the setting, hence no check)."""
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass
+
+
+def _unwaited(futures: list[Future]) -> StopSignal:
+    """A signal set once every one of ``futures`` is done (has its result,
+    or was cancelled by its caller's stop): nobody waits for the batch's work."""
+    stop = StopSignal()
+
+    def settled(_future: Future) -> None:
+        if all(future.done() for future in futures):
+            stop.set()
+
+    for future in futures:
+        future.add_done_callback(settled)
+    return stop

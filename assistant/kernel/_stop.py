@@ -1,0 +1,129 @@
+"""Cooperative cancellation: the user's Stop, handed down to the model loops.
+
+A turn's model calls (the rewriter's decoding, a generative reader's) run on
+a server thread that Gradio's cancel cannot end: a stopped turn kept its
+worker until the call returned, and a crowd's questions queued behind it.
+The session gives each turn a :class:`StopSignal`; the pipeline passes it to
+the stages as an argument (they keep no conversation state); each model loop
+calls :meth:`StopSignal.check` between two steps, which raises
+:class:`Stopped` once Stop was pressed, and the session turns that into its
+"not added" ending. :data:`NO_STOP` is the signal of a call nobody stops.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Callable
+
+from ._errors import AssistantError
+
+__all__ = ["NO_STOP", "StopSignal", "Stopped", "with_stop"]
+
+
+class Stopped(AssistantError):
+    """The user pressed Stop while this call ran: its result is not wanted."""
+
+    def __init__(self, message: str = "Stopped before it finished (you pressed Stop): ask again to run it.") -> None:
+        super().__init__(message)
+
+
+class StopSignal:
+    """Set once, by whoever stops the work (the session's Stop); read by the
+    work between its steps. Like a ``threading.Event`` that is never cleared,
+    plus :meth:`check` and :meth:`on_set` (what waits for a result or a stop,
+    as :meth:`~assistant.kernel.MicroBatcher.run` does, is woken by it).
+
+    >>> stop = StopSignal()
+    >>> stop.check()  # not set: the work goes on
+    >>> stop.set()
+    >>> stop.is_set()
+    True
+    >>> stop.check()
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._stop.Stopped: Stopped before it finished (you pressed Stop): ask again to run it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._set = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        """Stop the work: :meth:`check` raises from now on, and each
+        :meth:`on_set` callback is called (once, on this thread)."""
+        with self._lock:
+            if self._set:
+                return
+            self._set = True
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def check(self) -> None:
+        """Raise :class:`Stopped` if the work was stopped; a model loop calls
+        this between two steps (it costs an attribute read)."""
+        if self._set:
+            raise Stopped()
+
+    def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` when the signal is set (at once if it is);
+        returns a function that forgets it (a wait that ended otherwise)."""
+        with self._lock:
+            if not self._set:
+                self._callbacks.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def __deepcopy__(self, memo) -> "StopSignal":
+        # A session is deep-copied for each new tab (gr.State): the copy's
+        # turns are its own, and so is what stops them.
+        return StopSignal()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({'set' if self._set else 'not set'})"
+
+
+class _NoStop(StopSignal):
+    """The signal of a call nobody stops: it is never set."""
+
+    def set(self) -> None:
+        raise TypeError("NO_STOP is shared by every call nobody stops and is never set: give the work a StopSignal() of its own")
+
+
+# The default of every ``stop`` argument: the model loops check it like any
+# other, so they need no "is there a signal" branch.
+NO_STOP: StopSignal = _NoStop()
+
+
+def with_stop(function: Callable, stop: StopSignal) -> Callable:
+    """``function`` given ``stop=stop`` when it takes a ``stop`` argument,
+    else ``function`` as it is: a stage plugged in by a library user, written
+    to the protocol without one, still runs (to its end: it cannot be stopped).
+
+    >>> def read(question, passages, stop=NO_STOP): return stop
+    >>> signal = StopSignal()
+    >>> with_stop(read, signal)("Why?", []) is signal
+    True
+    >>> with_stop(lambda question, passages: "read", signal)("Why?", [])
+    'read'
+    """
+    if stop is NO_STOP:
+        return function
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin or a C callable: no signature to read
+        return function
+    if "stop" in parameters:  # not **kwargs: a wrapper may hand them to a stage that takes none
+        return lambda *args, **kwargs: function(*args, stop=stop, **kwargs)
+    return function
