@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable, Sequence
 
-from assistant.kernel import MicroBatcher, Rewrite
+from assistant.kernel import NO_STOP, MicroBatcher, Rewrite, StopSignal, with_stop
 
 from ._base import Rewriter
 
@@ -36,23 +36,33 @@ class BatchingRewriter:
     A call that fails in a batch is retried alone, so one caller's bad input
     only fails that caller. When ``rewriter.rewrite_batch`` takes ``ready``
     (:meth:`CausalLMRewriter.rewrite_batch`), a caller whose rewrite is final
-    gets it at once, while the batch's second look runs for the others. Use
-    as a context manager or call :meth:`close`.
+    gets it at once, while the batch's second look runs for the others.
+
+    A caller's ``stop`` (:class:`~assistant.kernel.StopSignal`) ends its wait
+    at once with :class:`~assistant.kernel.Stopped`: its question leaves the
+    queue, or, in a batch under way, is decoded on with the others (a row
+    more costs a step little) and its rewrite dropped, so one user's Stop
+    never touches another's rewrite. A batch that none of its callers waits
+    for any more stops at its next decoding step, when ``rewriter`` takes a
+    ``stop`` (:meth:`CausalLMRewriter.rewrite_batch` does). Use as a context
+    manager or call :meth:`close`.
     """
 
     def __init__(self, rewriter: Rewriter, max_batch: int = 8, window_ms: float = 5.0):
         self.rewriter = rewriter
         self._batch = getattr(rewriter, "rewrite_batch", None)
-        early = self._batch is not None and "ready" in inspect.signature(self._batch).parameters
-        self._batcher = MicroBatcher(self._run_early if early else self._run, max_batch, window_ms, name="rewrite-batcher", early=early)
+        taken = inspect.signature(self._batch or rewriter.rewrite).parameters
+        early = self._batch is not None and "ready" in taken
+        self._batcher = MicroBatcher(self._run_early if early else self._run, max_batch, window_ms, name="rewrite-batcher",
+                                     early=early, stoppable="stop" in taken)
         self.max_batch = max_batch
 
-    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
-        return self._batcher.run([(question, tuple(history))])[0]
+    def rewrite(self, question: str, history: Sequence[str], stop: StopSignal = NO_STOP) -> Rewrite:
+        return self._batcher.run([(question, tuple(history))], stop)[0]
 
-    def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[Rewrite]:
+    def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]], stop: StopSignal = NO_STOP) -> list[Rewrite]:
         """Queue ``items`` with everyone else's; results in ``items``' order."""
-        return self._batcher.run([(question, tuple(history)) for question, history in items])
+        return self._batcher.run([(question, tuple(history)) for question, history in items], stop)
 
     def close(self) -> None:
         """Finish the queued calls, then stop the worker."""
@@ -64,10 +74,12 @@ class BatchingRewriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _run_early(self, items: list[tuple[str, Sequence[str]]], deliver: Callable[[int, Rewrite], None]) -> list[Rewrite]:
-        return self._batch(items, ready=deliver)
+    def _run_early(self, items: list[tuple[str, Sequence[str]]], deliver: Callable[[int, Rewrite], None],
+                   stop: StopSignal = NO_STOP) -> list[Rewrite]:
+        return with_stop(self._batch, stop)(items, ready=deliver)
 
-    def _run(self, items: list[tuple[str, Sequence[str]]]) -> list[Rewrite]:
+    def _run(self, items: list[tuple[str, Sequence[str]]], stop: StopSignal = NO_STOP) -> list[Rewrite]:
         if self._batch is not None:
-            return self._batch(items)
-        return [self.rewriter.rewrite(question, history) for question, history in items]
+            return with_stop(self._batch, stop)(items)
+        rewrite = with_stop(self.rewriter.rewrite, stop)
+        return [rewrite(question, history) for question, history in items]

@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import torch
 
-from assistant.kernel import ModelNotFoundError, Rewrite
+from assistant.kernel import NO_STOP, ModelNotFoundError, Rewrite, StopSignal
 from assistant.kernel import native_bf16 as cpu_has_native_bf16  # a name of its own: the argument below shadows it
 
 from ._adapter import ADAPTER_CONFIG, check_adapter, check_weights
@@ -125,11 +125,11 @@ class CausalLMRewriter:
             copy_head.to(dtype)
         return cls(model, tokenizer, config, copy_head, recipe.end_token if recipe is not None else "", fused)
 
-    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
-        return self.rewrite_batch([(question, history)])[0]
+    def rewrite(self, question: str, history: Sequence[str], stop: StopSignal = NO_STOP) -> Rewrite:
+        return self.rewrite_batch([(question, history)], stop=stop)[0]
 
     def rewrite_batch(self, items: Sequence[tuple[str, Sequence[str]]],
-                      ready: Callable[[int, Rewrite], None] | None = None) -> list[Rewrite]:
+                      ready: Callable[[int, Rewrite], None] | None = None, stop: StopSignal = NO_STOP) -> list[Rewrite]:
         """Rewrite many ``(question, history)`` pairs, batching the model calls.
 
         Greedy decoding; with ``config.candidates`` beams, a beam search too
@@ -146,7 +146,9 @@ class CausalLMRewriter:
         call returns), so that a batch's callers need not all wait for the
         slowest (:class:`~rewriting.BatchingRewriter`).
         :class:`InvalidInputError` when any text is not valid Unicode (checked
-        before any model call).
+        before any model call); :class:`~assistant.kernel.Stopped` once
+        ``stop`` is set, at the next decoding step (the rewrites not yet
+        handed to ``ready`` are dropped: no half-decoded one is returned).
         """
         results, todo = self._without_model(items)
         unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
@@ -169,19 +171,20 @@ class CausalLMRewriter:
         size = max(1, self.config.batch_size)
 
         def search(chunk: list[tuple[int, list[int]]]) -> None:
-            self._look_again(items, chunk, results, [reads.pop(index, None) for index, _ in chunk])
+            self._look_again(items, chunk, results, [reads.pop(index, None) for index, _ in chunk], stop)
             for index, _ in chunk:
                 done(index, results[index])
 
         for chunk in self._chunks(todo):
+            stop.check()  # before the chunk's prompts are read, the longest pass
             prompts = [ids for _, ids in chunk]
             kept: list[_Read] | None = [] if looking else None
             if self.config.candidates > 0:  # the greedy rewrite rides along in the beam search's passes
-                found = self._beam_batch(prompts, self.config.candidates, greedy=True)
+                found = self._beam_batch(prompts, self.config.candidates, greedy=True, stop=stop)
                 outputs, searched = [hypotheses[0] for hypotheses in found], [hypotheses[1:] for hypotheses in found]
             else:
                 opening = self._opening_draft(items[chunk[0][0]][0]) if len(chunk) == 1 else []
-                outputs, searched = self._generate(prompts, opening, kept), [[] for _ in chunk]
+                outputs, searched = self._generate(prompts, opening, kept, stop=stop), [[] for _ in chunk]
                 unsure.update(index for (index, _), decoding in zip(chunk, outputs) if decoding.confidence < self.config.second_look_below)
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
@@ -202,7 +205,7 @@ class CausalLMRewriter:
         return results  # type: ignore[return-value]
 
     def _look_again(self, items: Sequence[tuple[str, Sequence[str]]], chunk: list[tuple[int, list[int]]],
-                    results: list[Rewrite | None], reads: Sequence[_Read | None]) -> None:
+                    results: list[Rewrite | None], reads: Sequence[_Read | None], stop: StopSignal = NO_STOP) -> None:
         """``config.second_look`` beams for each ``(index into items, prompt
         ids)`` of ``chunk`` (at most ``config.batch_size``: the search holds
         their keys and values together); its rewrite in ``results`` becomes
@@ -214,9 +217,9 @@ class CausalLMRewriter:
         not a Llama) through transformers'."""
         prompts = [ids for _, ids in chunk]
         if self._fused is None:
-            found = self._beam_batch(prompts, self.config.second_look)
+            found = self._beam_batch(prompts, self.config.second_look, stop=stop)
         else:
-            found = self._beam_lean(prompts, self.config.second_look, reads)
+            found = self._beam_lean(prompts, self.config.second_look, reads, stop=stop)
         for (index, _), beams in zip(chunk, found):
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
@@ -317,7 +320,8 @@ class CausalLMRewriter:
         return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
 
     @torch.inference_mode()
-    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = (), reads: list[_Read] | None = None) -> list[Decoding]:
+    def _generate(self, prompts: list[list[int]], opening: Sequence[int] = (), reads: list[_Read] | None = None,
+                  stop: StopSignal = NO_STOP) -> list[Decoding]:
         """Greedy decoding; a :class:`Decoding` (``(token ids, ended_with_eos)``
         and its confidence) per prompt.
 
@@ -326,17 +330,20 @@ class CausalLMRewriter:
         padding when the model has one (:meth:`_generate_lean`), otherwise as
         a left-padded batch. ``reads``, when given, gets the lean path's read
         of each prompt (:class:`_Read`), for a second look to start from.
+        Each loop checks ``stop`` before each pass after the prompt's
+        (:class:`~assistant.kernel.Stopped`).
 
         Written out (not ``model.generate``) because the copy head needs the
         hidden states at every step.
         """
         if len(prompts) == 1 and self.config.draft_tokens > 0:
-            return [self._generate_drafted(prompts[0], opening)]
+            return [self._generate_drafted(prompts[0], opening, stop)]
         if self._fused is not None:
-            return self._generate_lean(prompts, reads)
-        return self._generate_batch(prompts)
+            return self._generate_lean(prompts, reads, stop)
+        return self._generate_batch(prompts, stop)
 
-    def _generate_lean(self, prompts: list[list[int]], reads: list[_Read] | None = None) -> list[Decoding]:
+    def _generate_lean(self, prompts: list[list[int]], reads: list[_Read] | None = None,
+                       stop: StopSignal = NO_STOP) -> list[Decoding]:
         """Greedy decoding of several prompts through the lean forward: the
         prompts are read without padding (a left-padded batch pads most of
         them, and its prompt pass is most of a batch's time; BENCHMARKS.md
@@ -372,10 +379,11 @@ class CausalLMRewriter:
             if 2 * len(going) <= len(fed):
                 stacked.select([slot for slot, prompt in enumerate(fed) if prompt in going])
                 fed = [prompt for prompt in fed if prompt in going]
+            stop.check()
             logits = fused.forward_groups([[generated[prompt][-1]] for prompt in fed], stacked, [rows[prompt] for prompt in fed])
         return [self._decoding(row, row_chances) for row, row_chances in zip(generated, sureness)]
 
-    def _generate_batch(self, prompts: list[list[int]]) -> list[Decoding]:
+    def _generate_batch(self, prompts: list[list[int]], stop: StopSignal = NO_STOP) -> list[Decoding]:
         """Greedy decoding of a left-padded batch.
 
         A row leaves the batch as soon as it ends, so the steps after the
@@ -426,6 +434,7 @@ class CausalLMRewriter:
                 feed[slot, : 1 + len(draft)] = torch.tensor([generated[row][-1], *draft])
                 fed[slot, : 1 + len(draft)] = 1
             mask = torch.cat([mask, fed], dim=1)
+            stop.check()
             out = self.model(input_ids=feed, attention_mask=mask, position_ids=next_position[:, None] + torch.arange(feed_width),
                              cache=cache, use_cache=True, output_hidden_states=want_hidden)
             cache = out.cache
@@ -459,7 +468,8 @@ class CausalLMRewriter:
         return out, mask, positions, (source_keys, input_ids, mask.bool())
 
     @torch.inference_mode()
-    def _beam_batch(self, prompts: list[list[int]], beams: int, greedy: bool = False) -> list[list[tuple[list[int], bool]]]:
+    def _beam_batch(self, prompts: list[list[int]], beams: int, greedy: bool = False,
+                    stop: StopSignal = NO_STOP) -> list[list[tuple[list[int], bool]]]:
         """Beam search: each prompt's ``beams`` best ``(token ids, ended)``,
         best first; with ``greedy``, preceded by the prompt's greedy decoding
         (what :meth:`_generate_batch` gives).
@@ -519,6 +529,7 @@ class CausalLMRewriter:
             if want_hidden:
                 source_keys, source_ids, source_mask = source_keys[chosen], source_ids[chosen], source_mask[chosen]
             running = torch.tensor(scores).view(len(live), beams)
+            stop.check()
             out = self.model(input_ids=torch.tensor(feed)[:, None], attention_mask=mask, position_ids=next_position[:, None],
                              cache=cache, use_cache=True, output_hidden_states=want_hidden)
             cache, next_position = out.cache, next_position + 1
@@ -528,7 +539,7 @@ class CausalLMRewriter:
 
     @torch.inference_mode()
     def _beam_lean(self, prompts: list[list[int]], beams: int,
-                   reads: Sequence[_Read | None] | None = None) -> list[list[tuple[list[int], bool]]]:
+                   reads: Sequence[_Read | None] | None = None, stop: StopSignal = NO_STOP) -> list[list[tuple[list[int], bool]]]:
         """:meth:`_beam_batch` through the lean forward: each prompt's keys and
         values are read once and shared by its beams, and one pass feeds every
         prompt's beams (:meth:`~rewriting._fused.FusedLlama.forward_groups`).
@@ -569,6 +580,7 @@ class CausalLMRewriter:
                 stacked.select([live.index(prompt) for prompt in going])
             live = going
             running = torch.tensor(scores)
+            stop.check()
             log_probs = fused.forward_groups(feed, stacked, [rows[prompt] for prompt in live]).float().log_softmax(-1)
         return [[self._until_eos(ids) for _, ids in state.ended] for state in states]
 
@@ -619,7 +631,7 @@ class CausalLMRewriter:
         hidden = out.hidden_states[-1][:, -logits.shape[1] :]
         return self.copy_head.log_probs(hidden, logits, source_keys, source_ids, source_mask)
 
-    def _generate_drafted(self, prompt: list[int], opening: Sequence[int] = ()) -> Decoding:
+    def _generate_drafted(self, prompt: list[int], opening: Sequence[int] = (), stop: StopSignal = NO_STOP) -> Decoding:
         """Greedy decoding of one prompt with prompt-lookup drafts.
 
         Each pass feeds the last chosen token plus a draft (see
@@ -641,6 +653,7 @@ class CausalLMRewriter:
         while len(generated) < self.config.max_new_tokens and generated[-1] not in self._eos_ids:
             room = self.config.max_new_tokens - len(generated)
             draft = lookup_draft(prompt + generated, min(self.config.draft_tokens, room), self.config.draft_ngram)
+            stop.check()
             choices, chances = passes.run([generated[-1], *draft], len(draft) + 1)
             kept = self._kept(draft, choices)
             generated += draft[:kept] + [choices[kept]]

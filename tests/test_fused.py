@@ -236,12 +236,12 @@ def test_follow_ups_left_as_asked_get_their_second_looks_together_through_the_fu
     tokenizer = tiny_gpt2[1]
     lean_calls, batch_calls = [], []
     for rewriter in (fused, plain):  # greedy decoding leaves every question as asked
-        rewriter._generate = lambda prompts, opening=(), reads=None: [
+        rewriter._generate = lambda prompts, opening=(), reads=None, stop=None: [
             Decoding(tokenizer.encode(" " + tokenizer.decode(p).split("Question:")[-1].split("Rewrite:")[0].strip(),
                                       add_special_tokens=False), True) for p in prompts]
     search_lean, search_batch = fused._beam_lean, fused._beam_batch
-    fused._beam_lean = lambda prompts, beams, reads=None: lean_calls.append((len(prompts), beams)) or search_lean(prompts, beams, reads)
-    fused._beam_batch = lambda prompts, beams, greedy=False: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
+    fused._beam_lean = lambda prompts, beams, reads=None, stop=None: lean_calls.append((len(prompts), beams)) or search_lean(prompts, beams, reads)
+    fused._beam_batch = lambda prompts, beams, greedy=False, stop=None: batch_calls.append(len(prompts)) or search_batch(prompts, beams, greedy)
     one = [("And her father?", HISTORY)]
     assert fused.rewrite_batch(one) == plain.rewrite_batch(one)
     assert (lean_calls, batch_calls) == ([(1, 4)], [])
@@ -287,7 +287,7 @@ def test_a_batch_decodes_greedily_through_the_fused_forward_with_transformers_re
         rewriter._eos_ids = frozenset(token for token, _ in written.most_common(10))
     lean_calls = []
     lean = fused._generate_lean
-    fused._generate_lean = lambda prompts, reads=None: lean_calls.append(len(prompts)) or lean(prompts, reads)
+    fused._generate_lean = lambda prompts, reads=None, stop=None: lean_calls.append(len(prompts)) or lean(prompts, reads)
     expected = plain._generate(prompts)
     got = fused._generate(prompts)
     assert lean_calls == [5]
@@ -308,7 +308,7 @@ def test_a_batchs_second_looks_start_from_its_greedy_pass_read_of_each_prompt(tm
     fused._fused.forward_prompts = lambda prompts, caches: reads.append(len(prompts)) or read(prompts, caches)
     searched = []
     search = fused._beam_lean
-    fused._beam_lean = lambda prompts, beams, given=None: searched.append([r is not None for r in given]) or search(prompts, beams, given)
+    fused._beam_lean = lambda prompts, beams, given=None, stop=None: searched.append([r is not None for r in given]) or search(prompts, beams, given)
     three = [("What did she write?", HISTORY), ("And her father?", HISTORY), ("When was she born?", HISTORY)]
     assert fused.rewrite_batch(three) == plain.rewrite_batch(three)
     assert searched == [[True, True], [False]]

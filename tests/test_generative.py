@@ -77,7 +77,7 @@ def test_not_found_passes_through_unchanged(tiny_gpt2):
 
 
 def test_empty_generation_falls_back_to_the_evidence(reader, monkeypatch):
-    monkeypatch.setattr(reader, "generate", lambda question, evidence: "")
+    monkeypatch.setattr(reader, "generate", lambda question, evidence, stop=None: "")
     assert reader.read("Where did Cotton live?", PASSAGES).text == EVIDENCE
 
 

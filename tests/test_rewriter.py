@@ -473,8 +473,8 @@ def _scripted_rewriter(tok, candidates: int) -> CausalLMRewriter:
     search gives all of SCRIPTED (the greedy text again first), for any prompt."""
     ids = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED]
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=candidates))
-    rewriter._generate = lambda prompts, opening=(), reads=None: [Decoding(ids[0], True) for _ in prompts]
-    rewriter._beam_batch = lambda prompts, beams, greedy=False: [[(ids[0], True)] * greedy + [(row, True) for row in ids][:beams]
+    rewriter._generate = lambda prompts, opening=(), reads=None, stop=None: [Decoding(ids[0], True) for _ in prompts]
+    rewriter._beam_batch = lambda prompts, beams, greedy=False, stop=None: [[(ids[0], True)] * greedy + [(row, True) for row in ids][:beams]
                                                                  for _ in prompts]
     return rewriter
 
@@ -505,14 +505,14 @@ def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: in
     rewriter = CausalLMRewriter(_NoCalls(), tok, config)
     rewriter.searched = []
 
-    def decode(prompts, opening=(), reads=None):
+    def decode(prompts, opening=(), reads=None, stop=None):
         picked = [not others or "her father" in tok.decode(p) for p in prompts]
         return [Decoding(tok.encode(" " + (greedy if mine else others), add_special_tokens=False), True, confidence if mine else 1.0)
                 for mine in picked]
 
     rewriter._generate = decode
 
-    def search(prompts, count, greedy=False):
+    def search(prompts, count, greedy=False, stop=None):
         rewriter.searched.append((len(prompts), count, greedy))
         return [[(beams[0], True)] * greedy + [(row, True) for row in beams][:count] for _ in prompts]
 
@@ -607,7 +607,7 @@ def test_a_long_call_searches_its_second_looks_a_chunk_at_a_time_as_they_gather(
     rewriter = _second_look_rewriter(tok, "Who was her father?")
     rewriter.config = replace(rewriter.config, batch_size=2)
     greedy = rewriter._generate
-    rewriter._generate = lambda prompts, opening=(), reads=None: rewriter.searched.append(("greedy", len(prompts))) or greedy(prompts, opening, reads)
+    rewriter._generate = lambda prompts, opening=(), reads=None, stop=None: rewriter.searched.append(("greedy", len(prompts))) or greedy(prompts, opening, reads)
     found = rewriter.rewrite_batch([("Who was her father?", HISTORY)] * 5)
     assert rewriter.searched == [("greedy", 2), (2, 4, False), ("greedy", 2), (2, 4, False), ("greedy", 1), (1, 4, False)]
     assert [rewrite.text for rewrite in found] == ["Who was Ada Lovelace's father?"] * 5

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..kernel import AUXILIARY_VERBS, Answer, Passage, ReaderConfig
+from ..kernel import AUXILIARY_VERBS, NO_STOP, Answer, Passage, ReaderConfig, StopSignal
 
 __all__ = ["GenerationConfig", "GenerativeReader", "is_yes_no_question", "clean_answer"]
 
@@ -166,13 +166,14 @@ class GenerativeReader:
     def _evidence(self, evidence: str) -> str:
         return " ".join(evidence.split()[: self.config.max_evidence_words])
 
-    def generate(self, question: str, evidence: str) -> str:
+    def generate(self, question: str, evidence: str, stop: StopSignal = NO_STOP) -> str:
         """A short answer that copies from the evidence (cleaned; may be empty)."""
-        tokens = self.generate_ids(question, evidence)
+        tokens = self.generate_ids(question, evidence, stop)
         return clean_answer(self.tokenizer.decode(tokens, skip_special_tokens=True))
 
-    def generate_ids(self, question: str, evidence: str) -> list[int]:
-        """Greedy decoding restricted to the evidence's tokens; the new token ids.
+    def generate_ids(self, question: str, evidence: str, stop: StopSignal = NO_STOP) -> list[int]:
+        """Greedy decoding restricted to the evidence's tokens; the new token
+        ids. :class:`~assistant.kernel.Stopped` at the step after ``stop`` is set.
 
         The restriction makes the generator copy, as PGNet copies from
         the rationale: a 135M model left free drifts into fluent inventions
@@ -185,12 +186,15 @@ class GenerativeReader:
 
         class CopyOnly(LogitsProcessor):
             def __call__(self, input_ids, scores):
+                # Called at every decoding step, before a token is chosen: the
+                # step where a Stop ends the generation (the error leaves generate).
+                stop.check()
                 mask = torch.full_like(scores, float("-inf"))
                 mask[:, allowed] = 0.0
                 return scores + mask
 
         inputs = self._encode(self.prompt(question, evidence))
-        stop = self._stop_ids()
+        ends = self._stop_ids()
         with torch.no_grad():
             output = self.model.generate(
                 **inputs,
@@ -198,17 +202,20 @@ class GenerativeReader:
                 do_sample=False,
                 no_repeat_ngram_size=3,  # copying invites loops ("the barn, the barn, ...")
                 logits_processor=LogitsProcessorList([CopyOnly()]),
-                eos_token_id=stop or None,
+                eos_token_id=ends or None,
                 pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
             )
         return output[0, inputs["input_ids"].shape[1] :].tolist()
 
-    def read(self, question: str, passages: Sequence[Passage]) -> Answer:
+    def read(self, question: str, passages: Sequence[Passage], stop: StopSignal = NO_STOP) -> Answer:
+        """The answer phrased from the selector's evidence; :class:`~assistant.kernel.Stopped`
+        once ``stop`` is set (checked before the model runs and at each of its steps)."""
         selected = self.selector.read(question, passages)
         if not selected.found or not selected.evidence:
             return selected
+        stop.check()
         if is_yes_no_question(question):
             text, _ = self.yes_no(question, selected.evidence)
         else:
-            text = self.generate(question, selected.evidence) or selected.evidence
+            text = self.generate(question, selected.evidence, stop) or selected.evidence
         return Answer(text, selected.score, evidence=selected.evidence, source_id=selected.source_id)

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..kernel import InvalidInputError
+from ..kernel import NO_STOP, InvalidInputError, StopSignal
 from ..retrieval import ChunkRetriever, split_passages
 from ._choice import Choice
 
@@ -67,8 +67,10 @@ class LikelihoodChoiceReader:
         config = self.model.config
         return int(getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 2048)
 
-    def option_scores(self, context: str, options: Sequence[str]) -> list[float]:
-        """Each option's log-likelihood after ``context`` (mean per token, or sum).
+    def option_scores(self, context: str, options: Sequence[str], stop: StopSignal = NO_STOP) -> list[float]:
+        """Each option's log-likelihood after ``context`` (mean per token, or
+        sum); :class:`~assistant.kernel.Stopped` before the next pass once
+        ``stop`` is set.
 
         The context is read once and a copy of its key/value cache extends
         it for each option (a copy: a cache grows in place, and a cut-back API
@@ -89,6 +91,7 @@ class LikelihoodChoiceReader:
         ids = prefix[-room:] if prefix else [self.tokenizer.eos_token_id]
         scores = []
         with torch.no_grad():
+            stop.check()
             out = self.model(torch.tensor([ids]), use_cache=True)
             cache = out.past_key_values
             # The context's last position predicts each option's first token.
@@ -96,6 +99,7 @@ class LikelihoodChoiceReader:
             for target in targets:
                 picked = first[target[:1]]
                 if len(target) > 1:
+                    stop.check()
                     past = copy.deepcopy(cache)
                     logits = self.model(torch.tensor([target[:-1]]), past_key_values=past, use_cache=True).logits[0]
                     logprobs = torch.log_softmax(logits.float(), dim=-1)
@@ -103,7 +107,8 @@ class LikelihoodChoiceReader:
                 scores.append(float(picked.mean() if self.config.mean else picked.sum()))
         return scores
 
-    def answer(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc") -> Choice:
+    def answer(self, document: str, question: str, options: Sequence[str], doc_id: str = "doc",
+               stop: StopSignal = NO_STOP) -> Choice:
         if len(options) < 2:
             raise InvalidInputError("a multiple-choice question needs at least two options")
         passages = split_passages(document, doc_id, max_words=self.config.passage_words)
@@ -113,7 +118,7 @@ class LikelihoodChoiceReader:
         # all-zero ranking keeps the document's start), read in document order.
         ranked = np.argsort(-np.asarray(ChunkRetriever(passages).scores(question)), kind="stable")[: self.config.k]
         context = "\n".join(passages[int(r)].text for r in sorted(ranked))
-        scores = self.option_scores(f"{context}\nQuestion: {question.strip()}\nAnswer:", options)
+        scores = self.option_scores(f"{context}\nQuestion: {question.strip()}\nAnswer:", options, stop)
         # Every option rests on the same evidence: the passage BM25 ranked first.
         top = passages[int(ranked[0])]
         return Choice(index=int(np.argmax(scores)), scores=tuple(scores), evidence=tuple(top for _ in options))
