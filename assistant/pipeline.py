@@ -24,6 +24,7 @@ from rewriting import BatchingRewriter, load_rewriter
 
 from .encoders import BatchingEncoder, load_minilm, new_minilm
 from .kernel import (
+    NO_STOP,
     Answer,
     AssistantConfig,
     Conversation,
@@ -32,10 +33,12 @@ from .kernel import (
     ReaderConfig,
     RetrieverConfig,
     Rewrite,
+    StopSignal,
     Turn,
     check_history,
     composed_text,
     load_configs,
+    with_stop,
 )
 from .readers import Reader, SentenceReader, build_reader
 from .retrieval import (
@@ -295,18 +298,28 @@ class Assistant:
         keep = 2 * self.config.history_turns
         return check_history(history)[-keep:] if keep else []
 
-    def rewrite(self, question: str, history: Sequence[str]) -> Rewrite:
-        """The self-contained form of a (validated) ``question``."""
-        return _checked(self.rewriter.rewrite(question, self.history_window(history)), Rewrite, self.rewriter, "rewrite")
+    def rewrite(self, question: str, history: Sequence[str], stop: StopSignal = NO_STOP) -> Rewrite:
+        """The self-contained form of a (validated) ``question``;
+        :class:`~assistant.kernel.Stopped` once ``stop`` is set (a rewriter
+        that takes a ``stop``, as the causal LM's does, ends at its next
+        decoding step; any other at its end)."""
+        rewritten = with_stop(self.rewriter.rewrite, stop)(question, self.history_window(history))
+        stop.check()
+        return _checked(rewritten, Rewrite, self.rewriter, "rewrite")
 
-    def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0, previous: str = "") -> Turn:
+    def answer(self, question: str, rewrite: Rewrite, rewrite_ms: float = 0.0, previous: str = "",
+               stop: StopSignal = NO_STOP) -> Turn:
         """Retrieve and read for a rewrite already decided; ``previous`` is the
         previous turn's rewrite ("" on a first turn), whose words widen the
         search (:func:`~assistant.retrieval.expand_query`), not the reading.
+        :class:`~assistant.kernel.Stopped` once ``stop`` is set: before the
+        search, before the reading, within a reader that takes a ``stop``
+        (the generative one), and after it.
 
         The UI uses this to show the rewrite before the answer, and to re-run
         a turn with the user's corrected rewrite.
         """
+        stop.check()
         timings = {"rewrite": rewrite_ms}
         mark = time.perf_counter()
         query = expand_query(rewrite.text, previous, self.retriever_config.expansion_repeats, rewrite.alternatives)
@@ -323,24 +336,29 @@ class Assistant:
             hits = _checked_passages(self.retriever.search(query, max(k, self.retriever_config.rescore_depth)), self.retriever)
             passages = self.rescorer.rescore(reading, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
+        stop.check()
         mark = time.perf_counter()
-        answer = _checked(self.reader.read(reading, passages), Answer, self.reader, "read")
+        answer = _checked(with_stop(self.reader.read, stop)(reading, passages), Answer, self.reader, "read")
+        stop.check()
         timings["read"] = _ms_since(mark)
         timings["total"] = round(rewrite_ms + timings["retrieve"] + timings["read"], 1)
         return Turn(question, rewrite, answer, tuple(passages), timings)
 
-    def steps(self, question: str, history: Sequence[str], previous: str = "") -> Iterator[Rewrite | Turn]:
+    def steps(self, question: str, history: Sequence[str], previous: str = "",
+              stop: StopSignal = NO_STOP) -> Iterator[Rewrite | Turn]:
         """One turn as it goes: yields the :class:`Rewrite` as soon as it is
         known (a UI shows it while retrieval and reading run), then the
         finished :class:`Turn`. ``previous``: the previous turn's rewrite (see
         :meth:`answer`). Raises InvalidInputError for a bad question before
-        anything runs."""
+        anything runs; :class:`~assistant.kernel.Stopped` once ``stop`` is
+        set (the user's Stop: see :meth:`rewrite` and :meth:`answer`), with
+        nothing yielded after it."""
         question = validate_question(question, self.config.max_question_chars)
         start = time.perf_counter()
-        rewrite = self.rewrite(question, history)
+        rewrite = self.rewrite(question, history, stop)
         rewrite_ms = _ms_since(start)
         yield rewrite
-        yield self.answer(question, rewrite, rewrite_ms, previous if history else "")
+        yield self.answer(question, rewrite, rewrite_ms, previous if history else "", stop)
 
     def ask(self, question: str, conversation: Conversation) -> Turn:
         """Answer ``question`` given the earlier turns; the caller adds the Turn."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..encoders import load_minilm
-from ..kernel import Conversation, Rewrite, Turn
+from ..kernel import Conversation, Rewrite, StopSignal, Turn
 from ..pipeline import Assistant
 from ..readers import MultipleChoiceReader
 from ..retrieval import DeferredRescorer, Rescorer
@@ -425,6 +425,10 @@ class Session:
     # Those of them waiting for the conversation's source to be read again
     # (after a reload): Stop says their question was not asked.
     awaiting: int = 0
+    # The signal the turns begun since the last Stop check between their model
+    # steps: the next Stop sets it (the turns end at once, Stopped) and puts
+    # a fresh one in its place, for the turns begun after it.
+    stop_signal: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
     # The turns (their indexes) being re-run with the user's rewrite
     # (_turns.correct), under the same lock: a re-run ends kept only if no
     # Stop came since it began, and Stop says which turn it left as it was.

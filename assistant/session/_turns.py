@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, Rewrite, check_history, counted, echoed_question
+from ..kernel import AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted, echoed_question
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, await_source, search_notice, waiting_for
@@ -78,9 +78,10 @@ def ask(
     question = validate_question(question, services.assistant.config.max_question_chars)
     conversation = session.turns  # new_conversation and switch_conversation put another list in its place
     with _ENDING:
-        stops = session.stops
+        stops, stop = session.stops, session.stop_signal
         session.asking += 1
     under_way = True
+    not_added = f"Stopped before “{echoed_question(question)}” was answered: it was not added."
     try:
         _await_source(services, session, client, stops, f"Stopped before “{echoed_question(question)}” was asked "
                                                         "(it waited for its source to be read again): it was not added.",
@@ -98,11 +99,14 @@ def ask(
         notice = turn_notice(services, session, question)  # before the search it describes
         yield Pending(question)
         turn = None
-        for step in assistant.steps(question, history, previous):
-            if isinstance(step, Rewrite):
-                yield Pending(question, step)
-            else:
-                turn = step
+        try:
+            for step in assistant.steps(question, history, previous, stop):
+                if isinstance(step, Rewrite):
+                    yield Pending(question, step)
+                else:
+                    turn = step
+        except Stopped:  # Stop pressed during a model call, which ended at its next step
+            raise InvalidInputError(not_added) from None
         if session.turns is not conversation:
             # Started over (or switched) while this turn ran: its answer, to the
             # conversation left, had been added to the next one.
@@ -127,7 +131,7 @@ def ask(
             session.asking -= 1
             under_way = False
             if session.stops != stops:
-                raise InvalidInputError(f"Stopped before “{echoed_question(question)}” was answered: it was not added.")
+                raise InvalidInputError(not_added)
             session.turns.append(SessionTurn(turn, info))
             session.selected = None
     finally:
@@ -202,12 +206,17 @@ class StoppedTurns:
 
 
 def stop_turns(session: Session) -> StoppedTurns:
-    """Stop pressed: a turn under way now is not added when it ends, and a
-    turn being re-run with the user's rewrite (:func:`correct`) is left as it
-    was (its event, cancelled, may still run to its end). Returns what was
-    under way; a turn or a re-run that ended before this call is kept."""
+    """Stop pressed: a turn under way now is not added, and a turn being
+    re-run with the user's rewrite (:func:`correct`) is left as it was; each
+    ends at its model's next step (its stop signal is set), or, in a stage
+    that cannot be stopped, when it returns. Returns what was under way; a
+    turn or a re-run that ended before this call is kept."""
     with _ENDING:
         session.stops += 1
+        # Set under the lock: a turn takes its signal with its count, so one
+        # begun after this Stop gets the fresh one and runs on.
+        session.stop_signal.set()
+        session.stop_signal = StopSignal()
         waiting = waiting_for(session) if session.awaiting else None
         return StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
                             waiting.name if waiting is not None else "")
@@ -292,15 +301,19 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
     window = services.assistant.history_window(session.history(index))
     previous = session.turns[index - 1].turn.rewrite.text if window else ""
     with _ENDING:  # as ask(): Stop and this re-run's end decide under one lock
-        stops = session.stops
+        stops, stop = session.stops, session.stop_signal
         session.correcting.append(index)
     under_way = True
+    not_rerun = f"Stopped before turn {index + 1} was re-run with your rewrite: it is as it was."
     try:
         # As ask() does, the source being read again waited for as part of the re-run.
         _await_source(services, session, client, stops, f"Stopped before turn {index + 1} was re-run with your "
                                                         "rewrite (it waited for its source to be read again): it is "
                                                         "as it was.")
-        answered = assistant_for(services, session).answer(entry.turn.question, rewrite, previous=previous)
+        try:
+            answered = assistant_for(services, session).answer(entry.turn.question, rewrite, previous=previous, stop=stop)
+        except Stopped:
+            raise InvalidInputError(not_rerun) from None
         # Scored before the end is decided (the score compares the system's
         # rewrite, which a correction leaves, with the reference), so that
         # what Stop draws after a kept re-run is the whole of it.
@@ -312,7 +325,7 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
             session.correcting.remove(index)
             under_way = False
             if session.stops != stops:
-                raise InvalidInputError(f"Stopped before turn {index + 1} was re-run with your rewrite: it is as it was.")
+                raise InvalidInputError(not_rerun)
             if index >= len(session.turns) or session.turns[index] is not entry:
                 # Undone, or its conversation left, while it re-ran: kept, the
                 # correction (and a 👎 waiting for it) went to a turn no longer shown,

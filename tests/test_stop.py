@@ -1,0 +1,338 @@
+"""Stop ends a turn's model call at its next step (assistant.kernel.StopSignal).
+
+A stopped turn kept its server thread until its model call returned (the
+rewriter's decoding, a generative reader's): the session only dropped the
+result. Each test here counts the model's passes and presses Stop from
+within one of them (or from another thread while one is held), so what is
+asserted is which pass was the last, never how long anything took.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from assistant import session as S
+from assistant.kernel import NO_STOP, Answer, InvalidInputError, Passage, Rewrite, StopSignal, Stopped, with_stop
+from assistant.pipeline import Assistant
+from rewriting import BatchingRewriter, CausalLMRewriter, FusedLlama, RewriterConfig
+from conftest import build_tiny_gpt2
+
+HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron."]
+ONE = [("What did she write about?", HISTORY)]
+TWO = ONE + [("Who was her father?", HISTORY + ["What did she write?", "Notes on the Analytical Engine."])]
+LONG = 60_000  # ms: a batch closes because it is full, never by the clock
+GUARD = 60  # s: how long a test waits for what an event says will come, before it fails instead of hanging
+
+
+class Passes:
+    """Counts a rewriter's model passes (its model's forward, or its lean
+    forward's); ``at(pass_number)`` is called at the start of each."""
+
+    def __init__(self, rewriter: CausalLMRewriter, at=lambda number: None):
+        self.count, self.at = 0, at
+        if rewriter._fused is None:
+            self._handle = rewriter.model.register_forward_pre_hook(lambda module, args: self._tick())
+        else:
+            for name in ("forward", "forward_prompts", "forward_groups"):
+                setattr(rewriter._fused, name, self._counted(getattr(rewriter._fused, name)))
+
+    def _tick(self) -> None:
+        self.count += 1
+        self.at(self.count)
+
+    def _counted(self, method):
+        def counted(*args, **kwargs):
+            self._tick()
+            return method(*args, **kwargs)
+
+        return counted
+
+
+def _tiny_llama(tokenizer):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+                                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)).eval()
+
+
+def _rewriter(tiny_gpt2, lean: bool = False, **settings) -> CausalLMRewriter:
+    """The tiny GPT-2 (or, ``lean``, a tiny Llama through the lean forward)
+    as a plain-format rewriter; ``settings``: RewriterConfig's."""
+    model, tokenizer = tiny_gpt2
+    config = RewriterConfig(prompt_format="plain", max_new_tokens=12, **settings)
+    if not lean:
+        return CausalLMRewriter(model, tokenizer, config)
+    llama = _tiny_llama(tokenizer)
+    return CausalLMRewriter(llama, tokenizer, config, fused=FusedLlama.from_model(llama))
+
+
+# Each decoding loop of the causal rewriter, and the pass after which Stop is
+# pressed: the second, the first decoding step after the prompts' read (the
+# second look's: its second pass after the greedy decoding's, "+").
+LOOPS = {
+    "one_question_drafted": (False, ONE, {"second_look": 0}, 2),
+    "a_batch": (False, TWO, {"second_look": 0}, 2),
+    "beam_search_with_greedy_row": (False, ONE, {"candidates": 2}, 2),
+    "a_second_look": (False, ONE, {"second_look": 2, "second_look_below": 1.01}, "+2"),
+    "one_question_lean": (True, ONE, {"second_look": 0}, 2),
+    "a_batch_lean": (True, TWO, {"second_look": 0}, 2),
+    "a_second_look_lean": (True, TWO, {"second_look": 2, "second_look_below": 1.01}, "+2"),
+}
+
+
+@pytest.mark.parametrize("lean, items, settings, last", LOOPS.values(), ids=list(LOOPS))
+def test_a_rewrite_stopped_during_a_decoding_step_ends_before_the_next(tiny_gpt2, lean, items, settings, last):
+    if isinstance(last, str):  # after the greedy decoding's passes
+        greedy = _rewriter(tiny_gpt2, lean, **{**settings, "second_look": 0})
+        passes = Passes(greedy)
+        greedy.rewrite_batch(items)
+        last = passes.count + int(last)
+    whole = _rewriter(tiny_gpt2, lean, **settings)
+    passes = Passes(whole)
+    whole.rewrite_batch(items, stop=StopSignal())  # a signal never set: the whole rewrite
+    assert passes.count > last  # so a Stop after pass ``last`` has passes left to save
+    rewriter, stop = _rewriter(tiny_gpt2, lean, **settings), StopSignal()
+    passes = Passes(rewriter, at=lambda number: number == last and stop.set())
+    with pytest.raises(Stopped):
+        rewriter.rewrite_batch(items, stop=stop)
+    assert passes.count == last
+
+
+def test_nothing_is_decoded_for_a_rewrite_stopped_before_it_began(tiny_gpt2):
+    rewriter, stop = _rewriter(tiny_gpt2), StopSignal()
+    passes = Passes(rewriter)
+    stop.set()
+    with pytest.raises(Stopped):
+        rewriter.rewrite(*ONE[0], stop=stop)
+    assert passes.count == 0
+
+
+class Held:
+    """Holds a rewriter's model at its ``at``-th pass (``held`` is set) until
+    ``release`` is set; ``passes`` counts them, ``after`` those begun after
+    the release."""
+
+    def __init__(self, rewriter: CausalLMRewriter, at: int = 2):
+        self.held, self.release, self.after = threading.Event(), threading.Event(), 0
+        self.passes = Passes(rewriter, at=self._at)
+        self.hold_at = at
+
+    def _at(self, number: int) -> None:
+        if self.release.is_set():
+            self.after += 1
+        elif number == self.hold_at:
+            self.held.set()
+            if not self.release.wait(GUARD):
+                raise TimeoutError("the test never released the model")
+
+
+def _in_thread(function, *args, **kwargs):
+    """Start ``function`` on a thread; returns (thread, outcome): outcome
+    holds its result or the exception it raised once the thread ends."""
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(function(*args, **kwargs))
+        except Exception as error:  # noqa: BLE001 - the test inspects it
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_one_users_stop_leaves_the_others_batched_rewrite_as_it_would_be(tiny_gpt2):
+    # A crowd's questions are decoded as one batch: Stop of one user ends
+    # that user's wait at once, while the batch is still in its model call,
+    # and the batch goes on for the others (the stopped row is decoded on
+    # and dropped), so each other user gets the rewrite it gets alone.
+    alone = _rewriter(tiny_gpt2).rewrite(*TWO[1])
+    rewriter = _rewriter(tiny_gpt2)
+    model = Held(rewriter)
+    stop = StopSignal()
+    with BatchingRewriter(rewriter, max_batch=2, window_ms=LONG) as batcher:
+        stopped = _in_thread(batcher.rewrite, *TWO[0], stop=stop)
+        other = _in_thread(batcher.rewrite, *TWO[1])
+        assert model.held.wait(GUARD), "the batch never reached its decoding"
+        stop.set()
+        stopped[0].join(GUARD)
+        assert not stopped[0].is_alive() and not model.release.is_set()  # back while the model call is still held
+        assert isinstance(stopped[1][0], Stopped)
+        assert other[0].is_alive()  # the other user's rewrite still waits for the batch
+        model.release.set()
+        other[0].join(GUARD)
+    assert other[1] == [alone]
+    assert model.after > 0  # the batch went on after the release, for the other user
+
+
+def test_a_batch_none_of_whose_users_waits_any_more_ends_at_its_next_step(tiny_gpt2):
+    rewriter = _rewriter(tiny_gpt2)
+    model = Held(rewriter)
+    stops = [StopSignal(), StopSignal()]
+    with BatchingRewriter(rewriter, max_batch=2, window_ms=LONG) as batcher:
+        calls = [_in_thread(batcher.rewrite, *item, stop=stop) for item, stop in zip(TWO, stops)]
+        assert model.held.wait(GUARD), "the batch never reached its decoding"
+        for stop in stops:
+            stop.set()
+        for thread, _ in calls:
+            thread.join(GUARD)
+        assert [type(outcome[0]) for _, outcome in calls] == [Stopped, Stopped]
+        model.release.set()
+    # close() waited for the worker: the held pass was the batch's last.
+    assert model.after == 0 and model.passes.count == 2
+
+
+class Recording:
+    """A stoppable rewriter that records its batches and decodes nothing."""
+
+    def __init__(self):
+        self.batches: list[int] = []
+
+    def rewrite(self, question, history, stop=NO_STOP):
+        return self.rewrite_batch([(question, history)], stop=stop)[0]
+
+    def rewrite_batch(self, items, stop=NO_STOP):
+        self.batches.append(len(items))
+        return [Rewrite(question) for question, _ in items]
+
+
+def test_a_question_stopped_while_it_waits_for_its_batch_is_never_decoded():
+    rewriter, stop = Recording(), StopSignal()
+    with BatchingRewriter(rewriter, max_batch=2, window_ms=LONG) as batcher:
+        thread, outcome = _in_thread(batcher.rewrite, *ONE[0], stop=stop)  # waits for a second question
+        stop.set()
+        thread.join(GUARD)
+        assert isinstance(outcome[0], Stopped)
+    assert rewriter.batches == []  # close() ran what was queued: nothing
+
+
+def _services(rewriter, tmp_path, reader=None) -> S.Services:
+    class Retriever:
+        def search(self, query, k):
+            return [Passage("p1", "Ada", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0)]
+
+    class Reader:
+        def read(self, question, passages):
+            return Answer(passages[0].text, 1.0, evidence=passages[0].text, source_id=passages[0].id)
+
+    return S.Services(Assistant(rewriter, Retriever(), reader or Reader()), S.LabelStore(tmp_path / "labels.jsonl"))
+
+
+def _ask(services, session, question):
+    for _ in S.ask(services, session, question):
+        pass
+    return session.turns[-1]
+
+
+def test_stop_ends_a_turns_rewrite_at_its_next_step_and_adds_nothing(tiny_gpt2, tmp_path):
+    rewriter = _rewriter(tiny_gpt2)
+    services, session = _services(rewriter, tmp_path), S.Session()
+    _ask(services, session, "Who was Ada Lovelace?")  # a first turn: no model call
+    model = Held(rewriter)
+    thread, outcome = _in_thread(_ask, services, session, "What did she write about?")
+    assert model.held.wait(GUARD), "the turn never reached the rewriter's decoding"
+    assert S.stop_turns(session).asked
+    # Stop's signal ends the held pass's wait (the turn's own stop check follows it).
+    model.release.set()
+    thread.join(GUARD)
+    assert not thread.is_alive()
+    assert isinstance(outcome[0], InvalidInputError)
+    assert str(outcome[0]) == "Stopped before “What did she write about?” was answered: it was not added."
+    assert model.after == 0  # the held pass was the last: nothing decoded for a turn no one wants
+    assert len(session.turns) == 1 and session.asking == 0
+    # A turn asked after Stop has a signal of its own, not set.
+    model.hold_at = 0
+    assert _ask(services, session, "What did she write about?").turn.question == "What did she write about?"
+    assert model.after > 0
+
+
+def test_stop_ends_a_batched_turn_while_its_model_call_runs_for_others(tiny_gpt2, tmp_path):
+    # The app's rewriter is a BatchingRewriter: a stopped turn gives its
+    # server thread back before the batch's model call returns.
+    rewriter = _rewriter(tiny_gpt2)
+    with BatchingRewriter(rewriter, max_batch=1, window_ms=0) as batcher:
+        services, session = _services(batcher, tmp_path), S.Session()
+        _ask(services, session, "Who was Ada Lovelace?")  # a first turn: no model call
+        model = Held(rewriter)
+        thread, outcome = _in_thread(_ask, services, session, "What did she write about?")
+        assert model.held.wait(GUARD), "the turn never reached the rewriter's decoding"
+        S.stop_turns(session)
+        thread.join(GUARD)
+        assert not thread.is_alive() and not model.release.is_set()  # back while the model call is still held
+        model.release.set()
+    assert str(outcome[0]).startswith("Stopped before") and len(session.turns) == 1
+    assert model.after == 0  # close() waited for the worker: no one waited, so the held pass was the last
+
+
+class HeldReader:
+    """A reader whose reading waits in its "model loop" until it is released
+    or stopped (``reading`` is set when it begins): a generative reader's
+    decoding, with a check between its steps."""
+
+    def __init__(self):
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    def read(self, question, passages, stop=NO_STOP):
+        self.reading.set()
+        stop.on_set(self.release.set)
+        if not self.release.wait(GUARD):
+            raise TimeoutError("the test never released the reader")
+        stop.check()
+        return Answer(passages[0].text, 1.0)
+
+
+def test_stop_ends_a_re_run_with_the_users_rewrite_during_its_reading(tiny_gpt2, tmp_path):
+    reader = HeldReader()
+    services, session = _services(_rewriter(tiny_gpt2), tmp_path, reader), S.Session()
+    reader.release.set()
+    _ask(services, session, "Who was Ada Lovelace?")
+    reader.release.clear(), reader.reading.clear()
+    thread, outcome = _in_thread(S.correct, services, session, 0, "Who was Ada Lovelace, the mathematician?")
+    assert reader.reading.wait(GUARD)
+    S.stop_turns(session)  # sets the re-run's signal, which releases the reader, which checks it
+    thread.join(GUARD)
+    assert not thread.is_alive()
+    assert str(outcome[0]) == "Stopped before turn 1 was re-run with your rewrite: it is as it was."
+    assert session.turns[0].turn.rewrite.text == "Who was Ada Lovelace?"
+
+
+def test_a_generative_readers_decoding_ends_at_the_step_after_stop():
+    from assistant.readers import GenerativeReader, GenerationConfig
+
+    model, tokenizer = build_tiny_gpt2(seed=4)  # seed 0's first token ends the answer: nothing left to stop
+    evidence = "Cotton lived in a barn near the farm house with her mother and sisters."
+
+    class Selector:
+        def read(self, question, passages):
+            return Answer(evidence, 1.0, evidence=evidence, source_id="p1")
+
+    reader = GenerativeReader(Selector(), model, tokenizer, GenerationConfig(max_new_tokens=12))
+    count = [0]
+    model.register_forward_pre_hook(lambda module, args: count.__setitem__(0, count[0] + 1))
+    reader.generate_ids("Where did Cotton live?", evidence, StopSignal())
+    whole, count[0], stop = count[0], 0, StopSignal()
+    assert whole > 3
+
+
+    def pressed(module, args) -> None:  # Stop pressed during the first decoding step
+        if count[0] == 2:
+            stop.set()
+
+    model.register_forward_pre_hook(pressed)
+    with pytest.raises(Stopped):
+        reader.read("Where did Cotton live?", [Passage("p1", "Cotton", evidence, 1.0)], stop=stop)
+    assert count[0] == 2
+
+
+def test_a_stage_without_a_stop_argument_is_called_as_it_is():
+    stop = StopSignal()
+    assert with_stop(lambda question, history: (question, history), stop)("Why?", []) == ("Why?", [])
+    assert with_stop(lambda question, history, stop=NO_STOP: stop, stop)("Why?", []) is stop
+    with pytest.raises(TypeError, match="never set"):
+        NO_STOP.set()
