@@ -153,6 +153,10 @@ def test_one_users_stop_leaves_the_others_batched_rewrite_as_it_would_be(tiny_gp
     # and the batch goes on for the others (the stopped row is decoded on
     # and dropped), so each other user gets the rewrite it gets alone.
     alone = _rewriter(tiny_gpt2).rewrite(*TWO[1])
+    counting = _rewriter(tiny_gpt2)
+    passes = Passes(counting)
+    counting.rewrite_batch(TWO)
+    whole = passes.count  # the passes of the two questions' batch, no one stopping
     rewriter = _rewriter(tiny_gpt2)
     model = Held(rewriter)
     stop = StopSignal()
@@ -168,7 +172,9 @@ def test_one_users_stop_leaves_the_others_batched_rewrite_as_it_would_be(tiny_gp
         model.release.set()
         other[0].join(GUARD)
     assert other[1] == [alone]
-    assert model.after > 0  # the batch went on after the release, for the other user
+    # The batch went on, both rows, to its end: it was not stopped and the
+    # other user's question decoded again alone.
+    assert model.passes.count == whole
 
 
 def test_a_batch_none_of_whose_users_waits_any_more_ends_at_its_next_step(tiny_gpt2):
