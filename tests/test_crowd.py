@@ -610,25 +610,84 @@ def test_a_crowd_over_many_networks_leaves_places_in_line_for_a_quiet_network(ca
 
     middleware = S.QueueShare(app, waiting=lambda *who: [waiting.get(key, 0) for key in who], limit=16,
                               network_queued=32, crowd=lambda: tuple(crowd), capacity=128)
-    waiting.update({"198.51.7.0/24": 3, "198.51.7.1": 3})
+    waiting.update({"198.51.7.0/24": 3, "198.51.7.1": 3})  # past 96 / 40
     with caplog.at_level("WARNING", logger="convqa.serving"):
         assert post(middleware, "198.51.7.1") == (
             "The server is busy: 100 of the 128 requests its line takes are waiting, and the last places are kept for "
             "networks with fewer in line. Visitors of your network (198.51.7.0/24) already have 3 waiting, their fair "
-            "share while 40 networks wait (3.2 each): try again in a few seconds, when they have been answered.")
+            "share while 40 networks wait (2.4 each): try again in a few seconds, when they have been answered.")
     assert "refused queued events, the line nearly full (429) to 198.51.7.0/24" in caplog.text
     assert post(middleware, "93.184.216.34") is None  # a quiet network's visitor joins
-    waiting["198.51.7.0/24"] = 2
+    waiting["198.51.7.0/24"] = 1
     assert post(middleware, "198.51.7.1") is None  # within its fair share
     crowd[:] = [95, 40]
     waiting["198.51.7.0/24"] = 10
     assert post(middleware, "198.51.7.1") is None  # a quarter of the line left: first come, first served
     crowd[:] = [120, 400]
-    waiting["198.51.7.0/24"] = 2
-    assert "already have 2 waiting, their fair share while 400 networks wait (2 each)" in post(middleware, "198.51.7.1")
     waiting["198.51.7.0/24"] = 1
-    assert post(middleware, "198.51.7.1") is None  # each network keeps a page's two in line
+    assert "already have 1 waiting, their fair share while 400 networks wait (1 each)" in post(middleware, "198.51.7.1")
+    waiting["198.51.7.0/24"] = 0
+    assert post(middleware, "198.51.7.1") is None  # each network may still have a turn in line
     assert joined == ["93.184.216.34", "198.51.7.1", "198.51.7.1", "198.51.7.1"]
+
+
+@pytest.fixture(scope="module")
+def small_queue(retriever, minilm, tmp_path_factory):
+    """The app with a line of 16 events and two workers, and turns that wait
+    for the rewriter's gate. Yields (url, demo, rewriter)."""
+    import app
+    from conftest import GatedRewriter, serve_app
+
+    rewriter, patch = GatedRewriter(), pytest.MonkeyPatch()
+    patch.setattr(app, "QUEUE_SIZE", 16)
+    try:
+        url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), tmp_path_factory.mktemp("line"),
+                                 max_threads=2)
+    finally:
+        patch.undo()
+    try:
+        yield url, demo, rewriter
+    finally:
+        rewriter.gate.set()
+        demo.close()
+
+
+def test_a_quiet_networks_turn_joins_a_line_a_crowd_of_networks_filled(small_queue):
+    # Eight networks sending three turns each, every one within its share,
+    # filled the line (16) first come, first served: the next visitor, of
+    # a ninth network, was refused ("queue is full").
+    import httpx
+
+    url, demo, rewriter = small_queue
+    ends = _endpoints(url)
+    rewriter.gate.clear()
+
+    async def visit():
+        clients = [httpx.AsyncClient(timeout=120, headers={"x-forwarded-for": f"198.51.{n}.1"}) for n in range(8)]
+        newcomer = httpx.AsyncClient(timeout=120, headers={"x-forwarded-for": "93.184.216.34"})
+        try:
+            crowd = []
+            for turn in range(3):
+                for n, client in enumerate(clients):
+                    crowd.append(asyncio.create_task(_event(client, url, ends["chat"], f"crowd-{n}-{turn}")))
+                    await asyncio.sleep(0.05)  # in this order
+            while sum(_flood_in_queue(demo, "crowd-")) + sum(task.done() for task in crowd) < len(crowd):
+                await asyncio.sleep(0.02)
+            mine = asyncio.create_task(_event(newcomer, url, ends["chat"], "newcomer"))
+            while not mine.done() and _flood_in_queue(demo, "newcomer") == (0, 0):
+                await asyncio.sleep(0.02)
+            rewriter.gate.set()
+            return await mine, await asyncio.gather(*crowd)
+        finally:
+            for client in [*clients, newcomer]:
+                await client.aclose()
+
+    try:
+        mine, crowd = asyncio.run(visit())
+    finally:
+        rewriter.gate.set()
+    assert mine == "ok"
+    assert crowd.count(429) >= 4 and set(crowd) <= {"ok", 429}  # each network past its fair share was told so
 
 
 def test_the_queue_counts_the_networks_waiting_in_one_pass():

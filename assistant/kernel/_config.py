@@ -247,9 +247,9 @@ class FairShareConfig:
 
     # Once taking more would leave less than this part of the queue's line
     # (app.py's QUEUE_SIZE) or of the text held in memory (max_held_mb), a
-    # network already holding its fair share (what the server has, over
-    # the networks holding some) is refused, and the rest stays for the
-    # networks that hold less. Each network's own share bounds one network,
+    # network already holding its fair share (the rest of the line or the
+    # text, over the networks holding some) is refused, and this part stays
+    # for the networks that hold less. Each network's own share bounds one network,
     # but a crowd spread over many (a botnet, a cloud's addresses) filled
     # both first come, first served, and a visitor of a quiet network was
     # told the server is busy. A quarter: room for a few dozen newcomers'
@@ -257,10 +257,12 @@ class FairShareConfig:
     # while three quarters serve the crowd first come, first served as
     # before. 0 turns it off; 1 applies fair shares from the first request.
     fair_reserve: float = 0.25
-    # The fair share of the line never falls below this many events: a page
-    # has an event or two in line (a turn, the source line's tick), so with
-    # hundreds of networks waiting each still keeps a page going.
-    fair_queued: int = 2
+    # The fair share of the line never falls below this many events: with
+    # hundreds of networks waiting, each may still have a turn in line. Not
+    # two (a page's turn and its source line's tick): a floor that times the
+    # networks waiting passes the line's size leaves no place for the next
+    # network, and 64 networks would do that to a line of 128.
+    fair_queued: int = 1
     # The fair share of the held text never falls below this many MB: one
     # document of the largest size (UploadLimits.max_file_mb), so each
     # network may still paste one.

@@ -50,20 +50,22 @@ def fair_share(used: float, coming: float, cap: float, holds: float, holders: in
     (``used`` of it in all) may not take ``coming`` more past, or None if it
     may. While what is left after ``coming`` is at least ``reserve`` of the
     cap (a fraction), anyone may; past it, each network's fair share is the
-    cap over the networks holding some (``holders``, this one among them),
-    never below ``floor``, so that the reserve goes to the networks holding
-    less than theirs. A ``reserve`` of 0 keeps none.
+    part of the cap not reserved over the networks holding some
+    (``holders``, this one among them), never below ``floor``, and the
+    reserve goes to the networks holding less than theirs: had the whole
+    cap been shared, the networks at their share would fill it and leave
+    nothing for the next one. A ``reserve`` of 0 keeps none.
 
-    >>> fair_share(used=90, coming=1, cap=128, holds=4, holders=40, reserve=0.25, floor=2)  # room left
-    >>> fair_share(used=100, coming=1, cap=128, holds=4, holders=40, reserve=0.25, floor=2)  # past 3.2
-    3.2
-    >>> fair_share(used=100, coming=1, cap=128, holds=0, holders=41, reserve=0.25, floor=2)  # a newcomer
-    >>> fair_share(used=100, coming=1, cap=128, holds=2, holders=400, reserve=0.25, floor=2)  # the floor
-    2
+    >>> fair_share(used=90, coming=1, cap=128, holds=4, holders=40, reserve=0.25, floor=1)  # room left
+    >>> fair_share(used=100, coming=1, cap=128, holds=2, holders=40, reserve=0.25, floor=1)  # past 96 / 40
+    2.4
+    >>> fair_share(used=100, coming=1, cap=128, holds=0, holders=41, reserve=0.25, floor=1)  # a newcomer
+    >>> fair_share(used=100, coming=1, cap=128, holds=1, holders=400, reserve=0.25, floor=1)  # the floor
+    1
     """
     if reserve <= 0 or used + coming <= (1 - reserve) * cap:
         return None
-    fair = max(floor, cap / max(1, holders))
+    fair = max(floor, (1 - reserve) * cap / max(1, holders))
     return fair if holds + coming > fair else None
 
 
