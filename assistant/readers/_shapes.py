@@ -864,7 +864,13 @@ def _parent_of_sex(names: list[tuple[str, str]], sex: str, up: bool) -> str | No
     """Of the kin a kin phrase names, the one of ``sex`` the sentence says
     ("the goddess Aphrodite"), or the one left when the other is said to
     be of the other sex; a lone parent (``up``) is taken for the father
-    ("the son of Robert Darwin"), never for the mother; None otherwise."""
+    ("the son of Robert Darwin"), never for the mother; two parents the
+    sentence gives no sex ("the son of Henry VII and Elizabeth of York")
+    both, as the sentence says them; None otherwise.
+
+    >>> _parent_of_sex([("Henry VII", ""), ("Elizabeth of York", "")], "she", True)
+    'Henry VII and Elizabeth of York'
+    """
     said = [name for name, of in names if of == sex]
     if len(said) == 1:
         return said[0]
@@ -873,7 +879,47 @@ def _parent_of_sex(names: list[tuple[str, str]], sex: str, up: bool) -> str | No
         return unsaid[0]
     if up and len(names) == 1 and not names[0][1] and sex == "he":
         return names[0][0]
+    # Which is the father a reader of one sentence cannot tell (the order
+    # says nothing: "the son of Leto and Zeus"); both names are the
+    # answer with the sentence beside them, never one of them guessed.
+    if up and len(names) == 2 and len(unsaid) == 2:
+        return " and ".join(unsaid)
     return None
+
+
+# Kin said to be someone's by a possessive before the kin word: "Her
+# father was the poet Lord Byron", "Ada Lovelace's father, Lord Byron,",
+# "his eldest son". Only there is the name next to the kin word the kin.
+_KIN_OWNER = re.compile(
+    rf"(?:\b(?P<pronoun>[Hh]is|[Hh]er|[Tt]heir)|(?P<name>{_HOLDER})['’]s?)\s+(?:[a-z]+\s+){{0,2}}?(?P<kin>{_KIN_WORD})\b"
+)
+
+
+def _kin_sex(word: str) -> str:
+    word = word.lower().removeprefix("step")
+    return GENDERED_WORDS.get(word, GENDERED_WORDS.get(word[:-1], "") if word.endswith("s") else "")
+
+
+def _owns_kin(sentence: str, holder: str, about_holder: bool, way: str, word: str) -> bool:
+    """Whether ``sentence`` says the kin ``word`` asks for (its way, and its
+    sex where it has one) is the holder's by a possessive: a name's ("Ada
+    Lovelace's father") or, in a sentence about the holder, a pronoun's
+    ("Her father was …").
+
+    >>> _owns_kin("Her father was the poet Lord Byron.", "Ada Lovelace", True, "up", "father")
+    True
+    >>> _owns_kin("She married William King and had three children.", "Ada Lovelace", True, "down", "children")
+    False
+    >>> _owns_kin("He and Zeus replaced their father's generation.", "Zeus", False, "up", "father")
+    False
+    """
+    sex = _kin_sex(word)
+    for m in _KIN_OWNER.finditer(sentence):
+        owner = about_holder if m.group("pronoun") else same_name(holder, m.group("name"))
+        said = _kin_sex(m.group("kin"))
+        if owner and _kin_way(m.group("kin")) == way and (not sex or not said or said == sex):
+            return True
+    return False
 
 
 def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, set[str]] | None:
@@ -886,8 +932,10 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     the one of them the sentence says is a woman (:func:`_parent_of_sex`);
     a name that is the kin of someone else ("children of Uranus") is none.
     None where the sentence neither names the holder nor is about them
-    (its subject is known and another's): it says nothing of their kin,
-    and no name of it answers; ``(None, set())`` for any other question.
+    (its subject is known and another's), or, with no kin phrase to
+    answer, does not say the asked kin is the holder's (:func:`_owns_kin`):
+    it says nothing of their kin, and no name of it answers;
+    ``(None, set())`` for any other question.
 
     >>> kin_span("Who were the children of Zeus?", "He was the son of Zeus and Alcmene.", "Heracles")
     ('Heracles', set())
@@ -895,11 +943,13 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     ('Anaxandridas II', set())
     >>> kin_span("Who were the parents of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")
     ('Zeus and Alcmene', set())
-    >>> print(kin_span("Who was the mother of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")[0])
-    None
+    >>> kin_span("Who was the mother of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")
+    ('Zeus and Alcmene', set())
     >>> print(kin_span("Who were Zeus's children?", "They were the children of Uranus and Gaia.", "Titans"))
     None
-    >>> kin_span("Who were Zeus's children?", "Hera, sister of Zeus, was the daughter of Cronus.", "Hera")
+    >>> print(kin_span("Who were Zeus's children?", "Hera, sister of Zeus, was the daughter of Cronus.", "Hera"))
+    None
+    >>> kin_span("Who were Zeus's children?", "Hera, the daughter of Cronus, bore Zeus's children.", "Hera")
     (None, {'Cronus'})
     """
     asked = _kin_question(question)
@@ -932,6 +982,13 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     # A sentence whose subject is not known ("Her father was …" with no
     # title) may be about the one asked about.
     if subject and not is_holder and not named and not _words_of(holder) <= _words_of(sentence):
+        return None
+    # No kin phrase gave the answer: a name near the kin word is their kin
+    # only where the sentence says the kin is theirs. "She married William
+    # King … and had three children" named her husband for her children,
+    # and "He and his brothers, Zeus and Poseidon, … their father's
+    # generation" Hades for the father of Zeus.
+    if not _owns_kin(sentence, holder, is_holder or not subject, way, word):
         return None
     return None, others
 
@@ -1063,6 +1120,12 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         return None if unsure else _nearest(_spans(counts), near, sentence)
     if unsure:
         return None
+    candidates = [span for span in _names(sentence, question) if span[2] not in others]
+    # Someone's parent or child is never the sentence's subject but
+    # through a kin phrase (above): "He and his brothers, Zeus …" answered
+    # "Who was the father of Zeus?" with Hades, whom "He" stands for.
+    if _kin_question(question):
+        return _nearest(candidates, near, sentence)
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
     pronoun_did_it = _DOER.match(question) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
     if _PRONOUN_START.match(sentence) or pronoun_did_it:
@@ -1079,4 +1142,4 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # words next to "inventor".
     if subject and sentence.lstrip().lower().startswith(subject.lower()) and not set(tokens(subject, "rouge")) & _asked(question):
         return subject
-    return _nearest([span for span in _names(sentence, question) if span[2] not in others], near, sentence)
+    return _nearest(candidates, near, sentence)
