@@ -633,6 +633,63 @@ def test_a_kin_answer_from_another_sentence_is_only_what_its_kin_phrase_says(rea
     assert shaped.read("Who were Ada Lovelace's children?", [ada]).text != "William King"
 
 
+HADES = Passage("Hades", "Hades is the god of the dead and riches and the King of the underworld. Hades was the eldest "
+                "son of Cronus and Rhea, although this also made him the last son to be regurgitated by his father. "
+                "He and his brothers, Zeus and Poseidon, defeated, overthrew, and replaced their father's generation of "
+                "gods, the Titans.", 0.63, "Hades")
+
+
+def test_a_kin_name_is_one_a_kin_phrase_gives_or_a_kin_said_to_be_theirs(readers):
+    # "Who was the father of Zeus?" was answered "Hades", whom "He" of "He
+    # and his brothers, Zeus and Poseidon, … their father's generation"
+    # stands for, and "Who were Ada Lovelace's children?" "William King",
+    # the name nearest "children" in a sentence about her marriage.
+    _, shaped = readers
+    answer = shaped.read("Who was the father of Zeus?", [HADES])
+    assert answer.text in (NOT_FOUND, answer.evidence)
+    # Another passage's kin phrase about the one asked about answers.
+    zeus = Passage("Zeus", "Zeus is the supreme deity of the Greek pantheon. He is the youngest child of Cronus and "
+                   "Rhea.", 0.65, "Zeus")
+    for question in ("Who was the father of Zeus?", "Who were the parents of Zeus?"):
+        assert shaped.read(question, [HADES, zeus]).text == "Cronus and Rhea", question
+    ada = Passage("Ada Lovelace", "Ada Lovelace was an English mathematician. She married William King in 1835 and had "
+                  "three children.", 0.7, "Ada Lovelace")
+    answer = shaped.read("Who were Ada Lovelace's children?", [ada])
+    assert answer.text in (NOT_FOUND, answer.evidence)
+    son = Passage("Byron King-Noel", "Byron King-Noel was the eldest son of Ada Lovelace and William King.", 0.5,
+                  "Byron King-Noel")
+    assert shaped.read("Who were Ada Lovelace's children?", [ada, son]).text == "Byron King-Noel"
+    # A kin the sentence says is the holder's is still read by its name.
+    assert short_span("name", "Who was Ada Lovelace's father?", "He met Ada Lovelace's father, Lord Byron, in 1815.",
+                      referent="John Murray") == "Lord Byron"
+
+
+def test_two_parents_of_no_said_sex_both_answer_for_either(readers):
+    # "the son of Henry VII and Elizabeth of York" gave no name for his
+    # father or mother: which is which the sentence does not say.
+    _, shaped = readers
+    henry = Passage("Henry VIII", "Henry VIII was King of England from 1509 until his death in 1547. Born at Greenwich, "
+                    "he was the son of Henry VII and Elizabeth of York.", 0.6, "Henry VIII")
+    for question in ("Who were the parents of Henry VIII?", "Who was the father of Henry VIII?",
+                     "Who was the mother of Henry VIII?"):
+        answer = shaped.read(question, [henry])
+        assert (answer.text, answer.evidence) == ("Henry VII and Elizabeth of York", split_sentences(henry.text)[1])
+
+
+def test_a_kin_phrase_set_off_after_a_name_is_that_ones_kin(readers):
+    # "He was a descendant of Perseus, another son of Zeus." gave Zeus for
+    # the parents of Heracles.
+    _, shaped = readers
+    heracles = Passage("Heracles", HERACLES.text + " He was a descendant of Perseus, another son of Zeus.", 0.54,
+                       "Heracles")
+    assert shaped.read("Who were the parents of Heracles?", [heracles]).text == "Zeus and Alcmene"
+    assert kin_span("Who were the children of Zeus?", "He was a descendant of Perseus, another son of Zeus.",
+                    "Heracles") == ("Perseus", set())
+    # A name before a noun is no one asked about: "the father of American
+    # literature" asks for no kin.
+    assert kin_holder("Who called Twain the father of American literature?") is None
+
+
 def test_a_kin_span_is_the_kin_of_the_one_asked_about():
     assert kin_span("Who were the children of Zeus?", HERACLES.text, "Heracles") == ("Heracles", set())
     assert kin_span("Who was Cronus's father?", "Cronus was the son of Uranus.", "Cronus") == ("Uranus", set())

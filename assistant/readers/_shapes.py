@@ -790,9 +790,20 @@ _KIN_PLURAL = frozenset("parents children offspring sons daughters fathers mothe
 
 
 def _kin_question(question: str) -> tuple[str, str, str] | None:
-    """("up"/"down", whose, the kin word asked) of a kin question, or None."""
+    """("up"/"down", whose, the kin word asked) of a kin question, or None.
+
+    >>> _kin_question("Who was the father of Zeus in Greek myth?")
+    ('up', 'Zeus', 'father')
+    >>> print(_kin_question("Who called Twain the father of American literature?"))
+    None
+    """
     match = _KIN_OF.search(question) or _KIN_OWNED.search(question)
     if not match:
+        return None
+    # A name before a noun qualifies it: "the father of American
+    # literature" is no one's father.
+    after = re.match(r"\s+([a-z]+)", question[match.end():]) if match.re is _KIN_OF else None
+    if after and after.group(1) not in READER_STOPWORDS:
         return None
     words = match.group("name").split()
     while words and words[0].lower() in _NOT_NAMES | {"who", "whom", "what", "which"}:
@@ -821,18 +832,29 @@ def kin_holder(question: str) -> tuple[str, str] | None:
 _KIN_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al|the)\s+)?[A-Z][\w'’.-]*)*")
 
 
-def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """("up"/"down", [(name, its sex where the sentence says it)]) per
-    "<kin word> of <names>" of ``sentence``: of each part between "and"s,
-    the last name, the words before it describing it ("the Trojan prince
-    Anchises" is Anchises, a prince).
+# A kin phrase set off after a name describes that name, not the
+# sentence's subject: "He was a descendant of Perseus, another son of Zeus."
+_APPOSED = re.compile(
+    rf"\b(?P<who>{_HOLDER}),\s+(?:(?:the|a|an|another|his|her|its|their|only|first|second|third|fourth|"
+    rf"eldest|youngest|elder|younger|legitimate|illegitimate|adopted|foster|twin)\s+)*$"
+)
+
+
+def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
+    """("up"/"down", [(name, its sex where the sentence says it)], the name
+    the phrase is set off after, or "") per "<kin word> of <names>" of
+    ``sentence``: of each part between "and"s, the last name, the words
+    before it describing it ("the Trojan prince Anchises" is Anchises, a
+    prince).
 
     >>> _kin_phrases("Heracles was the son of Zeus and Alcmene, and the foster son of Amphitryon.")
-    [('down', [('Zeus', ''), ('Alcmene', '')]), ('down', [('Amphitryon', '')])]
+    [('down', [('Zeus', ''), ('Alcmene', '')], ''), ('down', [('Amphitryon', '')], '')]
     >>> _kin_phrases("He was the son of the Trojan prince Anchises and the goddess Aphrodite.")
-    [('down', [('Anchises', 'he'), ('Aphrodite', 'she')])]
+    [('down', [('Anchises', 'he'), ('Aphrodite', 'she')], '')]
     >>> _kin_phrases("They were the children of the Titans Cronus and Rhea; Otto was the son of Henry the Fowler.")
-    [('down', [('Cronus', ''), ('Rhea', '')]), ('down', [('Henry the Fowler', '')])]
+    [('down', [('Cronus', ''), ('Rhea', '')], ''), ('down', [('Henry the Fowler', '')], '')]
+    >>> _kin_phrases("He was a descendant of Perseus, another son of Zeus.")
+    [('down', [('Zeus', '')], 'Perseus')]
     """
     found = []
     for m in _KIN_PHRASE.finditer(sentence):
@@ -856,7 +878,8 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]]]]:
             sexes |= {GENDERED_WORDS[w] for w in re.findall(r"\w+", last.group().lower()) if w in GENDERED_WORDS}
             if name and name.lower() not in _NOT_NAMES:
                 names.append((name, sexes.pop() if len(sexes) == 1 else ""))
-        found.append((_kin_way(m.group("kin")), names))
+        apposed = _APPOSED.search(sentence, 0, m.start())
+        found.append((_kin_way(m.group("kin")), names, apposed.group("who") if apposed else ""))
     return found
 
 
@@ -960,21 +983,24 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     # One is not one's own kin: where a kin phrase names the holder, the
     # subject is another ("Leopold Mozart was the father of Wolfgang
     # Amadeus Mozart" for "Who was Mozart's father?").
-    named = any(same_name(holder, name) for _, names in phrases for name, _ in names)
+    named = any(same_name(holder, name) for _, names, _ in phrases for name, _ in names)
     is_holder = same_name(holder, subject) and not named
     others = set()
-    for said, names in phrases:
+    for said, names, apposed in phrases:
         of_holder = any(same_name(holder, name) for name, _ in names)
-        if of_holder and said == way and subject and not is_holder:
-            return subject, set()
-        if is_holder and not of_holder and said != way and names:
+        # A phrase set off after a name is that one's kin ("Perseus,
+        # another son of Zeus" in Heracles' article).
+        about, about_holder = (apposed, same_name(holder, apposed) and not named) if apposed else (subject, is_holder)
+        if of_holder and said == way and about and not about_holder:
+            return about, set()
+        if about_holder and not of_holder and said != way and names:
             if word in _KIN_PLURAL:
                 return " and ".join(name for name, _ in names), set()
             parent = _parent_of_sex(names, GENDERED_WORDS.get(word.removeprefix("step"), ""), way == "up")
             if parent:
                 return parent, set()
-            # Which of them is the mother the sentence does not say:
-            # none of them is the answer.
+            # Which of them is asked for the sentence does not say (a
+            # lone parent for the mother): none of them is the answer.
             others.update(name for name, _ in names)
             continue
         if not of_holder:
