@@ -227,12 +227,15 @@ _ADA = ["Who was Ada Lovelace?", "Augusta Ada King, Countess of Lovelace, was an
     # "he" after her father was asked about: the father, not Ada (the history as the app passes it, and as asked).
     ("When did he die?", _ADA + ["Who was Ada Lovelace's father?", "I could not find an answer."],
      "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
-    ("When did he die?", _ADA + ["Who was her father?", "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    ("When did he die?", _ADA + ["Who was her father?", "I could not find an answer."], "When did Ada Lovelace die?",
+     "When did Ada Lovelace's father die?"),
+    # By the name the answer gives him (test_the_kin_goes_in_by_the_name_its_answer_gives).
+    ("When did he die?", _ADA + ["Who was her father?", "Lord Byron."], "When did Ada Lovelace die?", "When did Lord Byron die?"),
     ("What were his poems?", _ADA + ["Who was Ada Lovelace's father?", "Lord Byron. He was a poet."],  # his gender, not hers
-     "What were Ada Lovelace's poems?", "What were Ada Lovelace's father's poems?"),
+     "What were Ada Lovelace's poems?", "What were Lord Byron's poems?"),
     # Her gender said by the answer's sentences opening with "She".
     ("When did he die?", ["Who was Ada Lovelace?", "A mathematician. She wrote the first program.", "Who was Ada Lovelace's father?",
-                          "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+                          "Lord Byron."], "When did Ada Lovelace die?", "When did Lord Byron die?"),
     # The pronoun agrees with the name's gender: kept.
     ("When did she die?", _ADA + ["Who was Ada Lovelace's father?", "Lord Byron."], "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
     # No kin of the pronoun's gender asked about: nothing to put in, kept.
@@ -244,7 +247,7 @@ _ADA = ["Who was Ada Lovelace?", "Augusta Ada King, Countess of Lovelace, was an
      "What was Bobby Darin's childhood like?", "What was Bobby Darin's childhood like?"),
     # "she" the model took for a man: his wife ("his actress wife" describes her, not him).
     ("When did she die?", ["Who was Bobby Darin?", "A singer. He appeared with his actress wife Sandra Dee.",
-                           "Who was Bobby Darin's wife?", "Sandra Dee."], "When did Bobby Darin die?", "When did Bobby Darin's wife die?"),
+                           "Who was Bobby Darin's wife?", "Sandra Dee."], "When did Bobby Darin die?", "When did Sandra Dee die?"),
     # The history does not say her gender (no description, or both genders): kept.
     ("When did he die?", ["Who was Ada Lovelace?", "A mathematician.", "Who was Ada Lovelace's father?", "Lord Byron."],
      "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
@@ -252,6 +255,55 @@ _ADA = ["Who was Ada Lovelace?", "Augusta Ada King, Countess of Lovelace, was an
      "When did Ada Lovelace die?", "When did Ada Lovelace die?"),
 ])
 def test_a_pronoun_put_in_as_a_name_of_the_other_gender_becomes_the_kin_asked_about(tiny_gpt2, question, history, output, expected):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.finish(question, history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
+
+
+# "Who was her father?" answered with his name: that name goes in for "he"
+# (retrieval finds Lord Byron's own article, which no summary calls "Ada
+# Lovelace's father"). Only a name the answer clearly gives the kin asked
+# about; otherwise the kin of the name, as before.
+_HER_FATHER = _ADA + ["Who was her father?"]
+_HIS_WIFE = ["Who was John Smith?", "John Smith was an English painter. He lived in York.", "Who was his wife?"]
+
+
+@pytest.mark.parametrize("history, question, output, expected", [
+    # A reader's span: the name alone.
+    (_HER_FATHER + ["Lord Byron"], "When did he die?", "When did Ada Lovelace die?", "When did Lord Byron die?"),
+    (_HIS_WIFE + ["Mary Brown"], "When was she born?", "When was John Smith born?", "When was Mary Brown born?"),
+    (_HIS_WIFE + ["Mary Brown."], "Where was she from?", "Where was John Smith from?", "Where was Mary Brown from?"),
+    # A sentence that ties the kin word to one name.
+    (_HER_FATHER + ["Her father was the poet Lord Byron."], "When did he die?", "When did Ada Lovelace die?",
+     "When did Lord Byron die?"),
+    (_HER_FATHER + ["Her father was the English poet Lord Byron, who left when she was a baby."], "When did he die?",
+     "When did Ada Lovelace die?", "When did Lord Byron die?"),
+    (_HER_FATHER + ["Her father was Lord Byron and her mother was Anne Isabella Milbanke."], "When did he die?",
+     "When did Ada Lovelace die?", "When did Lord Byron die?"),
+    (_HER_FATHER + ["Lord Byron was her father."], "Where was he born?", "Where was Ada Lovelace born?",
+     "Where was Lord Byron born?"),
+    (_HER_FATHER + ["Her father, Lord Byron, was a poet."], "What were his poems?", "What were Ada Lovelace's poems?",
+     "What were Lord Byron's poems?"),
+    # Hers, not another man's father ("His" is Byron's).
+    (_HER_FATHER + ["Her father was Lord Byron. His father was Captain John Byron."], "When did he die?",
+     "When did Ada Lovelace die?", "When did Lord Byron die?"),
+    (_HIS_WIFE + ["John Smith's wife was Mary Brown."], "When was she born?", "When was John Smith born?",
+     "When was Mary Brown born?"),
+    # No one name clearly his: the kin of the name, as before.
+    (_HER_FATHER + ["Lady Byron."], "When did he die?", "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Lord Byron. She was his only child."], "When did he die?", "When did Ada Lovelace die?",
+     "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Lord Byron and John Murray."], "When did he die?", "When did Ada Lovelace die?",
+     "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Her father was Lord Byron, though some say her father was John Murray."], "When did he die?",
+     "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Ada Lovelace."], "When did he die?", "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Yes."], "When did he die?", "When did Ada Lovelace die?", "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Her father was a famous poet in London."], "When did he die?", "When did Ada Lovelace die?",
+     "When did Ada Lovelace's father die?"),
+    (_HIS_WIFE + ["He married in 1850."], "When was she born?", "When was John Smith born?", "When was John Smith's wife born?"),
+])
+def test_the_kin_goes_in_by_the_name_its_answer_gives(tiny_gpt2, history, question, output, expected):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
     assert rewriter.finish(question, history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
