@@ -282,7 +282,8 @@ class CausalLMRewriter:
         end or drifted (:func:`drift_reason`). What :meth:`rewrite_batch`
         does with its greedy output, and with each beam's (:meth:`nbest_batch`).
         A pronoun put in as a name of the other gender becomes the kin the
-        history asked about (:func:`~rewriting._rules.kin_for_pronoun`)."""
+        history asked about, by the name its answer gave where it clearly gave
+        one (:func:`~rewriting._rules.kin_for_pronoun`)."""
         question = " ".join(str(question).split())
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.

@@ -7,7 +7,8 @@ shown the turns since the last new person (:func:`since_new_person`); and
 the drift guard (:func:`drift_reason`) keeps the user's own question
 whenever the model's output no longer carries its intent; a "he" the
 model took for a woman (or a "she" for a man) is put back as the kin the
-history asked about (:func:`kin_for_pronoun`).
+history asked about, by the name its answer gave where it clearly gave one
+(:func:`kin_for_pronoun`).
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def refuse_non_text(question: str, history: Sequence[str]) -> None:
 # answer to a question about that person describes them ("X, Countess of
 # Lovelace, was ...", "She was ..."). Where the two disagree and the history
 # asked about the name's kin of the pronoun's gender, that kin is whom the
-# pronoun means.
+# pronoun means, and the answer to that question often names them.
 _PRONOUNS = {"he": "he", "him": "he", "his": "he", "himself": "he",
              "she": "she", "her": "she", "hers": "she", "herself": "she"}
 _ANY_PRONOUN = re.compile(r"\b(?:" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
