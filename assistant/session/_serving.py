@@ -439,9 +439,13 @@ class RunningShare:
         best = best_key = None
         served, clients, networks = self._served, room.clients, room.networks
         full_clients, full_networks = room.full_clients, room.full_networks
+        seen = set()  # a client's later events have its first one's key: never fairer, not weighed again
         for position, line in enumerate(lines):
             for event in line:
                 who = client(event)
+                if who in seen:
+                    continue
+                seen.add(who)
                 network = client_network(who)
                 if who in full_clients or (full_networks and network in full_networks):
                     self._passed_over(event, who, network, full_clients)
