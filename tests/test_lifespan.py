@@ -284,6 +284,9 @@ def test_no_age_without_both_years_nor_a_certain_one_and_an_uncertain_one_is_abo
     assert age_at_death(*lifespan("Roman statesman (100 BC–44 BC)")) == "55 or 56 (100 BC–44 BC)"
     assert age_at_death(*lifespan("Roman poet (43 BC – AD 17)")) == "58 or 59 (43 BC–AD 17)"
     assert age_at_death(*lifespan("Greek philosopher (c. 428-347 BC)")) == "about 81 (c. 428 BC–347 BC)"
+    # A year of two: either may be the one.
+    assert age_at_death(*lifespan("Russian military commander (1729/30–1800)")) == "69 to 71 (1729/30–1800)"
+    assert age_at_death(*lifespan("Priest and theologian (c. 342/347 – 420)")) == "about 73 to 78 (c. 342/347–420)"
     assert age_at_death(*lifespan("Egyptian queen (1544?–1512)")) is None  # in the wrong order
     assert age_at_death(*lifespan("Greek mathematician (after 238 BCE–190 BCE)")) is None
 

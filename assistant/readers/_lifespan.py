@@ -84,42 +84,48 @@ def holds_answer(text: str, answer: str) -> bool:
     return any(re.search(rf"(?<!\d){number}(?!\d)", text) for number in said)
 
 
-# The year a side of a lifespan gives, as a number with its sign (1 BC is
-# 0, 2 BC -1: there is no year 0), and whether it is only about that year.
-_UNSURE = re.compile(r"^c\. |\?|/")
-
-
-def _year(side: str) -> tuple[int, bool] | None:
-    """(the year, whether approximate), or None for a bound or a decade
+# The years a side of a lifespan gives, as numbers with their sign (1 BC
+# is 0, 2 BC -1: there is no year 0): one, or each a slash offers ("672/3"
+# is 672 or 673); and whether it is only about them ("c. 390", "1544?").
+def _years(side: str) -> tuple[list[int], bool] | None:
+    """(the years, whether approximate), or None for a bound or a decade
     ("after 238 BCE", "1460s"), which give no age."""
     if re.match(r"(?:after|before)\b", side) or re.search(r"\ds\b", side):
         return None
-    number = int(re.search(r"\d+", side).group())
-    return (1 - number if _ERA.search(side) and _ERA.search(side).group(1) in ("BC", "BCE") else number,
-            bool(_UNSURE.search(side)))
+    numbers = re.findall(r"\d+", side)
+    # "672/3": the second year's digits end the first's.
+    years = [int(numbers[0][: len(numbers[0]) - len(n)] + n) for n in numbers]
+    era = _ERA.search(side)
+    bc = era is not None and era.group(1) in ("BC", "BCE")
+    return [1 - year if bc else year for year in years], bool(re.match(r"c\. ", side) or "?" in side)
 
 
 def age_at_death(born: str, died: str) -> str | None:
     """The age a lifespan (:func:`lifespan`'s two sides) allows, said with
     its years, or None when a side is missing or gives no year to count
     from. Years alone give the age to within one: its birthday may not have
-    come in the year of death ("36 or 37"); an uncertain year ("c. 428")
-    gives an age only "about" it.
+    come in the year of death ("36 or 37"); a year of two ("1729/30") widens
+    it, and an uncertain year ("c. 428") gives an age only "about" it.
 
     >>> age_at_death("1815", "1852"), age_at_death("100 BC", "44 BC"), age_at_death("c. 428 BC", "347 BC")
     ('36 or 37 (1815–1852)', '55 or 56 (100 BC–44 BC)', 'about 81 (c. 428 BC–347 BC)')
-    >>> age_at_death("4 BC", "AD 65"), age_at_death("1940", ""), age_at_death("after 238 BCE", "180 BCE")
-    ('67 or 68 (4 BC–AD 65)', None, None)
+    >>> age_at_death("4 BC", "AD 65"), age_at_death("1729/30", "1800"), age_at_death("c. 342/347", "420")
+    ('67 or 68 (4 BC–AD 65)', '69 to 71 (1729/30–1800)', 'about 73 to 78 (c. 342/347–420)')
+    >>> age_at_death("1940", ""), age_at_death("after 238 BCE", "180 BCE"), age_at_death("1544?", "1512")
+    (None, None, None)
     """
-    first, last = (_year(side) if side else None for side in (born, died))
+    first, last = (_years(side) if side else None for side in (born, died))
     if first is None or last is None:
         return None
-    years = last[0] - first[0]
+    least, most = min(last[0]) - max(first[0]), max(last[0]) - min(first[0])
     # A description's years in the wrong order, or a life too long to be
     # one, is a misread description, not an age.
-    if not 0 < years < 130:
+    if not (0 < least and most < 130):
         return None
-    said = f"about {years}" if first[1] or last[1] else f"{years - 1} or {years}"
+    if first[1] or last[1]:
+        said = f"about {most}" if least == most else f"about {least} to {most}"
+    else:
+        said = f"{most - 1} or {most}" if least == most else f"{least - 1} to {most}"
     return f"{said} ({born}–{died})"
 
 
