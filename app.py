@@ -726,6 +726,8 @@ class Actions:
 
         def choose():
             if file:
+                # Told when its page goes, as an index's is: a page that reads it again replaces its count.
+                self._uploader(session, request)
                 S.track_uploads(session, [_path(file)])
                 return S.use_document_file(self.services, session, _path(file), client) + unused
             if pasted:

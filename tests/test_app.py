@@ -519,6 +519,24 @@ def test_a_page_that_goes_stops_the_encoding_of_its_uploads(app_services, tmp_pa
     assert cancelled == ["gone"]
 
 
+
+def test_a_page_that_uploaded_a_document_is_told_when_it_goes(app_services, tmp_path, monkeypatch):
+    # Only a page that indexed uploads (or read them again) was told when it
+    # went (S.abandon): one that uploaded a document was not, so its
+    # document's count in the visitor's share was never replaced by the one
+    # read again after a reload.
+    act, session = app.Actions(app_services, str(tmp_path)), S.Session()
+    volcano = tmp_path / "volcano.txt"
+    volcano.write_text("Mount Kessel is a dormant volcano. It last erupted in 1723.")
+    page = SimpleNamespace(session_hash="document", client=SimpleNamespace(host="93.184.216.34"), headers={})
+    assert "volcano" in act.document(str(volcano), "", "", session, page)[0]
+    abandoned = []
+    monkeypatch.setattr(app.S, "abandon", abandoned.append)
+    act.left(SimpleNamespace(session_hash="document"))
+    assert abandoned == [session]
+    session.close()
+
+
 def test_the_page_names_the_labels_file_but_not_where_it_lies_on_the_server(app_services, tmp_path):
     demo = app.build_app(app_services, export_dir=str(tmp_path))
     texts = [b.value for b in demo.blocks.values() if isinstance(b, app.gr.Markdown) and "Judgements" in (b.value or "")]
