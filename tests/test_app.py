@@ -407,6 +407,50 @@ def test_stop_while_a_question_waits_for_its_source_read_again_leaves_it_unasked
         session.close()
 
 
+
+def test_stop_ends_a_question_waiting_while_another_event_reads_its_source_again(app_services, tmp_path, monkeypatch):
+    # The page's queued take_again reads the uploads again; a question asked
+    # meanwhile waits for it. Stopped, that question's run went on waiting
+    # (its spinner on the chat, its turn slot held) until the reading ended.
+    import threading
+
+    services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
+    reloaded = S.Session()
+    act.restore(saved, reloaded)
+    gate, builds, real = threading.Event(), threading.Event(), services.assistant.rescorer_for
+
+    def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
+        builds.set()
+        gate.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    reading = threading.Thread(target=lambda: act.take_again(reloaded, saved))
+    reading.start()
+    views = []
+    try:
+        assert builds.wait(60)
+        act.take("What did it compute?", reloaded)
+        asking = threading.Thread(target=lambda: views.extend(act.ask(reloaded, saved)))
+        asking.start()
+        for _ in range(600):  # until the question waits for the reading
+            if reloaded.awaiting:
+                break
+            threading.Event().wait(0.05)
+        stop = act.stopped(reloaded, saved)[1].replace("\\", "")
+        asking.join(10)
+        assert not asking.is_alive() and reading.is_alive()  # it waits no more; the reading goes on
+    finally:
+        gate.set()
+        reading.join(60)
+    assert stop == ("Stopped: turn 2 was not asked (it waited for your upload (engines.md; 1 passage) to be read "
+                    "again from the files on the server).")
+    assert [view[1].replace("\\", "") for view in views] == [stop]
+    assert len(reloaded.turns) == 1 and reloaded.source is not None and reloaded.awaiting == 0
+    for session in (reloaded, before):
+        session.close()
+
+
 def test_sigterm_waits_for_the_turns_under_way_then_stops_as_ctrl_c_does(app_services, tmp_path):
     # SIGTERM (docker stop, a Space restart) killed the process at once: every
     # running turn was cut, and Gradio's shutdown, which deletes the uploads

@@ -957,12 +957,13 @@ def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_i
         def __init__(self):
             self.lock, self.waiting = threading.Lock(), threading.Event()
 
-        def __enter__(self):
+        def acquire(self, stopped=None):
             if not self.lock.acquire(blocking=False):
                 self.waiting.set()
                 self.lock.acquire()
+            return True
 
-        def __exit__(self, *exc):
+        def release(self):
             self.lock.release()
 
     # A second taker (a question asked meanwhile) waits for the first, then finds it taken.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..kernel import LUCENE_STOPWORDS, AssistantError, InvalidInputError, composed_text, counted, porter_stem, tokens
@@ -461,27 +461,36 @@ def waiting_for(session: Session) -> Origin | None:
     return kept if isinstance(kept, Origin) and kept != COLLECTION else None
 
 
-def take_waiting(services: Services, session: Session, client: str | None = None) -> str:
+def take_waiting(services: Services, session: Session, client: str | None = None,
+                 stopped: Callable[[], bool] | None = None) -> str:
     """Take again the source the current conversation waits for
     (:func:`waiting_for`): uploads indexed again, a document read again,
     which may take minutes (the app does it in a queued event with its
     progress). Returns the status ("" when it waits for none). One at a
     time per session: a question asked meanwhile (the app calls this
-    before asking) waits for it, then finds its source taken."""
-    with session.taking:
+    before asking) waits for it, then finds its source taken; or, once
+    ``stopped()`` says so (Stop pressed: the session's ``taking.wake``),
+    waits no more and returns "" (the reading goes on)."""
+    if not session.taking.acquire(stopped):
+        return ""
+    try:
         if waiting_for(session) is None:
             return ""
         return take_back(services, session, client).strip()
+    finally:
+        session.taking.release()
 
 
-def await_source(services: Services, session: Session, client: str | None = None) -> None:
+def await_source(services: Services, session: Session, client: str | None = None,
+                 stopped: Callable[[], bool] | None = None) -> None:
     """Before a turn of the current conversation (a question, a re-run with
     a correction, a multiple choice about its document): the source it is
     being read again from (:func:`waiting_for`) is waited for, or read,
     rather than the turn answered from the default collection meanwhile;
-    what the reading says is among ``session.notes``."""
+    what the reading says is among ``session.notes``. ``stopped``: as
+    :func:`take_waiting` gives up waiting."""
     if waiting_for(session) is not None:
-        status = take_waiting(services, session, client)
+        status = take_waiting(services, session, client, stopped)
         if status:
             session.notes.append(status)
 

@@ -376,16 +376,42 @@ class SessionFiles:
 
 class _TabLock:
     """A lock of one tab's session: gr.State deep-copies its default Session
-    per tab, and a copy gets a lock of its own (a lock cannot be copied)."""
+    per tab, and a copy gets a lock of its own (a lock cannot be copied).
+    A waiter may give up (:meth:`acquire` with ``stopped``): a turn waiting
+    for its source to be read again, stopped, ends then, not when the
+    reading does."""
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._free = threading.Condition()
+        self._held = False
+
+    def acquire(self, stopped: Callable[[], bool] | None = None) -> bool:
+        """Take the lock, waiting while another holds it; False (not taken)
+        once ``stopped()`` says so, looked at again at each :meth:`wake`."""
+        with self._free:
+            while self._held:
+                if stopped is not None and stopped():
+                    return False
+                self._free.wait()
+            self._held = True
+            return True
+
+    def release(self) -> None:
+        with self._free:
+            self._held = False
+            self._free.notify_all()
+
+    def wake(self) -> None:
+        """The waiters look again whether they are stopped (a Stop was pressed)."""
+        with self._free:
+            self._free.notify_all()
 
     def __enter__(self):
-        return self._lock.__enter__()
+        self.acquire()
+        return self
 
     def __exit__(self, *exc):
-        return self._lock.__exit__(*exc)
+        self.release()
 
     def __deepcopy__(self, memo):
         return _TabLock()

@@ -152,7 +152,7 @@ def _await_source(services: Services, session: Session, client: str | None, stop
         with _ENDING:
             session.awaiting += 1
     try:
-        await_source(services, session, client)
+        await_source(services, session, client, lambda: session.stops != stops)
     finally:
         if waiting:
             with _ENDING:
@@ -218,8 +218,10 @@ def stop_turns(session: Session) -> StoppedTurns:
         session.stop_signal.set()
         session.stop_signal = StopSignal()
         waiting = waiting_for(session) if session.awaiting else None
-        return StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
-                            waiting.name if waiting is not None else "")
+        stopped = StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
+                               waiting.name if waiting is not None else "")
+    session.taking.wake()  # a turn waiting for its source to be read again ends now, not when the reading does
+    return stopped
 
 
 def drop_waiting(session: Session) -> int:
