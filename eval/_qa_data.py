@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -88,6 +89,28 @@ def _multidoc2dial_rows(path: str | Path) -> list[dict]:
     return rows
 
 
+# A Natural Questions page as LEval keeps it opens with its title twice:
+# "Beauty and the Beast ( 2017 film ) - wikipedia <H1> Beauty and the Beast ( 2017 film ) </H1> …".
+_PAGE_TITLE = re.compile(r"^[^<]*<H1>\s*(?P<title>[^<]+?)\s*</H1>", re.IGNORECASE)
+
+
+def page_title(text: str) -> str:
+    """The title a document's own heading gives it (its first ``<H1>``, before
+    any other markup), or "". Each passage of the page carries it, as a
+    collection article's passages carry theirs: the reader counts and embeds
+    a sentence with its page's subject ("who played maurice in beauty and the
+    beast 2017" matched a news item naming the film over the cast list's
+    "Kevin Kline as Maurice …", which names it only in the title).
+
+    >>> page_title("Beauty and the Beast ( 2017 film ) - wikipedia <H1> Beauty and the Beast ( 2017 film ) </H1> <P> It")
+    'Beauty and the Beast ( 2017 film )'
+    >>> page_title("Replace license or permit. <P> x </P> <H1> Later </H1>")
+    ''
+    """
+    match = _PAGE_TITLE.match(text)
+    return match.group("title") if match else ""
+
+
 def _document_groups(rows: Sequence[dict]) -> dict[str, str]:
     """Each distinct ``input`` -> its group id ``md2d{g}`` (first-seen order):
     LEval repeats some document groups across lines."""
@@ -105,7 +128,7 @@ def multidoc2dial_passages(path: str | Path) -> list[Passage]:
     return [
         passage
         for text, group in _document_groups(rows).items()
-        for passage in split_passages(text, doc_id=group)
+        for passage in split_passages(text, doc_id=group, title=page_title(text))
     ]
 
 
@@ -116,7 +139,7 @@ def load_multidoc2dial(path: str | Path) -> list[QATurn]:
     groups = _document_groups(rows)
     turns = []
     for line, row in enumerate(rows):
-        context = tuple(split_passages(row["input"], doc_id=groups[row["input"]]))
+        context = tuple(split_passages(row["input"], doc_id=groups[row["input"]], title=page_title(row["input"])))
         history: list[str] = []
         for number, (question, answer) in enumerate(zip(row["instructions"], row["outputs"]), start=1):
             answer = " ".join(answer.split())

@@ -107,6 +107,22 @@ def test_load_multidoc2dial_turns_history_and_known_context(md2d_file):
     assert "The fee is 30 dollars." in passages[0].text
 
 
+def test_a_natural_questions_page_gives_its_passages_its_title(tmp_path):
+    # NQ's pages (LEval's file) open "<title> - wikipedia <H1> <title> </H1>"; every passage of the
+    # page carries the title, as a collection article's do, so the reader counts and embeds each
+    # sentence with the page's subject. A document without that heading (MultiDoc2Dial's) has none.
+    page = ("Beauty and the Beast ( 2017 film ) - wikipedia <H1> Beauty and the Beast ( 2017 film ) </H1> "
+            + "<P> The film was released in March . </P> " * 40 + "<Ul> <Li> Kevin Kline as Maurice </Li> </Ul>")
+    path = tmp_path / "nq.jsonl"
+    path.write_text(json.dumps({"input": page, "instructions": ["who played maurice"], "outputs": ["Kevin Kline"]}) + "\n"
+                    + json.dumps(MD2D[1]) + "\n")
+    turns = qa.load_multidoc2dial(path)
+    assert len(turns[0].context) > 1
+    assert {p.title for p in turns[0].context} == {"Beauty and the Beast ( 2017 film )"}
+    assert {p.title for p in turns[1].context} == {""}
+    assert {p.title for p in qa.multidoc2dial_passages(path) if p.id.startswith("md2d0_")} == {"Beauty and the Beast ( 2017 film )"}
+
+
 def test_qrecc_span_heuristic_relevance_and_hits():
     # The normalised answer occurs in the passage: F1 1.
     assert qa.closest_span("Her father was the poet Lord Byron.", "the poet Lord Byron") == ("poet lord byron", 1.0)
