@@ -14,6 +14,7 @@ from assistant.readers import (
     LikelihoodConfig,
     SentenceReader,
     answer_kind,
+    cast_span,
     definition_subject,
     kin_holder,
     kin_span,
@@ -770,3 +771,45 @@ def test_any_causal_lm_loads_by_path(tiny_gpt2, tmp_path):
     loaded = LikelihoodChoiceReader.from_pretrained(str(tmp_path / "lm"), LikelihoodConfig(threads=1))
     expected = LikelihoodChoiceReader(model, tokenizer).answer(DOCUMENT, QUESTION, ["blue", "red"]).scores
     assert loaded.answer(DOCUMENT, QUESTION, ["blue", "red"]).scores == pytest.approx(expected, abs=1e-4)
+
+
+def test_markup_ends_a_sentence_and_no_tag_is_read():
+    # NQ's pages keep their HTML-like markup: a cast list without full stops read as one
+    # "sentence" of the whole list, tags and all, and that was the answer shown.
+    page = "<H2> Cast </H2> <Ul> <Li> Emma Watson as Belle </Li> <Li> Kevin Kline as Maurice </Li> </Ul>"
+    assert split_sentences(page) == ["Cast", "Emma Watson as Belle", "Kevin Kline as Maurice"]
+    row = "<Table> <Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr> </Table> <P> It ran. A cat sat. </P>"
+    assert split_sentences(row) == ["Created by Bruce Miller", "It ran.", "A cat sat."]
+    assert split_sentences("If a < b then b > a.") == ["If a < b then b > a."]
+
+
+def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_role():
+    # The nearest name to the question's words was as likely the role's or a third one's.
+    assert cast_span("who played maurice in beauty and the beast", "Kevin Kline as Maurice , Belle 's father .") == "Kevin Kline"
+    both = "Presley Smith would play Sunny Baudelaire , and Rhys Darby would play Charles , Sir 's partner ."
+    assert short_span("name", "who plays charles a series of unfortunate events", both) == "Rhys Darby"
+    assert cast_span("who plays lorraine in back to the future", "Maggie McFly is played by Lea Thompson , who also plays "
+                     "Marty 's mother Lorraine .") == "Lea Thompson"
+    assert cast_span("who does ewan mcgregor play", "Ewan McGregor as Lumière , the Beast 's bouteiller .") == "Lumière"
+    assert cast_span("who played marty's sister", "Lea Thompson , who also plays Marty 's mother Lorraine .") is None
+    assert cast_span("who wrote the score", "Kevin Kline as Maurice .") is None
+
+
+def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):
+    # "Maurice is an inventor …" matches "who played maurice" better than the cast list does;
+    # only the cast list says who played him, and its year is the page title's.
+    _, shaped = readers
+    title = "Beauty and the Beast ( 2017 film )"
+    page = [Passage("bb_p0", "Maurice is an eccentric inventor and Belle 's father , played in the 2017 film by a star .",
+                    3.0, title),
+            Passage("bb_p1", "<Ul> <Li> Emma Watson as Belle , a young woman . </Li> <Li> Kevin Kline as Maurice , "
+                    "Belle 's protective widowed father . </Li> </Ul>", 2.0, title)]
+    answer = shaped.read("who played maurice in beauty and the beast 2017", page)
+    assert answer.text == "Kevin Kline"
+    assert answer.evidence == "Kevin Kline as Maurice , Belle 's protective widowed father ."
+
+
+def test_a_date_with_a_spaced_comma_is_one_date():
+    # Tokenised text ("April 17 , 1982") lost its month and day: the answer was "1982".
+    sentence = "The Charter was signed into law by Queen Elizabeth II of Canada on April 17 , 1982 , along with the Act ."
+    assert short_span("date", "when was the charter of rights and freedoms signed", sentence) == "April 17 , 1982"

@@ -23,6 +23,7 @@ from ._lifespan import age_at_death, life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import (
     answer_kind,
+    cast_span,
     definition_subject,
     kin_holder,
     kin_span,
@@ -50,6 +51,7 @@ __all__ = [
     "lead_passage",
     "answer_kind",
     "short_span",
+    "cast_span",
     "kin_span",
     "kin_holder",
     "same_name",

@@ -18,6 +18,7 @@ from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
+    cast_span,
     defines,
     definition_subject,
     kin_asked,
@@ -61,8 +62,18 @@ class Reader(Protocol):
     def read(self, question: str, passages: Sequence[Passage]) -> Answer: ...
 
 
+# HTML-like markup (Natural Questions' pages keep theirs: "<Li> Kevin Kline
+# as Maurice </Li>"): a block's tags end a sentence, as a full stop does, and a
+# table cell's run into its row ("Created by Bruce Miller"). No tag is part of
+# a sentence: a list without full stops read as one "sentence" of a whole
+# cast, tags and all, and its answer showed them.
+_BLOCK_TAG = re.compile(r"\s*</?(?:p|li|ul|ol|dl|dd|dt|tr|table|h[1-6]|div|br)(?:[\s_][^<>]*)?/?>\s*", re.IGNORECASE)
+_CELL_TAG = re.compile(r"(?:\s*</?(?:td|th)(?:[\s_][^<>]*)?>\s*)+", re.IGNORECASE)
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split text into sentences (a light rule, no model).
+    """Split text into sentences (a light rule, no model); markup's blocks
+    are split apart and its tags dropped.
 
     >>> split_sentences("Ada wrote notes. She died in 1852! Why? e.g. this.")
     ['Ada wrote notes.', 'She died in 1852!', 'Why? e.g. this.']
@@ -70,7 +81,14 @@ def split_sentences(text: str) -> list[str]:
     ['It was found by Dr. Ellen Marsh.', 'J. R. R. Tolkien read it.']
     >>> split_sentences("He wrote his Symphony No. 9 there. It was his Op. 95. He left.")
     ['He wrote his Symphony No. 9 there.', 'It was his Op. 95.', 'He left.']
+    >>> split_sentences("<H2> Cast </H2> <Ul> <Li> Kevin Kline as Maurice </Li> <Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr>")
+    ['Cast', 'Kevin Kline as Maurice', 'Created by Bruce Miller']
     """
+    return [sentence for block in _BLOCK_TAG.split(text) for sentence in _split_block(_CELL_TAG.sub(" ", block))]
+
+
+def _split_block(text: str) -> list[str]:
+    """The sentences of text without block markup (see :func:`split_sentences`)."""
     text = text.strip()
     sentences, start = [], 0
     for end in _SENTENCE_END.finditer(text):
@@ -248,6 +266,10 @@ class SentenceReader:
         # their own article ("English mathematician (1815–1852)"), the only
         # place many a summary says it.
         years = lived(question, passages)
+        if answer.found and kind == "name":
+            cast = self._cast_answer(question, passages, read)
+            if cast is not None:
+                return cast
         if answer.found:
             best = split_sentences(answer.evidence)[:1]
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
@@ -321,6 +343,20 @@ class SentenceReader:
             # King … and had three children" for her children).
             kin = kin_said(question, sentence, _subject_title(passages[p]), read.about[at])
             span = kin[0] if kin else None
+            if span:
+                return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        return None
+
+    def _cast_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
+        """The actor (or role) the best-scored sentence that pairs them gives
+        a "who plays X?" ("who does Y play?") question (:func:`cast_span`),
+        or None. The best sentence is often about the role, not its cast
+        ("Larry is rescued from the refrigerator …" for "who plays larry"),
+        and its nearest name is anyone's."""
+        passages = passages[: self.config.read_k]
+        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+            p, _, sentence = read.candidates[at]
+            span = cast_span(question, sentence)
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ..kernel import GENDERED_WORDS, READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "lead_passage", "referents", "defines",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "lead_passage", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
@@ -139,8 +139,9 @@ _YEAR = (
 )
 _ERA = r"(?:\s+(?:BC|BCE|AD|CE)\b)?"
 # Most specific first: a full date, then a month and year, then a year, a decade, a century.
+# A tokenised text spaces its commas ("April 17 , 1982", Natural Questions' pages).
 _DATE = re.compile(
-    rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}"
+    rf"\b(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s+{_YEAR}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s+{_YEAR}"
     rf"|{_MONTH}\s+{_YEAR}"
     rf"|\d{{4}}s"
@@ -1026,6 +1027,80 @@ def kin_said(question: str, sentence: str, title: str = "", referent: str = "") 
     return kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence))
 
 
+# A cast, said by a list ("Kevin Kline as Maurice"), a verb ("Rhys Darby
+# would play Charles", "Lea Thompson, who also plays Marty 's mother
+# Lorraine") or the passive ("Maurice is played by Kevin Kline"). Where the
+# role and the actor stand either way round, the nearest name to the
+# question's words was as likely the other one, or a third ("Sunny
+# Baudelaire" for "who plays charles", the sentence's first role).
+_PLAYING = r"(?:plays?|played|playing|voices?|voiced|portrays?|portrayed)"
+_CAST_QUESTION = re.compile(rf"^\s*who\s+(?:(?:is|was|will\s+be)\s+)?{_PLAYING}\b", re.IGNORECASE)
+_ACTOR_QUESTION = re.compile(r"^\s*who\s+(?:does|did|will|is|was)\s+(?P<actor>.+?)\s+(?:play|voice|portray)(?:s|ed|ing)?\b",
+                             re.IGNORECASE)
+_ACTOR_THEN_ROLE = re.compile(
+    rf"\s+as\s+(?:the\s+)?"
+    rf"|\s+(?:(?:would|will|to|also|later|then|now|who)\s+)*{_PLAYING}\s+(?:the\s+(?:role|part|voice)\s+of\s+)?(?:the\s+)?"
+    rf"|\s*,\s*who\s+(?:also\s+|later\s+)?{_PLAYING}(?:\s+[\w'’]+){{0,4}}?\s+"
+)
+_ROLE_THEN_ACTOR = re.compile(
+    rf"\s*,?\s+(?:is|was|are|were|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
+)
+
+
+def cast_span(question: str, sentence: str) -> str | None:
+    """Who plays the role a "who plays X?" question names, or the role a
+    "who does Y play?" question's actor plays, as ``sentence`` says it
+    (see :data:`_ACTOR_THEN_ROLE`); None for another question or where the
+    sentence says no such pair.
+
+    >>> cast_span("who played maurice in beauty and the beast", "Kevin Kline as Maurice , Belle 's widowed father .")
+    'Kevin Kline'
+    >>> cast_span("who plays charles a series of unfortunate events", "Presley Smith would play Sunny , and Rhys Darby would play Charles .")
+    'Rhys Darby'
+    >>> cast_span("who plays lorraine", "Maggie is played by Lea Thompson , who also plays Marty 's mother Lorraine .")
+    'Lea Thompson'
+    >>> print(cast_span("who plays lemony snicket", "Nathan Fillion as Jacques Snicket , brother of Lemony ."))
+    None
+    >>> print(cast_span("who played marty's sister", "Lea Thompson , who also plays Marty 's mother Lorraine ."))
+    None
+    >>> cast_span("Who voiced the Beast?", "The Beast was voiced by Robby Benson .")
+    'Robby Benson'
+    >>> cast_span("who does ewan mcgregor play in beauty and the beast", "Ewan McGregor as Lumière , a candelabrum .")
+    'Lumière'
+    >>> [cast_span("who wrote it", "Kevin Kline as Maurice ."), cast_span("who played maurice", "Kline met Maurice .")]
+    [None, None]
+    """
+    actor_asked = _ACTOR_QUESTION.match(question)
+    if not actor_asked and not _CAST_QUESTION.match(question):
+        return None
+    asked = set(tokens(actor_asked.group("actor") if actor_asked else question, "rouge")) - READER_STOPWORDS
+    names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
+    names = [(at, at + len(name), name) for at, name in names]
+
+    def asked_for(name: str) -> bool:
+        # Its first word, or two of them: "Jacques Snicket" is not the
+        # "lemony snicket" asked for, "Larry Your - Waiter" is "larry".
+        words = tokens(name, "rouge")
+        return bool(words) and (words[0] in asked or len(set(words) & asked) > 1)
+
+    for (_, a_end, first), (b_start, b_end, second) in (
+        (pair, later) for i, pair in enumerate(names) for later in names[i + 1:]
+    ):
+        between = sentence[a_end:b_start]
+        if _ACTOR_THEN_ROLE.fullmatch(between) and not re.match(r"\s*['’]s\b", sentence[b_end:]):
+            # "plays Marty 's mother Lorraine": Marty holds the role, Lorraine is it.
+            actor, role = first, second
+        elif _ROLE_THEN_ACTOR.fullmatch(between):
+            actor, role = second, first
+        else:
+            continue
+        if actor_asked and asked_for(actor) and not asked_for(role):
+            return role
+        if not actor_asked and asked_for(role) and not asked_for(actor):
+            return actor
+    return None
+
+
 def _spans(matches) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group().strip()) for m in matches]
 
@@ -1110,6 +1185,9 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     near = _relation_words(question, sentence, f"{title} {referent}")
     others = set()
     if kind == "name":
+        cast = cast_span(question, sentence)
+        if cast:
+            return cast
         # Parents and children are said either way round, without the
         # question's word ("the son of Zeus" for his children): the kin
         # phrases decide, before the nearness of the question's words.
