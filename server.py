@@ -86,7 +86,9 @@ class ClientStore(StateHolder):
     is that of the request that brought its hash first
     (``S.request_client``); the server's own host or network (None) is not
     counted. Gradio made a session for any new hash, so one script calling
-    with a new hash each time pushed every visitor's session out."""
+    with a new hash each time pushed every visitor's session out. When the
+    store is full, the network holding the most sessions (more than one)
+    drops its own least recently used, not the store's."""
 
     def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None,
                  network_limit: int = S.UploadLimits().network_sessions):
@@ -119,20 +121,39 @@ class ClientStore(StateHolder):
             share = shares.take(key, 1, limit)
         return share
 
+    def update(self, session_id: str):
+        # Past the store's capacity Gradio drops its least recently used
+        # session, whoever's: a crowd spread over many networks, each within
+        # its share, pushed a quiet visitor's session out. The network
+        # holding the most drops its own oldest first, while it holds more than one.
+        if len(self.session_data) > self.capacity:
+            crowded, held = self.networks.most()
+            if held > 1 and self._drop(crowded):
+                self.refusals.refused("a new session (its oldest dropped, the store full)", crowded,
+                                      f"its visitors hold {held} sessions, the most of any network, and the "
+                                      f"server's store is full ({self.capacity})")
+        super().update(session_id)
+
     def _drop_oldest(self, key: str, limit: int, holds: str, whose: str) -> None:
+        if self._drop(key):
+            self.refusals.refused("a new session (its oldest dropped)", key,
+                                  f"{holds} {limit} sessions in the server's store, the most {whose} may")
+
+    def _drop(self, key: str) -> bool:
+        """Drop the least recently used session of ``key`` (a client or a
+        network), giving its shares back; whether there was one."""
         with self.lock:
             oldest = next((session for session, state in self.session_data.items()
                            if any(getattr(share, "client", None) == key for share in self._held.get(state, ()))),
                           None)
             if oldest is None:
-                return
+                return False
             state = self.session_data.pop(oldest)
             self.time_last_used.pop(oldest, None)
         for share in self._held.pop(state):
             if share is not None:
                 share.give_back()
-        self.refusals.refused("a new session (its oldest dropped)", key,
-                              f"{holds} {limit} sessions in the server's store, the most {whose} may")
+        return True
 
 
 class _Clients:

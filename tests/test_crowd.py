@@ -748,6 +748,45 @@ def test_the_clients_of_one_network_opening_many_sessions_push_out_only_their_ow
         "store, the most one network may"]  # one line a minute
 
 
+@pytest.fixture
+def tiny_store(retriever, minilm, tmp_path):
+    """The app whose store keeps 4 sessions (a client 2, a network 3). Yields (url, demo)."""
+    from conftest import serve_app
+    from rewriting import OriginalRewriter
+
+    url, _, demo = serve_app(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm)), tmp_path,
+                             limits=S.UploadLimits(client_sessions=2, network_sessions=3))
+    try:
+        yield url, demo
+    finally:
+        demo.close()
+
+
+def test_a_full_store_drops_the_oldest_session_of_the_network_holding_the_most(tiny_store, caplog):
+    # Past its capacity Gradio's store dropped its least recently used
+    # session: a crowd of networks, each within its share, pushed out the
+    # session of a visitor who had opened one page before them.
+    import httpx
+
+    url, demo = tiny_store
+    ends = _endpoints(url)
+
+    async def visit():
+        async with httpx.AsyncClient(timeout=120, headers=VISITOR) as quiet:
+            assert await _event(quiet, url, ends["load"], "quiet-page") == "ok"
+        demo.state_holder.capacity = 4
+        for n in range(3):
+            async with httpx.AsyncClient(timeout=120, headers={"x-forwarded-for": f"198.51.{n}.1"}) as crowd:
+                for page in range(2):
+                    assert await _event(crowd, url, ends["load"], f"crowd-{n}-{page}") == "ok"
+
+    with caplog.at_level("WARNING", logger="convqa.serving"):
+        asyncio.run(visit())
+    assert list(demo.state_holder.session_data) == ["quiet-page", "crowd-0-1", "crowd-1-1", "crowd-2-1"]
+    assert "refused a new session (its oldest dropped, the store full) to 198.51.0.0/24: its visitors hold 2 " \
+           "sessions, the most of any network, and the server's store is full (4)" in caplog.text
+
+
 def test_a_gradio_other_than_the_tested_one_is_warned_about_once(monkeypatch, caplog):
     # A start checks Gradio twice (app.main before the models load, launch
     # on the Blocks it serves): the log said the same warning twice.
