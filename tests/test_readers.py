@@ -600,6 +600,12 @@ def test_a_parent_of_a_sex_is_the_one_the_sentence_says_is_of_it():
     for question in ("Who was the mother of Isaac?", "Who was the father of Isaac?"):
         assert kin_span(question, "Isaac was the son of Abraham and Sarah.", "Isaac") == ("Abraham and Sarah", set())
         assert short_span("name", question, "Isaac was the son of Abraham and Sarah.", "Isaac") == "Abraham and Sarah"
+    # A title set off after a name says its sex as one before it does.
+    achilles = "He was the son of the Nereid Thetis and Peleus, king of Phthia and famous Argonaut."
+    assert kin_span("Who was the mother of Achilles?", achilles, "Achilles") == ("Thetis", set())
+    assert kin_span("Who was the father of Achilles?", achilles, "Achilles") == ("Peleus", set())
+    both = "Edward was the son of Henry and Anne, king and queen of England."
+    assert kin_span("Who was the mother of Edward?", both, "Edward") == ("Henry and Anne", set())
     # A lone parent of "the son of" is taken for the father, not the mother.
     assert kin_span("Who was Otto's father?", "Otto was the son of Henry the Fowler.", "Otto") == (
         "Henry the Fowler", set())

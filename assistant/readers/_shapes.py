@@ -856,6 +856,8 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
     [('down', [('Cronus', ''), ('Rhea', '')], ''), ('down', [('Henry the Fowler', '')], '')]
     >>> _kin_phrases("He was a descendant of Perseus, another son of Zeus.")
     [('down', [('Zeus', '')], 'Perseus')]
+    >>> _kin_phrases("He was the son of the Nereid Thetis and Peleus, king of Phthia.")
+    [('down', [('Thetis', ''), ('Peleus', 'he')], '')]
     """
     found = []
     for m in _KIN_PHRASE.finditer(sentence):
@@ -879,9 +881,18 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
             sexes |= {GENDERED_WORDS[w] for w in re.findall(r"\w+", last.group().lower()) if w in GENDERED_WORDS}
             if name and name.lower() not in _NOT_NAMES:
                 names.append((name, sexes.pop() if len(sexes) == 1 else ""))
+        # A title set off after the last name says its sex too: "the son of
+        # the Nereid Thetis and Peleus, king of Phthia".
+        title = _TITLE_AFTER.match(sentence, m.end())
+        if names and not names[-1][1] and title and title.group(1) in GENDERED_WORDS:
+            names[-1] = (names[-1][0], GENDERED_WORDS[title.group(1)])
         apposed = _APPOSED.search(sentence, 0, m.start())
         found.append((_kin_way(m.group("kin")), names, apposed.group("who") if apposed else ""))
     return found
+
+
+# ", king of …", ", the daughter of …" after a name: what that one is.
+_TITLE_AFTER = re.compile(r",\s+(?:(?:the|a|an)\s+)?([a-z]+)\s+of\b")
 
 
 def _parent_of_sex(names: list[tuple[str, str]], sex: str, up: bool) -> str | None:
