@@ -627,22 +627,23 @@ def test_stop_during_a_re_run_with_a_correction_leaves_the_turn_as_it_was(browse
 
     url, rewriter = gated_app_server
     rewriter.gate.set()
-    services, scored = rewriter.services, threading.Event()
-    score = services.scorer
+    assistant, answered = rewriter.services.assistant, threading.Event()
+    answer = assistant.answer
 
-    def scoring(*args):  # the re-run scores the rewrite against the correction, just before it ends
+    def answering(*args, **kwargs):  # the re-run's retrieval and reading, which Stop ends
         try:
-            return score(*args)
+            return answer(*args, **kwargs)
         finally:
-            scored.set()
+            answered.set()
 
-    monkeypatch.setattr(services, "scorer", scoring)
+    monkeypatch.setattr(assistant, "answer", answering)
     with browser_context(browser) as context:
         try:
             page = open_in(context, url)
             ask(page, ADA)
             rewriter.gate.clear()
             rewriter.reader.reading.clear()
+            answered.clear()
             page.fill("#correction textarea", "Who was Ada Lovelace, the mathematician?")
             page.click("#rerun")
             assert rewriter.reader.reading.wait(timeout=TIMEOUT_MS / 1000)  # the re-run reads: under way
@@ -650,8 +651,10 @@ def test_stop_during_a_re_run_with_a_correction_leaves_the_turn_as_it_was(browse
             status_text(page, "Stopped: turn 1 was not re-run with your rewrite")
             # The rewrite typed stays in its box, to be run again.
             assert page.locator("#correction textarea").input_value() == "Who was Ada Lovelace, the mathematician?"
-            rewriter.gate.set()  # the re-run's thread runs on to its end
-            assert scored.wait(timeout=TIMEOUT_MS / 1000)
+            # The gated reader takes no stop: its read runs on to its end, and
+            # the re-run ends at the stop check after it (nothing scored).
+            rewriter.gate.set()
+            assert answered.wait(timeout=TIMEOUT_MS / 1000)
             ask(page, "What is Paris?")  # the chat drawn again from the session
             assert "Your rewrite" not in page.locator("#chat").inner_text()
         finally:

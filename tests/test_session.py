@@ -639,7 +639,7 @@ def test_stop_decides_whether_the_turn_under_way_is_added(app_services, qrecc_co
     next(run)  # under way
     assert S.stop_turns(session) == S.StoppedTurns(asked=True, corrected=())  # Stop: a turn was under way
     with pytest.raises(InvalidInputError, match="^Stopped before “Who was Ada Lovelace\\?” was answered: it was not added"):
-        list(run)  # its thread runs on to the end
+        list(run)  # its thread ends at its next stop check (the rewriter takes none: after it)
     assert turns(session) == [] and session.asking == 0
     play(app_services, session, ADA)  # ended before Stop: kept, and Stop says none was under way
     assert S.stop_turns(session).asked is False and len(session.turns) == 1
