@@ -1036,7 +1036,14 @@ def _wire(ui: SimpleNamespace, act: Actions, session: gr.State, store: gr.Browse
     # behind the cancelled one, which the page then never ran, so the
     # question was never asked. Not cancelled, that run ends by itself and
     # asks a question sent after Stop (or Gradio runs the deferred one).
-    chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running[1:], **light)
+    # Not queued (queue=False, as the question's take): in the queue, Stop
+    # waited behind every other network's events while its own turn ran
+    # (the queue runs first the networks that run the fewest), and a
+    # network at its fair share of a nearly full line could not queue it.
+    # A direct call runs at once, within the client's and network's share
+    # of direct calls.
+    chat.stop.click(act.stopped, [session, store], turn_outputs, cancels=running[1:], queue=False,
+                    api_visibility="private")
     return turn_outputs, shown
 
 

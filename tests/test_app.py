@@ -588,6 +588,17 @@ def test_the_page_names_the_labels_file_but_not_where_it_lies_on_the_server(app_
     assert len(texts) == 1 and path.name in texts[0] and str(path.parent) not in texts[0]
 
 
+def test_stop_is_a_direct_call_not_an_event_in_the_queue(app_services, tmp_path):
+    # Queued, a visitor's Stop waited while its turn ran behind every event of
+    # the crowd's networks running none (the queue runs those first), and a
+    # network at its fair share of a nearly full line was refused it (429).
+    demo = app.build_app(app_services, export_dir=str(tmp_path))
+    [stop] = [fn for fn in demo.fns.values() if getattr(fn.fn, "__name__", None) == "stopped"]
+    assert stop.queue is False
+    # Its share is the direct calls' (S.QueueShare's run route), which no fair share of the line refuses.
+    assert stop.api_visibility == "private"
+
+
 def test_replay_messages_name_what_the_user_gave_not_the_servers_folders(app_services, tmp_path, monkeypatch):
     from assistant import session as S
 
