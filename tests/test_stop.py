@@ -342,3 +342,28 @@ def test_a_stage_without_a_stop_argument_is_called_as_it_is():
     assert with_stop(lambda question, history, stop=NO_STOP: stop, stop)("Why?", []) is stop
     with pytest.raises(TypeError, match="never set"):
         NO_STOP.set()
+
+
+def test_the_signal_nobody_stops_keeps_no_callback():
+    # NO_STOP is shared by every call nobody stops: each wait given it added
+    # its callback (and what that holds: a batch's caller, its result) to one
+    # list that was never cleared, though it could never be called.
+    import gc
+    import weakref
+
+    class Waiter:
+        def wake(self):
+            raise AssertionError("NO_STOP is never set")
+
+    waiter = Waiter()
+    gone = weakref.ref(waiter)
+    forget = NO_STOP.on_set(waiter.wake)
+    del waiter
+    gc.collect()
+    assert gone() is None
+    forget()  # a wait that ended otherwise forgets it: nothing to do
+    stop = StopSignal()  # a signal of its own still calls it
+    called = []
+    stop.on_set(lambda: called.append(True))
+    stop.set()
+    assert called == [True]

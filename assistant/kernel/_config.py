@@ -252,16 +252,18 @@ class FairShareConfig:
     # for the networks that hold less. Each network's own share bounds one network,
     # but a crowd spread over many (a botnet, a cloud's addresses) filled
     # both first come, first served, and a visitor of a quiet network was
-    # told the server is busy. A quarter: room for a few dozen newcomers'
-    # events (32 of 128 places) and ten largest documents (100 of 400 MB),
-    # while three quarters serve the crowd first come, first served as
-    # before. 0 turns it off; 1 applies fair shares from the first request.
+    # told the server is busy. A quarter: at the served line's size and
+    # budget of text, room for the events of many newcomers and several
+    # documents of the largest size, while the rest serves the crowd first
+    # come, first served as before. 0 turns it off; 1 applies fair shares
+    # from the first request.
     fair_reserve: float = 0.25
     # The fair share of the line never falls below this many events: with
     # hundreds of networks waiting, each may still have a turn in line. Not
     # two (a page's turn and its source line's tick): a floor that times the
     # networks waiting passes the line's size leaves no place for the next
-    # network, and 64 networks would do that to a line of 128.
+    # network, and at two a crowd of networks half as many as the line's
+    # places would do that.
     fair_queued: int = 1
     # The fair share of the held text never falls below this many MB: one
     # document of the largest size (UploadLimits.max_file_mb), so each

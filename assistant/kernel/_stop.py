@@ -97,8 +97,17 @@ class StopSignal:
 class _NoStop(StopSignal):
     """The signal of a call nobody stops: it is never set."""
 
+    def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Nothing: the callback could never be called, and NO_STOP, shared
+        by every such call, kept each one (and what it holds) for good."""
+        return _nothing
+
     def set(self) -> None:
         raise TypeError("NO_STOP is shared by every call nobody stops and is never set: give the work a StopSignal() of its own")
+
+
+def _nothing() -> None:
+    pass
 
 
 # The default of every ``stop`` argument: the model loops check it like any
