@@ -443,6 +443,82 @@ def test_networks_take_turns_whatever_their_place_in_line():
     assert _picked(S.RunningShare(8), [[a[0], a[1]]], {a[0].client: 2, a[3].client: 1}) is a[1]
 
 
+def test_a_stream_of_newcomers_does_not_keep_a_returning_visitors_event_waiting():
+    # A network never served was taken as served longest ago: newcomers, each
+    # of a network of its own (IPv6 /48s for the asking), arriving a little
+    # faster than the workers freed up, went before a returning visitor's
+    # follow-up for as long as they kept coming.
+    share = S.RunningShare(8, network_limit=16)
+    assert _picked(share, [[_Event("93.184.216.34")]], {}) is not None  # the visitor's first question
+    follow_up, ran, n = _Event("93.184.216.34"), None, 0
+    line = [follow_up]
+    for pick in range(1, 201):
+        for _ in range(2):
+            n += 1
+            line.append(_Event(f"2001:db8:{n:x}::1"))
+        event = _picked(share, [line], {})
+        line.remove(event)
+        if event is follow_up:
+            ran = pick
+            break
+    assert ran is not None and ran <= 2
+    # Newcomers still take turns with the networks already served: those seen
+    # waiting before the visitor was served again go before its next event.
+    assert _picked(share, [[_Event("93.184.216.34")] + line], {}) is line[0]
+
+
+def test_a_burst_of_joins_from_one_network_is_held_to_its_fair_share():
+    # Each join of a burst sent at once was checked against the events
+    # already in line, none against the joins in flight: all passed the fair
+    # share of a nearly full line.
+    from conftest import asgi_post
+
+    queued = {"198.51.7.0/24": 1, "198.51.7.1": 1}
+
+    async def main():
+        release, joined = asyncio.Event(), []
+
+        async def app(scope, receive, send):  # the body read, then the event joins the line
+            await release.wait()
+            joined.append(S.request_client())
+
+        middleware = S.QueueShare(app, waiting=lambda *who: [queued.get(key, 0) for key in who], limit=16,
+                                  network_queued=32, crowd=lambda: (100, 40), capacity=128)
+        posts = [asyncio.create_task(asgi_post(middleware, "/gradio_api/queue/join", f"198.51.7.{c}"))
+                 for c in range(1, 11)]
+        await asyncio.sleep(0.05)
+        other = asyncio.create_task(asgi_post(middleware, "/gradio_api/queue/join", "93.184.216.34"))
+        await asyncio.sleep(0.05)
+        release.set()
+        await asyncio.gather(*posts, other)
+        return joined
+
+    joined = asyncio.run(main())
+    # Its fair share is 96 / 40 (2 whole events) and it has 1 in line: one more joins, and a quiet network's visitor.
+    assert joined == ["198.51.7.1", "93.184.216.34"]
+    # Everyone's joins in flight count in the line's fill: ten networks with
+    # two in line each, at once, while the line has room for six before its reserve.
+    queued.update({f"198.51.{n}.0/24": 2 for n in range(10)})
+
+    async def burst():
+        release, joined = asyncio.Event(), []
+
+        async def app(scope, receive, send):
+            await release.wait()
+            joined.append(S.request_client())
+
+        middleware = S.QueueShare(app, waiting=lambda *who: [queued.get(key, 0) for key in who], limit=16,
+                                  network_queued=32, crowd=lambda: (90, 40), capacity=128)
+        posts = [asyncio.create_task(asgi_post(middleware, "/gradio_api/queue/join", f"198.51.{n}.1"))
+                 for n in range(10)]
+        await asyncio.sleep(0.05)
+        release.set()
+        await asyncio.gather(*posts)
+        return joined
+
+    assert asyncio.run(burst()) == [f"198.51.{n}.1" for n in range(6)]
+
+
 FLOODER, VISITOR = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
 
 
@@ -615,7 +691,7 @@ def test_a_crowd_over_many_networks_leaves_places_in_line_for_a_quiet_network(ca
         assert post(middleware, "198.51.7.1") == (
             "The server is busy: 100 of the 128 requests its line takes are waiting, and the last places are kept for "
             "networks with fewer in line. Visitors of your network (198.51.7.0/24) already have 3 waiting, their fair "
-            "share while 40 networks wait (2.4 each): try again in a few seconds, when they have been answered.")
+            "share while 40 networks wait (2 each): try again in a few seconds, when they have been answered.")
     assert "refused queued events, the line nearly full (429) to 198.51.7.0/24" in caplog.text
     assert post(middleware, "93.184.216.34") is None  # a quiet network's visitor joins
     waiting["198.51.7.0/24"] = 1

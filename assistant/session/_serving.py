@@ -291,7 +291,8 @@ class QueueShare:
     Given ``crowd`` (a call that counts the events waiting in all and the
     networks with some waiting) and the queue's ``capacity``, a network
     is refused past its fair share of the line (:func:`fair_share`,
-    ``fair``: its ``fair_reserve`` and ``fair_queued``) once the line is that full: a crowd
+    ``fair``: its ``fair_reserve`` and ``fair_queued``; the joins in flight
+    counted as in line) once the line is that full: a crowd
     spread over many networks, each within its share, filled the queue, and
     a visitor of a quiet network was refused by Gradio's "queue is full"."""
 
@@ -311,6 +312,7 @@ class QueueShare:
         self.joining = joining if joining is not None else ClientShares()
         self.calling = calling if calling is not None else ClientShares()
         self.refusals = refusals if refusals is not None else RefusalLog()
+        self._in_flight = 0  # joins of every client between their checks and their answers (one event loop)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -330,7 +332,9 @@ class QueueShare:
                 bounds = [(key, limit, limit - count)
                           for key, limit, count in zip(who, (self.limit, self.network_queued), counts)]
                 if network is not None:
-                    refused = self._past_fair_share(network, counts[1])
+                    # With the joins in flight (their bodies read, not yet in line): a
+                    # burst sent at once was each checked against the line alone.
+                    refused = self._past_fair_share(network, counts[1], self.joining.held(network))
                     if refused is not None:
                         self.refusals.refused("queued events, the line nearly full (429)", network, refused)
                         return await _refuse_call(send, 429, refused, [(b"retry-after", str(self.RETRY_S).encode())])
@@ -342,6 +346,7 @@ class QueueShare:
             else:
                 return await self.app(scope, receive, send)
             taken = []
+            joins = shares is self.joining
             for who, limit, room in bounds:
                 share = shares.take(who, 1, room)
                 if share is None:
@@ -354,28 +359,34 @@ class QueueShare:
                     self.refusals.refused(kind, who, message)
                     return await _refuse_call(send, 429, message, [(b"retry-after", str(self.RETRY_S).encode())])
                 taken.append(share)
+            self._in_flight += joins
             try:
                 return await self.app(scope, receive, send)
             finally:
+                self._in_flight -= joins
                 for share in taken:
                     share.give_back()
         finally:
             _REQUEST_CLIENT.reset(named)
 
-    def _past_fair_share(self, network: str, waiting: int) -> str | None:
-        """Why an event of ``network`` (``waiting`` of its own in line) may not
-        join a queue with little room left (:func:`fair_share`), or None."""
-        if self.crowd is None or self.capacity is None or waiting + 1 <= self.fair.fair_queued:
+    def _past_fair_share(self, network: str, waiting: int, joining: int = 0) -> str | None:
+        """Why an event of ``network`` (``waiting`` of its own in line,
+        ``joining`` more in flight) may not join a queue with little room
+        left (:func:`fair_share`), or None."""
+        holds = waiting + joining
+        if self.crowd is None or self.capacity is None or holds + 1 <= self.fair.fair_queued:
             return None  # within the floor: the line need not be counted
-        total, networks = self.crowd()  # this network among them: it has some waiting
-        fair = fair_share(total, 1, self.capacity, waiting, networks, self.fair.fair_reserve,
-                          self.fair.fair_queued)
+        total, networks = self.crowd()  # this network among them if it has some waiting
+        total += self._in_flight
+        fair = fair_share(total, 1, self.capacity, holds, networks + (waiting == 0),
+                          self.fair.fair_reserve, self.fair.fair_queued)
         if fair is None:
             return None
+        # Whole events: "2 waiting, their fair share 2.4" read as if a third were allowed.
         return (f"The server is busy: {total} of the {self.capacity} requests its line takes are waiting, and the "
                 f"last places are kept for networks with fewer in line. Visitors of your network ({network}) already "
-                f"have {waiting} waiting, their fair share while {networks} networks wait ({fair:.3g} each): try "
-                f"again in a few seconds, when they have been answered.")
+                f"have {holds} waiting, their fair share while {networks} networks wait ({math.floor(fair)} each): "
+                f"try again in a few seconds, when they have been answered.")
 
 
 class Room(NamedTuple):
@@ -384,11 +395,6 @@ class Room(NamedTuple):
     networks: Mapping[str | None, int]  # events each network's clients run
     full_clients: frozenset  # clients at their share: their events wait
     full_networks: frozenset  # networks at theirs
-
-
-# The key of :meth:`RunningShare.pick`'s fairest event: its network runs
-# none and was never served, nor was its client.
-_FAIREST = (0, -1, 0, -1)
 
 
 class RunningShare:
@@ -400,15 +406,16 @@ class RunningShare:
     ended. Of the events waiting whose client runs fewer than ``limit`` and
     whose network (:func:`client_network`) fewer than ``network_limit``,
     the queue now runs the fairest (:meth:`pick`): that of the network
-    running the fewest, then the one served longest ago, then the same of
-    its client, then the first in line. A crowd spread over many networks
+    running the fewest, then the one served longest ago (one never served:
+    since it was first seen waiting), then the same of its client, then the
+    first in line. A crowd spread over many networks
     had each of its events run first come, first served, and a visitor of
     a quiet network waited behind all of them; now a network's events take
     turns with every other network's. The server's own host or network
     (None) is not bounded, and takes its turn as one network."""
 
     # Networks and clients whose last turn is remembered: one forgotten is
-    # the one served longest ago, which goes first anyway (as one never served).
+    # counted as first seen waiting again, as a newcomer is.
     REMEMBERED = 4096
 
     def __init__(self, limit: int, refusals: RefusalLog | None = None,
@@ -451,22 +458,22 @@ class RunningShare:
                     self._passed_over(event, who, network, full_clients)
                     continue
                 # A client that is no address (None: the server's own) takes its turns as a network.
-                key = (networks.get(network, 0), served.get(network or who, -1),
-                       clients.get(who, 0), served.get(who, -1))
+                # One never served counts as served when first seen waiting: as
+                # served longest ago, a stream of newcomers (a new network each,
+                # as IPv6 /48s are for the asking) went before a returning
+                # visitor's next event, for as long as the stream lasted.
+                key = (networks.get(network, 0), served.setdefault(network or who, self._picks),
+                       clients.get(who, 0), served.setdefault(who, self._picks))
                 if best_key is None or key < best_key:
                     best, best_key = (position, event), key
-                    if key == _FAIREST:
-                        break
-            if best_key == _FAIREST:
-                break  # none can be fairer: a network that runs none and was never served
         if best is not None:
             who = client(best[1])
             self._picks += 1
             for key in dict.fromkeys((client_network(who) or who, who)):
                 served[key] = self._picks
                 served.move_to_end(key)
-            while len(served) > self.REMEMBERED:
-                served.popitem(last=False)
+        while len(served) > self.REMEMBERED:
+            served.popitem(last=False)
         return best
 
     def _passed_over(self, event, who, network, full_clients) -> None:
