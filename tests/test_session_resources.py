@@ -474,7 +474,8 @@ def test_a_crowd_over_many_networks_leaves_room_for_a_quiet_networks_document(ap
     # a visitor of a fourth network was told the server holds all it can.
     import dataclasses
 
-    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    # Over a tenth of a MB each, so that every figure the refusal prints is told from 0.0.
+    text = "Ada Lovelace wrote the first published algorithm. " * 2500
     size = len(text.strip().encode())
     limits = S.UploadLimits(max_held_mb=8 * size / 2**20, fair=FairShareConfig(fair_held_mb=size / 2**20))
     crowd = [f"198.51.{net}.{n}" for net in (1, 2, 3) for n in (1, 2)]
@@ -494,9 +495,9 @@ def test_a_crowd_over_many_networks_leaves_room_for_a_quiet_networks_document(ap
         assert len(said) == refused
         if refused == 3:
             assert str(said[0]) == (
-                "The server's room for documents and conversations files in memory is nearly all taken (0 of "
+                "The server's room for documents and conversations files in memory is nearly all taken (1 of "
                 f"{limits.max_held_mb:g} MB), and the rest is kept for networks that hold less. Visitors of your network (198.51.1.0/24) "
-                "hold 0.0 MB, their fair share while 3 networks hold some (0.0 MB each), so this document (0.0 MB) "
+                "hold 0.2 MB, their fair share while 3 networks hold some (0.2 MB each), so this document (0.1 MB) "
                 "is not taken. Close a page you no longer need (its documents go an hour later; each of its "
                 "conversations keeps the document it was answered from), or upload the file under 'Your "
                 "documents', which indexes it on disk.")
@@ -509,8 +510,35 @@ def test_a_crowd_over_many_networks_leaves_room_for_a_quiet_networks_document(ap
             assert "as many documents and conversations files in memory as it can" in str(said[0])
             with pytest.raises(InvalidInputError, match="as many documents and conversations files in memory as it"):
                 S.use_document(services, S.Session(), text, "mine", "93.184.216.34")
-    assert "refused a document (its fair share) to 198.51.1.0/24: its visitors' sessions hold 0.0 MB of text" in \
+    assert "refused a document (its fair share) to 198.51.1.0/24: its visitors' sessions hold 0.2 MB of text" in \
         caplog.text
+
+
+def test_a_documents_fair_share_counts_the_room_its_pages_other_conversations_let_go(app_services):
+    # The fair share of the text held counted only the source a document
+    # replaces: a visitor was refused for the document its own page's other
+    # conversation holds, which every other limit lets go for the room.
+    import dataclasses
+
+    text = "Ada Lovelace wrote the first published algorithm. " * 100
+    size = len(text.strip().encode())
+    limits = S.UploadLimits(max_held_mb=8 * size / 2**20, fair=FairShareConfig(fair_held_mb=size / 2**20))
+    services = dataclasses.replace(app_services, limits=limits, held_text=S.HeldText(),
+                                   client_text=S.ClientShares(), network_text=S.ClientShares())
+    kept = [S.Session() for _ in range(4)]
+    for session, client in zip(kept, ("198.51.1.1", "198.51.1.2", "198.51.2.1", "198.51.2.2")):
+        S.use_document(services, session, text, "theirs", client)
+    visitor, page = "93.184.216.34", S.Session()
+    kept.append(S.Session())
+    S.use_document(services, kept[-1], text, "elsewhere", visitor)  # another page of the visitor's
+    S.use_document(services, page, text, "first", visitor)
+    list(S.ask(services, page, "Who wrote the first published algorithm?"))
+    # Three networks hold 6 of 8, two each: the visitor's next document would
+    # be past its fair share (6 / 3), but not with its first one let go.
+    said = S.use_document(services, page, text, "second", visitor)
+    assert said.startswith("Answering from the document “second”")
+    assert services.network_text.held("93.184.216.0/24") == 2 * size and services.held_text.bytes == 6 * size
+    assert len(page.held_sources()) == 1
 
 
 def test_one_uploaded_conversations_file_loaded_in_many_sessions_counts_in_what_they_hold(app_services, tmp_path,

@@ -228,11 +228,21 @@ def hold_text(services: Services, own, size: int, client: str | None, what: str,
         raise refuse(network, (f"Visitors of your network ({network})", "its visitors' sessions"),
                      services.network_text.held(network), limits.network_held_mb, "one network")
     if network is not None:
-        # What the server holds, and the network, with this text and without what it replaces.
-        freed = network_freed(owns)
-        used, theirs = services.held_text.bytes - server_freed(owns), services.network_text.held(network) - size - freed
-        fair = fair_share(used, size, limits.max_held_bytes, theirs, services.network_text.clients(),
-                          limits.fair.fair_reserve, limits.fair_held_bytes)
+        def past_fair_share(holders):
+            """What the server holds, and the network, with this text and
+            without what ``holders`` held; the fair share past which that is."""
+            used = services.held_text.bytes - server_freed(holders)
+            theirs = services.network_text.held(network) - size - network_freed(holders)
+            return used, theirs, fair_share(used, size, limits.max_held_bytes, theirs,
+                                            services.network_text.clients(), limits.fair.fair_reserve,
+                                            limits.fair_held_bytes)
+
+        # As every other limit: the documents the page's other conversations hold let go where that makes room.
+        used, theirs, fair = past_fair_share(owns + spare if spared else owns)
+        if fair is not None and spare and not spared:
+            sparing = past_fair_share(owns + spare)
+            if sparing[2] is None:
+                (used, theirs, fair), spared = sparing, True
         if fair is not None:
             mine.give_back()
             ours.give_back()
