@@ -326,3 +326,23 @@ def test_how_long_someone_lived_somewhere_is_no_age_at_death():
     assert life_event("How long did Niels Bohr live?") == "age"
     assert life_event("How long did Niels Bohr live in Copenhagen?") is None
     assert life_event("How old was Niels Bohr when he won the Nobel Prize?") is None
+
+
+def test_an_age_at_anothers_death_is_no_age_at_death():
+    from assistant.readers import life_event, lived
+
+    # Another's death: its lifespan gives that one's age, not the subject's.
+    for question in ("How old was Plato when Socrates died?", "How old was Napoleon when Nelson died?",
+                     "How old was Queen Victoria when Prince Albert died?",
+                     "What was Plato's age when Socrates passed away?"):
+        assert life_event(question) is None, question
+    socrates = Passage("Socrates", "Socrates was a Greek philosopher.", 2.0, "Socrates",
+                       description="Greek philosopher (c. 470–399 BC)")
+    prince = Passage("Prince (musician)", "Prince was an American singer.", 2.0, "Prince (musician)",
+                     description="American musician (1958–2016)")
+    assert lived("How old was Plato when Socrates died?", [socrates]) is None
+    assert lived("How old was Queen Victoria when Prince Albert died?", [prince]) is None
+    # The subject's own death, by a pronoun or a name of theirs, still is.
+    for question in ("How old was Ada Lovelace when she died?", "How old was Mozart when Wolfgang Amadeus Mozart died?",
+                     "What was John Keats's age when he died?", "At what age was Niels Bohr when Bohr passed away?"):
+        assert life_event(question) == "age", question

@@ -140,6 +140,30 @@ _AGE_AT_DEATH = re.compile(
     r"|what\s+was\s+.+?['’]s?\s+age\s+(?:at|when\s+.+?\s+died)(?:\s+(?:(?:his|her|their)\s+)?death)?)\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
+# "… when X died": X is the one whose age at death is asked only as a
+# pronoun or the subject's own name; "How old was Plato when Socrates
+# died?" asks Plato's age at another's death, which no lifespan gives.
+_WHEN_DIED = re.compile(
+    r"^(?:how\s+old|(?:at\s+)?what\s+age|what)\s+was\s+(?P<subject>.+?)(?:['’]s?\s+age)?"
+    r"\s+when\s+(?P<who>.+?)\s+(?:died|passed\s+away)\b",
+    re.IGNORECASE,
+)
+
+
+def _own_death(question: str) -> bool:
+    """Whether a "… when X died" question (if it is one) asks about the
+    subject's own death.
+
+    >>> _own_death("How old was Mozart when he died?"), _own_death("How old was Plato when Socrates died?")
+    (True, False)
+    >>> _own_death("How old was Mozart when Wolfgang Amadeus Mozart died?"), _own_death("How long did Bohr live?")
+    (True, True)
+    """
+    found = _WHEN_DIED.match(question)
+    if found is None:
+        return True
+    who = found["who"].strip()
+    return who.lower() in {"he", "she", "they"} or same_name(who, found["subject"])
 
 
 def life_event(question: str) -> str | None:
@@ -152,9 +176,11 @@ def life_event(question: str) -> str | None:
     >>> [life_event(q) for q in ("How old was Ada Lovelace when she died?", "At what age did he die?",
     ...                          "How long did Bohr live?", "How long did Bohr live in Copenhagen?")]
     ['age', 'age', 'age', None]
+    >>> print(life_event("How old was Plato when Socrates died?"))
+    None
     """
     if _AGE_AT_DEATH.match(question.strip()):
-        return "age"
+        return "age" if _own_death(question.strip()) else None
     if answer_kind(question) != "date":
         return None
     words = {listed_word(word) for word in tokens(question, "term")}
