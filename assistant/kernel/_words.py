@@ -33,6 +33,9 @@ __all__ = [
     "porter_stem",
     "prefix_stem",
     "counted",
+    "NOT_NAMES",
+    "name_words",
+    "same_name",
 ]
 
 # Characters that are another character in another form: full-width Latin
@@ -148,6 +151,42 @@ DRIFT_STOPWORDS = frozenset(
     theirs we us our you your i me my mine one ones also too very just any some all more most
     other else much many again s""".split()
 )
+
+# Capitalised words that open a sentence or clause, or a reply, without
+# naming anyone: the reader passes over them at a name's start, and the
+# rewriter takes no answer opening with one for a person's name.
+NOT_NAMES = frozenset(
+    "the a an he she it they his her its their this that these those in on at of by for from with after "
+    "before during when while however also and but or as there here we i you our "
+    "yes none unknown unclear nobody cannotanswer".split()
+)
+
+
+def name_words(text: str) -> set[str]:
+    """The words of a name, lower-cased, accents and a possessive "'s" off.
+
+    >>> sorted(name_words("Antonín Dvořák's"))
+    ['antonin', 'dvorak']
+    """
+    return set(re.findall(r"\w+", folded_text(re.sub(r"['’]s\b", "", text)).lower()))
+
+
+def same_name(a: str, b: str) -> bool:
+    """Whether names ``a`` and ``b`` may be one person's: every word of
+    the shorter is a word of the longer, accents aside, regnal numerals included
+    ("Mozart" is "Wolfgang Amadeus Mozart"; "Elizabeth I" is not
+    "Elizabeth II", nor "Charles Darwin" "Robert Darwin"). The one name
+    matcher of the reader and the rewriter.
+
+    >>> same_name("Mozart", "Wolfgang Amadeus Mozart"), same_name("Elizabeth I", "Elizabeth II")
+    (True, False)
+    >>> same_name("Charles Darwin", "Robert Darwin"), same_name("", "Zeus"), same_name("Dvorak", "Antonín Dvořák")
+    (False, False, True)
+    """
+    words_a, words_b = name_words(a), name_words(b)
+    shorter, longer = sorted((words_a, words_b), key=len)
+    return bool(shorter) and shorter <= longer
+
 
 # The language check: a question of several words with none of these is very
 # likely not English.

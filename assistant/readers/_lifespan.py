@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import Passage, tokens
-from ._shapes import _opening_name, _words_of, answer_kind, kin_asked, listed_word, question_names, same_name
+from ..kernel import Passage, name_words, same_name, tokens
+from ._shapes import _opening_name, answer_kind, kin_asked, listed_word, question_names
 
 __all__ = ["holds_answer", "lifespan", "life_event", "lived", "age_at_death"]
 
@@ -234,7 +234,7 @@ def lived(question: str, passages: Sequence[Passage]) -> tuple[Passage, str] | N
     if event is None or kin_asked(question):
         return None
     name = " ".join(re.sub(r"['’]s$", "", word) for word in question_names(question))
-    names = len(_words_of(name))
+    names = len(name_words(name))
     found = []
     for order, passage in enumerate(passages):
         fit = _fit(name, names, passage)
@@ -255,7 +255,7 @@ def _fit(name: str, words: int, passage: Passage) -> int | None:
     word alone opens many a text), None another's."""
     title = re.sub(r"\([^)]*\)", " ", passage.title)
     if same_name(name, title):
-        count = len(_words_of(title))
+        count = len(name_words(title))
         return 0 if count == words else 1 if count > words else 2
     lead = _opening_name(passage.text)
-    return 3 if len(_words_of(lead)) > 1 and same_name(name, lead) else None
+    return 3 if len(name_words(lead)) > 1 and same_name(name, lead) else None

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import GENDERED_WORDS, READER_STOPWORDS, Passage, folded_text, porter_stem, prefix_stem, tokens
+from ..kernel import (GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, name_words, porter_stem, prefix_stem,
+                      same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "lead_passage", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -159,10 +160,7 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 # Capitalised words that start sentences or clauses without naming anyone.
-_NOT_NAMES = frozenset(
-    "the a an he she it they his her its their this that these those in on at of by for from with after "
-    "before during when while however also and but or as there here we i you our".split()
-)
+_NOT_NAMES = NOT_NAMES
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
 
 
@@ -765,26 +763,6 @@ def _kin_way(word: str) -> str:
     return "up" if word.lower() in _KIN_UP else "down"
 
 
-def _words_of(text: str) -> set[str]:
-    return set(re.findall(r"\w+", folded_text(re.sub(r"['’]s\b", "", text)).lower()))
-
-
-def same_name(a: str, b: str) -> bool:
-    """Whether names ``a`` and ``b`` may be one person's: every word of
-    the shorter is a word of the longer, accents aside, regnal numerals included
-    ("Mozart" is "Wolfgang Amadeus Mozart"; "Elizabeth I" is not
-    "Elizabeth II", nor "Charles Darwin" "Robert Darwin").
-
-    >>> same_name("Mozart", "Wolfgang Amadeus Mozart"), same_name("Elizabeth I", "Elizabeth II")
-    (True, False)
-    >>> same_name("Charles Darwin", "Robert Darwin"), same_name("", "Zeus"), same_name("Dvorak", "Antonín Dvořák")
-    (False, False, True)
-    """
-    words_a, words_b = _words_of(a), _words_of(b)
-    shorter, longer = sorted((words_a, words_b), key=len)
-    return bool(shorter) and shorter <= longer
-
-
 # Which words of a question's kin word ask for one parent or child of a
 # sex, and which for all of them.
 _KIN_PLURAL = frozenset("parents children offspring sons daughters fathers mothers".split())
@@ -1019,7 +997,7 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
             others.update(name for name, _ in names)
     # A sentence whose subject is not known ("Her father was …" with no
     # title) may be about the one asked about.
-    if subject and not is_holder and not named and not _words_of(holder) <= _words_of(sentence):
+    if subject and not is_holder and not named and not name_words(holder) <= name_words(sentence):
         return None
     # No kin phrase gave the answer: a name near the kin word is their kin
     # only where the sentence says the kin is theirs. "She married William
