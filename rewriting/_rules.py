@@ -17,7 +17,8 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, InvalidInputError, check_history, prefix_stem, tokens
+from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, prefix_stem,
+                              same_name, tokens)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -264,15 +265,30 @@ def _gender_of(name: str, history: Sequence[str]) -> str:
 # Where the name ends: the clause's end, or "and"/"who" going on about him
 # ("... Lord Byron and her mother was ...", not "Lord Byron and Lady Byron").
 _CLAUSE_END = r"(?=\s*(?:[.,;:!?(]|$)|\s+(?:and|but|who|whom|whose)\s+(?![A-Z]))"
-# Answers that are one capitalised word but no one's name.
-_NOT_NAMES = frozenset("yes none unknown unclear nobody cannotanswer".split())
+# Capitalised words that say what someone was, not who: "Her father was
+# English." A nationality or faith ends so ("Indian", "English",
+# "Japanese", "Catholic") or is one of the few that do not; a name all of
+# whose words are such is none ("Roman Catholic"). A one-word given name
+# that ends so ("Ivan") goes in as the kin of the name, as before.
+_DESCRIBED_AS = re.compile(r"[A-Z][a-z]+(?:an|ish|ese|ic)")
+_FAITHS_AND_PEOPLES = frozenset(
+    "muslim hindu sikh jew jain buddhist protestant orthodox baptist methodist quaker mormon presbyterian "
+    "french dutch greek swiss thai czech welsh scots basque inuit maori zulu iraqi israeli pakistani "
+    "bengali nepali somali saudi kuwaiti yemeni omani".split()
+)
+# The name an answer about someone opens with is theirs ("Ada King,
+# Countess of Lovelace, was ..." after "Who was Ada Lovelace?") where a
+# comma, a bracket or "was"/"is" goes on about that one.
+_SUBJECT_OPENING = re.compile(rf"(?P<name>{_FULL_NAME})(?=\s*[,(]|\s+(?:is|was)\b)")
 
 
-def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: str) -> str:
+def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: str, aliases: Sequence[str] = ()) -> str:
     """The one name ``answer`` gives the ``kin`` ("father") of ``owner``
-    (whose gender is ``owner_gender``) whom ``pronoun`` means ("" unless
-    exactly one, of no other gender than the pronoun's, not the owner, not
-    two people joined by "and").
+    (whose gender is ``owner_gender``; the history also calls them each of
+    ``aliases``) whom ``pronoun`` means ("" unless exactly one person's
+    name, of no other gender than the pronoun's, not the owner under any
+    of their names, not two people joined by "and", not another's kin:
+    "her father's friend", "her father-in-law").
 
     >>> _named_kin("Lord Byron.", "father", "he", "Ada Lovelace", "she"), _named_kin("Lady Byron.", "father", "he", "Ada Lovelace", "she")
     ('Lord Byron', '')
@@ -281,6 +297,10 @@ def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: st
     >>> _named_kin("Zeus and Alcmene.", "father", "he", "Heracles", "he")
     ''
     >>> _named_kin("His father was a wealthy merchant in Florence.", "father", "he", "Dante", "he")
+    ''
+    >>> _named_kin("Her father was English.", "father", "he", "Ada Lovelace", "she")
+    ''
+    >>> _named_kin("Augusta Ada King", "father", "he", "Ada Lovelace", "she", ["Ada King"])
     ''
     """
     answer = " ".join(answer.split())
@@ -297,31 +317,53 @@ def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: st
         found.append(bare["name"])
     said = (rf"\b{owner_said}\s+{kin}\s+(?:is|was)\s+(?:(?i:the|a|an)\s+(?P<describing>(?:[\w'’-]+\s+){{0,4}}?))?"
             rf"(?P<name>{_FULL_NAME}){_CLAUSE_END}"
-            rf"|(?:^|(?<=[.!?;]\s))(?:(?i:the)\s+(?:[a-z][\w'’-]*\s+){{1,3}})?(?P<subject>{_FULL_NAME})\s+(?:is|was)\s+{owner_said}\s+{kin}\b"
+            rf"|(?:^|(?<=[.!?;]\s))(?:(?i:the)\s+(?:[a-z][\w'’-]*\s+){{1,3}})?(?P<subject>{_FULL_NAME})\s+(?:is|was)\s+{owner_said}\s+{kin}\b(?!['’]|-)"
             rf"|\b{owner_said}\s+{kin},?\s+(?P<apposed>{_FULL_NAME}){_CLAUSE_END}")
     for match in re.finditer(said, answer):
         describing = (match["describing"] or "").split()
         if not any(word.lower() in DRIFT_STOPWORDS for word in describing):
             found.append(match["name"] or match["subject"] or match["apposed"])
-    names = {_one_person(name, pronoun, owner) for name in found}
+    names = {_one_person(name, pronoun, [owner, *aliases]) for name in found}
     return names.pop() if len(names) == 1 else ""
 
 
-def _one_person(name: str, pronoun: str, owner: str) -> str:
-    """``name`` when it is one person's whom ``pronoun`` may mean, not
-    ``owner``'s own name ("" otherwise)."""
+def _one_person(name: str, pronoun: str, owners: Sequence[str]) -> str:
+    """``name`` when it is one person's whom ``pronoun`` may mean, not a
+    name of the one the history calls each of ``owners`` ("" otherwise).
+
+    >>> [_one_person(name, "he", ["Indira Gandhi"]) for name in ("Indian", "Roman Catholic", "Jawaharlal Nehru")]
+    ['', '', 'Jawaharlal Nehru']
+    """
     # "Byron." at a sentence's end: _NAME keeps an initial's period.
     words = re.sub(r"\.$", "", name).split()
     while words and words[-1].lower() in _NAME_LINKS.split("|"):
         words.pop()
     lowered = [word.lower().rstrip(".") for word in words]
-    if (not words or "and" in lowered or lowered[0] in DRIFT_STOPWORDS or lowered[0] in _NOT_NAMES
-            or any(_GENDERED.get(word, pronoun) != pronoun for word in lowered)):
+    if (not words or "and" in lowered or lowered[0] in DRIFT_STOPWORDS or lowered[0] in NOT_NAMES
+            or any(_GENDERED.get(word, pronoun) != pronoun for word in lowered)
+            or all(_DESCRIBED_AS.fullmatch(word) or word.lower() in _FAITHS_AND_PEOPLES for word in words)):
         return ""
-    own = set(owner.lower().split())
-    if set(lowered) <= own or own <= set(lowered):
+    if any(same_name(name, owner) for owner in owners):
         return ""
     return " ".join(words)
+
+
+def _aliases(name: str, history: Sequence[str]) -> list[str]:
+    """The names the answers to the history's questions about ``name``
+    (not about its kin) open by calling that one ("Ada King" of "Ada King,
+    Countess of Lovelace, was ..." after "Who was Ada Lovelace?").
+
+    >>> _aliases("Ada Lovelace", ["Who was Ada Lovelace?", "Ada King, Countess of Lovelace, was a mathematician."])
+    ['Ada King']
+    """
+    about = re.compile(rf"(?<!\w){re.escape(name)}(?![\w'’])")
+    found = []
+    for asked, answer in turns(history):
+        if about.search(asked) and not _KIN_WORDS & set(re.findall(r"\w+", asked.lower())):
+            opening = _SUBJECT_OPENING.match(" ".join(answer.split()))
+            if opening and opening["name"] and opening["name"].split()[0].lower() not in DRIFT_STOPWORDS | NOT_NAMES:
+                found.append(opening["name"])
+    return found
 
 
 def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
@@ -369,7 +411,8 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
             for earlier, answer in reversed(turns(history)):
                 found = kin.search(earlier)
                 if found:
-                    phrase = _named_kin(answer, found.group(1).lower(), pronoun, name, gender) or f"{name}'s {found.group(1)}"
+                    phrase = (_named_kin(answer, found.group(1).lower(), pronoun, name, gender, _aliases(name, history))
+                              or f"{name}'s {found.group(1)}")
                     phrase += "'s" if name != rewrite[start:end] else ""
                     return rewrite[:start] + phrase + rewrite[end:]
     return ""

@@ -309,6 +309,31 @@ def test_the_kin_goes_in_by_the_name_its_answer_gives(tiny_gpt2, history, questi
     assert rewriter.finish(question, history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
 
 
+# What the father was, another's kin, or the subject under another of her
+# names is no name for "he": the kin of the name goes in, as before.
+_INDIRA = ["Who was Indira Gandhi?", "Indira Gandhi was an Indian politician. She was Prime Minister of India.",
+           "Who was her father?"]
+
+
+@pytest.mark.parametrize("history, expected", [
+    (_HER_FATHER + ["Her father was English."], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Her father was Catholic."], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Her father was Roman Catholic."], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Indian"], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Charles Babbage was her father's friend."], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Lord Byron was her father-in-law."], "When did Ada Lovelace's father die?"),
+    (_HER_FATHER + ["Augusta Ada King"], "When did Ada Lovelace's father die?"),
+    (_INDIRA + ["Indian"], "When did Indira Gandhi's father die?"),
+    (_INDIRA + ["Jawaharlal Nehru"], "When did Jawaharlal Nehru die?"),
+])
+def test_no_kin_name_from_a_description_anothers_kin_or_the_subject(tiny_gpt2, history, expected):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    owner = history[0].removeprefix("Who was ").rstrip("?")
+    output = f"When did {owner} die?"
+    assert rewriter.finish("When did he die?", history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
+
+
 def test_over_long_question_is_kept_with_a_note(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
