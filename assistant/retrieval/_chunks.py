@@ -32,7 +32,23 @@ from ._collection import chunk_text
 from ._inputs import search_k, search_query
 from ._typed import TypedTerms
 
-__all__ = ["split_passages", "analyze", "ChunkRetriever"]
+__all__ = ["split_passages", "without_citations", "analyze", "ChunkRetriever"]
+
+# A reference entry's mark: "Retrieved May 22 , 2017" (a page copied from
+# Wikipedia, or NQ's), "Retrieved 22 May 2017", "Retrieved 2017-05-22" (NQ:
+# "2017 - 05 - 22"),
+# "Archived from the original". Capitalised "Retrieved" followed by a date:
+# prose says "was retrieved on" mid-sentence.
+_MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
+_CITATION = re.compile(
+    rf"\bRetrieved (?:on )?(?:(?:\d{{1,2}} )?(?:{_MONTH})\b|\d{{4}} ?- ?\d\d ?- ?\d\d)|\bArchived from the original\b"
+)
+# One list item of markup (NQ's pages: <Li> … </Li>), never across items.
+_LIST_ITEM = re.compile(r"<Li>(?:(?!</Li>).)*?</Li>", re.IGNORECASE | re.DOTALL)
+# A reference is one entry of a list, a few dozen words; a longer line that
+# holds the mark is prose quoting one, or a whole page without line breaks,
+# and is kept.
+CITATION_MAX_WORDS = 80
 
 
 def split_passages(
@@ -40,7 +56,8 @@ def split_passages(
 ) -> list[Passage]:
     """One document as :class:`Passage` values, cut as the collection reader
     cuts documents (:func:`chunk_text`: paragraphs
-    packed up to ``max_words`` words, long ones cut at sentence ends). Ids are
+    packed up to ``max_words`` words, long ones cut at sentence ends), its
+    reference entries left out (:func:`without_citations`). Ids are
     ``{doc_id}_p{i}``, QReCC's passage-id layout; scores are 0.
 
     >>> [(p.id, p.text) for p in split_passages("One two.\\n\\nThree four.\\n\\nFive six seven.", "d", max_words=4)]
@@ -50,8 +67,29 @@ def split_passages(
         raise ValueError(f"max_words must be >= 1, got {max_words}")
     return [
         Passage(id=f"{doc_id}_p{i}", text=chunk, score=0.0, title=title, url=url)
-        for i, chunk in enumerate(chunk_text(text, max_words=max_words))
+        for i, chunk in enumerate(chunk_text(without_citations(text), max_words=max_words))
     ]
+
+
+def without_citations(text: str) -> str:
+    """``text`` without its reference entries: a markup list item or a line
+    (of at most :data:`CITATION_MAX_WORDS` words) that holds a reference's
+    mark ("Retrieved May 22 , 2017", "Archived from the original"). A
+    Wikipedia page's references name its subject in title after title, so
+    BM25 handed the reader citations over the sentences that answer, and
+    the reader answered with one: "Retrieved June 29 , 2016 ." to NQ's
+    "what season of the game of thrones is it".
+
+    >>> without_citations("<P> It aired in 2017 . </P> <Ol> <Li> Smith . Retrieved May 22 , 2017 . </Li> <Li> A note </Li> </Ol>")
+    '<P> It aired in 2017 . </P> <Ol>   <Li> A note </Li> </Ol>'
+    >>> without_citations("It aired in 2017.\\n^ Smith (2017). Retrieved 22 May 2017.\\nThe body was retrieved May 22.")
+    'It aired in 2017.\\nThe body was retrieved May 22.'
+    """
+    text = _LIST_ITEM.sub(lambda item: " " if _CITATION.search(item.group()) else item.group(), text)
+    return "\n".join(
+        line for line in text.split("\n")
+        if not (_CITATION.search(line) and len(line.split()) <= CITATION_MAX_WORDS)
+    )
 
 
 def analyze(text: str) -> list[str]:
