@@ -22,6 +22,7 @@ from assistant.retrieval import (
     html_to_text,
     java_version,
     read_collection,
+    split_passages,
 )
 
 
@@ -233,6 +234,46 @@ def test_batch_search_refuses_one_string_and_bad_threads(retriever):
 def test_chunk_retriever_refuses_what_is_not_a_passage():
     with pytest.raises(TypeError, match="^passage 1 must be a Passage, not str$"):
         ChunkRetriever([Passage("a", "Ada wrote notes.", 0.0), "Babbage built engines."])
+
+
+# A page as NQ gives it (markup, one line) and as a user pastes one (plain
+# lines): its references repeat the question's words more often than the
+# sentence that answers it.
+_MARKUP_PAGE = (
+    "<P> The seventh season premiered on July 16 , 2017 . </P> <P> Filming began in 2016 in Belfast . </P> "
+    "<Ol> <Li> Hibberd , James . `` Season 7 premiere date for the season '' . Retrieved May 22 , 2017 . </Li> "
+    "<Li> `` Season 7 premiere of the season '' . HBO . Retrieved 2017 - 03 - 09 . </Li> "
+    "<Li> The season 7 premiere party was held in Belfast . </Li> </Ol>"
+)
+_PLAIN_PAGE = (
+    "The seventh season premiered on July 16, 2017.\n\nFilming began in 2016 in Belfast.\n\n"
+    "References\n^ Hibberd, James. \"Season 7 premiere date for the season\". Retrieved 22 May 2017.\n"
+    "^ \"Season 7 premiere of the season\". HBO. Archived from the original on 9 March 2017.\n"
+    "The season 7 premiere crew was retrieved May 22 from Belfast."
+)
+
+
+def test_a_documents_references_are_not_its_passages():
+    """The reader is handed the page's sentences, not its citations: the
+    citations' items and lines are left out, a list item or line without
+    the mark (and prose that says "retrieved") stays."""
+    markup = ChunkRetriever(split_passages(_MARKUP_PAGE, "nq", max_words=12, title="Season 7"))
+    assert [(p.id, p.text) for p in markup.search("when does season 7 premiere", 2)] == [
+        ("nq_p0", "<P> The seventh season premiered on July 16 , 2017 ."),
+        ("nq_p2", "</P> <Ol> <Li> The season 7 premiere party was held in Belfast"),
+    ]
+    plain = ChunkRetriever(split_passages(_PLAIN_PAGE, "doc", max_words=12, title="Season 7"))
+    assert [(p.id, p.text) for p in plain.search("when does season 7 premiere", 2)] == [
+        ("doc_p0", "The seventh season premiered on July 16, 2017."),
+        ("doc_p2", "References The season 7 premiere crew was retrieved May 22 from Belfast."),
+    ]
+
+
+def test_a_long_line_that_quotes_a_reference_stays():
+    """A line over CITATION_MAX_WORDS words is prose (or a whole page
+    without line breaks), kept though it holds a reference's mark."""
+    prose = "The archive says the letter was filed. " * 12 + "Retrieved May 22 , 2017 it was read aloud."
+    assert [p.text for p in split_passages(prose, "d", max_words=200)] == [" ".join(prose.split())]
 
 
 def test_documents_by_id(retriever):
