@@ -253,6 +253,30 @@ class GatedReader:
         return self.inner.read(question, passages)
 
 
+class GatedReading:
+    """Holds every index that ``assistant`` builds (its ``rescorer_for``) at
+    its end until the test sets ``gate``: the way to act while uploads are
+    read again. ``builds`` counts the builds begun; ``started(n)`` waits
+    until n have begun.
+    """
+
+    def __init__(self, monkeypatch, assistant):
+        self.gate, self.builds, self._real = threading.Event(), [], assistant.rescorer_for
+        monkeypatch.setattr(assistant, "rescorer_for", self._gated)
+
+    def _gated(self, *args, **kwargs):
+        self.builds.append(1)
+        self.gate.wait(60)
+        return self._real(*args, **kwargs)
+
+    def started(self, count: int = 1) -> bool:
+        for _ in range(600):
+            if len(self.builds) >= count:
+                return True
+            threading.Event().wait(0.05)
+        return False
+
+
 @pytest.fixture(scope="session")
 def gated_app_server(retriever, minilm, tmp_path_factory):
     """The app over the tiny index whose turns wait for the rewriter's gate

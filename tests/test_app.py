@@ -373,25 +373,19 @@ def test_stop_while_a_question_waits_for_its_source_read_again_leaves_it_unasked
     # (the app read the source itself before its turn began): the turn
     # waits for it now, and Stop says the question was not asked, and why.
     import threading
+    from conftest import GatedReading
 
     services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
     reloaded = S.Session()
     act.restore(saved, reloaded)
-    gate, builds, real = threading.Event(), threading.Event(), services.assistant.rescorer_for
-
-    def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
-        builds.set()
-        gate.wait(60)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    held = GatedReading(monkeypatch, services.assistant)
     act.take("What did it compute?", reloaded)
     views = []
     run = threading.Thread(target=lambda: views.extend(act.ask(reloaded, saved)))
     run.start()
-    assert builds.wait(60)
+    assert held.started()
     stop = act.stopped(reloaded, saved)[1].replace("\\", "")
-    gate.set()
+    held.gate.set()
     run.join(60)
     assert stop == ("Stopped: turn 2 was not asked (it waited for your upload (engines.md; 1 passage) to be read "
                     "again from the files on the server).")
@@ -413,23 +407,17 @@ def test_stop_ends_a_question_waiting_while_another_event_reads_its_source_again
     # meanwhile waits for it. Stopped, that question's run went on waiting
     # (its spinner on the chat, its turn slot held) until the reading ended.
     import threading
+    from conftest import GatedReading
 
     services, act, before, saved = _answered_from_an_upload(app_services, tmp_path)
     reloaded = S.Session()
     act.restore(saved, reloaded)
-    gate, builds, real = threading.Event(), threading.Event(), services.assistant.rescorer_for
-
-    def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
-        builds.set()
-        gate.wait(60)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    held = GatedReading(monkeypatch, services.assistant)
     reading = threading.Thread(target=lambda: act.take_again(reloaded, saved))
     reading.start()
     views = []
     try:
-        assert builds.wait(60)
+        assert held.started()
         act.take("What did it compute?", reloaded)
         asking = threading.Thread(target=lambda: views.extend(act.ask(reloaded, saved)))
         asking.start()
@@ -441,7 +429,7 @@ def test_stop_ends_a_question_waiting_while_another_event_reads_its_source_again
         asking.join(10)
         assert not asking.is_alive() and reading.is_alive()  # it waits no more; the reading goes on
     finally:
-        gate.set()
+        held.gate.set()
         reading.join(60)
     assert stop == ("Stopped: turn 2 was not asked (it waited for your upload (engines.md; 1 passage) to be read "
                     "again from the files on the server).")

@@ -917,6 +917,7 @@ def test_uploads_with_long_names_are_read_again_after_a_reload(app_services, tmp
 def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_it_is_left_meanwhile(
         app_services, tmp_path, monkeypatch):
     import threading
+    from conftest import GatedReading
 
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
     engines = tmp_path / "engines.md"
@@ -929,27 +930,14 @@ def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_i
     play(services, before, "What is Paris?")
     copy_ = json.loads(json.dumps(S.saved_state(before)))
     # Each index built again waits at its end until the test lets it go on.
-    gate, builds, real = threading.Event(), [], services.assistant.rescorer_for
-
-    def gated(*args, **kwargs):
-        builds.append(1)
-        gate.wait(60)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    held = GatedReading(monkeypatch, services.assistant)
+    gate, builds, started = held.gate, held.builds, held.started
     said = {}
 
     def take(name, session):
         thread = threading.Thread(target=lambda: said.__setitem__(name, S.take_waiting(services, session)))
         thread.start()
         return thread
-
-    def started(count):
-        for _ in range(600):
-            if len(builds) >= count:
-                return True
-            threading.Event().wait(0.05)
-        return False
 
     class Watched:
         """A session's lock that tells when a taker finds it held, and waits."""
@@ -1141,6 +1129,7 @@ def test_a_new_conversation_started_while_its_source_is_read_again_waits_for_it_
     # that one was waiting for it. A document read again the same way; and
     # "Back to the default collection" is how to leave it, as for a source held.
     import threading
+    from conftest import GatedReading
 
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
     before = S.Session()
@@ -1157,29 +1146,18 @@ def test_a_new_conversation_started_while_its_source_is_read_again_waits_for_it_
     assert turns(reloaded)[0].sources[0].id.startswith("volcano") and reloaded.source.kind == "document"
     assert reloaded.sources["2"] is reloaded.source  # read once, for both conversations
     # While the reading runs: the new conversation gets what it reads.
-    gate, builds, real = threading.Event(), [], services.assistant.rescorer_for
-
-    def gated(*args, **kwargs):
-        builds.append(1)
-        gate.wait(60)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+    held = GatedReading(monkeypatch, services.assistant)
     reading = S.Session()
     S.restore_state(reading, copy_)
     S.switch_conversation(reading, 1, services, later=True)
     said = {}
     thread = threading.Thread(target=lambda: said.__setitem__("read", S.take_waiting(services, reading)))
     thread.start()
-    for _ in range(600):
-        if builds:
-            break
-        threading.Event().wait(0.05)
-    assert builds and S.new_conversation(reading).startswith("New conversation. Its answers come from your upload")
-    gate.set()
+    assert held.started() and S.new_conversation(reading).startswith("New conversation. Its answers come from your upload")
+    held.gate.set()
     thread.join(60)
     assert said["read"] == "Its answers come from your upload (engines.md; 1 passage)."
-    assert reading.source is not None and reading.sources["1"] is reading.source and len(builds) == 1
+    assert reading.source is not None and reading.sources["1"] is reading.source and len(held.builds) == 1
     play(services, reading, "What did the Difference Engine compute?")
     assert turns(reading)[0].sources[0].id == "engines.md#0"
     # An empty conversation waiting for its source keeps waiting (it keeps its number).
@@ -1204,12 +1182,12 @@ def test_a_stop_while_a_turn_waits_for_its_source_read_again_ends_it_before_it_r
     # read again found nothing under way (the turn registered only once its
     # source was read), and the turn then ran and was kept.
     import threading
+    from conftest import GatedReading
 
     services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
     before = S.Session()
     _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
     copy_ = json.loads(json.dumps(S.saved_state(before)))
-    real = services.assistant.rescorer_for
     for turn, cut, said in [
         (lambda session: play(services, session, "What did it compute?"),
          S.StoppedTurns(True, (), "your upload (engines.md; 1 passage)"),
@@ -1224,14 +1202,7 @@ def test_a_stop_while_a_turn_waits_for_its_source_read_again_ends_it_before_it_r
         S.restore_state(session, copy_)
         S.switch_conversation(session, 1, services, later=True)
         rewrite = session.turns[0].turn.rewrite
-        gate, builds = threading.Event(), threading.Event()
-
-        def gated(*args, **kwargs):  # the index built again waits here until the test lets it go on
-            builds.set()
-            gate.wait(60)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(services.assistant, "rescorer_for", gated)
+        held = GatedReading(monkeypatch, services.assistant)
         errors = []
 
         def run(session=session, turn=turn, errors=errors):
@@ -1242,9 +1213,9 @@ def test_a_stop_while_a_turn_waits_for_its_source_read_again_ends_it_before_it_r
 
         thread = threading.Thread(target=run)
         thread.start()
-        assert builds.wait(60)
+        assert held.started()
         assert S.stop_turns(session) == cut
-        gate.set()
+        held.gate.set()
         thread.join(60)
         assert errors == [said]
         assert len(session.turns) == 1 and session.turns[0].turn.rewrite == rewrite
