@@ -17,8 +17,8 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, prefix_stem,
-                              same_name, tokens)
+from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, owned_kin,
+                              prefix_stem, same_name, tokens)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -302,6 +302,8 @@ def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: st
     ''
     >>> _named_kin("Augusta Ada King", "father", "he", "Ada Lovelace", "she", ["Ada King"])
     ''
+    >>> _named_kin("Lord Byron was her father's friend.", "father", "he", "Ada Lovelace", "she")
+    ''
     """
     answer = " ".join(answer.split())
     kin = re.escape(kin)
@@ -310,15 +312,16 @@ def _named_kin(answer: str, kin: str, pronoun: str, owner: str, owner_gender: st
     # "his father" there is another man's).
     possessive = "his" if owner_gender == "he" else "her"
     owned = "|".join(re.escape(word) for word in owner.split())
-    owner_said = rf"(?:(?i:{possessive})|\b(?:{owned})['’]s)"
+    # The kin word whole (kernel.owned_kin): "her father's friend" is not her father.
+    owner_kin = owned_kin(rf"(?:(?i:{possessive})|\b(?:{owned})['’]s)", kin)
     found: list[str] = []
     bare = re.match(rf"(?P<name>{_FULL_NAME})\s*(?:[.!]\s+(?=\S)|[.!]?$)", answer)
     if bare and not (_genders_said(answer) - {pronoun}):
         found.append(bare["name"])
-    said = (rf"\b{owner_said}\s+{kin}\s+(?:is|was)\s+(?:(?i:the|a|an)\s+(?P<describing>(?:[\w'’-]+\s+){{0,4}}?))?"
+    said = (rf"\b{owner_kin}\s+(?:is|was)\s+(?:(?i:the|a|an)\s+(?P<describing>(?:[\w'’-]+\s+){{0,4}}?))?"
             rf"(?P<name>{_FULL_NAME}){_CLAUSE_END}"
-            rf"|(?:^|(?<=[.!?;]\s))(?:(?i:the)\s+(?:[a-z][\w'’-]*\s+){{1,3}})?(?P<subject>{_FULL_NAME})\s+(?:is|was)\s+{owner_said}\s+{kin}\b(?!['’]|-)"
-            rf"|\b{owner_said}\s+{kin},?\s+(?P<apposed>{_FULL_NAME}){_CLAUSE_END}")
+            rf"|(?:^|(?<=[.!?;]\s))(?:(?i:the)\s+(?:[a-z][\w'’-]*\s+){{1,3}})?(?P<subject>{_FULL_NAME})\s+(?:is|was)\s+{owner_kin}"
+            rf"|\b{owner_kin},?\s+(?P<apposed>{_FULL_NAME}){_CLAUSE_END}")
     for match in re.finditer(said, answer):
         describing = (match["describing"] or "").split()
         if not any(word.lower() in DRIFT_STOPWORDS for word in describing):

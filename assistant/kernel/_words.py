@@ -36,6 +36,8 @@ __all__ = [
     "NOT_NAMES",
     "name_words",
     "same_name",
+    "owned_kin",
+    "kin_gender",
 ]
 
 # Characters that are another character in another form: full-width Latin
@@ -140,6 +142,31 @@ GENDERED_WORDS = {
     **dict.fromkeys("woman girl lady actress queen princess duchess countess empress baroness widow nun heiress "
                     "businesswoman sportswoman dame abbess goddess nymph".split(), "she"),
 }
+
+def kin_gender(word: str) -> str:
+    """The gender ("he", "she" or "") a kin word says, of one or many, a
+    step-relation's as the relation's.
+
+    >>> kin_gender("stepmother"), kin_gender("Sons"), kin_gender("parents")
+    ('she', 'he', '')
+    """
+    word = word.lower().removeprefix("step")
+    return GENDERED_WORDS.get(word, GENDERED_WORDS.get(word[:-1], "") if word.endswith("s") else "")
+
+
+def owned_kin(owner: str, kin: str, describing: int = 0) -> str:
+    """The pattern of a ``kin`` word said to be ``owner``'s (both patterns):
+    the possessive, up to ``describing`` lower-case words ("his eldest
+    son"), then the kin word whole. The one matcher of "whose kin" for the
+    reader and the rewriter: "her father's friend" and "his father-in-law"
+    are no one's father.
+
+    >>> said = owned_kin("(?:[Hh]is|[Hh]er)", "father", 1)
+    >>> [bool(re.search(said, s)) for s in ("Her late father was X.", "Her father's friend X.", "His father-in-law X.")]
+    [True, False, False]
+    """
+    return rf"{owner}\s+(?:[a-z]+\s+){{0,{describing}}}?{kin}(?![\w'’-])"
+
 
 # The rewriter's drift guard: a rewrite must keep the question's content
 # words, so this list is generous (pronouns, quantifiers, "s" of "it's").
