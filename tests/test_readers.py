@@ -707,6 +707,70 @@ def test_a_kin_span_is_the_kin_of_the_one_asked_about():
     assert kin_span("When did Zeus rule?", TITANS.text, "Titans") == (None, set())
 
 
+ISAAC = ("Isaac is one of the three patriarchs of the Israelites, the son of Abraham and Sarah, the father of Jacob "
+         "and Esau, and the grandfather of the twelve tribes of Israel.")
+
+
+def test_a_list_of_parents_before_a_comma_owns_no_kin_phrase_after_it():
+    # "the son of Abraham and Sarah, the father of Jacob and Esau" made
+    # Sarah the father of Esau (and, by ", the father of", a man).
+    assert kin_span("Who was Esau's father?", ISAAC, "Isaac") == ("Isaac", set())
+    assert kin_span("Who were the children of Isaac?", ISAAC, "Isaac") == ("Jacob and Esau", set())
+    isaac = "Isaac, the son of Abraham and Sarah, the father of Jacob and Esau, was a patriarch."
+    assert kin_span("Who was Isaac's mother?", isaac, "Isaac") == ("Abraham and Sarah", set())
+    # A name set off before its kin phrase still owns it.
+    assert kin_span("Who were the children of Zeus?", "He was a descendant of Perseus, another son of Zeus.",
+                    "Heracles") == ("Perseus", set())
+
+
+def test_a_sentence_opening_with_its_subject_under_another_name_is_about_the_subject():
+    # "Alexander III of Macedon, son of Philip II" in Alexander the Great's
+    # article read as another man's son.
+    alexander = "Alexander III of Macedon, son of Philip II, became king at twenty."
+    assert kin_span("Who was the father of Alexander the Great?", alexander, "Alexander the Great") == (
+        "Philip II", set())
+    # Another man opening the sentence is still another man.
+    assert kin_span("Who were the children of Zeus?", "Perseus, another son of Zeus, was his ancestor.",
+                    "Heracles") == ("Perseus", set())
+
+
+@pytest.mark.parametrize("question, sentence, title", [
+    ("Who was Ada Lovelace's mother?", "Her father Lord Byron left; her mother raised her alone.", "Ada Lovelace"),
+    ("Who was Charles Darwin's mother?", "His father Robert Darwin was a doctor, and his mother died when he was eight.",
+     "Charles Darwin"),
+    ("Who was Ada Lovelace's father?", "Her father's friend Charles Babbage taught her.", "Ada Lovelace"),
+    ("Who was Heracles's father?", "His father's wife Hera hated him.", "Heracles"),
+    ("Who was Ali's father?", "His father-in-law Muhammad was the prophet.", "Ali"),
+    ("Who was Indira Gandhi's father?", "Her father was an Indian lawyer.", "Indira Gandhi"),
+    ("Who was Sargon's father?", "His father was Akkadian.", "Sargon"),
+])
+def test_an_owned_kin_word_answers_with_its_own_name_or_none(question, sentence, title):
+    # The nearest name answered: the father for the mother, the father's
+    # friend or wife for the father, a people's word for a name.
+    assert short_span("name", question, sentence, title) is None
+
+
+def test_an_owned_kin_word_answers_with_the_name_attached_to_it():
+    assert short_span("name", "Who was Ada Lovelace's father?", "Her father, Lord Byron, left her.", "Ada Lovelace") == (
+        "Lord Byron")
+    assert short_span("name", "Who was Charles Darwin's father?", "His father Robert Darwin was a doctor, and his mother "
+                      "died when he was eight.", "Charles Darwin") == "Robert Darwin"
+    assert short_span("name", "Who was Sargon's father?", "His father was the Akkadian king La'ibum.", "Sargon") == (
+        "La'ibum")
+
+
+def test_a_parent_another_sentence_gives_a_sex_is_not_answered_for_the_other(readers):
+    # "the son of Zeus and Alcmene" answered the mother of Heracles with
+    # both names, though the passage calls Zeus a god.
+    _, shaped = readers
+    heracles = Passage("Heracles", HERACLES.text + " He was hated by Hera, the wife of the god Zeus.", 0.54, "Heracles")
+    assert shaped.read("Who was the mother of Heracles?", [heracles]).text == "Alcmene"
+    assert shaped.read("Who was the father of Heracles?", [heracles]).text == "Zeus"
+    assert shaped.read("Who were the parents of Heracles?", [heracles]).text == "Zeus and Alcmene"
+    # With no word of either's sex both still answer (the test above).
+    assert shaped.read("Who was the mother of Heracles?", [HERACLES]).text == "Zeus and Alcmene"
+
+
 # ---------------------------------------------------------------- multiple choice by likelihood
 
 DOCUMENT = "The lighthouse keeper painted the door blue every spring. Ships came to the harbour at dawn."

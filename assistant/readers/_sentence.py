@@ -30,6 +30,7 @@ from ._shapes import (
     referents,
     says_kin,
     says_what_is_asked,
+    sexes_said,
     short_span,
 )
 
@@ -270,10 +271,13 @@ class SentenceReader:
             cast = self._cast_answer(question, passages, read)
             if cast is not None:
                 return cast
+        # Which parent is which the passages may say elsewhere ("the god
+        # Zeus"), where the sentence names both with no word of their sex.
+        known = sexes_said(" ".join(p.text for p in passages[: self.config.read_k])) if kin_holder(question) else {}
         if answer.found:
             best = split_sentences(answer.evidence)[:1]
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
-            span = short_span(kind, question, best[0], title, referent=referent) if kind and best else None
+            span = short_span(kind, question, best[0], title, referent=referent, known=known) if kind and best else None
             # A sentence of the person's own article says more ("27 November
             # 1852") than the description when it holds the description's
             # year; one without it is about another event of the life (the
@@ -282,7 +286,7 @@ class SentenceReader:
             if span and (years is None or (years[0].id == answer.source_id and holds_answer(span, years[1]))):
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
-                kin = self._kin_answer(question, passages, read)
+                kin = self._kin_answer(question, passages, read, known)
                 if kin is not None:
                     return kin
         if years is not None:
@@ -329,19 +333,20 @@ class SentenceReader:
                 return False
         return True
 
-    def _kin_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
+    def _kin_answer(self, question: str, passages: Sequence[Passage], read: _Read, known: dict[str, str]) -> Answer | None:
         """The name the best-scored sentence that states it gives a question
         for a named person's parents or children (:func:`kin_holder`), or
         None. The best sentence may be about another's kin: "Who were the
         children of Zeus?" read the Titans' "the twelve children of …
-        Uranus"; Heracles' "the son of Zeus" names one."""
+        Uranus"; Heracles' "the son of Zeus" names one. ``known``: the
+        sexes the passages say (:func:`sexes_said`)."""
         passages = passages[: self.config.read_k]
         for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
             p, _, sentence = read.candidates[at]
             # Only a name the kin phrases give: short_span's nearest name
             # to the question's words is anyone's ("She married William
             # King … and had three children" for her children).
-            kin = kin_said(question, sentence, _subject_title(passages[p]), read.about[at])
+            kin = kin_said(question, sentence, _subject_title(passages[p]), read.about[at], known)
             span = kin[0] if kin else None
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)

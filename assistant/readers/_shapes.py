@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import (GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, name_words, porter_stem, prefix_stem,
-                      same_name, tokens)
+from ..kernel import (GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
+                      porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "lead_passage", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -836,8 +836,14 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
     [('down', [('Zeus', '')], 'Perseus')]
     >>> _kin_phrases("He was the son of the Nereid Thetis and Peleus, king of Phthia.")
     [('down', [('Thetis', ''), ('Peleus', 'he')], '')]
+    >>> _kin_phrases("Isaac, the son of Abraham and Sarah, the father of Jacob and Esau, was a patriarch.")
+    [('down', [('Abraham', ''), ('Sarah', '')], 'Isaac'), ('up', [('Jacob', ''), ('Esau', '')], '')]
     """
     found = []
+    # A name set off before a kin phrase is after the phrase before it: in
+    # "the son of Abraham and Sarah, the father of Jacob" Sarah is a parent
+    # named, not the father.
+    after = 0
     for m in _KIN_PHRASE.finditer(sentence):
         names = []
         for part in re.split(r"\s+and\s+", re.sub(r"\([^)]*\)", "", m.group("rest"))):
@@ -862,9 +868,13 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
         # A title set off after the last name says its sex too: "the son of
         # the Nereid Thetis and Peleus, king of Phthia".
         title = _TITLE_AFTER.match(sentence, m.end())
-        if names and not names[-1][1] and title and title.group(1) in GENDERED_WORDS:
+        # A kin word there starts the next kin phrase ("Sarah, the father of
+        # Jacob" is Isaac the father).
+        if (names and not names[-1][1] and title and title.group(1) in GENDERED_WORDS
+                and title.group(1) not in _KIN_UP | _KIN_DOWN):
             names[-1] = (names[-1][0], GENDERED_WORDS[title.group(1)])
-        apposed = _APPOSED.search(sentence, 0, m.start())
+        apposed = _APPOSED.search(sentence, after, m.start())
+        after = m.end()
         found.append((_kin_way(m.group("kin")), names, apposed.group("who") if apposed else ""))
     return found
 
@@ -904,38 +914,83 @@ def _parent_of_sex(names: list[tuple[str, str]], sex: str, up: bool) -> str | No
 # father was the poet Lord Byron", "Ada Lovelace's father, Lord Byron,",
 # "his eldest son". Only there is the name next to the kin word the kin.
 _KIN_OWNER = re.compile(
-    rf"(?:\b(?P<pronoun>[Hh]is|[Hh]er|[Tt]heir)|(?P<name>{_HOLDER})['’]s?)\s+(?:[a-z]+\s+){{0,2}}?(?P<kin>{_KIN_WORD})\b"
+    owned_kin(rf"(?:\b(?P<pronoun>[Hh]is|[Hh]er|[Tt]heir)|(?P<name>{_HOLDER})['’]s?)", rf"(?P<kin>{_KIN_WORD})", 2)
 )
+# The name an owned kin word is said to be: "her father, Lord Byron,",
+# "her father Lord Byron", "her father was the poet Lord Byron" (a
+# capitalised word before a noun describes: "the Akkadian king Sargon").
+_NAMED_AFTER = re.compile(
+    rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+(?:(?:[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,3}})?"
+    rf"(?P<name>{_KIN_NAME.pattern}(?:\s+and\s+{_KIN_NAME.pattern})?)"
+)
+# "… was Indian", "an Akkadian": a people's word, no one's name.
+_PEOPLES_WORD = re.compile(r"[A-Z][a-z]+(?:ian|ese|ish|ic)")
 
 
-def _kin_sex(word: str) -> str:
-    word = word.lower().removeprefix("step")
-    return GENDERED_WORDS.get(word, GENDERED_WORDS.get(word[:-1], "") if word.endswith("s") else "")
+def _owned_kin_name(sentence: str, holder: str, about_holder: bool, way: str, word: str) -> str | None:
+    """The name ``sentence`` gives the kin ``word`` asks for (its way, and
+    its sex where it has one) said to be the holder's by a possessive: a
+    name's ("Ada Lovelace's father, Lord Byron") or, in a sentence about
+    the holder, a pronoun's ("Her father was …"); the name attached to that
+    kin word, never one elsewhere in the sentence; None without one.
 
-
-def _owns_kin(sentence: str, holder: str, about_holder: bool, way: str, word: str) -> bool:
-    """Whether ``sentence`` says the kin ``word`` asks for (its way, and its
-    sex where it has one) is the holder's by a possessive: a name's ("Ada
-    Lovelace's father") or, in a sentence about the holder, a pronoun's
-    ("Her father was …").
-
-    >>> _owns_kin("Her father was the poet Lord Byron.", "Ada Lovelace", True, "up", "father")
-    True
-    >>> _owns_kin("She married William King and had three children.", "Ada Lovelace", True, "down", "children")
-    False
-    >>> _owns_kin("He and Zeus replaced their father's generation.", "Zeus", False, "up", "father")
-    False
+    >>> _owned_kin_name("Her father was the poet Lord Byron.", "Ada Lovelace", True, "up", "father")
+    'Lord Byron'
+    >>> print(_owned_kin_name("She married William King and had three children.", "Ada Lovelace", True, "down", "children"))
+    None
+    >>> print(_owned_kin_name("He and Zeus replaced their father's generation.", "Zeus", False, "up", "father"))
+    None
+    >>> print(_owned_kin_name("Her father Lord Byron left; her mother raised her.", "Ada Lovelace", True, "up", "mother"))
+    None
+    >>> print(_owned_kin_name("Her father was an Indian lawyer.", "Indira Gandhi", True, "up", "father"))
+    None
     """
-    sex = _kin_sex(word)
+    sex = kin_gender(word)
     for m in _KIN_OWNER.finditer(sentence):
         owner = about_holder if m.group("pronoun") else same_name(holder, m.group("name"))
-        said = _kin_sex(m.group("kin"))
-        if owner and _kin_way(m.group("kin")) == way and (not sex or not said or said == sex):
-            return True
-    return False
+        said = kin_gender(m.group("kin"))
+        if not (owner and _kin_way(m.group("kin")) == way and (not sex or not said or said == sex)):
+            continue
+        named = _NAMED_AFTER.match(sentence, m.end())
+        if named:
+            name = named.group("name").rstrip(".")
+            # "was Indian", "the Indian lawyer": the name of a people
+            # describes the kin; so does a name before a noun.
+            adjective = _PEOPLES_WORD.fullmatch(name) or (
+                named.group("article") and " " not in name and re.match(r"\s+[a-z]", sentence[named.end():]))
+            if not adjective and name.split()[0].lower() not in _NOT_NAMES and not same_name(holder, name):
+                return name
+        before = re.search(rf"(?P<name>{_KIN_NAME.pattern})\s+(?:is|was)\s+$", sentence[: m.start()])
+        if before and before.group("name").split()[0].lower() not in _NOT_NAMES and not same_name(holder, before.group("name")):
+            return before.group("name").rstrip(".")
+    return None
 
 
-def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, set[str]] | None:
+def _same_first(a: str, b: str) -> bool:
+    """Whether names ``a`` and ``b`` are one's (:func:`same_name`) or open
+    with one word ("Alexander III of Macedon", "Alexander the Great")."""
+    return same_name(a, b) or bool(a.split() and b.split()) and folded_text(a.split()[0]).lower() == folded_text(b.split()[0]).lower()
+
+
+# A word before a name that says its sex: "the god Zeus", "his mother Alcmene".
+_SEX_BEFORE = re.compile(rf"\b(?P<word>[a-z]+)\s+(?P<name>{_KIN_NAME.pattern})")
+
+
+def sexes_said(text: str) -> dict[str, str]:
+    """The sex ("he"/"she") ``text`` gives each name by a gendered word
+    before it, of names given one sex only.
+
+    >>> sexes_said("Heracles was the son of Zeus. His mother Alcmene was the wife of king Amphitryon.")
+    {'Alcmene': 'she', 'Amphitryon': 'he'}
+    """
+    said: dict[str, set[str]] = {}
+    for m in _SEX_BEFORE.finditer(text):
+        if m.group("word") in GENDERED_WORDS:
+            said.setdefault(m.group("name").rstrip("."), set()).add(GENDERED_WORDS[m.group("word")])
+    return {name: sexes.pop() for name, sexes in said.items() if len(sexes) == 1}
+
+
+def kin_span(question: str, sentence: str, subject: str, known: dict[str, str] | None = None) -> tuple[str | None, set[str]] | None:
     """(the answer, the names that are none) a ``sentence`` about
     ``subject`` (its article's title, the name it refers back to, or the
     name it opens with) gives a question for someone's parents or children
@@ -944,10 +999,12 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     Y" a question for the holder's parents with "X and Y", for the mother
     the one of them the sentence says is a woman (:func:`_parent_of_sex`);
     a name that is the kin of someone else ("children of Uranus") is none.
+    A parent the sentence gives no sex has the one ``known`` (name: sex,
+    :func:`sexes_said` of its passages) gives it.
     None where the sentence neither names the holder nor is about them
     (its subject is known and another's), or, with no kin phrase to
-    answer, does not say the asked kin is the holder's (:func:`_owns_kin`):
-    it says nothing of their kin, and no name of it answers;
+    answer, names no one as the kin it says is the holder's
+    (:func:`_owned_kin_name`): no other name of it answers;
     ``(None, set())`` for any other question.
 
     >>> kin_span("Who were the children of Zeus?", "He was the son of Zeus and Alcmene.", "Heracles")
@@ -958,12 +1015,19 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     ('Zeus and Alcmene', set())
     >>> kin_span("Who was the mother of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles")
     ('Zeus and Alcmene', set())
+    >>> kin_span("Who was the mother of Heracles?", "He was the son of Zeus and Alcmene.", "Heracles", {"Zeus": "he"})
+    ('Alcmene', set())
     >>> print(kin_span("Who were Zeus's children?", "They were the children of Uranus and Gaia.", "Titans"))
     None
     >>> print(kin_span("Who were Zeus's children?", "Hera, sister of Zeus, was the daughter of Cronus.", "Hera"))
     None
-    >>> kin_span("Who were Zeus's children?", "Hera, the daughter of Cronus, bore Zeus's children.", "Hera")
-    (None, {'Cronus'})
+    >>> print(kin_span("Who were Zeus's children?", "Hera, the daughter of Cronus, bore Zeus's children.", "Hera"))
+    None
+    >>> kin_span("Who was Ada Lovelace's father?", "Her father, Lord Byron, left her.", "Ada Lovelace")
+    ('Lord Byron', set())
+    >>> kin_span("Who was the father of Alexander the Great?", "Alexander III of Macedon, son of Philip II, was king.",
+    ...          "Alexander the Great")
+    ('Philip II', set())
     """
     asked = _kin_question(question)
     if not asked:
@@ -980,13 +1044,21 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
         of_holder = any(same_name(holder, name) for name, _ in names)
         # A phrase set off after a name is that one's kin ("Perseus,
         # another son of Zeus" in Heracles' article).
+        # A name the sentence opens with is its subject, under another name
+        # where it shares the subject's first ("Alexander III of Macedon,
+        # son of Philip II" in Alexander the Great's article).
+        if apposed and sentence.lstrip().startswith(apposed) and _same_first(apposed, subject):
+            apposed = ""
         about, about_holder = (apposed, same_name(holder, apposed) and not named) if apposed else (subject, is_holder)
         if of_holder and said == way and about and not about_holder:
             return about, set()
         if about_holder and not of_holder and said != way and names:
             if word in _KIN_PLURAL:
                 return " and ".join(name for name, _ in names), set()
-            parent = _parent_of_sex(names, GENDERED_WORDS.get(word.removeprefix("step"), ""), way == "up")
+            # Which parent is which another sentence may say ("the god
+            # Zeus"): two names answered either question before.
+            names = [(name, of or (known or {}).get(name, "")) for name, of in names]
+            parent = _parent_of_sex(names, kin_gender(word), way == "up")
             if parent:
                 return parent, set()
             # Which of them is asked for the sentence does not say (a
@@ -999,21 +1071,23 @@ def kin_span(question: str, sentence: str, subject: str) -> tuple[str | None, se
     # title) may be about the one asked about.
     if subject and not is_holder and not named and not name_words(holder) <= name_words(sentence):
         return None
-    # No kin phrase gave the answer: a name near the kin word is their kin
-    # only where the sentence says the kin is theirs. "She married William
-    # King … and had three children" named her husband for her children,
-    # and "He and his brothers, Zeus and Poseidon, … their father's
-    # generation" Hades for the father of Zeus.
-    if not _owns_kin(sentence, holder, is_holder or not subject, way, word):
-        return None
-    return None, others
+    # No kin phrase gave the answer: only the name attached to a kin word
+    # the sentence says is theirs is their kin. The nearest name was
+    # anyone's: "She married William King … and had three children" named
+    # her husband for her children, "His father Robert Darwin was a doctor,
+    # and his mother died …" the father for the mother.
+    name = _owned_kin_name(sentence, holder, is_holder or not subject, way, word)
+    return (name, set()) if name and name not in others else None
 
 
-def kin_said(question: str, sentence: str, title: str = "", referent: str = "") -> tuple[str | None, set[str]] | None:
+def kin_said(question: str, sentence: str, title: str = "", referent: str = "",
+             known: dict[str, str] | None = None) -> tuple[str | None, set[str]] | None:
     """:func:`kin_span` of ``sentence``, its subject the name it refers
-    back to, else its article's ``title``, else the name it opens with."""
+    back to, else its article's ``title``, else the name it opens with;
+    the sexes ``known`` beside those the sentence says."""
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
-    return kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence))
+    return kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence),
+                    {**(known or {}), **sexes_said(sentence)})
 
 
 # A cast, said by a list ("Kevin Kline as Maurice"), a verb ("Rhys Darby
@@ -1123,7 +1197,8 @@ def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: 
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
-def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "") -> str | None:
+def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
+               known: dict[str, str] | None = None) -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
 
     The span next to the question's own words (those that do not name the
@@ -1133,7 +1208,8 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     (the name an earlier sentence of its passage opened with, see
     :func:`referents`) or, without one, its passage's ``title``: that is
     the name a "who" question gets. A pasted document's title ("your
-    text") names no one, so the referent comes first.
+    text") names no one, so the referent comes first. ``known`` gives the
+    sex of names the sentence's passages say elsewhere (:func:`kin_said`).
 
     >>> short_span("date", "When did Ada Lovelace die?", "She died on 27 November 1852 in London.")
     '27 November 1852'
@@ -1180,7 +1256,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # Parents and children are said either way round, without the
         # question's word ("the son of Zeus" for his children): the kin
         # phrases decide, before the nearness of the question's words.
-        kin = kin_said(question, sentence, title, referent)
+        kin = kin_said(question, sentence, title, referent, known)
         if kin is None:
             return None
         if kin[0]:
@@ -1214,11 +1290,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if unsure:
         return None
     candidates = [span for span in _names(sentence, question) if span[2] not in others]
-    # Someone's parent or child is never the sentence's subject but
-    # through a kin phrase (above): "He and his brothers, Zeus …" answered
-    # "Who was the father of Zeus?" with Hades, whom "He" stands for.
+    # Someone's parent or child is named by a kin phrase or an owned kin
+    # word (above), never by nearness: "He and his brothers, Zeus …"
+    # answered "Who was the father of Zeus?" with Hades.
     if _kin_question(question):
-        return _nearest(candidates, near, sentence)
+        return None
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
     pronoun_did_it = _DOER.match(question) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
     if _PRONOUN_START.match(sentence) or pronoun_did_it:
