@@ -741,6 +741,8 @@ def test_a_sentence_opening_with_its_subject_under_another_name_is_about_the_sub
     ("Who was Ada Lovelace's father?", "Her father's friend Charles Babbage taught her.", "Ada Lovelace"),
     ("Who was Heracles's father?", "His father's wife Hera hated him.", "Heracles"),
     ("Who was Ali's father?", "His father-in-law Muhammad was the prophet.", "Ali"),
+    ("Who was Ali's father?", "Muhammad was his father-in-law.", "Ali"),
+    ("Who was Ada Lovelace's father?", "Charles Babbage was her father's friend.", "Ada Lovelace"),
     ("Who was Indira Gandhi's father?", "Her father was an Indian lawyer.", "Indira Gandhi"),
     ("Who was Sargon's father?", "His father was Akkadian.", "Sargon"),
     ("Who was Sappho's father?", "Her father was a Greek merchant.", "Sappho"),
