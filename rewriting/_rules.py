@@ -18,7 +18,7 @@ from difflib import SequenceMatcher
 from typing import Sequence
 
 from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, owned_kin,
-                              prefix_stem, same_name, tokens)
+                              peoples_word, prefix_stem, same_name, tokens)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -265,17 +265,6 @@ def _gender_of(name: str, history: Sequence[str]) -> str:
 # Where the name ends: the clause's end, or "and"/"who" going on about him
 # ("... Lord Byron and her mother was ...", not "Lord Byron and Lady Byron").
 _CLAUSE_END = r"(?=\s*(?:[.,;:!?(]|$)|\s+(?:and|but|who|whom|whose)\s+(?![A-Z]))"
-# Capitalised words that say what someone was, not who: "Her father was
-# English." A nationality or faith ends so ("Indian", "English",
-# "Japanese", "Catholic") or is one of the few that do not; a name all of
-# whose words are such is none ("Roman Catholic"). A one-word given name
-# that ends so ("Ivan") goes in as the kin of the name, as before.
-_DESCRIBED_AS = re.compile(r"[A-Z][a-z]+(?:an|ish|ese|ic)")
-_FAITHS_AND_PEOPLES = frozenset(
-    "muslim hindu sikh jew jain buddhist protestant orthodox baptist methodist quaker mormon presbyterian "
-    "french dutch greek swiss thai czech welsh scots basque inuit maori zulu iraqi israeli pakistani "
-    "bengali nepali somali saudi kuwaiti yemeni omani".split()
-)
 # The name an answer about someone opens with is theirs ("Ada King,
 # Countess of Lovelace, was ..." after "Who was Ada Lovelace?") where a
 # comma, a bracket or "was"/"is" goes on about that one.
@@ -344,7 +333,7 @@ def _one_person(name: str, pronoun: str, owners: Sequence[str]) -> str:
     lowered = [word.lower().rstrip(".") for word in words]
     if (not words or "and" in lowered or lowered[0] in DRIFT_STOPWORDS or lowered[0] in NOT_NAMES
             or any(_GENDERED.get(word, pronoun) != pronoun for word in lowered)
-            or all(_DESCRIBED_AS.fullmatch(word) or word.lower() in _FAITHS_AND_PEOPLES for word in words)):
+            or peoples_word(" ".join(words))):
         return ""
     if any(same_name(name, owner) for owner in owners):
         return ""

@@ -38,6 +38,7 @@ __all__ = [
     "same_name",
     "owned_kin",
     "kin_gender",
+    "peoples_word",
 ]
 
 # Characters that are another character in another form: full-width Latin
@@ -152,6 +153,30 @@ def kin_gender(word: str) -> str:
     """
     word = word.lower().removeprefix("step")
     return GENDERED_WORDS.get(word, GENDERED_WORDS.get(word[:-1], "") if word.endswith("s") else "")
+
+
+# Capitalised words that say what someone was, not who: "Her father was
+# English." A nationality or faith ends so ("Indian", "English",
+# "Japanese", "Catholic") or is one of the few that do not. A one-word
+# given name that ends so ("Ivan") is taken for one too: the rewriter
+# keeps "X's father", the reader gives no name.
+_DESCRIBED_AS = re.compile(r"[A-Z][a-z]+(?:an|ish|ese|ic)")
+_FAITHS_AND_PEOPLES = frozenset(
+    "muslim hindu sikh jew jain buddhist protestant orthodox baptist methodist quaker mormon presbyterian "
+    "french dutch greek swiss thai czech welsh scots basque inuit maori zulu iraqi israeli pakistani "
+    "bengali nepali somali saudi kuwaiti yemeni omani".split()
+)
+
+
+def peoples_word(name: str) -> bool:
+    """Whether every word of ``name`` names a people or faith, not a
+    person (the one test of the rewriter and the reader).
+
+    >>> [peoples_word(name) for name in ("Indian", "Roman Catholic", "Greek", "Jawaharlal Nehru")]
+    [True, True, True, False]
+    """
+    words = name.split()
+    return bool(words) and all(_DESCRIBED_AS.fullmatch(word) or word.lower() in _FAITHS_AND_PEOPLES for word in words)
 
 
 def owned_kin(owner: str, kin: str, describing: int = 0) -> str:

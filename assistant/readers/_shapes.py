@@ -18,7 +18,7 @@ import re
 from typing import Sequence
 
 from ..kernel import (GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
-                      porter_stem, prefix_stem, same_name, tokens)
+                      peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "lead_passage", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -923,8 +923,6 @@ _NAMED_AFTER = re.compile(
     rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+(?:(?:[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,3}})?"
     rf"(?P<name>{_KIN_NAME.pattern}(?:\s+and\s+{_KIN_NAME.pattern})?)"
 )
-# "… was Indian", "an Akkadian": a people's word, no one's name.
-_PEOPLES_WORD = re.compile(r"[A-Z][a-z]+(?:ian|ese|ish|ic)")
 
 
 def _owned_kin_name(sentence: str, holder: str, about_holder: bool, way: str, word: str) -> str | None:
@@ -956,7 +954,7 @@ def _owned_kin_name(sentence: str, holder: str, about_holder: bool, way: str, wo
             name = named.group("name").rstrip(".")
             # "was Indian", "the Indian lawyer": the name of a people
             # describes the kin; so does a name before a noun.
-            adjective = _PEOPLES_WORD.fullmatch(name) or (
+            adjective = peoples_word(name) or (
                 named.group("article") and " " not in name and re.match(r"\s+[a-z]", sentence[named.end():]))
             if not adjective and name.split()[0].lower() not in _NOT_NAMES and not same_name(holder, name):
                 return name
