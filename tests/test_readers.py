@@ -746,6 +746,7 @@ def test_a_sentence_opening_with_its_subject_under_another_name_is_about_the_sub
     ("Who was Indira Gandhi's father?", "Her father was an Indian lawyer.", "Indira Gandhi"),
     ("Who was Sargon's father?", "His father was Akkadian.", "Sargon"),
     ("Who was Sappho's father?", "Her father was a Greek merchant.", "Sappho"),
+    ("Who was Leif's father?", "His father was a Viking chieftain.", "Leif"),
 ])
 def test_an_owned_kin_word_answers_with_its_own_name_or_none(question, sentence, title):
     # The nearest name answered: the father for the mother, the father's
