@@ -1104,7 +1104,7 @@ _ACTOR_THEN_ROLE = re.compile(
     rf"|\s*,\s*who\s+(?:also\s+|later\s+)?{_PLAYING}(?:\s+[\w'’]+){{0,4}}?\s+"
 )
 _ROLE_THEN_ACTOR = re.compile(
-    rf"\s*,?\s+(?:is|was|are|were|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
+    r"\s*,?\s+(?:is|was|are|were|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
 )
 
 
