@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import datetime
 import functools
 import inspect
 import logging
@@ -87,13 +88,16 @@ class ClientStore(StateHolder):
     (``S.request_client``); the server's own host or network (None) is not
     counted. Gradio made a session for any new hash, so one script calling
     with a new hash each time pushed every visitor's session out. When the
-    store is full, the network holding the most sessions (more than one)
-    drops its own least recently used, not the store's."""
+    store is full, the least recently used session of the network holding
+    the most goes, if it has been idle ``crowded_idle_s`` seconds
+    (``S.UploadLimits.crowded_idle_s``); else the store's least recently
+    used, as Gradio drops it."""
 
     def __init__(self, limit: int, shares: S.ClientShares | None = None, refusals: S.RefusalLog | None = None,
-                 network_limit: int = S.UploadLimits().network_sessions):
+                 network_limit: int = S.UploadLimits().network_sessions,
+                 crowded_idle_s: float = S.UploadLimits().crowded_idle_s):
         super().__init__()
-        self.limit, self.network_limit = limit, network_limit
+        self.limit, self.network_limit, self.crowded_idle_s = limit, network_limit, crowded_idle_s
         self.shares = shares if shares is not None else S.ClientShares()
         self.networks = S.ClientShares()
         self.refusals = refusals if refusals is not None else S.RefusalLog()
@@ -124,15 +128,45 @@ class ClientStore(StateHolder):
     def update(self, session_id: str):
         # Past the store's capacity Gradio drops its least recently used
         # session, whoever's: a crowd spread over many networks, each within
-        # its share, pushed a quiet visitor's session out. The network
-        # holding the most drops its own oldest first, while it holds more than one.
+        # its share, pushed a quiet visitor's session out.
         if len(self.session_data) > self.capacity:
-            crowded, held = self.networks.most()
-            if held > 1 and self._drop(crowded):
-                self.refusals.refused("a new session (its oldest dropped, the store full)", crowded,
-                                      f"its visitors hold {held} sessions, the most of any network, and the "
-                                      f"server's store is full ({self.capacity})")
+            self._drop_crowded(session_id)
         super().update(session_id)
+
+    def _network(self, state) -> str | None:
+        held = self._held.get(state, ())
+        return getattr(held[1], "client", None) if len(held) > 1 else None
+
+    def _drop_crowded(self, newest: str) -> None:
+        """Drop the least recently used session of the network holding the
+        most sessions (of networks tied, the one whose session is the least
+        recently used), if idle ``crowded_idle_s``: a network's active
+        sessions (two people behind one office's /24) stay, and Gradio's own
+        rule, the store's least recently used, makes room instead."""
+        now = datetime.datetime.now()
+        with self.lock:
+            networks = {session: self._network(state) for session, state in self.session_data.items()}
+            if newest in networks and self.session_data[newest] not in self._held:
+                # Being opened (__getitem__ keeps its shares once it is in): the request's network.
+                networks[newest] = S.client_network(S.request_client())
+            counts = collections.Counter(network for network in networks.values() if network is not None)
+            if not counts:
+                return
+            most = max(counts.values())
+            # session_data is in order of use, the least recently used first;
+            # the session being opened counts for its network but stays.
+            oldest = next((session for session, network in networks.items()
+                           if counts.get(network) == most and session != newest), None)
+            if oldest is None:
+                return
+            last = self.time_last_used.get(oldest)
+            if last is None or (now - last).total_seconds() < self.crowded_idle_s:
+                return
+            crowded = networks[oldest]
+        if self._drop_session(oldest):
+            self.refusals.refused("a new session (its oldest dropped, the store full)", crowded,
+                                  f"its visitors hold {most} sessions, the most of any network, and the "
+                                  f"server's store is full ({self.capacity})")
 
     def _drop_oldest(self, key: str, limit: int, holds: str, whose: str) -> None:
         if self._drop(key):
@@ -146,11 +180,16 @@ class ClientStore(StateHolder):
             oldest = next((session for session, state in self.session_data.items()
                            if any(getattr(share, "client", None) == key for share in self._held.get(state, ()))),
                           None)
-            if oldest is None:
+        return oldest is not None and self._drop_session(oldest)
+
+    def _drop_session(self, session_id: str) -> bool:
+        """Drop ``session_id``, giving its shares back; whether it was still there."""
+        with self.lock:
+            state = self.session_data.pop(session_id, None)
+            if state is None:
                 return False
-            state = self.session_data.pop(oldest)
-            self.time_last_used.pop(oldest, None)
-        for share in self._held.pop(state):
+            self.time_last_used.pop(session_id, None)
+        for share in self._held.pop(state, ()):
             if share is not None:
                 share.give_back()
         return True
@@ -297,7 +336,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,
 
     check_gradio(demo)
     refusals = S.RefusalLog()
-    store = ClientStore(limits.client_sessions, refusals=refusals, network_limit=limits.network_sessions)
+    store = ClientStore(limits.client_sessions, refusals=refusals, network_limit=limits.network_sessions,
+                        crowded_idle_s=limits.crowded_idle_s)
     clients = _Clients()
     _share_running(demo._queue, clients, S.RunningShare(limits.client_running, refusals, limits.network_running))
 

@@ -851,6 +851,7 @@ def test_a_full_store_drops_the_oldest_session_of_the_network_holding_the_most(t
         async with httpx.AsyncClient(timeout=120, headers=VISITOR) as quiet:
             assert await _event(quiet, url, ends["load"], "quiet-page") == "ok"
         demo.state_holder.capacity = 4
+        demo.state_holder.crowded_idle_s = 0  # the crowd's pages count as idle at once
         for n in range(3):
             async with httpx.AsyncClient(timeout=120, headers={"x-forwarded-for": f"198.51.{n}.1"}) as crowd:
                 for page in range(2):
@@ -861,6 +862,71 @@ def test_a_full_store_drops_the_oldest_session_of_the_network_holding_the_most(t
     assert list(demo.state_holder.session_data) == ["quiet-page", "crowd-0-1", "crowd-1-1", "crowd-2-1"]
     assert "refused a new session (its oldest dropped, the store full) to 198.51.0.0/24: its visitors hold 2 " \
            "sessions, the most of any network, and the server's store is full (4)" in caplog.text
+
+
+def _visited_store(capacity: int, *visits: tuple[str, str]):
+    """A ClientStore (a client 2 sessions, a network 3) of ``capacity``, each
+    (client, session) of ``visits`` opened or used in turn; and a visit(client, session)."""
+    import gradio as gr
+
+    import server
+    from assistant.session._serving import _REQUEST_CLIENT
+
+    with gr.Blocks() as demo:
+        gr.State(0)
+    store = server.ClientStore(2, network_limit=3)
+    store.set_blocks(demo)
+    store.capacity = capacity
+
+    def visit(client, session):
+        token = _REQUEST_CLIENT.set(client)
+        try:
+            store[session]
+        finally:
+            _REQUEST_CLIENT.reset(token)
+
+    for client, session in visits:
+        visit(client, session)
+    return store, visit
+
+
+def _idle(store, seconds: float, *sessions: str) -> None:
+    import datetime
+
+    for session in sessions:
+        store.time_last_used[session] = datetime.datetime.now() - datetime.timedelta(seconds=seconds)
+
+
+def test_a_full_store_keeps_the_active_sessions_of_the_network_holding_the_most():
+    # Two people behind one office's /24, each with a page in use: while the
+    # store was full, every newcomer dropped one of their pages (their
+    # network held the most), and other networks' pages idle for an hour stayed.
+    idle = [f"idle-{n}" for n in range(4)]
+    store, visit = _visited_store(6, *[(f"198.51.{n}.1", session) for n, session in enumerate(idle)],
+                                  ("203.0.113.5", "alice"), ("203.0.113.6", "bob"))
+    _idle(store, 3600, *idle)
+    visit("192.0.2.9", "newcomer")
+    assert list(store.session_data) == ["idle-1", "idle-2", "idle-3", "alice", "bob", "newcomer"]
+    # Once alice's page has been idle crowded_idle_s, the network holding the most gives it up.
+    _idle(store, store.crowded_idle_s + 1, "alice")
+    visit("192.0.2.10", "later")
+    assert list(store.session_data) == ["idle-1", "idle-2", "idle-3", "bob", "newcomer", "later"]
+
+
+def test_a_full_store_drops_the_least_recently_used_of_the_networks_tied_for_the_most():
+    # Networks tied for the most: the store dropped the session of the one
+    # that first opened a session (the oldest key of its counts), a visitor
+    # who had just used both pages, not the crowd's least recently used.
+    crowd = [(f"198.51.{n}.{k}", f"crowd-{n}-{k}") for n in range(3) for k in (1, 2)]
+    visitor = [("203.0.113.5", "visitor-1"), ("203.0.113.5", "visitor-2")]
+    store, visit = _visited_store(8, *visitor, *crowd, *visitor)
+    _idle(store, 3600, *(session for _, session in crowd))
+    _idle(store, store.crowded_idle_s + 60, "visitor-1", "visitor-2")
+    for n in range(3, 5):
+        visit(f"198.51.{n}.1", f"crowd-{n}-1")
+    assert list(store.session_data) == ["crowd-0-2", "crowd-1-2", "crowd-2-1", "crowd-2-2", "visitor-1", "visitor-2",
+                                        "crowd-3-1", "crowd-4-1"]
+    assert store.networks.held("198.51.0.0/24") == 1 and store.networks.held("203.0.113.0/24") == 2
 
 
 def test_a_gradio_other_than_the_tested_one_is_warned_about_once(monkeypatch, caplog):

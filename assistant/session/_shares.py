@@ -98,11 +98,6 @@ class ClientShares:
         with self._lock:
             return self._held.get(client, 0) if client is not None else 0
 
-    def most(self) -> tuple[str | None, int]:
-        """The client holding the most, and how much (None, 0 if none holds anything)."""
-        with self._lock:
-            return max(self._held.items(), key=lambda item: item[1], default=(None, 0))
-
     def clients(self) -> int:
         """Clients holding anything."""
         with self._lock:

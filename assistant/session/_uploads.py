@@ -142,6 +142,13 @@ class UploadLimits:
     network_sessions: int = 250
     network_queued: int = 32
     network_running: int = 16
+    # Seconds a session of the network holding the most sessions must have
+    # been idle before a full store drops it rather than the store's least
+    # recently used (server.py's ClientStore): a crowd spread over networks
+    # pushed a quiet visitor's session out, but two people behind one
+    # office's /24 are that network too, and their pages in use must stay.
+    # A few minutes: longer than a reader's pause between two questions.
+    crowded_idle_s: float = 300.0
     # What the clients of one network may post to the upload route within
     # client_window_s together, the indexes of uploads their sessions may
     # hold, and the text they may hold in memory (of max_held_mb): a
