@@ -519,6 +519,43 @@ def test_a_burst_of_joins_from_one_network_is_held_to_its_fair_share():
     assert asyncio.run(burst()) == [f"198.51.{n}.1" for n in range(6)]
 
 
+def test_a_join_in_line_is_not_counted_again_while_its_reply_is_sent():
+    # A join whose event was already in line was counted twice (in line and
+    # in flight) until its whole reply was sent: in a burst, a network was
+    # refused one event below its fair share, told it had 2 waiting with 1.
+    from conftest import asgi_post
+
+    queued = {}
+
+    async def main():
+        replied = asyncio.Event()
+
+        async def app(scope, receive, send):  # Gradio's join: the event in line, then its answer
+            client = S.request_client()
+            for key in (client, S.client_network(client)):
+                queued[key] = queued.get(key, 0) + 1
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            if client == "198.51.7.1":
+                await replied.wait()  # the body being written: other requests run meanwhile
+            await send({"type": "http.response.body", "body": b"{}"})
+
+        middleware = S.QueueShare(app, waiting=lambda *who: [queued.get(key, 0) for key in who], limit=16,
+                                  network_queued=32, capacity=128,
+                                  crowd=lambda: (100 + sum(v for k, v in queued.items() if "/" not in k), 40))
+        first = asyncio.create_task(asgi_post(middleware, "/gradio_api/queue/join", "198.51.7.1"))
+        await asyncio.sleep(0.05)
+        held = middleware.joining.held("198.51.7.0/24"), middleware._in_flight
+        second = await asgi_post(middleware, "/gradio_api/queue/join", "198.51.7.2")
+        replied.set()
+        await first
+        return held, second, middleware.joining.held("198.51.7.0/24"), middleware._in_flight
+
+    held, second, after, in_flight = asyncio.run(main())
+    # Its fair share is 2.4 events: with 1 in line, a second joins.
+    assert held == (0, 0) and [m["status"] for m in second if m["type"] == "http.response.start"] == [200]
+    assert queued["198.51.7.0/24"] == 2 and (after, in_flight) == (0, 0)  # each given back once
+
+
 FLOODER, VISITOR = {"x-forwarded-for": "93.184.216.34"}, {"x-forwarded-for": "151.101.1.69"}  # through a local proxy
 
 

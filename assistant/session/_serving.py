@@ -360,12 +360,29 @@ class QueueShare:
                     return await _refuse_call(send, 429, message, [(b"retry-after", str(self.RETRY_S).encode())])
                 taken.append(share)
             self._in_flight += joins
+            released = False
+
+            def release():
+                nonlocal released
+                if not released:
+                    released = True
+                    self._in_flight -= joins
+                    for share in taken:
+                        share.give_back()
+
+            async def answering(message):
+                # A join's answer starts once its event is in line (waiting
+                # counts it from then on): held until its reply was sent, a
+                # join was counted twice meanwhile, and its network refused
+                # an event below its fair share.
+                if message["type"] == "http.response.start":
+                    release()
+                await send(message)
+
             try:
-                return await self.app(scope, receive, send)
+                return await self.app(scope, receive, answering if joins else send)
             finally:
-                self._in_flight -= joins
-                for share in taken:
-                    share.give_back()
+                release()  # an app that failed before answering
         finally:
             _REQUEST_CLIENT.reset(named)
 
