@@ -1550,3 +1550,12 @@ def test_a_one_turn_replay_says_one_turn(qrecc_conversations):
     session = S.Session()
     S.load_replay(session, qrecc_conversations)
     assert S.start_replay(session, "9") == "Replaying conversation 9 (1 turn)."
+
+
+def test_a_free_tab_lock_is_not_taken_once_stopped():
+    # acquire(stopped) looked at stopped() only while another held the lock:
+    # a turn stopped before it asked took a free lock and ran.
+    session = S.Session()
+    assert session.taking.acquire(lambda: True) is False
+    assert session.taking.acquire(lambda: False) is True  # not stopped: taken, as before
+    session.taking.release()

@@ -389,12 +389,14 @@ class _TabLock:
         """Take the lock, waiting while another holds it; False (not taken)
         once ``stopped()`` says so, looked at again at each :meth:`wake`."""
         with self._free:
-            while self._held:
-                if stopped is not None and stopped():
-                    return False
+            # Looked at first too: a free lock taken by a turn stopped before it
+            # asked ran the turn its Stop had ended.
+            while stopped is None or not stopped():
+                if not self._held:
+                    self._held = True
+                    return True
                 self._free.wait()
-            self._held = True
-            return True
+            return False
 
     def release(self) -> None:
         with self._free:
