@@ -616,6 +616,10 @@ class Actions:
 
     def stopped(self, session, saved):
         self.ready(session, saved)
+        # Said before the turns are stopped: a stream that wakes to the Stop
+        # draws this status as its last, and Stop's own views (a direct call)
+        # may reach the page before that last one does.
+        session.stopped = _status("Stopped.")
         cut = S.stop_turns(session)
         dropped = S.drop_waiting(session)
         if cut.asked or cut.corrected:

@@ -944,3 +944,22 @@ def test_make_run_leaves_the_port_to_the_environment_unless_given(monkeypatch):
     assert command() == ["app.py"]
     assert command("PORT=8081") == ["app.py", "--port", "8081"]
     assert command(PORT="8080") == ["app.py", "--port", "8080"]
+
+
+def test_a_stream_woken_by_stop_draws_a_stopped_status(app_services, tmp_path, monkeypatch):
+    # Stop raised the session's stops before it set the status a stopped
+    # stream draws last: a stream waking in between drew the old status (a
+    # blank one on a first Stop), and Stop's own views may reach the page before it.
+    from assistant import session as S
+
+    act, session, seen = app.Actions(app_services, str(tmp_path)), S.Session(), []
+    stop_turns = S.stop_turns
+
+    def stopping(session):
+        cut = stop_turns(session)
+        seen.append(session.stopped)  # what a stream woken now yields as its last status
+        return cut
+
+    monkeypatch.setattr(S, "stop_turns", stopping)
+    act.stopped(session, None)
+    assert seen and seen[0].startswith("Stopped")
