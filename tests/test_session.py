@@ -825,6 +825,16 @@ def _from_uploads_then_a_document(services, session, upload, client=None):
     return upload
 
 
+def _saved_from_uploads_then_a_document(app_services, tmp_path):
+    """The services (sessions kept under ``tmp_path``), a session with
+    :func:`_from_uploads_then_a_document`'s two conversations, and the
+    browser's copy of it, as a reload hands it back."""
+    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
+    before = S.Session()
+    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
+    return services, before, json.loads(json.dumps(S.saved_state(before)))
+
+
 def test_a_forged_copy_with_anothers_browser_id_reads_none_of_their_uploads(app_services, tmp_path):
     # The browser's id is no secret (an export's file name and contents and
     # each labels line show it), and the browser's copy can be forged: a
@@ -1095,10 +1105,7 @@ def test_a_correction_and_a_multiple_choice_wait_for_the_source_being_read_again
     # Only a question waited for a source being read again after a reload: a
     # re-run with a correction was answered from the default collection
     # meanwhile, and a multiple choice about the document found none.
-    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    before = S.Session()
-    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
-    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    services, before, copy_ = _saved_from_uploads_then_a_document(app_services, tmp_path)
     reloaded = S.Session()
     S.restore_state(reloaded, copy_)
     assert S.waiting_for(reloaded).kind == "document" and reloaded.source is None
@@ -1131,10 +1138,7 @@ def test_a_new_conversation_started_while_its_source_is_read_again_waits_for_it_
     import threading
     from conftest import GatedReading
 
-    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    before = S.Session()
-    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
-    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    services, before, copy_ = _saved_from_uploads_then_a_document(app_services, tmp_path)
     # Before the reading began: the new conversation waits for the document, and says so.
     reloaded = S.Session()
     S.restore_state(reloaded, copy_)
@@ -1184,10 +1188,7 @@ def test_a_stop_while_a_turn_waits_for_its_source_read_again_ends_it_before_it_r
     import threading
     from conftest import GatedReading
 
-    services = dataclasses.replace(app_services, sessions_root=tmp_path / "sessions")
-    before = S.Session()
-    _from_uploads_then_a_document(services, before, tmp_path / "engines.md")
-    copy_ = json.loads(json.dumps(S.saved_state(before)))
+    services, before, copy_ = _saved_from_uploads_then_a_document(app_services, tmp_path)
     for turn, cut, said in [
         (lambda session: play(services, session, "What did it compute?"),
          S.StoppedTurns(True, (), "your upload (engines.md; 1 passage)"),
