@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -907,7 +908,6 @@ def _visited_store(capacity: int, *visits: tuple[str, str]):
     import gradio as gr
 
     import server
-    from assistant.session._serving import _REQUEST_CLIENT
 
     with gr.Blocks() as demo:
         gr.State(0)
@@ -915,12 +915,9 @@ def _visited_store(capacity: int, *visits: tuple[str, str]):
     store.set_blocks(demo)
     store.capacity = capacity
 
-    def visit(client, session):
-        token = _REQUEST_CLIENT.set(client)
-        try:
+    def visit(client, session):  # as a request of ``client`` would: the store asks S.request_client
+        with mock.patch.object(S, "request_client", lambda: client):
             store[session]
-        finally:
-            _REQUEST_CLIENT.reset(token)
 
     for client, session in visits:
         visit(client, session)
