@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import threading
 from unittest import mock
 
@@ -819,18 +820,25 @@ def test_the_queue_counts_the_networks_waiting_in_one_pass():
     assert server._crowd(demo, server._Clients()) == (5, 3)
 
 
-@pytest.fixture(scope="module")
-def small_store(retriever, minilm, tmp_path_factory):
+@contextlib.contextmanager
+def _store_app(retriever, minilm, folder):
     """The app whose clients keep 2 sessions each, and a network's 3. Yields (url, demo)."""
     from conftest import serve_app
     from rewriting import OriginalRewriter
 
-    url, _, demo = serve_app(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm)),
-                             tmp_path_factory.mktemp("store"), limits=S.UploadLimits(client_sessions=2, network_sessions=3))
+    url, _, demo = serve_app(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm)), folder,
+                             limits=S.UploadLimits(client_sessions=2, network_sessions=3))
     try:
         yield url, demo
     finally:
         demo.close()
+
+
+@pytest.fixture(scope="module")
+def small_store(retriever, minilm, tmp_path_factory):
+    """:func:`_store_app`, shared by the module's tests."""
+    with _store_app(retriever, minilm, tmp_path_factory.mktemp("store")) as app:
+        yield app
 
 
 def test_the_clients_of_one_network_opening_many_sessions_push_out_only_their_own(small_store, caplog):
@@ -864,16 +872,9 @@ def test_the_clients_of_one_network_opening_many_sessions_push_out_only_their_ow
 
 @pytest.fixture
 def tiny_store(retriever, minilm, tmp_path):
-    """The app whose store keeps 4 sessions (a client 2, a network 3). Yields (url, demo)."""
-    from conftest import serve_app
-    from rewriting import OriginalRewriter
-
-    url, _, demo = serve_app(Assistant(OriginalRewriter(), retriever, SentenceReader(minilm)), tmp_path,
-                             limits=S.UploadLimits(client_sessions=2, network_sessions=3))
-    try:
-        yield url, demo
-    finally:
-        demo.close()
+    """:func:`_store_app`, a test's own: its test makes the store keep 4 sessions."""
+    with _store_app(retriever, minilm, tmp_path) as app:
+        yield app
 
 
 def test_a_full_store_drops_the_oldest_session_of_the_network_holding_the_most(tiny_store, caplog):
