@@ -103,9 +103,6 @@ def _main(argv: list[str] | None) -> int:
         precision = y_dev[skip].mean() if skip.any() else float("nan")
         print(f"  p >= {t}: skips {skip.mean():.1%} of dev turns, precision {precision:.1%}")
 
-    GROUPS = {"qrecc_train_sample_1500.json": "qrecc", "qrecc_test_sample.json": "qrecc", "dev.json": "canard",
-              "2020_manual_evaluation_topics_v1.0.json": "cast", "2021_manual_evaluation_topics_v1.0.json": "cast",
-              "2022_evaluation_topics_flattened_duplicated_v1.0.json": "cast"}
     table = out
     prob = {f"{name}#{e.id}": p for (name, e), p in zip(dev, p_dev)}
     question = {f"{name}#{e.id}": e.question for name, e in dev}
