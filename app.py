@@ -71,7 +71,7 @@ TURN_CONCURRENCY = 64
 # for minutes. One client may have S.UploadLimits.client_queued of them.
 QUEUE_SIZE = 128
 # Seconds between refreshes of the source line while passages are encoded
-# (a first start's, about two minutes, or a session's uploads'): often
+# (a first start's or a session's uploads', minutes of work): often
 # enough to see it move, rare enough that a crowd's browsers barely load
 # the server.
 SOURCE_REFRESH_S = 5.0

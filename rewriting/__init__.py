@@ -69,7 +69,7 @@ __all__ = [
     "check_ray_arguments",
 ]
 
-# Names that pull in torch and transformers (~3 s), imported on first use so
+# Names that pull in torch and transformers (seconds to import), imported on first use so
 # that "original" and the data readers stay light.
 _LAZY = {
     "CausalLMRewriter": "_causal",

@@ -30,8 +30,8 @@ from ._java import import_pyserini
 __all__ = ["RAM_BUFFER_MB", "MAX_HASHES", "remember_id", "indexer_form", "as_is", "in_indexer_form", "index_lines"]
 
 # Lucene's indexing RAM buffer (MB) before it flushes a segment. Anserini's
-# default is 4096; a smaller buffer keeps the JVM's heap small and measured
-# no slower on 1M passages (BENCHMARKS.md §9).
+# default is 4096; a smaller buffer keeps the JVM's heap small and indexed
+# no slower on the large bench collection (BENCHMARKS.md §9).
 RAM_BUFFER_MB = 256
 
 # Passages whose id hashes the duplicate check keeps (8 bytes each: 512 MB
