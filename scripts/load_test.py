@@ -70,6 +70,7 @@ the URL must be on 127.0.0.1 or localhost. Every request is bounded by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -264,6 +265,22 @@ class _Session:
         self.conversation_no = None
         self.asked = 0
 
+    @contextlib.contextmanager
+    def asking(self, question: str, bar):
+        """One turn of ``question``, timed from here: the block puts the
+        server's reply in the yielded dict as ``"reply"``. Both clients count
+        a turn so: one that raises is :meth:`failed` and the session goes on,
+        else :meth:`replied`; the bar moves either way."""
+        began, asked = time.perf_counter(), {}
+        try:
+            yield asked
+        except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
+            self.failed(question, error)
+            return
+        finally:
+            bar.update(1)
+        self.replied(question, asked["reply"], time.perf_counter() - began)
+
     def failed(self, question: str, error: Exception) -> None:
         self.asked += 1
         self.errors.append(f"{type(error).__name__}: {error}")
@@ -315,15 +332,8 @@ def _session(url: str, number: int, conversation: Conversation, foreign: tuple[C
         client = None
         seen.errors.append("the sessions did not all start")
     for question in questions_for(conversation, turns) if client is not None else []:
-        began = time.perf_counter()
-        try:
-            reply = client.submit(question, api_name="/chat").result(timeout=timeout)
-        except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-            seen.failed(question, error)
-            continue
-        finally:
-            bar.update(1)
-        seen.replied(question, reply, time.perf_counter() - began)
+        with seen.asking(question, bar) as asked:
+            asked["reply"] = client.submit(question, api_name="/chat").result(timeout=timeout)
     return seen.result()
 
 
@@ -371,15 +381,8 @@ async def _lean_run(url: str, sessions: int, turns: int, timeout: float, bar) ->
     async def session(http, number: int, conversation: Conversation, foreign: tuple[Conversation, ...]) -> dict:
         session_hash, seen = uuid.uuid4().hex, _Session(number, conversation, foreign)
         for question in questions_for(conversation, turns):
-            began = time.perf_counter()
-            try:
-                reply = await asyncio.wait_for(_lean_turn(http, url, endpoint, session_hash, question), timeout)
-            except Exception as error:  # noqa: BLE001 - a failed turn is counted; the session goes on
-                seen.failed(question, error)
-                continue
-            finally:
-                bar.update(1)
-            seen.replied(question, reply, time.perf_counter() - began)
+            with seen.asking(question, bar) as asked:
+                asked["reply"] = await asyncio.wait_for(_lean_turn(http, url, endpoint, session_hash, question), timeout)
         return seen.result()
 
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout)) as http:

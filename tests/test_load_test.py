@@ -56,16 +56,25 @@ def _reply(question, turn, rewrite=None, answer="An answer.", conversation=1):
             "sources": [], "turn": turn, "conversation": conversation}
 
 
+class _Bar:
+    n = 0
+
+    def update(self, n):
+        self.n += n
+
+
 def _play(load_test, sessions, index, replies):
     """Session ``index`` of a run of ``sessions`` seeing ``replies`` (a reply
-    dict, or an exception for a turn that failed); the run's summary."""
+    dict, or an exception for a turn that failed), each turn counted by
+    ``_Session.asking`` as both clients count theirs; the run's summary."""
     own, foreign = load_test.plan(sessions)[index]
-    seen = load_test._Session(index, own, foreign)
+    seen, bar = load_test._Session(index, own, foreign), _Bar()
     for question, reply in zip(load_test.questions_for(own, len(replies)), replies):
-        if isinstance(reply, Exception):
-            seen.failed(question, reply)
-        else:
-            seen.replied(question, reply, 0.1)
+        with seen.asking(question, bar) as asked:
+            if isinstance(reply, Exception):
+                raise reply
+            asked["reply"] = reply
+    assert bar.n == len(replies)  # a failed turn moves the bar too
     return load_test.summary("lean", 1, len(replies), [seen.result()], 1.0, 0.0)
 
 
