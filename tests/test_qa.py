@@ -422,14 +422,22 @@ def test_cli_without_index_says_what_to_give_and_how_to_build_it(qrecc_file, cap
     assert capsys.readouterr().err == (
         "error: --index is needed for the end-to-end setting: give the Lucene index of the passages to search "
         "(python -m assistant.index --input COLLECTION --index DIR)\n")
-def test_cli_refuses_a_file_without_gold_answers_before_a_model_loads(tmp_path, capsys, monkeypatch):
-    # A QReCC file without "Answer" (one made for rewriting) read as all unanswerable:
-    # every "not found" scored F1 100, the upper bound 100, without a word.
+
+
+@pytest.fixture
+def no_models(monkeypatch):
+    """eval.qa's rewriter and readers, each failing the test if loaded: the
+    input is refused before any model loads."""
     def no_model(*args, **kwargs):
-        raise AssertionError("a model was loaded for a file without answers")
+        raise AssertionError("a model was loaded for input the command should have refused first")
 
     monkeypatch.setattr(qa, "load_rewriter", no_model)
     monkeypatch.setattr(qa, "build_readers", no_model)
+
+
+def test_cli_refuses_a_file_without_gold_answers_before_a_model_loads(tmp_path, capsys, no_models):
+    # A QReCC file without "Answer" (one made for rewriting) read as all unanswerable:
+    # every "not found" scored F1 100, the upper bound 100, without a word.
     path = tmp_path / "rewrites-only.json"
     path.write_text(json.dumps([{k: v for k, v in record.items() if k != "Answer"} for record in QRECC]))
     assert qa.main(["--data", str(path), "--index", str(tmp_path / "no-index"), "--limit", "2"]) == 2
@@ -467,14 +475,9 @@ def test_a_bad_jsonl_line_is_named_with_what_it_lacks(tmp_path, capsys, line, me
     assert capsys.readouterr().err == f"error: {path}, {message}\n"
 
 
-def test_known_context_without_a_gold_context_is_refused_before_a_model_loads(qrecc_file, tmp_path, capsys, monkeypatch):
+def test_known_context_without_a_gold_context_is_refused_before_a_model_loads(qrecc_file, tmp_path, capsys, no_models):
     # QReCC's own files have no Truth_passages: every turn was rewritten and the
     # readers loaded before the first turn was refused.
-    def no_model(*args, **kwargs):
-        raise AssertionError("a model was loaded for a setting the data cannot give")
-
-    monkeypatch.setattr(qa, "load_rewriter", no_model)
-    monkeypatch.setattr(qa, "build_readers", no_model)
     assert qa.main(["--data", str(qrecc_file), "--setting", "known-context"]) == 2
     assert capsys.readouterr().err == (
         "error: 3 of the 3 turns have no gold context (e.g. turn 1/1): known-context needs QReCC's Truth_passages "
@@ -482,14 +485,9 @@ def test_known_context_without_a_gold_context_is_refused_before_a_model_loads(qr
         "have them\n")
 
 
-def test_known_context_counts_the_turns_a_file_gives_no_truth_passages(tmp_path, capsys, monkeypatch):
+def test_known_context_counts_the_turns_a_file_gives_no_truth_passages(tmp_path, capsys, no_models):
     # InfoCQR's QReCC sample has Truth_passages for some turns and an empty
     # list for the rest: the refusal named one turn, as if the file had none.
-    def no_model(*args, **kwargs):
-        raise AssertionError("a model was loaded for a setting the data cannot give")
-
-    monkeypatch.setattr(qa, "load_rewriter", no_model)
-    monkeypatch.setattr(qa, "build_readers", no_model)
     path = tmp_path / "sample.json"
     path.write_text(json.dumps([
         {"Conversation_no": 7, "Turn_no": turn, "Question": f"q{turn}?", "Truth_rewrite": f"q{turn}?", "Truth_answer": "a",
