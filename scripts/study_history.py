@@ -45,7 +45,8 @@ from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
 from rewriting.rewrite import write_rewrites  # noqa: E402
 
 # Beside this checkout, not the working directory: the scripts run from anywhere.
-SPLIT = str(Path(__file__).resolve().parent.parent / "rewriting/adapters/smollm2-qr/split.json")
+ROOT = Path(__file__).resolve().parent.parent
+SPLIT = str(ROOT / "rewriting/adapters/smollm2-qr/split.json")
 
 
 def parse_variant(text: str) -> dict:
@@ -102,14 +103,26 @@ def rewrite_group(rewriter, items, use_rewrites: bool, turns: int | None = None)
     return out
 
 
+def split_examples(split: str | Path, side: str | None = None) -> list:
+    """``[(file name, RewriteExample)]`` of the data files a ``split.json``
+    names, in their order; with ``side`` ("train" or "dev"), only the turns
+    it puts on that side. The study scripts' one reader of a split: its
+    files are relative to the checkout (../shared/data/...), not the working
+    directory."""
+    data = json.loads(Path(split).read_text(encoding="utf-8"))
+    found = []
+    for path in data["files"]:
+        name = Path(path).name
+        wanted = None if side is None else set(data[side][name])
+        found += [(name, ex) for ex in load_examples(ROOT / path) if wanted is None or ex.id in wanted]
+    return found
+
+
 def exported_turns(directory: Path, group: str, split: str) -> list:
     """``[(key, RewriteExample)]`` of the turns ``eval.rewrites export`` wrote
     to ``DIR/<group>.jsonl`` (keys ``<file>#<id>``), read back from the data
     files the split names: the conversation and turn number come with them."""
-    files = json.loads(Path(split).read_text(encoding="utf-8"))["files"]
-    # split.json's files are relative to the checkout (../shared/data/...), not the working directory.
-    root = Path(__file__).resolve().parent.parent
-    examples = {f"{Path(path).name}#{ex.id}": ex for path in files for ex in load_examples(root / path)}
+    examples = {f"{name}#{ex.id}": ex for name, ex in split_examples(split)}
     return [(record["id"], examples[record["id"]]) for _, record in json_lines(directory / f"{group}.jsonl")]
 
 

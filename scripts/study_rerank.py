@@ -39,12 +39,9 @@ import numpy as np  # noqa: E402
 from assistant.kernel import json_lines, run_cli, tokens  # noqa: E402
 from eval.metrics import rouge1_recall  # noqa: E402
 from rewriting import load_rewriter, unigram_f1  # noqa: E402
-from rewriting.data import load_examples, with_rewritten_questions  # noqa: E402
-from study_history import check_inputs  # noqa: E402
+from rewriting.data import with_rewritten_questions  # noqa: E402
+from study_history import check_inputs, split_examples  # noqa: E402
 from study_nbest import arguments, beam_candidates, held_out_with_greedy, parse  # noqa: E402
-
-# split.json's files are relative to the checkout (../shared/data/...), not the working directory.
-ROOT = Path(__file__).resolve().parent.parent
 
 FEATURES = ["greedy", "beam_rank", "votes", "consensus", "words", "added", "kept", "from_history", "new_words",
             "capitals_added", "unchanged"]
@@ -80,11 +77,7 @@ def features(question: str, history: list[str], greedy: str, beam: list[str]) ->
 
 def training_turns(split: str, count: int, seed: int = 0) -> list:
     """A seeded sample of ``count`` training turns after the first."""
-    data = json.loads(Path(split).read_text(encoding="utf-8"))
-    examples = []
-    for path in data["files"]:
-        wanted = set(data["train"][Path(path).name])
-        examples += [ex for ex in load_examples(ROOT / path) if ex.id in wanted and ex.turn > 1]
+    examples = [ex for _, ex in split_examples(split, "train") if ex.turn > 1]
     return random.Random(seed).sample(examples, min(count, len(examples)))
 
 
@@ -92,8 +85,7 @@ def make_candidates(args, path: Path) -> None:
     """Step 1: the training turns' candidates, written to ``path``."""
     rewriter = load_rewriter(args.model)
     rewriter.config = dataclasses.replace(rewriter.config, max_input_tokens=args.budget)
-    data = json.loads(Path(args.split).read_text(encoding="utf-8"))
-    human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for p in data["files"] for ex in load_examples(ROOT / p)}
+    human = {(ex.source, ex.conversation_id, ex.turn): ex.rewrite for _, ex in split_examples(args.split)}
     turns = training_turns(args.split, args.train_turns)
     began, records = time.monotonic(), []
     for start in range(0, len(turns), args.batch):

@@ -26,11 +26,8 @@ from scipy.sparse import hstack, csr_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from assistant.kernel import CommandParser, run_cli  # noqa: E402
-from rewriting.data import load_examples  # noqa: E402
-from study_history import SPLIT, check_inputs  # noqa: E402  (beside this script, on the path a script runs with)
+from study_history import SPLIT, check_inputs, split_examples  # noqa: E402  (beside this script, on the path a script runs with)
 
-# Beside this checkout, not the working directory: the script runs from anywhere.
-ROOT = Path(__file__).resolve().parents[1]
 GROUP_NAMES = ("qrecc", "canard", "cast")
 
 PRONOUNS = set("he she it they him her them his hers its their theirs this that these those there here such one ones".split())
@@ -66,18 +63,9 @@ def _main(argv: list[str] | None) -> int:
     # Every input before the classifier is trained, not a traceback after.
     check_inputs(args.dir, args.split, [f"{group}.trained.jsonl" for group in GROUP_NAMES])
     out = args.dir
-    split = json.loads(args.split.read_text())
 
     def rows(kind):
-        result = []
-        for path in split["files"]:
-            name = Path(path).name
-            ids = set(split[kind][name])
-            # split.json's files are relative to the checkout (../shared/data/...).
-            for e in load_examples(ROOT / path):
-                if e.id in ids and e.history:
-                    result.append((name, e))
-        return result
+        return [(name, e) for name, e in split_examples(args.split, kind) if e.history]
 
 
     train, dev = rows("train"), rows("dev")

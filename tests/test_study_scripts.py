@@ -4,6 +4,7 @@ one line before any model loads."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,19 @@ def test_the_long_conversation_sets_name_each_turns_subject_and_their_facts_are_
     assert script.turn_subject("Marie Curie", "Curie", ()) == ("Marie Curie", ["Curie"])
     assert script.turn_subject("Marie Curie", "Curie", ("Albert Einstein", ["Curie", "Einstein"])) == \
         ("Albert Einstein", ["Curie", "Einstein"])
+
+
+def test_split_examples_reads_the_files_a_split_names_and_keeps_the_side_asked_for(tmp_path, qrecc_conversations):
+    # The study scripts' one reader of a split.json (rerank's training turns,
+    # skip_rewrite's train and dev rows, the exported turns read back).
+    spec = importlib.util.spec_from_file_location("study_history", SCRIPTS / "study_history.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    name = qrecc_conversations.name
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"files": [str(qrecc_conversations)],  # absolute: taken as it is, not under the checkout
+                                 "train": {name: ["qrecc:7:1", "qrecc:9:1"]}, "dev": {name: ["qrecc:7:2"]}}))
+    ids = lambda side: [(file, ex.id) for file, ex in study.split_examples(split, side)]  # noqa: E731
+    assert ids("train") == [(name, "qrecc:7:1"), (name, "qrecc:9:1")]
+    assert ids("dev") == [(name, "qrecc:7:2")]
+    assert ids(None) == [(name, "qrecc:7:1"), (name, "qrecc:7:2"), (name, "qrecc:9:1")]
