@@ -94,7 +94,7 @@ def _main(argv: list[str] | None) -> int:
     table = out
     prob = {f"{name}#{e.id}": p for (name, e), p in zip(dev, p_dev)}
     question = {f"{name}#{e.id}": e.question for name, e in dev}
-    for group in ("qrecc", "canard", "cast"):
+    for group in GROUP_NAMES:
         lines = [json.loads(l) for l in open(table / f"{group}.trained.jsonl")]
         for t in (0.7, 0.8, 0.9):
             kept = []
@@ -103,11 +103,11 @@ def _main(argv: list[str] | None) -> int:
                     r = dict(r, rewrite=question[r["id"]])
                 kept.append(r)
             (out / f"{group}.skip{int(t * 100)}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
-    missing = sum(1 for group in ("qrecc", "canard", "cast") for l in open(table / f"{group}.trained.jsonl") if json.loads(l)["id"] not in prob)
+    missing = sum(1 for group in GROUP_NAMES for l in open(table / f"{group}.trained.jsonl") if json.loads(l)["id"] not in prob)
     print("held-out outputs without a probability (first turns):", missing)
 
     preds = {}
-    for group in ("qrecc", "canard", "cast"):
+    for group in GROUP_NAMES:
         for l in open(table / f"{group}.trained.jsonl"):
             r = json.loads(l); preds[r["id"]] = r["rewrite"]
     sc = [(name, e) for (name, e) in dev if label(e)]
