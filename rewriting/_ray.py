@@ -122,6 +122,7 @@ def check_address(address: str, flag: str = "--ray") -> None:
 # HTTP/2's client preface and an empty SETTINGS frame: Ray's GCS and Ray
 # Client are gRPC servers, which answer them at once with a SETTINGS frame.
 _HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+# The type byte of a SETTINGS frame (RFC 9113), the fourth of a frame's header.
 _SETTINGS = 4
 # How long the probe waits for that answer; silence is left to Ray.
 PROBE_TIMEOUT_S = 2.0

@@ -33,6 +33,7 @@ from ..kernel import JavaNotFoundError
 
 __all__ = ["find_java_home", "java_version", "import_pyserini", "use_serving_java", "SERVING_JAVA_OPTIONS"]
 
+# The oldest Java that runs Anserini 1.7, the one pyserini 1.6.0 ships.
 MIN_JAVA = 21
 # JVM options of a process that serves searches. With the JVM's defaults (G1,
 # a heap of up to a quarter of the RAM) a server's memory grew for its first
