@@ -400,16 +400,22 @@ def test_no_output_is_written_over_an_input(cast2021, tmp_path, capsys, flag):
     assert (cast2021.read_text(), rewrites.read_text()) == before
 
 
-def test_a_split_holding_out_no_judged_turn_is_refused_before_any_model_or_index(cast2021, distractors, tmp_path,
-                                                                              capsys, monkeypatch):
-    # "no turn left to score" came after the rewriter had loaded and the judged index was built.
+@pytest.fixture
+def no_work(monkeypatch):
+    """eval.retrieval's rewriting and judged-index build, each failing the
+    test if run: the input is refused before either."""
     import eval.retrieval as command
 
     def no_work(*args, **kwargs):
-        raise AssertionError("a rewriter ran or an index was built for nothing to score")
+        raise AssertionError("a rewriter ran or an index was built for input the command should have refused first")
 
     monkeypatch.setattr(command, "rewrite_with", no_work)
     monkeypatch.setattr(command, "build_index", no_work)
+
+
+def test_a_split_holding_out_no_judged_turn_is_refused_before_any_model_or_index(cast2021, distractors, tmp_path,
+                                                                              capsys, no_work):
+    # "no turn left to score" came after the rewriter had loaded and the judged index was built.
     split = tmp_path / "split.json"
     split.write_text(json.dumps({"files": [str(cast2021)], "dev": {cast2021.name: ["cast2021:106:3"]}}))
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--split", str(split)]) == 2
@@ -423,14 +429,8 @@ def test_a_run_that_cannot_be_read_is_one_line(cast2021, tmp_path, capsys):
     assert capsys.readouterr().err == f"error: cannot read the run {missing}: No such file or directory\n"
 
 
-def test_a_bad_against_file_is_refused_before_the_rewriter_runs(cast2021, distractors, tmp_path, capsys, monkeypatch):
+def test_a_bad_against_file_is_refused_before_the_rewriter_runs(cast2021, distractors, tmp_path, capsys, no_work):
     # Found only after --rewriter had rewritten every turn.
-    import eval.retrieval as command
-
-    def no_rewriting(*args, **kwargs):
-        raise AssertionError("the rewriter ran before the --against file was read")
-
-    monkeypatch.setattr(command, "rewrite_with", no_rewriting)
     stray = tmp_path / "theirs.jsonl"
     stray.write_text(json.dumps({"id": "cast2021:999:1", "rewrite": "x"}) + "\n")
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewriter", "trained",
@@ -454,15 +454,8 @@ def test_write_collection_refuses_flags_that_would_do_nothing(cast2021, tmp_path
 
 
 def test_an_index_path_the_judged_index_cannot_go_to_is_refused_before_the_rewriting(cast2021, distractors, tmp_path,
-                                                                                      capsys, monkeypatch):
+                                                                                      capsys, no_work):
     # --index naming a file was refused by the index build, after every turn had been rewritten.
-    import eval.retrieval as command
-
-    def no_work(*args, **kwargs):
-        raise AssertionError("the rewriter ran or an index was built before --index was checked")
-
-    monkeypatch.setattr(command, "rewrite_with", no_work)
-    monkeypatch.setattr(command, "build_index", no_work)
     a_file = tmp_path / "index.txt"
     a_file.write_text("notes")
     # A folder of one's own (or another collection's index): the build replaces the whole folder.
