@@ -257,14 +257,20 @@ def test_bad_records_are_one_line_naming_the_file_and_record(files, tmp_path, ca
     assert f"{null}: prediction 3 (id s2, turn_id 1): answer must be text" in _one_error_line(capsys)
 
 
+@pytest.fixture
+def no_models(monkeypatch):
+    """eval.coqa's models, failing the test if loaded: the input is refused
+    before they load."""
+    def no_models(args):
+        raise AssertionError("the models were loaded for input the command should have refused first")
+
+    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
+
+
 @pytest.mark.parametrize("flag, value, least", [
     ("--passage-words", "0", 1), ("--k", "0", 1), ("--history-turns", "-1", 0), ("--limit", "-1", 1),
 ])
-def test_predict_flags_are_checked_before_the_models_load(files, tmp_path, capsys, monkeypatch, flag, value, least):
-    def no_models(args):
-        raise AssertionError("the models were loaded before the flags were checked")
-
-    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
+def test_predict_flags_are_checked_before_the_models_load(files, tmp_path, capsys, no_models, flag, value, least):
     data, _ = files
     assert coqa.main(["--data", str(data), "--predict", str(tmp_path / "ours.json"), flag, value]) == 2
     assert _one_error_line(capsys) == f"error: {flag} must be at least {least}, not {value}\n"
@@ -365,12 +371,8 @@ def test_a_limited_run_keeps_the_stories_an_interrupted_full_run_answered_past_i
     assert made == ["s1", "s2", "s3", "s3"]  # s1 and s2 were each answered once
 
 
-def test_predict_refuses_to_write_over_the_data_file(files, tmp_path, capsys, monkeypatch):
+def test_predict_refuses_to_write_over_the_data_file(files, tmp_path, capsys, no_models):
     # --predict naming the --data file replaced the CoQA file with the predictions.
-    def no_models(args):
-        raise AssertionError("the models were loaded")
-
-    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
     data, _ = files
     before = data.read_text()
     same = tmp_path / "." / data.name
@@ -420,12 +422,8 @@ def test_a_file_in_another_encoding_is_refused_saying_so(files, tmp_path, capsys
         assert _one_error_line(capsys) == f"error: {named} is not UTF-8 text; save it as UTF-8 and try again.\n"
 
 
-def test_predict_refuses_a_story_twice_before_answering(files, tmp_path, capsys, monkeypatch):
+def test_predict_refuses_a_story_twice_before_answering(files, tmp_path, capsys, no_models):
     # --pred refused it, --predict answered it twice (and resumed with one of the two).
-    def no_models(args):
-        raise AssertionError("the models were loaded")
-
-    monkeypatch.setattr(coqa, "_assistant_factory", no_models)
     data, _ = files
     twice = json.loads(data.read_text())
     twice["data"].append(twice["data"][0])

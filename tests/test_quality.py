@@ -237,11 +237,17 @@ def test_sweep_equals_separate_runs(minilm, official_file):
     assert sweep[1] == quality.evaluate(articles, reader)
 
 
-def test_cli_refuses_a_file_without_questions_before_a_model_loads(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def no_model(monkeypatch):
+    """The embedding reader's model, failing the test if loaded: the input is
+    refused before it loads."""
     def no_model(*args, **kwargs):
-        raise AssertionError("a model was loaded for a file without questions")
+        raise AssertionError("a model was loaded for input the command should have refused first")
 
     monkeypatch.setattr(quality.MultipleChoiceReader, "load", no_model)
+
+
+def test_cli_refuses_a_file_without_questions_before_a_model_loads(tmp_path, capsys, no_model):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     assert quality.main(["--data", str(empty)]) == 2
@@ -276,12 +282,8 @@ def test_a_gold_label_outside_one_to_four_is_refused(tmp_path, gold):
         quality.load_quality(path)
 
 
-def test_cli_refuses_a_file_without_gold_labels_before_a_model_loads(tmp_path, capsys, monkeypatch):
+def test_cli_refuses_a_file_without_gold_labels_before_a_model_loads(tmp_path, capsys, no_model):
     # QuALITY's test split has no gold_label: a model loaded and the table said n 0.
-    def no_model(*args, **kwargs):
-        raise AssertionError("a model was loaded for a file without gold labels")
-
-    monkeypatch.setattr(quality.MultipleChoiceReader, "load", no_model)
     unlabelled = [{k: v for k, v in q.items() if k not in ("gold_label", "difficult")} for q in OFFICIAL_QUESTIONS]
     path = tmp_path / "test.jsonl"
     path.write_text(json.dumps(_official_line(unlabelled)) + "\n")
