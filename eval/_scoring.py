@@ -18,7 +18,7 @@ from assistant.encoders import load_minilm, load_use
 from assistant.kernel import AssistantConfig, ConfigError, DataFormatError, default_index_dir, tokens
 from assistant.retrieval import BM25Retriever
 
-from . import metrics as M
+from . import metrics
 from ._table import read_split
 
 __all__ = [
@@ -64,7 +64,7 @@ class Scorer:
     """
 
     def __init__(self, names: Sequence[str], *, use=None, minilm=None, retriever=None,
-                 search_threads: int = M.SEARCH_THREADS) -> None:
+                 search_threads: int = metrics.SEARCH_THREADS) -> None:
         check_metric_names(names)
         needs = {"use": use, "use_angular": use, "minilm": minilm, "r_at_10": retriever}
         missing = [n for n in names if n in needs and needs[n] is None]
@@ -77,7 +77,7 @@ class Scorer:
 
     @classmethod
     def from_defaults(
-        cls, names: Sequence[str], index: str | None = None, torch_threads: int = 0, search_threads: int = M.SEARCH_THREADS
+        cls, names: Sequence[str], index: str | None = None, torch_threads: int = 0, search_threads: int = metrics.SEARCH_THREADS
     ) -> "Scorer":
         """Loads what ``names`` need: USE, MiniLM, and the BM25 index at
         ``index`` (raises :class:`~assistant.kernel.IndexNotFoundError`).
@@ -97,20 +97,20 @@ class Scorer:
         """Each metric's score for each pair, in [0, 1], in input order."""
         out: dict[str, np.ndarray] = {}
         if "rouge1_recall" in self.names:
-            out["rouge1_recall"] = np.array([M.rouge1_recall(r, c) for r, c in zip(references, candidates)])
+            out["rouge1_recall"] = np.array([metrics.rouge1_recall(r, c) for r, c in zip(references, candidates)])
         if "bleu" in self.names:
-            out["bleu"] = np.array([M.bleu(r, c) for r, c in zip(references, candidates)])
+            out["bleu"] = np.array([metrics.bleu(r, c) for r, c in zip(references, candidates)])
         if {"use", "use_angular"} & set(self.names):
             # One encoding serves both; the angular similarity is metrics' own
             # (stable next to cos = 1, where arccos of the cosine is not).
             wanted = {"use": "cosine", "use_angular": "angular"}
             measures = [m for name, m in wanted.items() if name in self.names]
-            table = M.embedding_similarity_table(self.use, references, candidates, measures, batch_size=BATCH)
+            table = metrics.embedding_similarity_table(self.use, references, candidates, measures, batch_size=BATCH)
             for name, measure in wanted.items():
                 if name in self.names:
                     out[name] = table[measure]
         if "minilm" in self.names:
-            out["minilm"] = M.embedding_similarities(self.minilm, references, candidates, batch_size=BATCH)
+            out["minilm"] = metrics.embedding_similarities(self.minilm, references, candidates, batch_size=BATCH)
         if "r_at_10" in self.names:
             out["r_at_10"] = self._r_at_10(references, candidates)
         return {name: out[name] for name in self.names}
@@ -143,11 +143,11 @@ class Scorer:
         pairs = list(zip(references, candidates))
         searched = [i for i, (r, c) in enumerate(pairs) if c.strip() != r.strip()]
         new = list(dict.fromkeys(references[i] for i in searched if references[i] not in self._reference_ids))
-        found = M.batch_result_ids(self.retriever, [*new, *(candidates[i] for i in searched)], K, self.search_threads)
+        found = metrics.batch_result_ids(self.retriever, [*new, *(candidates[i] for i in searched)], K, self.search_threads)
         self._reference_ids.update(zip(new, found))
         ids = dict(zip(searched, found[len(new) :]))
         return np.array([
-            1.0 if i not in ids else M.r_at_k(self.retriever, r, c, K, reference_ids=self._reference_ids[r], candidate_ids=ids[i])
+            1.0 if i not in ids else metrics.r_at_k(self.retriever, r, c, K, reference_ids=self._reference_ids[r], candidate_ids=ids[i])
             for i, (r, c) in enumerate(pairs)
         ])
 
