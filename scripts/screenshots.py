@@ -68,13 +68,18 @@ def _settled(page) -> None:
     page.wait_for_timeout(800)
 
 
-def ask(page, question: str) -> None:
+def _one_more_answer(page, button: str) -> None:
+    """Click ``button`` and wait until the chat shows one answer more and the page has drawn."""
     before = _answers(page)
-    page.fill("#question textarea", question)
-    page.click("#ask")
+    page.click(button)
     page.wait_for_function("n => document.querySelectorAll('#chat .cqa-answer').length > n", arg=before,
                            timeout=TURN_MS)
     _settled(page)
+
+
+def ask(page, question: str) -> None:
+    page.fill("#question textarea", question)
+    _one_more_answer(page, "#ask")
 
 
 def shot(page, path: Path, last: str, corner: str | None = None) -> None:
@@ -121,10 +126,7 @@ def replay(page, out: Path) -> None:
     page.click("#replay-start")
     page.wait_for_function("document.querySelector('#cqa-status').innerText.includes('Replaying')")
     for _ in range(4):
-        before = _answers(page)
-        page.click("#replay-next")
-        page.wait_for_function("n => document.querySelectorAll('#chat .cqa-answer').length > n", arg=before)
-        _settled(page)
+        _one_more_answer(page, "#replay-next")
     shot(page, out / "replay.png", "body")
 
 
