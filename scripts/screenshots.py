@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from pathlib import Path
 
@@ -122,7 +123,8 @@ def replay(page, out: Path) -> None:
     page.click("#replay-load")
     page.wait_for_function("document.querySelector('#replay-status').innerText.includes('Loaded')")
     page.click("#replay-pick input")
-    page.get_by_role("option", name=REPLAY_CONVERSATION, exact=True).click()
+    # The list labels a conversation "<id>: <first question> (<n> turns)".
+    page.get_by_role("option", name=re.compile(rf"^{re.escape(REPLAY_CONVERSATION)}: ")).click()
     page.click("#replay-start")
     page.wait_for_function("document.querySelector('#cqa-status').innerText.includes('Replaying')")
     for _ in range(4):
