@@ -328,7 +328,9 @@ def angular_similarity(u, v) -> float:
 
 
 class Encoder(Protocol):
-    """A sentence encoder: one vector per text, rows in input order."""
+    """A sentence encoder: one vector per text, rows in input order. Looser
+    than :class:`assistant.encoders.Encoder`, whose rows are unit vectors:
+    the similarities here normalise, so any vectors will do."""
 
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
@@ -336,7 +338,7 @@ class Encoder(Protocol):
 def embedding_similarity(encoder: Encoder, reference: str, candidate: str, *, angular: bool = False) -> float:
     """Cosine (or, with ``angular``, angular) similarity of the two texts'
     sentence vectors; the encoder is passed in, loaded once by the caller
-    (``eval.encoders.load_use()`` for QReCC's USE score).
+    (``assistant.encoders.load_use()`` for QReCC's USE score).
 
     Worked example with a bag-of-letters toy encoder: "ab" -> (1, 1),
     "a" -> (1, 0), cosine 0.7071, angular 0.75.

@@ -1,5 +1,5 @@
 """Tests for eval.metrics (hand-computed values and cross-checks against the
-reference packages), eval.encoders (the real models, small inputs), the
+reference packages), assistant.encoders (the real models, small inputs), the
 validation statistics of eval.rewrites, and the labels reader/builder."""
 
 from __future__ import annotations
