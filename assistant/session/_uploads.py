@@ -10,8 +10,8 @@ on the default index. The folder is removed when the session ends
 restarted) is removed at the next server start (:func:`remove_stale_sessions`),
 as it names the process that made it.
 
-Every problem is an :class:`~assistant.errors.InvalidInputError` or
-:class:`~assistant.errors.DataFormatError` naming the file and what to do.
+Every problem is an :class:`~assistant.kernel.InvalidInputError` or
+:class:`~assistant.kernel.DataFormatError` naming the file and what to do.
 """
 
 from __future__ import annotations
