@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import _free_port  # a local port where nothing listens
 
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="missing prerequisite: ray (pip install -r requirements-ray.txt)")
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,12 +228,6 @@ def test_an_interrupted_ray_run_keeps_its_rewrites_and_the_next_run_goes_on_from
     assert given == [2]  # the 8 requests left, in chunks of 4
     assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
     assert not (tmp_path / "ray.jsonl.partial").exists()
-
-def _free_port() -> int:
-    """A local port where nothing listens (bound and let go again)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @needs_ray
