@@ -6,10 +6,10 @@
 Input: the conversation history (as far back as fits) and the question, in
 the plain format of :mod:`rewriting._prompt`; target: the human rewrite;
 loss on the rewrite tokens only. LoRA adapters on every linear layer of the
-base (default SmolLM2-135M-Instruct) rather than full fine-tuning: ~3% of the
-parameters train, so 2 CPU cores fit a useful run in under an hour, the
-result is a few MB that the repo can carry, and the base model's knowledge
-of names and spelling is left intact. ``--copy`` adds the Transformer++ copy
+base (default SmolLM2-135M-Instruct) rather than full fine-tuning: a few
+percent of the parameters train (BENCHMARKS.md §3), so 2 CPU cores fit a
+useful run in under an hour, the result is a few MB that the repo can
+carry, and the base model's knowledge of names and spelling is left intact. ``--copy`` adds the Transformer++ copy
 head (:mod:`rewriting._copy`).
 
 Without ``--dev`` the training files are split by conversation
