@@ -9,8 +9,8 @@ loss on the rewrite tokens only. LoRA adapters on every linear layer of the
 base (default SmolLM2-135M-Instruct) rather than full fine-tuning: a few
 percent of the parameters train (BENCHMARKS.md §3), so 2 CPU cores fit a
 useful run in under an hour, the result is a few MB that the repo can
-carry, and the base model's knowledge of names and spelling is left intact. ``--copy`` adds the Transformer++ copy
-head (:mod:`rewriting._copy`).
+carry, and the base model's knowledge of names and spelling is left
+intact. ``--copy`` adds the Transformer++ copy head (:mod:`rewriting._copy`).
 
 Without ``--dev`` the training files are split by conversation
 (:func:`rewriting.data.split_by_conversation`); the exact split is written
