@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assistant import session as S
-from assistant.kernel import DataFormatError, IndexNotFoundError, InvalidInputError, Rewrite, read_labels
+from assistant.kernel import DataFormatError, IndexNotFoundError, InvalidInputError, Rewrite, StopSignal, read_labels
 
 ADA = "Who was Ada Lovelace?"
 
@@ -955,7 +955,7 @@ def test_uploads_read_again_once_at_a_time_and_kept_by_their_conversation_when_i
         def __init__(self):
             self.lock, self.waiting = threading.Lock(), threading.Event()
 
-        def acquire(self, stopped=None):
+        def acquire(self, stop=None):
             if not self.lock.acquire(blocking=False):
                 self.waiting.set()
                 self.lock.acquire()
@@ -1556,7 +1556,8 @@ def test_a_one_turn_replay_says_one_turn(qrecc_conversations):
 def test_a_free_tab_lock_is_not_taken_once_stopped():
     # acquire(stopped) looked at stopped() only while another held the lock:
     # a turn stopped before it asked took a free lock and ran.
-    session = S.Session()
-    assert session.taking.acquire(lambda: True) is False
-    assert session.taking.acquire(lambda: False) is True  # not stopped: taken, as before
+    session, stopped = S.Session(), StopSignal()
+    stopped.set()
+    assert session.taking.acquire(stopped) is False
+    assert session.taking.acquire(StopSignal()) is True  # not stopped: taken, as before
     session.taking.release()

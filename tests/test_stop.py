@@ -367,3 +367,79 @@ def test_the_signal_nobody_stops_keeps_no_callback():
     stop.on_set(lambda: called.append(True))
     stop.set()
     assert called == [True]
+
+
+# ---------------------------------------------------------------- the tab's lock: Stop by the signal alone
+
+
+class Looked(StopSignal):
+    """A turn's stop signal that tells when a waiter first looks at it and
+    finds it not set (``looked``), holds that look until ``go`` when
+    ``hold``, and counts the wakes given to it (:meth:`on_set`) and not yet
+    given back (``kept``)."""
+
+    def __init__(self, hold: bool = False):
+        super().__init__()
+        self.looked, self.go, self.hold, self.kept = threading.Event(), threading.Event(), hold, 0
+
+    def is_set(self) -> bool:
+        seen = super().is_set()
+        if not seen and not self.looked.is_set():
+            self.looked.set()
+            if self.hold and not self.go.wait(GUARD):
+                raise TimeoutError("the test never let the look go on")
+        return seen
+
+    def on_set(self, callback):
+        self.kept += 1
+        forget = super().on_set(callback)
+
+        def given_back():
+            self.kept -= 1
+            forget()
+
+        return given_back
+
+
+RACE = ("before_it_waits", "between_its_look_and_its_wait", "while_it_waits", "after_it_took_the_lock")
+
+
+@pytest.mark.parametrize("when", RACE)
+def test_stop_reaches_a_turn_waiting_on_its_tabs_lock_through_its_signal_alone(when):
+    # Stop reached a turn waiting for its source to be read again (the tab's
+    # lock, held by the reading) by a second way: stop_turns set the turn's
+    # signal, then woke the lock itself. Now the signal's own wake (on_set)
+    # ends the wait, whenever Stop comes, with no wake-up lost in the window
+    # between the waiter's look at its signal and its wait; a wait that ends
+    # gives its wake back. Each moment is reached by events, never by time.
+    session = S.Session()
+    assert session.taking.acquire()  # held: the source is being read again
+    session.stop_signal = Looked(hold=when == "between_its_look_and_its_wait")
+    stop = session.stop_signal  # what a turn takes as it begins (under the session's ending lock)
+    flagged = threading.Event()
+    StopSignal.on_set(stop, flagged.set)  # the test's own, called first: the signal is set, its wakes still to run
+    if when == "before_it_waits":
+        S.stop_turns(session)
+    waiter, outcome = _in_thread(session.taking.acquire, stop)
+    if when == "between_its_look_and_its_wait":
+        assert stop.looked.wait(GUARD), "the waiter never looked at its signal"
+        # Stop now: its wake of the lock waits for the look to end in a wait.
+        pressing, _ = _in_thread(S.stop_turns, session)
+        assert flagged.wait(GUARD), "Stop never set the signal"
+        stop.go.set()
+        pressing.join(GUARD)
+        assert not pressing.is_alive()
+    elif when == "while_it_waits":
+        assert stop.looked.wait(GUARD), "the waiter never looked at its signal"
+        stop.set()  # the signal alone (whoever sets it), not stop_turns: it returns once the waiter was woken
+    elif when == "after_it_took_the_lock":
+        assert stop.looked.wait(GUARD), "the waiter never looked at its signal"
+        session.taking.release()  # the reading ended: the waiter takes the lock
+        waiter.join(GUARD)
+        S.stop_turns(session)  # the turn's next stage check ends it (see the pipeline's tests)
+    waiter.join(GUARD)
+    assert not waiter.is_alive(), "the waiter was never woken"
+    assert outcome == [when == "after_it_took_the_lock"]
+    assert stop.kept == 0  # the signal, which outlives the wait, holds no wake of the lock
+    assert stop.is_set()
+    session.taking.release()

@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import LUCENE_STOPWORDS, AssistantError, InvalidInputError, composed_text, counted, porter_stem, tokens
+from ..kernel import (LUCENE_STOPWORDS, NO_STOP, AssistantError, InvalidInputError, StopSignal, composed_text, counted,
+                      porter_stem, tokens)
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
@@ -472,16 +473,16 @@ def waiting_for(session: Session) -> Origin | None:
 
 
 def take_waiting(services: Services, session: Session, client: str | None = None,
-                 stopped: Callable[[], bool] | None = None) -> str:
+                 stop: StopSignal = NO_STOP) -> str:
     """Take again the source the current conversation waits for
     (:func:`waiting_for`): uploads indexed again, a document read again,
     which may take minutes (the app does it in a queued event with its
     progress). Returns the status ("" when it waits for none). One at a
     time per session: a question asked meanwhile (the app calls this
     before asking) waits for it, then finds its source taken; or, once
-    ``stopped()`` says so (Stop pressed: the session's ``taking.wake``),
+    ``stop`` is set (Stop pressed: the turn's signal, which wakes the wait),
     waits no more and returns "" (the reading goes on)."""
-    if not session.taking.acquire(stopped):
+    if not session.taking.acquire(stop):
         return ""
     try:
         if waiting_for(session) is None:
@@ -492,15 +493,15 @@ def take_waiting(services: Services, session: Session, client: str | None = None
 
 
 def await_source(services: Services, session: Session, client: str | None = None,
-                 stopped: Callable[[], bool] | None = None) -> None:
+                 stop: StopSignal = NO_STOP) -> None:
     """Before a turn of the current conversation (a question, a re-run with
     a correction, a multiple choice about its document): the source it is
     being read again from (:func:`waiting_for`) is waited for, or read,
     rather than the turn answered from the default collection meanwhile;
-    what the reading says is among ``session.notes``. ``stopped``: as
+    what the reading says is among ``session.notes``. ``stop``: as
     :func:`take_waiting` gives up waiting."""
     if waiting_for(session) is not None:
-        status = take_waiting(services, session, client, stopped)
+        status = take_waiting(services, session, client, stop)
         if status:
             session.notes.append(status)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..encoders import load_minilm
-from ..kernel import Conversation, Rewrite, StopSignal, Turn
+from ..kernel import NO_STOP, Conversation, Rewrite, StopSignal, Turn
 from ..pipeline import Assistant
 from ..readers import MultipleChoiceReader
 from ..retrieval import DeferredRescorer, Rescorer
@@ -377,7 +377,7 @@ class SessionFiles:
 class _TabLock:
     """A lock of one tab's session: gr.State deep-copies its default Session
     per tab, and a copy gets a lock of its own (a lock cannot be copied).
-    A waiter may give up (:meth:`acquire` with ``stopped``): a turn waiting
+    A waiter may give up (:meth:`acquire` with a ``stop``): a turn waiting
     for its source to be read again, stopped, ends then, not when the
     reading does."""
 
@@ -385,26 +385,36 @@ class _TabLock:
         self._free = threading.Condition()
         self._held = False
 
-    def acquire(self, stopped: Callable[[], bool] | None = None) -> bool:
+    def acquire(self, stop: StopSignal = NO_STOP) -> bool:
         """Take the lock, waiting while another holds it; False (not taken)
-        once ``stopped()`` says so, looked at again at each :meth:`wake`."""
-        with self._free:
-            # Looked at first too: a free lock taken by a turn stopped before it
-            # asked ran the turn its Stop had ended.
-            while stopped is None or not stopped():
-                if not self._held:
-                    self._held = True
-                    return True
-                self._free.wait()
-            return False
+        once ``stop`` is set. Setting it wakes this wait (its
+        :meth:`~assistant.kernel.StopSignal.on_set`): the turn's signal is
+        the one way a Stop reaches a waiter, as it reaches a batcher's."""
+        forget = stop.on_set(self._wake)
+        try:
+            with self._free:
+                # Looked at first too: a free lock taken by a turn stopped before it
+                # asked ran the turn its Stop had ended. Looked at under the
+                # condition's lock: a set between this look and the wait is not
+                # missed, since its wake waits for the lock, which wait() gives up.
+                # (Only is_set here, no other lock: Stop sets the signal, and
+                # so runs this wake, under the session's ending lock.)
+                while not stop.is_set():
+                    if not self._held:
+                        self._held = True
+                        return True
+                    self._free.wait()
+                return False
+        finally:
+            forget()  # taken, or given up: the signal, which outlives this wait, keeps no wake of it
 
     def release(self) -> None:
         with self._free:
             self._held = False
             self._free.notify_all()
 
-    def wake(self) -> None:
-        """The waiters look again whether they are stopped (a Stop was pressed)."""
+    def _wake(self) -> None:
+        # The waiters look again whether they are stopped.
         with self._free:
             self._free.notify_all()
 
@@ -445,17 +455,19 @@ class Session:
     # Turns of this session under way (the app counts them, so that Stop with
     # nothing running says so).
     running: int = 0
-    # Stop presses, and the turns (ask) begun and not yet ended: a turn ends
-    # added only if no Stop came since it began (_turns.stop_turns decides
-    # with the turn's end under one lock, so that Stop says which it was).
+    # Stop presses (the app's streams tell a Stop by them), and the turns
+    # (ask) begun and not yet ended: a turn ends added only if no Stop came
+    # since it began, as its stop signal says (_turns.stop_turns decides with
+    # the turn's end under one lock, so that Stop says which it was).
     stops: int = 0
     asking: int = 0
     # Those of them waiting for the conversation's source to be read again
     # (after a reload): Stop says their question was not asked.
     awaiting: int = 0
     # The signal the turns begun since the last Stop check between their model
-    # steps: the next Stop sets it (the turns end at once, Stopped) and puts
-    # a fresh one in its place, for the turns begun after it.
+    # steps and their stages, and whose setting ends their wait for the tab's
+    # lock: the next Stop sets it (the turns end at once, Stopped) and puts a
+    # fresh one in its place, for the turns begun after it.
     stop_signal: StopSignal = field(default_factory=StopSignal, repr=False, compare=False)
     # The turns (their indexes) being re-run with the user's rewrite
     # (_turns.correct), under the same lock: a re-run ends kept only if no

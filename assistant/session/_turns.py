@@ -20,6 +20,9 @@ from ._views import turn_of_message
 
 # Stop and a turn's end decide under this lock: a turn that ended before Stop
 # is kept, one that ends after it is not added, and Stop knows which to say.
+# A turn takes the session's stop signal under it, and Stop sets that signal
+# and puts a fresh one in its place under it, so a turn is stopped (its
+# signal set) exactly by the Stops that came after it began.
 # (Gradio's cancel does not stop the thread of a turn under way: Stop said
 # "not added" while the turn was added after it.)
 _ENDING = threading.Lock()
@@ -78,12 +81,12 @@ def ask(
     question = validate_question(question, services.assistant.config.max_question_chars)
     conversation = session.turns  # new_conversation and switch_conversation put another list in its place
     with _ENDING:
-        stops, stop = session.stops, session.stop_signal
+        stop = session.stop_signal
         session.asking += 1
     under_way = True
     not_added = f"Stopped before “{echoed_question(question)}” was answered: it was not added."
     try:
-        _await_source(services, session, client, stops, f"Stopped before “{echoed_question(question)}” was asked "
+        _await_source(services, session, client, stop, f"Stopped before “{echoed_question(question)}” was asked "
                                                         "(it waited for its source to be read again): it was not added.",
                       asking=True)
         assistant = assistant_for(services, session)
@@ -105,7 +108,7 @@ def ask(
                     yield Pending(question, step)
                 else:
                     turn = step
-        except Stopped:  # Stop pressed during a model call, which ended at its next step
+        except Stopped:  # Stop pressed during a stage, which ended at its next step
             raise InvalidInputError(not_added) from None
         if session.turns is not conversation:
             # Started over (or switched) while this turn ran: its answer, to the
@@ -130,7 +133,7 @@ def ask(
         with _ENDING:
             session.asking -= 1
             under_way = False
-            if session.stops != stops:
+            if stop.is_set():
                 raise InvalidInputError(not_added)
             session.turns.append(SessionTurn(turn, info))
             session.selected = None
@@ -140,24 +143,24 @@ def ask(
                 session.asking -= 1
 
 
-def _await_source(services: Services, session: Session, client: str | None, stops: int, stopped: str, *,
+def _await_source(services: Services, session: Session, client: str | None, stop: StopSignal, stopped: str, *,
                   asking: bool = False) -> None:
     """:func:`await_source` for a turn (a question, a re-run) registered under
-    way since Stop press ``stops``, ended with ``stopped`` (InvalidInputError)
-    if a Stop came meanwhile, before any model runs. A question's
-    (``asking``) is counted in ``session.awaiting`` while it waits: Stop
-    then says what it waited for."""
+    way with the signal ``stop``, ended with ``stopped`` (InvalidInputError)
+    if a Stop came meanwhile, before any model runs: the Stop's setting of
+    the signal ends the wait too. A question's (``asking``) is counted in
+    ``session.awaiting`` while it waits: Stop then says what it waited for."""
     waiting = asking and waiting_for(session) is not None
     if waiting:
         with _ENDING:
             session.awaiting += 1
     try:
-        await_source(services, session, client, lambda: session.stops != stops)
+        await_source(services, session, client, stop)
     finally:
         if waiting:
             with _ENDING:
                 session.awaiting -= 1
-    if session.stops != stops:
+    if stop.is_set():
         raise InvalidInputError(stopped)
 
 
@@ -208,19 +211,20 @@ class StoppedTurns:
 def stop_turns(session: Session) -> StoppedTurns:
     """Stop pressed: a turn under way now is not added, and a turn being
     re-run with the user's rewrite (:func:`correct`) is left as it was; each
-    ends at its model's next step (its stop signal is set), or, in a stage
-    that cannot be stopped, when it returns. Returns what was under way; a
-    turn or a re-run that ended before this call is kept."""
+    ends at its next stop check (its stop signal is set): in a model's loop,
+    between two stages, or, waiting for its source to be read again, at
+    once (the signal wakes that wait). Returns what was under way; a turn
+    or a re-run that ended before this call is kept."""
     with _ENDING:
         session.stops += 1
-        # Set under the lock: a turn takes its signal with its count, so one
-        # begun after this Stop gets the fresh one and runs on.
+        # Set under the lock: a turn takes its signal under it, so one begun
+        # after this Stop gets the fresh one and runs on. Its on_set wakes run
+        # here, under the lock (a batcher's wait, the tab lock's): none takes it.
         session.stop_signal.set()
         session.stop_signal = StopSignal()
         waiting = waiting_for(session) if session.awaiting else None
         stopped = StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
                                waiting.name if waiting is not None else "")
-    session.taking.wake()  # a turn waiting for its source to be read again ends now, not when the reading does
     return stopped
 
 
@@ -303,13 +307,13 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
     window = services.assistant.history_window(session.history(index))
     previous = session.turns[index - 1].turn.rewrite.text if window else ""
     with _ENDING:  # as ask(): Stop and this re-run's end decide under one lock
-        stops, stop = session.stops, session.stop_signal
+        stop = session.stop_signal
         session.correcting.append(index)
     under_way = True
     not_rerun = f"Stopped before turn {index + 1} was re-run with your rewrite: it is as it was."
     try:
         # As ask() does, the source being read again waited for as part of the re-run.
-        _await_source(services, session, client, stops, f"Stopped before turn {index + 1} was re-run with your "
+        _await_source(services, session, client, stop, f"Stopped before turn {index + 1} was re-run with your "
                                                         "rewrite (it waited for its source to be read again): it is "
                                                         "as it was.")
         try:
@@ -326,7 +330,7 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
         with _ENDING:
             session.correcting.remove(index)
             under_way = False
-            if session.stops != stops:
+            if stop.is_set():
                 raise InvalidInputError(not_rerun)
             if index >= len(session.turns) or session.turns[index] is not entry:
                 # Undone, or its conversation left, while it re-ran: kept, the
