@@ -300,9 +300,11 @@ class Assistant:
 
     def rewrite(self, question: str, history: Sequence[str], stop: StopSignal = NO_STOP) -> Rewrite:
         """The self-contained form of a (validated) ``question``;
-        :class:`~assistant.kernel.Stopped` once ``stop`` is set (a rewriter
-        that takes a ``stop``, as the causal LM's does, ends at its next
-        decoding step; any other at its end)."""
+        :class:`~assistant.kernel.Stopped` once ``stop`` is set: before the
+        rewriter runs, within one that takes a ``stop`` (the causal LM's
+        ends at its next decoding step), and after it (any other ends at
+        its end)."""
+        stop.check()
         rewritten = with_stop(self.rewriter.rewrite, stop)(question, self.history_window(history))
         stop.check()
         return _checked(rewritten, Rewrite, self.rewriter, "rewrite")
@@ -312,9 +314,11 @@ class Assistant:
         """Retrieve and read for a rewrite already decided; ``previous`` is the
         previous turn's rewrite ("" on a first turn), whose words widen the
         search (:func:`~assistant.retrieval.expand_query`), not the reading.
-        :class:`~assistant.kernel.Stopped` once ``stop`` is set: before the
-        search, before the reading, within a reader that takes a ``stop``
-        (the generative one), and after it.
+        :class:`~assistant.kernel.Stopped` once ``stop`` is set: at each
+        stage's end (before the search, after it, after the rescoring: the
+        retriever and the rescorer run to their end, BM25 and one rewrite's
+        encoding), within a reader that takes a ``stop`` (the generative
+        one), and after the reading.
 
         The UI uses this to show the rewrite before the answer, and to re-run
         a turn with the user's corrected rewrite.
@@ -334,6 +338,7 @@ class Assistant:
             passages = _checked_passages(self.retriever.search(query, k), self.retriever)
         else:
             hits = _checked_passages(self.retriever.search(query, max(k, self.retriever_config.rescore_depth)), self.retriever)
+            stop.check()
             passages = self.rescorer.rescore(reading, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
         stop.check()

@@ -9,6 +9,7 @@ asserted is which pass was the last, never how long anything took.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -443,3 +444,89 @@ def test_stop_reaches_a_turn_waiting_on_its_tabs_lock_through_its_signal_alone(w
     assert stop.kept == 0  # the signal, which outlives the wait, holds no wake of the lock
     assert stop.is_set()
     session.taking.release()
+
+
+# ---------------------------------------------------------------- the stages that cannot be stopped inside
+
+
+class Stages:
+    """A rewriter, retriever, rescorer and reader, none of which takes a
+    ``stop`` (each runs to its end), that record which of them ran; Stop is
+    pressed (``press()``) during the one named ``pressed_in``."""
+
+    def __init__(self, pressed_in: str, press):
+        self.ran: list[str] = []
+        self.pressed_in, self.press = pressed_in, press
+
+    def _ran(self, stage: str) -> None:
+        self.ran.append(stage)
+        if stage == self.pressed_in:
+            self.press()
+
+    def rewrite(self, question, history):
+        self._ran("rewrite")
+        return Rewrite(question)
+
+    def search(self, query, k):
+        self._ran("search")
+        return [Passage("p1", "Ada", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0)]
+
+    def rescore(self, question, passages, k, alternatives=()):
+        self._ran("rescore")
+        return list(passages)[:k]
+
+    def read(self, question, passages):
+        self._ran("read")
+        return Answer(passages[0].text, 1.0, evidence=passages[0].text, source_id=passages[0].id)
+
+    def assistant(self) -> Assistant:
+        return Assistant(self, self, self, rescorer=self)
+
+
+STAGES = ["rewrite", "search", "rescore", "read"]
+
+
+@pytest.mark.parametrize("pressed_in", ["before_the_turn"] + STAGES)
+def test_a_turn_stopped_during_a_stage_that_cannot_be_stopped_runs_no_stage_after_it(pressed_in):
+    # The retriever and the rescorer (its rewrite's encoding) take no stop:
+    # a turn stopped during the search still rescored its hits, and one
+    # stopped before it began still rewrote. Each stage's end is a check now.
+    stop = StopSignal()
+    stages = Stages(pressed_in, stop.set)
+    if pressed_in == "before_the_turn":
+        stop.set()
+    with pytest.raises(Stopped):
+        list(stages.assistant().steps("What did she write?", HISTORY, stop=stop))
+    assert stages.ran == STAGES[: STAGES.index(pressed_in) + 1 if pressed_in in STAGES else 0]
+
+
+def test_a_turn_stopped_after_its_last_stage_computes_no_metrics(tmp_path, monkeypatch):
+    # The live metrics (ROUGE, USE, R@10: an encoding and a search) were
+    # computed for a turn Stop came to once its stages were over, then dropped.
+    session, stages, scored = S.Session(), Stages("", None), []
+    assistant = stages.assistant()
+    services = dataclasses.replace(_services(stages, tmp_path), assistant=assistant,
+                                   scorer=lambda *args: scored.append(args) or {})
+    list(S.ask(services, session, "Who was Ada Lovelace?", reference="Who was Ada Lovelace?"))
+    assert len(scored) == 1  # not stopped: scored against its reference
+    steps, answer = assistant.steps, assistant.answer
+
+    def then_stopped(*args, **kwargs):  # Stop pressed once the turn passed its last check
+        for step in steps(*args, **kwargs):
+            if not isinstance(step, Rewrite):
+                S.stop_turns(session)
+            yield step
+
+    def answered_then_stopped(*args, **kwargs):
+        answered = answer(*args, **kwargs)
+        S.stop_turns(session)
+        return answered
+
+    monkeypatch.setattr(assistant, "steps", then_stopped)
+    with pytest.raises(InvalidInputError, match="^Stopped before “What did she write\\?” was answered"):
+        list(S.ask(services, session, "What did she write?", reference="What did Ada Lovelace write?"))
+    assert len(scored) == 1
+    monkeypatch.setattr(assistant, "answer", answered_then_stopped)
+    with pytest.raises(InvalidInputError, match="^Stopped before turn 1 was re-run with your rewrite"):
+        S.correct(services, session, 0, "Who was Ada Lovelace, the mathematician?")
+    assert len(scored) == 1 and len(session.turns) == 1

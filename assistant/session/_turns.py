@@ -129,6 +129,8 @@ def ask(
             example_id=example_id,
             uid=uuid.uuid4().hex[:8],
         )
+        if stop.is_set():  # stopped after its reading: nor are its metrics computed (a search, an encoding)
+            raise InvalidInputError(not_added)
         _score(services, session, info)
         with _ENDING:
             session.asking -= 1
@@ -326,6 +328,8 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
         scored = dataclasses.replace(info)
         if not info.reference or info.reference_kind in ("correction", "confirmed"):
             scored.reference, scored.reference_kind = corrected, "correction"
+        if stop.is_set():  # as ask(): a stopped re-run's metrics are not computed
+            raise InvalidInputError(not_rerun)
         _score(services, session, scored)
         with _ENDING:
             session.correcting.remove(index)
