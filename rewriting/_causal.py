@@ -224,17 +224,21 @@ class CausalLMRewriter:
             question, history = items[index]
             results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
 
-    def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int) -> list[list[Rewrite]]:
+    def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int,
+                    stop: StopSignal = NO_STOP) -> list[list[Rewrite]]:
         """Each ``(question, history)``'s ``beams`` best rewrites by beam search
         (:meth:`_beam_batch`), best first, each finished as :meth:`finish`
         finishes greedy output; ``[]`` for a question :meth:`rewrite_batch`
-        does not give the model (a first turn, one too long)."""
+        does not give the model (a first turn, one too long).
+        :class:`~assistant.kernel.Stopped` once ``stop`` is set, at the next
+        decoding step, as :meth:`rewrite_batch` (nothing is returned)."""
         if beams < 1:
             raise ValueError(f"beams must be at least 1, not {beams}")
         _, todo = self._without_model(items)
         found: list[list[Rewrite]] = [[] for _ in items]
         for chunk in self._chunks(todo):
-            for (index, _), hypotheses in zip(chunk, self._beam_batch([ids for _, ids in chunk], beams)):
+            stop.check()  # before the chunk's prompts are read, as rewrite_batch
+            for (index, _), hypotheses in zip(chunk, self._beam_batch([ids for _, ids in chunk], beams, stop=stop)):
                 question, history = items[index]
                 found[index] = [self.finish(question, history, ids, stopped) for ids, stopped in hypotheses]
         return found

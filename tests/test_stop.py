@@ -530,3 +530,36 @@ def test_a_turn_stopped_after_its_last_stage_computes_no_metrics(tmp_path, monke
     with pytest.raises(InvalidInputError, match="^Stopped before turn 1 was re-run with your rewrite"):
         S.correct(services, session, 0, "Who was Ada Lovelace, the mathematician?")
     assert len(scored) == 1 and len(session.turns) == 1
+
+
+# ---------------------------------------------------------------- /rewrite and nbest_batch
+
+
+def test_the_rewrite_api_takes_a_stop(tiny_gpt2, tmp_path):
+    rewriter = _rewriter(tiny_gpt2)
+    services = _services(rewriter, tmp_path)
+    stop = StopSignal()
+    passes = Passes(rewriter, at=lambda number: number == 2 and stop.set())
+    assert S.rewrite_json(services, "What did she write about?", HISTORY, stop) == {
+        "question": "What did she write about?", "error": str(Stopped())}
+    assert passes.count == 2  # its decoding ended at the step after Stop
+    passes.count = 0
+    assert S.rewrite_json(services, "What did she write about?", HISTORY, stop)["error"] == str(Stopped())
+    assert passes.count == 0  # stopped before it began: nothing read
+    assert "rewrite" in S.rewrite_json(services, "What did she write about?", HISTORY, StopSignal())
+
+
+def test_an_nbest_search_ends_at_the_step_after_stop(tiny_gpt2):
+    rewriter = _rewriter(tiny_gpt2)
+    passes = Passes(rewriter)
+    whole = rewriter.nbest_batch(TWO, beams=2, stop=StopSignal())  # a signal never set: the whole search
+    assert passes.count > 2 and all(len(found) == 2 for found in whole)
+    rewriter, stop = _rewriter(tiny_gpt2), StopSignal()
+    passes = Passes(rewriter, at=lambda number: number == 2 and stop.set())
+    with pytest.raises(Stopped):
+        rewriter.nbest_batch(TWO, beams=2, stop=stop)
+    assert passes.count == 2
+    passes.count = 0
+    with pytest.raises(Stopped):
+        rewriter.nbest_batch(TWO, beams=2, stop=stop)  # stopped before it began: nothing read
+    assert passes.count == 0

@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..kernel import AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted, echoed_question
+from ..kernel import (NO_STOP, AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted,
+                      echoed_question)
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, await_source, search_notice, waiting_for
@@ -257,10 +258,12 @@ def ask_json(services: Services, session: Session, question: str) -> dict:
 MAX_HISTORY_TEXTS = 200
 
 
-def rewrite_json(services: Services, question: str, history) -> dict:
+def rewrite_json(services: Services, question: str, history, stop: StopSignal = NO_STOP) -> dict:
     """The rewrite of ``question`` after ``history`` (QReCC's Context: earlier
     questions and answers, oldest first), for API clients, with no session:
-    ``{"rewrite", "note"}``, or ``{"question", "error"}`` for bad input."""
+    ``{"rewrite", "note"}``, or ``{"question", "error"}`` for bad input, and
+    for a rewrite ``stop`` stopped (its decoding ends at its next step, as a
+    turn's does)."""
     assistant = services.assistant
     try:
         question = validate_question(question, assistant.config.max_question_chars)
@@ -276,7 +279,7 @@ def rewrite_json(services: Services, question: str, history) -> dict:
             if len(text) > MAX_HISTORY_CHARS:
                 raise InvalidInputError(f"A text of the history is {len(text):,} characters long; send at most "
                                         f"{MAX_HISTORY_CHARS:,} characters a text.")
-        rewrite = assistant.rewrite(question, history)
+        rewrite = assistant.rewrite(question, history, stop)
     except AssistantError as error:
         return {"question": echoed_question(question), "error": str(error)}
     return {"rewrite": rewrite.text, "note": rewrite.note}
