@@ -26,7 +26,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .kernel import MicroBatcher, ModelNotFoundError, native_bf16
+from .kernel import NO_STOP, MicroBatcher, ModelNotFoundError, StopSignal, native_bf16
 
 __all__ = [
     "Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm",
@@ -118,8 +118,11 @@ class BatchingEncoder:
         self._batcher = MicroBatcher(self._run, max_batch, window_ms, name="encode-batcher")
         self.max_batch = max_batch
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self._batcher.run([list(texts)])[0]
+    def encode(self, texts: Sequence[str], stop: StopSignal = NO_STOP) -> np.ndarray:
+        """``texts``' rows; :class:`~assistant.kernel.Stopped` as soon as
+        ``stop`` is set (the texts leave the queue, or the batch under way
+        goes on for the others: :meth:`~assistant.kernel.MicroBatcher.run`)."""
+        return self._batcher.run([list(texts)], stop)[0]
 
     def close(self) -> None:
         """Finish the queued calls, then stop the worker."""

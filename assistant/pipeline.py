@@ -316,9 +316,9 @@ class Assistant:
         search (:func:`~assistant.retrieval.expand_query`), not the reading.
         :class:`~assistant.kernel.Stopped` once ``stop`` is set: at each
         stage's end (before the search, after it, after the rescoring: the
-        retriever and the rescorer run to their end, BM25 and one rewrite's
-        encoding), within a reader that takes a ``stop`` (the generative
-        one), and after the reading.
+        retriever runs to its end, BM25), within a rescorer or a reader
+        that takes a ``stop`` (the dense rescorer's wait for the batched
+        encoder, the generative reader's decoding), and after the reading.
 
         The UI uses this to show the rewrite before the answer, and to re-run
         a turn with the user's corrected rewrite.
@@ -339,7 +339,7 @@ class Assistant:
         else:
             hits = _checked_passages(self.retriever.search(query, max(k, self.retriever_config.rescore_depth)), self.retriever)
             stop.check()
-            passages = self.rescorer.rescore(reading, hits, k, rewrite.alternatives)
+            passages = with_stop(self.rescorer.rescore, stop)(reading, hits, k, rewrite.alternatives)
         timings["retrieve"] = _ms_since(mark)
         stop.check()
         mark = time.perf_counter()

@@ -469,7 +469,7 @@ class Stages:
 
     def search(self, query, k):
         self._ran("search")
-        return [Passage("p1", "Ada", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0)]
+        return [Passage("p1", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0, title="Ada")]
 
     def rescore(self, question, passages, k, alternatives=()):
         self._ran("rescore")
@@ -530,6 +530,63 @@ def test_a_turn_stopped_after_its_last_stage_computes_no_metrics(tmp_path, monke
     with pytest.raises(InvalidInputError, match="^Stopped before turn 1 was re-run with your rewrite"):
         S.correct(services, session, 0, "Who was Ada Lovelace, the mathematician?")
     assert len(scored) == 1 and len(session.turns) == 1
+
+
+class HeldEncoder:
+    """Unit rows; holds its first call (``held`` is set) until ``release``;
+    ``calls`` records the texts of each."""
+
+    def __init__(self):
+        self.held, self.release, self.calls = threading.Event(), threading.Event(), []
+
+    def encode(self, texts):
+        import numpy as np
+
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            self.held.set()
+            if not self.release.wait(GUARD):
+                raise TimeoutError("the test never released the encoder")
+        return np.full((len(texts), 2), 0.5 ** 0.5)
+
+
+class Waiting(StopSignal):
+    """A stop signal that tells when a wait gives it its wake (``waiting``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def on_set(self, callback):
+        forget = super().on_set(callback)
+        self.waiting.set()
+        return forget
+
+
+def test_a_turn_stopped_while_its_rescoring_waits_for_the_shared_encoder_leaves_at_once():
+    # The rescorer's encoding of the rewrite waits in the encoder's queue,
+    # which every turn's reader and rescorer share, behind a crowd's batch:
+    # a stopped turn kept its server thread until its own encoding was done.
+    import numpy as np
+    from assistant.encoders import BatchingEncoder
+    from assistant.retrieval import DenseRescorer
+
+    encoder, stages, stop = HeldEncoder(), Stages("", None), Waiting()
+    with BatchingEncoder(encoder, max_batch=1, window_ms=0) as shared:
+        rescorer = DenseRescorer(shared, ["p1"], np.full((1, 2), 0.5 ** 0.5, dtype=np.float16), 0.5)
+        assistant = Assistant(stages, stages, stages, rescorer=rescorer)
+        crowd = _in_thread(shared.encode, ["Another turn's sentence."])
+        assert encoder.held.wait(GUARD), "the crowd's batch never reached the encoder"
+        turn = _in_thread(assistant.answer, "What did she write?", Rewrite("What did Ada Lovelace write?"), stop=stop)
+        assert stop.waiting.wait(GUARD), "the rescoring never waited for the encoder"
+        stop.set()
+        turn[0].join(GUARD)
+        assert not turn[0].is_alive() and not encoder.release.is_set()  # back while the crowd's batch still runs
+        assert isinstance(turn[1][0], Stopped)
+        encoder.release.set()
+        crowd[0].join(GUARD)
+    assert encoder.calls == [["Another turn's sentence."]]  # the stopped turn's rewrite was never encoded
+    assert stages.ran == ["search"]  # nor read
 
 
 # ---------------------------------------------------------------- /rewrite and nbest_batch

@@ -44,7 +44,7 @@ from typing import Callable, Generator, Protocol, Sequence, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from ..kernel import AssistantError, ConfigError, IndexDamagedError, Passage, counted
+from ..kernel import NO_STOP, AssistantError, ConfigError, IndexDamagedError, Passage, StopSignal, counted, with_stop
 from ._expansion import other_candidates
 
 __all__ = ["Rescorer", "DenseRescorer", "DeferredRescorer", "passage_vectors", "stored_vectors", "VECTORS_FILE"]
@@ -62,7 +62,9 @@ _CHUNK = 256
 
 @runtime_checkable
 class Rescorer(Protocol):
-    """Reorders retrieved passages for a self-contained question; keeps ``k``."""
+    """Reorders retrieved passages for a self-contained question; keeps ``k``.
+    One may also take a ``stop`` (:class:`~assistant.kernel.StopSignal`), as
+    :class:`DenseRescorer` does: the pipeline then hands it the turn's."""
 
     def rescore(
         self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
@@ -230,38 +232,43 @@ class DenseRescorer:
         return cls(encoder, ids, vectors, weight)
 
     def rescore(
-        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
+        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = (),
+        stop: StopSignal = NO_STOP,
     ) -> list[Passage]:
         """The ``k`` best of ``passages`` (BM25's hits, each with its score) by
         the mixed score, which each returned passage carries; ties keep
         BM25's order. ``alternatives``: the rewriter's other candidates for
-        ``question``, which join its vector (see the module docstring)."""
+        ``question``, which join its vector (see the module docstring).
+        ``stop`` is handed to an encoder that takes one (the app's
+        :class:`~assistant.encoders.BatchingEncoder`: a stopped turn's
+        encoding leaves its queue at once, :class:`~assistant.kernel.Stopped`)."""
         passages = list(passages)
         if not passages or self.weight == 0:
             return passages[:k]
         bm25 = np.array([p.score for p in passages], dtype=np.float64)
         low, high = bm25.min(), bm25.max()
         scaled = (bm25 - low) / (high - low) if high > low else np.ones_like(bm25)
-        query = self._query(question, alternatives)
-        mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages) @ query)
+        encode = with_stop(self.encoder.encode, stop)
+        query = self._query(question, alternatives, encode)
+        mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages, encode) @ query)
         order = np.argsort(-mixed, kind="stable")[:k]
         return [dataclasses.replace(passages[i], score=float(mixed[i])) for i in order]
 
-    def _query(self, question: str, alternatives: Sequence[str]) -> np.ndarray:
+    def _query(self, question: str, alternatives: Sequence[str], encode: Callable) -> np.ndarray:
         others = other_candidates(question, alternatives) if self.alternatives_weight else []
-        rows = np.asarray(self.encoder.encode([question, *others]), dtype=np.float32)  # one call
+        rows = np.asarray(encode([question, *others]), dtype=np.float32)  # one call
         if not others:
             return rows[0]
         query = rows[0] + self.alternatives_weight * rows[1:].mean(axis=0)
         norm = np.linalg.norm(query)
         return query / norm if norm > 0 else rows[0]
 
-    def _vectors_of(self, passages: Sequence[Passage]) -> np.ndarray:
+    def _vectors_of(self, passages: Sequence[Passage], encode: Callable) -> np.ndarray:
         rows = [self._row.get(p.id) for p in passages]
         missing = [_passage_text(p) for p, row in zip(passages, rows) if row is None]
         # Hits the vectors do not hold (from another index) are encoded now,
         # in one call, so they are neither favoured nor lost.
-        fresh = iter(np.asarray(self.encoder.encode(missing), dtype=np.float32) if missing else ())
+        fresh = iter(np.asarray(encode(missing), dtype=np.float32) if missing else ())
         return np.stack([self._vectors[row].astype(np.float32) if row is not None else next(fresh) for row in rows])
 
 
@@ -352,13 +359,16 @@ class DeferredRescorer:
         return f"Search by BM25 alone while {self.what} are encoded for the rescoring{share}; it starts by itself."
 
     def rescore(
-        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = ()
+        self, question: str, passages: Sequence[Passage], k: int, alternatives: Sequence[str] = (),
+        stop: StopSignal = NO_STOP,
     ) -> list[Passage]:
         if self._bug is not None:
             # Its own traceback each time, not one that grows at every raise.
             raise self._bug.with_traceback(self._bug_traceback)
         rescorer = self._rescorer
-        return rescorer.rescore(question, passages, k, alternatives) if rescorer is not None else list(passages)[:k]
+        if rescorer is None:
+            return list(passages)[:k]
+        return with_stop(rescorer.rescore, stop)(question, passages, k, alternatives)
 
 
 class _Job:
