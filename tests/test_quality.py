@@ -105,7 +105,7 @@ def test_malformed_files_raise_data_format_error(tmp_path):
     with pytest.raises(DataFormatError, match=r"x.jsonl, line 2: a line must be a JSON object, not list"):
         quality.load_quality(path)
     path.write_bytes(b'{"article": "caf\xe9"}\n')
-    with pytest.raises(DataFormatError, match=r"x.jsonl, line 1: cannot read it as UTF-8 text"):
+    with pytest.raises(DataFormatError, match=r"x.jsonl, line 1 is not UTF-8 text; save it as UTF-8 and try again"):
         quality.load_quality(path)
 
 

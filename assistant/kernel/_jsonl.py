@@ -62,15 +62,18 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
         file = path.open("rb")
     except FileNotFoundError as err:
         raise DataFormatError(f"{path}: no such file") from err
+    except IsADirectoryError as err:  # as rewriting.data and a replay say it: the OS's text repeated the path
+        raise DataFormatError(f"{path} is a folder; give a file in it") from err
     except OSError as err:
-        raise DataFormatError(f"{path}: cannot read it as UTF-8 text ({err})") from err
+        raise DataFormatError(f"{path}: cannot read it ({err.strerror or err})") from err
     with file:
         for number, raw in enumerate(file, 1):
             where = f"{path}, line {number}"
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise DataFormatError(f"{where}: cannot read it as UTF-8 text ({err})") from err
+                # utf8_text's advice, not the codec's byte offsets (a binary file uploaded as .jsonl said them)
+                raise DataFormatError(f"{where} is not UTF-8 text; save it as UTF-8 and try again.") from err
             if not line.strip():
                 continue
             try:
