@@ -445,6 +445,8 @@ def _read_records(path: str | os.PathLike) -> list[Any]:
     except OSError as e:  # the reason alone: the error's own text repeats the path
         raise DataFormatError(f"{path}: cannot read it ({e.strerror or e})") from e
     text = utf8_text(data, str(path))  # a byte order mark is no text
+    if not text.strip():  # the decoder said "Expecting value: line 1 column 1 (char 0)"
+        raise DataFormatError(f"{path} is empty; give a QReCC, CANARD or CAsT file (a JSON list, or JSON Lines)")
     try:
         records = json.loads(text)
     except json.JSONDecodeError as e:

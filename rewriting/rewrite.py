@@ -89,6 +89,9 @@ def read_requests(path: str | os.PathLike) -> list[dict]:
             raise DataFormatError(f"{where}: id {record['id']!r} occurs twice")
         seen.add(record["id"])
         requests.append({"id": record["id"], "question": record["question"], "history": history})
+    if not requests:
+        # It wrote an empty output and "wrote 0 rewrites", exit status 0: a wrong or unfinished input went unnoticed.
+        raise DataFormatError(f'{path} holds no questions; give a JSONL of {{"id", "question", "history"}} lines')
     return requests
 
 
