@@ -158,6 +158,10 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] =
     """The file's rewrites by qid. ``turns``: ids of every turn of the data,
     judged or not; a rewrite of a turn with no judged passage is not searched."""
     given = _by_turn(read_rewrites(path))
+    if not given:
+        # Scored anyway, it was the first turns' questions alone, shown as "the rewrites of" the file.
+        raise DataFormatError(f'{path} holds no rewrites; give a JSONL of {{"id", "rewrite"}} lines for the turns of '
+                              "the --data files (rewriting.rewrite writes one)")
     known = {i for q in queries for i in q.example_ids} | set(turns)
     stray = [i for i in given if i not in known]
     if stray:

@@ -482,3 +482,12 @@ def test_an_index_folder_eval_retrieval_filled_is_reused_and_an_empty_one_filled
     assert (empty / "judged.json").is_file()
     again, _ = _run(capsys, *data, "--index", empty)
     assert again == first
+
+
+def test_a_rewrites_file_with_no_lines_is_refused_before_any_work(cast2021, distractors, tmp_path, capsys, no_work):
+    # An empty file was "scored": its first turns' questions alone, shown as "The rewrites of empty.jsonl".
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {empty} holds no rewrites;") and err.count("\n") == 1
