@@ -222,7 +222,7 @@ def test_a_question_stopped_while_it_waits_for_its_batch_is_never_decoded():
 def _services(rewriter, tmp_path, reader=None) -> S.Services:
     class Retriever:
         def search(self, query, k):
-            return [Passage("p1", "Ada", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0)]
+            return [Passage("p1", "Ada Lovelace wrote notes on the Analytical Engine.", 1.0, title="Ada")]
 
     class Reader:
         def read(self, question, passages):
