@@ -18,6 +18,7 @@ from assistant.readers import (
     definition_subject,
     kin_holder,
     kin_span,
+    kind_span,
     referents,
     same_name,
     short_span,
@@ -881,6 +882,41 @@ def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):
     answer = shaped.read("who played maurice in beauty and the beast 2017", page)
     assert answer.text == "Kevin Kline"
     assert answer.evidence == "Kevin Kline as Maurice , Belle 's protective widowed father ."
+
+
+def test_a_which_question_is_answered_by_the_name_of_the_kind_it_asks(readers):
+    # "which committee …?" got the whole sentence; its answer is the one name
+    # that is a committee, not the President named nearer its words.
+    plain, shaped = readers
+    title = "Appointment and confirmation to the Supreme Court of the United States"
+    sentence = ("Candidates are nominated by the President of the United States and must face hearings in which "
+                "they answer questions before the Senate Judiciary Committee , which can vote to send the nomination on .")
+    page = [Passage("sc_p0", f"<P> {sentence} </P>", 2.0, title)]
+    question = "after the president appoints a new supreme court justice which committee holds hearings to consider"
+    assert plain.read(question, page).text == sentence
+    answer = shaped.read(question, page)
+    assert (answer.text, answer.evidence, answer.source_id) == ("Senate Judiciary Committee", sentence, "sc_p0")
+    assert shaped.read("What university did she attend?", [Passage(
+        "ada", "Ada was taught at home. Later she studied at the University of London with De Morgan.", 1.0, "Ada")]).text \
+        == "University of London"
+    # A sentence with no name of the asked kind keeps the whole sentence.
+    atp = "Most of the ATP is made by oxidative phosphorylation in the Mitochondria ."
+    assert shaped.read("which process produces the most atp", [Passage("atp", atp, 1.0, "Cellular respiration")]).text == atp
+
+
+def test_the_kind_a_which_question_asks_is_a_noun_a_name_holds_beside_other_words():
+    assert kind_span("which committee holds hearings", "The Committee holds hearings in the Senate .") is None
+    assert kind_span("which committee holds hearings", "The House Rules Committee and the Senate Judiciary Committee "
+                     "meet ; the Senate Judiciary Committee holds hearings .") == "Senate Judiciary Committee"
+    assert kind_span("what is the name of the committee", "The Senate Judiciary Committee holds hearings .") is None
+    assert kind_span("what kind of committee is it", "The Senate Judiciary Committee holds hearings .") is None
+    assert kind_span("who chairs the committee", "The Senate Judiciary Committee is chaired by Dick Durbin .") is None
+    # The noun heads the name: its last word, or the word before its "of".
+    assert kind_span("What school subjects are needed to become a nurse?",
+                     "Home State Requirements Schools Job Description Salaries") is None
+    assert kind_span("which church did he lead", "He led the Church of England from 1533 .") == "Church of England"
+    # "which one", "what kind of": no noun of a kind ("Formula One" is no answer to "which one").
+    assert kind_span("Which one won the race?", "Hamilton won the Formula One race .") is None
 
 
 def test_a_date_with_a_spaced_comma_is_one_date():

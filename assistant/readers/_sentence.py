@@ -24,6 +24,7 @@ from ._shapes import (
     kin_asked,
     kin_holder,
     kin_said,
+    kind_span,
     lead_passage,
     listed_word,
     question_names,
@@ -278,6 +279,11 @@ class SentenceReader:
             best = split_sentences(answer.evidence)[:1]
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
             span = short_span(kind, question, best[0], title, referent=referent, known=known) if kind and best else None
+            # "which committee …?" asks for a name of that kind, which the
+            # sentence holds whole ("Senate Judiciary Committee"); the rest
+            # of the sentence is not the answer.
+            if kind is None and best:
+                span = kind_span(question, best[0])
             # A sentence of the person's own article says more ("27 November
             # 1852") than the description when it holds the description's
             # year; one without it is about another event of the life (the

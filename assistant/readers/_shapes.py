@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import (GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
+from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "lead_passage", "referents", "defines",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
@@ -1160,6 +1160,67 @@ def cast_span(question: str, sentence: str) -> str | None:
         if not actor_asked and asked_for(role) and not asked_for(actor):
             return actor
     return None
+
+
+# "which committee …", "in what school …": the noun a which/what question
+# asks a kind of. Its first word after which/what; "what is", "which of"
+# and "what kind of" ask for no kind a name would hold.
+_KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)\b", re.IGNORECASE)
+
+
+def _kind_asked(question: str) -> str | None:
+    """The noun a "which X" / "what X" question asks for a kind of ("committee"
+    of "which committee holds hearings?"), None for another question.
+
+    >>> [_kind_asked(q) for q in ("which committee holds hearings", "What school did he attend?", "What is it?", "Which of them?")]
+    ['committee', 'school', None, None]
+    """
+    match = _KIND_ASKED.search(question)
+    if not match:
+        return None
+    word = match.group(1).lower()
+    if word in DRIFT_STOPWORDS or word in AUXILIARY_VERBS or word in ("kind", "type", "sort"):
+        return None
+    return word
+
+
+def _headed_by(name: str, stem: str) -> bool:
+    """Whether ``name`` is a name of the kind whose :func:`same_word` is
+    ``stem``: that noun is its head, its last word ("Harvard Law School")
+    or the word before its "of" ("University of London"), beside other
+    words. A noun inside a run of capitalised words is not its head: a
+    page's menu ("Home State Requirements Schools Job Description")
+    answered "What school subjects are needed …?"."""
+    words = name.split()
+    heads = [words[-1]] + [word for word, after in zip(words, words[1:]) if after == "of"]
+    return len(words) > 1 and any(same_word(head.lower()) == stem for head in heads)
+
+
+def kind_span(question: str, sentence: str) -> str | None:
+    """The name in ``sentence`` that is of the kind a "which X" / "what X"
+    question asks (:func:`_kind_asked`): a name headed by the noun X
+    ("Senate Judiciary Committee" for "which committee", :func:`_headed_by`),
+    the one nearest the question's own words when there are several; None
+    when the sentence names none. A name with the noun says what it is; any
+    other capitalised word beside the question's words may be anything
+    ("Candidates are nominated by the President … before the Senate
+    Judiciary Committee" named the President first).
+
+    >>> kind_span("which committee holds hearings", "Nominees answer questions before the Senate Judiciary Committee , which votes .")
+    'Senate Judiciary Committee'
+    >>> kind_span("What university did she attend?", "She studied at the University of Cambridge from 1931.")
+    'University of Cambridge'
+    >>> print(kind_span("which committee holds hearings", "The Committee holds hearings in the Senate ."))
+    None
+    """
+    kind = _kind_asked(question)
+    if kind is None:
+        return None
+    wanted = same_word(kind)
+    spans = [span for span in _names(sentence, question) if _headed_by(span[2], wanted)]
+    # The noun itself is in every such name: nearness counts the question's other words.
+    near = [m for m in _relation_words(question, sentence) or [] if same_word(m.group().lower()) != wanted]
+    return _nearest(spans, near, sentence)
 
 
 def _spans(matches) -> list[tuple[int, int, str]]:
