@@ -923,3 +923,23 @@ def test_a_date_with_a_spaced_comma_is_one_date():
     # Tokenised text ("April 17 , 1982") lost its month and day: the answer was "1982".
     sentence = "The Charter was signed into law by Queen Elizabeth II of Canada on April 17 , 1982 , along with the Act ."
     assert short_span("date", "when was the charter of rights and freedoms signed", sentence) == "April 17 , 1982"
+
+
+def test_a_rewrite_naming_the_subject_by_the_leads_full_name_is_not_answered_by_the_lead(readers):
+    # A follow-up's rewrite takes the full name from the lead it was answered
+    # with; counted word by word, that name alone made the lead the best
+    # sentence for whatever was asked.
+    plain, shaped = readers
+    cleopatra = Passage(
+        "Cleopatra",
+        "Cleopatra VII Thea Philopator was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC, and the last "
+        "active Hellenistic pharaoh. Her first language was Koine Greek. After her death, Egypt became a province "
+        "of the Roman Empire, marking the end of the Hellenistic period in the Mediterranean.",
+        2.0, "Cleopatra")
+    history = Passage("History of Egypt", "Egypt later came under Persian, Greek, Roman, and Arab rule.", 1.4,
+                      "History of Egypt")
+    question = "What did Egypt become after Cleopatra VII Thea Philopator's death?"
+    for reader in (plain, shaped):
+        answer = reader.read(question, [cleopatra, history])
+        assert answer.text.startswith("After her death, Egypt became a province of the Roman Empire")
+

@@ -18,6 +18,7 @@ from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
+    article_names,
     cast_span,
     defines,
     definition_subject,
@@ -245,8 +246,11 @@ class SentenceReader:
         # "He was born in 1841" counts the words of the name "he" stands for.
         about = self._referents(passages, candidates) if about is None else about
         similarity = self._sentence_vectors(passages, candidates, about) @ self.encoder.encode([question])[0]
+        # Every sentence of an article is about its subject by each name the
+        # article gives it, not only the lead that spells the full one out.
+        names = {p: article_names(passages[p]) for p in {p for p, _, _ in candidates}}
         overlap = np.array([
-            term_overlap(question, f"{passages[p].title} {referent}", sentence)
+            term_overlap(question, f"{names[p]} {referent}", sentence)
             for (p, _, sentence), referent in zip(candidates, about)
         ])
         reader = (similarity + overlap) / 2

@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "referents", "defines",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
@@ -102,6 +102,24 @@ def defines(subject: str, sentence: str, person: bool = False) -> bool:
     name = _opening_name(sentence)
     rest = sentence.lstrip()[sentence.lstrip().find(name) + len(name):] if name else ""
     return bool(name) and _same_subject(subject, name, person) and bool(re.match(r"\s*(?:,[^,]*,\s*)?(?:is|was|are|were)\b", rest))
+
+
+def article_names(passage: Passage) -> str:
+    """The names an article calls its subject by: its title, and the longer
+    form its text opens with ("Cleopatra VII Thea Philopator was …" in
+    "Cleopatra"), which a follow-up's rewrite takes from the answer it read.
+    Counted word by word, the lead's name made its sentence the best match
+    for any question naming her so, whatever it asked ("What did Egypt
+    become after Cleopatra VII Thea Philopator's death?" got her lead, not
+    "After her death, Egypt became a province of the Roman Empire").
+
+    >>> article_names(Passage("c", "Cleopatra VII Thea Philopator was Queen of Egypt.", 1.0, "Cleopatra"))
+    'Cleopatra Cleopatra VII Thea Philopator'
+    >>> article_names(Passage("k", "The Karlo Bridge crosses it.", 1.0, "Prague"))
+    'Prague'
+    """
+    lead = _opening_name(passage.text)
+    return f"{passage.title} {lead}" if lead and lead != passage.title and same_name(passage.title, lead) else passage.title
 
 
 def lead_passage(subject: str, passages: Sequence[Passage], person: bool = False) -> Passage | None:
