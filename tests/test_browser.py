@@ -112,8 +112,8 @@ def test_three_turns_show_rewrites_answers_and_sources(open_page):
         "🔁 System rewrite: Who was her father?",
     ]
     first, _, third = (answers(page).nth(i) for i in range(3))
-    assert first.locator(".cqa-text").inner_text() == "Ada Lovelace was an English mathematician and writer."
-    assert first.locator("mark").first.inner_text() == "Ada Lovelace was an English mathematician and writer."
+    assert first.locator(".cqa-text").inner_text() == "Ada Lovelace was an English mathematician and writer. She wrote the first published algorithm for Charles Babbage's Analytical Engine."
+    assert first.locator("mark").first.inner_text() == "Ada Lovelace was an English mathematician and writer. She wrote the first published algorithm for Charles Babbage's Analytical Engine."
     link = first.locator(".cqa-used a")
     assert (link.inner_text(), link.get_attribute("href")) == ("Ada Lovelace", "https://en.wikipedia.org/wiki/Ada_Lovelace")
     assert re.fullmatch(r"score -?\d+\.\d\d", first.locator(".cqa-used .cqa-score").inner_text())

@@ -253,7 +253,7 @@ def test_the_batching_assistant_wraps_the_models_it_loads(tiny_index):
         # The reader's own cache sits in front of the batcher: seen sentences never reach it.
         assert assistant.reader.sentences.encoder is assistant.reader.encoder
         turn = assistant.ask("Who was Ada Lovelace?", Conversation())
-        assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
+        assert turn.answer.text == "Ada Lovelace was an English mathematician and writer. She wrote the first published algorithm for Charles Babbage's Analytical Engine."
     finally:
         assistant.rewriter.close()
         assistant.reader.encoder.close()

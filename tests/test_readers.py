@@ -33,6 +33,10 @@ DEATH = Passage(
     2.0, "Ada Lovelace",
 )
 
+# Byron's lead names only what he was ("an English poet"): the next sentence
+# completes the definition.
+BYRON_DEFINED = "George Gordon Byron was an English poet. He was one of the leading figures of the Romantic movement."
+
 
 def passages(*ids):
     """Tiny-collection passages in this order, with falling BM25-like scores."""
@@ -68,10 +72,14 @@ def test_shapes_are_reader_settings_from_env_and_overrides(monkeypatch):
 
 def test_definition_sentences_sets_the_length_of_a_definition(readers):
     plain, _ = readers
+    one = SentenceReader(plain.encoder, ReaderConfig(definitions=True, definition_sentences=1))
     two = SentenceReader(plain.encoder, ReaderConfig(definitions=True, definition_sentences=2))
-    assert two.read("Who was Lord Byron?", passages("ada", "byron")).text == (
-        "George Gordon Byron was an English poet. He was one of the leading figures of the Romantic movement."
-    )
+    curie = [Passage("curie", "Marie Curie was a Polish and naturalised-French physicist and chemist who conducted "
+                              "research on radioactivity. She was the first woman to win a Nobel Prize. She died in 1934.",
+                     2.0, "Marie Curie")]
+    lead, second, _ = split_sentences(curie[0].text)
+    assert one.read("Who was Marie Curie?", curie).text == lead
+    assert two.read("Who was Marie Curie?", curie).text == f"{lead} {second}"
 
 
 def test_build_reader_passes_the_settings_on(readers):
@@ -79,7 +87,7 @@ def test_build_reader_passes_the_settings_on(readers):
 
     built = build_reader("sentence", ReaderConfig(definitions=True))  # MiniLM is loaded once per process
     answer = built.read("Who was Lord Byron?", passages("ada", "byron"))
-    assert answer.text == "George Gordon Byron was an English poet."
+    assert answer.text == BYRON_DEFINED
 
 
 # ---------------------------------------------------------------- definitions
@@ -93,9 +101,7 @@ def test_definition_comes_from_the_subjects_own_article(readers):
     # ... a definition is the first sentence of his own article.
     for question in ("Tell me about Lord Byron", "Who was Lord Byron?", "who is lord byron"):
         answer = shaped.read(question, ranked)
-        assert (answer.text, answer.evidence, answer.source_id) == (
-            "George Gordon Byron was an English poet.", "George Gordon Byron was an English poet.", "byron",
-        )
+        assert (answer.text, answer.evidence, answer.source_id) == (BYRON_DEFINED, BYRON_DEFINED, "byron")
         assert answer.found and answer.score == pytest.approx(2.5 / 3.0)  # its BM25 against the best
 
 
@@ -103,9 +109,9 @@ def test_who_was_a_surname_is_answered_from_the_person_the_search_ranked_first(r
     _, shaped = readers
     ranked = [Passage("isaac", "Sir Isaac Newton was an English physicist. He wrote the Principia.", 3.0, "Isaac Newton"),
               Passage("unit", "The newton is the unit of force. It is named after Isaac Newton.", 2.0, "Newton")]
-    assert shaped.read("Who was Newton?", ranked).text == "Sir Isaac Newton was an English physicist."
+    assert shaped.read("Who was Newton?", ranked).text == "Sir Isaac Newton was an English physicist. He wrote the Principia."
     # Asked "what", the unit's own article is the subject's.
-    assert shaped.read("What is Newton?", ranked).text == "The newton is the unit of force."
+    assert shaped.read("What is Newton?", ranked).text == "The newton is the unit of force. It is named after Isaac Newton."
 
 
 def test_a_documents_first_passage_is_its_lead():
@@ -943,3 +949,27 @@ def test_a_rewrite_naming_the_subject_by_the_leads_full_name_is_not_answered_by_
         answer = reader.read(question, [cleopatra, history])
         assert answer.text.startswith("After her death, Egypt became a province of the Roman Empire")
 
+
+def test_a_lead_that_only_names_its_subjects_kind_is_completed_by_the_next_sentence(readers):
+    # "… was an English writer and journalist." says what Dickens was, not
+    # what he is known for: the article's next sentence does.
+    _, shaped = readers
+    dickens = Passage(
+        "Charles Dickens",
+        "Charles John Huffam Dickens was an English writer and journalist. He created some of literature's "
+        "best-known fictional characters, and is regarded by many as the greatest novelist of the Victorian era. "
+        "His works enjoyed unprecedented popularity during his lifetime.",
+        2.0, "Charles Dickens")
+    for question in ("Who was Charles Dickens?", "WHO WAS CHARLES DICKENS"):
+        assert shaped.read(question, [dickens]).text == (
+            "Charles John Huffam Dickens was an English writer and journalist. He created some of literature's "
+            "best-known fictional characters, and is regarded by many as the greatest novelist of the Victorian era.")
+    # A lead that says more is the whole definition, as before.
+    cleopatra = Passage(
+        "Cleopatra",
+        "Cleopatra VII Thea Philopator was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC, and the last "
+        "active Hellenistic pharaoh. A member of the Ptolemaic dynasty, she was a descendant of its founder.",
+        2.0, "Cleopatra")
+    assert shaped.read("Who was Cleopatra?", [cleopatra]).text == (
+        "Cleopatra VII Thea Philopator was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC, and the last "
+        "active Hellenistic pharaoh.")

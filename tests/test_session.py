@@ -38,7 +38,7 @@ def test_a_turn_streams_the_rewrite_before_the_answer(app_services):
     assert [s.rewrite for s in steps] == [None, Rewrite(ADA)]
     assert [s.question for s in steps] == [ADA, ADA]
     [turn] = turns(session)
-    assert turn.answer.text == "Ada Lovelace was an English mathematician and writer."
+    assert turn.answer.text == "Ada Lovelace was an English mathematician and writer. She wrote the first published algorithm for Charles Babbage's Analytical Engine."
     assert [p.id for p in turn.sources] == ["ada", "babbage"]
     assert set(turn.timings_ms) == {"rewrite", "retrieve", "read", "total"}
     assert turn.timings_ms["total"] == pytest.approx(sum(turn.timings_ms[k] for k in ("rewrite", "retrieve", "read")), abs=0.11)
@@ -62,7 +62,8 @@ def test_three_turns_show_question_rewrite_answer_and_sources(app_services):
     ]
     first = messages[2]["content"]
     assert '<a href="https://en.wikipedia.org/wiki/Ada_Lovelace" target="_blank"' in first
-    assert "<mark>Ada Lovelace was an English mathematician and writer.</mark>" in first
+    assert ("<mark>Ada Lovelace was an English mathematician and writer. She wrote the first published algorithm for "
+            "Charles Babbage&#x27;s Analytical Engine.</mark>") in first
     assert "score " in first and "Charles Babbage" in first and "⏱ Timings" in first
     # The history the rewriter saw is kept per turn (QReCC Context layout);
     # the second turn's answer was not found, so its place holds no text.

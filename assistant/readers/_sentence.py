@@ -19,6 +19,7 @@ from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
     article_names,
+    bare_lead,
     cast_span,
     defines,
     definition_subject,
@@ -387,7 +388,10 @@ class SentenceReader:
         top = max(p.score for p in passages)
         lead = lead_passage(subject, passages, person)
         if lead is not None:
-            sentences = split_sentences(lead.text)[: self.config.definition_sentences]
+            sentences = split_sentences(lead.text)
+            # A bare lead is half a definition: the next sentence completes it.
+            wanted = self.config.definition_sentences + (1 if sentences and bare_lead(sentences[0]) else 0)
+            sentences = sentences[:wanted]
         else:
             lead, sentences = next(
                 ((p, [s]) for p in passages[: self.config.read_k] for s in split_sentences(p.text) if defines(subject, s, person)),

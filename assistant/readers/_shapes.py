@@ -20,7 +20,8 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "referents", "defines",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "bare_lead",
+           "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
@@ -102,6 +103,29 @@ def defines(subject: str, sentence: str, person: bool = False) -> bool:
     name = _opening_name(sentence)
     rest = sentence.lstrip()[sentence.lstrip().find(name) + len(name):] if name else ""
     return bool(name) and _same_subject(subject, name, person) and bool(re.match(r"\s*(?:,[^,]*,\s*)?(?:is|was|are|were)\b", rest))
+
+
+# A lead that gives its subject's kind in a short noun phrase ("Charles John
+# Huffam Dickens was an English writer and journalist.") says what it is, not
+# what it is known for, which an encyclopaedia's next sentence says ("… the
+# greatest novelist of the Victorian era"); a longer one says both.
+_BARE_WORDS = 6
+_COPULA = re.compile(r"\b(?:is|was|are|were)\b")
+
+
+def bare_lead(sentence: str) -> bool:
+    """Whether an article's first sentence says what its subject is in a few
+    words alone (at most ``_BARE_WORDS`` after its "is" or "was").
+
+    >>> bare_lead("Charles John Huffam Dickens was an English writer and journalist.")
+    True
+    >>> bare_lead("Cleopatra VII was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC.")
+    False
+    >>> bare_lead("Abidjan, the largest city.")
+    False
+    """
+    match = _COPULA.search(sentence)
+    return bool(match) and len(sentence[match.end():].split()) <= _BARE_WORDS
 
 
 def article_names(passage: Passage) -> str:
