@@ -175,6 +175,9 @@ class ReaderConfig:
     definitions: bool = True
     # Sentences of the lead that make the definition: an encyclopaedia's
     # first sentence says what its subject is; the next one is usually detail.
+    # A first sentence that only names the subject's kind ("… was an English
+    # writer and journalist.") counts as half: the next one says what the
+    # subject is known for (the reader's bare_lead).
     definition_sentences: int = 1
     # "When ...", "How many ...", "Who <did something>": answer with the date,
     # number or name in the best sentence (the sentence stays the evidence),
