@@ -265,3 +265,39 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
     finally:
         live.close()
     assert remove_stale_sessions(tmp_path / "none") == 0
+
+
+def test_a_long_file_name_is_cut_short_where_a_status_or_a_message_shows_it(tmp_path):
+    # A name of 200 characters (Gradio keeps that many) filled the source line and every message.
+    long = "a" * 240
+    notes = tmp_path / f"{long}.txt"
+    notes.write_text("The Difference Engine was designed by Charles Babbage.")
+    index = index_uploads([notes], root=tmp_path / "sessions")
+    try:
+        shown = index.describe()
+        assert long not in shown and "a" * 55 + "….txt; 1 passage)" in shown
+        assert len(shown) < 100 and index.files == [notes.name]  # the file itself keeps its name
+    finally:
+        index.close()
+    notes.write_text("")
+    with pytest.raises(InvalidInputError) as info:
+        check_uploads([notes])
+    assert str(info.value) == "a" * 55 + "….txt is empty."
+    notes.write_bytes(b"\xff\xfe binary")
+    with pytest.raises(DataFormatError) as info:
+        read_text(notes)
+    assert str(info.value).startswith("a" * 55 + "….txt is not UTF-8 text")
+
+
+def test_one_document_names_the_kinds_it_takes_which_are_no_jsonl(app_services, tmp_path):
+    # Its refusal of a .png listed .jsonl, which one document then refused too.
+    from assistant.session import Session, use_document_file
+
+    picture = tmp_path / "photo.png"
+    picture.write_bytes(b"\x89PNG")
+    with pytest.raises(InvalidInputError) as info:
+        use_document_file(app_services, Session(), picture)
+    assert str(info.value) == "photo.png: unsupported file type '.png'; upload .txt, .md, .html, .htm, .pdf files."
+    long = tmp_path / f"{'b' * 240}.txt"
+    long.write_text("The Difference Engine was designed by Charles Babbage.")
+    assert use_document_file(app_services, Session(), long).startswith(f"Answering from the document “{'b' * 59}…”")

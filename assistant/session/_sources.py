@@ -13,12 +13,12 @@ from ..kernel import (LUCENE_STOPWORDS, NO_STOP, AssistantError, InvalidInputErr
                       porter_stem, tokens)
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
-from ..retrieval import ChunkRetriever, DeferredRescorer, split_passages
+from ..retrieval import READ_SUFFIXES, ChunkRetriever, DeferredRescorer, split_passages
 from ._serving import client_network
 from ._shares import HeldShare, fair_share, together
 from ._state import COLLECTION, Origin, Services, Session, Source, new_token
 from ._store import enter_conversation, new_conversation
-from ._uploads import MB, check_uploads, index_uploads, read_text
+from ._uploads import MB, check_uploads, index_uploads, read_text, shown_name
 from ._views import OPTION_LETTERS
 
 
@@ -298,8 +298,8 @@ def _document_file(services: Services, session: Session, path: str | Path, clien
                    token: str = "") -> Source:
     """The source of :func:`use_document_file`, its shares taken; ``token``:
     the one it had, read again (see :func:`_remembered`)."""
-    [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1))
-    return _remembered(services, _document(services, session, read_text(path), path.stem, client,
+    [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1), READ_SUFFIXES)
+    return _remembered(services, _document(services, session, read_text(path), shown_name(path.stem), client,
                                            files=(str(path),), token=token), token)
 
 

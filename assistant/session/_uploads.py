@@ -213,32 +213,55 @@ def sessions_dir() -> Path:
     return cache_dir() / "sessions"
 
 
-def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimits()) -> list[Path]:
-    """The upload paths, or an error naming the first file that breaks a rule."""
+# Characters of a file's name shown in a status or a message: a name of
+# hundreds (Gradio keeps up to 200 and the suffix) filled the source line.
+SHOWN_NAME_CHARS = 60
+
+
+def shown_name(name: str) -> str:
+    """``name`` as a status or a message shows it: cut short in its middle,
+    its suffix kept, when it is long.
+
+    >>> shown_name("notes.txt")
+    'notes.txt'
+    >>> shown_name("a" * 100 + ".txt")
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa….txt'
+    """
+    if len(name) <= SHOWN_NAME_CHARS:
+        return name
+    suffix = Path(name).suffix if len(Path(name).suffix) < SHOWN_NAME_CHARS // 2 else ""
+    return name[: SHOWN_NAME_CHARS - len(suffix) - 1] + "…" + suffix
+
+
+def check_uploads(paths: Sequence[str | Path], limits: UploadLimits = UploadLimits(),
+                  suffixes: Sequence[str] = UPLOAD_SUFFIXES) -> list[Path]:
+    """The upload paths, or an error naming the first file that breaks a rule.
+    ``suffixes``: the kinds of file taken (one document is no .jsonl)."""
     paths = [Path(p) for p in paths or []]
     if not paths:
         # Also what a file the upload area refused (a .docx, one over the size) leaves: its toast has
         # gone by the time Index is pressed, so the rules are said again here.
-        raise InvalidInputError(f"Choose one or more files to upload first: {', '.join(UPLOAD_SUFFIXES)}, at most "
+        raise InvalidInputError(f"Choose one or more files to upload first: {', '.join(suffixes)}, at most "
                                 f"{limits.max_file_mb:g} MB each (a file the upload area refused is not kept).")
     if len(paths) > limits.max_files:
         raise InvalidInputError(f"{len(paths)} files: upload at most {limits.max_files} at a time.")
     total = 0
     for path in paths:
-        if path.suffix.lower() not in UPLOAD_SUFFIXES:
+        name = shown_name(path.name)
+        if path.suffix.lower() not in suffixes:
             raise InvalidInputError(
-                f"{path.name}: unsupported file type {path.suffix or '(none)'!r}; "
-                f"upload {', '.join(UPLOAD_SUFFIXES)} files."
+                f"{name}: unsupported file type {path.suffix or '(none)'!r}; "
+                f"upload {', '.join(suffixes)} files."
             )
         if not path.is_file():
-            raise InvalidInputError(f"{path.name}: the upload did not arrive; please upload it again.")
+            raise InvalidInputError(f"{name}: the upload did not arrive; please upload it again.")
         size = path.stat().st_size
         if size > limits.max_file_bytes:
             raise InvalidInputError(
-                f"{path.name} is {size / MB:.1f} MB; files are limited to {limits.max_file_mb:g} MB each."
+                f"{name} is {size / MB:.1f} MB; files are limited to {limits.max_file_mb:g} MB each."
             )
         if size == 0:
-            raise InvalidInputError(f"{path.name} is empty.")
+            raise InvalidInputError(f"{name} is empty.")
         total += size
     if total > limits.max_total_bytes:
         raise InvalidInputError(
@@ -258,7 +281,7 @@ def read_text(path: str | Path, name: str | None = None) -> str:
 def _read_upload(path: Path, name: str | None, *, titled: bool) -> tuple[str, str]:
     # (title or "", text); titled: the title read as an indexed folder's
     # file's is (titled_text), and left out of the text.
-    name = name or path.name
+    name = shown_name(name or path.name)
     suffix = path.suffix.lower()
     title = ""
     if suffix == ".pdf":
@@ -314,7 +337,7 @@ class SessionIndex:
     passages: int = 0
 
     def describe(self) -> str:
-        names = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
+        names = ", ".join(shown_name(name) for name in self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
         return f"your upload{'s' if len(self.files) > 1 else ''} ({names}; {counted(self.passages, 'passage')})"
 
     def __post_init__(self) -> None:
