@@ -79,6 +79,20 @@ def _lines(stream) -> Iterator[str]:
         yield line.rstrip("\n")
 
 
+def _prompted(lines: Iterator[str], typed: bool) -> Iterator[str]:
+    """``lines``, with a "> " prompt on stderr before each when ``typed`` (a terminal)."""
+    while True:
+        if typed:
+            sys.stderr.write("> ")
+            sys.stderr.flush()
+        line = next(lines, None)
+        if line is None:
+            if typed:
+                sys.stderr.write("\n")  # the shell's prompt on a line of its own
+            return
+        yield line
+
+
 def _say(args, question: str, message: str) -> None:
     # The refused question is echoed as the app's API echoes it: cut short,
     # its undecodable bytes shown as \x.., so the JSON line stays valid UTF-8.
@@ -99,7 +113,12 @@ def _chat(argv: list[str] | None) -> int:
     # encoding), so every turn's scores are mixed when there is one.
     rescored = assistant.rescorer is not None
     conversation = Conversation()
-    for question in _lines(sys.stdin):
+    # Typed at a terminal, the chat said nothing once loaded: no sign that it
+    # waits for a question, nor how to end it. On stderr, so stdout stays the turns.
+    typed = sys.stdin.isatty()
+    if typed:
+        sys.stderr.write("Ready: type a question and press Enter; Ctrl-D (Ctrl-Z, Enter on Windows) ends the chat.\n")
+    for question in _prompted(_lines(sys.stdin), typed):
         try:
             turn = assistant.ask(question, conversation)
         except AssistantError as error:

@@ -1,8 +1,12 @@
-"""Bad input to the commands line by line as a user gives it: a folder, a
-binary file or an empty one where a file is expected, each one line naming
-the file and what to do, exit status 2, before any model loads."""
+"""The commands as a user meets them: bad input (a folder, a binary file or
+an empty one where a file is expected) is one line naming the file and what
+to do, exit status 2, before any model loads; the terminal chat typed at a
+terminal says it is ready and prompts."""
 
 from __future__ import annotations
+
+import io
+import json
 
 import pytest
 
@@ -56,3 +60,28 @@ def test_an_empty_data_file_is_said_to_be_empty(tmp_path, text):
     with pytest.raises(DataFormatError) as info:
         load_examples(empty)
     assert str(info.value) == f"{empty} is empty; give a QReCC, CANARD or CAsT file (a JSON list, or JSON Lines)"
+
+
+class _Typed(io.StringIO):
+    """Lines typed at a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_the_terminal_chat_says_it_is_ready_and_prompts_only_at_a_terminal(tiny_index, monkeypatch, capsys, typed):
+    # At a terminal it said nothing once loaded: no sign it waited for a question, nor how to end it.
+    from assistant import chat
+
+    lines = "Who was Ada Lovelace?\n\n"
+    monkeypatch.setattr("sys.stdin", _Typed(lines) if typed else io.StringIO(lines))
+    assert chat.main(["--json", "--rewriter", "original", "--index", str(tiny_index)]) == 0
+    out, err = capsys.readouterr()
+    first, empty = [json.loads(line) for line in out.splitlines()]  # stdout: the turns alone, either way
+    assert first["sources"][0]["id"] == "ada" and empty == {"question": "", "error": "Please type a question."}
+    ready = "Ready: type a question and press Enter; Ctrl-D (Ctrl-Z, Enter on Windows) ends the chat.\n"
+    if typed:
+        assert err.endswith(ready + "> > > \n")  # a prompt before each line and before the end
+    else:
+        assert "Ready" not in err and "> " not in err
