@@ -182,12 +182,22 @@ def _read_json(path: str | Path, what: str):
     saying so (it ended in a traceback)."""
     try:
         raw = Path(path).read_bytes()
+    except IsADirectoryError as error:  # as the other commands say it ("Is a directory" gave no advice)
+        raise DataFormatError(f"{path} is a folder; give the {what} in it") from error
     except OSError as error:
         raise DataFormatError(f"cannot read {what} {path}: {error.strerror or error}") from error
+    text = utf8_text(raw, str(path))
+    if not text.strip():  # the decoder said "Expecting value: line 1 column 1 (char 0)"
+        raise DataFormatError(f"{path} is empty; give the {what} ({_LAYOUTS[what]})")
     try:
-        return json.loads(utf8_text(raw, str(path)))
+        return json.loads(text)
     except json.JSONDecodeError as error:
-        raise DataFormatError(f"cannot read {what} {path}: {error}") from error
+        raise DataFormatError(f"{path} is not JSON ({error}); give the {what} ({_LAYOUTS[what]})") from error
+
+
+# What each file _read_json reads holds, for its messages.
+_LAYOUTS = {"CoQA file": 'coqa-dev-v1.0.json: {"data": [stories]}',
+            "predictions": 'a JSON list of {"id", "turn_id", "answer"}'}
 
 
 def load_gold(path: str | Path) -> tuple[dict[Key, tuple[str, ...]], dict[str, str]]:

@@ -85,3 +85,19 @@ def test_the_terminal_chat_says_it_is_ready_and_prompts_only_at_a_terminal(tiny_
         assert err.endswith(ready + "> > > \n")  # a prompt before each line and before the end
     else:
         assert "Ready" not in err and "> " not in err
+
+
+def test_coqa_names_an_empty_file_a_folder_and_text_that_is_no_json(tmp_path, capsys):
+    # They said "cannot read CoQA file X: Expecting value: line 1 column 1 (char 0)" and "...: Is a directory".
+    from eval.coqa import main as coqa_main
+
+    empty, garbage = tmp_path / "empty.json", tmp_path / "notes.json"
+    empty.write_text("\n")
+    garbage.write_text("not json\n")
+    layout = 'coqa-dev-v1.0.json: {"data": [stories]}'
+    for data, said in [(empty, f"{empty} is empty; give the CoQA file ({layout})"),
+                       (tmp_path, f"{tmp_path} is a folder; give the CoQA file in it"),
+                       (garbage, f"{garbage} is not JSON (Expecting value: line 1 column 1 (char 0)); give the "
+                                 f"CoQA file ({layout})")]:
+        assert coqa_main(["--data", str(data), "--pred", str(empty)]) == 2
+        assert _one_error_line(capsys) == f"error: {said}"
