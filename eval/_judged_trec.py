@@ -53,6 +53,8 @@ def read_run(path: str | Path) -> list[tuple[str, str, str]]:
     """
     try:
         raw = Path(path).read_bytes()
+    except IsADirectoryError:  # as the other inputs say it ("Is a directory" gave no advice)
+        raise DataFormatError(f"{path} is a folder; give the run file in it") from None
     except OSError as error:
         raise DataFormatError(f"cannot read the run {path}: {error.strerror or error}") from None
     lines, seen = [], set()

@@ -38,6 +38,8 @@ def read_split(split_path: str | Path) -> dict:
     ``"files"``, the data files, is for the callers that need it to check.)"""
     try:
         split = json.loads(Path(split_path).read_text(encoding="utf-8"))
+    except IsADirectoryError as err:  # as the other inputs say it ("Is a directory" gave no advice)
+        raise DataFormatError(f"{split_path} is a folder; give the split.json in it") from err
     except OSError as err:
         raise DataFormatError(f"{split_path}: cannot read it ({err.strerror or err})") from err
     except ValueError as err:

@@ -101,3 +101,18 @@ def test_coqa_names_an_empty_file_a_folder_and_text_that_is_no_json(tmp_path, ca
                                  f"CoQA file ({layout})")]:
         assert coqa_main(["--data", str(data), "--pred", str(empty)]) == 2
         assert _one_error_line(capsys) == f"error: {said}"
+
+
+def test_a_folder_given_as_a_split_or_a_run_is_named_as_a_folder(tmp_path, capsys):
+    # They said "X: cannot read it (Is a directory)" and "cannot read the run X: Is a directory".
+    from eval.retrieval import main as retrieval_main
+    from eval.rewrites import main as rewrites_main
+
+    assert rewrites_main(["export", "--split", str(tmp_path), "--dir", str(tmp_path / "out")]) == 2
+    assert _one_error_line(capsys) == f"error: {tmp_path} is a folder; give the split.json in it"
+    data = tmp_path / "2021_manual_evaluation_topics_v1.0.json"  # one CAsT 2021 topic of one judged turn
+    data.write_text(json.dumps([{"number": 106, "turn": [
+        {"number": 1, "raw_utterance": "What is a quokka?", "manual_rewritten_utterance": "What is a quokka?",
+         "passage": "The quokka is a small wallaby."}]}]))
+    assert retrieval_main(["--data", str(data), "--score-run", str(tmp_path)]) == 2
+    assert _one_error_line(capsys) == f"error: {tmp_path} is a folder; give the run file in it"
