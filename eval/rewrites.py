@@ -85,6 +85,7 @@ from pathlib import Path
 
 from assistant.kernel import (
     CommandParser,
+    ConfigError,
     DataFormatError,
     InvalidInputError,
     check_at_least,
@@ -240,6 +241,10 @@ def _validate_file(
 
 def _cmd_default(args) -> int:
     path = default_labels_path()
+    if path.is_dir():
+        # It said "No labels collected yet": the app cannot append a judgement to a folder either.
+        raise ConfigError(f"the labels file {path} is a folder; set CONVQA_LABELS to a file path (the app appends "
+                          "each judgement to it)")
     if path.is_file() and path.stat().st_size > 0:
         print(f"validating the labels collected by the app: {path}", file=sys.stderr)
         return _validate_file(path, args.json, None, args.metrics, None)

@@ -116,3 +116,15 @@ def test_a_folder_given_as_a_split_or_a_run_is_named_as_a_folder(tmp_path, capsy
          "passage": "The quokka is a small wallaby."}]}]))
     assert retrieval_main(["--data", str(data), "--score-run", str(tmp_path)]) == 2
     assert _one_error_line(capsys) == f"error: {tmp_path} is a folder; give the run file in it"
+
+
+def test_a_labels_setting_that_names_a_folder_is_refused_not_taken_for_no_labels(tmp_path, monkeypatch, capsys):
+    # `python -m eval.rewrites` said "No labels collected yet", exit 0: the app cannot append to a folder either.
+    from eval.rewrites import main as rewrites_main
+
+    monkeypatch.setenv("CONVQA_LABELS", str(tmp_path))
+    assert rewrites_main([]) == 2
+    assert _one_error_line(capsys) == (f"error: the labels file {tmp_path} is a folder; set CONVQA_LABELS to a file "
+                                       "path (the app appends each judgement to it)")
+    monkeypatch.setenv("CONVQA_LABELS", str(tmp_path / "labels.jsonl"))  # not there yet: the advice, exit 0
+    assert rewrites_main([]) == 0 and "No labels collected yet" in capsys.readouterr().out
