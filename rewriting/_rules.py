@@ -422,7 +422,7 @@ _ELLIPSIS = re.compile(
     rf"(?P<the>(?i:the)\s+)?(?P<name>{_FULL_NAME})\s*[?.!]?"
 )
 # A name of an earlier question: after "the" or not (the kind of the
-# name asked about: "the Rhine" stands for "the Danube", "Aristotle" for
+# name asked about: "the Loire" stands for "the Seine", "Aristotle" for
 # "Plato", not for "the Academy"), a possessive kept with it ("Plato's
 # Academy" is about the Academy, not Plato: a name holding a possessive
 # is none of the kind).
@@ -461,14 +461,14 @@ def ellipsis_filled(question: str, history: Sequence[str]) -> str:
     """The latest earlier question of ``history`` that named one other name
     of the kind ``question``'s, with that name in its place, when
     ``question`` only names whom or what it asks about ("And Aristotle?",
-    "What about the Rhine?"); "" otherwise, and when that question names
+    "What about the Loire?"); "" otherwise, and when that question names
     two of that kind (which one the ellipsis swaps is not said).
 
     >>> history = ["What school did Plato found?", "The Academy.", "In which city was Plato's Academy?", "Athens."]
     >>> ellipsis_filled("And Aristotle?", history)
     'What school did Aristotle found?'
-    >>> ellipsis_filled("What about the Rhine?", ["Which sea does the Danube flow into?", "The Black Sea."])
-    'Which sea does the Rhine flow into?'
+    >>> ellipsis_filled("What about the Loire?", ["Which sea does the Seine flow into?", "The English Channel."])
+    'Which sea does the Loire flow into?'
     >>> ellipsis_filled("And Aristotle, what did he found?", history), ellipsis_filled("And her husband?", history)
     ('', '')
     >>> ellipsis_filled("And Aristotle?", ["Did Plato teach Xenophon?", "No."])

@@ -345,8 +345,8 @@ _SCHOOLS = ["What school did Plato found?", "The Academy.", "In which city was P
     # named another person, about Aristotle ("Plato's Academy" is about the Academy).
     ("And Aristotle?", _SCHOOLS, "And Aristotle?", "What school did Aristotle found?"),
     ("What about Aristotle?", _SCHOOLS, "What is the capital of France?", "What school did Aristotle found?"),
-    ("How about the Rhine?", ["Which sea does the Danube flow into?", "The Black Sea."], "How about the Rhine?",
-     "Which sea does the Rhine flow into?"),
+    ("How about the Loire?", ["Which sea does the Seine flow into?", "The English Channel."], "How about the Loire?",
+     "Which sea does the Loire flow into?"),
     # A rewrite of the model's own stands.
     ("And Aristotle?", _SCHOOLS, "Which school did Aristotle found?", "Which school did Aristotle found?"),
     # Nothing to put it in for, or two names it might stand for: as asked.
