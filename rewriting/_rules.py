@@ -473,6 +473,11 @@ def ellipsis_filled(question: str, history: Sequence[str]) -> str:
     ('', '')
     >>> ellipsis_filled("And Aristotle?", ["Did Plato teach Xenophon?", "No."])
     ''
+
+    One ellipsis after another swaps into the question before them both:
+
+    >>> ellipsis_filled("And Aristotle?", history + ["What about Xenophon?", "Socrates."])
+    'What school did Aristotle found?'
     """
     asked = _ELLIPSIS.fullmatch(" ".join(question.split()))
     if not asked or not _a_name(asked["name"]):
@@ -480,6 +485,8 @@ def ellipsis_filled(question: str, history: Sequence[str]) -> str:
     the = bool(asked["the"])
     for earlier, _ in reversed(turns(history)):
         earlier = " ".join(earlier.split())
+        if _ELLIPSIS.fullmatch(earlier):
+            continue  # an ellipsis before it ("What about Ivanka Trump?") has no question to ask again
         spans = _names_of_kind(earlier, the, asked["name"])
         if len(spans) > 1:
             return ""

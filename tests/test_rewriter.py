@@ -347,6 +347,10 @@ _SCHOOLS = ["What school did Plato found?", "The Academy.", "In which city was P
     ("What about Aristotle?", _SCHOOLS, "What is the capital of France?", "What school did Aristotle found?"),
     ("How about the Loire?", ["Which sea does the Seine flow into?", "The English Channel."], "How about the Loire?",
      "Which sea does the Loire flow into?"),
+    # An ellipsis before it is passed over: it has no question to ask again.
+    ("And Aristotle?", _SCHOOLS + ["What about Xenophon?", "Socrates."], "And Aristotle?", "What school did Aristotle found?"),
+    ("And Aristotle?", ["Which school did Plato found?", "The Academy.", "What about Xenophon?", "Socrates."], "And Aristotle?",
+     "Which school did Aristotle found?"),
     # A rewrite of the model's own stands.
     ("And Aristotle?", _SCHOOLS, "Which school did Aristotle found?", "Which school did Aristotle found?"),
     # Nothing to put it in for, or two names it might stand for: as asked.
