@@ -170,13 +170,18 @@ def _given_rewrites(path: str, queries: Sequence[JudgedQuery], turns: set[str] =
             "turns only (a file written for other data, e.g. with CAsT 2020 turns, which no judged passage covers: "
             "drop those lines)"
         )
-    found = {}
+    found, from_file = {}, 0
     for q in queries:
         text = _of_query(given, q)
+        from_file += text is not None
         if text is None and not q.example.history:
             text = q.example.question
         if text is not None:
             found[q.qid] = text
+    if not from_file:
+        # As an empty file: the first turns' questions alone would be scored as the file's rewrites.
+        raise DataFormatError(f"{path} holds no rewrite of a judged turn of the --data files (with --split, of its "
+                              "held-out turns): nothing of it to score")
     return found
 
 

@@ -491,3 +491,12 @@ def test_a_rewrites_file_with_no_lines_is_refused_before_any_work(cast2021, dist
     assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(empty)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {empty} holds no rewrites;") and err.count("\n") == 1
+    # Nor is a file whose rewrites are all of turns with no judged passage.
+    topics = json.loads(cast2021.read_text())
+    topics[0]["turn"].append(_turn(3, "And where?", "Where does the quokka live?", ""))
+    cast2021.write_text(json.dumps(topics))
+    unjudged = tmp_path / "unjudged.jsonl"
+    unjudged.write_text(json.dumps({"id": "cast2021:106:3", "rewrite": "Where does the quokka live?"}) + "\n")
+    assert main(["--data", str(cast2021), "--distractors", str(distractors), "--rewrites", str(unjudged)]) == 2
+    assert capsys.readouterr().err == (f"error: {unjudged} holds no rewrite of a judged turn of the --data files (with "
+                                       "--split, of its held-out turns): nothing of it to score\n")
