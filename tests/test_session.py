@@ -1556,7 +1556,7 @@ def test_a_one_turn_replay_says_one_turn(qrecc_conversations):
 
 
 def test_a_free_tab_lock_is_not_taken_once_stopped():
-    # acquire(stopped) looked at stopped() only while another held the lock:
+    # acquire looked at the turn's stop only while another held the lock:
     # a turn stopped before it asked took a free lock and ran.
     session, stopped = S.Session(), StopSignal()
     stopped.set()

@@ -370,6 +370,52 @@ def test_the_signal_nobody_stops_keeps_no_callback():
     assert called == [True]
 
 
+def _failing_wake():
+    raise ZeroDivisionError("a wake's bug")
+
+
+def test_every_wake_runs_though_one_before_it_raises():
+    # A callback that raised left the ones after it uncalled: their waiters
+    # were never woken. Each is called; the first error is raised after.
+    stop, woken = StopSignal(), []
+    stop.on_set(_failing_wake)
+    stop.on_set(lambda: woken.append(True))
+    with pytest.raises(ZeroDivisionError, match="a wake's bug"):
+        stop.set()
+    assert woken == [True] and stop.is_set()
+
+
+def test_a_stop_whose_wake_raises_leaves_the_next_turns_a_fresh_signal():
+    # stop_turns set the session's signal, whose wake raised, before putting
+    # a fresh one in its place: every later turn took the set signal and
+    # was stopped at once, until the next Stop.
+    session = S.Session()
+    pressed, woken = session.stop_signal, []
+    pressed.on_set(_failing_wake)
+    pressed.on_set(lambda: woken.append(True))
+    with pytest.raises(ZeroDivisionError, match="a wake's bug"):
+        S.stop_turns(session)
+    assert pressed.is_set() and woken == [True]
+    assert session.stop_signal is not pressed and not session.stop_signal.is_set()
+    assert session.stops == 1
+
+
+def test_a_stops_wakes_run_after_it_let_every_session_go_on():
+    # Stop ran its signal's wakes under the lock every session's turns take
+    # to begin and to end: a wake that took it (here, another tab's Stop)
+    # hung every session for good, and one that blocked stalled them all.
+    session, others_stop = S.Session(), []
+
+    def wake():
+        pressing, outcome = _in_thread(S.stop_turns, S.Session())
+        pressing.join(GUARD)
+        others_stop.append(bool(outcome) and isinstance(outcome[0], S.StoppedTurns))
+
+    session.stop_signal.on_set(wake)
+    S.stop_turns(session)
+    assert others_stop == [True], "the other tab's Stop waited for this one's wakes"
+
+
 # ---------------------------------------------------------------- the tab's lock: Stop by the signal alone
 
 
@@ -402,6 +448,19 @@ class Looked(StopSignal):
         return given_back
 
 
+class Told(threading.Condition):
+    """A condition that tells when a thread waits on it (``waiting``), set
+    just before the wait, under its lock, which only the wait gives up."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def wait(self, timeout=None):
+        self.waiting.set()
+        return super().wait(timeout)
+
+
 RACE = ("before_it_waits", "between_its_look_and_its_wait", "while_it_waits", "after_it_took_the_lock")
 
 
@@ -415,6 +474,7 @@ def test_stop_reaches_a_turn_waiting_on_its_tabs_lock_through_its_signal_alone(w
     # gives its wake back. Each moment is reached by events, never by time.
     session = S.Session()
     assert session.taking.acquire()  # held: the source is being read again
+    session.taking._free = told = Told()  # nobody waits on it yet: one that tells when the waiter does
     session.stop_signal = Looked(hold=when == "between_its_look_and_its_wait")
     stop = session.stop_signal  # what a turn takes as it begins (under the session's ending lock)
     flagged = threading.Event()
@@ -431,7 +491,7 @@ def test_stop_reaches_a_turn_waiting_on_its_tabs_lock_through_its_signal_alone(w
         pressing.join(GUARD)
         assert not pressing.is_alive()
     elif when == "while_it_waits":
-        assert stop.looked.wait(GUARD), "the waiter never looked at its signal"
+        assert told.waiting.wait(GUARD), "the waiter never waited"
         stop.set()  # the signal alone (whoever sets it), not stop_turns: it returns once the waiter was woken
     elif when == "after_it_took_the_lock":
         assert stop.looked.wait(GUARD), "the waiter never looked at its signal"
@@ -563,17 +623,23 @@ class Waiting(StopSignal):
         return forget
 
 
-def test_a_turn_stopped_while_its_rescoring_waits_for_the_shared_encoder_leaves_at_once():
+@pytest.mark.parametrize("served", ["as_made", "deferred"])
+def test_a_turn_stopped_while_its_rescoring_waits_for_the_shared_encoder_leaves_at_once(served):
     # The rescorer's encoding of the rewrite waits in the encoder's queue,
     # which every turn's reader and rescorer share, behind a crowd's batch:
     # a stopped turn kept its server thread until its own encoding was done.
+    # The app serves a DeferredRescorer (its passage vectors made in the
+    # background), which hands the stop on to the rescorer it made.
     import numpy as np
     from assistant.encoders import BatchingEncoder
-    from assistant.retrieval import DenseRescorer
+    from assistant.retrieval import DeferredRescorer, DenseRescorer
 
     encoder, stages, stop = HeldEncoder(), Stages("", None), Waiting()
     with BatchingEncoder(encoder, max_batch=1, window_ms=0) as shared:
         rescorer = DenseRescorer(shared, ["p1"], np.full((1, 2), 0.5 ** 0.5, dtype=np.float16), 0.5)
+        if served == "deferred":
+            rescorer = DeferredRescorer(lambda report, made=rescorer: made, total=1)
+            assert rescorer.wait(GUARD) and not rescorer.notice, "the deferred rescorer was never made"
         assistant = Assistant(stages, stages, stages, rescorer=rescorer)
         crowd = _in_thread(shared.encode, ["Another turn's sentence."])
         assert encoder.held.wait(GUARD), "the crowd's batch never reached the encoder"
@@ -587,6 +653,46 @@ def test_a_turn_stopped_while_its_rescoring_waits_for_the_shared_encoder_leaves_
         crowd[0].join(GUARD)
     assert encoder.calls == [["Another turn's sentence."]]  # the stopped turn's rewrite was never encoded
     assert stages.ran == ["search"]  # nor read
+
+
+class Keyed:
+    """Rows that tell the texts apart (each text's length); holds its first
+    call (``held`` is set) until ``release``; ``calls`` records the texts of each."""
+
+    def __init__(self):
+        self.held, self.release, self.calls = threading.Event(), threading.Event(), []
+
+    def encode(self, texts):
+        import numpy as np
+
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            self.held.set()
+            if not self.release.wait(GUARD):
+                raise TimeoutError("the test never released the encoder")
+        return np.array([[float(len(text)), 1.0] for text in texts])
+
+
+def test_a_caller_stopped_in_a_shared_encoding_leaves_the_other_callers_rows_to_them():
+    # Two turns' texts in one encode call of the shared encoder: the one
+    # stopped leaves at once, the batch goes on, and the other gets its own
+    # rows, with neither encoded again.
+    from assistant.encoders import BatchingEncoder
+
+    encoder, stop = Keyed(), Waiting()
+    with BatchingEncoder(encoder, max_batch=2, window_ms=LONG) as shared:  # the batch closes when both came
+        stopped = _in_thread(shared.encode, ["b"], stop)
+        assert stop.waiting.wait(GUARD), "the stopped caller never waited for the encoder"
+        other = _in_thread(shared.encode, ["aa", "aaaa"], StopSignal())
+        assert encoder.held.wait(GUARD), "the batch never reached the encoder"
+        stop.set()
+        stopped[0].join(GUARD)
+        assert not stopped[0].is_alive() and not encoder.release.is_set()  # back while the batch still runs
+        assert isinstance(stopped[1][0], Stopped)
+        encoder.release.set()
+        other[0].join(GUARD)
+    assert encoder.calls == [["b", "aa", "aaaa"]]
+    assert other[1][0].tolist() == [[2.0, 1.0], [4.0, 1.0]]
 
 
 # ---------------------------------------------------------------- /rewrite and nbest_batch

@@ -53,13 +53,30 @@ class StopSignal:
     def set(self) -> None:
         """Stop the work: :meth:`check` raises from now on, and each
         :meth:`on_set` callback is called (once, on this thread)."""
+        self.set_deferred()()
+
+    def set_deferred(self) -> Callable[[], None]:
+        """Set the signal now (:meth:`check` raises from now on) and return
+        the function that calls its :meth:`on_set` callbacks: a caller that
+        sets it under a lock of its own calls that after releasing the lock,
+        so that no callback runs under it. Each callback is called even if
+        one before it raises (a waiter left unwoken waited for good); the
+        first error is raised once all were called.
+
+        >>> stop, woken = StopSignal(), []
+        >>> _ = stop.on_set(lambda: woken.append(True))
+        >>> wake = stop.set_deferred()
+        >>> stop.is_set(), woken
+        (True, [])
+        >>> wake(); woken
+        [True]
+        """
         with self._lock:
             if self._set:
-                return
+                return _nothing
             self._set = True
             callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
+        return lambda: _call_each(callbacks)
 
     def is_set(self) -> bool:
         return self._set
@@ -102,12 +119,25 @@ class _NoStop(StopSignal):
         by every such call, kept each one (and what it holds) for good."""
         return _nothing
 
-    def set(self) -> None:
+    def set_deferred(self) -> Callable[[], None]:
         raise TypeError("NO_STOP is shared by every call nobody stops and is never set: give the work a StopSignal() of its own")
 
 
 def _nothing() -> None:
     pass
+
+
+def _call_each(callbacks: list[Callable[[], None]]) -> None:
+    """Call every one of ``callbacks``; raise the first error once all were called."""
+    first: Exception | None = None
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception as error:  # noqa: BLE001 - raised below, after the other callbacks' wakes
+            if first is None:
+                first = error
+    if first is not None:
+        raise first
 
 
 # The default of every ``stop`` argument: the model loops check it like any

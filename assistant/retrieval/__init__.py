@@ -4,7 +4,8 @@
 :class:`BM25Retriever` serves an index built by :func:`build_index`,
 :class:`ChunkRetriever` the passages of one document (CoQA, QuALITY, the
 app's single-document mode). Collections are read by :func:`read_collection`.
-``Rescorer.rescore(question, passages, k, alternatives=())`` reorders BM25's hits:
+``Rescorer.rescore(question, passages, k, alternatives=())`` reorders BM25's hits
+(one may also take ``stop``, the turn's :class:`~assistant.kernel.StopSignal`, as both below do):
 :class:`DenseRescorer` mixes in a sentence encoder's cosine (a
 :class:`DeferredRescorer` while its passage vectors are encoded).
 """

@@ -397,8 +397,8 @@ class _TabLock:
                 # asked ran the turn its Stop had ended. Looked at under the
                 # condition's lock: a set between this look and the wait is not
                 # missed, since its wake waits for the lock, which wait() gives up.
-                # (Only is_set here, no other lock: Stop sets the signal, and
-                # so runs this wake, under the session's ending lock.)
+                # (Only is_set here, no other lock: a wake may run on any
+                # thread that sets the signal, whatever it holds.)
                 while not stop.is_set():
                     if not self._held:
                         self._held = True
@@ -414,7 +414,10 @@ class _TabLock:
             self._free.notify_all()
 
     def _wake(self) -> None:
-        # The waiters look again whether they are stopped.
+        # The waiters look again whether they are stopped. Under the
+        # condition's lock, which a waiter holds from its look at the signal
+        # until wait() gives it up: a set between that look and the wait
+        # notifies once the waiter waits, and is not lost.
         with self._free:
             self._free.notify_all()
 

@@ -21,8 +21,8 @@ from ._views import turn_of_message
 
 # Stop and a turn's end decide under this lock: a turn that ended before Stop
 # is kept, one that ends after it is not added, and Stop knows which to say.
-# A turn takes the session's stop signal under it, and Stop sets that signal
-# and puts a fresh one in its place under it, so a turn is stopped (its
+# A turn takes the session's stop signal under it, and Stop puts a fresh one
+# in its place and sets the old one under it, so a turn is stopped (its
 # signal set) exactly by the Stops that came after it began.
 # (Gradio's cancel does not stop the thread of a turn under way: Stop said
 # "not added" while the turn was added after it.)
@@ -218,17 +218,29 @@ def stop_turns(session: Session) -> StoppedTurns:
     between two stages, or, waiting for its source to be read again, at
     once (the signal wakes that wait). Returns what was under way; a turn
     or a re-run that ended before this call is kept."""
-    with _ENDING:
-        session.stops += 1
-        # Set under the lock: a turn takes its signal under it, so one begun
-        # after this Stop gets the fresh one and runs on. Its on_set wakes run
-        # here, under the lock (a batcher's wait, the tab lock's): none takes it.
-        session.stop_signal.set()
-        session.stop_signal = StopSignal()
-        waiting = waiting_for(session) if session.awaiting else None
-        stopped = StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
-                               waiting.name if waiting is not None else "")
+    wake = _no_wake
+    try:
+        with _ENDING:
+            session.stops += 1
+            # Swapped and set under the lock: a turn takes its signal under it,
+            # so one begun after this Stop gets the fresh one and runs on, and a
+            # turn's end, deciding under it, sees the old one set. Swapped
+            # first: a signal set is never left in the session for the turns
+            # after. Its on_set wakes (a batcher's wait, the tab lock's) run
+            # after the lock is released: a wake that took it, or blocked, would
+            # stall every session's turns, which take it to begin and to end.
+            stopping, session.stop_signal = session.stop_signal, StopSignal()
+            wake = stopping.set_deferred()
+            waiting = waiting_for(session) if session.awaiting else None
+            stopped = StoppedTurns(session.asking > 0, tuple(sorted(index + 1 for index in session.correcting)),
+                                   waiting.name if waiting is not None else "")
+    finally:
+        wake()
     return stopped
+
+
+def _no_wake() -> None:
+    pass
 
 
 def drop_waiting(session: Session) -> int:
