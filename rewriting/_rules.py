@@ -5,7 +5,9 @@ The first turn and a question that names its new subject in full
 questions gets both names put in (:func:`the_two_named`); a follow-up is
 shown the turns since the last new person (:func:`since_new_person`); and
 the drift guard (:func:`drift_reason`) keeps the user's own question
-whenever the model's output no longer carries its intent; a "he" the
+whenever the model's output no longer carries its intent (among it, a
+name the user typed lost or run into a name from the history,
+:func:`name_damage`); a "he" the
 model took for a woman (or a "she" for a man) is put back as the kin the
 history asked about, by the name its answer gave where it clearly gave one
 (:func:`kin_for_pronoun`); and "And X?" that the model left as asked is
@@ -19,13 +21,13 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, owned_kin,
-                              peoples_word, prefix_stem, same_name, tokens)
+from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, name_words,
+                              owned_kin, peoples_word, prefix_stem, same_name, tokens)
 
 from ._config import RewriterConfig
 from ._prompt import turns
 
-__all__ = ["drift_reason", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
+__all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
            "refuse_non_text", "kin_for_pronoun", "ellipsis_filled"]
 
 
@@ -68,6 +70,116 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
         kept = len(wanted & _content(candidate)) / len(wanted)
         if kept < config.min_content_overlap:
             return f"the rewrite kept only {kept:.0%} of the question's content words"
+    return name_damage(question, history, candidate)
+
+
+# A name the user typed is the subject the user chose: the trained model at
+# times put the history's subject in its place ("Who called Twain ...?" ->
+# "Who called Ernest Hemingway ...?") or beside it ("Where was Michelangelo
+# Leonardo da Vinci born?"), and the search then looked for the wrong person.
+# A name's words, as the rewriter's rules read them: capitalised words, the
+# particles inside a name ("da", "van") between them, a possessive ending the
+# name ("Mark Twain's novels"); a capitalised word opening a sentence only
+# says the sentence began, and the words of NOT_NAMES / DRIFT_STOPWORDS
+# ("The", "When", "I") name no one.
+_PARTICLES = frozenset("da de del della di du la le van von der bin ibn al".split())
+_PIECE = re.compile(r"\w[\w'’.-]*|[^\w\s]")
+_SENTENCE_END = re.compile(r"[.!?:]$")
+_NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
+
+
+def _bare(piece: str) -> str:
+    return re.sub(r"[.:]+$", "", piece)
+
+
+def _name_runs(text: str, first: bool = False) -> list[list[str]]:
+    """The runs of name words in ``text`` (lists of words as written), a
+    sentence's first word among them only with ``first``.
+
+    >>> _name_runs("Where was Michelangelo Leonardo da Vinci born? Ask Mark Twain's editor.")
+    [['Michelangelo', 'Leonardo', 'da', 'Vinci'], ['Mark', "Twain's"]]
+    """
+    runs: list[list[str]] = [[]]
+    opening = True
+    for piece in _PIECE.findall(text):
+        word = _bare(piece)
+        named = word[:1].isupper() and (first or not opening) and word.lower() not in _NO_NAME and bool(name_words(word))
+        if named or (runs[-1] and word in _PARTICLES):
+            runs[-1].append(word)
+            if re.search(r"['’]s$", word):
+                runs.append([])
+        elif runs[-1]:
+            runs.append([])
+        opening = bool(_SENTENCE_END.search(piece)) or (opening and not piece[:1].isalnum())
+    for run in runs:
+        while run and run[-1] in _PARTICLES:
+            run.pop()
+    return [run for run in runs if run]
+
+
+def _acronym(word: str) -> bool:
+    # "NP", "U.S.", "VCs": the model spelling one out ("nurse practitioner") keeps it.
+    letters = re.sub(r"(?<=[A-Z])s$|[.'’]", "", word)
+    return len(letters) > 1 and letters.isalpha() and letters.isupper()
+
+
+def _name_piece(piece: str) -> bool:
+    return bool(_name_runs(piece, first=True)) or piece in _PARTICLES
+
+
+def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
+    """Why ``candidate`` no longer names what ``question`` named ("" when it
+    does): a name the user typed (a capitalised word not opening a sentence,
+    an acronym aside) is missing from it, or it put name words the history
+    has right beside one ("Michelangelo Leonardo da Vinci"). A typed
+    surname made the full name the history gives ("Twain" -> "Mark Twain"),
+    and a name completed where the history gives no other ("Einstein" ->
+    "Albert Einstein"), still name the one the user typed. Words are
+    compared as the kernel's :func:`~assistant.kernel.name_words` gives them
+    (case, accents and a possessive aside) and by the guard's crude stem
+    ("Africa" is kept in "African").
+
+    >>> history = ["Who was Mark Twain?", "An American writer.", "Who was Ernest Hemingway?", "An American novelist."]
+    >>> name_damage("Who called Twain the father of American literature?", history,
+    ...             "Who called Ernest Hemingway the father of American literature?")
+    'the rewrite lost the name Twain'
+    >>> name_damage("Who called Twain the father of American literature?", history,
+    ...             "Who called Mark Twain the father of American literature?")
+    ''
+    >>> name_damage("Where was Michelangelo born?", ["Who was Leonardo da Vinci?", "A painter."],
+    ...             "Where was Michelangelo Leonardo da Vinci born?")
+    'the rewrite put Leonardo da Vinci beside the name Michelangelo'
+    """
+    # In the question's order, so that the note names the first one lost.
+    typed = [word for run in _name_runs(question) for word in run if word not in _PARTICLES and not _acronym(word)]
+    if not typed:  # most questions
+        return ""
+    # A capitalised word the conversation also writes in lower case is a
+    # common noun the user stressed ("the Dinosaur era" after "dinosaurs").
+    lower = {_stem(piece) for text in [question, *history] for piece in _PIECE.findall(text) if piece.islower()}
+    typed = [word for word in typed if _stem(word.lower()) not in lower]
+    written = {_stem(word) for word in name_words(candidate)}
+    for word in typed:
+        if not {_stem(w) for w in name_words(word)} <= written:
+            return "the rewrite lost the name " + re.sub(r"['’]s$", "", word)
+    if not typed:
+        return ""
+    known = [name_words(" ".join(run)) for text in history for run in _name_runs(text, first=True)]
+    history_words = set().union(*known) - _PARTICLES if known else set()
+    asked = _PIECE.findall(question)
+    given = _PIECE.findall(candidate)
+    matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
+    for op, q_start, _, r_start, r_end in matcher.get_opcodes():
+        inserted = given[r_start:r_end]
+        # An owner put before a name ("Napalm Death's Time Waits for No Slave") is no part of it.
+        if op != "insert" or not all(_name_piece(piece) for piece in inserted) or re.search(r"['’]s$", inserted[-1]):
+            continue
+        beside = [_bare(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked) and _bare(asked[i]) in typed]
+        if not beside or not (name_words(" ".join(inserted)) - _PARTICLES) & history_words:
+            continue
+        # A name the history gives whole, of the typed word and what went in beside it, is that one's name.
+        if not any(name_words(" ".join(inserted + [word])) <= name for word in beside for name in known):
+            return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
     return ""
 
 

@@ -161,6 +161,57 @@ def test_drift_guard_tolerates_plurals_and_possessives():
     assert drift_reason("What about the countries?", HISTORY, "What about Byron's country?") == ""
 
 
+_WRITERS = ["Who was Mark Twain?", "Mark Twain was an American writer.", "Who was Ernest Hemingway?",
+            "Ernest Hemingway was an American novelist."]
+_PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian painter.", "Who was Michelangelo?",
+             "Michelangelo was an Italian sculptor."]
+
+
+@pytest.mark.parametrize("question, history, candidate, reason", [
+    # The two damaged rewrites long_dev showed: a history name in the typed one's place, and glued onto it.
+    ("Who called Twain the father of American literature?", _WRITERS,
+     "Who called Ernest Hemingway the father of American literature?", "the rewrite lost the name Twain"),
+    ("Where was Michelangelo born?", _PAINTERS, "Where was Michelangelo Leonardo da Vinci born?",
+     "the rewrite put Leonardo da Vinci beside the name Michelangelo"),
+    # The typed surname made the full name the history gives, possessive or not: kept.
+    ("Who called Twain the father of American literature?", _WRITERS,
+     "Who called Mark Twain the father of American literature?", ""),
+    ("What was Twain's first book?", _WRITERS, "What was Mark Twain's first book?", ""),
+    # A name completed where the history gives no other, and a pronoun resolved beside a typed name: kept.
+    ("Did he meet Einstein?", _WRITERS, "Did Ernest Hemingway meet Albert Einstein?", ""),
+    ("Was that the only Olympics he ran?", ["Who was Jesse Owens?", "An American sprinter."],
+     "Was that the only Olympics Jesse Owens ran?", ""),
+    # An owner put before a typed title, an acronym spelt out, a noun the history writes in lower case: kept.
+    ("What was Time Waits for No Slave?", ["Who are Napalm Death?", "Napalm Death are a band."],
+     "What was Napalm Death's Time Waits for No Slave?", ""),
+    ("How much does an NP earn?", ["What does a nurse practitioner do?", "Cares for patients."],
+     "How much does a nurse practitioner earn?", ""),
+    ("What came after the Dinosaur era?", ["When did dinosaurs live?", "In the Mesozoic Era."],
+     "What came after the Mesozoic Era?", ""),
+    # A sentence's first word names no one the rewrite must keep.
+    ("Tell me more. Where was Twain born?", _WRITERS, "Where was Mark Twain born?", ""),
+])
+def test_the_drift_guard_keeps_a_name_the_user_typed(question, history, candidate, reason):
+    assert drift_reason(question, history, candidate) == reason
+
+
+def test_a_rewrite_that_damaged_a_typed_name_is_kept_as_asked_and_looked_at_again(tiny_gpt2):
+    # The guard rejects the glued rewrite like any drifted one: the question
+    # as asked, with the reason, and the turn gets the second look (whose
+    # beams, about someone else here, are rejected too).
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, "Where was Michelangelo Leonardo da Vinci born?")
+    kept = rewriter.rewrite("Where was Michelangelo born?", _PAINTERS)
+    assert rewriter.searched == [(1, 4, False)]
+    assert kept.text == "Where was Michelangelo born?"
+    assert kept.note == "kept the original question: the rewrite put Leonardo da Vinci beside the name Michelangelo"
+    # Its full name from the history is the rewrite, with no search.
+    full = _second_look_rewriter(tok, "Who called Mark Twain the father of American literature?")
+    assert full.rewrite("Who called Twain the father of American literature?", _WRITERS) == Rewrite(
+        "Who called Mark Twain the father of American literature?")
+    assert full.searched == []
+
+
 # --- the rewriter with a tiny model -------------------------------------------
 
 
