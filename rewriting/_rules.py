@@ -89,7 +89,7 @@ _NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
 
 
 def _bare(piece: str) -> str:
-    return re.sub(r"[.:]+$", "", piece)
+    return piece.rstrip(".:")
 
 
 def _name_runs(text: str, first: bool = False) -> list[list[str]]:
@@ -154,33 +154,40 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     typed = [word for run in _name_runs(question) for word in run if word not in _PARTICLES and not _acronym(word)]
     if not typed:  # most questions
         return ""
-    # A capitalised word the conversation also writes in lower case is a
-    # common noun the user stressed ("the Dinosaur era" after "dinosaurs").
-    lower = {_stem(piece) for text in [question, *history] for piece in _PIECE.findall(text) if piece.islower()}
-    typed = [word for word in typed if _stem(word.lower()) not in lower]
+    texts = [question, *history]
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
-        if not {_stem(w) for w in name_words(word)} <= written:
+        if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
             return "the rewrite lost the name " + re.sub(r"['’]s$", "", word)
-    if not typed:
-        return ""
-    known = [name_words(" ".join(run)) for text in history for run in _name_runs(text, first=True)]
-    history_words = set().union(*known) - _PARTICLES if known else set()
     asked = _PIECE.findall(question)
     given = _PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
+    known: list[set[str]] | None = None  # the history's names, read only when a name went in beside a typed one
     for op, q_start, _, r_start, r_end in matcher.get_opcodes():
         inserted = given[r_start:r_end]
         # An owner put before a name ("Napalm Death's Time Waits for No Slave") is no part of it.
         if op != "insert" or not all(_name_piece(piece) for piece in inserted) or re.search(r"['’]s$", inserted[-1]):
             continue
-        beside = [_bare(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked) and _bare(asked[i]) in typed]
-        if not beside or not (name_words(" ".join(inserted)) - _PARTICLES) & history_words:
+        beside = [word for word in (_bare(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked))
+                  if word in typed and not _common_noun(word, texts)]
+        if not beside:
+            continue
+        if known is None:
+            known = [name_words(" ".join(run)) for text in history for run in _name_runs(text, first=True)]
+        if not (name_words(" ".join(inserted)) - _PARTICLES) & set().union(*known):
             continue
         # A name the history gives whole, of the typed word and what went in beside it, is that one's name.
         if not any(name_words(" ".join(inserted + [word])) <= name for word in beside for name in known):
             return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
     return ""
+
+
+def _common_noun(word: str, texts: Sequence[str]) -> bool:
+    # A capitalised word the conversation also writes in lower case is a
+    # common noun the user stressed ("the Dinosaur era" after "dinosaurs").
+    stem = _stem(word.lower())
+    written = re.compile(rf"(?<![\w'’.-]){re.escape(stem)}[\w'’.-]*")
+    return any(piece.islower() and _stem(_bare(piece)) == stem for text in texts for piece in written.findall(text))
 
 
 # A question that names its new subject in full leaves nothing to resolve,
