@@ -33,8 +33,8 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import (clean_output, drift_reason, ellipsis_filled, kin_for_pronoun, names_new_subject, refuse_non_text, same_words,
-                     since_new_person, the_two_named)
+from ._rules import (clean_output, drift_reason, ellipsis_filled, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
+                     same_words, since_new_person, the_two_named)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
@@ -189,7 +189,7 @@ class CausalLMRewriter:
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
                 pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
-                results[index] = _agreed(pool)
+                results[index] = _agreed(pool, question, history)
             for position, (index, ids) in enumerate(chunk):
                 if looking and looks_again(index):
                     waiting.append((index, ids))
@@ -222,7 +222,7 @@ class CausalLMRewriter:
             found = self._beam_lean(prompts, self.config.second_look, reads, stop=stop)
         for (index, _), beams in zip(chunk, found):
             question, history = items[index]
-            results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams])
+            results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams], question, history)
 
     def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int,
                     stop: StopSignal = NO_STOP) -> list[list[Rewrite]]:
@@ -756,15 +756,25 @@ def _greedy(scores: torch.Tensor) -> tuple[list, list]:
     return scores.argmax(-1).tolist(), scores.float().softmax(-1).amax(-1).tolist()
 
 
-def _agreed(pool: Sequence[Rewrite]) -> Rewrite:
+def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> Rewrite:
     """The rewrite the pool's distinct texts agree on (:func:`consensus`);
     the first, the greedy one, on ties and when it is alone. The other
-    distinct texts go with it as its ``alternatives``, for the search."""
+    distinct texts go with it as its ``alternatives``, for the search.
+
+    A candidate the drift guard rejected for a name the user typed that it
+    damaged (:func:`~rewriting._rules.name_damage`) is not picked, nor an
+    alternative, but what it wrote still votes: the rest of it is the
+    model's reading of the question, and without its vote the pick moved
+    among the others where the damaged one would not have been picked.
+    When every candidate damaged a name, the first (the question as asked,
+    with the guard's note)."""
+    damaged = [rewrite for rewrite in pool if rewrite.rejected and name_damage(question, history, rewrite.rejected)]
+    kept = [rewrite for rewrite in pool if rewrite not in damaged] or list(pool[:1])
     distinct: dict[str, Rewrite] = {}
-    for rewrite in pool:
+    for rewrite in kept:
         distinct.setdefault(rewrite.text, rewrite)
     texts = list(distinct)
-    picked = texts[consensus(texts)]
+    picked = texts[consensus(texts, list(dict.fromkeys(rewrite.rejected for rewrite in damaged)))]
     return replace(distinct[picked], alternatives=tuple(text for text in texts if text != picked))
 
 

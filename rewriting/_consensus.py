@@ -33,16 +33,18 @@ def unigram_f1(a: str, b: str) -> float:
     return 2 * recall * precision / (recall + precision)
 
 
-def consensus(candidates: Sequence[str]) -> int:
+def consensus(candidates: Sequence[str], voters: Sequence[str] = ()) -> int:
     """Index of the candidate with the highest summed unigram F1 against the
-    others; the earliest on ties, so callers list their preferred one first.
+    others and ``voters`` (texts that count but cannot be picked); the
+    earliest on ties, so callers list their preferred one first.
 
     >>> consensus(["Who wrote it?", "Who wrote Hamlet?", "Who wrote the play Hamlet?"])
     1
-    >>> consensus(["Only one"])
-    0
+    >>> consensus(["Only one"]), consensus(["Who wrote it?", "Who wrote Hamlet?"], voters=["Who wrote the play Hamlet?"])
+    (0, 1)
     """
     if not candidates:
         raise ValueError("consensus of no candidates")
-    scores = [sum(unigram_f1(c, o) for j, o in enumerate(candidates) if j != i) for i, c in enumerate(candidates)]
+    scores = [sum(unigram_f1(c, o) for j, o in enumerate(candidates) if j != i) + sum(unigram_f1(c, v) for v in voters)
+              for i, c in enumerate(candidates)]
     return max(range(len(candidates)), key=lambda i: (scores[i], -i))

@@ -212,6 +212,24 @@ def test_a_rewrite_that_damaged_a_typed_name_is_kept_as_asked_and_looked_at_agai
     assert full.searched == []
 
 
+def test_a_candidate_that_damaged_a_typed_name_votes_but_is_not_picked(tiny_gpt2):
+    # The greedy rewrite glued a name on, and a beam lost the typed one:
+    # neither is picked nor an alternative, but both still vote, and their
+    # votes pick the beam nearer to what they wrote ("born in Italy").
+    _, tok = tiny_gpt2
+    beams = (" Where was Michelangelo born?", " Where was Michelangelo Buonarroti born in Italy?",
+             " Where was Leonardo da Vinci born in Italy?")
+    rewriter = _second_look_rewriter(tok, "Where was Michelangelo Leonardo da Vinci born?", scripted=beams, second_look=3)
+    picked = rewriter.rewrite("Where was Michelangelo born?", _PAINTERS)
+    assert rewriter.searched == [(1, 3, False)]
+    assert picked == Rewrite("Where was Michelangelo Buonarroti born in Italy?", alternatives=("Where was Michelangelo born?",))
+    # Every candidate damaged it: the question as asked, with the note.
+    damaged = _second_look_rewriter(tok, "Where was Michelangelo Leonardo da Vinci born?", scripted=beams[2:], second_look=1)
+    kept = damaged.rewrite("Where was Michelangelo born?", _PAINTERS)
+    assert (kept.text, kept.alternatives) == ("Where was Michelangelo born?", ())
+    assert kept.note.startswith("kept the original question: the rewrite put Leonardo da Vinci beside")
+
+
 # --- the rewriter with a tiny model -------------------------------------------
 
 
@@ -664,12 +682,12 @@ def test_candidates_make_the_rewrite_the_pools_consensus(tiny_gpt2):
 
 
 def _second_look_rewriter(tok, greedy: str, second_look: int = 4, candidates: int = 0, others: str = "", confidence: float = 1.0,
-                          below: float = 0.3):
+                          below: float = 0.3, scripted: tuple[str, ...] = tuple(SCRIPTED[1:])):
     """A rewriter whose greedy decoding gives ``greedy`` (``others`` for a
     prompt without "her father", when given) with ``confidence`` (the others
-    sure) and whose beam search gives SCRIPTED[1:] for any prompt; ``searched``
+    sure) and whose beam search gives ``scripted`` for any prompt; ``searched``
     records each search's (prompts, beams, greedy) call."""
-    beams = [tok.encode(text, add_special_tokens=False) for text in SCRIPTED[1:]]
+    beams = [tok.encode(text, add_special_tokens=False) for text in scripted]
     config = RewriterConfig(prompt_format="plain", candidates=candidates, second_look=second_look, second_look_below=below)
     rewriter = CausalLMRewriter(_NoCalls(), tok, config)
     rewriter.searched = []
