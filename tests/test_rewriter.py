@@ -217,12 +217,12 @@ def test_a_candidate_that_damaged_a_typed_name_votes_but_is_not_picked(tiny_gpt2
     # neither is picked nor an alternative, but both still vote, and their
     # votes pick the beam nearer to what they wrote ("born in Italy").
     _, tok = tiny_gpt2
-    beams = (" Where was Michelangelo born?", " Where was Michelangelo Buonarroti born in Italy?",
+    beams = (" Where was Michelangelo Buonarroti born?", " Where was Michelangelo Buonarroti born in Italy?",
              " Where was Leonardo da Vinci born in Italy?")
     rewriter = _second_look_rewriter(tok, "Where was Michelangelo Leonardo da Vinci born?", scripted=beams, second_look=3)
     picked = rewriter.rewrite("Where was Michelangelo born?", _PAINTERS)
     assert rewriter.searched == [(1, 3, False)]
-    assert picked == Rewrite("Where was Michelangelo Buonarroti born in Italy?", alternatives=("Where was Michelangelo born?",))
+    assert picked == Rewrite("Where was Michelangelo Buonarroti born in Italy?", alternatives=("Where was Michelangelo Buonarroti born?",))
     # Every candidate damaged it: the question as asked, with the note.
     damaged = _second_look_rewriter(tok, "Where was Michelangelo Leonardo da Vinci born?", scripted=beams[2:], second_look=1)
     kept = damaged.rewrite("Where was Michelangelo born?", _PAINTERS)
