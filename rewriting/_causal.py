@@ -768,14 +768,21 @@ def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> R
     among the others where the damaged one would not have been picked.
     When every candidate damaged a name, the first (the question as asked,
     with the guard's note)."""
-    damaged = [rewrite for rewrite in pool if rewrite.rejected and name_damage(question, history, rewrite.rejected)]
-    kept = [rewrite for rewrite in pool if rewrite not in damaged] or list(pool[:1])
+    damaged = [rewrite for rewrite in pool if rewrite.rejected and _for_a_name(rewrite, question, history)]
     distinct: dict[str, Rewrite] = {}
-    for rewrite in kept:
+    for rewrite in pool:  # the first of a text gives its note: the greedy one's, the reason the turn was looked at again
         distinct.setdefault(rewrite.text, rewrite)
-    texts = list(distinct)
+    texts = list(dict.fromkeys(rewrite.text for rewrite in pool if rewrite not in damaged)) or [pool[0].text]
     picked = texts[consensus(texts, list(dict.fromkeys(rewrite.rejected for rewrite in damaged)))]
     return replace(distinct[picked], alternatives=tuple(text for text in texts if text != picked))
+
+
+def _for_a_name(rewrite: Rewrite, question: str, history: Sequence[str]) -> bool:
+    """Whether the guard kept the question for ``rewrite`` because its
+    candidate damaged a typed name, not for an earlier reason (an output
+    that did not end lacks the name's words too)."""
+    reason = name_damage(question, history, rewrite.rejected)
+    return bool(reason) and rewrite.note.endswith(reason)
 
 
 def _plain_strides(_module, args):
