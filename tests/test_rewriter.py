@@ -232,14 +232,16 @@ def test_a_candidate_that_damaged_a_typed_name_votes_but_is_not_picked(tiny_gpt2
 
 def test_an_output_kept_out_for_not_ending_is_no_damaged_name(tiny_gpt2):
     # Cut off before the typed name, it lacks the name's words too, but the
-    # guard kept the question for the cut: it stays the pick, with its note.
+    # guard kept the question for the cut: the question stays a candidate,
+    # the pick on the tie with the one beam, with its note.
     _, tok = tiny_gpt2
-    rewriter = _second_look_rewriter(tok, "", scripted=(" Where was Michelangelo born?",), second_look=1)
+    rewriter = _second_look_rewriter(tok, "", scripted=(" Where was Michelangelo Buonarroti born?",), second_look=1)
     cut = tok.encode(" Where was", add_special_tokens=False)
     rewriter._generate = lambda prompts, opening=(), reads=None, stop=None: [Decoding(cut, False) for _ in prompts]
     kept = rewriter.rewrite("Where was Michelangelo born?", _PAINTERS)
     assert rewriter.searched == [(1, 1, False)]
     assert (kept.text, kept.note) == ("Where was Michelangelo born?", "kept the original question: the rewrite did not end")
+    assert kept.alternatives == ("Where was Michelangelo Buonarroti born?",)
 
 
 # --- the rewriter with a tiny model -------------------------------------------
