@@ -290,7 +290,10 @@ def upload_field(**kwargs) -> gr.File:
 
     def read_in_place(f):
         if field.file_types and not client_utils.is_valid_file(f.path, field.file_types):
-            raise gr.Error(f"Invalid file type. Please upload a file that is one of these formats: {field.file_types}")
+            # Said as the uploads' own check says it (Gradio's showed a Python list and no file name).
+            name = f.orig_name or os.path.basename(f.path)
+            raise gr.Error(f"{S.shown_name(name)}: unsupported file type {Path(name).suffix or '(none)'!r}; "
+                           f"upload {', '.join(field.file_types)} files.")
         return NamedString(f.path)
 
     field._process_single_file = read_in_place

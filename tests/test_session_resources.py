@@ -134,8 +134,10 @@ def test_reading_an_upload_leaves_no_empty_file_in_gradios_folder(tmp_path):
     assert [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")] == ["abc", "abc/notes.txt"]
     odd = tmp_path / "abc" / "notes.exe"
     odd.write_text("x")
-    with pytest.raises(app.gr.Error, match="Invalid file type"):
-        app.upload_field(file_types=[".txt"]).preprocess(FileData(path=str(odd), orig_name="notes.exe"))
+    # Said as check_uploads says it: it was Gradio's "Invalid file type ... formats: ['.txt']", no file named.
+    with pytest.raises(app.gr.Error) as info:
+        app.upload_field(file_types=[".txt", ".md"]).preprocess(FileData(path=str(odd), orig_name="notes.exe"))
+    assert info.value.message == "notes.exe: unsupported file type '.exe'; upload .txt, .md files."
 
 
 def test_gradios_records_of_files_forget_those_deleted(app_services, tmp_path):

@@ -79,6 +79,7 @@ from ._uploads import (
     read_text,
     remove_stale_sessions,
     sessions_dir,
+    shown_name,
 )
 from ._upkeep import drain, forget_deleted_files, release_free_memory, while_serving
 from ._views import (
@@ -170,6 +171,7 @@ __all__ = [
     "select_turn",
     "sessions_dir",
     "shared_data_file",
+    "shown_name",
     "search_notice",
     "source_status",
     "start_replay",

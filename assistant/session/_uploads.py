@@ -51,6 +51,7 @@ __all__ = [
     "read_text",
     "remove_stale_sessions",
     "sessions_dir",
+    "shown_name",
 ]
 
 UPLOAD_SUFFIXES = (*READ_SUFFIXES, ".jsonl")
