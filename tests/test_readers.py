@@ -925,6 +925,18 @@ def test_the_kind_a_which_question_asks_is_a_noun_a_name_holds_beside_other_word
     assert kind_span("Which one won the race?", "Hamilton won the Formula One race .") is None
 
 
+@pytest.mark.parametrize("space", ["\xa0", "\u2009", "\u202f", "\u3000"])
+def test_a_name_written_with_another_space_is_found(readers, space):
+    # "King Henry\xa0II": the name's words rejoined with a plain space were
+    # not in the text, and the reader raised ValueError, ending the chat.
+    sentence = f"Catherine de' Medici was Queen of France from 1547 to 1559 by marriage to King Henry{space}II."
+    assert short_span("name", "Who did Catherine de' Medici marry?", sentence) == f"King Henry{space}II"
+    assert kind_span("which committee", f"It went to the Senate{space}Judiciary Committee .") == f"Senate{space}Judiciary Committee"
+    assert cast_span("who does ewan mcgregor play", f"Ewan{space}McGregor as Lumière , a candelabrum .") == "Lumière"
+    _, shaped = readers
+    assert shaped.read("Which king did Anne Boleyn marry?", [Passage("c", sentence, 1.0, "Catherine de' Medici")]).found
+
+
 def test_a_date_with_a_spaced_comma_is_one_date():
     # Tokenised text ("April 17 , 1982") lost its month and day: the answer was "1982".
     sentence = "The Charter was signed into law by Queen Elizabeth II of Canada on April 17 , 1982 , along with the Act ."

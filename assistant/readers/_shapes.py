@@ -237,11 +237,20 @@ _PLACE_BEFORE = re.compile(rf"\b(?:{'|'.join(_PLACE_WORDS)})\s+$", re.IGNORECASE
 
 
 def _name_at(match: re.Match) -> str:
-    """A :data:`_NAME` match without the words that only open a sentence ("The", "In") or its "'s"."""
-    words = match.group().rstrip(".").split()
-    while words and words[0].lower() in _NOT_NAMES:
+    """A :data:`_NAME` match without the words that only open a sentence ("The", "In") or its "'s".
+
+    A part of the match as written, its spaces kept: callers find it in the
+    match, and "King Henry\xa0II" (a non-breaking space) rejoined with a
+    plain space was not in it.
+
+    >>> _name_at(_NAME.search("by marriage to King Henry\xa0II.")) == "King Henry\xa0II"
+    True
+    """
+    text = match.group().rstrip(".")
+    words = list(re.finditer(r"\S+", text))
+    while words and words[0].group().lower() in _NOT_NAMES:
         words = words[1:]
-    return re.sub(r"['’]s$", "", " ".join(words))
+    return re.sub(r"['’]s$", "", text[words[0].start():]) if words else ""
 
 
 def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
