@@ -33,7 +33,7 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import (clean_output, drift_reason, ellipsis_filled, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
+from ._rules import (clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
                      same_words, since_new_person, the_two_named)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
@@ -287,10 +287,7 @@ class CausalLMRewriter:
         does with its greedy output, and with each beam's (:meth:`nbest_batch`).
         A pronoun put in as a name of the other gender becomes the kin the
         history asked about, by the name its answer gave where it clearly gave
-        one (:func:`~rewriting._rules.kin_for_pronoun`); "And X?" left as
-        asked (or its rewrite refused) becomes the latest earlier question
-        that named another of X's kind, about X
-        (:func:`~rewriting._rules.ellipsis_filled`)."""
+        one (:func:`~rewriting._rules.kin_for_pronoun`)."""
         question = " ".join(str(question).split())
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.
@@ -298,8 +295,6 @@ class CausalLMRewriter:
         candidate = clean_output(text)
         reason = "" if ended else "the rewrite did not end"
         reason = reason or drift_reason(question, history, candidate, self.config)
-        if (reason or same_words(candidate, question)) and (filled := ellipsis_filled(question, history)):
-            return Rewrite(filled)
         if reason:
             return Rewrite(question, f"kept the original question: {reason}", candidate)
         return Rewrite(kin_for_pronoun(question, history, candidate) or candidate)

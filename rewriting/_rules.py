@@ -10,9 +10,7 @@ name the user typed lost or run into a name from the history,
 :func:`name_damage`); a "he" the
 model took for a woman (or a "she" for a man) is put back as the kin the
 history asked about, by the name its answer gave where it clearly gave one
-(:func:`kin_for_pronoun`); and "And X?" that the model left as asked is
-the latest earlier question that named another of X's kind, about X
-(:func:`ellipsis_filled`).
+(:func:`kin_for_pronoun`).
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from ._config import RewriterConfig
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
-           "refuse_non_text", "kin_for_pronoun", "ellipsis_filled"]
+           "refuse_non_text", "kin_for_pronoun"]
 
 
 def _words(text: str) -> list[str]:
@@ -528,88 +526,4 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
                               or f"{name}'s {found.group(1)}")
                     phrase += "'s" if name != rewrite[start:end] else ""
                     return rewrite[:start] + phrase + rewrite[end:]
-    return ""
-
-
-# "And Aristotle?" after "What school did Plato found?" asks that question
-# of Aristotle. The ellipses of QReCC, CANARD and CAsT swap a slot of the
-# question before ("what about in the US?"), never a bare name, and the
-# trained model left "And Aristotle?" as asked (or wrote something the
-# drift guard refused), so the search found Aristotle's article at large.
-_ELLIPSIS = re.compile(
-    rf"(?:(?i:and|but)\s+(?:(?i:what|how)\s+about\s+)?|(?i:what|how)\s+about\s+|(?i:as\s+for)\s+)"
-    rf"(?P<the>(?i:the)\s+)?(?P<name>{_FULL_NAME})\s*[?.!]?"
-)
-# A name of an earlier question: after "the" or not (the kind of the
-# name asked about: "the Loire" stands for "the Seine", "Aristotle" for
-# "Plato", not for "the Academy"), a possessive kept with it ("Plato's
-# Academy" is about the Academy, not Plato: a name holding a possessive
-# is none of the kind).
-_NAME_IN = re.compile(rf"(?P<the>\b(?i:the)\s+)?(?P<name>{_FULL_NAME})")
-
-
-def _a_name(text: str) -> bool:
-    words = text.split()
-    return bool(words) and words[0].lower() not in NOT_NAMES | DRIFT_STOPWORDS and not peoples_word(text)
-
-
-def _names_of_kind(question: str, the: bool, other_than: str) -> list[tuple[int, int]]:
-    """The spans of ``question``'s names that may stand where ``other_than``
-    does (after "the" as it is, or not), none of them at a sentence's start
-    (a capital there names nothing), possessive or ``other_than`` itself."""
-    spans = []
-    for found in _NAME_IN.finditer(question):
-        start, name, the_before = found.start("name"), found["name"], bool(found["the"])
-        if not question[:start].strip() or question[:start].rstrip()[-1] in ".!?:":
-            # A capital at a sentence's start names nothing ("Did Plato ..."): the words after it may.
-            rest = re.match(rf"\S+\s+(?P<the>(?i:the)\s+)?(?P<name>{_NAME}.*)", name)
-            if not rest:
-                continue
-            start, name, the_before = start + rest.start("name"), rest["name"], bool(rest["the"])
-        words = re.sub(r"\.$", "", name).split()
-        while words and words[-1].lower() in _NAME_LINKS.split("|"):
-            words.pop()
-        name = " ".join(words)
-        if the_before != the or not _a_name(name) or re.search(r"['’]s?(?:\s|$)", name) or same_name(name, other_than):
-            continue
-        spans.append((start, start + len(name)))
-    return spans
-
-
-def ellipsis_filled(question: str, history: Sequence[str]) -> str:
-    """The latest earlier question of ``history`` that named one other name
-    of the kind ``question``'s, with that name in its place, when
-    ``question`` only names whom or what it asks about ("And Aristotle?",
-    "What about the Loire?"); "" otherwise, and when that question names
-    two of that kind (which one the ellipsis swaps is not said).
-
-    >>> history = ["What school did Plato found?", "The Academy.", "In which city was Plato's Academy?", "Athens."]
-    >>> ellipsis_filled("And Aristotle?", history)
-    'What school did Aristotle found?'
-    >>> ellipsis_filled("What about the Loire?", ["Which sea does the Seine flow into?", "The English Channel."])
-    'Which sea does the Loire flow into?'
-    >>> ellipsis_filled("And Aristotle, what did he found?", history), ellipsis_filled("And her husband?", history)
-    ('', '')
-    >>> ellipsis_filled("And Aristotle?", ["Did Plato teach Xenophon?", "No."])
-    ''
-
-    One ellipsis after another swaps into the question before them both:
-
-    >>> ellipsis_filled("And Aristotle?", history + ["What about Xenophon?", "Socrates."])
-    'What school did Aristotle found?'
-    """
-    asked = _ELLIPSIS.fullmatch(" ".join(question.split()))
-    if not asked or not _a_name(asked["name"]):
-        return ""
-    the = bool(asked["the"])
-    for earlier, _ in reversed(turns(history)):
-        earlier = " ".join(earlier.split())
-        if _ELLIPSIS.fullmatch(earlier):
-            continue  # an ellipsis before it ("What about Ivanka Trump?") has no question to ask again
-        spans = _names_of_kind(earlier, the, asked["name"])
-        if len(spans) > 1:
-            return ""
-        if spans:
-            (start, end), = spans
-            return earlier[:start] + asked["name"] + earlier[end:]
     return ""

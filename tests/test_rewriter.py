@@ -417,47 +417,6 @@ def test_no_kin_name_from_a_description_anothers_kin_or_the_subject(tiny_gpt2, h
     assert rewriter.finish("When did he die?", history, tok.encode(" " + output, add_special_tokens=False), ended=True) == Rewrite(expected)
 
 
-# "And Aristotle?" in long_dev's Socrates conversation, its history as the
-# app passes it (each earlier question as rewritten): the trained model left
-# it as asked, and the search found something else of Aristotle's.
-_SCHOOLS = ["What school did Plato found?", "The Academy.", "In which city was Plato's Academy?", "Athens."]
-
-
-@pytest.mark.parametrize("question, history, output, expected", [
-    # Left as asked, or refused by the drift guard: the latest question that
-    # named another person, about Aristotle ("Plato's Academy" is about the Academy).
-    ("And Aristotle?", _SCHOOLS, "And Aristotle?", "What school did Aristotle found?"),
-    ("What about Aristotle?", _SCHOOLS, "What is the capital of France?", "What school did Aristotle found?"),
-    ("How about the Loire?", ["Which sea does the Seine flow into?", "The English Channel."], "How about the Loire?",
-     "Which sea does the Loire flow into?"),
-    # An ellipsis before it is passed over: it has no question to ask again.
-    ("And Aristotle?", _SCHOOLS + ["What about Xenophon?", "Socrates."], "And Aristotle?", "What school did Aristotle found?"),
-    ("And Aristotle?", ["Which school did Plato found?", "The Academy.", "What about Xenophon?", "Socrates."], "And Aristotle?",
-     "Which school did Aristotle found?"),
-    # A rewrite of the model's own stands.
-    ("And Aristotle?", _SCHOOLS, "Which school did Aristotle found?", "Which school did Aristotle found?"),
-    # Nothing to put it in for, or two names it might stand for: as asked.
-    ("And Aristotle?", ["Who taught at the Academy?", "Plato."], "And Aristotle?", "And Aristotle?"),
-    ("And Aristotle?", ["Did Plato teach Xenophon?", "No."], "And Aristotle?", "And Aristotle?"),
-    # Not a bare name: as the model left it.
-    ("And her husband?", _SCHOOLS, "And her husband?", "And her husband?"),
-    ("what about in the US?", ["What is the average salary in the UK?", "30,000 pounds."], "what about in the US?",
-     "what about in the US?"),
-])
-def test_a_bare_name_after_and_left_as_asked_is_the_latest_question_about_it(tiny_gpt2, question, history, output, expected):
-    _, tok = tiny_gpt2
-    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
-    assert rewriter.finish(question, history, tok.encode(" " + output, add_special_tokens=False), ended=True).text == expected
-
-
-def test_a_filled_ellipsis_needs_no_second_look(tiny_gpt2):
-    # The greedy rewrite left "And Aristotle?" as asked: filled at once, no beams searched.
-    _, tok = tiny_gpt2
-    rewriter = _second_look_rewriter(tok, "And Aristotle?")
-    assert rewriter.rewrite("And Aristotle?", _SCHOOLS) == Rewrite("What school did Aristotle found?")
-    assert rewriter.searched == []
-
-
 def test_over_long_question_is_kept_with_a_note(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
