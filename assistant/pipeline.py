@@ -88,7 +88,8 @@ def validate_question(question: str, max_chars: int) -> str:
     visible is an empty one, and only what is visible counts towards
     ``max_chars``. Accents are composed and full-width letters and ligatures
     made plain (:func:`~assistant.kernel.composed_text`), so a question finds
-    what its plainly typed twin finds. Every entry point (the app, its API, the terminal chat,
+    what its plainly typed twin finds. A question with no letter or digit (of
+    any script) is refused too: punctuation or emoji alone ask nothing. Every entry point (the app, its API, the terminal chat,
     :meth:`Assistant.ask`) checks its questions here.
 
     >>> validate_question("  Who was Ada?  ", 100)
@@ -103,6 +104,10 @@ def validate_question(question: str, max_chars: int) -> str:
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.InvalidInputError: Please type a question.
+    >>> validate_question("?!...,;", 100)
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.InvalidInputError: '?!...,;' has no words in it; please type a question in words.
     """
     if question is not None and not isinstance(question, str):
         raise InvalidInputError(f"A question must be text, not {type(question).__name__}.")
@@ -120,6 +125,13 @@ def validate_question(question: str, max_chars: int) -> str:
     question = composed_text(question)
     if not question:
         raise InvalidInputError("Please type a question.")
+    if not any(unicodedata.category(c)[0] in "LN" for c in question):
+        # Punctuation, symbols or emoji alone ask nothing: the rewriter would
+        # make a question up out of the history and the search would run on it.
+        # Any letter or digit, of any script, is text ("1984?", "居里夫人是谁？").
+        raise InvalidInputError(
+            f"{question[:20]!r} has no words in it; please type a question in words."
+        )
     if len(question) > max_chars:
         raise InvalidInputError(_too_long(len(question), max_chars))
     return question

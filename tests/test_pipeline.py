@@ -324,6 +324,19 @@ def test_questions_no_stage_can_take_are_refused_with_a_message(question, messag
         validate_question(question, 1000)
 
 
+@pytest.mark.parametrize("question", ["?!", "?!...,;", " ¿? ", "🤖🤖", "…", "--- !!!", "？"])
+def test_a_question_of_punctuation_or_symbols_alone_is_refused(question):
+    # "?!" after Ada turns was rewritten into a question out of the history
+    # ("What is the name of Ada Lovelace?") and searched.
+    with pytest.raises(InvalidInputError, match="no words in it; please type a question in words"):
+        validate_question(question, 1000)
+
+
+@pytest.mark.parametrize("question", ["1984?", "居里夫人是谁？", "من هو؟", "Кто такая Ада?", "¿Quién?", "42", "a"])
+def test_a_question_in_any_script_or_of_digits_is_text(question):
+    assert validate_question(question, 1000).rstrip("?？؟") == question.rstrip("?？؟")
+
+
 def _chat(args, input, env_extra, tiny_index):
     env = dict(os.environ, CONVQA_INDEX_DIR=str(tiny_index), **env_extra)
     return subprocess.run(
