@@ -147,3 +147,22 @@ def test_a_pasted_documents_ligatures_and_decomposed_accents_are_found(app_servi
     for question in ("finance", "São Paulo", "Dvořák"):
         hits = session.source.retriever.search(question, 1)
         assert hits and hits[0].score > 0 and question in hits[0].text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "https://en.wikipedia.org/wiki/Ada_Lovelace",
+        "www.example.com/ada-lovelace-biography-page",
+        "en.wikipedia.org/wiki/Ada_Lovelace",
+        "What is https://en.wikipedia.org/wiki/Ada_Lovelace about?",
+    ],
+)
+def test_a_web_address_gets_no_language_notice(question):
+    # The address's pieces (https, en, wikipedia, org, wiki) read as several
+    # words with no English function word.
+    assert language_notice(question) == ""
+
+
+def test_a_question_in_another_language_beside_an_address_still_gets_the_notice():
+    assert language_notice("Wer war diese Frau? https://de.wikipedia.org/wiki/Ada_Lovelace") == NOT_ENGLISH

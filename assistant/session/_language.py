@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..kernel import ENGLISH_FUNCTION_WORDS, TOKEN_PATTERNS, composed_text
 
 NOT_ENGLISH = (
@@ -9,9 +11,14 @@ NOT_ENGLISH = (
     "so the answer may be poor: try asking in English."
 )
 
+# A web address's words (https, www, org, wiki, a page name) are no language;
+# one with a scheme or "www.", or a dotted host with a path.
+_ADDRESSES = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+|\b[\w-]+(?:\.[\w-]+)+/\S*", re.IGNORECASE)
+
 
 def language_notice(text: str) -> str:
-    """A notice when ``text`` is probably not English, else "".
+    """A notice when ``text`` is probably not English, else "". Web
+    addresses in it are left out: only the words around them are judged.
 
     >>> language_notice("Who was Ada Lovelace?")
     ''
@@ -21,9 +28,11 @@ def language_notice(text: str) -> str:
     True
     >>> language_notice("Who is Владимир Путин?"), language_notice("Antonín Dvořák Bedřich Smetana")
     ('', '')
+    >>> language_notice("https://en.wikipedia.org/wiki/Ada_Lovelace")
+    ''
     """
     # Full-width "\uff37\uff48\uff4f" is English typed on an East Asian keyboard.
-    text = composed_text(text)
+    text = _ADDRESSES.sub(" ", composed_text(text))
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return ""
