@@ -341,6 +341,20 @@ def test_a_missing_index_has_one_message_and_a_path_is_checked(tmp_path, tiny_co
         build_index(read_collection(tiny_collection), tmp_path / "file" / "idx", progress=False)
 
 
+def test_an_index_path_that_is_a_file_is_named_as_one(tmp_path):
+    # It advised building into the file, which assistant.index refuses.
+    from assistant.retrieval import ensure_index, verify_index
+
+    a_file = tmp_path / "some_file.json"
+    a_file.write_text("{}")
+    for open_index in (BM25Retriever.from_index, ensure_index, verify_index):
+        with pytest.raises(IndexNotFoundError) as caught:
+            open_index(a_file)
+        message = str(caught.value)
+        assert message.startswith(f"{a_file} is a file; --index takes the folder an index was built into")
+        assert f"--index {a_file}" not in message
+
+
 def test_folder_collection_and_cli(tmp_path, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()

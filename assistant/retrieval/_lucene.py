@@ -68,11 +68,18 @@ def has_index(index_dir: Path) -> bool:
 def existing_index(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` when it holds an index, else the one
     :class:`~assistant.kernel.IndexNotFoundError` for a missing index,
-    naming the command that builds it."""
+    naming the command that builds it (or, for a file, that a folder is wanted)."""
     path = index_path(index_dir)
     given = bool(str(index_dir).strip())  # "" is the working folder to pathlib
     if given and has_index(path):
         return path
+    if given and path.is_file():
+        # Building into a file is refused (assistant.index wants a folder), so
+        # the build advice below would lead nowhere.
+        raise IndexNotFoundError(
+            f"{path} is a file; --index takes the folder an index was built into "
+            f"(`python -m assistant.index --input COLLECTION --index DIR` builds one)."
+        )
     raise IndexNotFoundError(
         f"No Lucene index at {path if given else repr('') + ' (an empty path)'}. Build it with "
         f"`python -m assistant.index --input COLLECTION --index {path if given else 'DIR'}`."
