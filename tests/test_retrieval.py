@@ -371,6 +371,28 @@ def test_folder_collection_and_cli(tmp_path, capsys):
     assert BM25Retriever.from_index(tmp_path / "idx").search("coffee", 1)[0].id == "b.html#0"
 
 
+def test_empty_documents_are_named_not_left_out_in_silence(tmp_path, capsys):
+    # A folder's empty or blank files were left out without a word, and a
+    # folder of only such files (or an empty .jsonl) was "The collection has
+    # no passages", naming no input.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "empty.txt").write_text("")
+    (docs / "blank.md").write_text("  \n\t\n")
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "idx")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {docs}: the collection has no passages: nothing to index (2 documents with no text: blank.md, empty.txt).")
+    (docs / "good.txt").write_text("Tea is a drink.")
+    assert index_main(["--input", str(docs), "--index", str(tmp_path / "idx")]) == 0
+    captured = capsys.readouterr()
+    assert "Indexed 1 passage" in captured.out
+    assert "note: left out 2 documents with no text: blank.md, empty.txt" in captured.err
+    (tmp_path / "empty.jsonl").write_text("")
+    assert index_main(["--input", str(tmp_path / "empty.jsonl"), "--index", str(tmp_path / "idx2")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {tmp_path / 'empty.jsonl'}: the collection has no passages: nothing to index.")
+
+
 def test_a_folder_of_documents_takes_titles_from_html_and_markdown(tmp_path):
     """A .md passage kept its '#' markup ('# Alan Turing Alan Turing was ...')
     and every title was the file's name, an HTML page's <title> unread."""

@@ -516,7 +516,7 @@ def skipped_files(path: str | Path | None) -> list[str]:
     )
 
 
-def _read_folder(path: Path) -> Iterator[dict]:
+def _read_folder(path: Path, empty: list[str] | None) -> Iterator[dict]:
     files = _document_files(path)
     if not files:
         raise DataFormatError(
@@ -526,7 +526,10 @@ def _read_folder(path: Path) -> Iterator[dict]:
     for file in files:
         name = _readable(file.relative_to(path).as_posix())
         title, text = _titled_document(file)
-        for number, passage in enumerate(chunk_text(text)):
+        passages = chunk_text(text)
+        if not passages and empty is not None:
+            empty.append(name)
+        for number, passage in enumerate(passages):
             yield {"id": f"{name}#{number}", "contents": passage, "title": title, "url": ""}
 
 
@@ -552,8 +555,11 @@ def _read_wiki_summaries(path: Path) -> Iterator[dict]:
         yield passage
 
 
-def read_collection(path: str | Path | None = None) -> Iterator[dict]:
-    """Passages of the collection at ``path`` (the default collection when None)."""
+def read_collection(path: str | Path | None = None, *, empty: list[str] | None = None) -> Iterator[dict]:
+    """Passages of the collection at ``path`` (the default collection when None).
+    A folder's documents with no text (empty, blank, markup alone) give no
+    passage; their paths in it are appended to ``empty``, as they are read,
+    for the caller to name."""
     path = default_collection_path() if path is None else Path(path)
     if not path.exists():
         raise DataFormatError(f"{path}: no such file or folder.")
@@ -561,7 +567,7 @@ def read_collection(path: str | Path | None = None) -> Iterator[dict]:
     if jsonl is not None:
         return _read_jsonl_folder(jsonl)
     if path.is_dir():
-        return _read_folder(path)
+        return _read_folder(path, empty)
     if path.name == "summaries_en-us.json":
         return _read_wiki_summaries(path)
     if path.suffix.lower() in READ_SUFFIXES:

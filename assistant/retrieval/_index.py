@@ -61,6 +61,7 @@ from ..kernel import (
     ConfigError,
     DataFormatError,
     cache_dir,
+    counted,
     current_umask,
     default_index_dir,
     json_lines,
@@ -69,7 +70,7 @@ from ..kernel import (
     output_path,
     owner_gone,
 )
-from ._collection import collection_size, checked_passage, jsonl_sources, read_collection
+from ._collection import collection_size, checked_passage, default_collection_path, jsonl_sources, read_collection
 from ._dense import VECTORS_FILE
 from ._direct import RAM_BUFFER_MB, as_is, in_indexer_form, index_lines, remember_id
 from ._java import import_pyserini
@@ -170,6 +171,7 @@ def index_collection(
     _require_threads(threads)
     files = jsonl_sources(path) if path is not None else None
     total = collection_size(path)
+    empty: list[str] = []  # a folder's documents with no text, as read
     try:
         if files is not None and threads > 1 and in_indexer_form(files):
             try:
@@ -186,9 +188,18 @@ def index_collection(
             if count is not None:
                 return count
             # A later line needs encoding after all: the streaming route does it.
-        encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path))
-        return _build(encoded, index_dir, total=total, progress=progress,
-                      description=description, threads=threads)
+        encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path, empty=empty))
+        count = _build(encoded, index_dir, total=total, progress=progress,
+                       description=description, threads=threads)
+        if empty and progress:
+            # Left out in silence, an empty document looked indexed.
+            tqdm.write(f"note: left out {_empty_documents(empty)}", file=sys.stderr)
+        return count
+    except _NoPassages:
+        # The input is named: "The collection" alone did not say which.
+        where = default_collection_path() if path is None else path
+        left_out = f" ({_empty_documents(empty)})" if empty else ""
+        raise DataFormatError(f"{where}: the collection has no passages: nothing to index{left_out}.") from None
     except _DuplicateId as error:
         if files is None:
             raise
@@ -216,6 +227,18 @@ def _places_of(files: list[Path], doc_id: str, most: int = 2) -> list[str]:
                 if len(places) == most:
                     return places
     return places
+
+
+def _empty_documents(names: list[str], shown: int = 5) -> str:
+    listed = ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
+    return f"{counted(len(names), 'document')} with no text: {listed}"
+
+
+class _NoPassages(DataFormatError):
+    """A build with no passage at all."""
+
+    def __init__(self):
+        super().__init__("The collection has no passages: nothing to index.")
 
 
 class _DuplicateId(DataFormatError):
@@ -288,7 +311,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
             return None
         count, hashes = filled
         if count == 0:
-            raise DataFormatError("The collection has no passages: nothing to index.")
+            raise _NoPassages()
         _check_ids(staging, count, hashes, JavaException)
         verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
