@@ -1351,6 +1351,21 @@ def test_a_closed_session_deletes_its_uploaded_files(tmp_path):
     assert (shared / "b.txt").exists() and session.uploads == set()
 
 
+def test_a_tracked_folder_is_left_alone_and_the_files_beside_it_still_deleted(tmp_path):
+    # Its unlink raised IsADirectoryError, out of close() or, unraisable, out
+    # of the session's finalizer, and the uploads after it stayed on disk.
+    session = S.Session()
+    folder = tmp_path / "a_folder"
+    (folder / "inside").mkdir(parents=True)
+    (folder / "inside" / "keep.txt").write_text("k")
+    upload = tmp_path / "gradio" / "zzz" / "notes.txt"
+    upload.parent.mkdir(parents=True)
+    upload.write_text("x")
+    S.track_uploads(session, [str(folder), str(upload)])
+    session.close()
+    assert (folder / "inside" / "keep.txt").exists() and not upload.exists() and session.uploads == set()
+
+
 def test_an_upload_two_sessions_share_is_deleted_when_the_last_of_them_ends(tmp_path):
     # Gradio names an upload's copy by its content: two visitors uploading
     # the same file share it, and the first to leave deleted the other's.

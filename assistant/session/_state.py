@@ -350,12 +350,18 @@ class SessionFiles:
                 self.uploads.add(name)
 
     def drop_uploads(self, names) -> None:
-        """Hold ``names`` no more: each deleted once no session holds it."""
+        """Hold ``names`` no more: each deleted once no session holds it
+        (a folder among them is left as it is)."""
         for name in sorted(set(names) & self.uploads):
             self.uploads.discard(name)
             if not UPLOAD_HOLDERS.drop(name):
                 continue  # another session holds the same copy
             path = Path(name)
+            if path.is_dir() and not path.is_symlink():
+                # Gradio hands files only; a folder tracked in-process is not
+                # a copy of ours to delete, and unlink raised IsADirectoryError
+                # (unraisable, in the finalizer).
+                continue
             path.unlink(missing_ok=True)
             try:
                 path.parent.rmdir()  # Gradio keeps each upload in a folder of its own
