@@ -985,3 +985,64 @@ def test_a_lead_that_only_names_its_subjects_kind_is_completed_by_the_next_sente
     assert shaped.read("Who was Cleopatra?", [cleopatra]).text == (
         "Cleopatra VII Thea Philopator was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC, and the last "
         "active Hellenistic pharaoh.")
+
+
+def test_a_leads_full_name_counts_only_for_a_question_naming_the_subject_by_it(readers):
+    # "Tiberius Julius Caesar Augustus" holds other emperors' names: counted
+    # for every sentence of "Tiberius", it made his birth the answer to
+    # where Julius Caesar was born, and "Tiberius" Julius Caesar's wife.
+    plain, shaped = readers
+    tiberius = Passage(
+        "Tiberius",
+        "Tiberius Julius Caesar Augustus was Roman emperor from AD 14 until 37. Tiberius was born in Rome in 42 BC "
+        "to politician Tiberius Claudius Nero. He married Vipsania Agrippina.",
+        2.0, "Tiberius")
+    caesar = Passage(
+        "Julius Caesar",
+        "Gaius Julius Caesar was a Roman general and statesman. Caesar was born into a patrician family in Rome. "
+        "He married Cornelia in 84 BC.",
+        1.9, "Julius Caesar")
+    for reader in (plain, shaped):
+        assert "Tiberius" not in reader.read("Where was Julius Caesar born?", [tiberius, caesar]).text
+        assert "Tiberius" not in reader.read("Who was Julius Caesar's wife?", [tiberius, caesar]).text
+
+
+def test_a_bare_lead_is_completed_only_by_a_short_sentence_of_its_own_paragraph(readers):
+    _, shaped = readers
+    # A heading or a list item after the lead (a page's markup) is no sentence of its definition.
+    eiffel = Passage("Eiffel Tower", "<P> The Eiffel Tower is a wrought-iron lattice tower . </P> <H2> History </H2> "
+                     "<P> It was built in 1889 . </P>", 2.0, "Eiffel Tower")
+    assert shaped.read("What is the Eiffel Tower?", [eiffel]).text == "The Eiffel Tower is a wrought-iron lattice tower ."
+    python = Passage("Python", "Python is a programming language. Guido van Rossum", 2.0, "Python")
+    assert shaped.read("What is Python?", [python]).text == "Python is a programming language."
+    # A note on another subject, or a sentence too long to be half an answer, is not taken.
+    mercury = Passage("Mercury", "Mercury is a chemical element. Not to be confused with the planet Mercury, the "
+                      "smallest planet of the Solar System.", 2.0, "Mercury")
+    assert shaped.read("What is Mercury?", [mercury]).text == "Mercury is a chemical element."
+    eastwood = Passage("Clint Eastwood", "Clinton Eastwood Jr. is an American retired actor and filmmaker. After "
+                       "achieving success in the Western TV series Rawhide, Eastwood rose to international fame with "
+                       "his role as the Man with No Name in Sergio Leone's Dollars Trilogy of spaghetti Westerns during "
+                       "the mid-1960s and as antihero cop Harry Callahan in the five Dirty Harry films throughout the "
+                       "1970s and 1980s.", 2.0, "Clint Eastwood")
+    assert shaped.read("Who was Clint Eastwood?", [eastwood]).text == (
+        "Clinton Eastwood Jr. is an American retired actor and filmmaker.")
+
+
+def test_a_lead_whose_is_belongs_to_a_later_clause_is_not_bare(readers):
+    # Its words after a later clause's "is" are few, but the lead says much.
+    _, shaped = readers
+    kale = Passage("Kale", "Kale, also called leaf cabbage, belongs to a group of cabbage cultivars primarily grown "
+                   "for their edible leaves, but it is also used as an ornamental plant. Its cultivars vary.",
+                   2.0, "Kale")
+    health = Passage("Health", "Health has a variety of definitions which have been used for different purposes "
+                     "over time and is a multidimensional concept. It commonly refers to well-being.", 2.0, "Health")
+    assert shaped.read("What is kale?", [kale]).text.endswith("ornamental plant.")
+    assert shaped.read("What is health?", [health]).text.endswith("multidimensional concept.")
+
+
+def test_a_bare_lead_has_at_most_six_words_after_its_is(readers):
+    _, shaped = readers
+    six = Passage("Ada", "Ada was a writer of many short notes. She wrote on engines.", 2.0, "Ada")
+    seven = Passage("Ada", "Ada was a writer of very many short notes. She wrote on engines.", 2.0, "Ada")
+    assert shaped.read("Who was Ada?", [six]).text == "Ada was a writer of many short notes. She wrote on engines."
+    assert shaped.read("Who was Ada?", [seven]).text == "Ada was a writer of very many short notes."

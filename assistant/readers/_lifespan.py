@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from ..kernel import Passage, name_words, same_name, tokens
-from ._shapes import _opening_name, answer_kind, kin_asked, listed_word, question_names
+from ._shapes import answer_kind, lead_name, kin_asked, listed_word, question_names
 
 __all__ = ["holds_answer", "lifespan", "life_event", "lived", "age_at_death"]
 
@@ -257,5 +257,5 @@ def _fit(name: str, words: int, passage: Passage) -> int | None:
     if same_name(name, title):
         count = len(name_words(title))
         return 0 if count == words else 1 if count > words else 2
-    lead = _opening_name(passage.text)
-    return 3 if len(name_words(lead)) > 1 and same_name(name, lead) else None
+    lead = lead_name(passage)
+    return 3 if lead and same_name(name, lead) else None

@@ -20,6 +20,7 @@ from ._shapes import (
     answer_kind,
     article_names,
     bare_lead,
+    completes_lead,
     cast_span,
     defines,
     definition_subject,
@@ -88,7 +89,12 @@ def split_sentences(text: str) -> list[str]:
     >>> split_sentences("<H2> Cast </H2> <Ul> <Li> Kevin Kline as Maurice </Li> <Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr>")
     ['Cast', 'Kevin Kline as Maurice', 'Created by Bruce Miller']
     """
-    return [sentence for block in _BLOCK_TAG.split(text) for sentence in _split_block(_CELL_TAG.sub(" ", block))]
+    return [sentence for block in _blocks(text) for sentence in _split_block(block)]
+
+
+def _blocks(text: str) -> list[str]:
+    """Text's blocks (paragraphs, list items, headings, table rows), tags dropped."""
+    return [_CELL_TAG.sub(" ", block) for block in _BLOCK_TAG.split(text)]
 
 
 def _split_block(text: str) -> list[str]:
@@ -249,7 +255,7 @@ class SentenceReader:
         similarity = self._sentence_vectors(passages, candidates, about) @ self.encoder.encode([question])[0]
         # Every sentence of an article is about its subject by each name the
         # article gives it, not only the lead that spells the full one out.
-        names = {p: article_names(passages[p]) for p in {p for p, _, _ in candidates}}
+        names = {p: article_names(passages[p], question) for p in {p for p, _, _ in candidates}}
         overlap = np.array([
             term_overlap(question, f"{names[p]} {referent}", sentence)
             for (p, _, sentence), referent in zip(candidates, about)
@@ -388,10 +394,13 @@ class SentenceReader:
         top = max(p.score for p in passages)
         lead = lead_passage(subject, passages, person)
         if lead is not None:
-            sentences = split_sentences(lead.text)
-            # A bare lead is half a definition: the next sentence completes it.
-            wanted = self.config.definition_sentences + (1 if sentences and bare_lead(sentences[0]) else 0)
-            sentences = sentences[:wanted]
+            blocks = [sentences for sentences in map(_split_block, _blocks(lead.text)) if sentences]
+            wanted = self.config.definition_sentences
+            sentences = [sentence for block in blocks for sentence in block][:wanted]
+            # A bare lead is half a definition: the next sentence of its
+            # paragraph completes it (not a heading or list item after it).
+            if sentences and bare_lead(sentences[0]) and len(blocks[0]) > wanted and completes_lead(blocks[0][wanted]):
+                sentences.append(blocks[0][wanted])
         else:
             lead, sentences = next(
                 ((p, [s]) for p in passages[: self.config.read_k] for s in split_sentences(p.text) if defines(subject, s, person)),

@@ -20,14 +20,17 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "bare_lead",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "lead_name",
+           "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
+# "is", "was", "are", "were": the verb that says what a subject is.
+_BE = r"(?:is|was|are|were)"
 _DEFINITION = re.compile(
-    r"^\s*(?:(?:who|what)\s+(?:is|was|are|were)|tell\s+me\s+(?:more\s+)?about)\s+(?P<x>.+?)[\s?.!]*$",
+    rf"^\s*(?:(?:who|what)\s+{_BE}|tell\s+me\s+(?:more\s+)?about)\s+(?P<x>.+?)[\s?.!]*$",
     re.IGNORECASE,
 )
 
@@ -102,7 +105,7 @@ def defines(subject: str, sentence: str, person: bool = False) -> bool:
     """
     name = _opening_name(sentence)
     rest = sentence.lstrip()[sentence.lstrip().find(name) + len(name):] if name else ""
-    return bool(name) and _same_subject(subject, name, person) and bool(re.match(r"\s*(?:,[^,]*,\s*)?(?:is|was|are|were)\b", rest))
+    return bool(name) and _same_subject(subject, name, person) and bool(re.match(rf"\s*(?:,[^,]*,\s*)?{_BE}\b", rest))
 
 
 # A lead that gives its subject's kind in a short noun phrase ("Charles John
@@ -110,40 +113,88 @@ def defines(subject: str, sentence: str, person: bool = False) -> bool:
 # what it is known for, which an encyclopaedia's next sentence says ("… the
 # greatest novelist of the Victorian era"); a longer one says both.
 _BARE_WORDS = 6
-_COPULA = re.compile(r"\b(?:is|was|are|were)\b")
+_COPULA = re.compile(rf"\b{_BE}\b")
+# Before a lead's first "is", a word that opens a clause of its own: that
+# "is" says what something else is ("Health has a variety of definitions …
+# and is a multidimensional concept", "… but it is also used as an
+# ornamental plant", "… the knowledge that is produced by these processes").
+_CLAUSE_WORD = re.compile(r"\b(?:which|that|who|whom|whose|what|when|where|while|how|why|but|and|or|although|though|because|"
+                          r"whereas|since|if|it|he|she|they)\b", re.IGNORECASE)
+# The sentence after a bare lead that is no part of its definition: a
+# disambiguation note, or one too long to be read as half of an answer.
+_NOT_A_SEQUEL = re.compile(r"^\s*(?:not\s+to\s+be\s+confused|for\s+other\s+uses|see\s+also)\b", re.IGNORECASE)
+_SEQUEL_WORDS = 40
 
 
 def bare_lead(sentence: str) -> bool:
     """Whether an article's first sentence says what its subject is in a few
-    words alone (at most ``_BARE_WORDS`` after its "is" or "was").
+    words alone (at most ``_BARE_WORDS`` after the "is" or "was" that
+    follows its subject; one after another clause's word does not count).
 
     >>> bare_lead("Charles John Huffam Dickens was an English writer and journalist.")
     True
     >>> bare_lead("Cleopatra VII was Queen of the Ptolemaic Kingdom of Egypt from 51 to 30 BC.")
     False
-    >>> bare_lead("Abidjan, the largest city.")
+    >>> bare_lead("Kale, also called leaf cabbage, is grown for its leaves, but it is an ornament.")
     False
     """
     match = _COPULA.search(sentence)
-    return bool(match) and len(sentence[match.end():].split()) <= _BARE_WORDS
+    return (bool(match) and not _CLAUSE_WORD.search(re.sub(r"\([^)]*\)", " ", sentence[: match.start()]))
+            and len(sentence[match.end():].split()) <= _BARE_WORDS)
 
 
-def article_names(passage: Passage) -> str:
-    """The names an article calls its subject by: its title, and the longer
-    form its text opens with ("Cleopatra VII Thea Philopator was …" in
-    "Cleopatra"), which a follow-up's rewrite takes from the answer it read.
-    Counted word by word, the lead's name made its sentence the best match
-    for any question naming her so, whatever it asked ("What did Egypt
-    become after Cleopatra VII Thea Philopator's death?" got her lead, not
-    "After her death, Egypt became a province of the Roman Empire").
+def completes_lead(sentence: str) -> bool:
+    """Whether ``sentence``, the one after a bare lead in its paragraph,
+    completes the definition: a sentence that ends as one, not a heading or
+    a list's item ("History"), not a note on another subject ("Not to be
+    confused with …"), and not too long to be half an answer.
 
-    >>> article_names(Passage("c", "Cleopatra VII Thea Philopator was Queen of Egypt.", 1.0, "Cleopatra"))
-    'Cleopatra Cleopatra VII Thea Philopator'
-    >>> article_names(Passage("k", "The Karlo Bridge crosses it.", 1.0, "Prague"))
-    'Prague'
+    >>> completes_lead("He is regarded as the greatest novelist of the Victorian era.")
+    True
+    >>> [completes_lead(s) for s in ("History", "Not to be confused with the planet Mercury.", "It was long. " * 30)]
+    [False, False, False]
+    """
+    return (bool(re.search(r"[.!?][\"'’”)]*\s*$", sentence)) and not _NOT_A_SEQUEL.match(sentence)
+            and len(sentence.split()) <= _SEQUEL_WORDS)
+
+
+def lead_name(passage: Passage) -> str:
+    """The longer name an article's text opens with ("Joseph Frank Keaton"
+    in "Buster Keaton", "Cleopatra VII Thea Philopator" in "Cleopatra"): two
+    words at least, as one word alone opens many a text, and not its title;
+    "" if none. It may hold other subjects' names too ("Tiberius Julius
+    Caesar Augustus"): callers match it with care.
+
+    >>> lead_name(Passage("k", "Joseph Frank Keaton was an actor.", 1.0, "Buster Keaton"))
+    'Joseph Frank Keaton'
+    >>> lead_name(Passage("k", "The Karlo Bridge crosses it.", 1.0, "Karlo Bridge")), lead_name(Passage("t", "Tesla was born.", 1.0, "Nikola Tesla"))
+    ('', '')
     """
     lead = _opening_name(passage.text)
-    return f"{passage.title} {lead}" if lead and lead != passage.title and same_name(passage.title, lead) else passage.title
+    return lead if len(name_words(lead)) > 1 and lead != passage.title else ""
+
+
+def article_names(passage: Passage, question: str) -> str:
+    """The names an article calls its subject by in ``question``: its title,
+    and the longer form its text opens with ("Cleopatra VII Thea Philopator
+    was …" in "Cleopatra") where the question names the subject so, as a
+    follow-up's rewrite that took it from the answer it read does. Counted
+    word by word, the lead's name made its sentence the best match for any
+    question naming her so, whatever it asked ("What did Egypt become after
+    Cleopatra VII Thea Philopator's death?" got her lead, not "After her
+    death, Egypt became a province of the Roman Empire"). A question that
+    names only the lead's other words asks about another subject: "Where
+    was Julius Caesar born?" is not about "Tiberius Julius Caesar Augustus".
+
+    >>> cleopatra = Passage("c", "Cleopatra VII Thea Philopator was Queen of Egypt.", 1.0, "Cleopatra")
+    >>> article_names(cleopatra, "When did Cleopatra VII Thea Philopator die?"), article_names(cleopatra, "When did Cleopatra die?")
+    ('Cleopatra Cleopatra VII Thea Philopator', 'Cleopatra')
+    >>> article_names(Passage("t", "Tiberius Julius Caesar Augustus was an emperor.", 1.0, "Tiberius"), "Where was Julius Caesar born?")
+    'Tiberius'
+    """
+    lead, asked, title = lead_name(passage), name_words(question), name_words(passage.title)
+    named = bool(lead) and same_name(passage.title, lead) and title <= asked and bool((name_words(lead) - title) & asked)
+    return f"{passage.title} {lead}" if named else passage.title
 
 
 def lead_passage(subject: str, passages: Sequence[Passage], person: bool = False) -> Passage | None:
@@ -330,7 +381,7 @@ def _opening_name(sentence: str) -> str:
     # born"), not "Among his works are …".
     if len(words) == 1 and (
         _NOT_A_NAME.fullmatch(words[0].lower())
-        or not re.match(rf"{re.escape(words[0])}\s+(?:is|was|are|were|has|had|have|"
+        or not re.match(rf"{re.escape(words[0])}\s+(?:{_BE}|has|had|have|"
                         rf"(?!(?:his|its|this|thus|as|us|plus|always|perhaps|across|[a-z]+ous)\b)[a-z]+(?:ed|s))\b",
                         sentence.lstrip())
     ):
