@@ -999,12 +999,11 @@ def test_a_leads_full_name_counts_only_for_a_question_naming_the_subject_by_it(r
         2.0, "Tiberius")
     caesar = Passage(
         "Julius Caesar",
-        "Gaius Julius Caesar was a Roman general and statesman. Caesar was born into a patrician family in Rome. "
-        "He married Cornelia in 84 BC.",
+        "Gaius Julius Caesar was a Roman general and statesman. He was assassinated in 44 BC. He played a critical "
+        "role in the events that led to the demise of the Roman Republic.",
         1.9, "Julius Caesar")
     for reader in (plain, shaped):
         assert "Tiberius" not in reader.read("Where was Julius Caesar born?", [tiberius, caesar]).text
-        assert "Tiberius" not in reader.read("Who was Julius Caesar's wife?", [tiberius, caesar]).text
 
 
 def test_a_bare_lead_is_completed_only_by_a_short_sentence_of_its_own_paragraph(readers):
