@@ -3,11 +3,13 @@ multiple choice by a causal LM's likelihood (a tiny random GPT-2)."""
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import pytest
 
 from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs
+import assistant.readers as readers_module
 from assistant.readers import (
     NOT_FOUND,
     LikelihoodChoiceReader,
@@ -18,6 +20,7 @@ from assistant.readers import (
     definition_subject,
     kin_holder,
     kin_span,
+    kind_asked,
     kind_span,
     referents,
     same_name,
@@ -912,10 +915,11 @@ def test_a_which_question_is_answered_by_the_name_of_the_kind_it_asks(readers):
 
 def test_the_kind_a_which_question_asks_is_a_noun_a_name_holds_beside_other_words():
     assert kind_span("which committee holds hearings", "The Committee holds hearings in the Senate .") is None
+    # One name of the kind, said twice, answers; two may be either.
+    assert kind_span("which committee holds hearings", "The Senate Judiciary Committee meets ; "
+                     "the Senate Judiciary Committee holds hearings .") == "Senate Judiciary Committee"
     assert kind_span("which committee holds hearings", "The House Rules Committee and the Senate Judiciary Committee "
-                     "meet ; the Senate Judiciary Committee holds hearings .") == "Senate Judiciary Committee"
-    assert kind_span("what is the name of the committee", "The Senate Judiciary Committee holds hearings .") is None
-    assert kind_span("what kind of committee is it", "The Senate Judiciary Committee holds hearings .") is None
+                     "meet ; the Senate Judiciary Committee holds hearings .") is None
     assert kind_span("who chairs the committee", "The Senate Judiciary Committee is chaired by Dick Durbin .") is None
     # The noun heads the name: its last word, or the word before its "of".
     assert kind_span("What school subjects are needed to become a nurse?",
@@ -923,6 +927,63 @@ def test_the_kind_a_which_question_asks_is_a_noun_a_name_holds_beside_other_word
     assert kind_span("which church did he lead", "He led the Church of England from 1533 .") == "Church of England"
     # "which one", "what kind of": no noun of a kind ("Formula One" is no answer to "which one").
     assert kind_span("Which one won the race?", "Hamilton won the Formula One race .") is None
+
+
+def test_the_kind_asked_is_the_noun_after_which_or_what_at_the_questions_start():
+    assert [kind_asked(q) for q in ("what kind of committee is it", "what type of committee", "what sort of committee",
+                                    "what kinds of committee exist", "what is the name of the committee", "Which one won?")] \
+        == [None] * 6
+    assert kind_asked("In which country is Bilbao?") == "country"
+    assert kind_asked("What time zone is Chicago in?") == "time zone"
+    # Later in a question, "which" before a capitalised word opens a relative clause.
+    assert kind_asked("How did the company which Jobs founded get its name?") is None
+    assert kind_asked("after the president appoints a justice which committee holds hearings") == "committee holds"
+
+
+@pytest.mark.parametrize("question, sentence", [
+    # A plural head names several, not the one state asked for.
+    ("What state is Chicago in?", "Chicago is the largest city in the state of Illinois and the third-largest in the United States ."),
+    ("Which lake is Chicago on?", "Chicago lies on the Great Lakes , on the shore of Lake Michigan ."),
+    # A title names the office, not who held it.
+    ("Which king built the Tower of London?", "It was built by William the Conqueror , the first Norman King of England ."),
+    ("Which president signed the treaty?", "The treaty was signed by Charles de Gaulle , President of France , in 1963 ."),
+    # A country is named without the noun: a name with it is a region.
+    ("In which country is Bilbao?", "Bilbao is a city in Spain , in the Basque Country ."),
+    # Two names of the kind ("World War II" is headed by "War", its numeral left out): which one the sentence need not say.
+    ("Which war ended in 1945?", "World War II ended in 1945 with the surrender of Japan , which also ended the Pacific War ."),
+    ("Which river is the longest in Europe?", "The Volga is the longest river in Europe , longer than the Danube River and the Ural River ."),
+    ("Which city was she born in?", "She was born in Kansas City and later moved to Mexico City ."),
+    # A plural asks for several.
+    ("Which countries border France?", "France borders Belgium and Spain ; the Low Countries lie to its north ."),
+    # A date noun is answer_kind's, and a name with it no date.
+    ("Do you know what year the Berlin Wall fell?", "The Berlin Wall fell in 1989 , the Year of Revolutions ."),
+    ("How did the company which Jobs founded get its name?", "Apple was founded by Steve Jobs and Steve Wozniak in 1976 ."),
+    # A name cut short after "and" is no name.
+    ("Which hall of fame is Hendrix in?", "Hendrix was inducted into the Rock and Roll Hall of Fame in 1992 ."),
+    # "what time zone" asks for a zone, not a time.
+    ("What time zone is Chicago in?", "Chicago lies one hour behind Eastern Standard Time ."),
+])
+def test_a_which_question_keeps_the_sentence_where_a_name_of_its_kind_may_not_answer_it(question, sentence):
+    assert kind_span(question, sentence) is None
+
+
+def test_a_which_question_is_answered_by_a_place_or_a_two_word_kind():
+    # A name in a place ("held in Mexico City") is what "which city" asks.
+    assert kind_span("What city hosted the 1968 Olympics?", "The 1968 Summer Olympics were held in Mexico City .") == "Mexico City"
+    assert kind_span("What time zone is Chicago in?", "Chicago is in the Central Time Zone , one hour behind Eastern Standard Time .") \
+        == "Central Time Zone"
+    # Two capitalised words before "and" are a name of their own, not a name cut short.
+    assert kind_span("What school did Obama attend?", "He graduated from Columbia University and Harvard Law School .") \
+        == "Harvard Law School"
+
+
+def test_the_public_readers_docstring_examples_hold():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for name in readers_module.__all__:
+        for test in finder.find(getattr(readers_module, name), name):
+            runner.run(test)
+    failed, tried = runner.summarize(verbose=False)
+    assert tried > 0 and failed == 0
 
 
 @pytest.mark.parametrize("space", ["\xa0", "\u2009", "\u202f", "\u3000"])

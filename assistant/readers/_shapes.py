@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "lead_passage", "article_names", "lead_name",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -304,8 +304,9 @@ def _name_at(match: re.Match) -> str:
     return re.sub(r"['’]s$", "", text[words[0].start():]) if words else ""
 
 
-def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
-    """(start, end, name) of each name in ``sentence`` the question does not already hold."""
+def _names(sentence: str, question: str, *, places: bool = True) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each name in ``sentence`` the question does not already hold;
+    with ``places`` False, one after "in", "on" or "near" too."""
     asked = _asked(question)
     singular = {re.sub(r"s$", "", w) for w in asked}
     found = []
@@ -322,7 +323,7 @@ def _names(sentence: str, question: str) -> list[tuple[int, int, str]]:
         # A name after "in", "on" or "near" is a place ("whose birthplace on
         # Mill Lane" gave "Who was born in Brindlemere?" the lane), unless
         # it owns what follows ("work on Charles Babbage's computer").
-        place = _IN_A_PLACE.search(sentence, 0, at) and not re.match(r"['’]s\b", sentence[at + len(name):])
+        place = places and _IN_A_PLACE.search(sentence, 0, at) and not re.match(r"['’]s\b", sentence[at + len(name):])
         if own and not own <= singular and not re.fullmatch(_MONTH, name) and not place:
             found.append((at, at + len(name), name))
     # A one-word name before a noun and another name qualifies that noun, which
@@ -1264,49 +1265,98 @@ def cast_span(question: str, sentence: str) -> str | None:
     return None
 
 
-# "which committee …", "in what school …": the noun a which/what question
-# asks a kind of. Its first word after which/what; "what is", "which of"
-# and "what kind of" ask for no kind a name would hold.
-_KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)\b", re.IGNORECASE)
+# "which committee …", "in what school …": the words a which/what question
+# asks a kind by, its noun and the word after it when that is no function
+# word ("time zone"; or a verb, "committee holds"). At the question's start,
+# after a preposition at most; later, a "which" before a capitalised word
+# opens a relative clause ("the company which Jobs founded").
+_KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
+_QUESTION_START = re.compile(r"^\s*(?:(?:in|on|at|to|from|for|by|of|with|into|under|during|through)\s+)?$", re.IGNORECASE)
+# Nouns whose answer a name headed by them does not give. A date
+# (answer_kind's) or a year of a name ("the Year of Revolutions"). A
+# title: the name says the office ("Holy Roman Emperor", "President of
+# France"), not who held it. A country or state is named without the noun
+# ("Spain"): a name with it is a region ("Basque Country").
+_NOT_KINDS = frozenset(
+    "year date century decade day month time era "
+    "king queen emperor empress president pope prince princess duke duchess tsar czar sultan pharaoh "
+    "monarch ruler chancellor minister governor general lord lady saint bishop archbishop senator earl "
+    "caliph khan "
+    "country nation state".split()
+)
 
 
-def _kind_asked(question: str) -> str | None:
-    """The noun a "which X" / "what X" question asks for a kind of ("committee"
-    of "which committee holds hearings?"), None for another question.
+def kind_asked(question: str) -> str | None:
+    """The words a "which X" / "what X" question asks a kind by: its noun,
+    and the word after it when that is no function word ("committee holds"
+    of "which committee holds hearings?", "time zone"); None for another
+    question.
 
-    >>> [_kind_asked(q) for q in ("which committee holds hearings", "What school did he attend?", "What is it?", "Which of them?")]
-    ['committee', 'school', None, None]
+    >>> [kind_asked(q) for q in ("which committee holds hearings", "What school did he attend?", "What is it?", "Which of them?")]
+    ['committee holds', 'school', None, None]
+    >>> [kind_asked(q) for q in ("In which country is Bilbao?", "How did the company which Jobs founded get its name?")]
+    ['country', None]
     """
     match = _KIND_ASKED.search(question)
-    if not match:
+    if not match or not (_QUESTION_START.match(question, 0, match.start()) or match.group(1).islower()):
         return None
-    word = match.group(1).lower()
-    if word in DRIFT_STOPWORDS or word in AUXILIARY_VERBS or word in ("kind", "type", "sort"):
+    words = [w.lower() for w in match.groups() if w]
+    if words[0] in DRIFT_STOPWORDS or words[0] in AUXILIARY_VERBS or words[0] in ("kind", "type", "sort", "kinds", "types", "sorts"):
         return None
-    return word
+    if len(words) > 1 and (words[1] in DRIFT_STOPWORDS or words[1] in AUXILIARY_VERBS):
+        words = words[:1]
+    return " ".join(words)
 
 
-def _headed_by(name: str, stem: str) -> bool:
-    """Whether ``name`` is a name of the kind whose :func:`same_word` is
-    ``stem``: that noun is its head, its last word ("Harvard Law School")
-    or the word before its "of" ("University of London"), beside other
-    words. A noun inside a run of capitalised words is not its head: a
-    page's menu ("Home State Requirements Schools Job Description")
-    answered "What school subjects are needed …?"."""
+def _head(name: str) -> list[str]:
+    """The words of ``name`` that may head it: its last ("Harvard Law
+    School"), a numeral after it left out ("World War II"), and the word
+    before an "of" ("University of London")."""
     words = name.split()
-    heads = [words[-1]] + [word for word, after in zip(words, words[1:]) if after == "of"]
-    return len(words) > 1 and any(same_word(head.lower()) == stem for head in heads)
+    if len(words) > 2 and re.fullmatch(r"[IVXLC]+|\d+", words[-1]):
+        words = words[:-1]
+    return [words[-1]] + [word for word, after in zip(words, words[1:]) if after == "of"]
+
+
+def _headed_by(name: str, noun: str) -> bool:
+    """Whether ``name`` is a name of the kind ``noun``: that noun is its
+    head (:func:`_head`), beside other words. A noun inside a run of
+    capitalised words is not its head: a page's menu ("Home State
+    Requirements Schools Job Description") answered "What school subjects
+    are needed …?". A plural head names several ("United States"), not one
+    state."""
+    stem = same_word(noun)
+    return len(name.split()) > 1 and any(
+        same_word(head.lower()) == stem and (head.lower() == noun or not head.lower().endswith("s")) for head in _head(name)
+    )
+
+
+def _plural(noun: str) -> bool:
+    return noun.endswith("s") and not noun.endswith(("ss", "us", "is"))
+
+
+def _cut_after_and(sentence: str, start: int) -> bool:
+    """Whether the name at ``start`` is the end of one the capitalised words
+    cut after "and" ("Roll Hall of Fame" of "the Rock and Roll Hall of
+    Fame"): one capitalised word before the "and". Two are a name of their
+    own ("Columbia University and Harvard Law School")."""
+    match = re.search(r"(\S+\s+)?[A-Z][\w'’.-]*\s+(?:and|&)\s+$", sentence[:start])
+    return bool(match) and not (match.group(1) or "")[:1].isupper()
 
 
 def kind_span(question: str, sentence: str) -> str | None:
     """The name in ``sentence`` that is of the kind a "which X" / "what X"
-    question asks (:func:`_kind_asked`): a name headed by the noun X
+    question asks (:func:`kind_asked`): the one name headed by the noun X
     ("Senate Judiciary Committee" for "which committee", :func:`_headed_by`),
-    the one nearest the question's own words when there are several; None
-    when the sentence names none. A name with the noun says what it is; any
-    other capitalised word beside the question's words may be anything
+    or by its two words ("Central Time Zone" for "what time zone"). None
+    when the sentence names none of that kind, or two: which of them is
+    asked the sentence need not say ("longer than the Danube River and the
+    Ural River"). A name with the noun says what it is; any other
+    capitalised word beside the question's words may be anything
     ("Candidates are nominated by the President … before the Senate
-    Judiciary Committee" named the President first).
+    Judiciary Committee" named the President first). None too for a noun
+    whose answer is no name headed by it (:data:`_NOT_KINDS`) and for a
+    plural, which asks for several.
 
     >>> kind_span("which committee holds hearings", "Nominees answer questions before the Senate Judiciary Committee , which votes .")
     'Senate Judiciary Committee'
@@ -1315,14 +1365,22 @@ def kind_span(question: str, sentence: str) -> str | None:
     >>> print(kind_span("which committee holds hearings", "The Committee holds hearings in the Senate ."))
     None
     """
-    kind = _kind_asked(question)
-    if kind is None:
+    asked = kind_asked(question)
+    if asked is None:
         return None
-    wanted = same_word(kind)
-    spans = [span for span in _names(sentence, question) if _headed_by(span[2], wanted)]
-    # The noun itself is in every such name: nearness counts the question's other words.
-    near = [m for m in _relation_words(question, sentence) or [] if same_word(m.group().lower()) != wanted]
-    return _nearest(spans, near, sentence)
+    words = asked.split()
+    # A name in a place ("born in Kansas City") is what a "which city" asks.
+    names = _names(sentence, question, places=False)
+    spans = []
+    if len(words) == 2 and not _plural(words[1]) and words[1] not in _NOT_KINDS:
+        # Its last two words, beside another: "Central Time Zone".
+        spans = [span for span in names if len(span[2].split()) > 2
+                 and [same_word(w.lower()) for w in span[2].split()[-2:]] == [same_word(w) for w in words]]
+    if not spans and not _plural(words[0]) and words[0] not in _NOT_KINDS:
+        spans = [span for span in names if _headed_by(span[2], words[0])]
+    if len({span[2] for span in spans}) != 1 or _cut_after_and(sentence, spans[0][0]):
+        return None
+    return spans[0][2]
 
 
 def _spans(matches) -> list[tuple[int, int, str]]:
