@@ -84,6 +84,17 @@ _PARTICLES = frozenset("da de del della di du la le van von der bin ibn al".spli
 _PIECE = re.compile(r"\w[\w'’.-]*|[^\w\s]")
 _SENTENCE_END = re.compile(r"[.!?:]$")
 _NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
+# Titles and the kinds of place a name is put with ("Dr. Fauci", "Mount
+# Everest", "the Nile River") name no one by themselves: the model adding or
+# dropping one keeps the name, and one the history wrote beside another name
+# ("President Grant") is not that person's name. A title's or an initial's
+# dot ("Mrs. Thatcher", "J. K. Rowling") ends no sentence.
+_TITLES = frozenset("""mr mrs ms miss dr prof sir dame lord lady st saint mt mount gen col lt capt sgt rev sen rep gov
+    pres jr sr king queen prince princess duke duchess emperor empress pope president general captain
+    river lake university college cape fort""".split())
+_ABBREVIATION = re.compile(r"(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Lt|Capt|Sgt|Rev|Sen|Rep|Gov|Pres|Jr|Sr)\.$")
+# A possessive ending a word: "Twain's", "Brooks'".
+_POSSESSIVE = re.compile(r"(?:['’]s|s['’])$")
 
 
 def _bare(piece: str) -> str:
@@ -104,11 +115,12 @@ def _name_runs(text: str, first: bool = False) -> list[list[str]]:
         named = word[:1].isupper() and (first or not opening) and word.lower() not in _NO_NAME and bool(name_words(word))
         if named or (runs[-1] and word in _PARTICLES):
             runs[-1].append(word)
-            if re.search(r"['’]s$", word):
+            if _POSSESSIVE.search(word):
                 runs.append([])
         elif runs[-1]:
             runs.append([])
-        opening = bool(_SENTENCE_END.search(piece)) or (opening and not piece[:1].isalnum())
+        ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
+        opening = ends or (opening and not piece[:1].isalnum())
     for run in runs:
         while run and run[-1] in _PARTICLES:
             run.pop()
@@ -149,35 +161,55 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     'the rewrite put Leonardo da Vinci beside the name Michelangelo'
     """
     # In the question's order, so that the note names the first one lost.
-    typed = [word for run in _name_runs(question) for word in run if word not in _PARTICLES and not _acronym(word)]
+    typed = [word for run in _name_runs(question) for word in run if _typed_name(word)]
     if not typed:  # most questions
         return ""
     texts = [question, *history]
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
         if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
-            return "the rewrite lost the name " + re.sub(r"['’]s$", "", word)
+            return "the rewrite lost the name " + re.sub(r"['’]s$|(?<=s)['’]$", "", word)
     asked = _PIECE.findall(question)
     given = _PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
     known: list[set[str]] | None = None  # the history's names, read only when a name went in beside a typed one
     for op, q_start, _, r_start, r_end in matcher.get_opcodes():
         inserted = given[r_start:r_end]
-        # An owner put before a name ("Napalm Death's Time Waits for No Slave") is no part of it.
-        if op != "insert" or not all(_name_piece(piece) for piece in inserted) or re.search(r"['’]s$", inserted[-1]):
+        if op != "insert" or not all(_name_piece(piece) for piece in inserted):
+            continue
+        # An owner put before a name ("Napalm Death's Time Waits for No Slave",
+        # "Uncle Tupelo's Jay Farrar") is no part of it.
+        owners = [i for i, piece in enumerate(inserted) if _POSSESSIVE.search(piece)]
+        inserted = inserted[owners[-1] + 1:] if owners else inserted
+        added = _person_words(" ".join(inserted))
+        if not added:
             continue
         beside = [word for word in (_bare(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked))
                   if word in typed and not _common_noun(word, texts)]
         if not beside:
             continue
         if known is None:
-            known = [name_words(" ".join(run)) for text in history for run in _name_runs(text, first=True)]
-        if not (name_words(" ".join(inserted)) - _PARTICLES) & set().union(*known):
+            known = [name for text in history for run in _name_runs(text, first=True) if (name := _person_words(" ".join(run)))]
+        # Only a whole name of another person in the history is refused: a
+        # single word of one ("Ford" from "Henry Ford" in "the Ford Mustang",
+        # "Obama" from "Barack Obama" in "Michelle Obama") may well be the
+        # typed one's own, unless the typed word is itself a whole name there
+        # ("Michelangelo" in an answer). A name the history gives whole, of the
+        # typed word and what went in beside it, is that one's name.
+        if added not in known or any(added | name_words(word) <= name for word in beside for name in known):
             continue
-        # A name the history gives whole, of the typed word and what went in beside it, is that one's name.
-        if not any(name_words(" ".join(inserted + [word])) <= name for word in beside for name in known):
+        if len(added) > 1 or any(_person_words(word) in known for word in beside):
             return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
     return ""
+
+
+def _typed_name(word: str) -> bool:
+    # A title ("Dr.", "Mount") or an initial ("J.") is no name the user chose on its own.
+    return word not in _PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
+
+
+def _person_words(text: str) -> set[str]:
+    return name_words(text) - _PARTICLES - _TITLES
 
 
 def _common_noun(word: str, texts: Sequence[str]) -> bool:
@@ -198,7 +230,8 @@ def _common_noun(word: str, texts: Sequence[str]) -> bool:
 # fronted name's "he" for the earlier subject, and went on taking "he" for
 # the earlier subject in the turns after.
 _NAME = r"[A-Z][\w'’.-]*"
-_NAME_LINKS = r"of|the|and|da|de|del|della|di|du|la|le|van|von|der|bin|ibn|al"
+# The particles inside a name (one list with the drift guard's), and "of", "the", "and" of a title.
+_NAME_LINKS = "|".join(["of", "the", "and", *sorted(_PARTICLES, key=lambda p: (-len(p), p))])
 _FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
 _DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
 _NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")

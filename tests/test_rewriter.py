@@ -190,6 +190,36 @@ _PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian pai
      "What came after the Mesozoic Era?", ""),
     # A sentence's first word names no one the rewrite must keep.
     ("Tell me more. Where was Twain born?", _WRITERS, "Where was Mark Twain born?", ""),
+    # One word of a history name put beside a new typed name may be its own: kept.
+    ("When was the Mustang launched?", ["Who founded Ford?", "Henry Ford."], "When was the Ford Mustang launched?", ""),
+    ("What did Michelle study?", ["Who is Barack Obama?", "The 44th president. He married Michelle Robinson in 1992."],
+     "What did Michelle Obama study?", ""),
+    ("What did Orville do?", ["Who was Wilbur Wright?", "An aviation pioneer."], "What did Orville Wright do?", ""),
+    ("Did Marie win a second Nobel?", ["Who discovered radium?", "Marie and Pierre Curie."],
+     "Did Marie Curie win a second Nobel Prize?", ""),
+    ("When did Windows 95 come out?", ["What is Microsoft?", "A software company."],
+     "When did Microsoft Windows 95 come out?", ""),
+    # A title or a kind of place the history wrote with another name is no one's name: kept.
+    ("What did Lincoln say at Gettysburg?", ["Who was Ulysses Grant?", "President Grant was the 18th president."],
+     "What did President Lincoln say at Gettysburg?", ""),
+    ("How long is the Nile?", ["What is the Amazon River?", "A river in South America."], "How long is the Nile River?", ""),
+    # A whole single-word name of the history beside a typed word that is itself one: refused.
+    ("Where was Michelangelo born?", ["Who was Leonardo?", "A painter.", "Who was Michelangelo?", "A sculptor."],
+     "Where was Michelangelo Leonardo born?", "the rewrite put Leonardo beside the name Michelangelo"),
+    # A title's or an initial's dot ends no sentence, and the title or initial is no typed name.
+    ("What did Mrs. Thatcher do in 1982?", ["Who was Margaret Thatcher?", "UK PM."], "What did Margaret Thatcher do in 1982?", ""),
+    ("When did Dr. Fauci join the NIH?", ["Who is Anthony Fauci?", "Anthony Fauci is an American immunologist."],
+     "When did Dr. Anthony Fauci join the NIH?", ""),
+    ("What happened in St. Louis in 1904?", ["Who was Scott Joplin?", "A composer."], "What happened in Saint Louis in 1904?", ""),
+    ("What did J. K. Rowling write after that?", ["Who wrote Harry Potter?", "J. K. Rowling."],
+     "What did Joanne Rowling write after Harry Potter?", ""),
+    ("What did Mr. Darcy think of her?", ["Who is Elizabeth Bennet?", "A character."],
+     "What did Mr. Bingley think of Elizabeth Bennet?", "the rewrite lost the name Darcy"),
+    # An owner ending in s' is no part of the name after it; only the words after the last owner went in beside it.
+    ("What were the songs on Beyond the Season?", ["Who is Garth Brooks?", "A country singer."],
+     "What were the songs on Garth Brooks' Beyond the Season album?", ""),
+    ("Where was Michelangelo born?", _PAINTERS, "Where was Michelangelo Italy's Leonardo da Vinci born?",
+     "the rewrite put Leonardo da Vinci beside the name Michelangelo"),
 ])
 def test_the_drift_guard_keeps_a_name_the_user_typed(question, history, candidate, reason):
     assert drift_reason(question, history, candidate) == reason
