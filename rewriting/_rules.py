@@ -92,7 +92,7 @@ _NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
 _TITLES = frozenset("""mr mrs ms miss dr prof sir dame lord lady st saint mt mount gen col lt capt sgt rev sen rep gov
     pres jr sr king queen prince princess duke duchess emperor empress pope president general captain
     river lake university college cape fort""".split())
-_ABBREVIATION = re.compile(r"(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Lt|Capt|Sgt|Rev|Sen|Rep|Gov|Pres|Jr|Sr)\.$")
+_ABBREVIATION = re.compile(r"(?:(?:[A-Z]\.)+|(?:Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Lt|Capt|Sgt|Rev|Sen|Rep|Gov|Pres|Jr|Sr)\.)$")
 # A possessive ending a word: "Twain's", "Brooks'".
 _POSSESSIVE = re.compile(r"(?:['’]s|s['’])$")
 
@@ -113,13 +113,14 @@ def _name_runs(text: str, first: bool = False) -> list[list[str]]:
     for piece in _PIECE.findall(text):
         word = _bare(piece)
         named = word[:1].isupper() and (first or not opening) and word.lower() not in _NO_NAME and bool(name_words(word))
+        ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
         if named or (runs[-1] and word in _PARTICLES):
             runs[-1].append(word)
-            if _POSSESSIVE.search(word):
+            # A possessive or a sentence's end closes the name ("Lord Byron. Babbage called her").
+            if _POSSESSIVE.search(word) or ends:
                 runs.append([])
         elif runs[-1]:
             runs.append([])
-        ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
         opening = ends or (opening and not piece[:1].isalnum())
     for run in runs:
         while run and run[-1] in _PARTICLES:
@@ -173,6 +174,7 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     given = _PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
     known: list[set[str]] | None = None  # the history's names, read only when a name went in beside a typed one
+    surnames: list[set[str]] = []
     for op, q_start, _, r_start, r_end in matcher.get_opcodes():
         inserted = given[r_start:r_end]
         if op != "insert" or not all(_name_piece(piece) for piece in inserted):
@@ -189,16 +191,24 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
         if not beside:
             continue
         if known is None:
-            known = [name for text in history for run in _name_runs(text, first=True) if (name := _person_words(" ".join(run)))]
+            runs = [run for text in history for run in _name_runs(text, first=True)]
+            known = [name for run in runs if (name := _person_words(" ".join(run)))]
+            # The last words of the history's names of more than one word ("Chilton" of "Alex Chilton's").
+            surnames = [_person_words(run[-1]) for run in runs if len(_person_words(" ".join(run))) > 1]
         # Only a whole name of another person in the history is refused: a
         # single word of one ("Ford" from "Henry Ford" in "the Ford Mustang",
         # "Obama" from "Barack Obama" in "Michelle Obama") may well be the
         # typed one's own, unless the typed word is itself a whole name there
         # ("Michelangelo" in an answer). A name the history gives whole, of the
         # typed word and what went in beside it, is that one's name.
-        if added not in known or any(added | name_words(word) <= name for word in beside for name in known):
+        if any(added | name_words(word) <= name for word in beside for name in known):
             continue
-        if len(added) > 1 or any(_person_words(word) in known for word in beside):
+        whole = added in known and (len(added) > 1 or any(_person_words(word) in known for word in beside))
+        # A surname the history gave with its first name ("Alex Chilton") got
+        # another one's first name put before it ("Andy Chilton", from "Andy Hummel").
+        after = _bare(asked[q_start]) if q_start < len(asked) else ""
+        retitled = after in beside and _person_words(after) in surnames and added <= set().union(*known)
+        if whole or retitled:
             return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
     return ""
 

@@ -199,6 +199,18 @@ _PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian pai
      "Did Marie Curie win a second Nobel Prize?", ""),
     ("When did Windows 95 come out?", ["What is Microsoft?", "A software company."],
      "When did Microsoft Windows 95 come out?", ""),
+    # Another one's first name put before a surname the history gave with its own: refused.
+    ("When did Chilton die?", ["Who played in Big Star?", "Four months after Alex Chilton's death, Andy Hummel died."],
+     "When did Andy Chilton die?", "the rewrite put Andy beside the name Chilton"),
+    # A sentence's end closes a history name: "Babbage" opening the next one is no surname of "Lord Byron".
+    ("Did Ada work with Babbage?", ["Who was Ada Lovelace?", "Daughter of Lord Byron. Babbage called her the Enchantress.",
+                                    "Who was her mother?", "Anne Isabella Milbanke; Charles Dickens was a friend."],
+     "Did Ada Lovelace work with Charles Babbage?", ""),
+    # An acronym's dots end no sentence: the name after one is typed, and no name runs across one.
+    ("What did the U.S. Senate pass in 1964?", _WRITERS, "What did the U.S. Congress pass in 1964?",
+     "the rewrite lost the name Senate"),
+    ("Did he go on to become Surgeon General?", ["Who is Sanjay Gupta?", "A doctor named for the U.S. Surgeon General post."],
+     "Did Sanjay Gupta go on to become U.S. Surgeon General?", ""),
     # A title or a kind of place the history wrote with another name is no one's name: kept.
     ("What did Lincoln say at Gettysburg?", ["Who was Ulysses Grant?", "President Grant was the 18th president."],
      "What did President Lincoln say at Gettysburg?", ""),
