@@ -141,11 +141,14 @@ def _name_piece(piece: str) -> bool:
 def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     """Why ``candidate`` no longer names what ``question`` named ("" when it
     does): a name the user typed (a capitalised word not opening a sentence,
-    an acronym aside) is missing from it, or it put name words the history
-    has right beside one ("Michelangelo Leonardo da Vinci"). A typed
-    surname made the full name the history gives ("Twain" -> "Mark Twain"),
-    and a name completed where the history gives no other ("Einstein" ->
-    "Albert Einstein"), still name the one the user typed. Words are
+    an acronym, a title and an initial aside) is missing from it, or it put
+    right beside one a whole name the history gives someone else
+    ("Michelangelo Leonardo da Vinci"), or another one's first name before a
+    surname the history gave with its own ("Andy Chilton" after "Alex
+    Chilton"). A typed surname made the full name the history gives
+    ("Twain" -> "Mark Twain"), and a name completed where the history gives
+    no other ("Einstein" -> "Albert Einstein"), still name the one the user
+    typed. Words are
     compared as the kernel's :func:`~assistant.kernel.name_words` gives them
     (case, accents and a possessive aside) and by the guard's crude stem
     ("Africa" is kept in "African").
@@ -204,11 +207,13 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
         if any(added | name_words(word) <= name for word in beside for name in known):
             continue
         whole = added in known and (len(added) > 1 or any(_person_words(word) in known for word in beside))
+        # A surname with its particle ("da Vinci") is one family's or place's, not a name shared by marriage or birth.
+        borrowed = any(piece in _PARTICLES for piece in inserted) and any(added < name for name in known)
         # A surname the history gave with its first name ("Alex Chilton") got
         # another one's first name put before it ("Andy Chilton", from "Andy Hummel").
         after = _bare(asked[q_start]) if q_start < len(asked) else ""
         retitled = after in beside and _person_words(after) in surnames and added <= set().union(*known)
-        if whole or retitled:
+        if whole or borrowed or retitled:
             return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
     return ""
 

@@ -215,6 +215,9 @@ _PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian pai
     ("What did Lincoln say at Gettysburg?", ["Who was Ulysses Grant?", "President Grant was the 18th president."],
      "What did President Lincoln say at Gettysburg?", ""),
     ("How long is the Nile?", ["What is the Amazon River?", "A river in South America."], "How long is the Nile River?", ""),
+    # The part of another history name that a particle leads (the beam long_dev picked after the glued one).
+    ("Where was Michelangelo born?", _PAINTERS, "Where was Michelangelo da Vinci born?",
+     "the rewrite put da Vinci beside the name Michelangelo"),
     # A whole single-word name of the history beside a typed word that is itself one: refused.
     ("Where was Michelangelo born?", ["Who was Leonardo?", "A painter.", "Who was Michelangelo?", "A sculptor."],
      "Where was Michelangelo Leonardo born?", "the rewrite put Leonardo beside the name Michelangelo"),
