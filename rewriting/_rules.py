@@ -151,7 +151,9 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     typed. Words are
     compared as the kernel's :func:`~assistant.kernel.name_words` gives them
     (case, accents and a possessive aside) and by the guard's crude stem
-    ("Africa" is kept in "African").
+    ("Africa" is kept in "African"). Where the conversation names no one
+    at all, a name the rewrite puts in that no text of it gives is
+    damage too: the model's own choice of a subject.
 
     >>> history = ["Who was Mark Twain?", "An American writer.", "Who was Ernest Hemingway?", "An American novelist."]
     >>> name_damage("Who called Twain the father of American literature?", history,
@@ -163,11 +165,13 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     >>> name_damage("Where was Michelangelo born?", ["Who was Leonardo da Vinci?", "A painter."],
     ...             "Where was Michelangelo Leonardo da Vinci born?")
     'the rewrite put Leonardo da Vinci beside the name Michelangelo'
+    >>> name_damage("What about her?", ["only one"], "What about Grigory Potemkin?")
+    'the rewrite put in the name Grigory Potemkin, which the conversation never gave'
     """
     # In the question's order, so that the note names the first one lost.
     typed = [word for run in _name_runs(question) for word in run if _typed_name(word)]
     if not typed:  # most questions
-        return ""
+        return _invented_name(question, history, candidate)
     texts = [question, *history]
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
@@ -225,6 +229,27 @@ def _typed_name(word: str) -> bool:
 
 def _person_words(text: str) -> set[str]:
     return name_words(text) - _PARTICLES - _TITLES
+
+
+# Where the conversation names no one at all, a name the rewrite puts in came
+# from the model alone: on the training turns it was the wrong subject each
+# time ("its operational costs" after "Which is the biggest commercial
+# plane?" became the Boeing 777-300ER's, the people asked about the Airbus
+# A380's), and "What about her?" after "only one" became "What about Grigory
+# Potemkin?". A name the user or an answer gave, or any of its words written
+# in the conversation in whatever case, is not put in.
+def _invented_name(question: str, history: Sequence[str], candidate: str) -> str:
+    runs = [run for run in _name_runs(candidate) if any(word not in _PARTICLES and not _acronym(word) for word in run)]
+    if not runs:  # most rewrites of a question that names no one
+        return ""
+    texts = [question, *history]
+    if any(_name_runs(text, first=True) for text in texts):
+        return ""
+    said = {_stem(word) for text in texts for word in name_words(text)}
+    for run in runs:
+        if not any({_stem(part) for part in name_words(word)} <= said for word in run if word not in _PARTICLES):
+            return "the rewrite put in the name " + re.sub(r"['’]s$", "", " ".join(run)) + ", which the conversation never gave"
+    return ""
 
 
 def _common_noun(word: str, texts: Sequence[str]) -> bool:

@@ -240,6 +240,51 @@ def test_the_drift_guard_keeps_a_name_the_user_typed(question, history, candidat
     assert drift_reason(question, history, candidate) == reason
 
 
+_PLANES = ["Which is the biggest commercial plane?", "It carries the most passengers."]
+
+
+@pytest.mark.parametrize("question, history, candidate, reason", [
+    # The user audit's repro, and the training turns' wrong plane: a name from no text of a conversation naming no one.
+    ("What about her?", ["only one"], "What about Grigory Potemkin?",
+     "the rewrite put in the name Grigory Potemkin, which the conversation never gave"),
+    ("What are its operational costs?", _PLANES, "What are the operational costs of the Boeing 777-300ER?",
+     "the rewrite put in the name Boeing, which the conversation never gave"),
+    ("What about her?", ["only one"], "What about Potemkin's wife?",
+     "the rewrite put in the name Potemkin, which the conversation never gave"),
+    # A name an answer gives, or an earlier question, is the conversation's own.
+    ("Who invented it?", ["What is a telephone?", "A device Alexander Graham Bell patented."],
+     "Who invented the telephone Alexander Graham Bell patented?", ""),
+    ("What did she write?", ["was ada lovelace a writer?", "she was.", "Who was Mary Shelley?", "a novelist."],
+     "What did Mary Shelley write?", ""),
+    # Its words written in the conversation in another case, with accents or a possessive, are no new name.
+    ("When did it open?", ["when was the lake tahoe resort built?", "in the sixties."], "When did Lake Tahoe resort open?", ""),
+    ("Where was he born?", ["what did dvořák compose?", "symphonies."], "Where was Dvorak born?", ""),
+    ("What was his first book?", ["what are twain's novels?", "many."], "What was Twain's first book?", ""),
+    # Where the conversation names someone, a name it never gave is left to the model (the human rewrites
+    # put in such names: another person of the story, the full name of an acronym).
+    ("How did the summit go?", ["Why did Nixon go to China?", "to meet mao."], "How did the summit between Nixon and Zhou Enlai go?", ""),
+    # An acronym the model writes, and a rewrite that names no one, stay.
+    ("What is the cause?", ["why are bees dying?", "a disorder."], "What is the cause of CCD?", ""),
+    ("Why are so many dying?", ["What are some interesting facts about bees?", ""], "Why are so many bees dying?", ""),
+])
+def test_the_drift_guard_keeps_out_a_name_the_conversation_never_gave(question, history, candidate, reason):
+    assert drift_reason(question, history, candidate) == reason
+
+
+def test_a_rewrite_that_put_in_a_name_from_nowhere_is_looked_at_again_and_its_beams_guarded(tiny_gpt2):
+    # Like a damaged typed name: the question as asked with the note, the
+    # second look searched, and a beam with a name from nowhere not picked.
+    _, tok = tiny_gpt2
+    beams = (" What about Grigory Potemkin's wife?", " What about the actress?")
+    rewriter = _second_look_rewriter(tok, "What about Grigory Potemkin?", scripted=beams, second_look=2)
+    picked = rewriter.rewrite("What about her?", ["only one"])
+    assert rewriter.searched == [(1, 2, False)]
+    assert picked == Rewrite("What about the actress?")
+    kept = _second_look_rewriter(tok, "What about Grigory Potemkin?", scripted=beams[:1], second_look=1).rewrite("What about her?", ["only one"])
+    assert (kept.text, kept.alternatives) == ("What about her?", ())
+    assert kept.note == "kept the original question: the rewrite put in the name Grigory Potemkin, which the conversation never gave"
+
+
 def test_a_rewrite_that_damaged_a_typed_name_is_kept_as_asked_and_looked_at_again(tiny_gpt2):
     # The guard rejects the glued rewrite like any drifted one: the question
     # as asked, with the reason, and the turn gets the second look (whose
