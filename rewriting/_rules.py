@@ -112,7 +112,7 @@ def _name_runs(text: str, first: bool = False) -> list[list[str]]:
     opening = True
     for piece in _PIECE.findall(text):
         word = _bare(piece)
-        named = word[:1].isupper() and (first or not opening) and word.lower() not in _NO_NAME and bool(name_words(word))
+        named = (first or not opening) and _named(word)
         ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
         if named or (runs[-1] and word in _PARTICLES):
             runs[-1].append(word)
@@ -126,6 +126,10 @@ def _name_runs(text: str, first: bool = False) -> list[list[str]]:
         while run and run[-1] in _PARTICLES:
             run.pop()
     return [run for run in runs if run]
+
+
+def _named(word: str) -> bool:
+    return word[:1].isupper() and word.lower() not in _NO_NAME and bool(name_words(word))
 
 
 def _acronym(word: str) -> bool:
@@ -239,12 +243,14 @@ def _person_words(text: str) -> set[str]:
 # Potemkin?". A name the user or an answer gave, or any of its words written
 # in the conversation in whatever case, is not put in.
 def _invented_name(question: str, history: Sequence[str], candidate: str) -> str:
+    texts = [*history, question]
+    # Cheapest first: a rewrite with no capital past its first letter, and a
+    # conversation with a name word (its first one ends the look, an early
+    # question's most often), are most.
+    if candidate[1:] == candidate[1:].lower() or any(
+            _named(_bare(piece.group())) for text in texts for piece in _PIECE.finditer(text)):
+        return ""
     runs = [run for run in _name_runs(candidate) if any(word not in _PARTICLES and not _acronym(word) for word in run)]
-    if not runs:  # most rewrites of a question that names no one
-        return ""
-    texts = [question, *history]
-    if any(_name_runs(text, first=True) for text in texts):
-        return ""
     said = {_stem(word) for text in texts for word in name_words(text)}
     for run in runs:
         if not any({_stem(part) for part in name_words(word)} <= said for word in run if word not in _PARTICLES):
