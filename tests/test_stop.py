@@ -600,13 +600,16 @@ class HeldEncoder:
         self.held, self.release, self.calls = threading.Event(), threading.Event(), []
 
     def encode(self, texts):
-        import numpy as np
-
         self.calls.append(list(texts))
         if len(self.calls) == 1:
             self.held.set()
             if not self.release.wait(GUARD):
                 raise TimeoutError("the test never released the encoder")
+        return self.rows(texts)
+
+    def rows(self, texts):
+        import numpy as np
+
         return np.full((len(texts), 2), 0.5 ** 0.5)
 
 
@@ -655,21 +658,12 @@ def test_a_turn_stopped_while_its_rescoring_waits_for_the_shared_encoder_leaves_
     assert stages.ran == ["search"]  # nor read
 
 
-class Keyed:
-    """Rows that tell the texts apart (each text's length); holds its first
-    call (``held`` is set) until ``release``; ``calls`` records the texts of each."""
+class Keyed(HeldEncoder):
+    """A held encoder whose rows tell the texts apart (each text's length)."""
 
-    def __init__(self):
-        self.held, self.release, self.calls = threading.Event(), threading.Event(), []
-
-    def encode(self, texts):
+    def rows(self, texts):
         import numpy as np
 
-        self.calls.append(list(texts))
-        if len(self.calls) == 1:
-            self.held.set()
-            if not self.release.wait(GUARD):
-                raise TimeoutError("the test never released the encoder")
         return np.array([[float(len(text)), 1.0] for text in texts])
 
 
