@@ -89,10 +89,11 @@ _NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
 # dropping one keeps the name, and one the history wrote beside another name
 # ("President Grant") is not that person's name. A title's or an initial's
 # dot ("Mrs. Thatcher", "J. K. Rowling") ends no sentence.
-_TITLES = frozenset("""mr mrs ms miss dr prof sir dame lord lady st saint mt mount gen col lt capt sgt rev sen rep gov
-    pres jr sr king queen prince princess duke duchess emperor empress pope president general captain
+_SHORT_TITLES = "Mr Mrs Ms Dr Prof St Mt Gen Col Lt Capt Sgt Rev Sen Rep Gov Pres Jr Sr".split()
+_TITLES = frozenset(title.lower() for title in _SHORT_TITLES) | frozenset("""miss sir dame lord lady saint mount
+    king queen prince princess duke duchess emperor empress pope president general captain
     river lake university college cape fort""".split())
-_ABBREVIATION = re.compile(r"(?:(?:[A-Z]\.)+|(?:Mr|Mrs|Ms|Dr|Prof|St|Mt|Gen|Col|Lt|Capt|Sgt|Rev|Sen|Rep|Gov|Pres|Jr|Sr)\.)$")
+_ABBREVIATION = re.compile(rf"(?:(?:[A-Z]\.)+|(?:{'|'.join(_SHORT_TITLES)})\.)$")
 # A possessive ending a word: "Twain's", "Brooks'".
 _POSSESSIVE = re.compile(r"(?:['’]s|s['’])$")
 
@@ -202,10 +203,10 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
         if not beside:
             continue
         if known is None:
-            runs = [run for text in history for run in _name_runs(text, first=True)]
-            known = [name for run in runs if (name := _person_words(" ".join(run)))]
+            runs = [(run, _person_words(" ".join(run))) for text in history for run in _name_runs(text, first=True)]
+            known = [name for _, name in runs if name]
             # The last words of the history's names of more than one word ("Chilton" of "Alex Chilton's").
-            surnames = [_person_words(run[-1]) for run in runs if len(_person_words(" ".join(run))) > 1]
+            surnames = [_person_words(run[-1]) for run, name in runs if len(name) > 1]
         # Only a whole name of another person in the history is refused: a
         # single word of one ("Ford" from "Henry Ford" in "the Ford Mustang",
         # "Obama" from "Barack Obama" in "Michelle Obama") may well be the
