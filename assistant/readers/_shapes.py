@@ -252,8 +252,6 @@ _NUMBER = re.compile(
     r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|percent|per cent))*(?:\s?%)?",
     re.IGNORECASE,
 )
-# Capitalised words that start sentences or clauses without naming anyone.
-_NOT_NAMES = NOT_NAMES
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
 
 
@@ -299,7 +297,7 @@ def _name_at(match: re.Match) -> str:
     """
     text = match.group().rstrip(".")
     words = list(re.finditer(r"\S+", text))
-    while words and words[0].group().lower() in _NOT_NAMES:
+    while words and words[0].group().lower() in NOT_NAMES:
         words = words[1:]
     return re.sub(r"['’]s$", "", text[words[0].start():]) if words else ""
 
@@ -376,7 +374,7 @@ def _opening_name(sentence: str) -> str:
     """
     match = _NAME.match(sentence.lstrip())
     words = match.group().rstrip(".").split() if match else []
-    while words and words[0].lower() in _NOT_NAMES:
+    while words and words[0].lower() in NOT_NAMES:
         words = words[1:]
     # One word is a name where a verb follows it ("Kraków lies", "Tesla was
     # born"), not "Among his works are …".
@@ -888,7 +886,7 @@ def _kin_question(question: str) -> tuple[str, str, str] | None:
     if after and after.group(1) not in READER_STOPWORDS:
         return None
     words = match.group("name").split()
-    while words and words[0].lower() in _NOT_NAMES | {"who", "whom", "what", "which"}:
+    while words and words[0].lower() in NOT_NAMES | {"who", "whom", "what", "which"}:
         words = words[1:]
     kin = match.group("kin").lower()
     return (_kin_way(kin), " ".join(words), kin) if words else None
@@ -960,13 +958,13 @@ def _kin_phrases(sentence: str) -> list[tuple[str, list[tuple[str, str]], str]]:
             # title-like word anywhere ("Queen Victoria" keeps her title
             # out of the name only where "the" comes first).
             after_the = part[: last.start()].rstrip().lower().endswith("the")
-            while len(words) > 1 and (words[0].lower() in _NOT_NAMES or after_the and words[1][:1].isupper()):
+            while len(words) > 1 and (words[0].lower() in NOT_NAMES or after_the and words[1][:1].isupper()):
                 words = words[1:]
             name = re.sub(r"['’]s$", "", " ".join(words))
             before = part[: last.start()].lower().split()[-2:] + [w.lower() for w in last.group().split()[:-len(words) or None]]
             sexes = {GENDERED_WORDS[w] for w in before if w in GENDERED_WORDS}
             sexes |= {GENDERED_WORDS[w] for w in re.findall(r"\w+", last.group().lower()) if w in GENDERED_WORDS}
-            if name and name.lower() not in _NOT_NAMES:
+            if name and name.lower() not in NOT_NAMES:
                 names.append((name, sexes.pop() if len(sexes) == 1 else ""))
         # A title set off after the last name says its sex too: "the son of
         # the Nereid Thetis and Peleus, king of Phthia".
@@ -1059,10 +1057,10 @@ def _owned_kin_name(sentence: str, holder: str, about_holder: bool, way: str, wo
             # describes the kin; so does a name before a noun.
             adjective = peoples_word(name) or (
                 named.group("article") and " " not in name and re.match(r"\s+[a-z]", sentence[named.end():]))
-            if not adjective and name.split()[0].lower() not in _NOT_NAMES and not same_name(holder, name):
+            if not adjective and name.split()[0].lower() not in NOT_NAMES and not same_name(holder, name):
                 return name
         before = re.search(rf"(?P<name>{_KIN_NAME.pattern})\s+(?:is|was)\s+$", sentence[: m.start()])
-        if before and before.group("name").split()[0].lower() not in _NOT_NAMES and not same_name(holder, before.group("name")):
+        if before and before.group("name").split()[0].lower() not in NOT_NAMES and not same_name(holder, before.group("name")):
             return before.group("name").rstrip(".")
     return None
 
@@ -1207,7 +1205,7 @@ _ACTOR_THEN_ROLE = re.compile(
     rf"|\s*,\s*who\s+(?:also\s+|later\s+)?{_PLAYING}(?:\s+[\w'’]+){{0,4}}?\s+"
 )
 _ROLE_THEN_ACTOR = re.compile(
-    r"\s*,?\s+(?:is|was|are|were|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
+    rf"\s*,?\s+(?:{_BE}|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
 )
 
 
