@@ -41,7 +41,7 @@ from ._labels import LabelledRewrite, default_labels_path, read_labels, write_la
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._partial import PartialOutput
 from ._stats import percentile
-from ._stop import NO_STOP, StopSignal, Stopped, with_stop
+from ._stop import NO_STOP, StopSignal, Stopped, do_nothing, with_stop
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
     AUXILIARY_VERBS,
@@ -121,6 +121,7 @@ __all__ = [
     "Stopped",
     "NO_STOP",
     "with_stop",
+    "do_nothing",
     "run_cli",
     "echoed_question",
     "ECHO_CHARS",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from ._errors import AssistantError, ConfigError
+from ._stop import do_nothing
 
 __all__ = ["CommandParser", "run_cli", "output_path", "check_at_least", "current_umask", "Terminated",
            "sigterm_as_ctrl_c"]
@@ -219,7 +220,7 @@ class Terminated(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def sigterm_as_ctrl_c(before: Callable[[], None] = lambda: None) -> Iterator[None]:
+def sigterm_as_ctrl_c(before: Callable[[], None] = do_nothing) -> Iterator[None]:
     """Within it, SIGTERM (``timeout``, ``docker stop``, a scheduler or a
     Space's restart) raises :class:`Terminated`, a KeyboardInterrupt, after
     ``before()`` (e.g. waiting for the work under way): its default action

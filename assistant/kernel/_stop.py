@@ -18,7 +18,7 @@ from typing import Callable
 
 from ._errors import AssistantError
 
-__all__ = ["NO_STOP", "StopSignal", "Stopped", "with_stop"]
+__all__ = ["NO_STOP", "StopSignal", "Stopped", "do_nothing", "with_stop"]
 
 
 class Stopped(AssistantError):
@@ -73,7 +73,7 @@ class StopSignal:
         """
         with self._lock:
             if self._set:
-                return _nothing
+                return do_nothing
             self._set = True
             callbacks, self._callbacks = self._callbacks, []
         return lambda: _call_each(callbacks)
@@ -95,7 +95,7 @@ class StopSignal:
                 self._callbacks.append(callback)
                 return lambda: self._forget(callback)
         callback()
-        return lambda: None
+        return do_nothing
 
     def _forget(self, callback: Callable[[], None]) -> None:
         with self._lock:
@@ -117,14 +117,15 @@ class _NoStop(StopSignal):
     def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Nothing: the callback could never be called, and NO_STOP, shared
         by every such call, kept each one (and what it holds) for good."""
-        return _nothing
+        return do_nothing
 
     def set_deferred(self) -> Callable[[], None]:
         raise TypeError("NO_STOP is shared by every call nobody stops and is never set: give the work a StopSignal() of its own")
 
 
-def _nothing() -> None:
-    pass
+def do_nothing() -> None:
+    """The callback that has nothing to do: a wake, a forget or a give-back
+    where there is nothing to wake, forget or give back."""
 
 
 def _call_each(callbacks: list[Callable[[], None]]) -> None:

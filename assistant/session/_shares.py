@@ -15,6 +15,8 @@ import time
 import weakref
 from collections.abc import Callable
 
+from ..kernel import do_nothing
+
 __all__ = ["ClientShares", "HeldShare", "HeldText", "RefusalLog", "fair_share"]
 
 log = logging.getLogger("convqa.serving")
@@ -86,7 +88,7 @@ class ClientShares:
         """A share of ``size`` for ``client``, if with ``freed`` of its own let
         go it stays within ``limit``; None (nothing taken) if not."""
         if client is None:
-            return HeldShare(_nothing, size)
+            return HeldShare(do_nothing, size)
         with self._lock:
             held = self._held.get(client, 0)
             if held - freed + size > limit:
@@ -162,10 +164,6 @@ class RefusalLog:
     def keys(self) -> int:
         """Kinds and clients remembered (those refused within ``every_s``, or not yet swept)."""
         return len(self._said)
-
-
-def _nothing() -> None:
-    pass
 
 
 def together(shares, size: int, client: str | None) -> HeldShare:

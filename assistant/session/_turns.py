@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..kernel import (NO_STOP, AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted,
-                      echoed_question)
+                      do_nothing, echoed_question)
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, await_source, search_notice, waiting_for
@@ -218,7 +218,7 @@ def stop_turns(session: Session) -> StoppedTurns:
     between two stages, or, waiting for its source to be read again, at
     once (the signal wakes that wait). Returns what was under way; a turn
     or a re-run that ended before this call is kept."""
-    wake = _no_wake
+    wake = do_nothing
     try:
         with _ENDING:
             session.stops += 1
@@ -237,10 +237,6 @@ def stop_turns(session: Session) -> StoppedTurns:
     finally:
         wake()
     return stopped
-
-
-def _no_wake() -> None:
-    pass
 
 
 def drop_waiting(session: Session) -> int:
