@@ -19,8 +19,9 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, InvalidInputError, check_history, name_words,
-                              owned_kin, peoples_word, prefix_stem, same_name, tokens)
+from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
+                              SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs, name_word, name_words, owned_kin,
+                              peoples_word, prefix_stem, same_name, tokens)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -75,62 +76,16 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
 # times put the history's subject in its place ("Who called Twain ...?" ->
 # "Who called Ernest Hemingway ...?") or beside it ("Where was Michelangelo
 # Leonardo da Vinci born?"), and the search then looked for the wrong person.
-# A name's words, as the rewriter's rules read them: capitalised words, the
-# particles inside a name ("da", "van") between them, a possessive ending the
-# name ("Mark Twain's novels"); a capitalised word opening a sentence only
-# says the sentence began, and the words of NOT_NAMES / DRIFT_STOPWORDS
-# ("The", "When", "I") name no one.
-_PARTICLES = frozenset("da de del della di du la le van von der bin ibn al".split())
-_PIECE = re.compile(r"\w[\w'’.-]*|[^\w\s]")
-_SENTENCE_END = re.compile(r"[.!?:]$")
-_NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
-# Titles and the kinds of place a name is put with ("Dr. Fauci", "Mount
+# A name's words are the kernel's :func:`~assistant.kernel.name_runs`
+# (capitalised words, the particles inside a name, a possessive ending one;
+# a sentence's first word and the function words "The", "When", "I" no
+# name). Titles and the kinds of place a name is put with ("Dr. Fauci", "Mount
 # Everest", "the Nile River") name no one by themselves: the model adding or
 # dropping one keeps the name, and one the history wrote beside another name
-# ("President Grant") is not that person's name. A title's or an initial's
-# dot ("Mrs. Thatcher", "J. K. Rowling") ends no sentence.
-_SHORT_TITLES = "Mr Mrs Ms Dr Prof St Mt Gen Col Lt Capt Sgt Rev Sen Rep Gov Pres Jr Sr".split()
-_TITLES = frozenset(title.lower() for title in _SHORT_TITLES) | frozenset("""miss sir dame lord lady saint mount
+# ("President Grant") is not that person's name.
+_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | frozenset("""miss sir dame lord lady saint mount
     king queen prince princess duke duchess emperor empress pope president general captain
     river lake university college cape fort""".split())
-_ABBREVIATION = re.compile(rf"(?:(?:[A-Z]\.)+|(?:{'|'.join(_SHORT_TITLES)})\.)$")
-# A possessive ending a word: "Twain's", "Brooks'".
-_POSSESSIVE = re.compile(r"(?:['’]s|s['’])$")
-
-
-def _bare(piece: str) -> str:
-    return piece.rstrip(".:")
-
-
-def _name_runs(text: str, first: bool = False) -> list[list[str]]:
-    """The runs of name words in ``text`` (lists of words as written), a
-    sentence's first word among them only with ``first``.
-
-    >>> _name_runs("Where was Michelangelo Leonardo da Vinci born? Ask Mark Twain's editor.")
-    [['Michelangelo', 'Leonardo', 'da', 'Vinci'], ['Mark', "Twain's"]]
-    """
-    runs: list[list[str]] = [[]]
-    opening = True
-    for piece in _PIECE.findall(text):
-        word = _bare(piece)
-        named = (first or not opening) and _named(word)
-        ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
-        if named or (runs[-1] and word in _PARTICLES):
-            runs[-1].append(word)
-            # A possessive or a sentence's end closes the name ("Lord Byron. Babbage called her").
-            if _POSSESSIVE.search(word) or ends:
-                runs.append([])
-        elif runs[-1]:
-            runs.append([])
-        opening = ends or (opening and not piece[:1].isalnum())
-    for run in runs:
-        while run and run[-1] in _PARTICLES:
-            run.pop()
-    return [run for run in runs if run]
-
-
-def _named(word: str) -> bool:
-    return word[:1].isupper() and word.lower() not in _NO_NAME and bool(name_words(word))
 
 
 def _acronym(word: str) -> bool:
@@ -140,7 +95,7 @@ def _acronym(word: str) -> bool:
 
 
 def _name_piece(piece: str) -> bool:
-    return bool(_name_runs(piece, first=True)) or piece in _PARTICLES
+    return bool(name_runs(piece, first=True)) or piece in NAME_PARTICLES
 
 
 def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
@@ -174,7 +129,7 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     'the rewrite put in the name Grigory Potemkin, which the conversation never gave'
     """
     # In the question's order, so that the note names the first one lost.
-    typed = [word for run in _name_runs(question) for word in run if _typed_name(word)]
+    typed = [word for run in name_runs(question) for word in run if _typed_name(word)]
     if not typed:  # most questions
         return _invented_name(question, history, candidate)
     texts = [question, *history]
@@ -182,8 +137,8 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     for word in typed:
         if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
             return "the rewrite lost the name " + re.sub(r"['’]s$|(?<=s)['’]$", "", word)
-    asked = _PIECE.findall(question)
-    given = _PIECE.findall(candidate)
+    asked = NAME_PIECE.findall(question)
+    given = NAME_PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
     known: list[set[str]] | None = None  # the history's names, read only when a name went in beside a typed one
     surnames: list[set[str]] = []
@@ -193,17 +148,17 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
             continue
         # An owner put before a name ("Napalm Death's Time Waits for No Slave",
         # "Uncle Tupelo's Jay Farrar") is no part of it.
-        owners = [i for i, piece in enumerate(inserted) if _POSSESSIVE.search(piece)]
+        owners = [i for i, piece in enumerate(inserted) if POSSESSIVE_END.search(piece)]
         inserted = inserted[owners[-1] + 1:] if owners else inserted
         added = _person_words(" ".join(inserted))
         if not added:
             continue
-        beside = [word for word in (_bare(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked))
+        beside = [word for word in (bare_piece(asked[i]) for i in (q_start - 1, q_start) if 0 <= i < len(asked))
                   if word in typed and not _common_noun(word, texts)]
         if not beside:
             continue
         if known is None:
-            runs = [(run, _person_words(" ".join(run))) for text in history for run in _name_runs(text, first=True)]
+            runs = [(run, _person_words(" ".join(run))) for text in history for run in name_runs(text, first=True)]
             known = [name for _, name in runs if name]
             # The last words of the history's names of more than one word ("Chilton" of "Alex Chilton's").
             surnames = [_person_words(run[-1]) for run, name in runs if len(name) > 1]
@@ -217,10 +172,10 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
             continue
         whole = added in known and (len(added) > 1 or any(_person_words(word) in known for word in beside))
         # A surname with its particle ("da Vinci") is one family's or place's, not a name shared by marriage or birth.
-        borrowed = any(piece in _PARTICLES for piece in inserted) and any(added < name for name in known)
+        borrowed = any(piece in NAME_PARTICLES for piece in inserted) and any(added < name for name in known)
         # A surname the history gave with its first name ("Alex Chilton") got
         # another one's first name put before it ("Andy Chilton", from "Andy Hummel").
-        after = _bare(asked[q_start]) if q_start < len(asked) else ""
+        after = bare_piece(asked[q_start]) if q_start < len(asked) else ""
         retitled = after in beside and _person_words(after) in surnames and added <= set().union(*known)
         if whole or borrowed or retitled:
             return f"the rewrite put {' '.join(inserted)} beside the name {beside[0]}"
@@ -229,11 +184,11 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
 
 def _typed_name(word: str) -> bool:
     # A title ("Dr.", "Mount") or an initial ("J.") is no name the user chose on its own.
-    return word not in _PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
+    return word not in NAME_PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
 
 
 def _person_words(text: str) -> set[str]:
-    return name_words(text) - _PARTICLES - _TITLES
+    return name_words(text) - NAME_PARTICLES - _TITLES
 
 
 # Where the conversation names no one at all, a name the rewrite puts in came
@@ -249,12 +204,12 @@ def _invented_name(question: str, history: Sequence[str], candidate: str) -> str
     # conversation with a name word (its first one ends the look, an early
     # question's most often), are most.
     if candidate[1:] == candidate[1:].lower() or any(
-            _named(_bare(piece.group())) for text in texts for piece in _PIECE.finditer(text)):
+            name_word(bare_piece(piece.group())) for text in texts for piece in NAME_PIECE.finditer(text)):
         return ""
-    runs = [run for run in _name_runs(candidate) if any(word not in _PARTICLES and not _acronym(word) for word in run)]
+    runs = [run for run in name_runs(candidate) if any(word not in NAME_PARTICLES and not _acronym(word) for word in run)]
     said = {_stem(word) for text in texts for word in name_words(text)}
     for run in runs:
-        if not any({_stem(part) for part in name_words(word)} <= said for word in run if word not in _PARTICLES):
+        if not any({_stem(part) for part in name_words(word)} <= said for word in run if word not in NAME_PARTICLES):
             return "the rewrite put in the name " + re.sub(r"['’]s$", "", " ".join(run)) + ", which the conversation never gave"
     return ""
 
@@ -264,7 +219,7 @@ def _common_noun(word: str, texts: Sequence[str]) -> bool:
     # common noun the user stressed ("the Dinosaur era" after "dinosaurs").
     stem = _stem(word.lower())
     written = re.compile(rf"(?<![\w'’.-]){re.escape(stem)}[\w'’.-]*")
-    return any(piece.islower() and _stem(_bare(piece)) == stem for text in texts for piece in written.findall(text))
+    return any(piece.islower() and _stem(bare_piece(piece)) == stem for text in texts for piece in written.findall(text))
 
 
 # A question that names its new subject in full leaves nothing to resolve,
@@ -278,7 +233,7 @@ def _common_noun(word: str, texts: Sequence[str]) -> bool:
 # the earlier subject in the turns after.
 _NAME = r"[A-Z][\w'’.-]*"
 # The particles inside a name (one list with the drift guard's), and "of", "the", "and" of a title.
-_NAME_LINKS = "|".join(["of", "the", "and", *sorted(_PARTICLES, key=lambda p: (-len(p), p))])
+_NAME_LINKS = "|".join(["of", "the", "and", *sorted(NAME_PARTICLES, key=lambda p: (-len(p), p))])
 _FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
 _DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
 _NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")

@@ -38,6 +38,7 @@ from ._errors import (
 )
 from ._jsonl import json_lines, json_lines_with_text, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
+from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._partial import PartialOutput
 from ._stats import percentile
@@ -147,4 +148,11 @@ __all__ = [
     "NOT_NAMES",
     "name_words",
     "same_name",
+    "NAME_PARTICLES",
+    "NAME_PIECE",
+    "POSSESSIVE_END",
+    "SHORT_TITLES",
+    "bare_piece",
+    "name_word",
+    "name_runs",
 ]

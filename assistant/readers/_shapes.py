@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
+from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_runs, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
@@ -733,11 +733,16 @@ def question_names(question: str) -> set[str]:
     """The question's capitalised words after its first, lower-cased: the
     names it asks about ("tesla" of "Who did Tesla work for?"), which are
     matched as written, not by their stem ("Charles" is not "Charlotte").
+    The kernel's :func:`~assistant.kernel.name_runs`, read as one sentence
+    whose capitalised function words count ("On" of "On the Origin of
+    Species") and whose particles do not; a name's dots part its words as
+    the reader's tokens do ("U.S." is "u" and "s").
 
     >>> sorted(question_names("When did Napoleon Bonaparte die?"))
     ['bonaparte', 'napoleon']
     """
-    return {w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()}
+    runs = name_runs(question, sentences=False, function_words=True, particles=False)
+    return {part.lower() for run in runs for word in run for part in word.split(".") if part}
 
 
 def _relation(question: str, title: str) -> set[str]:
