@@ -15,7 +15,7 @@ them off).
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_runs, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
@@ -255,6 +255,42 @@ _NUMBER = re.compile(
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
 
 
+# A question word and the noun it asks by, with the word after that noun:
+# "how many books", "which committee holds", "in what year". The one parse
+# of it for what a question counts (:func:`_counted`), the kind of name it
+# asks for (:func:`kind_asked`) and a date asked by its noun (:func:`answer_kind`).
+_ASKING = re.compile(r"\b(?P<word>which|what|how\s+many)\s+(?P<noun>[a-z][a-z-]*)(?:\s+(?P<next>[a-z][a-z-]*))?\b", re.IGNORECASE)
+_DATE_NOUNS = ("year", "date", "century", "decade")
+
+
+class _Asking(NamedTuple):
+    """Where a question asks by a noun (:func:`asking`): the text before
+    its question word, that word ("which", "what", "how many"), the noun
+    as written and the word after it ("" when none)."""
+
+    before: str
+    word: str
+    noun: str
+    next: str
+
+
+def _asking(question: str, words: Sequence[str] = ("which", "what", "how many")) -> _Asking | None:
+    """The first place ``question`` asks by a noun after one of ``words``,
+    wherever it stands (a caller judges what comes before it); None when
+    it does not.
+
+    >>> _asking("In which country is Bilbao?")
+    _Asking(before='In ', word='which', noun='country', next='is')
+    >>> _asking("How many  people live there?", ("how many",)).noun, _asking("Why?")
+    ('people', None)
+    """
+    for match in _ASKING.finditer(question):
+        word = " ".join(match["word"].lower().split())
+        if word in words:
+            return _Asking(question[:match.start()], word, match["noun"], match["next"] or "")
+    return None
+
+
 def answer_kind(question: str) -> str | None:
     """"date", "number" or "name" when the question asks for one, else None.
 
@@ -262,7 +298,9 @@ def answer_kind(question: str) -> str | None:
     ['date', 'number', 'name', None, None]
     """
     q = question.strip().lower()
-    if re.match(r"^(?:when\b|(?:in|since|until)?\s*what\s+(?:year|date|century|decade)\b)", q):
+    asks = _asking(question, ("what",))
+    if re.match(r"when\b", q) or (
+            asks and asks.before.strip().lower() in ("", "in", "since", "until") and asks.noun.lower() in _DATE_NOUNS):
         return "date"
     if re.match(r"^how\s+(?:many|much|old|long|far|big|tall|high|large)\b", q):
         return "number"
@@ -762,10 +800,10 @@ def _relation(question: str, title: str) -> set[str]:
 
 def _counted(question: str) -> set[str]:
     """The stem of what a "how many X" question counts (people: their synonyms)."""
-    match = re.match(r"^\s*how\s+many\s+([\w'-]+)", question, re.IGNORECASE)
-    if not match:
+    asks = _asking(question, ("how many",))
+    if not asks or asks.before.strip():
         return set()
-    stem = same_word(match.group(1).lower())
+    stem = same_word(asks.noun.lower())
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
 
 
@@ -1273,7 +1311,6 @@ def cast_span(question: str, sentence: str) -> str | None:
 # word ("time zone"; or a verb, "committee holds"). At the question's start,
 # after a preposition at most; later, a "which" before a capitalised word
 # opens a relative clause ("the company which Jobs founded").
-_KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
 _QUESTION_START = re.compile(r"^\s*(?:(?:in|on|at|to|from|for|by|of|with|into|under|during|through)\s+)?$", re.IGNORECASE)
 # Nouns whose answer a name headed by them does not give. A date
 # (answer_kind's) or a year of a name ("the Year of Revolutions"). A
@@ -1300,10 +1337,10 @@ def kind_asked(question: str) -> str | None:
     >>> [kind_asked(q) for q in ("In which country is Bilbao?", "How did the company which Jobs founded get its name?")]
     ['country', None]
     """
-    match = _KIND_ASKED.search(question)
-    if not match or not (_QUESTION_START.match(question, 0, match.start()) or match.group(1).islower()):
+    asks = _asking(question, ("which", "what"))
+    if not asks or not (_QUESTION_START.match(asks.before) or asks.noun.islower()):
         return None
-    words = [w.lower() for w in match.groups() if w]
+    words = [w.lower() for w in (asks.noun, asks.next) if w]
     if words[0] in DRIFT_STOPWORDS or words[0] in AUXILIARY_VERBS or words[0] in ("kind", "type", "sort", "kinds", "types", "sorts"):
         return None
     if len(words) > 1 and (words[1] in DRIFT_STOPWORDS or words[1] in AUXILIARY_VERBS):
