@@ -1313,12 +1313,13 @@ def cast_span(question: str, sentence: str) -> str | None:
 # opens a relative clause ("the company which Jobs founded").
 _QUESTION_START = re.compile(r"^\s*(?:(?:in|on|at|to|from|for|by|of|with|into|under|during|through)\s+)?$", re.IGNORECASE)
 # Nouns whose answer a name headed by them does not give. A date
-# (answer_kind's) or a year of a name ("the Year of Revolutions"). A
-# title: the name says the office ("Holy Roman Emperor", "President of
-# France"), not who held it. A country or state is named without the noun
-# ("Spain"): a name with it is a region ("Basque Country").
-_NOT_KINDS = frozenset(
-    "year date century decade day month time era "
+# (answer_kind's date nouns, and a day, month, time or era) or a year of a
+# name ("the Year of Revolutions"). A title: the name says the office
+# ("Holy Roman Emperor", "President of France"), not who held it. A country
+# or state is named without the noun ("Spain"): a name with it is a region
+# ("Basque Country").
+_NOT_KINDS = frozenset(_DATE_NOUNS) | frozenset(
+    "day month time era "
     "king queen emperor empress president pope prince princess duke duchess tsar czar sultan pharaoh "
     "monarch ruler chancellor minister governor general lord lady saint bishop archbishop senator earl "
     "caliph khan "
