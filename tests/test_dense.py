@@ -121,6 +121,15 @@ def test_a_weight_outside_zero_to_one_is_refused(monkeypatch):
         RetrieverConfig(rescore_depth=0)
 
 
+@pytest.mark.parametrize("variable, text", [("CONVQA_DENSE_WEIGHT", "nan"), ("CONVQA_BM25_K1", "inf"), ("CONVQA_BM25_B", "NaN")])
+def test_a_setting_that_is_no_finite_number_is_refused(monkeypatch, variable, text):
+    # float("nan") parses, and NaN is neither below 0 nor above 1.
+    monkeypatch.setenv(variable, text)
+    field = variable.removeprefix("CONVQA_").lower()
+    with pytest.raises(ConfigError, match=rf"^{field} must be a number .*, got (nan|inf) \(from its command-line flag, or {variable}\)$"):
+        from_env(RetrieverConfig())
+
+
 @pytest.fixture
 def own_index(tiny_collection, tmp_path):
     from assistant.retrieval import read_collection

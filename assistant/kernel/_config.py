@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,10 @@ def _check(config) -> None:
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
+        # NaN passes every comparison and inf every upper bound left open, so
+        # "nan" or "inf" from the environment would be taken without a word.
+        if ok and kind is float and not math.isfinite(value):
+            ok = False
         low, high = _BOUNDS.get(field.name, (None, None))
         if ok and low is not None and value < low or ok and high is not None and value > high:
             ok = False
