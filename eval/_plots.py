@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from assistant.kernel import LabelledRewrite
+from assistant.kernel import ConfigError, LabelledRewrite
 
-__all__ = ["plot_distributions"]
+__all__ = ["check_plot_format", "plot_distributions"]
+
+
+def check_plot_format(out: str | os.PathLike, flag: str = "--plot") -> None:
+    """Refuse ``out`` whose suffix names no format matplotlib writes, before
+    the work whose result it plots (savefig found it only at the end, with a
+    traceback). A name without a suffix is written as PNG."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(out).suffix.lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise ConfigError(f"{flag} {out}: cannot plot to a .{suffix} file; give a name ending in one of "
+                          f"{', '.join('.' + name for name in sorted(formats))} (e.g. .png)")
 
 
 def plot_distributions(labels: Sequence[LabelledRewrite], scores: dict[str, np.ndarray], out: str) -> None:
@@ -34,5 +49,7 @@ def plot_distributions(labels: Sequence[LabelledRewrite], scores: dict[str, np.n
     for ax in list(axes.flat)[len(scores) :]:
         ax.axis("off")
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    # A format named, so that a name without a suffix is written as named
+    # (matplotlib would add ".png" to it, and the "wrote" line would be wrong).
+    fig.savefig(out, dpi=100, format=Path(out).suffix.lower().lstrip(".") or "png")
     plt.close(fig)

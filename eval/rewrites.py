@@ -99,7 +99,7 @@ from rewriting import add_ray_arguments, check_ray_arguments
 from rewriting.data import data_dir, load_examples
 
 from ._bench import bench_metrics
-from ._plots import plot_distributions
+from ._plots import check_plot_format, plot_distributions
 from ._scoring import (
     DEFAULT_REWRITER,
     METRICS,
@@ -220,6 +220,7 @@ def _validate_file(
 ) -> int:
     if plot:
         plot = output_path(plot, "--plot", inputs=[path])  # before the scoring, not after it
+        check_plot_format(plot)
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(

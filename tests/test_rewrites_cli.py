@@ -122,6 +122,20 @@ def test_validate_plot_and_export_dir_are_made_or_refused_before_the_work(tmp_pa
         out, err = capsys.readouterr()
         assert out == "" and len(err.splitlines()) == 1 and err.startswith(f"error: cannot write {argv[-2]} {blocker}")
 
+def test_validate_plot_of_a_format_matplotlib_cannot_write_is_refused_before_the_work(tmp_path, capsys):
+    # --plot dist.txt failed in savefig with a traceback, after all the scoring.
+    path = write_labels(tmp_path / "labels.jsonl")
+    plot = tmp_path / "dist.txt"
+    assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(plot)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"error: --plot {plot}: cannot plot to a .txt file; give a name ending in one of ")
+    assert ".png" in err and not plot.exists()
+    bare = tmp_path / "dist"  # no suffix: matplotlib's default, PNG
+    assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(bare)]) == 0
+    assert bare.read_bytes()[:4] == b"\x89PNG"
+
+
 def test_validate_plot_refuses_to_write_over_the_labels(tmp_path, capsys):
     # --plot naming the labels file replaced the judgements with a PNG.
     labels = write_labels(tmp_path / "labels.jsonl")
