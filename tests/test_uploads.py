@@ -115,6 +115,17 @@ def test_text_of_html_pdf_and_bad_files(tmp_path):
     notepad = tmp_path / "notes.md"  # a byte order mark opened the text and hid the heading
     notepad.write_bytes("\ufeff# Zanzibar\n\nSpices grow here.".encode())
     assert " ".join(read_text(notepad).split()) == "Zanzibar Spices grow here."
+    # Windows PowerShell 5's `>` and Notepad's "Unicode" write UTF-16 with a
+    # byte order mark: refused as "not UTF-8" though the mark says what it is.
+    for encoding in ("utf-16", "utf-16-be", "utf-32"):
+        windows = tmp_path / f"{encoding}.md"
+        mark = {"utf-16-be": "\ufeff"}.get(encoding, "")  # utf-16 and utf-32 write their own
+        windows.write_bytes(f"{mark}# Dvořák\n\nHe was born in 1841.".encode(encoding))
+        assert " ".join(read_text(windows).split()) == "Dvořák He was born in 1841."
+    torn = tmp_path / "torn.txt"  # a mark, then no UTF-16: said, not shown as noise
+    torn.write_bytes(b"\xff\xfe" + b"abc")
+    with pytest.raises(DataFormatError, match="^torn.txt begins as UTF-16 text but is not; save it as UTF-8"):
+        read_text(torn)
     blank = tmp_path / "blank.md"
     blank.write_text("   \n\n ")
     with pytest.raises(DataFormatError, match="blank.md has no text to answer from"):
@@ -283,7 +294,7 @@ def test_a_long_file_name_is_cut_short_where_a_status_or_a_message_shows_it(tmp_
     with pytest.raises(InvalidInputError) as info:
         check_uploads([notes])
     assert str(info.value) == "a" * 55 + "….txt is empty."
-    notes.write_bytes(b"\xff\xfe binary")
+    notes.write_bytes(b"\xe9t\xe9 binary")  # not UTF-8 (a UTF-16 mark, FF FE, is read as UTF-16 now)
     with pytest.raises(DataFormatError) as info:
         read_text(notes)
     assert str(info.value).startswith("a" * 55 + "….txt is not UTF-8 text")

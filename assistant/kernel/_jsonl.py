@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from pathlib import Path
@@ -19,19 +20,38 @@ def utf8_text(raw: bytes, name: str) -> str:
     evaluation's data (replacement characters would be indexed and shown
     instead). A leading byte order mark (Notepad's and PowerShell's UTF-8)
     is dropped: it is no text, and kept it hid a Markdown title and made
-    JSON unreadable.
+    JSON unreadable. A file that opens with a UTF-16 or UTF-32 byte order
+    mark (what Windows PowerShell 5's ``>`` and Notepad's "Unicode" write)
+    is read in that encoding: the mark says it, so nothing is guessed.
 
     >>> utf8_text("\ufeff# Title".encode("utf-8"), "notes.md")
     '# Title'
+    >>> utf8_text("Dvořák, 1841".encode("utf-16"), "notes.txt")
+    'Dvořák, 1841'
     >>> utf8_text("café".encode("latin-1"), "latin1.txt")
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.DataFormatError: latin1.txt is not UTF-8 text; save it as UTF-8 and try again.
     """
+    # UTF-32's little-endian mark begins with UTF-16's, so it is tried first.
+    for mark, encoding in _UNICODE_MARKS:
+        if raw.startswith(mark):
+            try:
+                return raw[len(mark):].decode(encoding)
+            except UnicodeDecodeError:
+                raise DataFormatError(
+                    f"{name} begins as {encoding[:6].upper()} text but is not; save it as UTF-8 and try again."
+                ) from None
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
+
+
+_UNICODE_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
