@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs
+from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs, name_runs
 import assistant.readers as readers_module
 from assistant.readers import (
     NOT_FOUND,
@@ -623,6 +623,37 @@ def test_a_parent_of_a_sex_is_the_one_the_sentence_says_is_of_it():
     # Every name of the phrase, not the words describing them.
     assert kin_span("Who were Zeus's parents?", "Zeus was the son of the Titans Cronus and Rhea.", "Zeus") == (
         "Cronus and Rhea", set())
+
+
+def test_which_what_and_how_many_are_one_parse_each_reader_judging_what_may_stand_before_it():
+    # One parse of "which/what/how many X" serves answer_kind (a date asked
+    # by its noun, after "in", "since" or "until" at most), kind_asked (a
+    # which/what later in the question too) and what a "how many" counts
+    # (at the question's start only).
+    assert [answer_kind(q) for q in ("In what year did she die?", "Since what century?", "What date was it?",
+                                     "On what date did he die?", "What years?")] == ["date", "date", "date", None, None]
+    assert kind_asked("How many schools did he attend?") is None
+    assert kind_asked("How many books did the author which committee praised write?") == "committee praised"
+    assert short_span("number", "How many plays did she write?", "She wrote 3 plays and 12 books.") == "3"
+    assert short_span("number", "How many books did she write?", "She wrote 3 plays and 12 books.") == "12"
+
+
+def test_the_reader_reads_a_questions_names_as_the_rewriter_does_but_for_its_three_named_differences():
+    # One reading of the names a user typed (the kernel's name_runs): the
+    # rewriter's guard leaves out a sentence's first word and the function
+    # words and keeps "da" inside a name; the reader (question_names) takes
+    # the question as one sentence, counts a title's "On", and matches
+    # capitalised words only.
+    question = "Was On the Origin of Species by Charles Darwin or Leonardo da Vinci? Why."
+    assert name_runs(question) == [["Origin"], ["Species"], ["Charles", "Darwin"], ["Leonardo", "da", "Vinci"]]
+    assert name_runs(question, sentences=False) == [["Origin"], ["Species"], ["Charles", "Darwin"], ["Leonardo", "da", "Vinci"]]
+    assert name_runs(question, sentences=False, function_words=True) == [
+        ["On"], ["Origin"], ["Species"], ["Charles", "Darwin"], ["Leonardo", "da", "Vinci"], ["Why"]]
+    assert name_runs(question, sentences=False, function_words=True, particles=False) == [
+        ["On"], ["Origin"], ["Species"], ["Charles", "Darwin"], ["Leonardo"], ["Vinci"], ["Why"]]
+    assert name_runs("Ask Ada. Byron wrote", first=True) == [["Ask", "Ada"], ["Byron"]]
+    assert name_runs("Ask Ada. Byron wrote") == [["Ada"]]
+    assert name_runs("Ask Ada. Byron wrote", sentences=False) == [["Ada"], ["Byron"]]
 
 
 def test_one_person_is_named_by_all_the_words_of_the_shorter_name():
