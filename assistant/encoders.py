@@ -26,7 +26,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .kernel import NO_STOP, MicroBatcher, ModelNotFoundError, StopSignal, native_bf16
+from .kernel import NO_STOP, MicroBatcher, ModelNotFoundError, StopSignal, native_bf16, with_stop
 
 __all__ = [
     "Encoder", "BatchingEncoder", "CachedEncoder", "USE_THREADS", "UseEncoder", "MiniLMEncoder", "load_use", "load_minilm",
@@ -69,7 +69,11 @@ class CachedEncoder:
     def __len__(self) -> int:
         return len(self._vectors)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], stop: StopSignal = NO_STOP) -> np.ndarray:
+        """``texts``' rows; ``stop`` is handed to an encoder that takes one
+        (:class:`MiniLMEncoder` checks it between two of its batches): a
+        stopped call raises :class:`~assistant.kernel.Stopped` and keeps
+        none of its fresh vectors."""
         texts = list(texts)
         if not texts:
             return self.encoder.encode([])
@@ -77,7 +81,7 @@ class CachedEncoder:
             missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         # Encoding runs outside the lock: two threads may rarely encode the same
         # text twice, but neither waits for the other's forward pass.
-        fresh = dict(zip(missing, self.encoder.encode(missing))) if missing else {}
+        fresh = dict(zip(missing, with_stop(self.encoder.encode, stop)(missing))) if missing else {}
         with self._lock:
             found = {t: fresh[t] if t in fresh else self._vectors[t] for t in dict.fromkeys(texts)}
             self._vectors.update(fresh)
@@ -115,13 +119,17 @@ class BatchingEncoder:
 
     def __init__(self, encoder: Encoder, max_batch: int = 8, window_ms: float = 5.0) -> None:
         self.encoder = encoder
-        self._batcher = MicroBatcher(self._run, max_batch, window_ms, name="encode-batcher")
+        # Stoppable: a batch every caller of which stopped waiting ends at
+        # its encoder's next batch (MiniLMEncoder's), freeing the worker.
+        self._batcher = MicroBatcher(self._run, max_batch, window_ms, name="encode-batcher", stoppable=True)
         self.max_batch = max_batch
 
     def encode(self, texts: Sequence[str], stop: StopSignal = NO_STOP) -> np.ndarray:
         """``texts``' rows; :class:`~assistant.kernel.Stopped` as soon as
         ``stop`` is set (the texts leave the queue, or the batch under way
-        goes on for the others: :meth:`~assistant.kernel.MicroBatcher.run`)."""
+        goes on for the others: :meth:`~assistant.kernel.MicroBatcher.run`;
+        a batch all of whose callers stopped ends at the encoder's next
+        batch, where the encoder takes a ``stop``)."""
         return self._batcher.run([list(texts)], stop)[0]
 
     def close(self) -> None:
@@ -134,10 +142,12 @@ class BatchingEncoder:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _run(self, calls: list[list[str]]) -> list[np.ndarray]:
+    def _run(self, calls: list[list[str]], stop: StopSignal = NO_STOP) -> list[np.ndarray]:
+        # ``stop``: set by the batcher once no caller waits for this batch.
+        encode = with_stop(self.encoder.encode, stop)
         if len(calls) == 1:
-            return [self.encoder.encode(calls[0])]
-        rows = np.asarray(self.encoder.encode([t for texts in calls for t in texts]))
+            return [encode(calls[0])]
+        rows = np.asarray(encode([t for texts in calls for t in texts]))
         starts = np.cumsum([0] + [len(texts) for texts in calls])
         # Copies: a caller (or its cache) keeps only its own rows alive, not the batch's.
         return [rows[start:end].copy() for start, end in zip(starts[:-1], starts[1:])]
@@ -178,10 +188,32 @@ class MiniLMEncoder:
         score never depends on what else was encoded with it."""
         return MiniLMEncoder(self._model, self._batch_size, bf16=native_bf16())
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], stop: StopSignal = NO_STOP) -> np.ndarray:
+        """``texts``' unit rows, a batch at a time: ``stop`` is checked
+        before each batch (:class:`~assistant.kernel.Stopped`), so a stopped
+        turn's reading ends after the batch under way, not after all.
+
+        The batches are the ones sentence-transformers makes of one call
+        (the texts sorted longest first, ``batch_size`` at a time), each
+        sent as a call of its own: every row is the very one a single call
+        gives (the same texts padded together), where batches cut in the
+        texts' own order moved rows slightly."""
+        texts = list(texts)
+        order = np.argsort([-len(text) for text in texts])
+        batches = []
+        for start in range(0, len(texts), self._batch_size):
+            stop.check()
+            batches.append(self._encode([texts[at] for at in order[start : start + self._batch_size]]))
+        if not batches:
+            return self._encode([])
+        rows = np.empty((len(texts), batches[0].shape[1]), dtype=np.float32)
+        rows[order] = np.concatenate(batches)
+        return rows
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         with _bf16_autocast(self._bf16):
             vectors = self._model.encode(
-                list(texts),
+                texts,
                 batch_size=self._batch_size,
                 convert_to_numpy=True,
                 normalize_embeddings=True,

@@ -330,7 +330,8 @@ class Assistant:
         stage's end (before the search, after it, after the rescoring: the
         retriever runs to its end, BM25), within a rescorer or a reader
         that takes a ``stop`` (the dense rescorer's wait for the batched
-        encoder, the generative reader's decoding), and after the reading.
+        encoder, the sentence reader's encoding, between two of its
+        batches, the generative reader's decoding), and after the reading.
 
         The UI uses this to show the rewrite before the answer, and to re-run
         a turn with the user's corrected rewrite.

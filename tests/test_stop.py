@@ -720,3 +720,116 @@ def test_an_nbest_search_ends_at_the_step_after_stop(tiny_gpt2):
     with pytest.raises(Stopped):
         rewriter.nbest_batch(TWO, beams=2, stop=stop)  # stopped before it began: nothing read
     assert passes.count == 0
+
+
+# ---------------------------------------------------------------- the sentence reader's encoding
+
+
+class Batches:
+    """A sentence-transformers model's stand-in under MiniLMEncoder: rows
+    that tell the texts apart (each text's length), ``calls`` the texts of
+    each call (one batch each), ``at(call_number)`` called as each begins."""
+
+    def __init__(self, at=lambda number: None):
+        self.calls, self.at = [], at
+
+    def encode(self, texts, batch_size, **settings):
+        import numpy as np
+
+        assert len(texts) <= batch_size  # one batch a call
+        self.calls.append(list(texts))
+        self.at(len(self.calls))
+        return np.array([[float(len(text)), 1.0] for text in texts])
+
+
+class HeldBatches(Batches):
+    """:class:`Batches` holding its first call (``held`` is set) until ``release``."""
+
+    def __init__(self):
+        self.held, self.release = threading.Event(), threading.Event()
+        super().__init__(self._hold)
+
+    def _hold(self, number):
+        if number == 1:
+            self.held.set()
+            if not self.release.wait(GUARD):
+                raise TimeoutError("the test never released the model")
+
+
+TEXTS = ["a" * 5, "b" * 3, "c" * 9, "d" * 1, "e" * 7]  # three batches of two
+
+
+def test_a_minilm_encoding_stopped_during_a_batch_encodes_no_batch_after_it():
+    from assistant.encoders import MiniLMEncoder
+
+    model = Batches()
+    rows = MiniLMEncoder(model, batch_size=2).encode(TEXTS, StopSignal())  # a signal never set: every batch
+    assert rows[:, 0].tolist() == [5.0, 3.0, 9.0, 1.0, 7.0]  # each text its own row, in the texts' order
+    assert model.calls == [["c" * 9, "e" * 7], ["a" * 5, "b" * 3], ["d"]]  # longest first, as one call batches them
+    stop = StopSignal()
+    model = Batches(at=lambda number: number == 1 and stop.set())
+    with pytest.raises(Stopped):
+        MiniLMEncoder(model, batch_size=2).encode(TEXTS, stop)
+    assert len(model.calls) == 1
+
+
+def test_minilms_batches_give_the_rows_one_call_gives(minilm):
+    # Each batch sent alone is the batch the model makes of one call: the
+    # same texts padded together, so the very same rows.
+    import numpy as np
+
+    texts = [f"Sentence {number} of a reading{' that goes on' * (number % 7)}." for number in range(150)]
+    whole = np.asarray(minilm._model.encode(texts, batch_size=minilm._batch_size, convert_to_numpy=True,
+                                            normalize_embeddings=True, show_progress_bar=False), dtype=np.float32)
+    assert np.array_equal(minilm.encode(texts), whole)
+
+
+PASSAGE = Passage("p1", " ".join(f"Ada Lovelace wrote her note number {n} on the engine." for n in range(5)), 1.0,
+                  title="Ada Lovelace")
+
+
+class OnePassage:
+    def search(self, query, k):
+        return [PASSAGE]
+
+
+@pytest.mark.parametrize("last", [1, 3], ids=["the_first_batch", "the_last_sentences_batch"])
+def test_a_reading_stopped_during_its_sentences_encoding_encodes_nothing_after_that_batch(last):
+    # The reader's encoding of its sentences (several batches of the
+    # model's) ran to its end, then the question's, once begun.
+    from assistant.encoders import MiniLMEncoder
+    from assistant.readers import SentenceReader
+
+    model = Batches()
+    SentenceReader(MiniLMEncoder(model, batch_size=2)).read("What did Ada Lovelace write?", [PASSAGE], StopSignal())
+    assert len(model.calls) == 4  # three batches of the five sentences, then the question
+    stop = StopSignal()
+    model = Batches(at=lambda number: number == last and stop.set())
+    reader = SentenceReader(MiniLMEncoder(model, batch_size=2))
+    stages = Stages("", None)
+    with pytest.raises(Stopped):
+        Assistant(stages, OnePassage(), reader).answer("What did she write?", Rewrite("What did Ada Lovelace write?"),
+                                                     stop=stop)
+    assert len(model.calls) == last  # the question never encoded
+    # Nothing of a stopped encoding is kept; the sentences' finished one is, for the next turn.
+    assert len(reader.sentences) == (5 if last == 3 else 0)
+
+
+def test_a_shared_encoding_every_caller_of_which_stopped_ends_after_its_batch_under_way():
+    # In the app the reader's sentences go to the shared encoder's worker:
+    # the stopped turn left at once, but the worker encoded all its batches.
+    from assistant.encoders import BatchingEncoder, MiniLMEncoder
+    from assistant.readers import SentenceReader
+
+    model, stop = HeldBatches(), StopSignal()
+    with BatchingEncoder(MiniLMEncoder(model, batch_size=2), max_batch=1, window_ms=0) as shared:
+        reader = SentenceReader(shared)
+        turn = _in_thread(reader.read, "What did Ada Lovelace write?", [PASSAGE], stop)
+        assert model.held.wait(GUARD), "the reading never reached the model"
+        stop.set()
+        turn[0].join(GUARD)
+        assert not turn[0].is_alive() and isinstance(turn[1][0], Stopped)
+        model.release.set()
+    # close() waited for the worker: the held batch was the encoding's last.
+    assert len(model.calls) == 1
+

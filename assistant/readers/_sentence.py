@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import READER_STOPWORDS, Answer, Passage, ReaderConfig, tokens
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
@@ -228,7 +228,8 @@ class SentenceReader:
             by_passage[p] = referents(sentences, every=True) if pasted else [""] * len(sentences)
         return [by_passage[p][s] for p, s, _ in candidates]
 
-    def _sentence_vectors(self, passages: Sequence[Passage], candidates, about: Sequence[str] | None = None) -> np.ndarray:
+    def _sentence_vectors(self, passages: Sequence[Passage], candidates, about: Sequence[str] | None = None,
+                          stop: StopSignal = NO_STOP) -> np.ndarray:
         # Sentences are embedded with their passage's title in front: "Her
         # father was Lord Byron" only matches "Ada Lovelace's father" once the
         # encoder knows whose father it is.
@@ -238,12 +239,13 @@ class SentenceReader:
         titled = {p: _names_its_subject(passages[p]) for p in {p for p, _, _ in candidates}}
         texts = [_with_title(passages[p].title if titled[p] or not referent else referent, sentence)
                  for (p, _, sentence), referent in zip(candidates, about)]
-        return self.sentences.encode(texts)
+        return self.sentences.encode(texts, stop)
 
     def scores(self, question: str, passages: Sequence[Passage], candidates,
-               about: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               about: Sequence[str] | None = None, stop: StopSignal = NO_STOP) -> tuple[np.ndarray, np.ndarray]:
         """(similarity, combined score) per candidate sentence; ``about``:
         the candidates' referents, when already found (see ``_referents``).
+        ``stop``: see :meth:`read`.
 
         The reader's score is the mean of the embedding similarity and the
         term overlap; retrieval scores are divided by the best one so that both
@@ -252,7 +254,8 @@ class SentenceReader:
         """
         # "He was born in 1841" counts the words of the name "he" stands for.
         about = self._referents(passages, candidates) if about is None else about
-        similarity = self._sentence_vectors(passages, candidates, about) @ self.encoder.encode([question])[0]
+        vectors = self._sentence_vectors(passages, candidates, about, stop)
+        similarity = vectors @ with_stop(self.encoder.encode, stop)([question])[0]
         # Every sentence of an article is about its subject by each name the
         # article gives it, not only the lead that spells the full one out.
         names = {p: article_names(passages[p], question) for p in {p for p, _, _ in candidates}}
@@ -266,12 +269,17 @@ class SentenceReader:
         mu = self.config.mu
         return similarity, mu * reader + (1 - mu) * retrieval
 
-    def read(self, question: str, passages: Sequence[Passage]) -> Answer:
+    def read(self, question: str, passages: Sequence[Passage], stop: StopSignal = NO_STOP) -> Answer:
+        """The answer to ``question`` from ``passages``. ``stop`` (the
+        user's Stop) is handed to the encoder of the sentences and the
+        question: :class:`~assistant.kernel.Stopped` at its next batch (the
+        app's shared encoder: at once, its queue left), the rest of the
+        reading (rules on text alone) not done."""
         if self.config.definitions:
             definition = self._definition(question, passages)
             if definition is not None:
                 return definition
-        answer, referent, read = self._best_sentences(question, passages)
+        answer, referent, read = self._best_sentences(question, passages, stop)
         if not self.config.short_answers:
             return answer
         kind = answer_kind(question)
@@ -411,7 +419,8 @@ class SentenceReader:
         text = " ".join(sentences)
         return Answer(text, lead.score / top if top > 0 else 0.0, evidence=text, source_id=lead.id)
 
-    def _best_sentences(self, question: str, passages: Sequence[Passage]) -> tuple[Answer, str, _Read]:
+    def _best_sentences(self, question: str, passages: Sequence[Passage],
+                        stop: StopSignal = NO_STOP) -> tuple[Answer, str, _Read]:
         """The answer, the name its first sentence refers back to ("" if
         none), and the sentences read (for :meth:`_unanswered`)."""
         passages = passages[: self.config.read_k]
@@ -419,7 +428,7 @@ class SentenceReader:
         if not candidates:
             return Answer(NOT_FOUND, 0.0, found=False), "", _Read([], [])
         about = self._referents(passages, candidates)
-        similarity, combined = self.scores(question, passages, candidates, about)
+        similarity, combined = self.scores(question, passages, candidates, about, stop)
         read = _Read(candidates, about, combined.tolist())
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
