@@ -52,8 +52,8 @@ from gradio_client import utils as client_utils
 
 import server
 from assistant import session as S
-from assistant.kernel import (READER_NAMES, AssistantError, CommandParser, FairShareConfig, InvalidInputError,
-                              check_can_listen, counted, from_env, run_cli, server_port, sigterm_as_ctrl_c)
+from assistant.kernel import (NO_STOP, READER_NAMES, AssistantError, CommandParser, FairShareConfig, InvalidInputError,
+                              StopSignal, check_can_listen, counted, from_env, run_cli, server_port, sigterm_as_ctrl_c)
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -166,14 +166,31 @@ class LiveMetrics:
                 self._use = load_use()
         return self._use
 
-    def __call__(self, reference: str, candidate: str, retriever) -> dict[str, float]:
+    def __call__(self, reference: str, candidate: str, retriever, stop: StopSignal = NO_STOP) -> dict[str, float]:
+        """The three metrics; ``stop`` (the turn's) is checked before each
+        step that costs (USE's encoding, each of R@10's two searches): a
+        turn stopped meanwhile raises :class:`~assistant.kernel.Stopped`
+        with the rest not computed."""
         from eval.metrics import embedding_similarity, r_at_k, rouge1_recall
 
-        return {
-            "ROUGE-1 R": rouge1_recall(reference, candidate),
-            "USE": embedding_similarity(self.load(), reference, candidate),
-            "R@10": r_at_k(retriever, reference, candidate, k=10),
-        }
+        scores = {"ROUGE-1 R": rouge1_recall(reference, candidate)}
+        stop.check()
+        scores["USE"] = embedding_similarity(self.load(), reference, candidate)
+        scores["R@10"] = r_at_k(_Checked(retriever, stop), reference, candidate, k=10)
+        return scores
+
+
+class _Checked:
+    """A retriever whose every search begins with a check of ``stop``: a
+    single BM25 search cannot be stopped inside, but R@10's second one
+    need not begin for a turn stopped during its first."""
+
+    def __init__(self, retriever, stop: StopSignal) -> None:
+        self.retriever, self.stop = retriever, stop
+
+    def search(self, query: str, k: int):
+        self.stop.check()
+        return self.retriever.search(query, k)
 
 
 @functools.lru_cache(maxsize=1)

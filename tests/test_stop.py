@@ -833,3 +833,100 @@ def test_a_shared_encoding_every_caller_of_which_stopped_ends_after_its_batch_un
     # close() waited for the worker: the held batch was the encoding's last.
     assert len(model.calls) == 1
 
+
+# ---------------------------------------------------------------- the live metrics
+
+
+class Searches:
+    """A retriever that records its queries; ``at(query)`` is called as each search begins."""
+
+    def __init__(self, at=lambda query: None):
+        self.queries, self.at = [], at
+
+    def search(self, query, k):
+        self.queries.append(query)
+        self.at(query)
+        return [Passage(query, query, 1.0)]
+
+
+class Use:
+    """USE's stand-in; ``at()`` is called as it encodes."""
+
+    def __init__(self, at=lambda: None):
+        self.at, self.encoded = at, 0
+
+    def encode(self, texts):
+        import numpy as np
+
+        self.encoded += 1
+        self.at()
+        return np.ones((len(texts), 2))
+
+
+def _metrics(use):
+    import app
+
+    metrics = app.LiveMetrics()
+    metrics._use = use
+    return metrics
+
+
+REFERENCE, CANDIDATE = "What did Ada Lovelace write?", "What did she write?"
+
+
+def test_the_live_metrics_stopped_during_use_search_nothing():
+    searches = Searches()
+    assert set(_metrics(Use())(REFERENCE, CANDIDATE, searches, StopSignal())) == {"ROUGE-1 R", "USE", "R@10"}
+    assert searches.queries == [REFERENCE, CANDIDATE]  # not stopped: R@10's two searches
+    stop, searches = StopSignal(), Searches()
+    with pytest.raises(Stopped):
+        _metrics(Use(at=stop.set))(REFERENCE, CANDIDATE, searches, stop)
+    assert searches.queries == []
+
+
+def test_the_live_metrics_stopped_during_r_at_10s_first_search_do_not_begin_its_second():
+    stop = StopSignal()
+    searches = Searches(at=lambda query: stop.set())
+    with pytest.raises(Stopped):
+        _metrics(Use())(REFERENCE, CANDIDATE, searches, stop)
+    assert searches.queries == [REFERENCE]
+
+
+def test_the_live_metrics_of_a_turn_stopped_before_they_began_compute_nothing():
+    stop, use, searches = StopSignal(), Use(), Searches()
+    stop.set()
+    with pytest.raises(Stopped):
+        _metrics(use)(REFERENCE, CANDIDATE, searches, stop)
+    assert use.encoded == 0 and searches.queries == []
+
+
+class StoppedScorer:
+    """A scorer that takes a stop: Stop is pressed (``press()``) during its
+    first metric; ``computed`` lists the metrics it got to."""
+
+    def __init__(self):
+        self.press, self.computed = None, []
+
+    def __call__(self, reference, candidate, retriever, stop=NO_STOP):
+        self.computed.append("first")
+        if self.press is not None:
+            self.press()
+        stop.check()
+        self.computed.append("rest")
+        return {"ROUGE-1 R": 1.0}
+
+
+def test_a_turn_stopped_while_its_metrics_are_computed_computes_no_more_of_them(tmp_path):
+    session, stages, scorer = S.Session(), Stages("", None), StoppedScorer()
+    services = dataclasses.replace(_services(stages, tmp_path), assistant=stages.assistant(), scorer=scorer)
+    list(S.ask(services, session, "Who was Ada Lovelace?", reference="Who was Ada Lovelace?"))
+    assert scorer.computed == ["first", "rest"]  # not stopped: every metric
+    scorer.computed, scorer.press = [], lambda: S.stop_turns(session)
+    with pytest.raises(InvalidInputError, match="^Stopped before “What did she write\\?” was answered"):
+        list(S.ask(services, session, "What did she write?", reference="What did Ada Lovelace write?"))
+    assert scorer.computed == ["first"] and len(session.turns) == 1
+    scorer.computed = []
+    with pytest.raises(InvalidInputError, match="^Stopped before turn 1 was re-run with your rewrite"):
+        S.correct(services, session, 0, "Who was Ada Lovelace, the mathematician?")
+    assert scorer.computed == ["first"] and len(session.turns) == 1
+

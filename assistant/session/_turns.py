@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..kernel import (NO_STOP, AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted,
-                      do_nothing, echoed_question)
+                      do_nothing, echoed_question, with_stop)
 from ..pipeline import turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, await_source, search_notice, waiting_for
@@ -29,12 +29,15 @@ from ._views import turn_of_message
 _ENDING = threading.Lock()
 
 
-def _score(services: Services, session: Session, info: TurnInfo) -> None:
+def _score(services: Services, session: Session, info: TurnInfo, stop: StopSignal = NO_STOP) -> None:
+    """The live metrics of a turn with a reference; ``stop`` is handed to a
+    scorer that takes one (the app's checks it between its metrics), which
+    raises :class:`~assistant.kernel.Stopped` for a turn stopped meanwhile."""
     if not info.reference or services.scorer is None:
         info.scores = {}
         return
     retriever = assistant_for(services, session).retriever
-    info.scores = dict(services.scorer(info.reference, info.system_rewrite.text, retriever))
+    info.scores = dict(with_stop(services.scorer, stop)(info.reference, info.system_rewrite.text, retriever))
 
 
 def _turn_index(session: Session, index: int, message: str) -> int:
@@ -130,9 +133,11 @@ def ask(
             example_id=example_id,
             uid=uuid.uuid4().hex[:8],
         )
-        if stop.is_set():  # stopped after its reading: nor are its metrics computed (a search, an encoding)
-            raise InvalidInputError(not_added)
-        _score(services, session, info)
+        try:
+            stop.check()  # stopped after its reading: nor are its metrics computed (a search, an encoding)
+            _score(services, session, info, stop)
+        except Stopped:  # before or while its metrics were computed
+            raise InvalidInputError(not_added) from None
         with _ENDING:
             session.asking -= 1
             under_way = False
@@ -339,9 +344,11 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
         scored = dataclasses.replace(info)
         if not info.reference or info.reference_kind in ("correction", "confirmed"):
             scored.reference, scored.reference_kind = corrected, "correction"
-        if stop.is_set():  # as ask(): a stopped re-run's metrics are not computed
-            raise InvalidInputError(not_rerun)
-        _score(services, session, scored)
+        try:
+            stop.check()  # as ask(): a stopped re-run's metrics are not computed
+            _score(services, session, scored, stop)
+        except Stopped:
+            raise InvalidInputError(not_rerun) from None
         with _ENDING:
             session.correcting.remove(index)
             under_way = False
