@@ -17,7 +17,10 @@ API (see the README):
   ``{"rewrite": "...", "note": "..."}``, the self-contained form of the
   question after that history (QReCC's ``Context``: the earlier questions
   and answers, oldest first; ``[]`` for a first turn), or ``{"question",
-  "error"}`` for bad input. No session state: each call stands alone.
+  "error"}`` for bad input. No session state: each call stands alone. A
+  client's ``job.cancel()`` (Gradio's ``/cancel``) ends its decoding at the
+  next step; a client that merely goes away does not (Gradio tells a
+  running handler nothing of it).
 
 The server shares its models between sessions: ``main`` builds the assistant
 with ``batching=True``, so the rewrites (chat and ``/rewrite`` alike) and the
@@ -53,7 +56,8 @@ from gradio_client import utils as client_utils
 import server
 from assistant import session as S
 from assistant.kernel import (NO_STOP, READER_NAMES, AssistantError, CommandParser, FairShareConfig, InvalidInputError,
-                              StopSignal, check_can_listen, counted, from_env, run_cli, server_port, sigterm_as_ctrl_c)
+                              StopSignal, check_can_listen, counted, from_env, run_cli, server_port, sigterm_as_ctrl_c,
+                              stopped_when_cancelled)
 
 __all__ = ["LiveMetrics", "build_app", "live_metrics", "main", "serve"]
 
@@ -789,8 +793,12 @@ class Actions:
         with self._turn(session):
             return S.ask_json(self.services, session, question), session
 
-    def api_rewrite(self, question, history):
-        return S.rewrite_json(self.services, question, history)
+    async def api_rewrite(self, question, history):
+        # Async, so that a cancel of the request (a client's job.cancel(),
+        # Gradio's /cancel) reaches it: the rewrite's decoding, on a thread
+        # of its own, ends at its next step. A sync handler's cancel waited
+        # for the whole decoding.
+        return await stopped_when_cancelled(lambda stop: S.rewrite_json(self.services, question, history, stop))
 
     @staticmethod
     def api_new(session):

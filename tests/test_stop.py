@@ -930,3 +930,88 @@ def test_a_turn_stopped_while_its_metrics_are_computed_computes_no_more_of_them(
         S.correct(services, session, 0, "Who was Ada Lovelace, the mathematician?")
     assert scorer.computed == ["first"] and len(session.turns) == 1
 
+
+# ---------------------------------------------------------------- a cancelled /rewrite
+
+
+class UntilStopped:
+    """Work that begins (``began`` is set), waits for its stop (no longer
+    than GUARD; ``stopped`` is set once it came), then, once ``may_end`` is
+    set, checks it; ``rest`` says whether it went on after, ``ended``
+    whether it ended."""
+
+    def __init__(self):
+        self.began, self.stopped, self.may_end = threading.Event(), threading.Event(), threading.Event()
+        self.rest = self.ended = False
+        self.may_end.set()
+
+    def __call__(self, stop):
+        try:
+            self.began.set()
+            stop.on_set(self.stopped.set)
+            self.stopped.wait(GUARD)
+            if not self.may_end.wait(GUARD):
+                raise TimeoutError("the test never let the work end")
+            stop.check()
+            self.rest = True
+            return "done"
+        finally:
+            self.ended = True
+
+
+def _cancelled(coroutine, began: threading.Event):
+    """Run ``coroutine`` as a task, cancel it once ``began`` is set; returns
+    what awaiting it raised."""
+    import asyncio
+
+    async def main():
+        task = asyncio.ensure_future(coroutine)
+        assert await asyncio.get_running_loop().run_in_executor(None, began.wait, GUARD), "the work never began"
+        task.cancel()
+        try:
+            await task
+        except BaseException as error:  # noqa: BLE001 - the test inspects it
+            return error
+
+    return asyncio.run(main())
+
+
+def test_work_whose_task_is_cancelled_is_stopped_and_waited_for():
+    import asyncio
+    from assistant.kernel import stopped_when_cancelled
+
+    work = UntilStopped()
+    work.may_end.clear()
+
+    async def main():
+        task = asyncio.ensure_future(stopped_when_cancelled(work))
+        run = asyncio.get_running_loop().run_in_executor
+        assert await run(None, work.began.wait, GUARD), "the work never began"
+        task.cancel()
+        assert await run(None, work.stopped.wait, GUARD), "the cancel never set the work's stop"
+        assert not task.done()  # the cancel waits for the work's end
+        work.may_end.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert work.ended and not work.rest
+
+
+def test_a_cancelled_rewrite_request_ends_its_rewrite_at_its_next_step(tmp_path):
+    # Gradio's /cancel (a client's job.cancel()) cancels the task of the
+    # event: a sync /rewrite's decoding ran on to its end meanwhile.
+    import asyncio
+    import app
+
+    class Rewriter:
+        def __init__(self):
+            self.work = UntilStopped()
+
+        def rewrite(self, question, history, stop=NO_STOP):
+            return Rewrite(self.work(stop))
+
+    rewriter = Rewriter()
+    actions = app.Actions(_services(rewriter, tmp_path), export_dir=str(tmp_path))
+    assert isinstance(_cancelled(actions.api_rewrite(*ONE[0]), rewriter.work.began), asyncio.CancelledError)
+    assert rewriter.work.ended and not rewriter.work.rest

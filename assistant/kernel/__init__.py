@@ -42,7 +42,7 @@ from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, ba
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._partial import PartialOutput
 from ._stats import percentile
-from ._stop import NO_STOP, StopSignal, Stopped, do_nothing, with_stop
+from ._stop import NO_STOP, StopSignal, Stopped, do_nothing, stopped_when_cancelled, with_stop
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
     AUXILIARY_VERBS,
@@ -121,6 +121,7 @@ __all__ = [
     "StopSignal",
     "Stopped",
     "NO_STOP",
+    "stopped_when_cancelled",
     "with_stop",
     "do_nothing",
     "run_cli",

@@ -12,13 +12,16 @@ calls :meth:`StopSignal.check` between two steps, which raises
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import threading
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ._errors import AssistantError
 
-__all__ = ["NO_STOP", "StopSignal", "Stopped", "do_nothing", "with_stop"]
+__all__ = ["NO_STOP", "StopSignal", "Stopped", "do_nothing", "stopped_when_cancelled", "with_stop"]
+
+T = TypeVar("T")
 
 
 class Stopped(AssistantError):
@@ -167,3 +170,57 @@ def with_stop(function: Callable, stop: StopSignal) -> Callable:
     if "stop" in parameters:  # not **kwargs: a wrapper may hand them to a stage that takes none
         return lambda *args, **kwargs: function(*args, stop=stop, **kwargs)
     return function
+
+
+async def stopped_when_cancelled(work: Callable[[StopSignal], T]) -> T:
+    """``work(stop)`` run on a thread of its own and awaited; when the
+    awaiting task is cancelled, ``stop`` is set, the work ends at its next
+    stop check, and the cancel goes on once it has (its result or error
+    dropped). A web framework's cancel of a request (Gradio's ``/cancel``,
+    which a client's ``job.cancel()`` sends) cancels the task of an async
+    handler, but only waits for a thread running a sync one: the model call
+    ran to its end, its worker and its share of the batch kept meanwhile.
+
+    >>> def work(stop):
+    ...     stop.check()
+    ...     return "done"
+    >>> asyncio.run(stopped_when_cancelled(work))
+    'done'
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+    stop = StopSignal()
+
+    def settle(result, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def run() -> None:
+        result, error = None, None
+        try:
+            result = work(stop)
+        except BaseException as failure:  # noqa: BLE001 - re-raised in the awaiting task
+            error = failure
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop was closed meanwhile: nobody awaits the work
+            pass
+
+    threading.Thread(target=run, name="stoppable-work", daemon=True).start()
+    try:
+        # Shielded: a cancel reaches this await, not the future the thread settles.
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        stop.set()
+        try:
+            # The work's own end (Stopped, most often) is not the answer:
+            # the cancel is. Waited for, so that what holds the request's
+            # slot (a concurrency limit) holds it until the model is free.
+            await asyncio.shield(done)
+        except Exception:  # noqa: BLE001 - dropped with the cancelled request
+            pass
+        raise
