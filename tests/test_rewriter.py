@@ -1133,6 +1133,25 @@ def test_cli_second_look_reaches_the_rewriter(tiny_gpt2, tmp_path, monkeypatch):
         assert exit_info.value.code == 2
 
 
+def test_cli_given_a_pretty_printed_json_file_says_it_wants_one_object_a_line(tmp_path, capsys):
+    # QReCC's own .json opens with a lone "[": "line 1: not valid JSON
+    # (Expecting value)" of a file that is valid JSON.
+    from rewriting.rewrite import main
+
+    src = tmp_path / "qrecc.json"
+    src.write_text(json.dumps([{"Context": [], "Question": "Who?", "Rewrite": "Who?"}], indent=4))
+    out = tmp_path / "out.jsonl"
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {src}, line 1: not valid JSON (Expecting value); this looks like one JSON document spread over "
+        "many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
+    assert not out.exists()
+    # A broken line of a JSON Lines file gets no such hint.
+    src.write_text('{"id": "a", "question": "Who?",\n')
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
+    assert "looks like" not in capsys.readouterr().err
+
+
 def test_cli_refuses_negative_candidates(tmp_path, capsys):
     from rewriting.rewrite import main
 

@@ -99,5 +99,15 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
             try:
                 record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
             except json.JSONDecodeError as err:
-                raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
+                raise DataFormatError(f"{where}: not valid JSON ({err.msg}){_spread_hint(number, line)}") from err
             yield where, record, line.rstrip("\r\n")
+
+
+def _spread_hint(number: int, line: str) -> str:
+    # A pretty-printed .json file (QReCC's and CANARD's own files open with
+    # a lone "[") fails on its first line, which said only "Expecting value"
+    # of a file that is valid JSON, just not one object a line.
+    opening = line.strip()
+    if number == 1 and (opening == "{" or opening.startswith("[")):
+        return "; this looks like one JSON document spread over many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted"
+    return ""
