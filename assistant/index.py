@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from assistant.kernel import CommandParser, counted, output_path, run_cli
+from assistant.kernel import CommandParser, check_at_least, counted, output_path, run_cli
 from assistant.retrieval import DOCUMENT_SUFFIXES, index_collection, skipped_files
 
 __all__ = ["main"]
@@ -47,6 +47,7 @@ def _build(argv: list[str] | None) -> int:
     )
     parser.add_argument("--json", action="store_true", help='print {"index", "passages"} as JSON')
     args = parser.parse_args(argv)
+    check_at_least(threads=(args.threads, 1))  # before the folder's skipped files are listed
     output_path(args.index, "--index", folder=True)  # before the collection is read
     _note_skipped(args.input)
     count = index_collection(args.input, args.index, threads=args.threads)

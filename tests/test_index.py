@@ -264,6 +264,14 @@ def test_cli_rejects_bad_threads(tmp_path, tiny_collection, capsys):
     assert index_main(["--input", str(tiny_collection), "--index", str(tmp_path / "i"), "--threads", "0"]) == 2
     assert "threads must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "i").exists()
+    # A folder with a file it would skip: the flag is refused before that
+    # folder is listed (its "note: skipped ..." came first, then the error).
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tea.txt").write_text("Tea is a drink.")
+    (folder / "notes.docx").write_bytes(b"PK")
+    assert index_main(["--input", str(folder), "--index", str(tmp_path / "i"), "--threads", "0"]) == 2
+    assert capsys.readouterr().err == "error: --threads must be at least 1, not 0\n"
 
 
 def test_cli_refuses_a_document_that_is_not_utf8_as_the_upload_does(tmp_path, capsys):
