@@ -296,6 +296,23 @@ def test_replay_file_errors(app_services, tmp_path, qrecc_conversations):
         S.start_replay(session, "3")
 
 
+def test_an_article_title_typed_without_its_accents_is_that_article(tiny_assistant, tmp_path):
+    # "Pele" was told "No article is titled “Pele”", with no title offered,
+    # though the chat's search finds Pelé by it.
+    from assistant.retrieval import BM25Retriever, build_index
+
+    build_index([{"id": "pele", "title": "Pelé", "contents": "Pelé was a Brazilian footballer."},
+                 {"id": "dvorak", "title": "Antonín Dvořák", "contents": "Antonín Dvořák was a Czech composer."},
+                 {"id": "tea", "title": "Tea", "contents": "Tea is a drink."}], tmp_path / "index", progress=False)
+    pipeline = dataclasses.replace(tiny_assistant, retriever=BM25Retriever.from_index(tmp_path / "index"))
+    services = S.Services(pipeline, S.LabelStore(tmp_path / "labels.jsonl"))
+    session = S.Session()
+    assert S.use_collection_document(services, session, "Pele") == "Answering from the document “Pelé” (1 passage)."
+    assert S.use_collection_document(services, session, "antonin DVORAK").startswith("Answering from the document “Antonín Dvořák”")
+    with pytest.raises(InvalidInputError, match="^No article is titled “Pelo”"):
+        S.use_collection_document(services, session, "Pelo")
+
+
 def test_single_document_mode_searches_inside_the_document(app_services):
     session = S.Session()
     text = ("The Analytical Engine was a proposed mechanical computer.\n\n"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..kernel import (LUCENE_STOPWORDS, NO_STOP, AssistantError, InvalidInputError, StopSignal, composed_text, counted,
-                      porter_stem, tokens)
+                      folded_text, porter_stem, tokens)
 from ..pipeline import Assistant, validate_question
 from ..readers import answer_multiple_choice
 from ..retrieval import READ_SUFFIXES, ChunkRetriever, DeferredRescorer, split_passages
@@ -336,7 +336,7 @@ def _collection_document(services: Services, session: Session, title: str, clien
 
 
 def _article(services: Services, title: str):
-    """The passage of the collection's article titled ``title`` (any case)."""
+    """The passage of the collection's article titled ``title`` (any case, any accents)."""
     title = " ".join((title or "").split())
     if not title:
         raise InvalidInputError("Type the title of an article of the collection.")
@@ -347,7 +347,10 @@ def _article(services: Services, title: str):
     found = retriever.documents([title]) if hasattr(retriever, "documents") else []
     if not found:
         hits = retriever.search(title, 5)
-        found = [p for p in hits if (p.title or p.id).casefold() == title.casefold()]
+        # Any case and, as the search itself, any accents: "Pele" is Pelé's
+        # title typed on a keyboard without them (it was told no article has it).
+        typed = folded_text(title).casefold()
+        found = [p for p in hits if folded_text(p.title or p.id).casefold() == typed]
         if not found:
             close = ", ".join(f"“{name}”" for name in _close_titles(title, [p.title or p.id for p in hits]))
             raise InvalidInputError(f"No article is titled “{title}”." + (
