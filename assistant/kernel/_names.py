@@ -1,12 +1,12 @@
 """The names a user typed: the one reading of which words of a text are names.
 
 The rewriter's drift guard asks which names a question typed, to keep them
-in its rewrite; the reader asks the same of a question, to keep its
-subject's words apart from the words of what it asks. Both read a name as
+in its rewrite, and which names the history gave. It reads a name as
 capitalised words (with "da", "van" between them, a possessive ending
-one), a sentence's first word only saying that the sentence began; they
-differ in how much they take for a name, each difference a parameter of
-:func:`name_runs`.
+one), a sentence's first word only saying that the sentence began. The
+reader's ``question_names`` is another, cheaper idea (every capitalised
+word after the question's first, to keep apart from what is asked) and
+does not use it.
 """
 
 from __future__ import annotations
@@ -43,67 +43,46 @@ def bare_piece(piece: str) -> str:
     return piece.rstrip(".:")
 
 
-def name_word(word: str, function_words: bool = False) -> bool:
+def name_word(word: str) -> bool:
     """Whether ``word`` (a bare piece) may be a word of a name: it is
-    capitalised and, unless ``function_words``, no function word ("The",
-    "When", "I").
+    capitalised and no function word ("The", "When", "I").
 
-    >>> name_word("Twain"), name_word("The"), name_word("The", function_words=True), name_word("twain")
-    (True, False, True, False)
+    >>> name_word("Twain"), name_word("The"), name_word("twain")
+    (True, False, False)
     """
-    return word[:1].isupper() and (function_words or word.lower() not in _NO_NAME) and bool(name_words(word))
+    return word[:1].isupper() and word.lower() not in _NO_NAME and bool(name_words(word))
 
 
-def name_runs(text: str, first: bool = False, *, sentences: bool = True, function_words: bool = False,
-              particles: bool = True) -> list[list[str]]:
+def name_runs(text: str, first: bool = False) -> list[list[str]]:
     """The runs of name words in ``text`` (lists of :func:`bare_piece`
     words as written), in order. A run is capitalised words
     (:func:`name_word`), with the particles between them
     (:data:`NAME_PARTICLES`), ended by a possessive ("Mark Twain's") or a
-    sentence's end ("Lord Byron. Babbage called her").
-
-    The readings differ by what each reader needs:
-
-    - ``first``: a sentence's first word may be a name too (the rewriter
-      reading the names the history gives, where "Byron. Babbage called
-      her" names two). Without it, the first word of each sentence is no
-      name: capitalised, it only says the sentence began.
-    - ``sentences``: with False, only the text's first word is a sentence's
-      (the reader takes a question as one sentence: "Now it stopped
-      working. Why?" gives "Why").
-    - ``function_words``: take the capitalised function words for names
-      too (the reader: "On" of "On the Origin of Species", "All" of
-      "Calling All Lovers" are its subject's, and a function word it
-      takes for one counts for nothing among the words of what it asks).
-      Without it "The", "When", "I" name no one (the rewriter's guard,
-      which would keep a name the rewrite dropped, asks for none of them).
-    - ``particles``: with False, "da" and "van" are no words of a name
-      (the reader matches the question's capitalised words as written),
-      and they split one.
+    sentence's end ("Lord Byron. Babbage called her"). A sentence's first
+    word is a name only with ``first`` (the names the history gives, where
+    "Byron. Babbage called her" names two); without it, capitalised, it
+    only says that the sentence began.
 
     >>> name_runs("Where was Michelangelo Leonardo da Vinci born? Ask Mark Twain's editor.")
     [['Michelangelo', 'Leonardo', 'da', 'Vinci'], ['Mark', "Twain's"]]
     >>> name_runs("Lord Byron. Babbage called her", first=True)
     [['Lord', 'Byron'], ['Babbage']]
-    >>> name_runs("Now I read it. Why did Leonardo da Vinci paint?", sentences=False, function_words=True, particles=False)
-    [['I'], ['Why'], ['Leonardo'], ['Vinci']]
     """
-    inside = NAME_PARTICLES if particles else frozenset()
     runs: list[list[str]] = [[]]
     opening = True
     for piece in NAME_PIECE.findall(text):
         word = bare_piece(piece)
-        named = (first or not opening) and name_word(word, function_words)
+        named = (first or not opening) and name_word(word)
         ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
-        if named or (runs[-1] and word in inside):
+        if named or (runs[-1] and word in NAME_PARTICLES):
             runs[-1].append(word)
             # A possessive or a sentence's end closes the name ("Lord Byron. Babbage called her").
             if POSSESSIVE_END.search(word) or ends:
                 runs.append([])
         elif runs[-1]:
             runs.append([])
-        opening = (sentences and ends) or (opening and not piece[:1].isalnum())
+        opening = ends or (opening and not piece[:1].isalnum())
     for run in runs:
-        while run and run[-1] in inside:
+        while run and run[-1] in NAME_PARTICLES:
             run.pop()
     return [run for run in runs if run]

@@ -15,9 +15,9 @@ them off).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
-from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_runs, name_words, owned_kin,
+from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
@@ -255,40 +255,9 @@ _NUMBER = re.compile(
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
 
 
-# A question word and the noun it asks by, with the word after that noun:
-# "how many books", "which committee holds", "in what year". The one parse
-# of it for what a question counts (:func:`_counted`), the kind of name it
-# asks for (:func:`kind_asked`) and a date asked by its noun (:func:`answer_kind`).
-_ASKING = re.compile(r"\b(?P<word>which|what|how\s+many)\s+(?P<noun>[a-z][a-z-]*)(?:\s+(?P<next>[a-z][a-z-]*))?\b", re.IGNORECASE)
+# The nouns a "what" asks a date by ("in what year"); kind_span's _NOT_KINDS too.
 _DATE_NOUNS = ("year", "date", "century", "decade")
-
-
-class _Asking(NamedTuple):
-    """Where a question asks by a noun (:func:`asking`): the text before
-    its question word, that word ("which", "what", "how many"), the noun
-    as written and the word after it ("" when none)."""
-
-    before: str
-    word: str
-    noun: str
-    next: str
-
-
-def _asking(question: str, words: Sequence[str] = ("which", "what", "how many")) -> _Asking | None:
-    """The first place ``question`` asks by a noun after one of ``words``,
-    wherever it stands (a caller judges what comes before it); None when
-    it does not.
-
-    >>> _asking("In which country is Bilbao?")
-    _Asking(before='In ', word='which', noun='country', next='is')
-    >>> _asking("How many  people live there?", ("how many",)).noun, _asking("Why?")
-    ('people', None)
-    """
-    for match in _ASKING.finditer(question):
-        word = " ".join(match["word"].lower().split())
-        if word in words:
-            return _Asking(question[:match.start()], word, match["noun"], match["next"] or "")
-    return None
+_DATE_ASKED = re.compile(rf"^(?:when\b|(?:in|since|until)?\s*what\s+(?:{'|'.join(_DATE_NOUNS)})\b)")
 
 
 def answer_kind(question: str) -> str | None:
@@ -298,9 +267,7 @@ def answer_kind(question: str) -> str | None:
     ['date', 'number', 'name', None, None]
     """
     q = question.strip().lower()
-    asks = _asking(question, ("what",))
-    if re.match(r"when\b", q) or (
-            asks and asks.before.strip().lower() in ("", "in", "since", "until") and asks.noun.lower() in _DATE_NOUNS):
+    if _DATE_ASKED.match(q):
         return "date"
     if re.match(r"^how\s+(?:many|much|old|long|far|big|tall|high|large)\b", q):
         return "number"
@@ -767,20 +734,28 @@ def same_word(word: str) -> str:
     return prefix_stem(word_base(word))
 
 
-def question_names(question: str) -> set[str]:
-    """The question's capitalised words after its first, lower-cased: the
-    names it asks about ("tesla" of "Who did Tesla work for?"), which are
-    matched as written, not by their stem ("Charles" is not "Charlotte").
-    The kernel's :func:`~assistant.kernel.name_runs`, read as one sentence
-    whose capitalised function words count ("On" of "On the Origin of
-    Species") and whose particles do not; a name's dots part its words as
-    the reader's tokens do ("U.S." is "u" and "s").
+def question_names(question: str) -> list[str]:
+    """The question's capitalised words after its first, lower-cased, in
+    the question's order, each once: the names it asks about ("tesla" of
+    "Who did Tesla work for?"), which are matched as written, not by their
+    stem ("Charles" is not "Charlotte").
 
-    >>> sorted(question_names("When did Napoleon Bonaparte die?"))
-    ['bonaparte', 'napoleon']
+    Not the kernel's :func:`~assistant.kernel.name_runs`, and on purpose: the
+    rewriter's guard needs a name's extent (its particles, a possessive, a
+    title's or an initial's dot, where a sentence starts) to tell a name lost
+    from one kept, and leaves out the function words ("The", "When"); here a
+    capitalised word only has to be kept apart from the words of what is
+    asked, so every word after the first that opens with a capital counts,
+    a title's "On" among them, with the hyphens and apostrophes it holds or
+    ends with ("al'" of "'Weird Al'"; "'Weird" opens with no capital), and
+    a dot parts words ("U.S." is "u" and "s"): one pattern, no runs read.
+
+    >>> question_names("When did Napoleon Bonaparte die?")
+    ['napoleon', 'bonaparte']
+    >>> question_names("Did Dr.Who sing 'Hey Jude' for the U.S.-based label?")
+    ['dr', 'who', "jude'", 'u', 's']
     """
-    runs = name_runs(question, sentences=False, function_words=True, particles=False)
-    return {part.lower() for run in runs for word in run for part in word.split(".") if part}
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()))
 
 
 def _relation(question: str, title: str) -> set[str]:
@@ -792,18 +767,21 @@ def _relation(question: str, title: str) -> set[str]:
 
     >>> sorted(_relation("When did Napoleon Bonaparte die?", "Napoleon"))
     ['death']
+    >>> sorted(_relation("What does the s stand for?", ""))
+    ['stand']
     """
-    names = tokens(title, "rouge") + sorted(question_names(question))
+    names = tokens(title, "rouge") + question_names(question)
     subject = {same_word(w) for w in names}
-    return {same_word(w) for w in tokens(question, "term") if w not in READER_STOPWORDS and same_word(w) not in subject}
+    # A word whose stem is empty (the "s" of "U.S.") would match every such word of a sentence.
+    return {stem for w in tokens(question, "term") if w not in READER_STOPWORDS and (stem := same_word(w)) and stem not in subject}
 
 
 def _counted(question: str) -> set[str]:
     """The stem of what a "how many X" question counts (people: their synonyms)."""
-    asks = _asking(question, ("how many",))
-    if not asks or asks.before.strip():
+    match = re.match(r"^\s*how\s+many\s+([\w'-]+)", question, re.IGNORECASE)
+    if not match:
         return set()
-    stem = same_word(asks.noun.lower())
+    stem = same_word(match.group(1).lower())
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
 
 
@@ -1311,6 +1289,7 @@ def cast_span(question: str, sentence: str) -> str | None:
 # word ("time zone"; or a verb, "committee holds"). At the question's start,
 # after a preposition at most; later, a "which" before a capitalised word
 # opens a relative clause ("the company which Jobs founded").
+_KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
 _QUESTION_START = re.compile(r"^\s*(?:(?:in|on|at|to|from|for|by|of|with|into|under|during|through)\s+)?$", re.IGNORECASE)
 # Nouns whose answer a name headed by them does not give. A date
 # (answer_kind's date nouns, and a day, month, time or era) or a year of a
@@ -1338,10 +1317,10 @@ def kind_asked(question: str) -> str | None:
     >>> [kind_asked(q) for q in ("In which country is Bilbao?", "How did the company which Jobs founded get its name?")]
     ['country', None]
     """
-    asks = _asking(question, ("which", "what"))
-    if not asks or not (_QUESTION_START.match(asks.before) or asks.noun.islower()):
+    match = _KIND_ASKED.search(question)
+    if not match or not (_QUESTION_START.match(question, 0, match.start()) or match.group(1).islower()):
         return None
-    words = [w.lower() for w in (asks.noun, asks.next) if w]
+    words = [w.lower() for w in match.groups() if w]
     if words[0] in DRIFT_STOPWORDS or words[0] in AUXILIARY_VERBS or words[0] in ("kind", "type", "sort", "kinds", "types", "sorts"):
         return None
     if len(words) > 1 and (words[1] in DRIFT_STOPWORDS or words[1] in AUXILIARY_VERBS):
