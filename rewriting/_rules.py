@@ -232,7 +232,7 @@ def _common_noun(word: str, texts: Sequence[str]) -> bool:
 # fronted name's "he" for the earlier subject, and went on taking "he" for
 # the earlier subject in the turns after.
 _NAME = r"[A-Z][\w'’.-]*"
-# The particles inside a name (one list with the drift guard's), and "of", "the", "and" of a title.
+# The particles inside a name (the kernel's, which the drift guard reads names by), and "of", "the", "and" of a title.
 _NAME_LINKS = "|".join(["of", "the", "and", *sorted(NAME_PARTICLES, key=lambda p: (-len(p), p))])
 _FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
 _DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
@@ -507,7 +507,7 @@ def _aliases(name: str, history: Sequence[str]) -> list[str]:
     for asked, answer in turns(history):
         if about.search(asked) and not _KIN_WORDS & set(re.findall(r"\w+", asked.lower())):
             opening = _SUBJECT_OPENING.match(" ".join(answer.split()))
-            if opening and opening["name"] and opening["name"].split()[0].lower() not in DRIFT_STOPWORDS | NOT_NAMES:
+            if opening and opening["name"] and name_word(opening["name"].split()[0]):
                 found.append(opening["name"])
     return found
 
