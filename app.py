@@ -19,8 +19,9 @@ API (see the README):
   and answers, oldest first; ``[]`` for a first turn), or ``{"question",
   "error"}`` for bad input. No session state: each call stands alone. A
   client's ``job.cancel()`` (Gradio's ``/cancel``) ends its decoding at the
-  next step; a client that merely goes away does not (Gradio tells a
-  running handler nothing of it).
+  next step, and a ``/chat`` turn's as the Stop button does (not added); a
+  client that merely goes away does not (Gradio tells a running handler
+  nothing of it).
 
 The server shares its models between sessions: ``main`` builds the assistant
 with ``batching=True``, so the rewrites (chat and ``/rewrite`` alike) and the
@@ -789,9 +790,13 @@ class Actions:
 
     # ------------------------------------------------------------ API
 
-    def api_chat(self, question, session):
+    async def api_chat(self, question, session):
+        # As /rewrite: a cancel of the request is the API client's Stop (the
+        # session's, which its turn takes), its turn not added.
         with self._turn(session):
-            return S.ask_json(self.services, session, question), session
+            result = await stopped_when_cancelled(lambda stop: S.ask_json(self.services, session, question),
+                                                  cancel=lambda: S.stop_turns(session))
+        return result, session
 
     async def api_rewrite(self, question, history):
         # Async, so that a cancel of the request (a client's job.cancel(),

@@ -1015,3 +1015,24 @@ def test_a_cancelled_rewrite_request_ends_its_rewrite_at_its_next_step(tmp_path)
     actions = app.Actions(_services(rewriter, tmp_path), export_dir=str(tmp_path))
     assert isinstance(_cancelled(actions.api_rewrite(*ONE[0]), rewriter.work.began), asyncio.CancelledError)
     assert rewriter.work.ended and not rewriter.work.rest
+
+
+def test_a_cancelled_chat_request_is_the_api_clients_stop(tmp_path):
+    # /chat's turn takes the session's stop, not one of the request's own:
+    # a cancel stops it as the Stop button does, and it is not added.
+    import asyncio
+    import app
+
+    class Rewriter:
+        def __init__(self):
+            self.work = UntilStopped()
+
+        def rewrite(self, question, history, stop=NO_STOP):
+            return Rewrite(self.work(stop))
+
+    rewriter, session = Rewriter(), S.Session()
+    actions = app.Actions(_services(rewriter, tmp_path), export_dir=str(tmp_path))
+    assert isinstance(_cancelled(actions.api_chat("Who was Ada Lovelace?", session), rewriter.work.began),
+                      asyncio.CancelledError)
+    assert rewriter.work.ended and not rewriter.work.rest
+    assert session.turns == [] and actions.running == 0

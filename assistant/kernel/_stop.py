@@ -172,14 +172,16 @@ def with_stop(function: Callable, stop: StopSignal) -> Callable:
     return function
 
 
-async def stopped_when_cancelled(work: Callable[[StopSignal], T]) -> T:
+async def stopped_when_cancelled(work: Callable[[StopSignal], T], cancel: Callable[[], object] | None = None) -> T:
     """``work(stop)`` run on a thread of its own and awaited; when the
-    awaiting task is cancelled, ``stop`` is set, the work ends at its next
-    stop check, and the cancel goes on once it has (its result or error
-    dropped). A web framework's cancel of a request (Gradio's ``/cancel``,
-    which a client's ``job.cancel()`` sends) cancels the task of an async
-    handler, but only waits for a thread running a sync one: the model call
-    ran to its end, its worker and its share of the batch kept meanwhile.
+    awaiting task is cancelled, ``stop`` is set (or ``cancel()`` called, for
+    work whose stop is another's: a session's turn takes the session's), the
+    work ends at its next stop check, and the cancel goes on once it has
+    (its result or error dropped). A web framework's cancel of a request
+    (Gradio's ``/cancel``, which a client's ``job.cancel()`` sends) cancels
+    the task of an async handler, but only waits for a thread running a sync
+    one: the model call ran to its end, its worker and its share of the
+    batch kept meanwhile.
 
     >>> def work(stop):
     ...     stop.check()
@@ -215,7 +217,10 @@ async def stopped_when_cancelled(work: Callable[[StopSignal], T]) -> T:
         # Shielded: a cancel reaches this await, not the future the thread settles.
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        stop.set()
+        if cancel is None:
+            stop.set()
+        else:
+            cancel()
         try:
             # The work's own end (Stopped, most often) is not the answer:
             # the cancel is. Waited for, so that what holds the request's
