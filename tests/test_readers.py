@@ -18,6 +18,7 @@ from assistant.readers import (
     answer_kind,
     cast_span,
     definition_subject,
+    full_name,
     kin_holder,
     kin_span,
     kind_asked,
@@ -927,6 +928,40 @@ def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):
     answer = shaped.read("who played maurice in beauty and the beast 2017", page)
     assert answer.text == "Kevin Kline"
     assert answer.evidence == "Kevin Kline as Maurice , Belle 's protective widowed father ."
+
+
+def test_the_cast_of_the_character_an_earlier_sentence_named_answers_who_plays_it(readers):
+    # A character's section names the role once, then says who played "the character": read
+    # alone, that sentence pairs no two names, and "who plays jennifer" got the role's own name.
+    played = "The character was played by Claudia Wells in Back to the Future ."
+    assert cast_span("who plays jennifer in back to the future", played, "Jennifer Jane Parker") == "Claudia Wells"
+    assert cast_span("who plays jennifer in back to the future", played) is None
+    assert cast_span("who plays lorraine in back to the future", played, "Jennifer Jane Parker") is None
+    assert cast_span("who does lea thompson play", "She also plays Maggie McFly , Marty 's ancestor .", "Lea Thompson") == "Maggie McFly"
+    _, shaped = readers
+    title = "List of Back to the Future characters"
+    page = [Passage("bttf_p0", "<H3> Jennifer Parker ( edit ) </H3> <P> Jennifer Jane Parker is the girlfriend ( and , in "
+                    "2015 , the wife ) of Marty McFly . The character was played by Claudia Wells in Back to the Future . "
+                    "</P>", 3.0, title),
+            Passage("bttf_p1", "<P> In the future , Jennifer and Marty had two children , Marlene and Marty Jr. </P>", 2.0, title)]
+    answer = shaped.read("who plays jennifer in back to the future 1", page)
+    assert (answer.text, answer.evidence) == ("Claudia Wells", played)
+
+
+def test_a_name_answered_by_surname_is_the_full_name_the_passages_give(readers):
+    # An article names a person in full once, then by surname; the sentence that answers is a later one.
+    assert full_name("Phillips", ["Phillips played Sondra 's date .", "It was Joseph C. Phillips 's final season ."]) == "Joseph C. Phillips"
+    # Two longer names for it, or a longer name with a lower-case word, are not its full name.
+    assert full_name("Johnson", ["Andrew Johnson was impeached .", "Lyndon Johnson signed it ."]) == "Johnson"
+    assert full_name("Paris", ["He studied at the University of Paris ."]) == "Paris"
+    assert full_name("Rhys Darby", ["Rhys Darby would play Charles ."]) == "Rhys Darby"
+    _, shaped = readers
+    title = "List of The Cosby Show characters"
+    page = [Passage("cs_p0", "<P> Phillips played Sondra 's date in a season two episode , before coming back as a new "
+                    "character , and playing the husband of Denise . </P>", 3.0, title),
+            Passage("cs_p1", "<P> Martin appears in the sixth season , Joseph C. Phillips 's final season as a regular . "
+                    "</P>", 2.0, title)]
+    assert shaped.read("who played denise husband on the cosby show", page).text == "Joseph C. Phillips"
 
 
 def test_a_which_question_is_answered_by_the_name_of_the_kind_it_asks(readers):

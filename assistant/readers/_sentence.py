@@ -24,6 +24,7 @@ from ._shapes import (
     cast_span,
     defines,
     definition_subject,
+    full_name,
     kin_asked,
     kin_holder,
     kin_said,
@@ -309,6 +310,8 @@ class SentenceReader:
             # Nobel year read as Camus's birth), and another article's is
             # about someone else more often than the description is.
             if span and (years is None or (years[0].id == answer.source_id and holds_answer(span, years[1]))):
+                if kind == "name":
+                    span = self._whole_name(span, passages)
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read, known)
@@ -377,18 +380,30 @@ class SentenceReader:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
 
+    def _whole_name(self, span: str, passages: Sequence[Passage]) -> str:
+        """``span`` as the passages read name it in full (:func:`full_name`):
+        "Phillips" is "Joseph C. Phillips" where a passage says so. Read
+        sentence by sentence: across a sentence's end, "… in northern
+        Italy. Romeo Montague was born there." ran into one name."""
+        return full_name(span, [sentence for p in passages[: self.config.read_k] for sentence in split_sentences(p.text)])
+
     def _cast_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
         """The actor (or role) the best-scored sentence that pairs them gives
         a "who plays X?" ("who does Y play?") question (:func:`cast_span`),
         or None. The best sentence is often about the role, not its cast
         ("Larry is rescued from the refrigerator …" for "who plays larry"),
-        and its nearest name is anyone's."""
+        and its nearest name is anyone's. A sentence that says the cast of
+        "The character" (or "She") is read with the name an earlier
+        sentence of its passage opened with, in an article too: the
+        character's section names it once ("Jennifer Parker"), then says
+        who played "the character"."""
         passages = passages[: self.config.read_k]
+        about = {p: referents(split_sentences(passages[p].text), every=True) for p in {p for p, _, _ in read.candidates}}
         for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
-            p, _, sentence = read.candidates[at]
-            span = cast_span(question, sentence)
+            p, s, sentence = read.candidates[at]
+            span = cast_span(question, sentence, about[p][s])
             if span:
-                return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+                return Answer(self._whole_name(span, passages), float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
 
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:

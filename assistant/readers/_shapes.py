@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -1228,13 +1228,21 @@ _ACTOR_THEN_ROLE = re.compile(
 _ROLE_THEN_ACTOR = re.compile(
     rf"\s*,?\s+(?:{_BE}|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
 )
+# A sentence that says the cast of a role (or the role of an actor) an
+# earlier one named: "Jennifer Jane Parker is the girlfriend of Marty
+# McFly . The character was played by Claudia Wells". Read alone, it pairs
+# no two names, and "who plays jennifer" got the role's own name from the
+# sentence before.
+_STANDS_FOR_CAST = re.compile(r"^\s*(?:(?:the|this)\s+(?:character|role|part)|he|she)\b", re.IGNORECASE)
 
 
-def cast_span(question: str, sentence: str) -> str | None:
+def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     """Who plays the role a "who plays X?" question names, or the role a
     "who does Y play?" question's actor plays, as ``sentence`` says it
     (see :data:`_ACTOR_THEN_ROLE`); None for another question or where the
-    sentence says no such pair.
+    sentence says no such pair. A sentence that opens with "The character",
+    "He" or "She" says it of ``referent``, the name an earlier sentence
+    gave (:func:`referents`).
 
     >>> cast_span("who played maurice in beauty and the beast", "Kevin Kline as Maurice , Belle 's widowed father .")
     'Kevin Kline'
@@ -1252,7 +1260,15 @@ def cast_span(question: str, sentence: str) -> str | None:
     'Lumière'
     >>> [cast_span("who wrote it", "Kevin Kline as Maurice ."), cast_span("who played maurice", "Kline met Maurice .")]
     [None, None]
+    >>> played = "The character was played by Claudia Wells ."
+    >>> cast_span("who plays jennifer", played, "Jennifer Jane Parker"), cast_span("who plays jennifer", played)
+    ('Claudia Wells', None)
+    >>> cast_span("who does lea thompson play", "She also plays Maggie McFly .", "Lea Thompson")
+    'Maggie McFly'
     """
+    opening = _STANDS_FOR_CAST.match(sentence) if referent else None
+    if opening:
+        sentence = referent + sentence[opening.end():]
     actor_asked = _ACTOR_QUESTION.match(question)
     if not actor_asked and not _CAST_QUESTION.match(question):
         return None
@@ -1282,6 +1298,35 @@ def cast_span(question: str, sentence: str) -> str | None:
         if not actor_asked and asked_for(role) and not asked_for(actor):
             return actor
     return None
+
+
+def full_name(span: str, texts: Sequence[str]) -> str:
+    """The longer name ``texts`` give the name ``span`` ends, where they
+    give one: an article names a person in full once, then by surname
+    ("Joseph C. Phillips … Phillips played the husband of Denise"), and the
+    sentence that answers is often a later one. ``texts``: sentences, as
+    a name read across a sentence's end is none. Its added words are
+    capitalised ("University of Paris" is no longer "Paris"), and two
+    longer names neither of which holds the other ("Andrew Johnson",
+    "Lyndon Johnson") leave ``span`` as it is.
+
+    >>> full_name("Phillips", ["Phillips played Sondra 's date .", "It was Joseph C. Phillips 's final season ."])
+    'Joseph C. Phillips'
+    >>> full_name("Johnson", ["Andrew Johnson was impeached .", "Lyndon Johnson signed it ."])
+    'Johnson'
+    >>> full_name("Paris", ["He studied at the University of Paris ."]), full_name("Rhys Darby", ["Rhys Darby as Charles"])
+    ('Paris', 'Rhys Darby')
+    """
+    words = span.split()
+    longer = set()
+    for text in texts:
+        for match in _NAME.finditer(text):
+            name = _name_at(match)
+            named = name.split()
+            if len(named) > len(words) and named[-len(words):] == words and all(w[:1].isupper() for w in named):
+                longer.add(name)
+    longest = max(longer, key=len, default="")
+    return longest if longest and all(longest.endswith(name) for name in longer) else span
 
 
 # "which committee …", "in what school …": the words a which/what question
