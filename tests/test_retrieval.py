@@ -496,3 +496,30 @@ def _sentence_packer(text, max_words):
             current = []
         current.append(unit)
     return passages + [" ".join(current)] if current else passages
+
+
+def test_two_retrievers_never_call_lucene_at_the_same_time():
+    # Two searchers side by side (the default index, a session's upload),
+    # each under its own lock, crashed the JVM (SIGSEGV in Lucene's
+    # Document.get) or raised NullPointerException, read as a damaged index.
+    import threading
+
+    inside, most = [0], [0]
+
+    class SlowSearcher:  # stands for pyserini's LuceneSearcher: documents() calls doc()
+        num_docs = 1
+
+        def doc(self, doc_id):
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.02)
+            inside[0] -= 1
+            return None
+
+    retrievers = [BM25Retriever(SlowSearcher(), "default"), BM25Retriever(SlowSearcher(), "upload")]
+    threads = [threading.Thread(target=retriever.documents, args=(["x"] * 5,)) for retriever in retrievers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1

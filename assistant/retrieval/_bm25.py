@@ -13,6 +13,9 @@ from ._java import import_pyserini
 from ._lucene import damaged, existing_index, java_exception, verify_checksums
 from ._typed import TypedTerms
 
+# Held around every call into a Lucene searcher of this process (see BM25Retriever).
+_LUCENE_LOCK = threading.Lock()
+
 __all__ = ["Retriever", "BM25Retriever"]
 
 # Lucene refuses boolean queries of more than 1024 clauses; a query is one
@@ -43,8 +46,12 @@ class BM25Retriever:
         self.index_dir = index_dir
         self._java_error = java_exception()
         # pyserini's searcher is not safe to share: concurrent searches (the
-        # app's sessions) raised NullPointerException reading the hits.
-        self._lock = threading.Lock()
+        # app's sessions) raised NullPointerException reading the hits. Nor
+        # are two searchers safe side by side: the default index searched
+        # while a session's upload was searched crashed the JVM (SIGSEGV in
+        # Lucene's Document.get) or said the index was damaged. So every
+        # searcher of the process takes the one lock.
+        self._lock = _LUCENE_LOCK
         self._typed: TypedTerms | None = None
         self._closed = False
 
