@@ -9,6 +9,7 @@ import gc
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -311,6 +312,30 @@ def test_an_article_title_typed_without_its_accents_is_that_article(tiny_assista
     assert S.use_collection_document(services, session, "antonin DVORAK").startswith("Answering from the document “Antonín Dvořák”")
     with pytest.raises(InvalidInputError, match="^No article is titled “Pelo”"):
         S.use_collection_document(services, session, "Pelo")
+
+
+def test_a_question_asked_while_uploads_are_indexed_is_answered_from_them(app_services, tmp_path):
+    # It was answered from the default collection meanwhile, in the
+    # conversation the upload then left for a new one: it seemed lost.
+    import threading
+
+    app_services.sessions_root = tmp_path / "sessions"
+    notes = tmp_path / "notes.txt"  # big enough that indexing takes seconds, not milliseconds
+    filler = " ".join(f"Plain filler sentence number {n} about rivers and mountains." for n in range(40_000))
+    notes.write_text("Zorblax Quintar was born in 1901 in Vilnius. " + filler)
+    session = S.Session()
+    done = []
+    indexing = threading.Thread(target=lambda: done.append(S.use_uploads(app_services, session, [notes])))
+    indexing.start()
+    time.sleep(0.3)
+    try:
+        play(app_services, session, "When was Zorblax Quintar born?")
+    finally:
+        indexing.join(120)
+    assert done and done[0].startswith("Answering from your upload (notes.txt;")
+    [turn] = turns(session)
+    assert turn.sources and all(p.id.startswith("notes.txt#") for p in turn.sources)
+    assert "1901" in turn.answer.text
 
 
 def test_single_document_mode_searches_inside_the_document(app_services):

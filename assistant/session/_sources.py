@@ -3,10 +3,11 @@ document; and multiple choice over a document."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..kernel import (LUCENE_STOPWORDS, NO_STOP, AssistantError, InvalidInputError, StopSignal, composed_text, counted,
@@ -61,7 +62,22 @@ def use_uploads(services: Services, session: Session, paths: Sequence[str | Path
     The indexes the sessions of ``client`` (:func:`client_address`; None:
     not counted) hold at once are bounded by ``services.limits.client_indexes``,
     those of its network's clients by ``network_indexes``."""
-    return _answering(session, _uploads(services, session, paths, client))
+    with _reading(session):
+        return _answering(session, _uploads(services, session, paths, client))
+
+
+@contextlib.contextmanager
+def _reading(session: Session) -> Iterator[None]:
+    """Held while files are read into ``session``'s new source, which may
+    take minutes: a question asked meanwhile waits for it (:func:`await_source`),
+    as one asked while a source is read again does. It was answered from the
+    default collection, and the conversation it went to was then left for
+    the upload's, so the question seemed lost."""
+    session.taking.acquire()
+    try:
+        yield
+    finally:
+        session.taking.release()
 
 
 def _uploads(services: Services, session: Session, paths: Sequence[str | Path], client: str | None,
@@ -291,7 +307,8 @@ def _take_sparing(take, owns: list, spare: list, freed, sparing: bool = False) -
 def use_document_file(services: Services, session: Session, path: str | Path, client: str | None = None) -> str:
     """Single-document mode over one uploaded .txt/.md/.html/.pdf file,
     checked against ``services.limits`` like every upload."""
-    return _answering(session, _document_file(services, session, path, client))
+    with _reading(session):
+        return _answering(session, _document_file(services, session, path, client))
 
 
 def _document_file(services: Services, session: Session, path: str | Path, client: str | None,
@@ -507,6 +524,8 @@ def await_source(services: Services, session: Session, client: str | None = None
         status = take_waiting(services, session, client, stop)
         if status:
             session.notes.append(status)
+    elif session.taking.acquire(stop):  # files being read into a new source (_reading): waited for
+        session.taking.release()
 
 
 def _taken_again(services: Services | None, session: Session, origin: Origin, client: str | None) -> Source:
