@@ -33,8 +33,8 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import (clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
-                     same_words, since_new_person, the_two_named)
+from ._rules import (asks_nothing, clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
+                     same_words, since_new_person, the_two_named, without_emoji, without_invented_exclusion)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
@@ -253,11 +253,14 @@ class CausalLMRewriter:
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(items):
-            question = " ".join(str(question).split())
+            question, history = _asked(question), [without_emoji(text) for text in history]
             if not history or not question:
                 # A first turn has nothing to resolve; an empty question nothing
                 # to rewrite (the model would make one up from the history).
                 results[index] = Rewrite(question)
+            elif asks_nothing(question):
+                # "ok", "a": no more to rewrite than an empty question.
+                results[index] = Rewrite(question, note="kept the original question: it asks nothing to rewrite")
             elif compared := the_two_named(question, history):
                 results[index] = Rewrite(compared)
             elif names_new_subject(question):
@@ -282,17 +285,21 @@ class CausalLMRewriter:
     def finish(self, question: str, history: Sequence[str], ids: Sequence[int], ended: bool) -> Rewrite:
         """The :class:`Rewrite` of generated token ids (up to an end of text,
         not including it; ``ended``: whether one came): decoded, cut to its
-        first line, and the user's own question kept when the output did not
-        end or drifted (:func:`drift_reason`). What :meth:`rewrite_batch`
+        first line (emoji dropped: :func:`~rewriting._rules.clean_output`),
+        an exclusion it added of a name from nowhere cut
+        (:func:`~rewriting._rules.without_invented_exclusion`), and the
+        user's own question kept when the output did not end or drifted
+        (:func:`drift_reason`). What :meth:`rewrite_batch`
         does with its greedy output, and with each beam's (:meth:`nbest_batch`).
         A pronoun put in as a name of the other gender becomes the kin the
         history asked about, by the name its answer gave where it clearly gave
         one (:func:`~rewriting._rules.kin_for_pronoun`)."""
-        question = " ".join(str(question).split())
+        question = _asked(question)
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.
         ended = ended or "\n" in text.strip()
         candidate = clean_output(text)
+        candidate = without_invented_exclusion(question, history, candidate) or candidate
         reason = "" if ended else "the rewrite did not end"
         reason = reason or drift_reason(question, history, candidate, self.config)
         if reason:
@@ -302,8 +309,8 @@ class CausalLMRewriter:
     def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
         """The token ids the model reads to rewrite ``question`` after
         ``history``: the turns since the conversation last moved to a new
-        subject (:func:`since_new_person`)."""
-        history = since_new_person(history)
+        subject (:func:`since_new_person`), without emoji (:func:`_asked`)."""
+        question, history = _asked(question), since_new_person([without_emoji(text) for text in history])
         if self.config.prompt_format == "chat":
             text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
             return self.tokenizer.encode(text, add_special_tokens=False)
@@ -320,7 +327,7 @@ class CausalLMRewriter:
             return []
         # The plain format's target starts with a space ("Rewrite: ..."); the
         # chat format's answer starts a message.
-        text = " ".join(str(question).split())
+        text = _asked(question)
         text = " " + text if self.config.prompt_format == "plain" else text
         return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
 
@@ -749,6 +756,13 @@ def _greedy(scores: torch.Tensor) -> tuple[list, list]:
     """The greedy choice at each position of ``scores`` (``(..., vocabulary)``
     logits or log-probabilities) and the probability the model gave it."""
     return scores.argmax(-1).tolist(), scores.float().softmax(-1).amax(-1).tolist()
+
+
+def _asked(question: str) -> str:
+    """The question as the rewriter reads it: its spaces closed up, without
+    emoji (:func:`~rewriting._rules.without_emoji`), so that "Who was
+    Hemingway? \U0001F60A" is the same question as "Who was Hemingway?"."""
+    return without_emoji(" ".join(str(question).split()))
 
 
 def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> Rewrite:

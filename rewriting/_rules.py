@@ -1,6 +1,7 @@
 """What the rewriter decides from the text alone, without the model.
 
-The first turn and a question that names its new subject in full
+The first turn, a follow-up that asks nothing ("ok", "a":
+:func:`asks_nothing`) and a question that names its new subject in full
 (:func:`names_new_subject`) are kept as asked; "the two" after two such
 questions gets both names put in (:func:`the_two_named`); a follow-up is
 shown the turns since the last new person (:func:`since_new_person`); and
@@ -10,7 +11,10 @@ name the user typed lost or run into a name from the history,
 :func:`name_damage`); a "he" the
 model took for a woman (or a "she" for a man) is put back as the kin the
 history asked about, by the name its answer gave where it clearly gave one
-(:func:`kin_for_pronoun`).
+(:func:`kin_for_pronoun`); an exclusion the model added of a name no
+text gives ("… other than the Red Door?") is cut
+(:func:`without_invented_exclusion`); and the rewriter reads and writes
+no emoji (:func:`without_emoji`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ._config import RewriterConfig
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
-           "refuse_non_text", "kin_for_pronoun"]
+           "refuse_non_text", "kin_for_pronoun", "asks_nothing", "without_invented_exclusion", "without_emoji"]
 
 
 def _words(text: str) -> list[str]:
@@ -46,6 +50,27 @@ def _content(text: str) -> set[str]:
 
 def same_words(a: str, b: str) -> bool:
     return _words(a) == _words(b)
+
+
+# What a user types between questions ("ok", "hmm", "thanks") or by mistake
+# ("a", "?x") asks nothing: given it with a history, the trained model made
+# a question up out of the history, and the search ran on that. Only these
+# words alone: "Why?", "How so?" and "Yes, ideologically." are follow-ups.
+_ACKNOWLEDGEMENTS = frozenset("""ok okay kk hmm hm hmmm mm um uh huh ah oh wow cool nice great yes yeah yep no nope
+    sure thanks thank thx ty lol haha""".split())
+
+
+def asks_nothing(question: str) -> bool:
+    """Whether ``question`` has nothing for a rewrite to make self-contained:
+    no word at all ("?!"), or only acknowledgements ("ok", "hmm, thanks")
+    and lone letters of a script with capitals ("a", "?x"; a lone Chinese
+    character is a word).
+
+    >>> [asks_nothing(q) for q in ("a", "Ok.", "hmm, thanks", "?!", "?x", "Why?", "How so?", "5?", "Yes, ideologically.")]
+    [True, True, True, True, True, False, False, False, False]
+    """
+    return all(word in _ACKNOWLEDGEMENTS or (len(word) == 1 and word.isalpha() and word != word.upper())
+               for word in _words(question))
 
 
 def drift_reason(question: str, history: Sequence[str], candidate: str, config: RewriterConfig = RewriterConfig()) -> str:
@@ -214,6 +239,55 @@ def _invented_name(question: str, history: Sequence[str], candidate: str) -> str
     return ""
 
 
+# "did she sing in any other clubs?" became "did Billie Holiday sing in any
+# other clubs other than the Red Door?", "Any other children?" "Any other
+# children besides Mirwais, Malik, and Zeenat Quraishi?": an exclusion the
+# model added, naming what no text of the conversation gives (the history
+# said Covan's; Malik was no child of theirs), and the search then looked
+# for the made-up name. The human rewrites of the training turns add such an
+# exclusion often, but almost always of what the history gave.
+_EXCLUSION = r"(?:besides|other than|apart from|aside from|except(?: for)?|excluding|in addition to)"
+_ANY_EXCLUSION = re.compile(rf"\b{_EXCLUSION}\b", re.IGNORECASE)
+_EXCLUSION_AT = {
+    # "…, other than X?" at the end: cut up to the final punctuation.
+    "end": re.compile(rf",?\s+{_EXCLUSION}\b(?P<phrase>[^?!.;:]*?)(?P<end>[?!.]*)$", re.IGNORECASE),
+    # "Besides X, did …?" at the start: cut up to the comma.
+    "start": re.compile(rf"^{_EXCLUSION}\b(?P<phrase>[^,?!.;:]*),\s*", re.IGNORECASE),
+}
+
+
+def without_invented_exclusion(question: str, history: Sequence[str], candidate: str) -> str:
+    """``candidate`` without the exclusion it added at its start or end
+    ("besides X", "other than X", …; the question has none) where that
+    names someone or something no text of the conversation gives: a name run
+    none of whose words (particles and acronyms aside) is written in it ("" when
+    there is none to cut).
+
+    >>> history = ["Where did Billie Holiday sing?", "She began singing in nightclubs in Harlem, at Covan's."]
+    >>> without_invented_exclusion("did she sing in any other clubs?", history,
+    ...                            "did Billie Holiday sing in any other clubs other than the Red Door?")
+    'did Billie Holiday sing in any other clubs?'
+    >>> without_invented_exclusion("did she sing in any other clubs?", history,
+    ...                            "did Billie Holiday sing in any other clubs besides Covan's?")
+    ''
+    """
+    if not _ANY_EXCLUSION.search(candidate) or _ANY_EXCLUSION.search(question):  # most rewrites
+        return ""
+    for at, pattern in _EXCLUSION_AT.items():
+        found = pattern.search(candidate)
+        runs = [[word for word in run if word not in NAME_PARTICLES and not _acronym(word)]
+                for run in (name_runs(found["phrase"], first=True) if found else [])]
+        if not any(runs):
+            continue
+        said = {_stem(word) for text in [question, *history] for word in name_words(text)}
+        if any(run and not any({_stem(part) for part in name_words(word)} <= said for word in run) for run in runs):
+            if at == "end":
+                return candidate[:found.start()] + found["end"]
+            rest = candidate[found.end():]
+            return rest[:1].upper() + rest[1:]
+    return ""
+
+
 def _common_noun(word: str, texts: Sequence[str]) -> bool:
     # A capitalised word the conversation also writes in lower case is a
     # common noun the user stressed ("the Dinosaur era" after "dinosaurs").
@@ -321,11 +395,41 @@ def since_new_person(history: Sequence[str]) -> list[str]:
     return history[starts[-1]:] if starts else history
 
 
+# Emoji: the pictographs of plane 1 (faces, flags, skin tones), the
+# Miscellaneous Symbols and Dingbats but the music signs (the sharp of "C-sharp
+# minor"), the few other pictographs shown as emoji, and the joiners and
+# selectors that build emoji sequences (a keycap's digit stays). A rewrite is
+# a search query and the self-contained question shown for the turn: emoji
+# ask nothing there. The model copied the question's ("Who is she?" and a
+# smiley), moved them, or brought in one of the history's, and each emoji
+# variant of one reading counted as a reading of its own in the candidates'
+# consensus. The user's own turn keeps them.
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u2668\u2670-\u27BF\u231A\u231B\u23E9-\u23F3\u23F8-\u23FA\u25FB-\u25FE"
+                    "\u2B1B\u2B1C\u2B50\u2B55\u200D\uFE0E\uFE0F\u20E3\U000E0020-\U000E007F]+")
+
+
+def without_emoji(text: str) -> str:
+    """``text`` without emoji, its spaces closed up: what the rewriter reads
+    of a question or an earlier turn, and what it writes.
+
+    >>> without_emoji("Who is she? \U0001F60A"), without_emoji("Is 30 \u00b0C hot \U0001F44D\U0001F3FD?"), without_emoji("C\u266f  minor")
+    ('Who is she?', 'Is 30 \u00b0C hot?', 'C\u266f  minor')
+    """
+    if text.isascii() or not _EMOJI.search(text):  # most texts, the first test the faster
+        return text
+    return re.sub(r"\s+(?=[?!.,;:]+$)", "", " ".join(_EMOJI.sub(" ", text).split()))
+
+
 def clean_output(text: str) -> str:
-    """First line of the model's output, without quotes or a leading label."""
+    """First line of the model's output, without quotes, a leading label or emoji.
+
+    >>> clean_output('Rewrite: "Who is Ada Lovelace? \U0001F60A"')
+    'Who is Ada Lovelace?'
+    """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     line = lines[0] if lines else ""
     line = re.sub(r"^(rewrite|rewritten question|question)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = without_emoji(line)
     if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
         line = line[1:-1].strip()
     return line

@@ -378,6 +378,86 @@ def test_a_follow_up_after_a_new_subject_is_shown_the_turns_from_it_on(tiny_gpt2
     assert tok.decode(rewriter.prompt_ids("What did she do next?", singer)).startswith("Q: What other venture was Amy Winehouse doing?")
 
 
+@pytest.mark.parametrize("question", ["a", "ok", "Hmm...", "?x", "thanks!", "?!"])
+def test_a_follow_up_that_asks_nothing_is_kept_without_the_model(tiny_gpt2, question):
+    # The trained model made "a" after the telephone turns into "a) who
+    # invented the telephone?" (and, in the chat, into "what is the name of
+    # the person who invented the telephone?"), searched in the user's name.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.rewrite(f" {question} ", HISTORY) == Rewrite(question, "kept the original question: it asks nothing to rewrite")
+    assert rewriter.nbest_batch([(question, HISTORY)], beams=2) == [[]]
+
+
+@pytest.mark.parametrize("question", ["Why?", "How so?", "And X?", "Yes, ideologically.", "5?", "谁？"])
+def test_a_short_follow_up_that_asks_something_still_goes_to_the_model(tiny_gpt2, question):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    with pytest.raises(AssertionError, match="must not be called"):
+        rewriter.rewrite(question, HISTORY)
+
+
+def test_emoji_are_dropped_from_the_models_rewrite(tiny_gpt2):
+    # The model kept or moved the question's emoji ("🤖🤖 who
+    # invented the telephone? 📞" -> "📞 who invented the
+    # telephone?"), or brought in one of the history's for another.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    for question, output, expected in [
+        ("\U0001F916 who invented the telephone? \U0001F4DE", "\U0001F4DE who invented the telephone?", "who invented the telephone?"),
+        ("What did she write? \U0001F44D", "What did Ada Lovelace write? \U0001F44D\U0001F3FD", "What did Ada Lovelace write?"),
+        ("Where was she born \u2764\ufe0f?", "Where was Ada \u2764\ufe0f Lovelace born \U0001F1EC\U0001F1E7?", "Where was Ada Lovelace born?"),
+        ("What is C\u266f minor at 30 \u00b0C?", "What is C\u266f minor at 30 \u00b0C?", "What is C\u266f minor at 30 \u00b0C?"),  # music signs, units stay
+    ]:
+        ids = tok.encode(" " + output, add_special_tokens=False)
+        assert rewriter.finish(question, HISTORY, ids, ended=True) == Rewrite(expected)
+
+
+def test_the_rewriter_reads_a_question_and_its_history_without_emoji(tiny_gpt2):
+    # It read them: a smiley after "Who was Ernest Hemingway?" made it no new
+    # subject (the model then glued the earlier one on), the model copied
+    # or moved them, and brought in one of the history's ("\U0001F914 and his
+    # wife?" became "\U0001F4DE and his wife?" after a telephone turn).
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.rewrite("Who was Ada Lovelace? \U0001F60A", []) == Rewrite("Who was Ada Lovelace?")
+    assert rewriter.rewrite("Who was Ernest Hemingway? \U0001F60A\U0001F44D", HISTORY) == Rewrite("Who was Ernest Hemingway?")
+    pair = ["Who was Ada Lovelace? \U0001F60A", "A mathematician.", "Who was Charles Babbage?", "An engineer."]
+    assert rewriter.rewrite("When did the two meet?", pair) == Rewrite("When did the two, Ada Lovelace and Charles Babbage, meet?")
+    smiling = [text + " \U0001F4DE" if i % 2 == 0 else text for i, text in enumerate(HISTORY)]
+    assert rewriter.prompt_ids("\U0001F914 And her father?", smiling) == rewriter.prompt_ids("And her father?", HISTORY)
+    # The draft of the rewrite's opening is the question's words, which the rewrite opens with.
+    assert rewriter._opening_draft("\U0001F914 And her father?") == rewriter._opening_draft("And her father?")
+
+
+_HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs in Harlem, at Covan's."]
+
+
+@pytest.mark.parametrize(
+    "question, output, expected",
+    [
+        # An exclusion naming what no text of the conversation gives: cut.
+        ("did she sing in any other clubs?", "did Billie Holiday sing in any other clubs other than the Red Door?",
+         "did Billie Holiday sing in any other clubs?"),
+        ("Any other clubs?", "Besides the Red Door, did Billie Holiday sing in any other clubs?",
+         "Did Billie Holiday sing in any other clubs?"),
+        # One of what the history gave, or one the question asked for, stays.
+        ("did she sing in any other clubs?", "did Billie Holiday sing in any other clubs besides Covan's?",
+         "did Billie Holiday sing in any other clubs besides Covan's?"),
+        ("did she sing anywhere besides the Red Door?", "did Billie Holiday sing anywhere besides the Red Door?",
+         "did Billie Holiday sing anywhere besides the Red Door?"),
+        # The question's own exclusion is the user's, whatever the model made of it (not the model's addition).
+        ("did she sing in other clubs besides that one?", "did Billie Holiday sing in other clubs besides the Red Door?",
+         "did Billie Holiday sing in other clubs besides the Red Door?"),
+    ],
+)
+def test_an_exclusion_of_a_name_from_nowhere_is_cut_from_the_rewrite(tiny_gpt2, question, output, expected):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    ids = tok.encode(" " + output, add_special_tokens=False)
+    assert rewriter.finish(question, _HOLIDAY, ids, ended=True) == Rewrite(expected)
+
+
 def test_finish_decodes_cuts_and_guards_generated_ids(tiny_gpt2):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
