@@ -794,8 +794,8 @@ class Actions:
         # As /rewrite: a cancel of the request is the API client's Stop (the
         # session's, which its turn takes), its turn not added.
         with self._turn(session):
-            result = await stopped_when_cancelled(lambda stop: S.ask_json(self.services, session, question),
-                                                  cancel=lambda: S.stop_turns(session))
+            result = await stopped_when_cancelled(lambda stop: S.ask_json(self.services, session, question,
+                                                                          cancelled=stop))
         return result, session
 
     async def api_rewrite(self, question, history):

@@ -959,6 +959,16 @@ class UntilStopped:
             self.ended = True
 
 
+class UntilStoppedRewriter:
+    """A rewriter whose rewrite is :class:`UntilStopped` work (``work``)."""
+
+    def __init__(self):
+        self.work = UntilStopped()
+
+    def rewrite(self, question, history, stop=NO_STOP):
+        return Rewrite(self.work(stop))
+
+
 def _cancelled(coroutine, began: threading.Event):
     """Run ``coroutine`` as a task, cancel it once ``began`` is set; returns
     what awaiting it raised."""
@@ -1004,35 +1014,166 @@ def test_a_cancelled_rewrite_request_ends_its_rewrite_at_its_next_step(tmp_path)
     import asyncio
     import app
 
-    class Rewriter:
-        def __init__(self):
-            self.work = UntilStopped()
-
-        def rewrite(self, question, history, stop=NO_STOP):
-            return Rewrite(self.work(stop))
-
-    rewriter = Rewriter()
+    rewriter = UntilStoppedRewriter()
     actions = app.Actions(_services(rewriter, tmp_path), export_dir=str(tmp_path))
     assert isinstance(_cancelled(actions.api_rewrite(*ONE[0]), rewriter.work.began), asyncio.CancelledError)
     assert rewriter.work.ended and not rewriter.work.rest
 
 
 def test_a_cancelled_chat_request_is_the_api_clients_stop(tmp_path):
-    # /chat's turn takes the session's stop, not one of the request's own:
-    # a cancel stops it as the Stop button does, and it is not added.
+    # /chat's turn takes the session's stop: the request's cancel stops it
+    # as the Stop button does, and it is not added.
     import asyncio
     import app
 
-    class Rewriter:
-        def __init__(self):
-            self.work = UntilStopped()
-
-        def rewrite(self, question, history, stop=NO_STOP):
-            return Rewrite(self.work(stop))
-
-    rewriter, session = Rewriter(), S.Session()
+    rewriter, session = UntilStoppedRewriter(), S.Session()
     actions = app.Actions(_services(rewriter, tmp_path), export_dir=str(tmp_path))
     assert isinstance(_cancelled(actions.api_chat("Who was Ada Lovelace?", session), rewriter.work.began),
                       asyncio.CancelledError)
     assert rewriter.work.ended and not rewriter.work.rest
     assert session.turns == [] and actions.running == 0
+
+
+def test_a_chat_request_cancelled_before_its_turn_took_the_sessions_signal_adds_no_turn(tmp_path, monkeypatch):
+    # The cancel stopped the session's turns (swapping in a fresh signal)
+    # before the turn took the signal: it took the fresh one, ran on, and
+    # was added after the client's cancel.
+    import asyncio
+    import app
+
+    class Rewriter:
+        def rewrite(self, question, history, stop=NO_STOP):
+            stop.check()
+            return Rewrite(question)
+
+    session = S.Session()
+    actions = app.Actions(_services(Rewriter(), tmp_path), export_dir=str(tmp_path))
+    entered, cancelled, go = threading.Event(), threading.Event(), threading.Event()
+    ask_json = S.ask_json
+
+    def held_ask_json(services, session, question, **settings):  # its thread not yet at the turn's signal
+        entered.set()
+        settings["cancelled"].on_set(cancelled.set)
+        if not go.wait(GUARD):
+            raise TimeoutError("the test never let the turn begin")
+        return ask_json(services, session, question, **settings)
+
+    monkeypatch.setattr(S, "ask_json", held_ask_json)
+
+    async def main():
+        task = asyncio.ensure_future(actions.api_chat("Who was Ada Lovelace?", session))
+        run = asyncio.get_running_loop().run_in_executor
+        assert await run(None, entered.wait, GUARD), "the request's work never began"
+        task.cancel()
+        assert await run(None, cancelled.wait, GUARD), "the cancel never reached the request's stop"
+        go.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert session.turns == [] and session.asking == 0
+
+
+def test_a_chat_requests_cancel_after_its_turn_ended_stops_nothing_after_it(tmp_path):
+    # The request's stop hooked to the session's only while its turn runs.
+    import app
+
+    class Rewriter:
+        def rewrite(self, question, history, stop=NO_STOP):
+            return Rewrite(question)
+
+    session, cancelled = S.Session(), StopSignal()
+    services = _services(Rewriter(), tmp_path)
+    S.ask_json(services, session, "Who was Ada Lovelace?", cancelled=cancelled)
+    signal = session.stop_signal
+    cancelled.set()
+    assert not signal.is_set() and session.stop_signal is signal and len(session.turns) == 1
+
+
+def test_a_generative_readers_selector_stopped_during_its_encoding_encodes_no_batch_after_it(tiny_gpt2):
+    # The generative reader called its selector (the sentence reader) with
+    # no stop: a Stop during its sentences' encoding ran every batch.
+    from assistant.encoders import MiniLMEncoder
+    from assistant.readers import GenerativeReader, SentenceReader
+
+    stop = StopSignal()
+    model = Batches(at=lambda number: number == 1 and stop.set())
+    reader = GenerativeReader(SentenceReader(MiniLMEncoder(model, batch_size=2)), *tiny_gpt2)
+    with pytest.raises(Stopped):
+        reader.read("What did Ada Lovelace write?", [PASSAGE], stop)
+    assert len(model.calls) == 1
+
+
+def test_a_bug_the_work_raises_after_its_cancel_is_reported_to_the_loop():
+    # Only its Stopped is the cancel's: a KeyError raised after it was
+    # dropped with the request, logged nowhere.
+    import asyncio
+    from assistant.kernel import stopped_when_cancelled
+
+    began, stopped, reported = threading.Event(), threading.Event(), []
+
+    def work(stop):
+        began.set()
+        stop.on_set(stopped.set)
+        if not stopped.wait(GUARD):
+            raise TimeoutError("the cancel never set the work's stop")
+        return {}["a bug"]
+
+    assert isinstance(_cancelled(_reported_to(reported, stopped_when_cancelled(work)), began), asyncio.CancelledError)
+    assert len(reported) == 1 and isinstance(reported[0], KeyError)
+    # The work's Stopped, the cancel's own end, is not reported.
+    reported.clear()
+    work = UntilStopped()
+    assert isinstance(_cancelled(_reported_to(reported, stopped_when_cancelled(work)), work.began), asyncio.CancelledError)
+    assert work.ended and not work.rest and reported == []
+
+
+async def _reported_to(reported: list, coroutine):
+    import asyncio
+
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context["exception"]))
+    return await coroutine
+
+
+def test_a_second_cancel_leaves_the_request_waiting_for_its_works_end():
+    # Gradio's second /cancel, or its queue's shutdown, cancels the task
+    # again while it waits for the work: the wait ended, and the request's
+    # slot went to the next one while the model still ran.
+    import asyncio
+    from assistant.kernel import stopped_when_cancelled
+
+    work, ended_first = UntilStopped(), []
+    work.may_end.clear()
+
+    async def main():
+        task = asyncio.ensure_future(stopped_when_cancelled(work))
+        task.add_done_callback(lambda task: ended_first.append(work.ended))
+        run = asyncio.get_running_loop().run_in_executor
+        assert await run(None, work.began.wait, GUARD), "the work never began"
+        task.cancel()
+        assert await run(None, work.stopped.wait, GUARD), "the cancel never set the work's stop"
+        task.cancel()
+        await asyncio.sleep(0)  # the second cancel lands while the work is held
+        await asyncio.sleep(0)
+        work.may_end.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert ended_first == [True] and not work.rest
+
+
+def test_the_work_runs_in_the_context_of_the_task_that_awaits_it():
+    # As anyio's run_sync runs a sync handler: a context variable the
+    # request set (a framework's, a tracer's) is the work's too.
+    import asyncio
+    import contextvars
+    from assistant.kernel import stopped_when_cancelled
+
+    request = contextvars.ContextVar("request", default="none")
+
+    async def main():
+        request.set("this request")
+        return await stopped_when_cancelled(lambda stop: request.get())
+
+    assert asyncio.run(main()) == "this request"

@@ -13,6 +13,7 @@ calls :meth:`StopSignal.check` between two steps, which raises
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from typing import Callable, TypeVar
@@ -172,16 +173,19 @@ def with_stop(function: Callable, stop: StopSignal) -> Callable:
     return function
 
 
-async def stopped_when_cancelled(work: Callable[[StopSignal], T], cancel: Callable[[], object] | None = None) -> T:
-    """``work(stop)`` run on a thread of its own and awaited; when the
-    awaiting task is cancelled, ``stop`` is set (or ``cancel()`` called, for
-    work whose stop is another's: a session's turn takes the session's), the
-    work ends at its next stop check, and the cancel goes on once it has
-    (its result or error dropped). A web framework's cancel of a request
-    (Gradio's ``/cancel``, which a client's ``job.cancel()`` sends) cancels
-    the task of an async handler, but only waits for a thread running a sync
-    one: the model call ran to its end, its worker and its share of the
-    batch kept meanwhile.
+async def stopped_when_cancelled(work: Callable[[StopSignal], T]) -> T:
+    """``work(stop)`` run on a thread of its own (in a copy of the awaiting
+    task's context, as ``anyio``'s ``run_sync`` runs a sync handler) and
+    awaited; when the awaiting task is cancelled, ``stop`` is set, the work
+    ends at its next stop check, and the cancel goes on once it has (its
+    result dropped, as is its :class:`Stopped`; another error it raised is
+    reported to the loop's exception handler, a bug not hidden by the
+    cancel). A web framework's cancel of a request (Gradio's ``/cancel``,
+    which a client's ``job.cancel()`` sends) cancels the task of an async
+    handler, but only waits for a thread running a sync one: the model call
+    ran to its end, its worker and its share of the batch kept meanwhile.
+    Work whose stop is another's (a session's turn takes the session's)
+    hooks that one to ``stop`` with :meth:`StopSignal.on_set`.
 
     >>> def work(stop):
     ...     stop.check()
@@ -191,7 +195,11 @@ async def stopped_when_cancelled(work: Callable[[StopSignal], T], cancel: Callab
     """
     loop = asyncio.get_running_loop()
     done: asyncio.Future = loop.create_future()
+    # Its error retrieved whoever awaits it: one left unawaited (its task
+    # gone with its loop's shutdown) is not logged as "never retrieved".
+    done.add_done_callback(_retrieve)
     stop = StopSignal()
+    context = contextvars.copy_context()
 
     def settle(result, error: BaseException | None) -> None:
         if done.cancelled():
@@ -204,7 +212,7 @@ async def stopped_when_cancelled(work: Callable[[StopSignal], T], cancel: Callab
     def run() -> None:
         result, error = None, None
         try:
-            result = work(stop)
+            result = context.run(work, stop)
         except BaseException as failure:  # noqa: BLE001 - re-raised in the awaiting task
             error = failure
         try:
@@ -217,15 +225,28 @@ async def stopped_when_cancelled(work: Callable[[StopSignal], T], cancel: Callab
         # Shielded: a cancel reaches this await, not the future the thread settles.
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        if cancel is None:
-            stop.set()
-        else:
-            cancel()
-        try:
-            # The work's own end (Stopped, most often) is not the answer:
-            # the cancel is. Waited for, so that what holds the request's
-            # slot (a concurrency limit) holds it until the model is free.
-            await asyncio.shield(done)
-        except Exception:  # noqa: BLE001 - dropped with the cancelled request
-            pass
+        stop.set()
+        # Waited for, so that what holds the request's slot (a concurrency
+        # limit) holds it until the model is free: a second cancel (another
+        # /cancel, the queue's shutdown) ended the wait, and the slot went to
+        # the next request while the work still ran.
+        while not done.done():
+            try:
+                await asyncio.shield(done)
+            except asyncio.CancelledError:
+                continue
+            except BaseException:  # noqa: BLE001 - the work's own end, read below
+                break
+        error = None if done.cancelled() else done.exception()
+        if error is not None and not isinstance(error, Stopped):
+            loop.call_exception_handler({
+                "message": "The work of a cancelled request failed after its cancel (not the Stop it was given)",
+                "exception": error,
+                "future": done,
+            })
         raise
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()

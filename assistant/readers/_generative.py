@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..kernel import AUXILIARY_VERBS, NO_STOP, Answer, Passage, ReaderConfig, StopSignal
+from ..kernel import AUXILIARY_VERBS, NO_STOP, Answer, Passage, ReaderConfig, StopSignal, with_stop
 
 __all__ = ["GenerationConfig", "GenerativeReader", "is_yes_no_question", "clean_answer"]
 
@@ -210,7 +210,7 @@ class GenerativeReader:
     def read(self, question: str, passages: Sequence[Passage], stop: StopSignal = NO_STOP) -> Answer:
         """The answer phrased from the selector's evidence; :class:`~assistant.kernel.Stopped`
         once ``stop`` is set (checked before the model runs and at each of its steps)."""
-        selected = self.selector.read(question, passages)
+        selected = with_stop(self.selector.read, stop)(question, passages)  # the sentence reader's encoding too
         if not selected.found or not selected.evidence:
             return selected
         stop.check()

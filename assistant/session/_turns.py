@@ -70,6 +70,7 @@ def ask(
     reference: str = "",
     example_id: str = "",
     client: str | None = None,
+    cancelled: StopSignal = NO_STOP,
 ) -> Iterator[Pending]:
     """Run one turn, yielding as it goes; the finished turn is in ``session``.
 
@@ -80,7 +81,10 @@ def ask(
     Raises InvalidInputError (with the message to show) for a bad question.
     A source the conversation is being read again from is waited for first
     (:func:`await_source`; ``client`` is counted for it), as part of the
-    turn: a Stop meanwhile leaves the question unasked.
+    turn: a Stop meanwhile leaves the question unasked. ``cancelled`` is a
+    Stop of the caller's own (an API request's cancel): once set, at any
+    time from the call on, it is the session's Stop (:func:`stop_turns`) for
+    this turn, which takes the session's signal only as it begins.
     """
     question = validate_question(question, services.assistant.config.max_question_chars)
     conversation = session.turns  # new_conversation and switch_conversation put another list in its place
@@ -89,7 +93,13 @@ def ask(
         session.asking += 1
     under_way = True
     not_added = f"Stopped before “{echoed_question(question)}” was answered: it was not added."
+    forget = do_nothing
     try:
+        # Hooked once the turn has its signal (called at once if the caller's
+        # cancel came before): a cancel that stopped the session's turns
+        # before this one took the signal had stopped the turns before it,
+        # and this turn, taking the fresh signal, was added all the same.
+        forget = cancelled.on_set(lambda: _stop_turn(session, stop))
         _await_source(services, session, client, stop, f"Stopped before “{echoed_question(question)}” was asked "
                                                         "(it waited for its source to be read again): it was not added.",
                       asking=True)
@@ -146,6 +156,7 @@ def ask(
             session.turns.append(SessionTurn(turn, info))
             session.selected = None
     finally:
+        forget()
         if under_way:  # failed, or closed (its stream cancelled) before its end
             with _ENDING:
                 session.asking -= 1
@@ -223,9 +234,18 @@ def stop_turns(session: Session) -> StoppedTurns:
     between two stages, or, waiting for its source to be read again, at
     once (the signal wakes that wait). Returns what was under way; a turn
     or a re-run that ended before this call is kept."""
+    return _stop_turn(session)
+
+
+def _stop_turn(session: Session, signal: StopSignal | None = None) -> StoppedTurns | None:
+    """:func:`stop_turns`; given the ``signal`` a turn took, only while it
+    is still the session's (None otherwise): a turn a Stop already stopped
+    leaves the turns begun after that Stop to run on."""
     wake = do_nothing
     try:
         with _ENDING:
+            if signal is not None and session.stop_signal is not signal:
+                return None
             session.stops += 1
             # Swapped and set under the lock: a turn takes its signal under it,
             # so one begun after this Stop gets the fresh one and runs on, and a
@@ -251,10 +271,11 @@ def drop_waiting(session: Session) -> int:
     return count
 
 
-def ask_json(services: Services, session: Session, question: str) -> dict:
-    """One turn for API clients: the terminal chat's JSON, or ``{"error"}``."""
+def ask_json(services: Services, session: Session, question: str, cancelled: StopSignal = NO_STOP) -> dict:
+    """One turn for API clients: the terminal chat's JSON, or ``{"error"}``;
+    ``cancelled`` is the request's Stop (:func:`ask`'s)."""
     try:
-        for _ in ask(services, session, question):
+        for _ in ask(services, session, question, cancelled=cancelled):
             pass
     except AssistantError as error:
         return {"question": echoed_question(question), "error": str(error)}
