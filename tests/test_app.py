@@ -57,6 +57,55 @@ def test_chat_api_keeps_one_conversation_per_client(client_factory):
     assert alice.predict("What is Paris?", api_name="/chat")["turn"] == 1
 
 
+def test_a_clients_cancel_of_an_api_request_sets_its_works_stop(tmp_path):
+    # Gradio's /cancel (a client's job.cancel()) cancels an async handler's
+    # task but waits for a sync one's thread: /rewrite's decoding and
+    # /chat's turn ran to their end. Each rewrite here waits for its stop.
+    import threading
+
+    from gradio_client import Client
+
+    from assistant.kernel import NO_STOP, Answer, Passage, Rewrite
+    from assistant.pipeline import Assistant
+    from conftest import serve_app
+
+    guard = 60  # s: how long the test waits for what an event says will come
+    began, stopped = threading.Semaphore(0), []
+
+    class Rewriter:
+        def rewrite(self, question, history, stop=NO_STOP):
+            event = threading.Event()
+            stopped.append(event)
+            stop.on_set(event.set)
+            began.release()
+            event.wait(guard)  # Gradio's /cancel answers once the cancelled handler ended
+            stop.check()
+            return Rewrite(question)
+
+    class Retriever:
+        def search(self, query, k):
+            return [Passage("ada", "Ada Lovelace wrote notes.", 1.0)]
+
+    class Reader:
+        def read(self, question, passages):
+            return Answer("notes", 1.0)
+
+    url, _, demo = serve_app(Assistant(Rewriter(), Retriever(), Reader()), tmp_path)
+    try:
+        client = Client(url, verbose=False)
+        for arguments in [("What did she write?", ["Who was Ada?", "A mathematician."], "/rewrite"),
+                          ("Who was Ada Lovelace?", "/chat")]:
+            *inputs, endpoint = arguments
+            job = client.submit(*inputs, api_name=endpoint)
+            assert began.acquire(timeout=guard), f"{endpoint}'s rewrite never began"
+            job.cancel()
+            assert stopped[-1].wait(guard), f"{endpoint}'s cancel never reached its rewrite's stop"
+    finally:
+        for event in stopped:
+            event.set()
+        demo.close()
+
+
 def test_port_and_host_come_from_flags_and_environment(monkeypatch):
     for name in ("PORT", "GRADIO_SERVER_PORT", "GRADIO_SERVER_NAME"):
         monkeypatch.delenv(name, raising=False)
