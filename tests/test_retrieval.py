@@ -499,6 +499,51 @@ def _sentence_packer(text, max_words):
     return passages + [" ".join(current)] if current else passages
 
 
+def test_two_builds_never_index_at_the_same_time(tmp_path, monkeypatch):
+    # Two builds at once (two visitors' uploads) crashed the JVM with
+    # SIGSEGV: the second waits until the first's Java work is done.
+    import threading
+
+    from assistant.retrieval import import_pyserini
+
+    lucene = import_pyserini("pyserini.index.lucene")
+    entered = {"first": threading.Event(), "second": threading.Event()}
+    release = threading.Event()
+
+    class Indexer:  # stands for pyserini's LuceneIndexer
+        def __init__(self, args, threads):
+            self.object = self
+
+        def addRawDocuments(self, batch):
+            name = json.loads(batch[0])["id"]
+            entered[name].set()
+            release.wait(10)
+            return 0  # refused: the build ends there, with its DataFormatError
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(lucene, "LuceneIndexer", Indexer)
+    errors = []
+
+    def build(name):
+        try:
+            build_index([{"id": name, "contents": "text"}], tmp_path / name, progress=False)
+        except DataFormatError as error:
+            errors.append(str(error))
+
+    threads = [threading.Thread(target=build, args=(name,)) for name in ("first", "second")]
+    threads[0].start()
+    assert entered["first"].wait(10)
+    threads[1].start()
+    overlapped = entered["second"].wait(0.5)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert not overlapped
+    assert entered["second"].is_set() and len(errors) == 2
+
+
 def test_two_retrievers_never_call_lucene_at_the_same_time():
     # Two searchers side by side (the default index, a session's upload),
     # each under its own lock, crashed the JVM (SIGSEGV in Lucene's

@@ -45,12 +45,17 @@ class BM25Retriever:
         self._searcher = searcher
         self.index_dir = index_dir
         self._java_error = java_exception()
-        # pyserini's searcher is not safe to share: concurrent searches (the
-        # app's sessions) raised NullPointerException reading the hits. Nor
-        # are two searchers safe side by side: the default index searched
-        # while a session's upload was searched crashed the JVM (SIGSEGV in
-        # Lucene's Document.get) or said the index was damaged. So every
-        # searcher of the process takes the one lock.
+        # Concurrent searches (the app's sessions) raised NullPointerException
+        # reading the hits, and two searchers side by side (the default index
+        # and a session's upload) crashed the JVM (SIGSEGV in Lucene's
+        # Document.get) or said the index was damaged. The likely cause is
+        # pyjnius, not pyserini or Lucene: a Java method's Python object is
+        # shared by every instance of its class and a call stores its
+        # instance on it, so two threads calling one method on two searchers
+        # can swap them (kivy/pyjnius#563, #588). So every searcher of the
+        # process takes the one lock. Builds queue on a lock of their own
+        # (see ._index): they call other classes' methods, and hold it for
+        # as long as a collection takes to index.
         self._lock = _LUCENE_LOCK
         self._typed: TypedTerms | None = None
         self._closed = False

@@ -89,6 +89,18 @@ INDEX_FORMAT = 2
 # indexing thread gets a share of the batch, so it grows with the threads.
 _BATCH = 512
 
+# Held by each build of this process around all its Java work (the
+# indexer, the id and checksum checks): two builds at once (two visitors'
+# uploads indexed by the app's turn threads) crashed the JVM with SIGSEGV.
+# The likely cause is pyjnius, not Lucene: a Java method's Python object is
+# shared by every instance of its class, and a call stores its instance on
+# it, so two threads calling one method on two indexers can swap them
+# (kivy/pyjnius#563, #588). So builds queue. It is not the searchers' lock
+# (BM25Retriever's): a build holds it for as long as its collection takes,
+# and a search, which calls other classes' methods, ran beside builds
+# without an error; one lock would stop every chat for that time.
+_BUILDS = threading.Lock()
+
 
 def _lucene_doc(passage: dict) -> dict:
     # Lucene ranks "contents"; the title goes in front of it so that a passage
@@ -306,14 +318,15 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         ) from None
     try:
         mark_owner(staging)  # so that a later build can tell a dead build's folder
-        filled = fill(staging)
-        if filled is None:
-            return None
-        count, hashes = filled
-        if count == 0:
-            raise _NoPassages()
-        _check_ids(staging, count, hashes, JavaException)
-        verify_checksums(staging)
+        with _BUILDS:
+            filled = fill(staging)
+            if filled is None:
+                return None
+            count, hashes = filled
+            if count == 0:
+                raise _NoPassages()
+            _check_ids(staging, count, hashes, JavaException)
+            verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
         (staging / OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
