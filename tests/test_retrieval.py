@@ -499,6 +499,20 @@ def _sentence_packer(text, max_words):
     return passages + [" ".join(current)] if current else passages
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_collection_saved_in_utf16_with_a_mark_is_indexed_as_its_text(tmp_path, threads):
+    # Anserini, reading the files itself (threads > 1), reads them as UTF-8:
+    # a UTF-16 file is encoded by Python instead, as on one thread.
+    from assistant.retrieval import index_collection
+
+    lines = [{"id": f"p{n}", "contents": f"Pelé scored goal number {n}."} for n in range(3)]
+    src = tmp_path / "collection.jsonl"
+    src.write_bytes("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-16"))
+    assert index_collection(src, tmp_path / "idx", progress=False, threads=threads) == 3
+    with BM25Retriever.from_index(tmp_path / "idx") as retriever:
+        assert sorted((p.id, p.text) for p in retriever.passages()) == [(x["id"], x["contents"]) for x in lines]
+
+
 def test_two_builds_never_index_at_the_same_time(tmp_path, monkeypatch):
     # Two builds at once (two visitors' uploads) crashed the JVM with
     # SIGSEGV: the second waits until the first's Java work is done.

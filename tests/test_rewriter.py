@@ -1232,6 +1232,27 @@ def test_cli_given_a_pretty_printed_json_file_says_it_wants_one_object_a_line(tm
     assert "looks like" not in capsys.readouterr().err
 
 
+def test_cli_reads_json_lines_saved_in_utf16_or_utf32_with_a_mark(tmp_path, capsys):
+    # Windows PowerShell 5's ">" writes UTF-16 with a byte order mark: each
+    # line, read as UTF-8, was refused as "line 1 is not UTF-8 text".
+    from rewriting.rewrite import main
+
+    lines = "".join(json.dumps({"id": n, "question": "Who was Pelé?", "history": []}, ensure_ascii=False) + "\n"
+                    for n in ("a", "b"))
+    out = tmp_path / "out.jsonl"
+    for encoding in ("utf-16", "utf-16-be", "utf-32"):
+        src = tmp_path / f"{encoding}.jsonl"
+        src.write_bytes(({"utf-16-be": "\ufeff"}.get(encoding, "") + lines).encode(encoding))
+        assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 0, capsys.readouterr().err
+        assert [json.loads(line)["rewrite"] for line in out.read_text(encoding="utf-8").splitlines()] == [
+            "Who was Pelé?"] * 2
+    torn = tmp_path / "torn.jsonl"  # a mark, then bytes no UTF-16 reads: said of the file
+    torn.write_bytes(lines.encode("utf-16") + b"\x00\xd8")
+    assert main(["--input", str(torn), "--output", str(out), "--model", "original"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {torn} begins as UTF-16 text but is not; save it as UTF-8 and try again.")
+
+
 def test_cli_refuses_negative_candidates(tmp_path, capsys):
     from rewriting.rewrite import main
 

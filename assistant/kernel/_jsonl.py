@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any, Iterator
 
 from ._errors import DataFormatError
 
-__all__ = ["json_lines", "json_lines_with_text", "utf8_text"]
+__all__ = ["json_lines", "json_lines_with_text", "unicode_mark", "utf8_text"]
 
 
 def utf8_text(raw: bytes, name: str) -> str:
@@ -33,25 +34,41 @@ def utf8_text(raw: bytes, name: str) -> str:
     ...
     assistant.kernel._errors.DataFormatError: latin1.txt is not UTF-8 text; save it as UTF-8 and try again.
     """
-    # UTF-32's little-endian mark begins with UTF-16's, so it is tried first.
-    for mark, encoding in _UNICODE_MARKS:
-        if raw.startswith(mark):
-            try:
-                return raw[len(mark):].decode(encoding)
-            except UnicodeDecodeError:
-                raise DataFormatError(
-                    f"{name} begins as {encoding[:6].upper()} text but is not; save it as UTF-8 and try again."
-                ) from None
+    marked = unicode_mark(raw)
+    if marked is not None:
+        mark, encoding = marked
+        try:
+            return raw[len(mark):].decode(encoding)
+        except UnicodeDecodeError:
+            raise DataFormatError(_not_as_marked(name, encoding)) from None
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
 
 
+# UTF-32's little-endian mark begins with UTF-16's, so it is tried first.
 _UNICODE_MARKS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
     (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+
+
+def unicode_mark(head: bytes) -> tuple[bytes, str] | None:
+    """The UTF-16 or UTF-32 byte order mark that the bytes ``head`` (a
+    file's first four at least) open with and the encoding it names, or
+    None: how :func:`utf8_text` and :func:`json_lines` tell such a file.
+
+    >>> unicode_mark("{}".encode("utf-16"))
+    (b'\\xff\\xfe', 'utf-16-le')
+    >>> unicode_mark(b'{"id": 1}') is None
+    True
+    """
+    return next(((mark, encoding) for mark, encoding in _UNICODE_MARKS if head.startswith(mark)), None)
+
+
+def _not_as_marked(name: str, encoding: str) -> str:
+    return f"{name} begins as {encoding[:6].upper()} text but is not; save it as UTF-8 and try again."
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
@@ -87,10 +104,17 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
     except OSError as err:
         raise DataFormatError(f"{path}: cannot read it ({err.strerror or err})") from err
     with file:
-        for number, raw in enumerate(file, 1):
+        # A file that opens with a UTF-16 or UTF-32 mark (PowerShell 5's
+        # ">") is read in the encoding it names, as utf8_text reads it: its
+        # lines, read as UTF-8, were refused as "not UTF-8 text".
+        marked = unicode_mark(file.peek(4)[:4])  # peeked, not read: a pipe cannot seek back
+        if marked:
+            file.read(len(marked[0]))
+        lines = io.TextIOWrapper(file, marked[1], newline="\n") if marked else file
+        for number, raw in enumerate(_decoded(lines, path, marked), 1):
             where = f"{path}, line {number}"
             try:
-                line = raw.decode("utf-8")
+                line = raw if marked else raw.decode("utf-8")
             except UnicodeDecodeError as err:
                 # utf8_text's advice, not the codec's byte offsets (a binary file uploaded as .jsonl said them)
                 raise DataFormatError(f"{where} is not UTF-8 text; save it as UTF-8 and try again.") from err
@@ -101,6 +125,15 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
             except json.JSONDecodeError as err:
                 raise DataFormatError(f"{where}: not valid JSON ({err.msg}){_spread_hint(number, line)}") from err
             yield where, record, line.rstrip("\r\n")
+
+
+def _decoded(lines, path: Path, marked: tuple[bytes, str] | None) -> Iterator:
+    # The wrapper decodes ahead of the line it gives, so a byte it cannot
+    # decode is named for the file, as utf8_text names it.
+    try:
+        yield from lines
+    except UnicodeDecodeError:
+        raise DataFormatError(_not_as_marked(str(path), marked[1])) from None
 
 
 def _spread_hint(number: int, line: str) -> str:

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from tqdm import tqdm
 
-from ..kernel import DataFormatError, composed_text, json_lines, json_lines_with_text
+from ..kernel import DataFormatError, composed_text, json_lines, json_lines_with_text, unicode_mark
 from ._collection import checked_passage, lucene_problem
 from ._java import import_pyserini
 
@@ -81,9 +81,21 @@ def as_is(record, text: str) -> bool:
 
 
 def in_indexer_form(files: list[Path]) -> bool:
-    """Whether the first lines of ``files`` are all in :func:`indexer_form`."""
+    """Whether the first lines of ``files`` are all in :func:`indexer_form`,
+    and every file is UTF-8 (Anserini reads the files as UTF-8: one in
+    UTF-16, which Python reads, is encoded on the streaming route)."""
+    if any(_marked(file) for file in files):
+        return False
     lines = itertools.chain.from_iterable(json_lines(file) for file in files)
     return all(indexer_form(record) for _, record in itertools.islice(lines, _HEAD))
+
+
+def _marked(file: Path) -> bool:
+    try:
+        with file.open("rb") as handle:
+            return unicode_mark(handle.read(4)) is not None
+    except OSError:
+        return False  # json_lines names what it cannot read
 
 
 def index_lines(
