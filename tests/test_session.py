@@ -314,6 +314,28 @@ def test_an_article_title_typed_without_its_accents_is_that_article(tiny_assista
         S.use_collection_document(services, session, "Pelo")
 
 
+def test_an_article_title_is_found_however_far_down_a_search_for_it_ranks(tiny_assistant, tmp_path):
+    # Only a search's first five hits were looked at: "germany" was refused
+    # while articles that name Germany more often outranked it. A title equal
+    # in its own accents comes before one equal once accents are dropped.
+    from assistant.retrieval import BM25Retriever, build_index
+
+    others = [{"id": f"History of Germany {n}", "contents": "Germany " * 20 + f"part {n}."} for n in range(8)]
+    build_index(others + [{"id": "Germany", "title": "Germany", "contents": "A country in central Europe."},
+                          {"id": "Père", "title": "Père", "contents": "Père is French for father."},
+                          {"id": "Pere", "title": "Pere", "contents": "Pere is a given name."},
+                          {"id": "Huế", "title": "Huế", "contents": "Huế is a city in Vietnam."}],
+                tmp_path / "index", progress=False)
+    retriever = BM25Retriever.from_index(tmp_path / "index")
+    assert "Germany" not in [p.id for p in retriever.search("germany", 5)]
+    services = S.Services(dataclasses.replace(tiny_assistant, retriever=retriever), S.LabelStore(tmp_path / "labels.jsonl"))
+    session = S.Session()
+    for typed, title in [("germany", "Germany"), ("hue", "Huế"), ("pere", "Pere"), ("PÈRE", "Père"), ("Pere", "Pere")]:
+        assert S.use_collection_document(services, session, typed).startswith(f"Answering from the document “{title}”"), typed
+    with pytest.raises(InvalidInputError, match="^No article is titled “Germ”"):
+        S.use_collection_document(services, session, "Germ")
+
+
 def test_a_question_asked_while_uploads_are_indexed_is_answered_from_them(app_services, tmp_path):
     # It was answered from the default collection meanwhile, in the
     # conversation the upload then left for a new one: it seemed lost.

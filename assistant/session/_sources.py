@@ -7,6 +7,8 @@ import contextlib
 import dataclasses
 import difflib
 import re
+import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -362,12 +364,17 @@ def _article(services: Services, title: str):
                                 "To converse about a text, paste it in the box above instead.")
     retriever = services.assistant.retriever
     found = retriever.documents([title]) if hasattr(retriever, "documents") else []
+    if not found and hasattr(retriever, "ids"):
+        # The default collection's ids are its titles: looked up in any case
+        # and any accents among them all. Among a search's first hits alone,
+        # "germany" was refused (History of Germany and others outrank it)
+        # and "hue" was not Huế.
+        found = retriever.documents(_titled(_ids_by_title(retriever), title)[:1])
     if not found:
         hits = retriever.search(title, 5)
         # Any case and, as the search itself, any accents: "Pele" is Pelé's
         # title typed on a keyboard without them (it was told no article has it).
-        typed = folded_text(title).casefold()
-        found = [p for p in hits if folded_text(p.title or p.id).casefold() == typed]
+        found = [hits[n] for n in _titled([p.title or p.id for p in hits], title)]
         if not found:
             close = ", ".join(f"“{name}”" for name in _close_titles(title, [p.title or p.id for p in hits]))
             raise InvalidInputError(f"No article is titled “{title}”." + (
@@ -375,6 +382,36 @@ def _article(services: Services, title: str):
                 " Check its spelling, or ask about it in the chat: it searches every article, and each answer "
                 "names the articles it comes from."))
     return found[0]
+
+
+def _titled(titles, title: str) -> list:
+    """Where ``title`` is among ``titles`` (a list: the places; a mapping
+    from :func:`_ids_by_title`: the ids), in any case and any accents;
+    those equal to it in its own accents first ("Pere" is Pere's before
+    Père's)."""
+    typed = folded_text(title).casefold()
+    if isinstance(titles, dict):
+        matches = titles.get(typed, [])
+    else:
+        matches = [(n, name) for n, name in enumerate(titles) if folded_text(name).casefold() == typed]
+    exact = [match for match in matches if match[1].casefold() == title.casefold()]
+    return [found for found, _ in exact + [match for match in matches if match not in exact]]
+
+
+# The ids of each retriever's index by their folded, casefolded spelling:
+# read once, when a title is first typed that is no id as it is.
+_TITLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TITLES_LOCK = threading.Lock()
+
+
+def _ids_by_title(retriever) -> dict[str, list[tuple[str, str]]]:
+    with _TITLES_LOCK:
+        if retriever not in _TITLES:
+            by_title: dict[str, list[tuple[str, str]]] = {}
+            for doc_id in retriever.ids():
+                by_title.setdefault(folded_text(doc_id).casefold(), []).append((doc_id, doc_id))
+            _TITLES[retriever] = by_title
+        return _TITLES[retriever]
 
 
 # How alike (difflib's ratio) a title spelled differently must be to be
