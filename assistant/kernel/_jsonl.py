@@ -140,7 +140,7 @@ def _spread_hint(number: int, line: str) -> str:
     # A pretty-printed .json file (QReCC's and CANARD's own files open with
     # a lone "[") fails on its first line, which said only "Expecting value"
     # of a file that is valid JSON, just not one object a line.
-    opening = line.strip()
+    opening = line.removeprefix("\ufeff").strip()  # Notepad's UTF-8 mark is no part of the opening
     if number == 1 and (opening == "{" or opening.startswith("[")):
         return "; this looks like one JSON document spread over many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted"
     return ""
