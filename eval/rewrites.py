@@ -219,8 +219,10 @@ def _validate_file(
     torch_threads: int = TORCH_THREADS,
 ) -> int:
     if plot:
-        plot = output_path(plot, "--plot", inputs=[path])  # before the scoring, not after it
+        # Both before the scoring, not after it; the format first, so that a
+        # name refused for it leaves no folder made for it behind.
         check_plot_format(plot)
+        plot = output_path(plot, "--plot", inputs=[path])
     labels, superseded = latest_judgements(read_labels(path))
     if superseded:
         print(

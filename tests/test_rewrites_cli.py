@@ -6,6 +6,7 @@ tests fast; one test runs the default metric set with the real USE."""
 from __future__ import annotations
 
 import json
+import shutil
 import math
 from types import SimpleNamespace
 
@@ -131,6 +132,10 @@ def test_validate_plot_of_a_format_matplotlib_cannot_write_is_refused_before_the
     assert out == "" and len(err.splitlines()) == 1
     assert err.startswith(f"error: --plot {plot}: cannot plot to a .txt file; give a name ending in one of ")
     assert ".png" in err and not plot.exists()
+    # Refused for its format, a name in a new folder made the folder first.
+    unmade = tmp_path / "newdir" / "dist.txt"
+    assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(unmade)]) == 2
+    assert "cannot plot to a .txt file" in capsys.readouterr().err and not unmade.parent.exists()
     bare = tmp_path / "dist"  # no suffix: matplotlib's default, PNG
     assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(bare)]) == 0
     assert bare.read_bytes()[:4] == b"\x89PNG"
@@ -141,7 +146,12 @@ def test_validate_plot_refuses_to_write_over_the_labels(tmp_path, capsys):
     labels = write_labels(tmp_path / "labels.jsonl")
     before = labels.read_text()
     assert main(["validate", "--labels", str(labels), "--plot", str(labels), "--metrics", "rouge1_recall"]) == 2
-    assert capsys.readouterr().err == (f"error: --plot {labels} is an input of this command too; writing it would "
+    # Its format is checked first (before any folder is made for it).
+    assert capsys.readouterr().err.startswith(f"error: --plot {labels}: cannot plot to a .jsonl file; ")
+    link = tmp_path / "plot.png"  # the same file by another name, of a format plotted
+    link.symlink_to(labels)
+    assert main(["validate", "--labels", str(labels), "--plot", str(link), "--metrics", "rouge1_recall"]) == 2
+    assert capsys.readouterr().err == (f"error: --plot {link} is an input of this command too; writing it would "
                                        "replace it: give another path\n")
     assert labels.read_text() == before
 
