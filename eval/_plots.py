@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from pathlib import Path
 from typing import Sequence
 
@@ -18,10 +19,15 @@ def check_plot_format(out: str | os.PathLike, flag: str = "--plot") -> None:
     """Refuse ``out`` whose suffix names no format matplotlib writes, before
     the work whose result it plots (savefig found it only at the end, with a
     traceback). A name without a suffix is written as PNG."""
+    import matplotlib
     from matplotlib.backend_bases import FigureCanvasBase
 
     suffix = Path(out).suffix.lower().lstrip(".")
-    formats = FigureCanvasBase.get_supported_filetypes()
+    formats = set(FigureCanvasBase.get_supported_filetypes())
+    if shutil.which(matplotlib.rcParams["pgf.texsystem"]) is None:
+        # matplotlib lists .pgf, but writes it through a TeX system: without
+        # one, savefig failed ("'xelatex' not found") after all the scoring.
+        formats.discard("pgf")
     if suffix and suffix not in formats:
         raise ConfigError(f"{flag} {out}: cannot plot to a .{suffix} file; give a name ending in one of "
                           f"{', '.join('.' + name for name in sorted(formats))} (e.g. .png)")

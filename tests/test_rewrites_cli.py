@@ -136,6 +136,19 @@ def test_validate_plot_of_a_format_matplotlib_cannot_write_is_refused_before_the
     unmade = tmp_path / "newdir" / "dist.txt"
     assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(unmade)]) == 2
     assert "cannot plot to a .txt file" in capsys.readouterr().err and not unmade.parent.exists()
+    # .pgf is matplotlib's, but written through a TeX system: without one
+    # (xelatex) it failed after all the scoring; it is named only with one.
+    pgf = tmp_path / "dist.pgf"
+    import matplotlib
+
+    texsystem = shutil.which(matplotlib.rcParams["pgf.texsystem"])
+    code = main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(pgf)])
+    out, err = capsys.readouterr()
+    if texsystem is None:
+        assert code == 2 and out == "" and err.startswith(f"error: --plot {pgf}: cannot plot to a .pgf file")
+        assert ".pgf" not in err.split("one of ")[1]
+    else:
+        assert code == 0 and pgf.exists()
     bare = tmp_path / "dist"  # no suffix: matplotlib's default, PNG
     assert main(["validate", "--labels", str(path), "--metrics", "bleu", "--plot", str(bare)]) == 0
     assert bare.read_bytes()[:4] == b"\x89PNG"
