@@ -46,6 +46,7 @@ from assistant.kernel import (
     CommandParser,
     ConfigError,
     DataFormatError,
+    ONE_JSON_DOCUMENT,
     PartialOutput,
     counted,
     current_umask,
@@ -73,9 +74,16 @@ def _is_text(value: str) -> bool:
 def read_requests(path: str | os.PathLike) -> list[dict]:
     """Parse and check the input file; errors name the file and the line."""
     requests, seen = [], set()
-    for where, record in json_lines(path):
+    for number, (where, record) in enumerate(json_lines(path), 1):
         if not isinstance(record, dict):
-            raise DataFormatError(f'{where}: expected an object {{"id", "question", "history"}}')
+            # A .json list on one line parses as line 1: said what it is.
+            spread = f"; {ONE_JSON_DOCUMENT}" if number == 1 and isinstance(record, list) else ""
+            raise DataFormatError(f'{where}: expected an object {{"id", "question", "history"}}{spread}')
+        if "id" not in record and {"Question", "Context"} <= record.keys():
+            # QReCC's own record was told "'id' must be a string or an integer".
+            raise DataFormatError(
+                f'{where}: this is a QReCC record; each line here is {{"id", "question", "history"}}: "id" one of '
+                'your own (e.g. Conversation_no and Turn_no, "1_2"), "question" its Question, "history" its Context')
         if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
             raise DataFormatError(f"{where}: 'id' must be a string or an integer")
         if not isinstance(record.get("question"), str) or not record["question"].strip():

@@ -1258,6 +1258,26 @@ def test_cli_reads_json_lines_saved_in_utf16_or_utf32_with_a_mark(tmp_path, caps
         f"error: {torn} begins as UTF-16 text but is not; save it as UTF-8 and try again.")
 
 
+def test_cli_given_qrecc_records_or_a_one_line_json_list_says_what_it_wants(tmp_path, capsys):
+    # QReCC's record as a line was told "'id' must be a string or an
+    # integer"; a .json list on one line only "expected an object".
+    from rewriting.rewrite import main
+
+    record = {"Context": ["Who was Pelé?", "A footballer."], "Question": "Where was he born?", "Rewrite": "x",
+              "Conversation_no": 1, "Turn_no": 2}
+    src, out = tmp_path / "qrecc.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps(record) + "\n")
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
+    assert capsys.readouterr().err == (
+        f'error: {src}, line 1: this is a QReCC record; each line here is {{"id", "question", "history"}}: "id" one of '
+        'your own (e.g. Conversation_no and Turn_no, "1_2"), "question" its Question, "history" its Context\n')
+    src.write_text(json.dumps([record]) + "\n")
+    assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
+    assert capsys.readouterr().err == (
+        f'error: {src}, line 1: expected an object {{"id", "question", "history"}}; this looks like one JSON '
+        "document spread over many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
+
+
 def test_cli_refuses_negative_candidates(tmp_path, capsys):
     from rewriting.rewrite import main
 

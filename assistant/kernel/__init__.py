@@ -37,7 +37,7 @@ from ._errors import (
     ModelNotFoundError,
 )
 from ._headings import HEADING_WORDS, ends_as_sentence, heading_lines
-from ._jsonl import json_lines, json_lines_with_text, unicode_mark, utf8_text
+from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
@@ -113,6 +113,7 @@ __all__ = [
     "json_lines",
     "json_lines_with_text",
     "unicode_mark",
+    "ONE_JSON_DOCUMENT",
     "utf8_text",
     "LabelledRewrite",
     "read_labels",

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 from ._errors import DataFormatError
 
-__all__ = ["json_lines", "json_lines_with_text", "unicode_mark", "utf8_text"]
+__all__ = ["ONE_JSON_DOCUMENT", "json_lines", "json_lines_with_text", "unicode_mark", "utf8_text"]
 
 
 def utf8_text(raw: bytes, name: str) -> str:
@@ -142,5 +142,12 @@ def _spread_hint(number: int, line: str) -> str:
     # of a file that is valid JSON, just not one object a line.
     opening = line.removeprefix("\ufeff").strip()  # Notepad's UTF-8 mark is no part of the opening
     if number == 1 and (opening == "{" or opening.startswith("[")):
-        return "; this looks like one JSON document spread over many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted"
+        return "; " + ONE_JSON_DOCUMENT
     return ""
+
+
+# Said of a file whose first line opens a .json document (a list, a
+# spread object) where JSON Lines are wanted: by json_lines, and by a reader
+# of JSON Lines whose first line parsed to a list (a .json on one line).
+ONE_JSON_DOCUMENT = ("this looks like one JSON document spread over many lines (a .json file), where JSON Lines, "
+                     "one JSON object on each line, is wanted")
