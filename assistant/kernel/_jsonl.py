@@ -6,6 +6,7 @@ import codecs
 import io
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -29,6 +30,10 @@ def utf8_text(raw: bytes, name: str) -> str:
     '# Title'
     >>> utf8_text("Dvořák, 1841".encode("utf-16"), "notes.txt")
     'Dvořák, 1841'
+    >>> utf8_text("ÿþ café au lait, crème brûlée!".encode("latin-1"), "latin1.txt")
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.DataFormatError: latin1.txt begins as UTF-16 text but is not; save it as UTF-8 and try again.
     >>> utf8_text("café".encode("latin-1"), "latin1.txt")
     Traceback (most recent call last):
     ...
@@ -38,14 +43,24 @@ def utf8_text(raw: bytes, name: str) -> str:
     if marked is not None:
         mark, encoding = marked
         try:
-            return raw[len(mark):].decode(encoding)
+            text = raw[len(mark):].decode(encoding)
         except UnicodeDecodeError:
             raise DataFormatError(_not_as_marked(name, encoding)) from None
+        if _PRIVATE_USE.search(text):
+            # A Latin-1 file that happens to open with "ÿþ" (FF FE) reads
+            # as UTF-16 gibberish: its accented letters, paired with the
+            # next byte, fall among the private-use characters, which no
+            # text a person saved holds.
+            raise DataFormatError(_not_as_marked(name, encoding))
+        return text
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
 
+
+# The Basic Multilingual Plane's private-use characters.
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 
 # UTF-32's little-endian mark begins with UTF-16's, so it is tried first.
 _UNICODE_MARKS = (
