@@ -243,23 +243,34 @@ def _summary(correct: Sequence[bool], hard: Sequence[bool], has_flag: bool) -> d
     }
 
 
-def _right_answers(articles: Sequence[Article], runs: int, choose, progress) -> tuple[list[np.ndarray], list[list[bool]]]:
-    """Per article, one row a labelled question: whether each of ``runs``
-    runs chose its gold option (``choose(article, question)`` gives each
-    run's chosen index; a bool array, one column a run), and whether the
-    question is HARD."""
+def _right_answers(articles: Sequence[Article], runs: int, choose, progress, finish):
+    """``finish(articles, right, hard)`` over every article: ``right`` holds,
+    per article, one row a labelled question: whether each of ``runs`` runs
+    chose its gold option (``choose(article, question)`` gives each run's
+    chosen index; a bool array, one column a run), and ``hard`` whether the
+    question is HARD.
+
+    Interrupted (Ctrl-C, SIGTERM) after some articles, the interruption
+    carries ``partial``: (the number of articles finished, ``finish`` over
+    those), so that a command can still say what the finished ones scored;
+    an interrupted long run said "nothing was scored" and lost them."""
     right: list[np.ndarray] = []
     hard: list[list[bool]] = []
-    for article in progress(articles, desc="articles", unit="article"):
-        rows, flags = [], []
-        for q in article.questions:
-            if q.gold is None:
-                continue
-            rows.append([index == q.gold for index in choose(article, q)])
-            flags.append(bool(q.hard))
-        right.append(np.array(rows, dtype=bool).reshape(len(rows), runs))
-        hard.append(flags)
-    return right, hard
+    try:
+        for article in progress(articles, desc="articles", unit="article"):
+            rows, flags = [], []
+            for q in article.questions:
+                if q.gold is None:
+                    continue
+                rows.append([index == q.gold for index in choose(article, q)])
+                flags.append(bool(q.hard))
+            right.append(np.array(rows, dtype=bool).reshape(len(rows), runs))
+            hard.append(flags)
+    except KeyboardInterrupt as stop:
+        if right:
+            stop.partial = (len(right), finish(articles[: len(right)], right, hard))
+        raise
+    return finish(articles, right, hard)
 
 
 def _pooled(articles, right: Sequence[np.ndarray], hard: Sequence[Sequence[bool]], columns: Sequence[int]) -> dict:
@@ -274,8 +285,8 @@ def _pooled(articles, right: Sequence[np.ndarray], hard: Sequence[Sequence[bool]
 def _accuracies(articles: Sequence[Article], runs: int, choose, progress) -> list[dict]:
     """:func:`_summary` of each of ``runs`` runs; ``choose(article, question)``
     gives each run's chosen option index for one labelled question."""
-    right, hard = _right_answers(articles, runs, choose, progress)
-    return [_pooled(articles, right, hard, [i] * len(right)) for i in range(runs)]
+    return _right_answers(articles, runs, choose, progress, lambda done, right, hard: [
+        _pooled(done, right, hard, [i] * len(right)) for i in range(runs)])
 
 
 def evaluate_sweep(
@@ -323,7 +334,12 @@ def cross_validate(
         features = reader.features(article.text, q.question, q.options, article.id, k=max(ks))
         return [reader.choose(features.first(k), mu).index for k, mu in grid]
 
-    right, hard = _right_answers(articles, len(grid), choose, progress)
+    return _right_answers(articles, len(grid), choose, progress,
+                          lambda done, right, hard: _cross_validated(done, ks, mus, right, hard))
+
+
+def _cross_validated(articles: Sequence[Article], ks, mus, right: Sequence[np.ndarray], hard) -> dict:
+    grid = [(k, mu) for k in ks for mu in mus]
     per_article = [r.sum(axis=0) for r in right]
     chosen = nested_choices(per_article)
     summary = _pooled(articles, right, hard, chosen)
@@ -347,9 +363,9 @@ def evaluate(articles: Sequence[Article], reader, *, progress=lambda it, **_: it
 
     ``reader`` needs only ``answer(document, question, options, doc_id) -> Choice``.
     """
-    [summary] = _accuracies(articles, 1, lambda article, q: [reader.answer(article.text, q.question, q.options,
-                                                                             article.id).index], progress)
-    return summary
+    return _right_answers(articles, 1, lambda article, q: [reader.answer(article.text, q.question, q.options,
+                                                                           article.id).index], progress,
+                          lambda done, right, hard: _pooled(done, right, hard, [0] * len(right)))
 
 
 def _fmt(value) -> str:
@@ -443,19 +459,49 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.reader == "likelihood":
         model = args.model or "smollm2"
         reader = LikelihoodChoiceReader.from_pretrained(model, LikelihoodConfig(passage_words=args.passage_words, k=ks[0]))
-        results = [{"reader": "likelihood", "model": model, "scoring": None, "mu": None,
-                    **evaluate(articles, reader, progress=progress)}]
+        score = lambda: evaluate(articles, reader, progress=progress)  # noqa: E731
+        shown = lambda result: [{"reader": "likelihood", "model": model, "scoring": None, "mu": None, **result}]  # noqa: E731
     else:
         reader = MultipleChoiceReader.load(QualityConfig(args.passage_words, max(ks), mus[0], scoring))
         if args.cross_validate:
-            return _print_cross_validation(
-                {"reader": "embedding", "scoring": scoring, **cross_validate(articles, reader, ks, mus, progress=progress)},
-                args.json,
-            )
-        sweep = evaluate_sweep(articles, reader, mus, progress=progress)
-        results = [{"reader": "embedding", "model": None, "scoring": scoring, "mu": mu, **result}
-                   for mu, result in zip(mus, sweep)]
-    if args.json:
+            score = lambda: cross_validate(articles, reader, ks, mus, progress=progress)  # noqa: E731
+            shown = lambda result: {"reader": "embedding", "scoring": scoring, **result}  # noqa: E731
+        else:
+            score = lambda: evaluate_sweep(articles, reader, mus, progress=progress)  # noqa: E731
+            shown = lambda sweep: [{"reader": "embedding", "model": None, "scoring": scoring, "mu": mu, **result}  # noqa: E731
+                                   for mu, result in zip(mus, sweep)]
+    try:
+        result = score()
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM (main's run_cli takes both)
+        if not hasattr(stop, "partial"):
+            raise  # no article finished: "nothing was scored"
+        done, result = stop.partial
+        labelled = sum(q.gold is not None for article in articles for q in article.questions)
+        partial = {"articles": done, "of_articles": len(articles), "of_n": labelled}
+        _print_results(shown(result), args.json, partial)
+        raise type(stop)(f"the accuracy printed is partial: {done} of {len(articles)} articles were scored "
+                         f"({_scored_questions(shown(result))} of {labelled} questions)") from None
+    return _print_results(shown(result), args.json)
+
+
+def _scored_questions(results: dict | list[dict]) -> int:
+    return (results if isinstance(results, dict) else results[0])["n"]
+
+
+def _print_results(results: dict | list[dict], as_json: bool, partial: dict | None = None) -> int:
+    """Print a run's results (a cross-validation's one object, or a list, one
+    object a run); ``partial``: an interrupted run's, over the first
+    ``partial["articles"]`` of ``partial["of_articles"]`` articles, labelled so."""
+    if partial is not None:
+        if as_json:  # every object says it, as each may be read alone
+            for result in results if isinstance(results, list) else [results]:
+                result["partial"] = partial
+        else:
+            print(f"partial: interrupted after {partial['articles']} of {partial['of_articles']} articles; "
+                  f"{_scored_questions(results)} of {partial['of_n']} questions scored")
+    if isinstance(results, dict):
+        return _print_cross_validation(results, as_json)
+    if as_json:
         print(json.dumps(results))
         return 0
     # Percent here, for reading; --json keeps fractions, as its consumers

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.kernel import DataFormatError
+from assistant.kernel import DataFormatError, Terminated
 from assistant.readers import (
     Choice,
     MultipleChoiceReader,
@@ -491,3 +491,73 @@ def test_an_unknown_scoring_is_refused():
 
     with pytest.raises(ConfigError, match="scoring must be one of statement, partial, not 'cosine'"):
         QualityConfig(scoring="cosine")
+
+
+class StopAt:
+    """A stand-in embedding reader: right on questions "a<i>q<j>?" with j even
+    (gold is the first option), and Ctrl-C (``stop``) on article ``article``'s
+    first question, as a user pressing it in a long run."""
+
+    def __init__(self, article, stop=KeyboardInterrupt):
+        self.article, self.stop = article, stop
+
+    def features(self, document, question, options, doc_id="doc", k=None):
+        if question.startswith(f"a{self.article}q"):
+            raise self.stop
+        return question
+
+    @staticmethod
+    def choose(question, mu):
+        return Choice(0 if int(question.rstrip("?").split("q")[1]) % 2 == 0 else 1, (0.0, 0.0, 0.0, 0.0))
+
+
+@pytest.mark.parametrize("stop, status", [(KeyboardInterrupt, 130), (Terminated, 143)])
+def test_an_interrupted_run_prints_the_finished_articles_accuracy_as_partial(monkeypatch, tmp_path, capsys, stop,
+                                                                             status):
+    # Five articles (2, 2, 3, 2, 2 questions); stopped in the third: the first two's 4 questions are scored,
+    # 2 right (q0 of each), both HARD ones (q1) wrong. They said "nothing was scored" and were lost.
+    path = _articles_file(tmp_path, [2, 2, 3, 2, 2])
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", lambda config: StopAt(2, stop))
+    assert quality.main(["--data", str(path)]) == status
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "partial: interrupted after 2 of 5 articles; 4 of 11 questions scored"
+    assert lines[2].split()[-4:] == ["4", "50.0", "2", "0.0"]
+    assert err.splitlines()[-1] == "interrupted: the accuracy printed is partial: 2 of 5 articles were scored (4 of 11 questions)"
+    assert quality.main(["--data", str(path), "--json", "--mu", "0,1"]) == status
+    results = json.loads(capsys.readouterr().out)
+    assert [(r["mu"], r["n"], r["accuracy"], r["partial"]) for r in results] == [
+        (mu, 4, pytest.approx(0.5), {"articles": 2, "of_articles": 5, "of_n": 11}) for mu in (0.0, 1.0)]
+
+
+def test_an_interrupted_cross_validation_folds_the_finished_articles(monkeypatch, tmp_path, capsys):
+    path = _articles_file(tmp_path, [2, 2, 3, 2])
+
+    class StopAtFourth(KnownSetting):
+        def features(self, document, question, options, doc_id="doc", k=None):
+            if question.startswith("a3q"):
+                raise KeyboardInterrupt
+            return super().features(document, question, options, doc_id, k)
+
+    monkeypatch.setattr(quality.MultipleChoiceReader, "load", lambda config: StopAtFourth(CV_RIGHT))
+    assert quality.main(["--data", str(path), "--cross-validate", "--k", "1,2", "--mu", "0,1", "--json"]) == 130
+    result = json.loads(capsys.readouterr().out)
+    # The first three articles, folded among themselves (as test_cross_validation_is_not_the_in_sample_best).
+    assert [f["article"] for f in result["folds"]] == ["art0", "art1", "art2"] and result["n"] == 7
+    assert result["partial"] == {"articles": 3, "of_articles": 4, "of_n": 9}
+
+
+def test_the_likelihood_reader_interrupted_keeps_its_finished_articles(monkeypatch, tmp_path, capsys):
+    path = _articles_file(tmp_path, [2, 1, 2])
+
+    class StopAtThird(AlwaysIndex):
+        def answer(self, document, question, options, doc_id="doc"):
+            if question.startswith("a2q"):
+                raise KeyboardInterrupt
+            return super().answer(document, question, options, doc_id)
+
+    monkeypatch.setattr(quality.LikelihoodChoiceReader, "from_pretrained", lambda model, config: StopAtThird(0))
+    assert quality.main(["--data", str(path), "--reader", "likelihood", "--json"]) == 130
+    [result] = json.loads(capsys.readouterr().out)
+    assert (result["reader"], result["n"], result["accuracy"]) == ("likelihood", 3, pytest.approx(1.0))
+    assert result["partial"] == {"articles": 2, "of_articles": 3, "of_n": 5}
