@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from pathlib import Path
 
@@ -137,6 +138,12 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     if not isinstance(name, str):
         raise TypeError(f"the rewriter's name must be a string ({', '.join(REWRITERS)} or a path), not {type(name).__name__}")
     key = name.strip()
+    near = _near_name(key)
+    if near is not None:
+        # Else it went on to the model loader, whose "cannot load model 'Trained'
+        # offline (OSError ...)" read as a download problem.
+        raise ModelNotFoundError(f"unknown rewriter '{key}': did you mean '{near}'? The rewriters: "
+                                 f"{', '.join(REWRITERS)}, or an adapter directory or a model path or hub name")
     if key == "original":
         return OriginalRewriter()
     from ._causal import CausalLMRewriter
@@ -166,6 +173,23 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
         # A mistyped name ("traned") is more likely than a hub model that was never downloaded.
         raise ModelNotFoundError(f"no rewriter '{key}': use {', '.join(REWRITERS)}, an adapter directory written by "
                                  f"rewriting.train, or a causal LM path or cached hub name ({error})") from error
+
+
+def _near_name(key: str) -> str | None:
+    """The rewriter's name ``key`` is a misspelling of (equal in another case,
+    or close by difflib), or None: for a known name, an existing path, and a
+    text with a slash (a hub model's id or a path), which are the loader's.
+
+    >>> _near_name("Trained"), _near_name("trianed"), _near_name("trained"), _near_name("gpt2")
+    ('trained', 'trained', None, None)
+    >>> _near_name("org/trained") is None
+    True
+    """
+    if key in REWRITERS or "/" in key or "\\" in key or Path(key).expanduser().exists():
+        return None
+    same = [known for known in REWRITERS if known == key.lower()]
+    close = same or difflib.get_close_matches(key.lower(), REWRITERS, n=1)
+    return close[0] if close else None
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:

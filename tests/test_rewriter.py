@@ -1047,11 +1047,38 @@ def test_missing_model_path_raises_model_not_found(tmp_path):
 
 
 def test_a_mistyped_or_wrong_typed_rewriter_name_says_what_names_there_are():
-    # "traned" was reported as a hub model that could not be fetched offline.
-    with pytest.raises(ModelNotFoundError, match="no rewriter 'traned': use trained, prompted, original, an adapter"):
-        load_rewriter("traned")
+    # "traned" was reported as a hub model that could not be fetched offline; a name near none
+    # of the rewriters' still goes to the loader, and is then named so.
+    with pytest.raises(ModelNotFoundError, match="no rewriter 'nobody': use trained, prompted, original, an adapter"):
+        load_rewriter("nobody")
     with pytest.raises(TypeError, match="must be a string .*not NoneType"):
         load_rewriter(None)
+
+
+@pytest.mark.parametrize("typed, meant", [("Trained", "trained"), ("trianed", "trained"), ("traned", "trained"),
+                                          ("PROMPTED", "prompted"), ("orignal", "original")])
+def test_a_rewriter_name_near_a_known_one_is_refused_in_one_line_naming_it(typed, meant, monkeypatch):
+    # --rewriter Trained went to the model loader: "cannot load model 'Trained' offline (OSError ...)".
+    monkeypatch.setattr(CausalLMRewriter, "from_pretrained", _never_loaded)
+    with pytest.raises(ModelNotFoundError) as raised:
+        load_rewriter(typed)
+    assert str(raised.value) == (f"unknown rewriter '{typed}': did you mean '{meant}'? The rewriters: trained, "
+                                 "prompted, original, or an adapter directory or a model path or hub name")
+
+
+def test_a_hub_id_or_an_existing_path_near_a_name_still_goes_to_the_loader(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(CausalLMRewriter, "from_pretrained",
+                        classmethod(lambda cls, name, **kwargs: asked.append(name) or "loaded"))
+    folder = tmp_path / "Trained"
+    folder.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_rewriter("Trained") == "loaded" and load_rewriter("someone/trained") == "loaded"
+    assert asked == ["Trained", "someone/trained"]
+
+
+def _never_loaded(*args, **kwargs):
+    raise AssertionError("a misspelt rewriter's name reached the model loader")
 
 
 def test_empty_model_dir_raises_model_not_found(tmp_path):
