@@ -395,17 +395,40 @@ def since_new_person(history: Sequence[str]) -> list[str]:
     return history[starts[-1]:] if starts else history
 
 
-# Emoji: the pictographs of plane 1 (faces, flags, skin tones), the
-# Miscellaneous Symbols and Dingbats but the music signs (the sharp of "C-sharp
-# minor"), the few other pictographs shown as emoji, and the joiners and
-# selectors that build emoji sequences (a keycap's digit stays). A rewrite is
-# a search query and the self-contained question shown for the turn: emoji
-# ask nothing there. The model copied the question's ("Who is she?" and a
-# smiley), moved them, or brought in one of the history's, and each emoji
-# variant of one reading counted as a reading of its own in the candidates'
-# consensus. The user's own turn keeps them.
-_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u2668\u2670-\u27BF\u231A\u231B\u23E9-\u23F3\u23F8-\u23FA\u25FB-\u25FE"
-                    "\u2B1B\u2B1C\u2B50\u2B55\u200D\uFE0E\uFE0F\u20E3\U000E0020-\U000E007F]+")
+# Emoji: the pictographs of plane 1 (faces, flags, skin tones, the
+# Supplemental Symbols and Pictographs), and elsewhere (the Miscellaneous
+# Symbols, the Dingbats, the enclosed letters and ideographs, the mahjong
+# tiles) only what Unicode shows as emoji by default (Emoji_Presentation) or
+# what a variation selector asks to be shown as one: those blocks hold text
+# symbols too, a chess piece, the signs of "\u2642 or \u2640?", a star rating
+# or a check mark, which a question asks about. A rewrite is a search query
+# and the self-contained question shown for the turn: emoji ask nothing
+# there. The model copied the question's ("Who is she?" and a smiley), moved
+# them, or brought in one of the history's, and each emoji variant of one
+# reading counted as a reading of its own in the candidates' consensus. The
+# user's own turn keeps them.
+_PRESENTED = ("\u231A\u231B\u23E9-\u23EC\u23F0\u23F3\u25FD\u25FE\u2614\u2615\u2648-\u2653\u267F\u2693\u26A1\u26AA\u26AB"
+              "\u26BD\u26BE\u26C4\u26C5\u26CE\u26D4\u26EA\u26F2\u26F3\u26F5\u26FA\u26FD\u2705\u270A\u270B\u2728\u274C\u274E"
+              "\u2753-\u2755\u2757\u2795-\u2797\u27B0\u27BF\u2B1B\u2B1C\u2B50\u2B55\U0001F004\U0001F0CF\U0001F18E"
+              "\U0001F191-\U0001F19A\U0001F201\U0001F21A\U0001F22F\U0001F232-\U0001F236\U0001F238-\U0001F23A\U0001F250\U0001F251")
+_PICTOGRAPHS = "\U0001F1E6-\U0001F1FF\U0001F300-\U0001F6FF\U0001F7E0-\U0001F7FF\U0001F900-\U0001F9FF\U0001FA70-\U0001FAFF"
+# The symbols of those blocks a following emoji selector (U+FE0F) shows as
+# emoji ("\u2764\ufe0f"); letterlike signs and arrows ("\u00a9\ufe0f", "\u2194\ufe0f")
+# keep their meaning in a question and stay.
+_SELECTABLE = "\u2300-\u23FF\u25A0-\u27BF\u2B1B-\u2B55\u3030\u303D\u3297\u3299\U0001F000-\U0001F2FF"
+# What builds an emoji sequence: the selectors, a keycap's mark, a flag's
+# tags, a skin tone. Left alone they are deleted, not spaced: a keycap's
+# digit stays, and a year typed in keycaps reads as its digits.
+_MARKS = "\uFE0E\uFE0F\u20E3\U000E0020-\U000E007F"
+_ONE = f"(?:[{_PICTOGRAPHS}{_PRESENTED}]|[{_SELECTABLE}]\uFE0F)[{_MARKS}\U0001F3FB-\U0001F3FF]*"
+# A zero-width joiner is part of an emoji only next to a pictograph (a
+# family): inside an Indic word (Sinhala's "Sri", a Malayalam chillu) it
+# shapes the letters and stays.
+_EMOJI = re.compile(f"(?P<emoji>\u200D*{_ONE}(?:\u200D*{_ONE})*\u200D*)|[{_MARKS}]+")
+
+
+def _dropped(found: re.Match) -> str:
+    return " " if found["emoji"] else ""
 
 
 def without_emoji(text: str) -> str:
@@ -414,10 +437,12 @@ def without_emoji(text: str) -> str:
 
     >>> without_emoji("Who is she? \U0001F60A"), without_emoji("Is 30 \u00b0C hot \U0001F44D\U0001F3FD?"), without_emoji("C\u266f  minor")
     ('Who is she?', 'Is 30 \u00b0C hot?', 'C\u266f  minor')
+    >>> without_emoji("What happened in 1\ufe0f\u20e39\ufe0f\u20e35\ufe0f\u20e34\ufe0f\u20e3?"), without_emoji("Which piece is \u265e?")
+    ('What happened in 1954?', 'Which piece is \u265e?')
     """
     if text.isascii() or not _EMOJI.search(text):  # most texts, the first test the faster
         return text
-    return re.sub(r"\s+(?=[?!.,;:]+$)", "", " ".join(_EMOJI.sub(" ", text).split()))
+    return re.sub(r"\s+(?=[?!.,;:]+$)", "", " ".join(_EMOJI.sub(_dropped, text).split()))
 
 
 def clean_output(text: str) -> str:

@@ -413,6 +413,33 @@ def test_emoji_are_dropped_from_the_models_rewrite(tiny_gpt2):
         assert rewriter.finish(question, HISTORY, ids, ended=True) == Rewrite(expected)
 
 
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        # A family joined by zero-width joiners, a flag of tags, skin tones: gone whole.
+        ("Who is in the \U0001F468\u200d\U0001F469\u200d\U0001F467 photo?", "Who is in the photo?"),
+        ("Is \U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F in the UK?", "Is in the UK?"),
+        ("Is \u2764\ufe0f love \U0001F44D\U0001F3FD?", "Is love?"),
+        # A keycap's digit stays, a keycapped year whole ("1 9 5 4" searched four numbers).
+        ("What happened in 1\ufe0f\u20e39\ufe0f\u20e35\ufe0f\u20e34\ufe0f\u20e3?", "What happened in 1954?"),
+        # A zero-width joiner inside an Indic word shapes its letters: it stays.
+        ("What does \u0dc1\u0dca\u200d\u0dbb\u0dd3 mean in Sri Lanka's name?", "What does \u0dc1\u0dca\u200d\u0dbb\u0dd3 mean in Sri Lanka's name?"),
+        ("Is \u0915\u094d\u200d\u0937 a letter?", "Is \u0915\u094d\u200d\u0937 a letter?"),
+        # Text symbols of the emoji blocks, which the question asks about, stay.
+        ("Which piece is \u265e in Bobby Fischer's notation?", "Which piece is \u265e in Bobby Fischer's notation?"),
+        ("\u2642 or \u2640?", "\u2642 or \u2640?"),
+        ("Is it a \u2605\u2605\u2605 hotel with \u2713 and \u2660 or \u2776?", "Is it a \u2605\u2605\u2605 hotel with \u2713 and \u2660 or \u2776?"),
+        ("Is \u262f or \u2609 or \u2680 or \U0001F110 or \U0001F701 or \U0001F030 older?", "Is \u262f or \u2609 or \u2680 or \U0001F110 or \U0001F701 or \U0001F030 older?"),
+        ("Is \u2764\ufe0e red \u2614 or \u2600\ufe0f?", "Is \u2764 red or?"),  # shown as text it stays; as emoji, not
+    ],
+)
+def test_emoji_sequences_go_whole_and_text_symbols_stay(tiny_gpt2, output, expected):
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    ids = tok.encode(" " + output, add_special_tokens=False)
+    assert rewriter.finish(output, HISTORY, ids, ended=True) == Rewrite(expected)
+
+
 def test_the_rewriter_reads_a_question_and_its_history_without_emoji(tiny_gpt2):
     # It read them: a smiley after "Who was Ernest Hemingway?" made it no new
     # subject (the model then glued the earlier one on), the model copied
