@@ -55,22 +55,32 @@ def same_words(a: str, b: str) -> bool:
 # What a user types between questions ("ok", "hmm", "thanks") or by mistake
 # ("a", "?x") asks nothing: given it with a history, the trained model made
 # a question up out of the history, and the search ran on that. Only these
-# words alone: "Why?", "How so?" and "Yes, ideologically." are follow-ups.
-_ACKNOWLEDGEMENTS = frozenset("""ok okay kk hmm hm hmmm mm um uh huh ah oh wow cool nice great yes yeah yep no nope
-    sure thanks thank thx ty lol haha""".split())
+# words alone: "Why?", "How so?" and "Yes, ideologically." are follow-ups,
+# and so is a yes or no asked back ("No?" after "Was she ever married?").
+# "Nice" and "Ty" are names as often.
+_ACKNOWLEDGEMENTS = frozenset("""ok okay kk hmm hm hmmm mm um uh huh ah oh wow cool great yes yeah yep no nope
+    sure thanks thank thx lol haha""".split())
+_ANSWERS = frozenset("yes yeah yep no nope".split())
+# One letter of a script with capitals and nothing else but punctuation ("a",
+# "?x"): "U.S.?" and "p.m.?" are abbreviations, a lone Chinese character a word.
+_LONE_LETTER = re.compile(r"[\W_]*([^\W\d_])[\W_]*")
 
 
 def asks_nothing(question: str) -> bool:
     """Whether ``question`` has nothing for a rewrite to make self-contained:
-    no word at all ("?!"), or only acknowledgements ("ok", "hmm, thanks")
-    and lone letters of a script with capitals ("a", "?x"; a lone Chinese
-    character is a word).
+    no word at all ("?!"), only acknowledgements ("ok", "hmm, thanks"), or
+    one lone letter of a script with capitals ("a", "?x").
 
     >>> [asks_nothing(q) for q in ("a", "Ok.", "hmm, thanks", "?!", "?x", "Why?", "How so?", "5?", "Yes, ideologically.")]
     [True, True, True, True, True, False, False, False, False]
+    >>> [asks_nothing(q) for q in ("U.S.?", "p.m.?", "No?", "no", "Nice?", "\u8c01?")]
+    [False, False, False, True, False, False]
     """
-    return all(word in _ACKNOWLEDGEMENTS or (len(word) == 1 and word.isalpha() and word != word.upper())
-               for word in _words(question))
+    letter = _LONE_LETTER.fullmatch(question.strip())
+    if letter:
+        return letter[1].lower() != letter[1].upper()
+    words = _words(question)
+    return all(word in _ACKNOWLEDGEMENTS and not (word in _ANSWERS and "?" in question) for word in words)
 
 
 def drift_reason(question: str, history: Sequence[str], candidate: str, config: RewriterConfig = RewriterConfig()) -> str:

@@ -389,7 +389,10 @@ def test_a_follow_up_that_asks_nothing_is_kept_without_the_model(tiny_gpt2, ques
     assert rewriter.nbest_batch([(question, HISTORY)], beams=2) == [[]]
 
 
-@pytest.mark.parametrize("question", ["Why?", "How so?", "And X?", "Yes, ideologically.", "5?", "谁？"])
+# Dotted abbreviations are no lone letters, "Nice" and "Ty" are names as
+# often as thanks, and "No?" after a yes-or-no answer asks it back.
+@pytest.mark.parametrize("question", ["Why?", "How so?", "And X?", "Yes, ideologically.", "5?", "谁？", "U.S.?", "L.A.?",
+                                      "D.C.?", "p.m.?", "i.e.?", "No?", "Yes?", "Nice?", "Ty?"])
 def test_a_short_follow_up_that_asks_something_still_goes_to_the_model(tiny_gpt2, question):
     _, tok = tiny_gpt2
     rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
