@@ -150,7 +150,7 @@ class CausalLMRewriter:
         ``stop`` is set, at the next decoding step (the rewrites not yet
         handed to ``ready`` are dropped: no half-decoded one is returned).
         """
-        results, todo = self._without_model(items)
+        results, todo, items = self._without_model(items)
         unsure: set[int] = set()  # follow-ups whose greedy rewrite the model was unsure of
         looking = self.config.candidates == 0 and self.config.second_look > 0
         done = ready or (lambda index, rewrite: None)
@@ -234,7 +234,7 @@ class CausalLMRewriter:
         decoding step, as :meth:`rewrite_batch` (nothing is returned)."""
         if beams < 1:
             raise ValueError(f"beams must be at least 1, not {beams}")
-        _, todo = self._without_model(items)
+        _, todo, items = self._without_model(items)
         found: list[list[Rewrite]] = [[] for _ in items]
         for chunk in self._chunks(todo):
             stop.check()  # before the chunk's prompts are read, as rewrite_batch
@@ -243,24 +243,33 @@ class CausalLMRewriter:
                 found[index] = [self.finish(question, history, ids, stopped) for ids, stopped in hypotheses]
         return found
 
-    def _without_model(self, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[list[Rewrite | None], list[tuple[int, list[int]]]]:
+    def _without_model(self, items: Sequence[tuple[str, Sequence[str]]]
+                       ) -> tuple[list[Rewrite | None], list[tuple[int, list[int]]], list[tuple[str, list[str]]]]:
         """Every text checked (:class:`InvalidInputError` before any model
         call); the rewrites that need no model (a first turn, a question too
-        long), ``None`` elsewhere; and ``(index, prompt ids)`` of the rest,
-        shortest first."""
+        long), ``None`` elsewhere; ``(index, prompt ids)`` of the rest,
+        shortest first; and each pair as the rewriter reads it, its
+        question's spaces closed up and no text with emoji (:func:`_asked`).
+        The one place they are dropped: the guards and the consensus then
+        read the pairs the model read."""
         for question, history in items:
             refuse_non_text(question, history)
+        read = [(_asked(question), [without_emoji(text) for text in history]) for question, history in items]
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
-        for index, (question, history) in enumerate(items):
-            question, history = _asked(question), [without_emoji(text) for text in history]
-            if not history or not question:
+        for index, (question, history) in enumerate(read):
+            typed = " ".join(items[index][0].split())
+            if typed != question and not any(character.isalnum() for character in question):
+                # Emoji alone (or with punctuation): kept as typed, as asking
+                # nothing; without them it would be an empty rewrite.
+                results[index] = Rewrite(typed, note=_ASKS_NOTHING)
+            elif not history or not question:
                 # A first turn has nothing to resolve; an empty question nothing
                 # to rewrite (the model would make one up from the history).
                 results[index] = Rewrite(question)
             elif asks_nothing(question):
                 # "ok", "a": no more to rewrite than an empty question.
-                results[index] = Rewrite(question, note="kept the original question: it asks nothing to rewrite")
+                results[index] = Rewrite(question, note=_ASKS_NOTHING)
             elif compared := the_two_named(question, history):
                 results[index] = Rewrite(compared)
             elif names_new_subject(question):
@@ -271,7 +280,7 @@ class CausalLMRewriter:
             else:
                 todo.append((index, self.prompt_ids(question, history)))
         todo.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
-        return results, todo
+        return results, todo, read
 
     def _chunks(self, todo: list) -> list[list]:
         size = max(1, self.config.batch_size)
@@ -756,6 +765,9 @@ def _greedy(scores: torch.Tensor) -> tuple[list, list]:
     """The greedy choice at each position of ``scores`` (``(..., vocabulary)``
     logits or log-probabilities) and the probability the model gave it."""
     return scores.argmax(-1).tolist(), scores.float().softmax(-1).amax(-1).tolist()
+
+
+_ASKS_NOTHING = "kept the original question: it asks nothing to rewrite"
 
 
 def _asked(question: str) -> str:

@@ -460,6 +460,34 @@ def test_the_rewriter_reads_a_question_and_its_history_without_emoji(tiny_gpt2):
     assert rewriter._opening_draft("\U0001F914 And her father?") == rewriter._opening_draft("And her father?")
 
 
+@pytest.mark.parametrize("history", [HISTORY, []])
+def test_a_question_of_emoji_alone_is_kept_as_typed(tiny_gpt2, history):
+    # Without its emoji it was "" (or "?"): the turn's rewrite, searched and
+    # written to eval's rewrites, was empty.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    note = "kept the original question: it asks nothing to rewrite"
+    for question in ["\U0001F600\U0001F600", " \U0001F914 ? ", "\u2764\ufe0f"]:
+        assert rewriter.rewrite(question, history) == Rewrite(" ".join(question.split()), note)
+    assert rewriter.rewrite_batch([("\U0001F44D", history), ("", history)]) == [Rewrite("\U0001F44D", note), Rewrite("")]
+
+
+def test_the_guards_read_the_history_the_model_read(tiny_gpt2):
+    # The model read it without emoji, the drift guard with them: a rewrite
+    # repeating "What happened in 1954?", asked in keycaps, was taken.
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain", candidates=0, second_look=0))
+    output = tok.encode(" What happened in 1954?", add_special_tokens=False)
+    rewriter._generate = lambda prompts, opening=(), reads=None, stop=None: [Decoding(output, True) for _ in prompts]
+    keycaps = ["What happened in 1\ufe0f\u20e39\ufe0f\u20e35\ufe0f\u20e34\ufe0f\u20e3?", "A war ended."]
+    expected = Rewrite("And after that?", "kept the original question: the rewrite repeats an earlier question", "What happened in 1954?")
+    assert rewriter.rewrite("And after that?", ["What happened in 1954?", "A war ended."]) == expected
+    assert rewriter.rewrite("And after that?", keycaps) == expected
+    assert rewriter.rewrite_batch([("And after that? \U0001F914", keycaps)]) == [expected]
+    rewriter._beam_batch = lambda prompts, beams, greedy=False, stop=None: [[(output, True)] for _ in prompts]
+    assert rewriter.nbest_batch([("And after that?", keycaps)], beams=1) == [[expected]]
+
+
 _HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs in Harlem, at Covan's."]
 
 
