@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from rewriting import BatchingRewriter, load_rewriter
+from rewriting import BatchingRewriter, asks_nothing, load_rewriter
 
 from .encoders import BatchingEncoder, load_minilm, new_minilm
 from .kernel import (
@@ -55,7 +55,7 @@ from .retrieval import (
 
 __all__ = [
     "BATCH_SIZE", "BATCH_WINDOW_MS", "Assistant", "BackgroundEncoding", "build_assistant", "turn_to_json",
-    "validate_question",
+    "validate_question", "topic_rewrite",
 ]
 
 # Calls merged into one model call by the batchers: the causal rewriter's own
@@ -383,9 +383,21 @@ class Assistant:
         if not isinstance(conversation, Conversation):
             raise TypeError(f"ask takes a Conversation (assistant.kernel), not {type(conversation).__name__}; "
                             "with a history of texts, call steps(question, history) and take its last value")
-        previous = conversation.turns[-1].rewrite.text if conversation.turns else ""
+        previous = topic_rewrite([turn.rewrite for turn in conversation.turns])
         *_, turn = self.steps(question, conversation.history(self.config.history_rewrites), previous)
         return turn
+
+
+def topic_rewrite(rewrites: Sequence[Rewrite]) -> str:
+    """The earlier rewrite whose words a follow-up's search is widened with
+    (``previous`` of :meth:`Assistant.steps`; "" when there is none): the
+    latest that asked something. After "ok" or "thanks", kept as asked
+    (:func:`rewriting.asks_nothing`), the topic is still the turn's before.
+
+    >>> topic_rewrite([Rewrite("Who was Ada Lovelace?"), Rewrite("ok")]), topic_rewrite([Rewrite("hmm")])
+    ('Who was Ada Lovelace?', '')
+    """
+    return next((rewrite.text for rewrite in reversed(rewrites) if not asks_nothing(rewrite.text)), "")
 
 
 def build_assistant(*, batching: bool = False, background: bool = False, **overrides) -> Assistant:

@@ -25,7 +25,7 @@ from ._prompt import (
     turns,
 )
 from ._recipe import RECIPE_FILE, Recipe
-from ._rules import drift_reason
+from ._rules import asks_nothing, drift_reason
 
 __all__ = [
     "Rewriter",
@@ -45,6 +45,7 @@ __all__ = [
     "RECIPE_FILE",
     "Recipe",
     "drift_reason",
+    "asks_nothing",
     "inference_dtype",
     "lookup_draft",
     "consensus",

@@ -145,6 +145,16 @@ def test_a_follow_up_is_searched_with_the_previous_rewrites_words_and_read_as_re
     assert plain.seen == ["Who was her father?"]
 
 
+def test_a_follow_up_after_an_ok_is_searched_with_the_topic_before_it(retriever, reader):
+    # "ok" asks nothing and is kept as asked: the next search was widened with "ok".
+    search = Recording(retriever, "search")
+    assistant = Assistant(OriginalRewriter(), search, reader)
+    conversation = Conversation()
+    for question in ("Who was Ada Lovelace?", "ok", "Who was her father?"):
+        conversation.add(assistant.ask(question, conversation))
+    assert search.seen[-1] == "Who was her father? " * 3 + "ada lovelace"
+
+
 class _WithAlternatives:
     """A follow-up's rewrite picked among candidates, as ``candidates`` gives it."""
 

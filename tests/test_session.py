@@ -655,6 +655,27 @@ def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_serv
     assert queries == [ADA, "What did she write about?", "What did Ada Lovelace write about?"]
 
 
+def test_a_turn_after_an_ok_searches_with_the_topic_before_it(app_services):
+    # "ok" is kept as asked (it asks nothing): the next turn's search was
+    # widened with "ok" and lost the conversation's topic.
+    import dataclasses
+
+    queries = []
+    inner = app_services.assistant.retriever
+
+    class Recording:
+        def search(self, query, k):
+            queries.append(query)
+            return inner.search(query, k)
+
+    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=Recording())
+    session = S.Session()
+    for question in (ADA, "ok", "What did she write about?"):
+        play(app_services, session, question)
+    S.correct(app_services, session, 2, "What did Ada Lovelace write about?")
+    assert queries[2:] == ["What did she write about? " * 3 + "ada lovelace", "What did Ada Lovelace write about? " * 3 + "ada lovelace"]
+
+
 def test_an_earlier_turn_can_be_selected_and_corrected_in_place(app_services):
     session = S.Session()
     for question in (ADA, "What did she write about?", "What is Paris?"):

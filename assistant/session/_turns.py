@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..kernel import (NO_STOP, AssistantError, InvalidInputError, Rewrite, StopSignal, Stopped, check_history, counted,
                       do_nothing, echoed_question, with_stop)
-from ..pipeline import turn_to_json, validate_question
+from ..pipeline import topic_rewrite, turn_to_json, validate_question
 from ._language import language_notice
 from ._sources import assistant_for, await_source, search_notice, waiting_for
 from ._storage import server_storage
@@ -111,8 +111,9 @@ def ask(
         # may hold megabytes, which the rewriter tokenised whole at every turn.
         history = [text[:MAX_HISTORY_CHARS] for text in assistant.history_window(history)]
         # The turn before, as this session rewrote it (a replay asks its file's
-        # turns in order); steps() ignores it on a turn with no history.
-        previous = session.turns[-1].turn.rewrite.text if session.turns else ""
+        # turns in order), past an "ok" that asked nothing (topic_rewrite);
+        # steps() ignores it on a turn with no history.
+        previous = topic_rewrite([entry.turn.rewrite for entry in session.turns])
         notice = turn_notice(services, session, question)  # before the search it describes
         yield Pending(question)
         turn = None
@@ -344,7 +345,7 @@ def correct(services: Services, session: Session, index: int, corrected: str, cl
     rewrite = Rewrite(corrected, note="Corrected by you; the answer was searched with your rewrite.")
     # As steps() does: no expansion for a turn the rewriter saw no history for.
     window = services.assistant.history_window(session.history(index))
-    previous = session.turns[index - 1].turn.rewrite.text if window else ""
+    previous = topic_rewrite([entry.turn.rewrite for entry in session.turns[:index]]) if window else ""
     with _ENDING:  # as ask(): Stop and this re-run's end decide under one lock
         stop = session.stop_signal
         session.correcting.append(index)
