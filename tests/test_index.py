@@ -276,18 +276,34 @@ def test_cli_rejects_bad_threads(tmp_path, tiny_collection, capsys):
 
 def test_cli_refuses_a_document_that_is_not_utf8_as_the_upload_does(tmp_path, capsys):
     # It used to be indexed with replacement characters (exit 0) while the
-    # app's upload refused the same file; both now say the same thing.
+    # app's upload refused the same file; both now say the same thing. A file
+    # given by its path, and a folder with no other document, are refused.
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("Caf\u00e9 au lait is coffee with milk.".encode("latin-1"))
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "fine.txt").write_text("Tea is a drink.", encoding="utf-8")
     (folder / "old.txt").write_bytes(latin1.read_bytes())
     for given, named in ((latin1, latin1), (folder, folder / "old.txt")):
         assert index_main(["--input", str(given), "--index", str(tmp_path / "idx")]) == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert err == f"error: {named} is not UTF-8 text; save it as UTF-8 and try again."
     assert not (tmp_path / "idx").exists()
+
+
+def test_cli_skips_a_folders_document_that_is_not_utf8_and_indexes_the_rest(tmp_path, capsys):
+    # One Latin-1 file of many stopped the whole folder's build.
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "fine.txt").write_text("Tea is a drink.", encoding="utf-8")
+    (folder / "sub" / "old.txt").write_bytes("Caf\u00e9 au lait is coffee with milk.".encode("latin-1"))
+    (folder / "wide.txt").write_bytes("Coffee is a drink too.".encode("utf-16"))  # read by its mark, not skipped
+    assert index_main(["--input", str(folder), "--index", str(tmp_path / "idx"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["passages"] == 2
+    assert "note: skipped sub/old.txt: not UTF-8 text (save it as UTF-8)\n" in err
+    assert "wide.txt" not in err
+    ids = sorted(hit.id for hit in BM25Retriever.from_index(tmp_path / "idx").search("drink", 5))
+    assert ids == ["fine.txt#0", "wide.txt#0"]
 
 
 def test_cli_makes_the_index_folders_parent_or_refuses_it_up_front(tmp_path, tiny_collection, capsys):

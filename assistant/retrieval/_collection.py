@@ -278,7 +278,16 @@ def _file_text(path: Path) -> str:
         raise DataFormatError(f"{path}: no such file") from None
     except OSError as error:
         raise DataFormatError(f"{path}: cannot read it ({error.strerror or error})") from None
-    return utf8_text(raw, str(path))
+    try:
+        return utf8_text(raw, str(path))
+    except DataFormatError as error:
+        raise _NotText(str(error)) from None
+
+
+class _NotText(DataFormatError):
+    """A document whose bytes are not UTF-8 text (nor UTF-16/32 opened by a
+    byte order mark): what a folder's build may leave out, where a file it
+    cannot read at all is not."""
 
 
 def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:
@@ -538,7 +547,8 @@ def skipped_files(path: str | Path | None) -> list[str]:
     )
 
 
-def _read_folder(path: Path, empty: list[str] | None) -> Iterator[dict]:
+def _read_folder(path: Path, empty: list[str] | None, not_text: list[tuple[str, DataFormatError]] | None,
+                 ) -> Iterator[dict]:
     files = _document_files(path)
     if not files:
         raise DataFormatError(
@@ -547,7 +557,13 @@ def _read_folder(path: Path, empty: list[str] | None) -> Iterator[dict]:
         )
     for file in files:
         name = _readable(file.relative_to(path).as_posix())
-        title, text = _titled_document(file)
+        try:
+            title, text = _titled_document(file)
+        except _NotText as error:
+            if not_text is None:
+                raise
+            not_text.append((name, error))
+            continue
         passages = chunk_text(text)
         if not passages and empty is not None:
             empty.append(name)
@@ -577,11 +593,15 @@ def _read_wiki_summaries(path: Path) -> Iterator[dict]:
         yield passage
 
 
-def read_collection(path: str | Path | None = None, *, empty: list[str] | None = None) -> Iterator[dict]:
+def read_collection(path: str | Path | None = None, *, empty: list[str] | None = None,
+                    not_text: list[tuple[str, DataFormatError]] | None = None) -> Iterator[dict]:
     """Passages of the collection at ``path`` (the default collection when None).
     A folder's documents with no text (empty, blank, markup alone) give no
     passage; their paths in it are appended to ``empty``, as they are read,
-    for the caller to name."""
+    for the caller to name. Given ``not_text``, a folder's document that is
+    not UTF-8 text is left out too, its path and the error that refuses it
+    appended there: one Latin-1 file among many stopped the whole folder.
+    Without it (and for a single file, always) such a file is refused."""
     path = default_collection_path() if path is None else Path(path)
     if not path.exists():
         raise DataFormatError(f"{path}: no such file or folder.")
@@ -589,7 +609,7 @@ def read_collection(path: str | Path | None = None, *, empty: list[str] | None =
     if jsonl is not None:
         return _read_jsonl_folder(jsonl)
     if path.is_dir():
-        return _read_folder(path, empty)
+        return _read_folder(path, empty, not_text)
     if path.name == "summaries_en-us.json":
         return _read_wiki_summaries(path)
     if path.suffix.lower() in READ_SUFFIXES:

@@ -179,11 +179,16 @@ def index_collection(
     line in that form, Anserini reads the files itself, as pyserini's CLI
     does (:func:`._direct.index_lines`); one thread keeps the streaming
     route, whose order, and so whose index, is the same at every build.
+
+    A folder's document that is not UTF-8 text is left out with a
+    ``note: skipped NAME: not UTF-8 text`` line on stderr, unless no other
+    gives a passage: then its refusal is raised, as for a file given alone.
     """
     _require_threads(threads)
     files = jsonl_sources(path) if path is not None else None
     total = collection_size(path)
     empty: list[str] = []  # a folder's documents with no text, as read
+    not_text: list = []  # a folder's documents that are not UTF-8 text, and why, as read
     try:
         if files is not None and threads > 1 and in_indexer_form(files):
             try:
@@ -200,14 +205,19 @@ def index_collection(
             if count is not None:
                 return count
             # A later line needs encoding after all: the streaming route does it.
-        encoded = _encoded_jsonl(files) if files is not None else _encoded(read_collection(path, empty=empty))
+        encoded = (_encoded_jsonl(files) if files is not None
+                   else _encoded(read_collection(path, empty=empty, not_text=not_text)))
         count = _build(encoded, index_dir, total=total, progress=progress,
                        description=description, threads=threads)
+        for name, _ in not_text:  # said with or without a progress bar: a file left out is no progress detail
+            tqdm.write(f"note: skipped {name}: not UTF-8 text (save it as UTF-8)", file=sys.stderr)
         if empty and progress:
             # Left out in silence, an empty document looked indexed.
             tqdm.write(f"note: left out {_empty_documents(empty)}", file=sys.stderr)
         return count
     except _NoPassages:
+        if not_text:  # nothing else to index: the first such file's own refusal says what to do
+            raise not_text[0][1] from None
         # The input is named: "The collection" alone did not say which.
         where = default_collection_path() if path is None else path
         left_out = f" ({_empty_documents(empty)})" if empty else ""
