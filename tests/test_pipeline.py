@@ -403,6 +403,17 @@ def test_terminal_chat_refuses_a_bad_setting_in_one_line(tiny_index, setting, me
     assert stderr.startswith(f"error: {message}") and stderr.count("\n") == 1, stderr
 
 
+@pytest.mark.parametrize("typed, meant", [("Sentence", "sentence"), ("generativ", "generative")])
+def test_a_reader_name_near_a_known_one_says_which_was_meant(monkeypatch, typed, meant):
+    from assistant.kernel import ConfigError, load_configs
+
+    monkeypatch.setenv("CONVQA_READER", typed)
+    with pytest.raises(ConfigError) as raised:
+        load_configs()
+    assert str(raised.value) == (f"reader must be one of sentence, generative, got {typed!r} (from its command-line "
+                                 f"flag, or CONVQA_READER); did you mean {meant!r}?")
+
+
 def test_a_flag_replaces_a_bad_setting_in_the_environment(tiny_index, monkeypatch):
     # README: flags win over CONVQA_* variables. The variable used to be
     # range-checked before the flag replaced it, so CONVQA_K=-1 stopped -k 3.

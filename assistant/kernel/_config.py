@@ -100,7 +100,10 @@ def _check(config) -> None:
         if not ok:
             raise ConfigError(f"{field.name} must be {_describe(field.name, kind)}, got {value!r}{_FROM(field.name)}")
     if getattr(config, "reader", READER_NAMES[0]) not in READER_NAMES:
-        raise ConfigError(f"reader must be one of {', '.join(READER_NAMES)}, got {config.reader!r}{_FROM('reader')}")
+        # 'Sentence' or 'generativ' is a slip of the keys: the name meant is said.
+        close = difflib.get_close_matches(str(config.reader).lower(), READER_NAMES, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"reader must be one of {', '.join(READER_NAMES)}, got {config.reader!r}{_FROM('reader')}{hint}")
     if hasattr(config, "rewriter") and not config.rewriter.strip():
         raise ConfigError(f"rewriter must be trained, prompted, original or a model path, got ''{_FROM('rewriter')}")
 
