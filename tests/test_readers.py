@@ -1177,22 +1177,3 @@ def test_a_bare_lead_has_at_most_six_words_after_its_is(readers):
     seven = Passage("Ada", "Ada was a writer of very many short notes. She wrote on engines.", 2.0, "Ada")
     assert shaped.read("Who was Ada?", [six]).text == "Ada was a writer of many short notes. She wrote on engines."
     assert shaped.read("Who was Ada?", [seven]).text == "Ada was a writer of very many short notes."
-
-
-def test_a_heading_is_no_answer_while_a_sentence_is_there(readers):
-    # A table's header row was NQ's answer to "how many episodes in season 1
-    # of handmades tale" ("Season Episodes Originally released First released
-    # Last released"), and a document's heading on a line of its own opened
-    # the sentence after it.
-    plain, _ = readers
-    table = Passage("t", "<Table> <Tr> <Th_colspan=\"2\"> Season </Th> <Th> Episodes </Th> <Th> Originally released </Th> "
-                    "<Th> First released </Th> <Th> Last released </Th> </Tr> </Table> "
-                    "<P> The show premiered on April 26 , 2017 . </P>", 1.0, "")
-    assert plain.read("when was season 1 first released", [table]).text == "The show premiered on April 26 , 2017 ."
-    document = Passage("d_p0", "Childhood and family\nHer father left England when she was a month "
-                       "old.", 1.0, "your text")
-    assert plain.read("What was the childhood and family of the poet like?", [document]).text == (
-        "Her father left England when she was a month old.")
-    # A heading alone is still read: the passages say nothing else.
-    only = Passage("h", "<H2> Childhood and family </H2>", 1.0, "")
-    assert plain.read("What was the childhood and family of the poet like?", [only]).text == "Childhood and family"

@@ -312,30 +312,3 @@ def test_one_document_names_the_kinds_it_takes_which_are_no_jsonl(app_services, 
     long = tmp_path / f"{'b' * 240}.txt"
     long.write_text("The Difference Engine was designed by Charles Babbage.")
     assert use_document_file(app_services, Session(), long).startswith(f"Answering from the document “{'b' * 59}…”")
-
-
-ADA_BIOGRAPHY = ("Augusta Ada King, Countess of Lovelace, was an English mathematician and writer. She is chiefly known "
-                 "for her work on Charles Babbage's Analytical Engine.\n\nEarly life\n\nAda was the only legitimate "
-                 "child of the poet Lord Byron.\n")
-
-
-@pytest.mark.parametrize("name, heading", [("Ada Lovelace.txt", "Ada Lovelace\n"), ("ada.txt", "Ada Lovelace\n\n"),
-                                           ("ada.md", "# Ada Lovelace\n\n")])
-def test_who_was_x_over_an_upload_headed_by_the_name_answers_its_first_sentence(app_services, tmp_path, name,
-                                                                                  heading):
-    # The heading on the document's first line was packed into the passage
-    # before the biography's first sentence, and "Who was Ada Lovelace?"
-    # was answered "Ada Lovelace Augusta Ada King, …", in one-document mode
-    # and from an index of uploads alike.
-    from assistant.session import Session, ask, use_document_file, use_uploads
-
-    upload = tmp_path / name
-    upload.write_text(heading + ADA_BIOGRAPHY)
-    for use in (lambda session: use_document_file(app_services, session, upload),
-                lambda session: use_uploads(app_services, session, [upload])):
-        session = Session()
-        use(session)
-        list(ask(app_services, session, "Who was Ada Lovelace?"))
-        # (A lead that says only what she was takes its next sentence too.)
-        assert session.turns[-1].turn.answer.text.startswith(
-            "Augusta Ada King, Countess of Lovelace, was an English mathematician and writer.")

@@ -1,7 +1,7 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading, the labels-file format, which lines of a text are headings, the Stop signal a turn's model loops check, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
+JSONL reading, the labels-file format, the Stop signal a turn's model loops check, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
 one percentile, and the command lines' error ending and output-path check.
 It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
@@ -36,7 +36,6 @@ from ._errors import (
     JavaNotFoundError,
     ModelNotFoundError,
 )
-from ._headings import HEADING_WORDS, ends_as_sentence, heading_lines
 from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word
@@ -133,9 +132,6 @@ __all__ = [
     "output_path",
     "tokens",
     "composed_text",
-    "HEADING_WORDS",
-    "heading_lines",
-    "ends_as_sentence",
     "counted",
     "folded_text",
     "TOKEN_PATTERNS",

@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, heading_lines, tokens, with_stop
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
@@ -90,57 +90,12 @@ def split_sentences(text: str) -> list[str]:
     >>> split_sentences("<H2> Cast </H2> <Ul> <Li> Kevin Kline as Maurice </Li> <Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr>")
     ['Cast', 'Kevin Kline as Maurice', 'Created by Bruce Miller']
     """
-    return [sentence for sentence, _ in _marked_sentences(text)]
+    return [sentence for block in _blocks(text) for sentence in _split_block(block)]
 
 
-def _marked_sentences(text: str) -> list[tuple[str, bool]]:
-    """:func:`split_sentences`' sentences, each with whether it is (part
-    of) a heading (:func:`_blocks`).
-
-    >>> _marked_sentences("Ada - wikipedia <H1> Ada </H1> <H2> Early life </H2> <P> She was born in London . </P>")
-    [('Ada - wikipedia', True), ('Ada', True), ('Early life', True), ('She was born in London .', False)]
-    >>> _marked_sentences('<Tr> <Th_colspan="2"> Season </Th> <Th> Episodes </Th> </Tr> <Tr> <Th> Episodes </Th> <Td> 10 </Td> </Tr>')
-    [('Season Episodes', True), ('Episodes 10', False)]
-    >>> _marked_sentences("Ada Lovelace\\nAugusta Ada King was a mathematician. She wrote.")
-    [('Ada Lovelace', True), ('Augusta Ada King was a mathematician.', False), ('She wrote.', False)]
-    """
-    return [(sentence, heading) for block, heading in _blocks(text) for sentence in _split_block(block)]
-
-
-# What makes a block of markup a heading: its tag (<H2> Cast </H2>), or its
-# table row's cells, header cells alone ("<Th> Season </Th> <Th> Episodes
-# </Th>", which NQ's "how many episodes …" got as its answer).
-_BLOCK_OR_TAG = re.compile(f"({_BLOCK_TAG.pattern})", re.IGNORECASE)
-_HEADING_TAG = re.compile(r"<h[1-6](?=[\s_>])", re.IGNORECASE)
-_HEADER_CELL = re.compile(r"<th(?=[\s_>])", re.IGNORECASE)
-_DATA_CELL = re.compile(r"<td(?=[\s_>])", re.IGNORECASE)
-_PAGE_HEADING = re.compile(r"\s*<h1(?=[\s_>])", re.IGNORECASE)
-
-
-def _blocks(text: str) -> list[tuple[str, bool]]:
-    """Text's blocks (paragraphs, list items, headings, table rows, a
-    heading's line), tags dropped, each with whether it is a heading:
-    markup's, a table's row of header cells alone, or a line of its own
-    that :func:`~assistant.kernel.heading_lines` calls one (a document's
-    "Ada Lovelace" above her biography, kept on its line by the passage
-    cutter)."""
-    parts = _BLOCK_OR_TAG.split(text)
-    blocks: list[tuple[str, bool]] = []
-    for at in range(0, len(parts), 2):
-        raw = parts[at]
-        # A heading's block follows its tag, and a page's title line
-        # ("Game of Thrones ( season 7 ) - wikipedia <H1> …") goes before its first.
-        tag = parts[at - 1] if at else (parts[1] if len(parts) > 1 and _PAGE_HEADING.match(parts[1]) else "")
-        if _HEADING_TAG.search(tag) or (_HEADER_CELL.search(raw) and not _DATA_CELL.search(raw)):
-            blocks.append((_CELL_TAG.sub(" ", raw), True))
-            continue
-        lines, start = _CELL_TAG.sub(" ", raw).split("\n"), 0
-        for line, heading in enumerate(heading_lines(lines) if len(lines) > 1 else [False]):
-            if heading:
-                blocks += [("\n".join(lines[start:line]), False), (lines[line], True)]
-                start = line + 1
-        blocks.append(("\n".join(lines[start:]), False))
-    return blocks
+def _blocks(text: str) -> list[str]:
+    """Text's blocks (paragraphs, list items, headings, table rows), tags dropped."""
+    return [_CELL_TAG.sub(" ", block) for block in _BLOCK_TAG.split(text)]
 
 
 def _split_block(text: str) -> list[str]:
@@ -249,19 +204,13 @@ class SentenceReader:
         return cls(load_minilm(path), config)
 
     def candidates(self, passages: Sequence[Passage]) -> list[tuple[int, int, str]]:
-        """(passage index, sentence index, sentence) for every usable
-        sentence: long enough, and no heading (:func:`_blocks`) while the
-        passages hold a sentence that is none. A heading names what follows
-        and answers nothing: a table's header row ("Season Episodes
-        Originally released …") was NQ's answer to "how many episodes …"."""
-        usable = [
-            (p, s, sentence, heading)
+        """(passage index, sentence index, sentence) for every usable sentence."""
+        return [
+            (p, s, sentence)
             for p, passage in enumerate(passages)
-            for s, (sentence, heading) in enumerate(_marked_sentences(passage.text))
+            for s, sentence in enumerate(split_sentences(passage.text))
             if len(sentence) >= self.config.min_sentence_chars
         ]
-        said = any(not heading for *_, heading in usable)
-        return [(p, s, sentence) for p, s, sentence, heading in usable if not (said and heading)]
 
     @staticmethod
     def _referents(passages: Sequence[Passage], candidates) -> list[str]:
@@ -468,10 +417,7 @@ class SentenceReader:
         top = max(p.score for p in passages)
         lead = lead_passage(subject, passages, person)
         if lead is not None:
-            # Its first sentence that is no heading: an upload's "Ada
-            # Lovelace" above her biography answered "Who was Ada Lovelace?".
-            blocks = [sentences for sentences in (_split_block(block) for block, heading in _blocks(lead.text)
-                                                  if not heading) if sentences]
+            blocks = [sentences for sentences in map(_split_block, _blocks(lead.text)) if sentences]
             wanted = self.config.definition_sentences
             sentences = [sentence for block in blocks for sentence in block][:wanted]
             # A bare lead is half a definition: the next sentence of its

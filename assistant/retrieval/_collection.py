@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
-from ..kernel import DataFormatError, composed_text, ends_as_sentence, heading_lines, json_lines, utf8_text
+from ..kernel import DataFormatError, composed_text, json_lines, utf8_text
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -311,60 +311,38 @@ def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) ->
     ['a b', 'c d', 'e']
     >>> chunk_text("x" * 10, max_words=2, max_chars=4)
     ['xxxx', 'xxxx', 'xx']
-
-    A heading on a line of its own is a paragraph, and keeps its line in
-    the passage: the reader tells it from the sentence after it.
-
-    >>> chunk_text("Ada Lovelace\\nAugusta Ada King was a mathematician.\\n\\nShe wrote\\nnotes.\\n\\nCareer:\\nShe translated.")
-    ['Ada Lovelace\\nAugusta Ada King was a mathematician. She wrote notes.\\nCareer:\\nShe translated.']
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, not {max_words}")
     max_chars = 32 * max_words if max_chars is None else max_chars
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, not {max_chars}")
-    units: list[tuple[str, str]] = []  # (what goes before it in a passage, unit)
-    for paragraph in _paragraphs(text):
+    units: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
         paragraph = re.sub(r"\s+", " ", paragraph).strip()
         if not paragraph:
             continue
         if len(paragraph) <= max_chars and len(paragraph.split()) <= max_words:
-            units.append(("\n", paragraph))
+            units.append(paragraph)
             continue
-        pieces = [piece for sentence in re.split(r"(?<=[.!?])\s+", paragraph)
-                  for piece in _bounded(sentence, max_words, max_chars)]
-        units += [(" " if n else "\n", piece) for n, piece in enumerate(pieces)]
+        for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
+            units += _bounded(sentence, max_words, max_chars)
     passages: list[str] = []
-    current = ""
-    words = 0  # of current
-    for between, unit in units:
+    current: list[str] = []
+    words = chars = 0  # of " ".join(current)
+    for unit in units:
         unit_words = len(unit.split())
-        if current and (words + unit_words > max_words or len(current) + 1 + len(unit) > max_chars):
-            passages.append(current)
-            current = ""
-        # A heading's paragraph keeps its line (the reader tells it from the
-        # sentence after it by it); prose paragraphs run on, as before.
-        if between == "\n" and current and ends_as_sentence(current) and ends_as_sentence(unit):
-            between = " "
-        current, words = (current + between + unit, words + unit_words) if current else (unit, unit_words)
+        if current and (words + unit_words > max_words or chars + 1 + len(unit) > max_chars):
+            passages.append(" ".join(current))
+            current = []
+        if current:
+            words, chars = words + unit_words, chars + 1 + len(unit)
+        else:
+            words, chars = unit_words, len(unit)
+        current.append(unit)
     if current:
-        passages.append(current)
+        passages.append(" ".join(current))
     return passages
-
-
-def _paragraphs(text: str) -> list[str]:
-    """``text``'s paragraphs (between blank lines), a heading or label on a
-    line of its own (:func:`~assistant.kernel.heading_lines`) one of them
-    too: "Ada Lovelace" above her biography's first line."""
-    paragraphs = []
-    for block in re.split(r"\n\s*\n", text):
-        lines, start = block.split("\n"), 0
-        for at, heading in enumerate(heading_lines(lines)):
-            if heading:
-                paragraphs += ["\n".join(lines[start:at]), lines[at]]
-                start = at + 1
-        paragraphs.append("\n".join(lines[start:]))
-    return paragraphs
 
 
 def _bounded(unit: str, max_words: int, max_chars: int) -> list[str]:
