@@ -964,6 +964,58 @@ def test_a_name_answered_by_surname_is_the_full_name_the_passages_give(readers):
     assert shaped.read("who played denise husband on the cosby show", page).text == "Joseph C. Phillips"
 
 
+def test_he_or_she_is_the_role_of_a_who_plays_question_only_where_it_is_played(readers):
+    # "He also plays Seamus McFly" after "Marty McFly is played by Michael J. Fox": "He" is the
+    # actor, and read as the role it answered "who plays seamus mcfly" with "Marty McFly".
+    plays = "He also plays Seamus McFly , Marty 's ancestor ."
+    assert cast_span("who plays seamus mcfly", plays, "Marty McFly") is None
+    assert cast_span("who does michael j. fox play", plays, "Michael J. Fox") == "Seamus McFly"
+    assert cast_span("who plays lorraine", "She is played by Lea Thompson .", "Lorraine Baines") == "Lea Thompson"
+    _, shaped = readers
+    title = "List of Back to the Future characters"
+    for question, lead, cast, actor in (
+            ("who plays seamus mcfly in back to the future 3",
+             "Marty McFly is played by Michael J. Fox . He also plays Seamus McFly , Marty 's ancestor , in Back to the Future Part III .",
+             "Cast : Michael J. Fox as Seamus McFly and Marty McFly .", "Michael J. Fox"),
+            ("who plays maggie mcfly",
+             "Lorraine Baines is played by Lea Thompson . She also plays Maggie McFly , Seamus 's wife , in Part III .",
+             "Cast : Lea Thompson as Maggie McFly .", "Lea Thompson")):
+        page = [Passage("bttf_a0", lead, 3.0, title), Passage("bttf_a1", cast, 2.0, "Back to the Future Part III")]
+        assert shaped.read(question, page).text == actor
+
+
+def test_a_longer_name_is_the_full_name_only_in_the_answers_article_and_as_a_name(readers):
+    # full_name widened every "who" answer: another person's kin, another article's
+    # namesake, a sentence's opening word and another place were read as the full name.
+    assert full_name("Johnson", ["His wife Lady Bird Johnson attended the signing ."]) == "Johnson"
+    assert full_name("Phillips", ["Then Phillips left the show ."]) == "Phillips"
+    assert full_name("Claudia Wells", ["Actress Claudia Wells was cast ."]) == "Claudia Wells"
+    assert full_name("England", ["The squad later toured New England ."]) == "England"
+    # A lead that says who the longer name is names it in full, at its sentence's start too.
+    assert full_name("Darby", ["Rhys Darby is a New Zealand actor ."]) == "Rhys Darby"
+    _, shaped = readers
+    act = "Civil Rights Act of 1964"
+    cases = (
+        ("Who signed the Civil Rights Act of 1964?", [Passage("cra_a0", "Johnson signed the Civil Rights Act of 1964 on July 2 . "
+                                                              "His wife Lady Bird Johnson attended the signing .", 3.0, act)]),
+        ("Who signed the Civil Rights Act?", [Passage("cra_a0", "Johnson signed the Civil Rights Act on July 2 .", 3.0, act),
+                                              Passage("bj_b0", "The mayor met Boris Johnson , a British politician .", 2.5, "Boris Johnson")]),
+        ("Who scored the winning goal?", [Passage("wc_a0", "Hurst scored the winning goal in extra time . Meanwhile Hurst became a hero .",
+                                                  3.0, "1966 FIFA World Cup Final")]),
+        ("Who won the 1966 World Cup?", [Passage("wc_b0", "England won the 1966 World Cup . The squad later toured New England .",
+                                                 3.0, "1966 FIFA World Cup")]),
+    )
+    assert [shaped.read(question, page).text for question, page in cases] == ["Johnson", "Johnson", "Hurst", "England"]
+
+
+def test_the_cast_answer_is_the_full_name_its_article_gives(readers):
+    # The cast sentence names the actor by surname; the article's lead names him in full.
+    _, shaped = readers
+    page = [Passage("ue_a0", "Rhys Darby is a New Zealand actor . Darby as Charles , Olaf 's partner .", 3.0,
+                    "A Series of Unfortunate Events")]
+    assert shaped.read("who plays charles", page).text == "Rhys Darby"
+
+
 def test_a_which_question_is_answered_by_the_name_of_the_kind_it_asks(readers):
     # "which committee …?" got the whole sentence; its answer is the one name
     # that is a committee, not the President named nearer its words.

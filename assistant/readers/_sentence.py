@@ -311,7 +311,7 @@ class SentenceReader:
             # about someone else more often than the description is.
             if span and (years is None or (years[0].id == answer.source_id and holds_answer(span, years[1]))):
                 if kind == "name":
-                    span = self._whole_name(span, passages)
+                    span = self._whole_name(span, passages, answer.source_id)
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read, known)
@@ -380,12 +380,19 @@ class SentenceReader:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
 
-    def _whole_name(self, span: str, passages: Sequence[Passage]) -> str:
-        """``span`` as the passages read name it in full (:func:`full_name`):
-        "Phillips" is "Joseph C. Phillips" where a passage says so. Read
-        sentence by sentence: across a sentence's end, "… in northern
-        Italy. Romeo Montague was born there." ran into one name."""
-        return full_name(span, [sentence for p in passages[: self.config.read_k] for sentence in split_sentences(p.text)])
+    def _whole_name(self, span: str, passages: Sequence[Passage], source_id: str) -> str:
+        """``span`` as the passages read of its answer's article name it in
+        full (:func:`full_name`): "Phillips" is "Joseph C. Phillips" where
+        the article says so. Another article's "Boris Johnson" is no one
+        the answer's "Johnson" is known to be; a passage without a title is
+        its own. Read sentence by sentence: across a sentence's end, "… in
+        northern Italy. Romeo Montague was born there." ran into one name."""
+        read = passages[: self.config.read_k]
+        source = next((p for p in read if p.id == source_id), None)
+        if source is None:
+            return span
+        same = [p for p in read if p is source or (source.title and p.title == source.title)]
+        return full_name(span, [sentence for p in same for sentence in split_sentences(p.text)])
 
     def _cast_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
         """The actor (or role) the best-scored sentence that pairs them gives
@@ -403,7 +410,7 @@ class SentenceReader:
             p, s, sentence = read.candidates[at]
             span = cast_span(question, sentence, about[p][s])
             if span:
-                return Answer(self._whole_name(span, passages), float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+                return Answer(self._whole_name(span, passages, passages[p].id), float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
 
     def _definition(self, question: str, passages: Sequence[Passage]) -> Answer | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
+from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
@@ -351,13 +351,16 @@ def _qualifier(between: str) -> bool:
 _RESTATED = re.compile(r"\d[\d,.]*[\s-]*[^\W\d][^\s()]*\s*\(\s*$")
 
 
-_PRONOUN_START = re.compile(r"^\s*(?:he|she|they)\b", re.IGNORECASE)
+# The pronouns a sentence refers back to one person by ("He was born …"):
+# the one spelling of them, for the patterns below and cast_span's.
+_HE_OR_SHE = r"he|she"
+_PRONOUN_START = re.compile(rf"^\s*(?:{_HE_OR_SHE}|they)\b", re.IGNORECASE)
 # "Who wrote it?" asks who did it; "Who did she marry?" whom she did it to.
 _DOER = re.compile(r"^\s*who\s+(?!(?:did|does|do|is|was|were|are|has|have|had|will|would|can|could|should)\b)\w+", re.IGNORECASE)
 # "… he wrote …", "… she later founded …": the question's verb done by a pronoun ("There he wrote his Symphony No. 9").
-_PRONOUN_BEFORE = re.compile(r"\b(?:he|she|they)\s+(?:[a-z]+ly\s+)?$", re.IGNORECASE)
+_PRONOUN_BEFORE = re.compile(rf"\b(?:{_HE_OR_SHE}|they)\s+(?:[a-z]+ly\s+)?$", re.IGNORECASE)
 # A sentence that opens with one of these is about what an earlier one named.
-_REFERS_BACK = re.compile(r"^\s*(?:he|she|it|they|his|her|its|their)\b", re.IGNORECASE)
+_REFERS_BACK = re.compile(rf"^\s*(?:{_HE_OR_SHE}|it|they|his|her|its|their)\b", re.IGNORECASE)
 
 
 # One capitalised word opening a sentence that, by its ending or as a word
@@ -651,7 +654,7 @@ def _partner(before: str, sentence: str, sexes: frozenset[str] | set[str] = froz
     return _name_at(name) if name else ""
 
 
-_PERSON_BACK = re.compile(r"^\s*(?:he|she|his|her)\b", re.IGNORECASE)
+_PERSON_BACK = re.compile(rf"^\s*(?:{_HE_OR_SHE}|his|her)\b", re.IGNORECASE)
 _THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
 _PERSON_WORD = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 
@@ -1232,8 +1235,12 @@ _ROLE_THEN_ACTOR = re.compile(
 # earlier one named: "Jennifer Jane Parker is the girlfriend of Marty
 # McFly . The character was played by Claudia Wells". Read alone, it pairs
 # no two names, and "who plays jennifer" got the role's own name from the
-# sentence before.
-_STANDS_FOR_CAST = re.compile(r"^\s*(?:(?:the|this)\s+(?:character|role|part)|he|she)\b", re.IGNORECASE)
+# sentence before. "He"/"She" is the role only where it is played ("She is
+# played by Lea Thompson"); in "Marty McFly is played by Michael J. Fox .
+# He also plays Seamus McFly" it is the actor, and the active form stands
+# for the role only for a "who does Y play?" question.
+_STANDS_FOR_ROLE = re.compile(r"^\s*(?:the|this)\s+(?:character|role|part)\b", re.IGNORECASE)
+_STANDS_FOR_PERSON = re.compile(rf"^\s*(?:{_HE_OR_SHE})\b", re.IGNORECASE)
 
 
 def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
@@ -1265,13 +1272,17 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     ('Claudia Wells', None)
     >>> cast_span("who does lea thompson play", "She also plays Maggie McFly .", "Lea Thompson")
     'Maggie McFly'
+    >>> cast_span("who plays lorraine", "She is played by Lea Thompson .", "Lorraine Baines")
+    'Lea Thompson'
+    >>> print(cast_span("who plays seamus mcfly", "He also plays Seamus McFly .", "Marty McFly"))
+    None
     """
-    opening = _STANDS_FOR_CAST.match(sentence) if referent else None
-    if opening:
-        sentence = referent + sentence[opening.end():]
     actor_asked = _ACTOR_QUESTION.match(question)
     if not actor_asked and not _CAST_QUESTION.match(question):
         return None
+    opening = (_STANDS_FOR_ROLE.match(sentence) or _STANDS_FOR_PERSON.match(sentence)) if referent else None
+    if opening and (actor_asked or not _STANDS_FOR_PERSON.match(sentence) or _ROLE_THEN_ACTOR.match(sentence, opening.end())):
+        sentence = referent + sentence[opening.end():]
     asked = set(tokens(actor_asked.group("actor") if actor_asked else question, "rouge")) - READER_STOPWORDS
     names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
     names = [(at, at + len(name), name) for at, name in names]
@@ -1300,15 +1311,36 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     return None
 
 
+# A kin noun before a name makes it another person's ("His wife Lady Bird
+# Johnson" is not the "Johnson" who signed); one of these opening a longer
+# name makes it another place ("New England" is not "England").
+_KIN_BEFORE = re.compile(rf"\b(?:{'|'.join(w for words in KIN_BY_GENDER.values() for w in words.split())})s?\s+$", re.IGNORECASE)
+_PLACE_OPENERS = frozenset("New North South East West Northern Southern Eastern Western Upper Lower Central Greater Great "
+                           "Little Saint St. San Santa Fort Port Mount Lake Cape".split())
+# What may stand before a name that opens its sentence: markup, a quote or bracket.
+_SENTENCE_OPENING = re.compile(r"(?:\s|<[^>]*>|[\"'“‘(\[])*")
+# After a name that opens its sentence, what makes the sentence a lead
+# that says who the name is ("Rhys Darby is a New Zealand actor", "Joseph
+# C. Phillips ( born 1962 ) is an American actor"): the name is one, not
+# "Actress Claudia Wells was cast".
+_LEAD_AFTER = re.compile(r"\s*(?:\([^)]*\)\s*)?,?\s*(?:is|was)\s+(?:a|an|the)\b")
+
+
 def full_name(span: str, texts: Sequence[str]) -> str:
     """The longer name ``texts`` give the name ``span`` ends, where they
     give one: an article names a person in full once, then by surname
     ("Joseph C. Phillips … Phillips played the husband of Denise"), and the
-    sentence that answers is often a later one. ``texts``: sentences, as
-    a name read across a sentence's end is none. Its added words are
-    capitalised ("University of Paris" is no longer "Paris"), and two
-    longer names neither of which holds the other ("Andrew Johnson",
-    "Lyndon Johnson") leave ``span`` as it is.
+    sentence that answers is often a later one. ``texts``: sentences of
+    the answer's own article, as a name read across a sentence's end is
+    none and another article's ("Boris Johnson") is someone else. Its added
+    words are capitalised ("University of Paris" is no longer "Paris"), and
+    two longer names neither of which holds the other ("Andrew Johnson",
+    "Lyndon Johnson") leave ``span`` as it is. A longer name that opens
+    its sentence counts only where the sentence is a lead saying who it is
+    ("Rhys Darby is a New Zealand actor"): the added words of another may
+    be no name ("Then Phillips left", "Actress Claudia Wells was cast").
+    Nor one after a kin noun ("his wife Lady Bird Johnson"), nor one a
+    place word opens ("New England").
 
     >>> full_name("Phillips", ["Phillips played Sondra 's date .", "It was Joseph C. Phillips 's final season ."])
     'Joseph C. Phillips'
@@ -1316,6 +1348,10 @@ def full_name(span: str, texts: Sequence[str]) -> str:
     'Johnson'
     >>> full_name("Paris", ["He studied at the University of Paris ."]), full_name("Rhys Darby", ["Rhys Darby as Charles"])
     ('Paris', 'Rhys Darby')
+    >>> full_name("Hurst", ["Meanwhile Hurst became a hero ."]), full_name("Johnson", ["His wife Lady Bird Johnson came ."])
+    ('Hurst', 'Johnson')
+    >>> full_name("England", ["The squad later toured New England ."]), full_name("Darby", ["Rhys Darby is a New Zealand actor ."])
+    ('England', 'Rhys Darby')
     """
     words = span.split()
     longer = set()
@@ -1323,7 +1359,11 @@ def full_name(span: str, texts: Sequence[str]) -> str:
         for match in _NAME.finditer(text):
             name = _name_at(match)
             named = name.split()
-            if len(named) > len(words) and named[-len(words):] == words and all(w[:1].isupper() for w in named):
+            at = match.start() + match.group().index(name) if name else 0
+            if (len(named) > len(words) and named[-len(words):] == words and all(w[:1].isupper() for w in named)
+                    and (not _SENTENCE_OPENING.fullmatch(text[:at]) or _LEAD_AFTER.match(text, at + len(name)))
+                    and not _KIN_BEFORE.search(text[:at])
+                    and named[0] not in _PLACE_OPENERS):
                 longer.add(name)
     longest = max(longer, key=len, default="")
     return longest if longest and all(longest.endswith(name) for name in longer) else span
