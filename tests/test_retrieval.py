@@ -512,15 +512,16 @@ def test_a_collection_saved_in_utf16_with_a_mark_is_indexed_as_its_text(tmp_path
         assert sorted((p.id, p.text) for p in retriever.passages()) == [(x["id"], x["contents"]) for x in lines]
 
 
-def test_two_builds_never_index_at_the_same_time(tmp_path, monkeypatch):
+def test_two_builds_or_a_build_and_a_search_never_call_java_at_the_same_time(tmp_path, monkeypatch):
     # Two builds at once (two visitors' uploads) crashed the JVM with
-    # SIGSEGV: the second waits until the first's Java work is done.
+    # SIGSEGV, and pyjnius swaps the receivers of two threads' calls: a
+    # build's batch, a second build and a search wait for each other.
     import threading
 
     from assistant.retrieval import import_pyserini
 
     lucene = import_pyserini("pyserini.index.lucene")
-    entered = {"first": threading.Event(), "second": threading.Event()}
+    entered = {"first": threading.Event(), "second": threading.Event(), "search": threading.Event()}
     release = threading.Event()
 
     class Indexer:  # stands for pyserini's LuceneIndexer
@@ -536,6 +537,12 @@ def test_two_builds_never_index_at_the_same_time(tmp_path, monkeypatch):
         def close(self):
             pass
 
+    class Searcher:  # stands for pyserini's LuceneSearcher: documents() calls doc()
+        num_docs = 1
+
+        def doc(self, doc_id):
+            entered["search"].set()
+
     monkeypatch.setattr(lucene, "LuceneIndexer", Indexer)
     errors = []
 
@@ -546,15 +553,54 @@ def test_two_builds_never_index_at_the_same_time(tmp_path, monkeypatch):
             errors.append(str(error))
 
     threads = [threading.Thread(target=build, args=(name,)) for name in ("first", "second")]
+    threads.append(threading.Thread(target=BM25Retriever(Searcher(), "default").documents, args=(["x"],)))
     threads[0].start()
     assert entered["first"].wait(10)
-    threads[1].start()
-    overlapped = entered["second"].wait(0.5)
+    for thread in threads[1:]:
+        thread.start()
+    overlapped = entered["second"].wait(0.5) or entered["search"].is_set()
     release.set()
     for thread in threads:
         thread.join(10)
     assert not overlapped
-    assert entered["second"].is_set() and len(errors) == 2
+    assert entered["second"].is_set() and entered["search"].is_set() and len(errors) == 2
+
+
+def test_an_index_opened_while_another_is_searched_waits_for_the_search(tiny_index, monkeypatch):
+    # Two indexes opened at once crashed the JVM (SIGSEGV); one opened during
+    # a search raised "Receiver class RegExp does not implement the interface".
+    import threading
+
+    from assistant.retrieval import import_pyserini
+
+    inside, opened = threading.Event(), threading.Event()
+    release = threading.Event()
+
+    class Searcher:  # stands for pyserini's LuceneSearcher: documents() calls doc()
+        num_docs = 1
+
+        def __init__(self, index_dir=""):
+            opened.set()
+
+        def doc(self, doc_id):
+            inside.set()
+            release.wait(10)
+
+        def set_bm25(self, k1, b):
+            pass
+
+    monkeypatch.setattr(import_pyserini(), "LuceneSearcher", Searcher)
+    searching = threading.Thread(target=BM25Retriever(Searcher(), "default").documents, args=(["x"],))
+    opened.clear()
+    searching.start()
+    assert inside.wait(10)
+    opening = threading.Thread(target=BM25Retriever.from_index, args=(tiny_index,))
+    opening.start()
+    overlapped = opened.wait(0.5)
+    release.set()
+    searching.join(10)
+    opening.join(10)
+    assert not overlapped and opened.is_set()
 
 
 def test_two_retrievers_never_call_lucene_at_the_same_time():

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Iterator, Protocol, Sequence, runtime_checkable
 
 from ..kernel import Passage, RetrieverConfig
 from ._inputs import search_k, search_query
-from ._java import import_pyserini
+from ._java import JAVA_LOCK, import_pyserini
 from ._lucene import damaged, existing_index, java_exception, verify_checksums
 from ._typed import TypedTerms
-
-# Held around every call into a Lucene searcher of this process (see BM25Retriever).
-_LUCENE_LOCK = threading.Lock()
 
 __all__ = ["Retriever", "BM25Retriever"]
 
@@ -49,14 +45,10 @@ class BM25Retriever:
         # reading the hits, and two searchers side by side (the default index
         # and a session's upload) crashed the JVM (SIGSEGV in Lucene's
         # Document.get) or said the index was damaged. The likely cause is
-        # pyjnius, not pyserini or Lucene: a Java method's Python object is
-        # shared by every instance of its class and a call stores its
-        # instance on it, so two threads calling one method on two searchers
-        # can swap them (kivy/pyjnius#563, #588). So every searcher of the
-        # process takes the one lock. Builds queue on a lock of their own
-        # (see ._index): they call other classes' methods, and hold it for
-        # as long as a collection takes to index.
-        self._lock = _LUCENE_LOCK
+        # pyjnius, not pyserini or Lucene (see ._java.JAVA_LOCK): every
+        # searcher takes the process's one Java lock, which builds and
+        # opening an index take too.
+        self._lock = JAVA_LOCK
         self._typed: TypedTerms | None = None
         self._closed = False
 
@@ -69,19 +61,23 @@ class BM25Retriever:
         :class:`~assistant.kernel.IndexDamagedError` at start, not mid-answer."""
         index_dir = existing_index(index_dir)
         lucene = import_pyserini()
-        if verify:
-            verify_checksums(index_dir)
-        try:
-            searcher = lucene.LuceneSearcher(str(index_dir))
-        except java_exception() as error:  # what jnius raises for any Lucene failure
-            raise damaged(index_dir, error) from None
-        searcher.set_bm25(config.bm25_k1, config.bm25_b)
+        # Under the one Java lock: two indexes opened at once (two visitors'
+        # uploads) crashed the JVM with SIGSEGV.
+        with JAVA_LOCK:
+            if verify:
+                verify_checksums(index_dir)
+            try:
+                searcher = lucene.LuceneSearcher(str(index_dir))
+            except java_exception() as error:  # what jnius raises for any Lucene failure
+                raise damaged(index_dir, error) from None
+            searcher.set_bm25(config.bm25_k1, config.bm25_b)
         return cls(searcher, str(index_dir))
 
     @property
     def size(self) -> int:
         """Number of passages in the index."""
-        return self._searcher.num_docs
+        with self._lock:  # a call into Java, as every other
+            return self._searcher.num_docs
 
     def search(self, query: str, k: int = 10) -> list[Passage]:
         """The ``k`` best passages for ``query``, best first. A query that is

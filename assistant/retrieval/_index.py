@@ -73,7 +73,7 @@ from ..kernel import (
 from ._collection import collection_size, checked_passage, default_collection_path, jsonl_sources, read_collection
 from ._dense import VECTORS_FILE
 from ._direct import RAM_BUFFER_MB, as_is, in_indexer_form, index_lines, remember_id
-from ._java import import_pyserini
+from ._java import JAVA_LOCK, import_pyserini
 from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
@@ -88,18 +88,6 @@ INDEX_FORMAT = 2
 # hundreds saves most of the calls, while memory stays small. Each
 # indexing thread gets a share of the batch, so it grows with the threads.
 _BATCH = 512
-
-# Held by each build of this process around all its Java work (the
-# indexer, the id and checksum checks): two builds at once (two visitors'
-# uploads indexed by the app's turn threads) crashed the JVM with SIGSEGV.
-# The likely cause is pyjnius, not Lucene: a Java method's Python object is
-# shared by every instance of its class, and a call stores its instance on
-# it, so two threads calling one method on two indexers can swap them
-# (kivy/pyjnius#563, #588). So builds queue. It is not the searchers' lock
-# (BM25Retriever's): a build holds it for as long as its collection takes,
-# and a search, which calls other classes' methods, ran beside builds
-# without an error; one lock would stop every chat for that time.
-_BUILDS = threading.Lock()
 
 
 def _lucene_doc(passage: dict) -> dict:
@@ -192,7 +180,7 @@ def index_collection(
     try:
         if files is not None and threads > 1 and in_indexer_form(files):
             try:
-                count = _staged(index_dir, lambda staging: index_lines(
+                count = _staged(index_dir, lambda staging: _locked(index_lines)(
                     files, staging, threads=threads, total=total, progress=progress, description=description))
             except DataFormatError as error:
                 if not str(error).startswith("Lucene indexed"):
@@ -231,6 +219,17 @@ def index_collection(
         raise DataFormatError(
             f"Duplicate passage id {error.doc_id!r} ({' and '.join(places)}): ids must be unique."
         ) from None
+
+
+def _locked(function: Callable) -> Callable:
+    """``function`` called under the Java lock: Anserini's own reading of the
+    files (the command line's --threads route) is Java from start to end."""
+
+    def call(*args, **kwargs):
+        with JAVA_LOCK:
+            return function(*args, **kwargs)
+
+    return call
 
 
 def _places_of(files: list[Path], doc_id: str, most: int = 2) -> list[str]:
@@ -278,9 +277,10 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
         LuceneIndexer = import_pyserini("pyserini.index.lucene").LuceneIndexer
         # -storeRaw keeps each passage's JSON for display; we add raw JSON strings
         # because add_batch_dict would keep only id and contents.
-        indexer = LuceneIndexer(
-            args=["-index", str(staging), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB)], threads=threads
-        )
+        with JAVA_LOCK:
+            indexer = LuceneIndexer(
+                args=["-index", str(staging), "-storeRaw", "-memoryBuffer", str(RAM_BUFFER_MB)], threads=threads
+            )
         hashes = array("q")
         try:
             with tqdm(total=total, desc=description, unit=" passages", disable=not progress,
@@ -288,13 +288,15 @@ def _build(encoded: Iterable[tuple[str, str]], index_dir: str | Path, *, total: 
                 with closing(_prefetched(_batches(encoded, _BATCH * threads, hashes))) as batches:
                     count = 0
                     for batch in batches:
-                        count += _add(indexer, batch, count)
+                        with JAVA_LOCK:  # a batch at a time: searches go on between them
+                            count += _add(indexer, batch, count)
                         bar.update(len(batch))
                 # The total was the files' line count, blank lines included:
                 # left, the bar ended at "2/4" over a complete build.
                 bar.total = count
         finally:
-            indexer.close()
+            with JAVA_LOCK:
+                indexer.close()
         return count, hashes
 
     return _staged(index_dir, fill)
@@ -328,13 +330,16 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         ) from None
     try:
         mark_owner(staging)  # so that a later build can tell a dead build's folder
-        with _BUILDS:
-            filled = fill(staging)
-            if filled is None:
-                return None
-            count, hashes = filled
-            if count == 0:
-                raise _NoPassages()
+        # Each call into Java under the Java lock (two builds at once, two
+        # visitors' uploads indexed by the app's turn threads, crashed the
+        # JVM with SIGSEGV); the indexer takes it a batch at a time.
+        filled = fill(staging)
+        if filled is None:
+            return None
+        count, hashes = filled
+        if count == 0:
+            raise _NoPassages()
+        with JAVA_LOCK:
             _check_ids(staging, count, hashes, JavaException)
             verify_checksums(staging)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))

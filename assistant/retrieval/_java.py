@@ -27,9 +27,21 @@ import logging
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 from ..kernel import JavaNotFoundError
+
+# Held around every call into Java of this process's threads (a search, an
+# index opened, a build's batch). pyjnius is not thread-safe: a Java
+# method's Python object is shared by every instance of its class and a call
+# stores its receiver on it (kivy/pyjnius#563, #588), so two threads' calls
+# can swap receivers. Seen: two searches at once raised NullPointerException,
+# two searchers, two builds or two indexes opened at once crashed the JVM
+# (SIGSEGV), and an index opened during a search raised "Receiver class
+# RegExp does not implement the interface". A build takes it a batch at a
+# time, so searches go on between its batches.
+JAVA_LOCK = threading.Lock()
 
 __all__ = ["find_java_home", "java_version", "import_pyserini", "use_serving_java", "SERVING_JAVA_OPTIONS"]
 
