@@ -280,6 +280,9 @@ def without_invented_exclusion(question: str, history: Sequence[str], candidate:
     >>> without_invented_exclusion("did she sing in any other clubs?", history,
     ...                            "did Billie Holiday sing in any other clubs besides Covan's?")
     ''
+    >>> without_invented_exclusion("did she sing in other clubs in 1935?", history,
+    ...                            "did Billie Holiday sing in other clubs besides the Red Door in 1935?")
+    ''
     """
     if not _ANY_EXCLUSION.search(candidate) or _ANY_EXCLUSION.search(question):  # most rewrites
         return ""
@@ -292,9 +295,16 @@ def without_invented_exclusion(question: str, history: Sequence[str], candidate:
         said = {_stem(word) for text in [question, *history] for word in name_words(text)}
         if any(run and not any({_stem(part) for part in name_words(word)} <= said for word in run) for run in runs):
             if at == "end":
-                return candidate[:found.start()] + found["end"]
-            rest = candidate[found.end():]
-            return rest[:1].upper() + rest[1:]
+                kept = candidate[:found.start()] + found["end"]
+            else:
+                rest = candidate[found.end():]
+                kept = rest[:1].upper() + rest[1:]
+            # The cut runs to the end (or the comma), so it may take words the
+            # user typed after the made-up name ("… besides the Red Door in 1935?"):
+            # losing the user's words is worse than keeping the model's name.
+            if (_content(question) & _content(found[0])) - _content(kept):
+                return ""
+            return kept
     return ""
 
 

@@ -504,6 +504,9 @@ _HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs i
          "did Billie Holiday sing in any other clubs besides Covan's?"),
         ("did she sing anywhere besides the Red Door?", "did Billie Holiday sing anywhere besides the Red Door?",
          "did Billie Holiday sing anywhere besides the Red Door?"),
+        # The cut would take the user's own words after the made-up name ("in 1935"): kept whole.
+        ("did she sing in other clubs in 1935?", "did Billie Holiday sing in other clubs besides the Red Door in 1935?",
+         "did Billie Holiday sing in other clubs besides the Red Door in 1935?"),
         # The question's own exclusion is the user's, whatever the model made of it (not the model's addition).
         ("did she sing in other clubs besides that one?", "did Billie Holiday sing in other clubs besides the Red Door?",
          "did Billie Holiday sing in other clubs besides the Red Door?"),
