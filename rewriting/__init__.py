@@ -6,11 +6,10 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import replace
 from pathlib import Path
 
-from assistant.kernel import ModelNotFoundError
+from assistant.kernel import ModelNotFoundError, close_name
 
 from ._base import OriginalRewriter, Rewriter
 from ._batching import BatchingRewriter
@@ -188,9 +187,7 @@ def _near_name(key: str) -> str | None:
     """
     if key in REWRITERS or "/" in key or "\\" in key or Path(key).expanduser().exists():
         return None
-    same = [known for known in REWRITERS if known == key.lower()]
-    close = same or difflib.get_close_matches(key.lower(), REWRITERS, n=1)
-    return close[0] if close else None
+    return close_name(key, REWRITERS)
 
 
 def _from_adapter(directory: Path, config) -> Rewriter:

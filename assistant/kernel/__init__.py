@@ -45,6 +45,7 @@ from ._stats import percentile
 from ._stop import NO_STOP, StopSignal, Stopped, do_nothing, stopped_when_cancelled, with_stop
 from ._types import Answer, Conversation, Passage, Rewrite, Turn, check_history
 from ._words import (
+    close_name,
     AUXILIARY_VERBS,
     DRIFT_STOPWORDS,
     ENGLISH_FUNCTION_WORDS,
@@ -131,6 +132,7 @@ __all__ = [
     "ECHO_CHARS",
     "output_path",
     "tokens",
+    "close_name",
     "composed_text",
     "counted",
     "folded_text",

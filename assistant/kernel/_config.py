@@ -11,7 +11,6 @@ what it accepts.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import os
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ._errors import ConfigError
+from ._words import close_name
 
 __all__ = [
     "cache_dir",
@@ -101,8 +101,8 @@ def _check(config) -> None:
             raise ConfigError(f"{field.name} must be {_describe(field.name, kind)}, got {value!r}{_FROM(field.name)}")
     if getattr(config, "reader", READER_NAMES[0]) not in READER_NAMES:
         # 'Sentence' or 'generativ' is a slip of the keys: the name meant is said.
-        close = difflib.get_close_matches(str(config.reader).lower(), READER_NAMES, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = close_name(str(config.reader), READER_NAMES)
+        hint = f"; did you mean {close!r}?" if close else ""
         raise ConfigError(f"reader must be one of {', '.join(READER_NAMES)}, got {config.reader!r}{_FROM('reader')}{hint}")
     if hasattr(config, "rewriter") and not config.rewriter.strip():
         raise ConfigError(f"rewriter must be trained, prompted, original or a model path, got ''{_FROM('rewriter')}")
@@ -341,8 +341,8 @@ def check_environment(prefix: str = "CONVQA_", environ: Mapping[str, str] | None
     }
     for name in sorted(os.environ if environ is None else environ):
         if name.startswith(prefix) and name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+            close = close_name(name, known)
+            hint = f" (did you mean {close}?)" if close else ""
             raise ConfigError(f"{name} is not a setting{hint}; known: {', '.join(sorted(known))}")
 
 

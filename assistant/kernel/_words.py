@@ -15,11 +15,14 @@ each purpose keeps its own set here, under a name that says what it is for.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Iterable
 
 __all__ = [
+    "close_name",
     "composed_text",
     "folded_text",
     "TOKEN_PATTERNS",
@@ -334,3 +337,18 @@ def counted(count: int, noun: str) -> str:
     ('1 turn', '0 other questions', '12,345 passages')
     """
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def close_name(typed: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` that ``typed`` is a slip of the keys for (equal in
+    another case, or close by difflib), as ``known`` spells it, or None: the
+    one lookup behind every "did you mean" of the project.
+
+    >>> close_name("Sentence", ["sentence", "generative"]), close_name("CONVQA_KK", ["CONVQA_K", "CONVQA_MU"])
+    ('sentence', 'CONVQA_K')
+    >>> close_name("zzz", ["sentence"]) is None
+    True
+    """
+    spelled = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(typed.lower(), spelled, n=1)
+    return spelled[close[0]] if close else None
