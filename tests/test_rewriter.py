@@ -1311,14 +1311,14 @@ def test_cli_given_a_pretty_printed_json_file_says_it_wants_one_object_a_line(tm
     out = tmp_path / "out.jsonl"
     assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
     assert capsys.readouterr().err == (
-        f"error: {src}, line 1: not valid JSON (Expecting value); this looks like one JSON document spread over "
-        "many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
+        f"error: {src}, line 1: not valid JSON (Expecting value); this looks like one JSON document "
+        "(a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
     assert not out.exists()
     # Saved with a UTF-8 byte order mark (Notepad's), it got no hint.
     src.write_text("\ufeff" + json.dumps([{"Context": [], "Question": "Who?", "Rewrite": "Who?"}], indent=4),
                    encoding="utf-8")
     assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
-    assert "this looks like one JSON document spread over many lines" in capsys.readouterr().err
+    assert "this looks like one JSON document (a .json file)" in capsys.readouterr().err
     # A broken line of a JSON Lines file gets no such hint.
     src.write_text('{"id": "a", "question": "Who?",\n')
     assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
@@ -1363,7 +1363,7 @@ def test_cli_given_qrecc_records_or_a_one_line_json_list_says_what_it_wants(tmp_
     assert main(["--input", str(src), "--output", str(out), "--model", "original"]) == 2
     assert capsys.readouterr().err == (
         f'error: {src}, line 1: expected an object {{"id", "question", "history"}}; this looks like one JSON '
-        "document spread over many lines (a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
+        "document (a .json file), where JSON Lines, one JSON object on each line, is wanted\n")
 
 
 def test_cli_refuses_negative_candidates(tmp_path, capsys):

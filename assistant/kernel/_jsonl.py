@@ -164,5 +164,5 @@ def _spread_hint(number: int, line: str) -> str:
 # Said of a file whose first line opens a .json document (a list, a
 # spread object) where JSON Lines are wanted: by json_lines, and by a reader
 # of JSON Lines whose first line parsed to a list (a .json on one line).
-ONE_JSON_DOCUMENT = ("this looks like one JSON document spread over many lines (a .json file), where JSON Lines, "
+ONE_JSON_DOCUMENT = ("this looks like one JSON document (a .json file), where JSON Lines, "
                      "one JSON object on each line, is wanted")
