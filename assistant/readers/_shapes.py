@@ -351,8 +351,9 @@ def _qualifier(between: str) -> bool:
 _RESTATED = re.compile(r"\d[\d,.]*[\s-]*[^\W\d][^\s()]*\s*\(\s*$")
 
 
-# The pronouns a sentence refers back to one person by ("He was born …"):
-# the one spelling of them, for the patterns below and cast_span's.
+# The pronouns a sentence refers back to one person by ("He was born …"),
+# for the patterns below that look for one person (_CLAUSE_WORD's and
+# _pronoun_sex's lists name them among other words, for other ends).
 _HE_OR_SHE = r"he|she"
 _PRONOUN_START = re.compile(rf"^\s*(?:{_HE_OR_SHE}|they)\b", re.IGNORECASE)
 # "Who wrote it?" asks who did it; "Who did she marry?" whom she did it to.
@@ -656,7 +657,7 @@ def _partner(before: str, sentence: str, sexes: frozenset[str] | set[str] = froz
 
 _PERSON_BACK = re.compile(rf"^\s*(?:{_HE_OR_SHE}|his|her)\b", re.IGNORECASE)
 _THING_BACK = re.compile(r"^\s*(?:it|its)\b", re.IGNORECASE)
-_PERSON_WORD = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+_PERSON_WORD = re.compile(rf"\b(?:{_HE_OR_SHE}|him|his|her)\b", re.IGNORECASE)
 
 
 def _person_named(sentence: str, thing: str) -> str:
