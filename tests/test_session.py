@@ -619,18 +619,21 @@ def test_sessions_never_share_a_conversation(app_services):
     assert alice.id != bob.id
 
 
+class RecordingRetriever:
+    """The served retriever, noting each query it is asked."""
+
+    def __init__(self, inner, queries):
+        self.inner, self.queries = inner, queries
+
+    def search(self, query, k):
+        self.queries.append(query)
+        return self.inner.search(query, k)
+
+
 def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_services):
-    import dataclasses
-
     queries = []
-    inner = app_services.assistant.retriever
-
-    class Recording:
-        def search(self, query, k):
-            queries.append(query)
-            return inner.search(query, k)
-
-    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=Recording())
+    retriever = RecordingRetriever(app_services.assistant.retriever, queries)
+    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=retriever)
     session = S.Session()
     for question in (ADA, "What did she write about?", "What is Paris?"):
         play(app_services, session, question)
@@ -658,17 +661,9 @@ def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_serv
 def test_a_turn_after_an_ok_searches_with_the_topic_before_it(app_services):
     # "ok" is kept as asked (it asks nothing): the next turn's search was
     # widened with "ok" and lost the conversation's topic.
-    import dataclasses
-
     queries = []
-    inner = app_services.assistant.retriever
-
-    class Recording:
-        def search(self, query, k):
-            queries.append(query)
-            return inner.search(query, k)
-
-    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=Recording())
+    retriever = RecordingRetriever(app_services.assistant.retriever, queries)
+    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=retriever)
     session = S.Session()
     for question in (ADA, "ok", "What did she write about?"):
         play(app_services, session, question)

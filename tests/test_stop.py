@@ -1076,8 +1076,6 @@ def test_a_chat_request_cancelled_before_its_turn_took_the_sessions_signal_adds_
 
 def test_a_chat_requests_cancel_after_its_turn_ended_stops_nothing_after_it(tmp_path):
     # The request's stop hooked to the session's only while its turn runs.
-    import app
-
     class Rewriter:
         def rewrite(self, question, history, stop=NO_STOP):
             return Rewrite(question)
