@@ -312,3 +312,48 @@ def test_one_document_names_the_kinds_it_takes_which_are_no_jsonl(app_services, 
     long = tmp_path / f"{'b' * 240}.txt"
     long.write_text("The Difference Engine was designed by Charles Babbage.")
     assert use_document_file(app_services, Session(), long).startswith(f"Answering from the document “{'b' * 59}…”")
+
+
+_ADA_LEAD = ("Augusta Ada King, Countess of Lovelace (née Byron; 10 December 1815 – 27 November 1852) "
+             "was an English mathematician and writer.")
+_ADA = (_ADA_LEAD + " She is chiefly known for her work on Charles Babbage's proposed mechanical general-purpose "
+        "computer, the Analytical Engine.\n\nAda was the only legitimate child of the poet Lord Byron and his wife "
+        "Anne Isabella Milbanke. Her father left England when she was a month old.\n")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("Ada Lovelace.txt", "Ada Lovelace\n" + _ADA),
+    ("ada.txt", "Ada Lovelace\n\n" + _ADA),
+    ("ada.md", "# Ada Lovelace\n\n" + _ADA),
+])
+@pytest.mark.parametrize("mode", ["document", "uploads"])
+def test_a_files_title_line_is_its_passages_title_and_not_read_out_in_one_document_mode_or_uploads(
+        app_services, tmp_path, name, text, mode):
+    # A saved article's first line naming its subject ("Ada Lovelace", or "# Ada Lovelace" in one-document
+    # mode) stayed in its text and was read out glued to the first sentence: "Ada Lovelace Augusta Ada King, ...".
+    from assistant.session import Session, ask, use_document_file, use_uploads
+
+    path = tmp_path / name
+    path.write_text(text)
+    session = Session()
+    if mode == "document":
+        use_document_file(app_services, session, path)
+    else:
+        use_uploads(app_services, session, [path])
+    list(ask(app_services, session, "Who was Ada Lovelace?"))
+    assert session.turns[-1].turn.answer.text.startswith(_ADA_LEAD)
+
+
+@pytest.mark.parametrize("text", [
+    "Ada Lovelace was an English mathematician.\nShe wrote the first published algorithm.\n",  # a sentence
+    "Ada Lovelace\n",  # one line
+    "Ada Lovelace and the Analytical Engine of Charles Babbage in London\nShe wrote notes on it.\n",  # a long line
+    "eggs\nmilk\nbread\n",  # a list of short lines
+    "The notes she wrote on\nthe engine were long.\n",  # a hard-wrapped sentence
+])
+def test_a_text_files_first_line_stays_in_its_text_unless_it_is_a_title_line(tmp_path, text):
+    # A .txt file's first line is its title only when it is a title line over prose; any other first line is text.
+    path = tmp_path / "notes.txt"
+    path.write_text(text)
+    [passage] = read_passages([path])
+    assert (passage["title"], passage["contents"].split()) == ("notes", text.split())

@@ -210,14 +210,18 @@ def titled_text(raw: str, suffix: str) -> tuple[str, str]:
     ``suffix``: an HTML page's <title> (its first paragraph left out of the
     text when it is the same words), or a Markdown file's first line when
     it is a '# Heading' (left out of the text: each passage carries the
-    title), else the ``title:`` of its front matter (which is left out);
-    else "" (the caller names it). The one reading of a document's title,
-    for an indexed folder and for the app's uploads alike.
+    title), else the ``title:`` of its front matter (which is left out),
+    or a plain-text file's first line when it is a title line
+    (:func:`_title_line`, left out the same way); else "" (the caller
+    names it). The one reading of a document's title, for an indexed
+    folder and for the app's uploads alike.
 
     >>> titled_text("# Garden notes\\n\\nTomatoes went in in May.", ".md")
     ('Garden notes', '\\n\\nTomatoes went in in May.')
     >>> titled_text("<title>Ada</title><h1>Ada</h1><p>She wrote notes.</p>", ".html")
     ('Ada', 'She wrote notes.')
+    >>> titled_text("Ada Lovelace\\nShe wrote the first program.", ".txt")
+    ('Ada Lovelace', 'She wrote the first program.')
     """
     suffix = suffix.lower()
     title, text = "", raw
@@ -237,7 +241,51 @@ def titled_text(raw: str, suffix: str) -> tuple[str, str]:
         if first and first.group(1) == "#" and first.group(2):
             title, raw = first.group(2).strip(), raw.lstrip()[first.end():]
         text = _markdown_text(raw)
+    elif suffix == ".txt":
+        title, text = _title_line(raw)
     return title, text
+
+
+# A plain-text file's title line: a name or heading, not a sentence.
+_TITLE_LINE_WORDS = 8
+_SENTENCE_END = ".!?:;,\u2026"
+
+
+def _is_title_line(line: str) -> bool:
+    # A list's item ("- eggs") or a quoted line opens with a mark, not a word.
+    words = line.split()
+    return (0 < len(words) <= _TITLE_LINE_WORDS and line[0].isalnum()
+            and not line.endswith(tuple(_SENTENCE_END)))
+
+
+def _title_line(raw: str) -> tuple[str, str]:
+    """(its first line, the text after it) of a plain-text document that
+    opens with a title line -- at most :data:`_TITLE_LINE_WORDS` words, no
+    sentence's end -- followed by a line break and prose, else ("",
+    ``raw``). The name heading a saved article ("Ada Lovelace" over "Augusta
+    Ada King ... was an English mathematician") opened the first passage
+    and was read out glued to its first sentence. Prose is a next line that
+    is no title line itself, so a list of short lines ("eggs", "milk") keeps
+    its first item, and no lower-case word, so a hard-wrapped sentence keeps
+    its first line.
+
+    >>> _title_line("Ada Lovelace\\n\\nAugusta Ada King was a mathematician.")
+    ('Ada Lovelace', '\\nAugusta Ada King was a mathematician.')
+    >>> _title_line("She was a mathematician.\\nShe wrote notes.")[0]
+    ''
+    >>> _title_line("eggs\\nmilk\\nbread")[0]
+    ''
+    >>> _title_line("The notes she wrote on\\nthe engine were long.")[0]
+    ''
+    >>> _title_line("Ada Lovelace")[0]
+    ''
+    """
+    first, newline, rest = raw.lstrip().partition("\n")
+    following = next((line.strip() for line in rest.splitlines() if line.strip()), "")
+    if (newline and following and _is_title_line(first.strip()) and not _is_title_line(following)
+            and not following[0].islower()):
+        return first.strip(), rest
+    return "", raw
 
 
 # YAML front matter (Jekyll, Hugo, Obsidian): a '---' line, 'key: value'

@@ -21,7 +21,7 @@ from ._serving import client_network
 from ._shares import HeldShare, fair_share, together
 from ._state import COLLECTION, Origin, Services, Session, Source, new_token
 from ._store import enter_conversation, new_conversation
-from ._uploads import MB, check_uploads, index_uploads, read_text, shown_name
+from ._uploads import MB, check_uploads, index_uploads, read_titled, shown_name
 from ._views import OPTION_LETTERS
 
 
@@ -170,12 +170,14 @@ def use_document(services: Services, session: Session, text: str, name: str = "y
 
 
 def _document(services: Services, session: Session, text: str, name: str, client: str | None, title: str = "",
-              files: tuple[str, ...] = (), token: str = "") -> Source:
+              files: tuple[str, ...] = (), token: str = "", heading: str = "") -> Source:
     """A one-document source over ``text`` (see :func:`use_document`), its
     shares of the budgets taken; ``files``: the upload it was read from,
-    ``token``: the one it had, read again (see :func:`_remembered`)."""
+    ``token``: the one it had, read again (see :func:`_remembered`);
+    ``heading``: the file's own title (read_titled), its passages' title
+    in place of ``name``."""
     limits = services.limits
-    # As an uploaded file's text is (read_text): a paste from a PDF viewer
+    # As an uploaded file's text is (read_titled): a paste from a PDF viewer
     # writes "\ufb01nance", which no question's "finance" matched.
     text = composed_text((text or "").strip())
     if not text:
@@ -189,7 +191,7 @@ def _document(services: Services, session: Session, text: str, name: str, client
     own = session.replaced()
     held, mine = hold_text(services, own if own is not None and own.kind == "document" else None, size, client,
                            "document", session, _made_before(services, token) if token else None)
-    passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=name)
+    passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=heading or name)
     origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, files)
     return Source(origin, ChunkRetriever(passages), text=text, held=held, client_share=mine)
 
@@ -318,8 +320,11 @@ def _document_file(services: Services, session: Session, path: str | Path, clien
     """The source of :func:`use_document_file`, its shares taken; ``token``:
     the one it had, read again (see :func:`_remembered`)."""
     [path] = check_uploads([path], dataclasses.replace(services.limits, max_files=1), READ_SUFFIXES)
-    return _remembered(services, _document(services, session, read_text(path), shown_name(path.stem), client,
-                                           files=(str(path),), token=token), token)
+    # Titled as an index titles an upload: a Markdown file's '# Ada Lovelace'
+    # stayed in its text here and was read out glued to the first sentence.
+    heading, text = read_titled(path)
+    return _remembered(services, _document(services, session, text, shown_name(path.stem), client,
+                                           files=(str(path),), token=token, heading=heading), token)
 
 
 def _remembered(services: Services, source: Source, token: str = "") -> Source:

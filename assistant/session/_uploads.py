@@ -279,6 +279,13 @@ def read_text(path: str | Path, name: str | None = None) -> str:
     return _read_upload(Path(path), name, titled=False)[1]
 
 
+def read_titled(path: str | Path, name: str | None = None) -> tuple[str, str]:
+    """(title or "", text) of one uploaded document, its title read as
+    :func:`read_passages` reads an upload's (``titled_text``) and left out
+    of the text: one-document mode titles its passages as an index does."""
+    return _read_upload(Path(path), name, titled=True)
+
+
 def _read_upload(path: Path, name: str | None, *, titled: bool) -> tuple[str, str]:
     # (title or "", text); titled: the title read as an indexed folder's
     # file's is (titled_text), and left out of the text.
@@ -307,8 +314,8 @@ def _read_upload(path: Path, name: str | None, *, titled: bool) -> tuple[str, st
 
 def read_passages(paths: Sequence[Path]) -> list[dict]:
     """Passages (``id``, ``contents``, ``title``, ``url``) of all uploads.
-    A page's <title> or a Markdown file's '# Heading' is its passages'
-    title, as when ``assistant.index`` reads a folder: the heading was read
+    A page's <title>, a Markdown file's '# Heading' or a plain-text file's
+    title line is its passages' title, as when ``assistant.index`` reads a folder: the heading was read
     out at the start of answers ("Garden notes The tomatoes were planted
     in May."), under the file's name."""
     passages: list[dict] = []
