@@ -341,14 +341,17 @@ def test_a_files_title_line_is_its_passages_title_and_not_read_out_in_one_docume
     else:
         use_uploads(app_services, session, [path])
     list(ask(app_services, session, "Who was Ada Lovelace?"))
-    assert session.turns[-1].turn.answer.text.startswith(_ADA_LEAD)
+    turn = session.turns[-1].turn
+    assert turn.answer.text.startswith(_ADA_LEAD)
+    # Titled as an index titles it, in both modes.
+    assert {passage.title for passage in turn.sources} == {"Ada Lovelace"}
 
 
 @pytest.mark.parametrize("text", [
-    "Ada Lovelace was an English mathematician.\nShe wrote the first published algorithm.\n",  # a sentence
+    "Ada Lovelace was an English mathematician.\nShe wrote the first published algorithm for Babbage's engine.\n",  # a sentence
     "Ada Lovelace\n",  # one line
     "Ada Lovelace and the Analytical Engine of Charles Babbage in London\nShe wrote notes on it.\n",  # a long line
-    "eggs\nmilk\nbread\n",  # a list of short lines
+    "Eggs\nMilk\nBread\n",  # a list of short lines
     "The notes she wrote on\nthe engine were long.\n",  # a hard-wrapped sentence
 ])
 def test_a_text_files_first_line_stays_in_its_text_unless_it_is_a_title_line(tmp_path, text):
