@@ -161,7 +161,7 @@ def test_an_uploads_title_is_its_heading_or_page_title_as_the_indexer_reads_a_fo
     ]
     indexed = [(p["title"], p["contents"].strip()) for p in read_collection(tmp_path)]
     assert sorted(indexed) == sorted((p["title"], p["contents"].strip()) for p in passages)
-    # One-document mode keeps reading the whole text.
+    # read_text keeps the whole text; one-document mode titles a file as here (read_titled).
     assert read_text(garden).split() == "Garden notes The tomatoes were planted in May.".split()
 
 
