@@ -630,10 +630,16 @@ class RecordingRetriever:
         return self.inner.search(query, k)
 
 
-def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_services):
+def recorded_queries(app_services) -> list:
+    """The queries the served assistant searches from now on, as they come."""
     queries = []
     retriever = RecordingRetriever(app_services.assistant.retriever, queries)
     app_services.assistant = dataclasses.replace(app_services.assistant, retriever=retriever)
+    return queries
+
+
+def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_services):
+    queries = recorded_queries(app_services)
     session = S.Session()
     for question in (ADA, "What did she write about?", "What is Paris?"):
         play(app_services, session, question)
@@ -661,9 +667,7 @@ def test_a_turn_and_its_correction_search_with_the_turn_befores_rewrite(app_serv
 def test_a_turn_after_an_ok_searches_with_the_topic_before_it(app_services):
     # "ok" is kept as asked (it asks nothing): the next turn's search was
     # widened with "ok" and lost the conversation's topic.
-    queries = []
-    retriever = RecordingRetriever(app_services.assistant.retriever, queries)
-    app_services.assistant = dataclasses.replace(app_services.assistant, retriever=retriever)
+    queries = recorded_queries(app_services)
     session = S.Session()
     for question in (ADA, "ok", "What did she write about?"):
         play(app_services, session, question)
