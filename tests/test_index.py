@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 import tracemalloc
+import zlib
 
 import pytest
 
@@ -364,6 +366,36 @@ def test_damaged_index_is_refused_with_one_line(medium_index, tmp_path, suffix):
     # A damaged index is still an index that cannot serve: callers catching
     # IndexNotFoundError keep working.
     assert issubclass(IndexDamagedError, IndexNotFoundError)
+
+
+def test_a_search_goes_on_while_an_index_is_checked(retriever, tiny_index, monkeypatch):
+    # Reading an index's files for their checksums needs no Java: it holds
+    # no Java lock, so another session's search completes while it runs.
+    # The check is paused in its first CRC32 until that search is done.
+    checking, searched, paused, failed = threading.Event(), threading.Event(), [], []
+    crc32 = zlib.crc32
+
+    def paused_crc32(data, value=0):
+        if threading.current_thread() is opener and not checking.is_set():
+            checking.set()
+            # A safety net, no timing: set at once unless the search is blocked.
+            paused.append(searched.wait(timeout=60))
+        return crc32(data, value)
+
+    def open_index():
+        try:
+            BM25Retriever.from_index(tiny_index)
+        except Exception as error:  # reported by the assertions below
+            failed.append(error)
+
+    monkeypatch.setattr(zlib, "crc32", paused_crc32)
+    opener = threading.Thread(target=open_index)
+    opener.start()
+    assert checking.wait(timeout=60), "the index's checksums were not read in Python"
+    hits = retriever.search("Who was the father of Ada Lovelace?", 3)
+    searched.set()
+    opener.join()
+    assert hits and paused == [True] and not failed
 
 
 def test_lucene_failure_at_search_time_is_index_damaged(tiny_index, tmp_path):

@@ -62,10 +62,11 @@ class BM25Retriever:
         index_dir = existing_index(index_dir)
         lucene = import_pyserini()
         # Under the one Java lock: two indexes opened at once (two visitors'
-        # uploads) crashed the JVM with SIGSEGV.
+        # uploads) crashed the JVM with SIGSEGV. Reading the files for their
+        # checksums is Python's and holds it only to list them.
+        if verify:
+            verify_checksums(index_dir, JAVA_LOCK)
         with JAVA_LOCK:
-            if verify:
-                verify_checksums(index_dir)
             try:
                 searcher = lucene.LuceneSearcher(str(index_dir))
             except java_exception() as error:  # what jnius raises for any Lucene failure

@@ -339,9 +339,10 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         count, hashes = filled
         if count == 0:
             raise _NoPassages()
+        may_repeat = _may_repeat(hashes, count)  # numpy's, outside the Java lock
         with JAVA_LOCK:
-            _check_ids(staging, count, hashes, JavaException)
-            verify_checksums(staging)
+            _check_ids(staging, count, may_repeat, JavaException)
+        verify_checksums(staging, JAVA_LOCK)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
         (staging / OWNER_FILE).unlink()
         # mkdtemp's 0700 would survive the rename: an index copied with its
@@ -541,13 +542,13 @@ def _may_repeat(hashes: array, count: int) -> bool:
     return bool((ordered[1:] == ordered[:-1]).any())
 
 
-def _check_ids(staging: Path, count: int, hashes: array, JavaException) -> None:
+def _check_ids(staging: Path, count: int, may_repeat: bool, JavaException) -> None:
     reader = open_reader(staging)
     try:
         if reader.numDocs() != count:
             raise DataFormatError(f"Lucene holds {reader.numDocs()} passages of the {count} given.")
         # Distinct hashes mean distinct ids; equal ones may be a collision, so Lucene decides.
-        repeated = duplicate_id(reader) if _may_repeat(hashes, count) else None
+        repeated = duplicate_id(reader) if may_repeat else None
     except JavaException as error:
         raise DataFormatError(f"Cannot read back the new index ({str(error).splitlines()[0]}).") from None
     finally:
@@ -563,7 +564,7 @@ def verify_index(index_dir: str | Path) -> int:
     (one line naming the rebuild command) when a file is damaged, and
     :class:`~assistant.kernel.IndexNotFoundError` when there is no index.
     """
-    return verify_checksums(existing_index(index_dir))
+    return verify_checksums(existing_index(index_dir), JAVA_LOCK)
 
 
 def ensure_index(index_dir: str | Path) -> Path:

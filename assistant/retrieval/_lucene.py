@@ -1,12 +1,15 @@
-"""Lucene checks through pyjnius: checksums of an index and duplicate ids.
+"""Lucene checks: checksums of an index and duplicate ids.
 
-Both run in Java over the index files, so they cost no Python memory
-whatever the index's size.
+Both read the index files a buffer at a time (checksums in Python, ids in
+Java through pyjnius), so they cost little memory whatever the index's size.
 """
 
 from __future__ import annotations
 
 import os
+import struct
+import zlib
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from ..kernel import IndexDamagedError, IndexNotFoundError
@@ -37,8 +40,9 @@ def java_exception() -> type[Exception]:
     return JavaException
 
 
-def damaged(index_dir: str | Path, error: BaseException) -> IndexDamagedError:
-    """The one-line error for a damaged index, naming the rebuild command."""
+def damaged(index_dir: str | Path, error: BaseException | str) -> IndexDamagedError:
+    """The one-line error for a damaged index (``error``: Lucene's, or the
+    reason in words), naming the rebuild command."""
     lines = str(error).strip().splitlines()
     reason = (lines[0] if lines else type(error).__name__).removeprefix("JVM exception occurred: ")
     # Damaged bytes may be quoted in Lucene's message; keep the line printable.
@@ -97,28 +101,74 @@ def open_reader(index_dir: str | Path):
     return autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
 
 
-def verify_checksums(index_dir: str | Path) -> int:
+def verify_checksums(index_dir: str | Path, lock: AbstractContextManager = nullcontext()) -> int:
     """Verify every file's checksum in the index at ``index_dir``; return its doc count.
 
-    Opening the reader checks the commit (``segments_N``) and each segment's
-    header and footer; ``checkIntegrity()`` then reads each segment's files
-    (terms ``.tim``, postings ``.doc``, stored fields ``.fdt`` ...) end to end
-    against their CRC32 footers. That is one sequential read of the index,
-    cheaper than ``CheckIndex``, which also decodes every posting. Raises
-    :class:`IndexDamagedError` on any failure.
+    Lucene ends each file of a commit with a footer holding the CRC32 of the
+    bytes before it; Lucene's own ``checkIntegrity()`` reads each segment's
+    files end to end against it. We do that read here, in Python, over every
+    file of the commit (``segments_N`` and each segment's ``.si`` and
+    ``.fnm`` too), so that only listing the commit's files is a call into
+    Java: ``lock`` (the process's Java lock) is held for that alone, and
+    other threads' searches go on while a large index is read. zlib's CRC32
+    and file reads release the GIL. Raises :class:`IndexDamagedError` on any
+    failure.
     """
     JavaException = java_exception()
-    reader = None
+    with lock:
+        reader = None
+        try:
+            reader = open_reader(index_dir)
+            names = list(reader.getIndexCommit().getFileNames().toArray())
+            count = reader.numDocs()
+        except JavaException as error:
+            raise damaged(index_dir, error) from None
+        finally:
+            if reader is not None:
+                reader.close()
+    for name in sorted(names):
+        problem = _footer_problem(Path(index_dir) / name)
+        if problem is not None:
+            raise damaged(index_dir, f"{problem} (resource={name})")
+    return count
+
+
+# Lucene's codec footer (CodecUtil.writeFooter), big-endian: the footer magic
+# (the header magic's complement), the checksum algorithm (0: CRC32), and the
+# CRC32 of every byte of the file before the checksum itself.
+_FOOTER = struct.Struct(">iiq")
+_FOOTER_MAGIC = ~0x3FD76C17
+_READ_SIZE = 1 << 20
+
+
+def _footer_problem(path: Path) -> str | None:
+    """Why the file at ``path`` fails Lucene's footer check, in Lucene's
+    words where it has them, or None when its checksum matches."""
     try:
-        reader = open_reader(index_dir)
-        for leaf in reader.leaves().toArray():
-            leaf.reader().checkIntegrity()
-        return reader.numDocs()
-    except JavaException as error:
-        raise damaged(index_dir, error) from None
-    finally:
-        if reader is not None:
-            reader.close()
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size < _FOOTER.size:
+                return f"misplaced codec footer (file truncated?): length={size} but footerLength=={_FOOTER.size}"
+            crc, left = 0, size - 8
+            buffer = bytearray(_READ_SIZE)
+            view = memoryview(buffer)
+            while left:
+                read = file.readinto(view[: min(left, _READ_SIZE)])
+                if not read:
+                    return "file truncated while it was read"
+                crc = zlib.crc32(view[:read], crc)
+                left -= read
+            file.seek(size - _FOOTER.size)
+            magic, algorithm, expected = _FOOTER.unpack(file.read(_FOOTER.size))
+    except OSError as error:
+        return f"cannot read it ({error.strerror or error})"
+    if magic != _FOOTER_MAGIC:
+        return f"codec footer mismatch (file truncated?): actual footer={magic} vs expected footer={_FOOTER_MAGIC}"
+    if algorithm != 0:
+        return f"codec footer mismatch: unknown checksum algorithm={algorithm}"
+    if expected != crc:
+        return f"checksum failed (hardware problem?) : expected={expected:x} actual={crc:x}"
+    return None
 
 
 def duplicate_id(reader) -> str | None:
