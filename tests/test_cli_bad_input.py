@@ -41,6 +41,33 @@ def test_a_binary_jsonl_line_gets_the_advice_a_binary_text_file_gets(tmp_path, c
     assert _one_error_line(capsys) == f"error: {binary}, line 2 is not UTF-8 text; save it as UTF-8 and try again."
 
 
+def test_a_jsonl_line_that_is_no_text_gets_the_check_a_text_file_gets(tmp_path):
+    # A NUL was "line 2: not valid JSON (Invalid control character at)", and
+    # an 8-bit file read by a UTF-16 mark it never had was read as characters
+    # no text holds: an uploaded .txt was refused for both.
+    nul = tmp_path / "nul.jsonl"
+    nul.write_bytes(b'{"id": "1"}\n{"id": "2", "q": "a\x00b"}\n')
+    with pytest.raises(DataFormatError) as info:
+        list(json_lines(nul))
+    assert str(info.value) == f"{nul}, line 2 looks like a binary file (it holds a NUL character), not text."
+    wide = tmp_path / "wide.jsonl"
+    wide.write_bytes('{"id": "1"}\n{"id": "\ue000\ue001"}\n'.encode("utf-16"))
+    with pytest.raises(DataFormatError) as info:
+        list(json_lines(wide))
+    assert str(info.value) == (f"{wide} begins as UTF-16 text but is not (line 2 reads as no text); "
+                               "save it as UTF-8 and try again.")
+    latin1 = tmp_path / "latin1.jsonl"  # "ÿþ" is UTF-16's mark, FF FE
+    latin1.write_bytes('ÿþ{"id": "1", "q": "Who is it?" }\n'.encode("latin-1"))
+    assert len(latin1.read_bytes()) % 2 == 0  # an odd length no UTF-16 decoder reads: refused before
+    with pytest.raises(DataFormatError, match=r"latin1.jsonl begins as UTF-16 text but is not \(line 1 reads as no text\)"):
+        list(json_lines(latin1))
+    # What is text still reads: JSON's escaped NUL, UTF-16 in any script.
+    kept = tmp_path / "kept.jsonl"
+    records = [{"id": "1", "q": "a\u0000b"}, {"id": "2", "q": "北京是中国的首都，人口众多。"}, {"id": "3", "q": "Привет"}]
+    kept.write_bytes("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in records).encode("utf-16"))
+    assert [record for _, record in json_lines(kept)] == records
+
+
 @pytest.mark.parametrize("text", ["", "\n\n  \n"])
 def test_rewriting_an_input_with_no_questions_is_refused_and_writes_nothing(tmp_path, capsys, text):
     # It wrote an empty output and "wrote 0 rewrites ...", exit status 0.

@@ -126,6 +126,24 @@ def test_text_of_html_pdf_and_bad_files(tmp_path):
     torn.write_bytes(b"\xff\xfe" + b"abc")
     with pytest.raises(DataFormatError, match="^torn.txt begins as UTF-16 text but is not; save it as UTF-8"):
         read_text(torn)
+    # "ÿþ" and "þÿ" in Latin-1 are UTF-16's marks, FF FE and FE FF: the ASCII
+    # after them was read as UTF-16 pairs, "效汬Ɐ眠牯摬".
+    for mark in ("ÿþ", "þÿ"):
+        latin1 = tmp_path / "latin1.txt"
+        latin1.write_bytes(f"{mark}Hello, world. Tea is grown in Assam.".encode("latin-1"))
+        assert len(latin1.read_bytes()) % 2 == 0  # an odd length no UTF-16 decoder reads: refused before
+        with pytest.raises(DataFormatError, match="^latin1.txt begins as UTF-16 text but is not; save it as UTF-8"):
+            read_text(latin1)
+    # UTF-16 and UTF-32 in other scripts still read, with or without ASCII.
+    for text in ("北京是中国的首都，人口众多。", "東京", "Привет, мир", "Dvořák\r\n", "🙂🎉"):
+        for encoding in ("utf-16", "utf-16-be", "utf-32"):
+            wide = tmp_path / "wide.txt"
+            wide.write_bytes(({"utf-16-be": "\ufeff"}.get(encoding, "") + text).encode(encoding))
+            assert read_text(wide) == text, encoding
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"PK\x03\x04\x00\x00")
+    with pytest.raises(DataFormatError, match="^binary.txt looks like a binary file"):
+        read_text(binary)
     blank = tmp_path / "blank.md"
     blank.write_text("   \n\n ")
     with pytest.raises(DataFormatError, match="blank.md has no text to answer from"):

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,13 +25,19 @@ def utf8_text(raw: bytes, name: str) -> str:
     is dropped: it is no text, and kept it hid a Markdown title and made
     JSON unreadable. A file that opens with a UTF-16 or UTF-32 byte order
     mark (what Windows PowerShell 5's ``>`` and Notepad's "Unicode" write)
-    is read in that encoding: the mark says it, so nothing is guessed.
+    is read in that encoding: the mark says it, unless what it reads is no
+    text (:func:`_misread`: an 8-bit file whose first letters are the
+    mark's bytes). A NUL character is refused: a binary file's.
 
     >>> utf8_text("\ufeff# Title".encode("utf-8"), "notes.md")
     '# Title'
     >>> utf8_text("Dvořák, 1841".encode("utf-16"), "notes.txt")
     'Dvořák, 1841'
     >>> utf8_text("ÿþ café au lait, crème brûlée!".encode("latin-1"), "latin1.txt")
+    Traceback (most recent call last):
+    ...
+    assistant.kernel._errors.DataFormatError: latin1.txt begins as UTF-16 text but is not; save it as UTF-8 and try again.
+    >>> utf8_text("ÿþHello, world".encode("latin-1"), "latin1.txt")
     Traceback (most recent call last):
     ...
     assistant.kernel._errors.DataFormatError: latin1.txt begins as UTF-16 text but is not; save it as UTF-8 and try again.
@@ -46,21 +53,72 @@ def utf8_text(raw: bytes, name: str) -> str:
             text = raw[len(mark):].decode(encoding)
         except UnicodeDecodeError:
             raise DataFormatError(_not_as_marked(name, encoding)) from None
-        if _PRIVATE_USE.search(text):
-            # A Latin-1 file that happens to open with "ÿþ" (FF FE) reads
-            # as UTF-16 gibberish: its accented letters, paired with the
-            # next byte, fall among the private-use characters, which no
-            # text a person saved holds.
-            raise DataFormatError(_not_as_marked(name, encoding))
-        return text
+        return _checked_text(text, name, name, encoding)
     try:
-        return raw.decode("utf-8").removeprefix("\ufeff")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         raise DataFormatError(f"{name} is not UTF-8 text; save it as UTF-8 and try again.") from None
+    return _checked_text(text, name, name)
 
 
-# The Basic Multilingual Plane's private-use characters.
-_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+def _checked_text(text: str, where: str, name: str, encoding: str | None = None, line: int | None = None) -> str:
+    """``text`` (of the file ``name``; ``where`` names it, or its line) when
+    it is text a person saved, else :class:`DataFormatError`: the one check
+    for a file read as text (:func:`utf8_text`) and a JSONL line
+    (:func:`json_lines`). A NUL character is a binary file's; ``encoding``
+    (the one a byte order mark named) is refused when :func:`_misread`,
+    naming the ``line`` that says so, if any."""
+    if "\0" in text:
+        # Of such a JSONL line, JSON's message was "not valid JSON (Invalid control character at)".
+        raise DataFormatError(f"{where} looks like a binary file (it holds a NUL character), not text.")
+    if encoding is not None and _misread(text, encoding):
+        at = f" (line {line} reads as no text)" if line is not None else ""
+        raise DataFormatError(_not_as_marked(name, encoding, at))
+    return text
+
+
+# Characters that no text a person saved holds: private use, and unassigned
+# in the Basic Multilingual Plane (a newer emoji beyond it may be unassigned
+# to this Python). Not controls: no 8-bit text misread makes one (that
+# takes a zero byte), and a UTF-16 log may hold terminal escapes.
+_NO_TEXT = frozenset({"Co", "Cn"})
+# The bytes of 8-bit text (Latin-1, Windows-1252): all but the controls
+# other than tab and line breaks.
+_EIGHT_BIT_TEXT = frozenset(b"\t\n\r") | frozenset(range(0x20, 0x7F)) | frozenset(range(0x80, 0x100))
+_ASCII_TEXT = frozenset(b"\t\n\r") | frozenset(range(0x20, 0x7F))
+# Two ASCII words: a letter, a mark of punctuation or none, spaces or line
+# breaks, a quote or none, a letter.
+_TWO_WORDS = re.compile(rb"[A-Za-z][.,;:!?'\")]?[ \r\n]+[\"'(]?[A-Za-z]")
+
+
+def _misread(text: str, encoding: str) -> bool:
+    """Whether ``text``, decoded in the ``encoding`` that its file's byte
+    order mark named, is an 8-bit file that opens with the mark's bytes
+    instead ("ÿþ" in Latin-1 is UTF-16's FF FE): decoded so, its letters
+    pair into CJK-looking characters.
+
+    The evidence, either of: a character no saved text holds (an accented
+    letter paired with the next byte falls among the private-use or
+    unassigned characters); or bytes that read as ASCII text, with no zero
+    byte, which every UTF-16 text of a Latin letter, digit, space or line
+    break has, every byte one of 8-bit text, four in five ASCII, and two
+    words in them. Real UTF-16 text in Chinese or Japanese has full-width
+    punctuation (。，、“”), whose bytes are controls in 8-bit text; a few
+    ideographs with no punctuation at all can still read as ASCII words,
+    and are then refused with the advice to save the file as UTF-8.
+
+    >>> _misread("Hello world!".encode("latin-1").decode("utf-16-le"), "utf-16-le")
+    True
+    >>> _misread("Coffee is a drink.", "utf-16-le") or _misread("北京是中国的首都，人口众多。", "utf-16-le")
+    False
+    """
+    if any(c <= "\uffff" and unicodedata.category(c) in _NO_TEXT for c in set(text)):
+        return True
+    raw = text.encode(encoding)
+    if not raw or 0 in raw or not set(raw) <= _EIGHT_BIT_TEXT:
+        return False
+    return 5 * sum(b in _ASCII_TEXT for b in raw) >= 4 * len(raw) and _TWO_WORDS.search(raw) is not None
+
 
 # UTF-32's little-endian mark begins with UTF-16's, so it is tried first.
 _UNICODE_MARKS = (
@@ -82,15 +140,15 @@ def unicode_mark(head: bytes) -> tuple[bytes, str] | None:
     return next(((mark, encoding) for mark, encoding in _UNICODE_MARKS if head.startswith(mark)), None)
 
 
-def _not_as_marked(name: str, encoding: str) -> str:
-    return f"{name} begins as {encoding[:6].upper()} text but is not; save it as UTF-8 and try again."
+def _not_as_marked(name: str, encoding: str, at: str = "") -> str:
+    return f"{name} begins as {encoding[:6].upper()} text but is not{at}; save it as UTF-8 and try again."
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     r"""``(where, record)`` for each non-blank line of the JSONL file at
     ``path``; ``where`` ("FILE, line N") is for the caller's own messages.
     Raises :class:`DataFormatError` for an unreadable file or a line that is
-    not JSON.
+    not JSON, or not text as :func:`utf8_text` checks it.
 
     >>> import json, tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
@@ -135,6 +193,7 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
                 raise DataFormatError(f"{where} is not UTF-8 text; save it as UTF-8 and try again.") from err
             if not line.strip():
                 continue
+            _checked_text(line, where, str(path), marked[1] if marked else None, number)
             try:
                 record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
             except json.JSONDecodeError as err:
