@@ -234,6 +234,11 @@ def previous_rewrites(queries: Sequence[JudgedQuery], texts: dict[str, str], exa
     query in ``texts``: the same source's text when the previous turn is a
     query too, else its human or automatic rewrite for those rewriters, else
     its question."""
+    # A CAsT 2022 flattened path is a conversation of its own and ``turn``
+    # its position in that path, so ``turn - 1`` is the turn's parent in the
+    # topic tree, not the record before it in the file (another branch's);
+    # every path that holds a turn shares the path up to it, so the one
+    # example a query keeps has the same previous turn as the others.
     by_turn = {(ex.source, ex.conversation_id, ex.turn): ex for ex in examples}
     qid_of = {i: q.qid for q in queries for i in q.example_ids}
     found = {}
