@@ -338,6 +338,9 @@ class Actions:
         # The sessions that uploaded, by Gradio's session hash: told when their
         # page goes (left), which Gradio's own cleanup learns an hour later.
         self._uploaders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        # The sessions that ran a turn or put a question in line, by Gradio's
+        # session hash: stopped when their page's connection closes (gone).
+        self._turning: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     @contextlib.contextmanager
     def _turn(self, session=None):
@@ -533,7 +536,14 @@ class Actions:
         reads the source its conversation waits for first, as _read_again does."""
         if S.waiting_for(session) is not None:
             self._uploader(session, request)
+        self._page_of(session, request)
         return _client(request)
+
+    def _page_of(self, session, request: gr.Request | None) -> None:
+        """``session`` runs a turn for the page of ``request``, or has one
+        waiting: stopped when that page's connection closes (gone)."""
+        if request is not None and request.session_hash:
+            self._turning[request.session_hash] = session
 
     def _read_again(self, session, request: gr.Request | None) -> str:
         """The source ``session``'s conversation waits for, read again
@@ -575,12 +585,14 @@ class Actions:
 
     # ------------------------------------------------------------ chat and rewrite
 
-    def take(self, question, session):
+    def take(self, question, session, request: gr.Request = None):
         """A sent question: put in line and the box emptied, or refused with
         the text left in the box to be mended."""
         status, error = _attempt(lambda: S.take_question(self.services, session, question))
         if error:
             return gr.skip(), _status(error, error=True), session
+        # Dropped if the page's connection closes before the run that asks it began (gone).
+        self._page_of(session, request)
         return "", _status(status), session
 
     def ask(self, session, saved, request: gr.Request = None):
@@ -781,6 +793,20 @@ class Actions:
         result, error = _attempt(lambda: S.multiple_choice(self.services, session, document, question, [a, b, c, d],
                                                            client))
         return (S.notice_html(error) if error else S.choice_html(*result)), session
+
+    def gone(self, session_hash: str) -> None:
+        """The connection of the page ``session_hash`` closed before its
+        events ended (server.stop_when_gone): its turns are stopped as Stop
+        stops them (one being asked not added, a re-run left as it was) and
+        its questions waiting dropped. Their answers could reach no page,
+        and each held a worker to its end; a page that comes back (a
+        network drop) asks again."""
+        session = self._turning.pop(session_hash, None)
+        if session is None:
+            return
+        session.stopped = _status("Stopped: the page's connection closed before the turn ended.")
+        S.stop_turns(session)
+        S.drop_waiting(session)
 
     def left(self, request: gr.Request):
         """A page was closed or reloaded: its uploads' passages are no longer encoded."""
@@ -1108,6 +1134,9 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
         shown(demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private"))
         demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
+    # A closed connection stops its page's turns (and an API request's work)
+    # as Stop (a cancel) does: Gradio let them run on to no one.
+    server.stop_when_gone(demo, act.gone)
     return demo
 
 

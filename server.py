@@ -5,7 +5,8 @@ state, where one client holds a bounded share (:class:`ClientStore`), its
 queue's choice of the next event to run, where one client runs a bounded
 share (``S.RunningShare``), the session layer's request middleware
 (``S.QueueShare``, ``S.BodyLimit``), the upkeep threads while it serves,
-and the folder of the exports. :func:`check_gradio` refuses to start on a
+the folder of the exports, and the stop of a gone client's events
+(:func:`stop_when_gone`). :func:`check_gradio` refuses to start on a
 Gradio without the internals these rely on. The rules
 (limits, shares, the upkeep itself) are the session layer's, which imports
 no gradio; this module fits them into Gradio.
@@ -23,6 +24,7 @@ import random
 import tempfile
 import weakref
 from pathlib import Path
+from typing import Callable
 
 import gradio as gr
 from gradio import queueing
@@ -32,7 +34,7 @@ from assistant import session as S
 from assistant.kernel import DependencyError
 
 __all__ = ["FREE_MEMORY_S", "STATE_SESSIONS", "TESTED_GRADIO", "UPLOAD_CACHE", "ClientStore", "check_gradio",
-           "export_folder", "launch"]
+           "export_folder", "launch", "stop_when_gone"]
 
 log = logging.getLogger("convqa.serving")
 
@@ -271,6 +273,41 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
     queue.get_events = get_events
 
 
+def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
+    """When the event stream of a client closes before its events ended
+    (its tab closed, its script killed, its network dropped), call
+    ``gone(session_hash)`` (the app stops that session's turns, as its Stop
+    does) and cancel the task of each of its events running, as Gradio's ``/cancel``
+    does (an async handler's cancel sets its work's stop:
+    ``stopped_when_cancelled``). Gradio itself only marks them dead
+    (``Queue.clean_events``, called on that stream's close alone): their
+    results went nowhere, but each ran to its end, holding its worker while
+    a crowd waited. A batched function's task, shared with other clients'
+    events, is left to run."""
+    queue = demo._queue
+    clean = queue.clean_events
+
+    async def clean_events(*, session_hash: str | None = None, event_id: str | None = None) -> None:
+        # Before the first await: on a cancelled stream, the await after
+        # it may be cancelled in turn, and Gradio's own cleanup with it.
+        running = [event for job in list(queue.active_jobs) if job for event in job
+                   if event.alive and (event.session_hash == session_hash or event._id == event_id)]
+        try:
+            # The stream's own session too: its questions waiting, put in line
+            # in it by a direct call, were asked by a queued event just dropped.
+            for hashed in dict.fromkeys([session_hash, *(event.session_hash for event in running)]):
+                if hashed is not None:
+                    gone(hashed)
+        finally:
+            names = {f"<gradio-sep>{event._id}" for event in running if not event.fn.batch}
+            for task in list(queue._asyncio_tasks):
+                if any(task.get_name().endswith(name) for name in names):
+                    task.cancel()
+            await clean(session_hash=session_hash, event_id=event_id)
+
+    queue.clean_events = clean_events
+
+
 def check_gradio(demo: gr.Blocks | None = None) -> None:
     """Raise :class:`DependencyError` if the installed Gradio lacks one of
     the internals this module fits the per-client shares into (checked on
@@ -291,18 +328,20 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     need(demo, "Blocks", "_queue", "app", "state_session_capacity")
     need(getattr(demo, "app", None), "Blocks.app", "state_holder")
     need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
-         "get_events", "max_size")
+         "get_events", "max_size", "clean_events", "_asyncio_tasks")
     need(queueing.EventQueue("check", None), "EventQueue", "queue", "concurrency_limit", "current_concurrency")
     missing.extend(f"Event({name}=...)" for name in ("fn", "request")
                    if name not in inspect.signature(queueing.Event).parameters)
     if "self.get_events()" not in inspect.getsource(queueing.Queue.start_processing):
         missing.append("Queue.start_processing taking its events from self.get_events()")
+    if "set_task_name(" not in inspect.getsource(queueing.Queue.start_processing):
+        missing.append("Queue.start_processing naming each event's task after its id (set_task_name)")
     if missing:
         raise DependencyError(
             f"gradio {gr.__version__} lacks what server.py fits each visitor's share of the server into: "
             f"{'; '.join(missing)}. It was tested with gradio {TESTED_GRADIO}: install that version "
-            f"(pip install gradio=={TESTED_GRADIO}, as requirements.txt pins it), or fit server.py's ClientStore "
-            f"and _share_running to this Gradio and set TESTED_GRADIO.")
+            f"(pip install gradio=={TESTED_GRADIO}, as requirements.txt pins it), or fit server.py's ClientStore, "
+            f"_share_running and stop_when_gone to this Gradio and set TESTED_GRADIO.")
     if gr.__version__ != TESTED_GRADIO:
         _warn_untested(gr.__version__)
 

@@ -158,15 +158,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_app(pipeline, folder, **serve):
+def serve_app(pipeline, folder, actions=None, **serve):
     """The browser app over ``pipeline`` (an Assistant) on a free loopback
-    port, its labels, sessions and exports under ``folder``; ``serve``: more
+    port, its labels, sessions and exports under ``folder``; ``actions``:
+    a class of its handlers (app.Actions or a subclass); ``serve``: more
     of app.serve's arguments. Returns (url, services, demo); close the demo."""
     import app
     from assistant.session import LabelStore, Services
 
     services = Services(pipeline, LabelStore(folder / "labels.jsonl"), sessions_root=folder / "sessions")
-    demo = app.build_app(services, export_dir=str(folder / "exports"))
+    export_dir = str(folder / "exports")
+    demo = app.build_app(services, export_dir=export_dir,
+                         actions=None if actions is None else actions(services, export_dir))
     port = _free_port()
     app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True, **serve)
     return f"http://127.0.0.1:{port}/", services, demo

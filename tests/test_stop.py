@@ -1175,3 +1175,148 @@ def test_the_work_runs_in_the_context_of_the_task_that_awaits_it():
         return await stopped_when_cancelled(lambda stop: request.get())
 
     assert asyncio.run(main()) == "this request"
+
+
+# ---------------------------------------------------------------- a client whose connection closed
+
+
+def _recording(made: list):
+    """The app's handlers, made as app.Actions (and appended to ``made``),
+    which keep the session of each page that ran a turn (``sessions``, by
+    its session hash) and of each /chat request (``sessions["chat"]``)."""
+    import app
+
+    class Recording(app.Actions):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.sessions = {}
+
+        def _turn_client(self, session, request):
+            self.sessions[request.session_hash] = session
+            return super()._turn_client(session, request)
+
+        async def api_chat(self, question, session):
+            self.sessions["chat"] = session
+            return await super().api_chat(question, session)
+
+    def make(services, export_dir):
+        made.append(Recording(services, export_dir))
+        return made[-1]
+
+    return make
+
+
+@pytest.fixture
+def gone_app(tmp_path):
+    """The served app over a rewriter that waits for its stop; yields
+    (url, demo, actions, rewriter's work)."""
+    from conftest import serve_app
+
+    rewriter, made = UntilStoppedRewriter(), []
+    url, _, demo = serve_app(_services(rewriter, tmp_path).assistant, tmp_path, actions=_recording(made))
+    try:
+        yield url, demo, made[0], rewriter.work
+    finally:
+        rewriter.work.stopped.set()  # a work never stopped ends at once
+        demo.close()
+
+
+def _fn_index(demo, name: str) -> int:
+    """The index of the event whose handler is called ``name``."""
+    return next(index for index, fn in demo.fns.items() if getattr(fn.fn, "__name__", "") == name)
+
+
+def _closed_mid_event(url, demo, name: str, data: list, work: UntilStopped, page: str, before=None) -> None:
+    """A client joins ``name``'s event with ``data`` (its page ``page``),
+    opens its event stream, and closes its connection once the event's work
+    began. ``before(http)``: what it sends first."""
+    import httpx
+
+    with httpx.Client(timeout=GUARD) as http:
+        if before is not None:
+            before(http)
+        joined = http.post(url + "gradio_api/queue/join",
+                           json={"data": data, "fn_index": _fn_index(demo, name), "session_hash": page})
+        assert joined.status_code == 200, joined.text
+        with http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": page}) as stream:
+            # Kept: a line iterator let go of closes the connection at once,
+            # perhaps before the handler ran at all.
+            lines = stream.iter_lines()
+            assert any('"process_starts"' in line for line in lines), "the event never began"
+            assert work.began.wait(GUARD), "the event's work never began"
+        # Left unread, the stream's connection is closed, not kept for another request.
+
+
+def _until(condition) -> bool:
+    """Whether ``condition()`` held within GUARD seconds (asked every 10 ms)."""
+    import time
+
+    deadline = time.monotonic() + GUARD
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_chat_turn_whose_page_closed_its_connection_is_stopped_and_not_added(gone_app):
+    # Gradio marks a closed client's events dead (their views go nowhere)
+    # but ran the turn to its end, holding its worker under a crowd.
+    url, demo, actions, work = gone_app
+    page = "closed-tab"
+
+    def take(http):  # the question put in line (a direct call), as the page sends it before the run
+        sent = http.post(url + "gradio_api/run/predict",
+                         json={"data": ["Who was Ada Lovelace?", None], "fn_index": _fn_index(demo, "take"),
+                               "session_hash": page})
+        assert sent.status_code == 200, sent.text
+
+    _closed_mid_event(url, demo, "ask", [None, None], work, page, before=take)
+    assert work.stopped.wait(GUARD), "the closed page's turn was never stopped"
+    assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
+    session = actions.sessions[page]
+    assert not work.rest
+    assert session.turns == [] and session.asking == 0 and session.running == 0 and not session.waiting
+
+
+def test_a_chat_request_whose_client_closed_its_connection_is_stopped(gone_app):
+    url, demo, actions, work = gone_app
+    _closed_mid_event(url, demo, "api_chat", ["Who was Ada Lovelace?", None], work, "killed-script")
+    assert work.stopped.wait(GUARD), "the closed client's /chat turn was never stopped"
+    assert _until(lambda: work.ended and actions.running == 0), "the stopped request never ended"
+    session = actions.sessions["chat"]
+    assert not work.rest and session.turns == [] and session.asking == 0
+
+
+def test_a_rewrite_request_whose_client_closed_its_connection_is_stopped(gone_app):
+    url, demo, _, work = gone_app
+    _closed_mid_event(url, demo, "api_rewrite", ["What did she write?", HISTORY], work, "dropped-network")
+    assert work.stopped.wait(GUARD), "the closed client's /rewrite was never stopped"
+    assert _until(lambda: work.ended), "the stopped rewrite never ended"
+    assert not work.rest
+
+
+def test_a_client_that_stays_connected_gets_its_answer(gone_app):
+    # Nothing stops the work of a client still listening.
+    url, demo, actions, work = gone_app
+    work.stopped.set()  # the work goes on at once, unstopped
+    from gradio_client import Client
+
+    reply = Client(url, verbose=False).predict("Who was Ada Lovelace?", api_name="/chat")
+    assert reply["rewrite"] == "done" and work.rest
+
+
+def test_a_question_waiting_when_its_pages_connection_closed_is_dropped(tmp_path):
+    # The run that would ask it was dropped from the queue with the page's
+    # events: a page that came back (a network drop) had it asked before
+    # its next question, though it was told it failed.
+    from types import SimpleNamespace
+    import app
+
+    session = S.Session()
+    actions = app.Actions(_services(UntilStoppedRewriter(), tmp_path), export_dir=str(tmp_path))
+    actions.take("Who was Ada Lovelace?", session, SimpleNamespace(session_hash="dropped", client=None, headers={}))
+    actions.gone("another page")  # nothing of this one's
+    assert list(session.waiting) == ["Who was Ada Lovelace?"]
+    actions.gone("dropped")
+    assert not session.waiting and session.turns == []
