@@ -602,6 +602,48 @@ def test_a_running_turn_says_so_and_can_be_stopped(browser, gated_app_server):
         assert page.locator("#chat [data-testid='user']").all_inner_texts() == ["What is Paris?"]
 
 
+class StopWaitingRewriter:
+    """The "original" rewriter, but each rewrite first waits for its stop
+    (``began`` set as it begins, ``stopped`` once the stop came), then ends
+    as a stopped model call does."""
+
+    def __init__(self):
+        import threading
+
+        from rewriting import OriginalRewriter
+
+        self.began, self.stopped, self.inner = threading.Event(), threading.Event(), OriginalRewriter()
+
+    def rewrite(self, question, history, stop):
+        self.began.set()
+        stop.on_set(self.stopped.set)
+        self.stopped.wait(TIMEOUT_MS / 1000)
+        stop.check()
+        return self.inner.rewrite(question, history)
+
+
+def test_a_turn_whose_tab_was_closed_is_stopped(browser, retriever, minilm, tmp_path):
+    # Gradio marked a closed page's events dead (their views went nowhere)
+    # but ran its turn on to its end, holding a worker under a crowd.
+    from assistant.pipeline import Assistant
+    from assistant.readers import SentenceReader
+    from conftest import serve_app
+
+    rewriter = StopWaitingRewriter()
+    url, _, demo = serve_app(Assistant(rewriter, retriever, SentenceReader(minilm)), tmp_path)
+    try:
+        with browser_context(browser) as context:
+            page = open_in(context, url)
+            page.fill("#question textarea", ADA)
+            page.click("#ask")
+            assert rewriter.began.wait(TIMEOUT_MS / 1000), "the turn never began"
+            page.close()
+            assert rewriter.stopped.wait(TIMEOUT_MS / 1000), "the closed tab's turn was never stopped"
+    finally:
+        rewriter.stopped.set()
+        demo.close()
+
+
 def test_a_question_sent_after_stop_while_the_stopped_call_still_runs_is_asked(browser, gated_app_server):
     # The browser cancelled the asking run on Stop; a cancel of a run blocked
     # in a model call returns only when the call does, and a question sent

@@ -1296,6 +1296,22 @@ def test_a_rewrite_request_whose_client_closed_its_connection_is_stopped(gone_ap
     assert not work.rest
 
 
+def test_a_rewrite_called_as_curl_calls_it_whose_client_closed_its_connection_is_stopped(gone_app):
+    # Gradio's two-request protocol (POST /call/rewrite, then GET its
+    # event's stream), with no session of the client's own.
+    import httpx
+
+    url, _, _, work = gone_app
+    with httpx.Client(timeout=GUARD) as http:
+        posted = http.post(url + "gradio_api/call/rewrite", json={"data": ["What did she write?", HISTORY]})
+        assert posted.status_code == 200, posted.text
+        with http.stream("GET", url + f"gradio_api/call/rewrite/{posted.json()['event_id']}"):
+            assert work.began.wait(GUARD), "the rewrite never began"
+    assert work.stopped.wait(GUARD), "the closed client's /call/rewrite was never stopped"
+    assert _until(lambda: work.ended), "the stopped rewrite never ended"
+    assert not work.rest
+
+
 def test_a_client_that_stays_connected_gets_its_answer(gone_app):
     # Nothing stops the work of a client still listening.
     url, demo, actions, work = gone_app
