@@ -1336,3 +1336,17 @@ def test_a_question_waiting_when_its_pages_connection_closed_is_dropped(tmp_path
     assert list(session.waiting) == ["Who was Ada Lovelace?"]
     actions.gone("dropped")
     assert not session.waiting and session.turns == []
+
+
+def test_a_gradio_without_what_stops_a_gone_clients_events_is_refused_at_start(monkeypatch):
+    # server.stop_when_gone wraps the queue's cleanup of a closed stream's
+    # events and cancels their tasks by name: no public API, so a Gradio
+    # that renamed them would have let a gone client's turns run on unsaid.
+    from gradio import queueing
+    import server
+    from assistant.kernel import DependencyError
+
+    monkeypatch.delattr(queueing.Queue, "clean_events")
+    with pytest.raises(DependencyError) as refused:
+        server.check_gradio()
+    assert "Blocks._queue.clean_events" in str(refused.value) and "stop_when_gone" in str(refused.value)
