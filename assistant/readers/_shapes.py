@@ -57,6 +57,7 @@ def definition_subject(question: str) -> str | None:
     [None, None, None]
     >>> [definition_subject(q) for q in ("Who was born in Prague?", "Who was known as Boz?", "who was alfred the great")]
     [None, None, 'alfred the great']
+    >>> definition_subject("who is chips voice in beauty and the beast")
     """
     match = _DEFINITION.match(question)
     if not match:
@@ -66,6 +67,8 @@ def definition_subject(question: str) -> str | None:
         return None  # "Ada Lovelace's father": a role, named through its holder
     if _CLAUSE.match(subject):
         return None  # "born in Prague": who was, not who someone was
+    if _VOICE_OF.match(question):
+        return None  # "chips voice": a role's cast, as "Ada's father" is a role
     lowered = subject.lower()
     for article in _ARTICLES:
         if lowered.startswith(article):
@@ -1224,6 +1227,10 @@ _PLAYING = r"(?:plays?|played|playing|voices?|voiced|portrays?|portrayed)"
 _CAST_QUESTION = re.compile(rf"^\s*who\s+(?:(?:is|was|will\s+be)\s+)?{_PLAYING}\b", re.IGNORECASE)
 _ACTOR_QUESTION = re.compile(r"^\s*who\s+(?:does|did|will|is|was)\s+(?P<actor>.+?)\s+(?:play|voice|portray)(?:s|ed|ing)?\b",
                              re.IGNORECASE)
+# "Who is the voice of X?", "who is chips voice": a voice is a role's
+# cast, the noun, not the verb of "who does Y voice?" (an actor's role).
+_VOICE_OF = re.compile(r"^\s*who\s+(?:(?:is|was|does|did)\s+the\s+voice\s+of|(?:is|was)\s+(?!the\b).+?\s+voice)\b(?!['’])",
+                       re.IGNORECASE)
 _ACTOR_THEN_ROLE = re.compile(
     rf"\s+as\s+(?:the\s+)?"
     rf"|\s+(?:(?:would|will|to|also|later|then|now|who)\s+)*{_PLAYING}\s+(?:the\s+(?:role|part|voice)\s+of\s+)?(?:the\s+)?"
@@ -1266,6 +1273,9 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     'Robby Benson'
     >>> cast_span("who does ewan mcgregor play in beauty and the beast", "Ewan McGregor as Lumière , a candelabrum .")
     'Lumière'
+    >>> chip = "Nathan Mack as Chip , Mrs. Potts ' son ."
+    >>> cast_span("who is chips voice", chip), cast_span("who is the voice of chip", chip), cast_span("who does nathan mack voice", chip)
+    ('Nathan Mack', 'Nathan Mack', 'Chip')
     >>> [cast_span("who wrote it", "Kevin Kline as Maurice ."), cast_span("who played maurice", "Kline met Maurice .")]
     [None, None]
     >>> played = "The character was played by Claudia Wells ."
@@ -1278,13 +1288,16 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     >>> print(cast_span("who plays seamus mcfly", "He also plays Seamus McFly .", "Marty McFly"))
     None
     """
-    actor_asked = _ACTOR_QUESTION.match(question)
-    if not actor_asked and not _CAST_QUESTION.match(question):
+    voice_of = _VOICE_OF.match(question)
+    actor_asked = None if voice_of else _ACTOR_QUESTION.match(question)
+    if not actor_asked and not voice_of and not _CAST_QUESTION.match(question):
         return None
     opening = (_STANDS_FOR_ROLE.match(sentence) or _STANDS_FOR_PERSON.match(sentence)) if referent else None
     if opening and (actor_asked or not _STANDS_FOR_PERSON.match(sentence) or _ROLE_THEN_ACTOR.match(sentence, opening.end())):
         sentence = referent + sentence[opening.end():]
     asked = set(tokens(actor_asked.group("actor") if actor_asked else question, "rouge")) - READER_STOPWORDS
+    # A possessive typed without its apostrophe ("chips voice") asks for "Chip".
+    asked |= {word[:-1] for word in asked if len(word) > 3 and word.endswith("s")}
     names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
     names = [(at, at + len(name), name) for at, name in names]
 
