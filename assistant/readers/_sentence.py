@@ -39,7 +39,7 @@ from ._shapes import (
     short_span,
 )
 
-__all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
+__all__ = ["Reader", "SentenceReader", "split_sentences", "heading_sentences", "term_overlap", "NOT_FOUND"]
 
 NOT_FOUND = "I could not find an answer to that in the collection."
 
