@@ -19,7 +19,6 @@ from assistant.readers import (
     cast_span,
     definition_subject,
     full_name,
-    heading_sentences,
     kin_holder,
     kin_span,
     kind_asked,
@@ -1230,35 +1229,6 @@ def test_a_bare_lead_has_at_most_six_words_after_its_is(readers):
     seven = Passage("Ada", "Ada was a writer of very many short notes. She wrote on engines.", 2.0, "Ada")
     assert shaped.read("Who was Ada?", [six]).text == "Ada was a writer of many short notes. She wrote on engines."
     assert shaped.read("Who was Ada?", [seven]).text == "Ada was a writer of very many short notes."
-
-
-def test_a_date_number_or_name_question_without_a_span_is_its_best_sentence_alone(readers):
-    # The sentence after the best one continues its topic, not the answer asked for: "how many
-    # votes …" got "A simple majority vote is required …" and the filibuster sentence after it.
-    plain, shaped = readers
-    senate = [Passage("sc_p0", "A simple majority vote is required to confirm or to reject a nominee . Prior to 2017 , a "
-                      "successful filibuster threat could add the requirement of a supermajority of votes needed .",
-                      3.0, "Appointment and confirmation of Supreme Court justices")]
-    question = "how many votes in senate needed to confirm supreme court justice"
-    first = "A simple majority vote is required to confirm or to reject a nominee ."
-    assert shaped.read(question, senate).text == first
-    # The reader without short answers still reads on.
-    assert plain.read(question, senate).text.startswith(first + " Prior to 2017")
-
-
-def test_a_section_heading_is_read_with_the_sentence_under_it(readers):
-    # A heading picked as the best sentence answers nothing; cut to the best sentence alone,
-    # "who has final authority of interpretation …" got "Interpretation and enforcement ( edit )".
-    _, shaped = readers
-    charter = [Passage("ch_p0", "<H2> Interpretation and enforcement ( edit ) </H2> <P> The task of interpreting and "
-                       "enforcing the Charter falls to the courts , with the Supreme Court of Canada being the ultimate "
-                       "authority on the matter . </P>", 3.0, "Canadian Charter of Rights and Freedoms")]
-    answer = shaped.read("who has final authority of interpretation of the canadian charter of rights and freedoms", charter)
-    assert answer.text == "Supreme Court of Canada"
-    assert heading_sentences(charter[0].text) == {"Interpretation and enforcement ( edit )"}
-    # The page's own name (<H1>) is its title, not a section's heading; plain text has none.
-    assert heading_sentences("<H1> Pax </H1> <P> Pax is a cat . </P>") == set()
-    assert heading_sentences("Interpretation\n\nThe courts interpret it.") == set()
 
 
 def test_a_roles_voice_is_asked_for_its_cast():

@@ -20,7 +20,7 @@ from ._generative import (
     is_yes_no_question,
 )
 from ._lifespan import age_at_death, life_event, lifespan, lived
-from ._sentence import NOT_FOUND, Reader, SentenceReader, heading_sentences, split_sentences, term_overlap
+from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import (
     answer_kind,
     cast_span,
@@ -67,7 +67,6 @@ __all__ = [
     "lived",
     "age_at_death",
     "split_sentences",
-    "heading_sentences",
     "term_overlap",
     "is_yes_no_question",
     "clean_answer",

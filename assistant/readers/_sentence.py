@@ -39,7 +39,7 @@ from ._shapes import (
     short_span,
 )
 
-__all__ = ["Reader", "SentenceReader", "split_sentences", "heading_sentences", "term_overlap", "NOT_FOUND"]
+__all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
 
 NOT_FOUND = "I could not find an answer to that in the collection."
 
@@ -74,9 +74,6 @@ class Reader(Protocol):
 # a sentence: a list without full stops read as one "sentence" of a whole
 # cast, tags and all, and its answer showed them.
 _BLOCK_TAG = re.compile(r"\s*</?(?:p|li|ul|ol|dl|dd|dt|tr|table|h[1-6]|div|br)(?:[\s_][^<>]*)?/?>\s*", re.IGNORECASE)
-# A section's heading (not <H1>, the page's own name, which its passages
-# carry as their title; what follows that is the page's preamble).
-_HEADING = re.compile(r"<h[2-6](?:[\s_][^<>]*)?>(.*?)</h[2-6]\s*>", re.IGNORECASE | re.DOTALL)
 _CELL_TAG = re.compile(r"(?:\s*</?(?:td|th)(?:[\s_][^<>]*)?>\s*)+", re.IGNORECASE)
 
 
@@ -94,18 +91,6 @@ def split_sentences(text: str) -> list[str]:
     ['Cast', 'Kevin Kline as Maurice', 'Created by Bruce Miller']
     """
     return [sentence for block in _blocks(text) for sentence in _split_block(block)]
-
-
-def heading_sentences(text: str) -> set[str]:
-    """The sentences of ``text`` (as :func:`split_sentences` gives them)
-    that its markup makes section headings (``<H2>`` to ``<H6>``).
-
-    >>> sorted(heading_sentences("<H1> Pax </H1> <H2> Reception ( edit ) </H2> <P> It sold well . </P> <H3>Cast</H3>"))
-    ['Cast', 'Reception ( edit )']
-    >>> heading_sentences("Reception\\n\\nIt sold well.")
-    set()
-    """
-    return {sentence for heading in _HEADING.findall(text) for sentence in split_sentences(heading)}
 
 
 def _blocks(text: str) -> list[str]:
@@ -295,13 +280,10 @@ class SentenceReader:
             definition = self._definition(question, passages)
             if definition is not None:
                 return definition
-        kind = answer_kind(question) if self.config.short_answers else None
-        # A question that asks for a date, a number or a name is answered
-        # by its best sentence alone when no span of it is picked: the next
-        # sentence continues the topic, not the answer asked for.
-        answer, referent, read = self._best_sentences(question, passages, stop, 1 if kind else None)
+        answer, referent, read = self._best_sentences(question, passages, stop)
         if not self.config.short_answers:
             return answer
+        kind = answer_kind(question)
         # When someone was born or died, said in the short description of
         # their own article ("English mathematician (1815–1852)"), the only
         # place many a summary says it.
@@ -460,11 +442,9 @@ class SentenceReader:
         return Answer(text, lead.score / top if top > 0 else 0.0, evidence=text, source_id=lead.id)
 
     def _best_sentences(self, question: str, passages: Sequence[Passage],
-                        stop: StopSignal = NO_STOP, most: int | None = None) -> tuple[Answer, str, _Read]:
+                        stop: StopSignal = NO_STOP) -> tuple[Answer, str, _Read]:
         """The answer, the name its first sentence refers back to ("" if
-        none), and the sentences read (for :meth:`_unanswered`); ``most``:
-        the sentences an answer may hold (default ``config.max_sentences``)."""
-        most = self.config.max_sentences if most is None else most
+        none), and the sentences read (for :meth:`_unanswered`)."""
         passages = passages[: self.config.read_k]
         candidates = self.candidates(passages)
         if not candidates:
@@ -477,18 +457,13 @@ class SentenceReader:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
         p, s, sentence = candidates[best]
         sentences = [sentence]
-        # A heading answers nothing: the sentence under it is read with it,
-        # however its words compare (it counts as none of ``most``).
-        headings = heading_sentences(passages[p].text)
-        under = int(sentence in headings)
         # A following sentence of the same passage that is nearly as relevant
         # usually continues the answer ("She ... . Her notes ...").
         for (p2, s2, other), sim in zip(candidates[best + 1 :], similarity[best + 1 :]):
-            if p2 != p or s2 != s + len(sentences):
+            if len(sentences) >= self.config.max_sentences or p2 != p or s2 != s + len(sentences):
                 break
-            if sentences[-1] not in headings and (len(sentences) - under >= most or sim < 0.8 * similarity[best]):
+            if sim < 0.8 * similarity[best]:
                 break
             sentences.append(other)
-            under += other in headings
         text = " ".join(sentences)
         return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), about[best], read

@@ -1229,7 +1229,7 @@ _ACTOR_QUESTION = re.compile(r"^\s*who\s+(?:does|did|will|is|was)\s+(?P<actor>.+
                              re.IGNORECASE)
 # "Who is the voice of X?", "who is chips voice": a voice is a role's
 # cast, the noun, not the verb of "who does Y voice?" (an actor's role).
-_VOICE_OF = re.compile(r"^\s*who\s+(?:(?:is|was|does|did)\s+the\s+voice\s+of|(?:is|was)\s+(?!the\b).+?\s+voice)\b(?!['’])",
+_VOICE_OF = re.compile(r"^\s*who\s+(?:(?:is|was|does|did)\s+the\s+voice\s+of|(?:is|was)\s+(?!the\b)(?P<holder>.+?)\s+voice)\b(?!['’])",
                        re.IGNORECASE)
 _ACTOR_THEN_ROLE = re.compile(
     rf"\s+as\s+(?:the\s+)?"
@@ -1297,7 +1297,8 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         sentence = referent + sentence[opening.end():]
     asked = set(tokens(actor_asked.group("actor") if actor_asked else question, "rouge")) - READER_STOPWORDS
     # A possessive typed without its apostrophe ("chips voice") asks for "Chip".
-    asked |= {word[:-1] for word in asked if len(word) > 3 and word.endswith("s")}
+    holder = tokens(voice_of.group("holder") or "", "rouge")[-1:] if voice_of else []
+    asked |= {word[:-1] for word in holder if len(word) > 3 and word.endswith("s")}
     names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
     names = [(at, at + len(name), name) for at, name in names]
 
