@@ -155,6 +155,11 @@ def _listed(terms: set[str]) -> set[str]:
     return {listed_word(term) for term in terms}
 
 
+def _asks(sentence: str) -> bool:
+    """Whether a sentence is a question (it ends with a question mark)."""
+    return sentence.rstrip(" \"'”’)").endswith("?")
+
+
 def _with_title(title: str, sentence: str) -> str:
     return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
 
@@ -454,16 +459,38 @@ class SentenceReader:
         read = _Read(candidates, about, combined.tolist())
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
-            return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
+            # The bar says that no sentence is about the question; the best
+            # score can go to one that is not (its passage's BM25 score and
+            # a shared word lifted it) while another sentence is.
+            near = similarity >= self.config.min_similarity
+            if not near.any():
+                return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
+            best = int(np.argmax(np.where(near, combined, -np.inf)))
         p, s, sentence = candidates[best]
+        # A question the document asks itself (a FAQ's "How do I renew my
+        # licence?") matches the user's question best of all, and answers
+        # nothing: the sentence after it, in its passage, is its answer
+        # when it too is about the question (a passage packs paragraphs
+        # together, and the next one's first sentence answers nothing).
+        # Its short reply ("No."), too short to be read on its own, opens
+        # the answer.
+        following = candidates[best + 1] if best + 1 < len(candidates) else None
+        opening: list[str] = []
+        if (_asks(sentence) and following and following[0] == p and not _asks(following[2])
+                and similarity[best + 1] >= self.config.min_similarity):
+            opening = [x for x in split_sentences(passages[p].text)[s + 1 : following[1]] if not _asks(x)]
+            best += 1
+            p, s, sentence = following
         sentences = [sentence]
         # A following sentence of the same passage that is nearly as relevant
         # usually continues the answer ("She ... . Her notes ...").
         for (p2, s2, other), sim in zip(candidates[best + 1 :], similarity[best + 1 :]):
             if len(sentences) >= self.config.max_sentences or p2 != p or s2 != s + len(sentences):
                 break
-            if sim < 0.8 * similarity[best]:
+            # A question after the answer opens the next topic (a FAQ's next
+            # heading), as relevant as it may look.
+            if sim < 0.8 * similarity[best] or _asks(other):
                 break
             sentences.append(other)
-        text = " ".join(sentences)
+        text = " ".join(opening + sentences)
         return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), about[best], read
