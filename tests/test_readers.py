@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import math
 
+import numpy as np
 import pytest
 
 from assistant.kernel import ConfigError, InvalidInputError, Passage, ReaderConfig, load_configs
@@ -1241,3 +1242,59 @@ def test_a_roles_voice_is_asked_for_its_cast():
     assert answer_kind("who is chips voice in beauty and the beast") == "name"
     assert definition_subject("who is the voice of chip") is None
     assert definition_subject("who is chip") == "chip"
+
+
+# ------------------------------------------------- a document's own questions
+
+
+class _Angles:
+    """A toy encoder: the question is one unit vector, each sentence holding a
+    key of ``similar`` is at that cosine to it, any other text at 0."""
+
+    def __init__(self, question: str, similar: dict[str, float]):
+        self.question, self.similar = question, similar
+
+    def encode(self, texts):
+        rows = []
+        for text in texts:
+            cos = 1.0 if text == self.question else next((v for k, v in self.similar.items() if k in text), 0.0)
+            rows.append([cos, math.sqrt(max(0.0, 1 - cos * cos))])
+        return np.array(rows, dtype=np.float32)
+
+
+def _toy_reader(question, similar):
+    return SentenceReader(_Angles(question, similar), ReaderConfig(definitions=False, short_answers=False))
+
+
+def test_a_question_the_document_asks_is_answered_by_the_sentence_after_it():
+    question = "Can I renew my licence online?"
+    faq = Passage("faq", "Can I renew my licence on the web? No. You must renew at an office. Fees are listed below.", 1.0, "")
+    reader = _toy_reader(question, {"on the web": 0.9, "You must renew": 0.5})
+    # Its short reply opens the answer; a sentence far from the question does not continue it.
+    assert reader.read(question, [faq]).text == "No. You must renew at an office."
+    # A following sentence that is not about the question (the next
+    # paragraph's, packed into the passage) is no answer: the question stays.
+    cats = Passage("cats", "Dogs may come in the garden. Are cats allowed indoors? The library opens at nine.", 1.0, "")
+    asked = "Are cats allowed indoors?"
+    assert _toy_reader(asked, {"Are cats allowed": 0.9, "library": 0.1}).read(asked, [cats]).text == asked
+
+
+def test_a_question_after_the_answer_does_not_continue_it():
+    question = "Where do I renew my licence?"
+    faq = Passage("faq", "You must renew at an office near you. Can I renew by post instead?", 1.0, "")
+    reader = _toy_reader(question, {"You must renew": 0.9, "by post": 0.85})
+    assert reader.read(question, [faq]).text == "You must renew at an office near you."
+
+
+def test_the_similarity_bar_passes_over_a_best_scored_sentence_below_it():
+    # The first passage's BM25 score and its shared words rank its sentence
+    # first, though it is far from the question; the other one is near it.
+    question = "Can I renew my licence online?"
+    lifted = Passage("a", "Renew your licence online at any time of the year.", 3.0, "")
+    near = Passage("b", "An office visit is needed for every driver.", 0.3, "")
+    reader = _toy_reader(question, {"Renew your licence": 0.3, "office visit": 0.5})
+    answer = reader.read(question, [lifted, near])
+    assert (answer.text, answer.found) == ("An office visit is needed for every driver.", True)
+    # No sentence near the question: not found, as before.
+    far = _toy_reader(question, {"Renew your licence": 0.3, "office visit": 0.2})
+    assert (far.read(question, [lifted, near]).text, far.read(question, [lifted, near]).found) == (NOT_FOUND, False)
