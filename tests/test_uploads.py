@@ -140,6 +140,21 @@ def test_text_of_html_pdf_and_bad_files(tmp_path):
             wide = tmp_path / "wide.txt"
             wide.write_bytes(({"utf-16-be": "\ufeff"}.get(encoding, "") + text).encode(encoding))
             assert read_text(wide) == text, encoding
+    # Nor are a few ideographs whose bytes read as single ASCII letters ("在上海"
+    # in UTF-16 LE is "(W\nNwm"), nor one private-use or newer character
+    # (Word's bullet, a Nerd Font glyph, U+0CF3 and U+2FFC of Unicode 15):
+    # each was refused as "begins as UTF-16 text but is not".
+    for text in ("在上海", "上海", "传名上", "\uf0b7 item one", "branch \ue0a0 main", "\u0cf3", "\u2ffc"):
+        for encoding in ("utf-16", "utf-16-be", "utf-32"):
+            wide = tmp_path / "wide.txt"
+            wide.write_bytes(({"utf-16-be": "\ufeff"}.get(encoding, "") + text).encode(encoding))
+            assert read_text(wide) == text, (ascii(text), encoding)
+    # Yet private-use characters in bulk are no text: an 8-bit file of
+    # accented letters behind "ÿþ" pairs into them.
+    accented = tmp_path / "accented.txt"
+    accented.write_bytes("ÿþàéèêëïîôûù çàéèêëïîôûù".encode("latin-1"))
+    with pytest.raises(DataFormatError, match="^accented.txt begins as UTF-16 text but is not; save it as UTF-8"):
+        read_text(accented)
     binary = tmp_path / "binary.txt"
     binary.write_bytes(b"PK\x03\x04\x00\x00")
     with pytest.raises(DataFormatError, match="^binary.txt looks like a binary file"):

@@ -67,56 +67,77 @@ def _checked_text(text: str, where: str, name: str, encoding: str | None = None,
     for a file read as text (:func:`utf8_text`) and a JSONL line
     (:func:`json_lines`). A NUL character is a binary file's; ``encoding``
     (the one a byte order mark named) is refused when :func:`_misread`,
-    naming the ``line`` that says so, if any."""
+    naming the ``line`` that says so, if any. Whether a file is misread is
+    the file's question, asked once: a JSONL reader passes ``encoding`` for
+    its first line only (a later line's one odd character is no evidence
+    against the whole file, and asking it of every line cost most of the
+    reading)."""
     if "\0" in text:
         # Of such a JSONL line, JSON's message was "not valid JSON (Invalid control character at)".
-        raise DataFormatError(f"{where} looks like a binary file (it holds a NUL character), not text.")
+        advice = " (JSON holds a NUL only written as \\u0000)" if line is not None else ""
+        raise DataFormatError(f"{where} looks like a binary file (it holds a NUL character), not text{advice}.")
     if encoding is not None and _misread(text, encoding):
         at = f" (line {line} reads as no text)" if line is not None else ""
         raise DataFormatError(_not_as_marked(name, encoding, at))
     return text
 
 
-# Characters that no text a person saved holds: private use, and unassigned
-# in the Basic Multilingual Plane (a newer emoji beyond it may be unassigned
-# to this Python). Not controls: no 8-bit text misread makes one (that
-# takes a zero byte), and a UTF-16 log may hold terminal escapes.
+# Characters that no text a person saved holds, in bulk: private use, and
+# unassigned in the Basic Multilingual Plane (a newer emoji beyond it may be
+# unassigned to this Python). One alone is no evidence: Word's Symbol-font
+# bullet and a Nerd Font glyph are private use, and a character newer than
+# this Python's tables is unassigned to it. Not controls: no 8-bit text
+# misread makes one (that takes a zero byte), and a UTF-16 log may hold
+# terminal escapes.
 _NO_TEXT = frozenset({"Co", "Cn"})
 # The bytes of 8-bit text (Latin-1, Windows-1252): all but the controls
 # other than tab and line breaks.
 _EIGHT_BIT_TEXT = frozenset(b"\t\n\r") | frozenset(range(0x20, 0x7F)) | frozenset(range(0x80, 0x100))
 _ASCII_TEXT = frozenset(b"\t\n\r") | frozenset(range(0x20, 0x7F))
-# Two ASCII words: a letter, a mark of punctuation or none, spaces or line
-# breaks, a quote or none, a letter.
-_TWO_WORDS = re.compile(rb"[A-Za-z][.,;:!?'\")]?[ \r\n]+[\"'(]?[A-Za-z]")
+# Two ASCII words of two letters or more: letters, a mark of punctuation or
+# none, spaces or line breaks, a quote or none, letters. Single letters are
+# too common among the bytes of a few ideographs ("在上海" is "(W\nNwm").
+_TWO_WORDS = re.compile(rb"[A-Za-z]{2}[.,;:!?'\")]?[ \r\n]+[\"'(]?[A-Za-z]{2}")
+# How much of a file's text is evidence enough: an 8-bit file misread says
+# so from its first line on.
+_EVIDENCE_CHARS = 1 << 16
 
 
 def _misread(text: str, encoding: str) -> bool:
     """Whether ``text``, decoded in the ``encoding`` that its file's byte
     order mark named, is an 8-bit file that opens with the mark's bytes
     instead ("ÿþ" in Latin-1 is UTF-16's FF FE): decoded so, its letters
-    pair into CJK-looking characters.
+    pair into CJK-looking characters. Only its first ``_EVIDENCE_CHARS``
+    are read.
 
-    The evidence, either of: a character no saved text holds (an accented
-    letter paired with the next byte falls among the private-use or
-    unassigned characters); or bytes that read as ASCII text, with no zero
-    byte, which every UTF-16 text of a Latin letter, digit, space or line
-    break has, every byte one of 8-bit text, four in five ASCII, and two
-    words in them. Real UTF-16 text in Chinese or Japanese has full-width
-    punctuation (。，、“”), whose bytes are controls in 8-bit text; a few
-    ideographs with no punctuation at all can still read as ASCII words,
-    and are then refused with the advice to save the file as UTF-8.
+    Only bytes that 8-bit text could be are suspect: none zero (every UTF-16
+    text of a Latin letter, digit, space or line break has one), none a
+    control other than tab and line breaks. Then the evidence, either of:
+    characters no saved text holds, at least two and a quarter of those not
+    spaces (an accented letter paired with the next byte falls among the
+    private-use or unassigned characters); or bytes that read as ASCII text,
+    four in five, and two words in them. Real UTF-16 text in Chinese or
+    Japanese has full-width punctuation (。，、“”), whose bytes are controls
+    in 8-bit text; a few ideographs with no punctuation at all can still
+    read as ASCII words, and are then refused with the advice to save the
+    file as UTF-8.
 
     >>> _misread("Hello world!".encode("latin-1").decode("utf-16-le"), "utf-16-le")
     True
     >>> _misread("Coffee is a drink.", "utf-16-le") or _misread("北京是中国的首都，人口众多。", "utf-16-le")
     False
+    >>> _misread("在上海", "utf-16-le") or _misread("\uf0b7 first item", "utf-16-le") or _misread("\u2ffc", "utf-16-be")
+    False
     """
-    if any(c <= "\uffff" and unicodedata.category(c) in _NO_TEXT for c in set(text)):
-        return True
+    text = text[:_EVIDENCE_CHARS]
     raw = text.encode(encoding)
     if not raw or 0 in raw or not set(raw) <= _EIGHT_BIT_TEXT:
         return False
+    odd = [c for c in set(text) if c <= "\uffff" and unicodedata.category(c) in _NO_TEXT]
+    if odd:
+        count = sum(text.count(c) for c in odd)
+        if count >= 2 and 4 * count >= len("".join(text.split())):
+            return True
     return 5 * sum(b in _ASCII_TEXT for b in raw) >= 4 * len(raw) and _TWO_WORDS.search(raw) is not None
 
 
@@ -184,6 +205,7 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
         if marked:
             file.read(len(marked[0]))
         lines = io.TextIOWrapper(file, marked[1], newline="\n") if marked else file
+        checked = False  # whether the mark's encoding was checked, on the first non-blank line
         for number, raw in enumerate(_decoded(lines, path, marked), 1):
             where = f"{path}, line {number}"
             try:
@@ -193,7 +215,8 @@ def json_lines_with_text(path: str | os.PathLike) -> Iterator[tuple[str, Any, st
                 raise DataFormatError(f"{where} is not UTF-8 text; save it as UTF-8 and try again.") from err
             if not line.strip():
                 continue
-            _checked_text(line, where, str(path), marked[1] if marked else None, number)
+            _checked_text(line, where, str(path), marked[1] if marked and not checked else None, number)
+            checked = True
             try:
                 record = json.loads(line.removeprefix("\ufeff") if number == 1 else line)
             except json.JSONDecodeError as err:
