@@ -8,6 +8,7 @@ import shutil
 import threading
 import tracemalloc
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -299,10 +300,13 @@ def test_cli_skips_a_folders_document_that_is_not_utf8_and_indexes_the_rest(tmp_
     (folder / "fine.txt").write_text("Tea is a drink.", encoding="utf-8")
     (folder / "sub" / "old.txt").write_bytes("Caf\u00e9 au lait is coffee with milk.".encode("latin-1"))
     (folder / "wide.txt").write_bytes("Coffee is a drink too.".encode("utf-16"))  # read by its mark, not skipped
+    # A NUL's file was skipped as "not UTF-8 text (save it as UTF-8)": it is UTF-8.
+    (folder / "nul.txt").write_bytes(b"Milk is a drink.\x00\x01")
     assert index_main(["--input", str(folder), "--index", str(tmp_path / "idx"), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["passages"] == 2
-    assert "note: skipped sub/old.txt: not UTF-8 text (save it as UTF-8)\n" in err
+    assert "note: skipped sub/old.txt: it is not UTF-8 text; save it as UTF-8 and try again.\n" in err
+    assert "note: skipped nul.txt: it looks like a binary file (it holds a NUL character), not text.\n" in err
     assert "wide.txt" not in err
     ids = sorted(hit.id for hit in BM25Retriever.from_index(tmp_path / "idx").search("drink", 5))
     assert ids == ["fine.txt#0", "wide.txt#0"]
@@ -366,6 +370,62 @@ def test_damaged_index_is_refused_with_one_line(medium_index, tmp_path, suffix):
     # A damaged index is still an index that cannot serve: callers catching
     # IndexNotFoundError keep working.
     assert issubclass(IndexDamagedError, IndexNotFoundError)
+
+
+def test_a_missing_file_of_an_index_is_damaged_in_one_flat_reason(tiny_index, tmp_path, monkeypatch):
+    # It said "(cannot read it (No such file or directory) (resource=NAME))".
+    # The file goes after Lucene listed it (Lucene's own open refuses an
+    # index missing one), the folder and its commit left as they were.
+    copy = tmp_path / "idx"
+    shutil.copytree(tiny_index, copy)
+    gone = next(copy.glob("*.tim"))
+    crc32 = zlib.crc32
+
+    def removing_crc32(data, value=0):
+        gone.unlink(missing_ok=True)
+        return crc32(data, value)
+
+    monkeypatch.setattr(zlib, "crc32", removing_crc32)
+    with pytest.raises(IndexDamagedError) as caught:
+        verify_index(copy)
+    assert str(caught.value).startswith(f"the index at {copy} is damaged ({gone.name}: cannot read it, No such file")
+
+
+def _rebuilt_while_checked(index_dir, sources, monkeypatch):
+    """Replace ``index_dir`` by the next of ``sources`` (as a rebuild's rename
+    does) as each check opens the first of its files, by then listed by
+    Lucene: what it reads after is the new index's, or gone."""
+    real_open, left = open, list(sources)
+
+    def replacing_open(file, *args, **kwargs):
+        path = Path(file)
+        if left and path.parent == index_dir and path.name == min(p.name for p in index_dir.iterdir()):
+            staging = index_dir.with_name("staging")
+            shutil.copytree(left.pop(0), staging)
+            shutil.rmtree(index_dir)
+            staging.rename(index_dir)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", replacing_open)
+
+
+def test_an_index_rebuilt_while_it_is_checked_is_checked_anew(tiny_index, medium_index, tmp_path, monkeypatch):
+    # Its files read by path after Lucene listed them, a rebuild landing in
+    # between was "damaged (...No such file...); rebuild it".
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    _rebuilt_while_checked(index_dir, [medium_index], monkeypatch)
+    assert verify_index(index_dir) == 600
+
+
+def test_an_index_rebuilt_again_while_it_is_checked_says_try_again(tiny_index, medium_index, tmp_path, monkeypatch):
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    _rebuilt_while_checked(index_dir, [medium_index, tiny_index], monkeypatch)
+    with pytest.raises(IndexNotFoundError) as caught:
+        verify_index(index_dir)
+    assert not isinstance(caught.value, IndexDamagedError)
+    assert str(caught.value) == f"the index at {index_dir} changed while it was checked (rebuilt?); try again"
 
 
 def test_a_search_goes_on_while_an_index_is_checked(retriever, tiny_index, monkeypatch):

@@ -329,13 +329,19 @@ def _file_text(path: Path) -> str:
     try:
         return utf8_text(raw, str(path))
     except DataFormatError as error:
-        raise _NotText(str(error)) from None
+        raise _NotText(str(error), str(error).removeprefix(str(path)).strip()) from None
 
 
 class _NotText(DataFormatError):
     """A document whose bytes are not UTF-8 text (nor UTF-16/32 opened by a
-    byte order mark): what a folder's build may leave out, where a file it
-    cannot read at all is not."""
+    byte order mark), or hold a NUL: what a folder's build may leave out,
+    where a file it cannot read at all is not. ``reason`` is the message
+    without the file's path ("is not UTF-8 text; ..."), for a note that
+    names the file as the folder lists it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def chunk_text(text: str, max_words: int = 120, max_chars: int | None = None) -> list[str]:

@@ -169,7 +169,7 @@ def index_collection(
     route, whose order, and so whose index, is the same at every build.
 
     A folder's document that is not UTF-8 text is left out with a
-    ``note: skipped NAME: not UTF-8 text`` line on stderr, unless no other
+    ``note: skipped NAME: it is not UTF-8 text; ...`` line on stderr, unless no other
     gives a passage: then its refusal is raised, as for a file given alone.
     """
     _require_threads(threads)
@@ -197,8 +197,9 @@ def index_collection(
                    else _encoded(read_collection(path, empty=empty, not_text=not_text)))
         count = _build(encoded, index_dir, total=total, progress=progress,
                        description=description, threads=threads)
-        for name, _ in not_text:  # said with or without a progress bar: a file left out is no progress detail
-            tqdm.write(f"note: skipped {name}: not UTF-8 text (save it as UTF-8)", file=sys.stderr)
+        for name, error in not_text:  # said with or without a progress bar: a file left out is no progress detail
+            # The file's own reason: a NUL's file was said to be "not UTF-8 text (save it as UTF-8)".
+            tqdm.write(f"note: skipped {name}: it {error.reason}", file=sys.stderr)
         if empty and progress:
             # Left out in silence, an empty document looked indexed.
             tqdm.write(f"note: left out {_empty_documents(empty)}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..kernel import IndexDamagedError, IndexNotFoundError
@@ -101,7 +101,7 @@ def open_reader(index_dir: str | Path):
     return autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
 
 
-def verify_checksums(index_dir: str | Path, lock: AbstractContextManager = nullcontext()) -> int:
+def verify_checksums(index_dir: str | Path, lock: AbstractContextManager) -> int:
     """Verify every file's checksum in the index at ``index_dir``; return its doc count.
 
     Lucene ends each file of a commit with a footer holding the CRC32 of the
@@ -109,28 +109,54 @@ def verify_checksums(index_dir: str | Path, lock: AbstractContextManager = nullc
     files end to end against it. We do that read here, in Python, over every
     file of the commit (``segments_N`` and each segment's ``.si`` and
     ``.fnm`` too), so that only listing the commit's files is a call into
-    Java: ``lock`` (the process's Java lock) is held for that alone, and
-    other threads' searches go on while a large index is read. zlib's CRC32
-    and file reads release the GIL. Raises :class:`IndexDamagedError` on any
-    failure.
+    Java: ``lock`` (the process's Java lock; required, as every call into
+    Java holds it) is held for that alone, and other threads' searches go
+    on while a large index is read. zlib's CRC32 and file reads release the
+    GIL. Raises :class:`IndexDamagedError` on any failure, unless the folder
+    was rebuilt meanwhile (replaced, or its commit superseded): the new
+    index is then checked once more, and if it changed again too,
+    :class:`IndexNotFoundError` says to try again.
     """
+    for _ in range(2):
+        folder = _identity(index_dir)
+        names, segments, count = _commit(index_dir, lock)
+        problem = next(((name, why) for name in sorted(names)
+                        if (why := _footer_problem(Path(index_dir) / name)) is not None), None)
+        if _identity(index_dir) == folder and (Path(index_dir) / segments).exists():
+            # The files Lucene listed are still this folder's own.
+            if problem is None:
+                return count
+            raise damaged(index_dir, f"{problem[0]}: {problem[1]}")
+        # A rebuild replaced the folder (or committed anew) after Lucene
+        # listed its files: what was read, failing or not, was partly the
+        # old index, gone (a file of the same name may be the new one's).
+    raise IndexNotFoundError(f"the index at {index_dir} changed while it was checked (rebuilt?); try again")
+
+
+def _commit(index_dir: str | Path, lock: AbstractContextManager) -> tuple[list[str], str, int]:
+    """The files of the index's commit, its ``segments_N`` and its doc
+    count: the one call into Java of :func:`verify_checksums`."""
     JavaException = java_exception()
     with lock:
         reader = None
         try:
             reader = open_reader(index_dir)
-            names = list(reader.getIndexCommit().getFileNames().toArray())
-            count = reader.numDocs()
+            commit = reader.getIndexCommit()
+            return list(commit.getFileNames().toArray()), commit.getSegmentsFileName(), reader.numDocs()
         except JavaException as error:
             raise damaged(index_dir, error) from None
         finally:
             if reader is not None:
                 reader.close()
-    for name in sorted(names):
-        problem = _footer_problem(Path(index_dir) / name)
-        if problem is not None:
-            raise damaged(index_dir, f"{problem} (resource={name})")
-    return count
+
+
+def _identity(folder: str | Path) -> tuple[int, int] | None:
+    # A rebuild renames a new folder into the index's place (_staged).
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # Lucene's codec footer (CodecUtil.writeFooter), big-endian: the footer magic
@@ -161,7 +187,7 @@ def _footer_problem(path: Path) -> str | None:
             file.seek(size - _FOOTER.size)
             magic, algorithm, expected = _FOOTER.unpack(file.read(_FOOTER.size))
     except OSError as error:
-        return f"cannot read it ({error.strerror or error})"
+        return f"cannot read it, {error.strerror or error}"
     if magic != _FOOTER_MAGIC:
         return f"codec footer mismatch (file truncated?): actual footer={magic} vs expected footer={_FOOTER_MAGIC}"
     if algorithm != 0:
