@@ -443,26 +443,42 @@ _MARKS = "\uFE0E\uFE0F\u20E3\U000E0020-\U000E007F"
 _ONE = f"(?:[{_PICTOGRAPHS}{_PRESENTED}]|[{_SELECTABLE}]\uFE0F)[{_MARKS}\U0001F3FB-\U0001F3FF]*"
 # A zero-width joiner is part of an emoji only next to a pictograph (a
 # family): inside an Indic word (Sinhala's "Sri", a Malayalam chillu) it
-# shapes the letters and stays.
-_EMOJI = re.compile(f"(?P<emoji>\u200D*{_ONE}(?:\u200D*{_ONE})*\u200D*)|[{_MARKS}]+")
+# shapes the letters and stays. Emoji go with the spaces around them.
+_RUN = f"\u200D*{_ONE}(?:\u200D*{_ONE})*\u200D*"
+_EMOJI = re.compile(f"(?P<emoji>\\s*{_RUN}(?:\\s*{_RUN})*\\s*)|[{_MARKS}]+")
+# Where emoji stood between two words a space stays; before the punctuation
+# that closes a clause or a bracket, after a bracket that opens one, and at
+# either end, nothing: "Who is he \U0001F914, really?" is "Who is he, really?",
+# not "Who is he , really?". A dot or comma going on into a word (".NET",
+# "1,000") closes nothing; a straight quote opens after a space and closes
+# before one (not "'n'" or a possessive's "'s").
+_CLOSES = re.compile(r"[,.;:?!\u2026]+(?!\w)|[)\]}\u201d\u00bb]|[\"'](?!\w)")
+_OPENS = re.compile(r"[(\[{\u201c\u00ab\u00bf\u00a1]|(?:^|(?<=\s))[\"']")
 
 
 def _dropped(found: re.Match) -> str:
-    return " " if found["emoji"] else ""
+    if not found["emoji"]:
+        return ""
+    text, start, end = found.string, found.start(), found.end()
+    between = 0 < start and end < len(text) and not _OPENS.match(text, start - 1) and not _CLOSES.match(text, end)
+    return " " if between else ""
 
 
 def without_emoji(text: str) -> str:
-    """``text`` without emoji, its spaces closed up: what the rewriter reads
-    of a question or an earlier turn, and what it writes.
+    """``text`` without emoji, its spaces closed up (none left before the
+    punctuation an emoji stood before): what the rewriter reads of a
+    question or an earlier turn, and what it writes.
 
     >>> without_emoji("Who is she? \U0001F60A"), without_emoji("Is 30 \u00b0C hot \U0001F44D\U0001F3FD?"), without_emoji("C\u266f  minor")
     ('Who is she?', 'Is 30 \u00b0C hot?', 'C\u266f  minor')
     >>> without_emoji("What happened in 1\ufe0f\u20e39\ufe0f\u20e35\ufe0f\u20e34\ufe0f\u20e3?"), without_emoji("Which piece is \u265e?")
     ('What happened in 1954?', 'Which piece is \u265e?')
+    >>> without_emoji("Who is he \U0001F914, really?")
+    'Who is he, really?'
     """
     if text.isascii() or not _EMOJI.search(text):  # most texts, the first test the faster
         return text
-    return re.sub(r"\s+(?=[?!.,;:]+$)", "", " ".join(_EMOJI.sub(_dropped, text).split()))
+    return " ".join(_EMOJI.sub(_dropped, text).split())
 
 
 def clean_output(text: str) -> str:

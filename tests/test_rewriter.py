@@ -443,6 +443,35 @@ def test_emoji_sequences_go_whole_and_text_symbols_stay(tiny_gpt2, output, expec
     assert rewriter.finish(output, HISTORY, ids, ended=True) == Rewrite(expected)
 
 
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        # Where an emoji stood before a comma, a dot, a colon or a closing bracket or quote: no space left before it.
+        ("Who is he \U0001F914, really?", "Who is he, really?"),
+        ("Who is he\U0001F914 , really?", "Who is he, really?"),
+        ("Is it good \U0001F44D\U0001F3FD. Really?", "Is it good. Really?"),
+        ("He won \U0001F3C6: gold?", "He won: gold?"),
+        ("Is it (really \U0001F600)?", "Is it (really)?"),
+        ("Is it \u201cyes \U0001F600\u201d?", "Is it \u201cyes\u201d?"),
+        # Nor after an opening bracket or quote.
+        ("(\U0001F600 really) who?", "(really) who?"),
+        ('Is "\U0001F600 great" a phrase?', 'Is "great" a phrase?'),
+        # Between words one space, and the user's own spacing and quotes as typed.
+        ("Who \U0001F914  \U0001F914 is he?", "Who is he?"),
+        ('He said "hi" \U0001F600 then left?', 'He said "hi" then left?'),
+        ("Rock \U0001F3B8 'n' roll, or \U0001F600 .NET?", "Rock 'n' roll, or .NET?"),
+        ("Who is she ? \U0001F60A", "Who is she ?"),
+    ],
+)
+def test_a_dropped_emoji_leaves_no_space_before_punctuation(tiny_gpt2, typed, expected):
+    # "Who is he \U0001F914, really?" was read, and rewritten, as "Who is he , really?".
+    _, tok = tiny_gpt2
+    rewriter = CausalLMRewriter(_NoCalls(), tok, RewriterConfig(prompt_format="plain"))
+    assert rewriter.rewrite(typed, []) == Rewrite(expected)
+    ids = tok.encode(" " + typed, add_special_tokens=False)
+    assert rewriter.finish("Who is he?", HISTORY, ids, ended=True) == Rewrite(expected)
+
+
 def test_the_rewriter_reads_a_question_and_its_history_without_emoji(tiny_gpt2):
     # It read them: a smiley after "Who was Ernest Hemingway?" made it no new
     # subject (the model then glued the earlier one on), the model copied
