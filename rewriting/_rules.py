@@ -271,7 +271,8 @@ def without_invented_exclusion(question: str, history: Sequence[str], candidate:
     ("besides X", "other than X", …; the question has none) where that
     names someone or something no text of the conversation gives: a name run
     none of whose words (particles and acronyms aside) is written in it ("" when
-    there is none to cut).
+    there is none to cut). Where the user's own words follow the names
+    ("… besides the Red Door in 1935?"), only the exclusion and its names go.
 
     >>> history = ["Where did Billie Holiday sing?", "She began singing in nightclubs in Harlem, at Covan's."]
     >>> without_invented_exclusion("did she sing in any other clubs?", history,
@@ -282,7 +283,7 @@ def without_invented_exclusion(question: str, history: Sequence[str], candidate:
     ''
     >>> without_invented_exclusion("did she sing in other clubs in 1935?", history,
     ...                            "did Billie Holiday sing in other clubs besides the Red Door in 1935?")
-    ''
+    'did Billie Holiday sing in other clubs in 1935?'
     """
     if not _ANY_EXCLUSION.search(candidate) or _ANY_EXCLUSION.search(question):  # most rewrites
         return ""
@@ -294,18 +295,59 @@ def without_invented_exclusion(question: str, history: Sequence[str], candidate:
             continue
         said = {_stem(word) for text in [question, *history] for word in name_words(text)}
         if any(run and not any({_stem(part) for part in name_words(word)} <= said for word in run) for run in runs):
-            if at == "end":
+            # The names alone where the user's own words follow them ("…
+            # besides the Red Door in 1935?"); else the phrase, which runs
+            # to the end (or the comma), so it may take words the user typed
+            # after the made-up name: losing the user's words is worse than
+            # keeping the model's name.
+            kept = _without_excluded_names(question, candidate, found, at)
+            if not kept and at == "end":
                 kept = candidate[:found.start()] + found["end"]
-            else:
+            elif not kept:
                 rest = candidate[found.end():]
                 kept = rest[:1].upper() + rest[1:]
-            # The cut runs to the end (or the comma), so it may take words the
-            # user typed after the made-up name ("… besides the Red Door in 1935?"):
-            # losing the user's words is worse than keeping the model's name.
             if (_content(question) & _content(found[0])) - _content(kept):
                 return ""
             return kept
     return ""
+
+
+# What an exclusion names: names, "the" or "a" before one, and the commas,
+# "and" and "or" of a list of them ("besides Mirwais, Malik, and Zeenat Quraishi").
+_EXCLUDED_LINKS = frozenset("the a an and or & ,".split())
+
+
+def _without_excluded_names(question: str, candidate: str, found: re.Match, at: str) -> str:
+    """``candidate`` without the exclusion ``found`` (at its ``at``, "end"
+    or "start") and the names after it, up to the words the user typed
+    after them, which stay ("" where those are not words of the question as
+    typed, in its order, or no name comes first)."""
+    pieces = list(NAME_PIECE.finditer(found["phrase"]))
+    named = 0  # pieces up to the last name word of the names' list
+    for count, piece in enumerate(pieces, 1):
+        word = bare_piece(piece.group())
+        if name_word(word) or _acronym(word):
+            named = count
+        elif word.lower() not in _EXCLUDED_LINKS and word not in NAME_PARTICLES:
+            break
+    if not named or named == len(pieces):
+        return ""
+    after = _words(" ".join(piece.group() for piece in pieces[named:]))
+    before = _words(candidate[:found.start()])
+    # The user's words, and not already written before the exclusion (the model repeating them).
+    if not _within(after, _words(question)) or _within(after, before):
+        return ""
+    rest = candidate[found.start("phrase") + pieces[named - 1].end():]
+    if at == "start":
+        rest = rest.lstrip()
+        return rest[:1].upper() + rest[1:]
+    if found[0].startswith(",") and rest.lstrip().startswith(","):  # ", besides X, in 1935?": the pair of commas goes
+        rest = rest.lstrip()[1:]
+    return candidate[:found.start()] + rest
+
+
+def _within(words: list[str], text: list[str]) -> bool:
+    return bool(words) and any(text[start:start + len(words)] == words for start in range(len(text) - len(words) + 1))
 
 
 def _common_noun(word: str, texts: Sequence[str]) -> bool:

@@ -533,9 +533,24 @@ _HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs i
          "did Billie Holiday sing in any other clubs besides Covan's?"),
         ("did she sing anywhere besides the Red Door?", "did Billie Holiday sing anywhere besides the Red Door?",
          "did Billie Holiday sing anywhere besides the Red Door?"),
-        # The cut would take the user's own words after the made-up name ("in 1935"): kept whole.
+        # The user's own words after the made-up name ("in 1935", "and when") stay: only the exclusion goes.
         ("did she sing in other clubs in 1935?", "did Billie Holiday sing in other clubs besides the Red Door in 1935?",
-         "did Billie Holiday sing in other clubs besides the Red Door in 1935?"),
+         "did Billie Holiday sing in other clubs in 1935?"),
+        ("did she sing in other clubs in 1935?", "did Billie Holiday sing in other clubs, other than the Red Door, in 1935?",
+         "did Billie Holiday sing in other clubs in 1935?"),
+        ("did she sing in other clubs, and when?", "did Billie Holiday sing in other clubs besides the Red Door and the Savoy, and when?",
+         "did Billie Holiday sing in other clubs, and when?"),
+        ("did she sing in other clubs in 1935?", "Besides the Red Door in 1935, did Billie Holiday sing in other clubs?",
+         "In 1935, did Billie Holiday sing in other clubs?"),
+        # Words after the name that the user did not type so ("club", "Count"): the cut would take them, or leave
+        # the model's; kept whole.
+        ("did she sing in other clubs in 1935?", "did Billie Holiday sing in other clubs besides the Red Door club in 1935?",
+         "did Billie Holiday sing in other clubs besides the Red Door club in 1935?"),
+        ("did she sing in other clubs with Basie?", "did Billie Holiday sing in other clubs besides the Red Door with Count Basie?",
+         "did Billie Holiday sing in other clubs besides the Red Door with Count Basie?"),
+        # The user's words already written before the exclusion are not kept twice.
+        ("did she sing in 1935 in other clubs?", "did Billie Holiday sing in 1935 in other clubs besides the Red Door in 1935?",
+         "did Billie Holiday sing in 1935 in other clubs?"),
         # The question's own exclusion is the user's, whatever the model made of it (not the model's addition).
         ("did she sing in other clubs besides that one?", "did Billie Holiday sing in other clubs besides the Red Door?",
          "did Billie Holiday sing in other clubs besides the Red Door?"),
