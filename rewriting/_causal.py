@@ -188,7 +188,7 @@ class CausalLMRewriter:
                 unsure.update(index for (index, _), decoding in zip(chunk, outputs) if decoding.confidence < self.config.second_look_below)
             for (index, _), (ids, stopped), beams in zip(chunk, outputs, searched):
                 question, history = items[index]
-                pool = [self.finish(question, history, ids, stopped)] + [self.finish(question, history, *beam) for beam in beams]
+                pool = [self._finish(question, history, ids, stopped)] + [self._finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool, question, history)
             for position, (index, ids) in enumerate(chunk):
                 if looking and looks_again(index):
@@ -222,7 +222,7 @@ class CausalLMRewriter:
             found = self._beam_lean(prompts, self.config.second_look, reads, stop=stop)
         for (index, _), beams in zip(chunk, found):
             question, history = items[index]
-            results[index] = _agreed([results[index]] + [self.finish(question, history, *beam) for beam in beams], question, history)
+            results[index] = _agreed([results[index]] + [self._finish(question, history, *beam) for beam in beams], question, history)
 
     def nbest_batch(self, items: Sequence[tuple[str, Sequence[str]]], beams: int,
                     stop: StopSignal = NO_STOP) -> list[list[Rewrite]]:
@@ -240,7 +240,7 @@ class CausalLMRewriter:
             stop.check()  # before the chunk's prompts are read, as rewrite_batch
             for (index, _), hypotheses in zip(chunk, self._beam_batch([ids for _, ids in chunk], beams, stop=stop)):
                 question, history = items[index]
-                found[index] = [self.finish(question, history, ids, stopped) for ids, stopped in hypotheses]
+                found[index] = [self._finish(question, history, ids, stopped) for ids, stopped in hypotheses]
         return found
 
     def _without_model(self, items: Sequence[tuple[str, Sequence[str]]]
@@ -249,12 +249,12 @@ class CausalLMRewriter:
         call); the rewrites that need no model (a first turn, a question too
         long), ``None`` elsewhere; ``(index, prompt ids)`` of the rest,
         shortest first; and each pair as the rewriter reads it, its
-        question's spaces closed up and no text with emoji (:func:`_asked`).
-        The one place they are dropped: the guards and the consensus then
-        read the pairs the model read."""
+        question's spaces closed up and no text with emoji (:func:`_read`).
+        The one place the rewriter's own calls drop them: the prompts, the
+        guards and the consensus then read the pairs the model read."""
         for question, history in items:
             refuse_non_text(question, history)
-        read = [(_asked(question), [without_emoji(text) for text in history]) for question, history in items]
+        read = [_read(question, history) for question, history in items]
         results: list[Rewrite | None] = [None] * len(items)
         todo: list[tuple[int, list[int]]] = []
         for index, (question, history) in enumerate(read):
@@ -278,7 +278,7 @@ class CausalLMRewriter:
             elif len(self.tokenizer.encode(question, add_special_tokens=False)) > self.config.prompt.max_question_tokens:
                 results[index] = Rewrite(question, note="kept the original question: too long to rewrite")
             else:
-                todo.append((index, self.prompt_ids(question, history)))
+                todo.append((index, self._prompt_ids(question, history)))
         todo.sort(key=lambda item: len(item[1]))  # similar lengths together: less padding
         return results, todo, read
 
@@ -302,8 +302,12 @@ class CausalLMRewriter:
         does with its greedy output, and with each beam's (:meth:`nbest_batch`).
         A pronoun put in as a name of the other gender becomes the kin the
         history asked about, by the name its answer gave where it clearly gave
-        one (:func:`~rewriting._rules.kin_for_pronoun`)."""
-        question = _asked(question)
+        one (:func:`~rewriting._rules.kin_for_pronoun`). The question and
+        the history are read as :meth:`rewrite_batch` reads them (:func:`_read`)."""
+        return self._finish(*_read(question, history), ids, ended)
+
+    def _finish(self, question: str, history: Sequence[str], ids: Sequence[int], ended: bool) -> Rewrite:
+        """:meth:`finish` of a pair as read (:func:`_read`)."""
         text = self.tokenizer.decode(list(ids), skip_special_tokens=True)
         # A finished first line counts as an end too: _clean keeps only it.
         ended = ended or "\n" in text.strip()
@@ -318,8 +322,12 @@ class CausalLMRewriter:
     def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
         """The token ids the model reads to rewrite ``question`` after
         ``history``: the turns since the conversation last moved to a new
-        subject (:func:`since_new_person`), without emoji (:func:`_asked`)."""
-        question, history = _asked(question), since_new_person([without_emoji(text) for text in history])
+        subject (:func:`since_new_person`), without emoji (:func:`_read`)."""
+        return self._prompt_ids(*_read(question, history))
+
+    def _prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
+        """:meth:`prompt_ids` of a pair as read (:func:`_read`)."""
+        history = since_new_person(history)
         if self.config.prompt_format == "chat":
             text = chat_prompt(self.tokenizer, question, history, self.config.chat_history_turns)
             return self.tokenizer.encode(text, add_special_tokens=False)
@@ -329,15 +337,15 @@ class CausalLMRewriter:
         return plain_prompt_ids(self.tokenizer, question, history, prompt)
 
     def _opening_draft(self, question: str) -> list[int]:
-        """The question's own first tokens, as the rewrite would start with
-        them: a rewrite mostly begins by copying the question, so these are
-        checked in the prompt's own pass (see :meth:`_generate_drafted`)."""
+        """The first tokens of ``question`` (as read, :func:`_read`), as the
+        rewrite would start with them: a rewrite mostly begins by copying the
+        question, so these are checked in the prompt's own pass (see
+        :meth:`_generate_drafted`)."""
         if self.config.draft_tokens <= 0:
             return []
         # The plain format's target starts with a space ("Rewrite: ..."); the
         # chat format's answer starts a message.
-        text = _asked(question)
-        text = " " + text if self.config.prompt_format == "plain" else text
+        text = " " + question if self.config.prompt_format == "plain" else question
         return self.tokenizer.encode(text, add_special_tokens=False)[: min(self.config.draft_tokens, self.config.max_new_tokens)]
 
     @torch.inference_mode()
@@ -770,11 +778,15 @@ def _greedy(scores: torch.Tensor) -> tuple[list, list]:
 _ASKS_NOTHING = "kept the original question: it asks nothing to rewrite"
 
 
-def _asked(question: str) -> str:
-    """The question as the rewriter reads it: its spaces closed up, without
-    emoji (:func:`~rewriting._rules.without_emoji`), so that "Who was
-    Hemingway? \U0001F60A" is the same question as "Who was Hemingway?"."""
-    return without_emoji(" ".join(str(question).split()))
+def _read(question: str, history: Sequence[str]) -> tuple[str, list[str]]:
+    """A question and its history as the rewriter reads them: the question's
+    spaces closed up, and no text with emoji
+    (:func:`~rewriting._rules.without_emoji`), so that "Who was Hemingway?
+    \U0001F60A" is the same question as "Who was Hemingway?". Read once, where
+    a pair comes in (:meth:`CausalLMRewriter.rewrite_batch`,
+    :meth:`~CausalLMRewriter.nbest_batch`, :meth:`~CausalLMRewriter.finish`,
+    :meth:`~CausalLMRewriter.prompt_ids`); what they hand on is read already."""
+    return without_emoji(" ".join(str(question).split())), [without_emoji(text) for text in history]
 
 
 def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> Rewrite:

@@ -486,7 +486,16 @@ def test_the_rewriter_reads_a_question_and_its_history_without_emoji(tiny_gpt2):
     smiling = [text + " \U0001F4DE" if i % 2 == 0 else text for i, text in enumerate(HISTORY)]
     assert rewriter.prompt_ids("\U0001F914 And her father?", smiling) == rewriter.prompt_ids("And her father?", HISTORY)
     # The draft of the rewrite's opening is the question's words, which the rewrite opens with.
-    assert rewriter._opening_draft("\U0001F914 And her father?") == rewriter._opening_draft("And her father?")
+    openings = []
+    output = tok.encode(" And Ada Lovelace's father?", add_special_tokens=False)
+
+    def generate(prompts, opening=(), reads=None, stop=None):
+        openings.append(list(opening))
+        return [Decoding(output, True) for _ in prompts]
+
+    rewriter._generate = generate
+    assert rewriter.rewrite("\U0001F914 And her father?", smiling) == rewriter.rewrite("And her father?", HISTORY)
+    assert openings[0] == openings[1] == rewriter._opening_draft("And her father?") != []
 
 
 @pytest.mark.parametrize("history", [HISTORY, []])
@@ -513,8 +522,12 @@ def test_the_guards_read_the_history_the_model_read(tiny_gpt2):
     assert rewriter.rewrite("And after that?", ["What happened in 1954?", "A war ended."]) == expected
     assert rewriter.rewrite("And after that?", keycaps) == expected
     assert rewriter.rewrite_batch([("And after that? \U0001F914", keycaps)]) == [expected]
-    rewriter._beam_batch = lambda prompts, beams, greedy=False, stop=None: [[(output, True)] for _ in prompts]
+    rewriter._beam_batch = lambda prompts, beams, greedy=False, stop=None: [[(output, True)] * (beams + greedy) for _ in prompts]
     assert rewriter.nbest_batch([("And after that?", keycaps)], beams=1) == [[expected]]
+    # Generated ids finished by a caller of its own (scripts/study_nbest.py) are guarded against the history as read too.
+    assert rewriter.finish("And after that? \U0001F914", keycaps, output, ended=True) == expected
+    rewriter.config = RewriterConfig(prompt_format="plain", candidates=2)
+    assert rewriter.rewrite("And after that?", keycaps) == expected
 
 
 _HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs in Harlem, at Covan's."]
