@@ -21,7 +21,7 @@ from ._shapes import (
     article_names,
     bare_lead,
     completes_lead,
-    cast_span,
+    cast_spans,
     defines,
     definition_subject,
     full_name,
@@ -401,19 +401,15 @@ class SentenceReader:
 
     def _cast_answer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
         """The actor (or role) the best-scored sentence that pairs them gives
-        a "who plays X?" ("who does Y play?") question (:func:`cast_span`),
-        or None. The best sentence is often about the role, not its cast
-        ("Larry is rescued from the refrigerator …" for "who plays larry"),
-        and its nearest name is anyone's. A sentence that says the cast of
-        "The character" (or "She") is read with the name an earlier
-        sentence of its passage opened with, in an article too: the
-        character's section names it once ("Jennifer Parker"), then says
-        who played "the character"."""
+        a "who plays X?" ("who does Y play?") question, as its passage reads
+        it (:func:`cast_spans`), or None. The best sentence is often about
+        the role, not its cast ("Larry is rescued from the refrigerator …"
+        for "who plays larry"), and its nearest name is anyone's."""
         passages = passages[: self.config.read_k]
-        about = {p: referents(split_sentences(passages[p].text), every=True) for p in {p for p, _, _ in read.candidates}}
+        casts = {p: cast_spans(question, split_sentences(passages[p].text)) for p in {p for p, _, _ in read.candidates}}
         for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
             p, s, sentence = read.candidates[at]
-            span = cast_span(question, sentence, about[p][s])
+            span = casts[p][s]
             if span:
                 return Answer(self._whole_name(span, passages, passages[p].id), float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None

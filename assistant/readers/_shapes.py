@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -1324,6 +1324,23 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         if not actor_asked and asked_for(role) and not asked_for(actor):
             return actor
     return None
+
+
+def cast_spans(question: str, sentences: Sequence[str]) -> list[str | None]:
+    """Per sentence of one passage, what :func:`cast_span` answers
+    ``question`` with, each read with the name an earlier sentence of the
+    passage opened with (:func:`referents`, every sentence's, in an article
+    too: a character's section names it once, "Jennifer Parker", then says
+    who played "the character"). All None for a question that asks no cast.
+
+    >>> cast_spans("who plays jennifer", ["Jennifer Parker is Marty 's girlfriend .", "The character was played by Claudia Wells ."])
+    [None, 'Claudia Wells']
+    >>> cast_spans("who wrote it", ["Kevin Kline as Maurice ."])
+    [None]
+    """
+    if not _ACTOR_QUESTION.match(question) and not _CAST_QUESTION.match(question):
+        return [None] * len(sentences)
+    return [cast_span(question, sentence, referent) for sentence, referent in zip(sentences, referents(sentences, every=True))]
 
 
 # A kin noun before a name makes it another person's ("His wife Lady Bird
