@@ -640,6 +640,25 @@ def test_which_what_and_how_many_are_each_read_by_their_own_rule():
     assert short_span("number", "How many books did she write?", "She wrote 3 plays and 12 books.") == "12"
 
 
+def test_the_question_word_is_read_after_a_lead_in(readers):
+    # "So how many …", "In 2010, how many …", "Tell me who …": the question
+    # word after a word of talk, a request or a fronted phrase asks what it
+    # asks at the start; "how many" in a quoted title does not.
+    _, shaped = readers
+    lisbon = [Passage("lisbon", "Lisbon is the capital of Portugal. About 545,000 people live in the city proper, "
+                      "and 2.9 million in its metropolitan area.", 1.0, "Lisbon")]
+    for question in ("So how many people live in Lisbon?", "Ok, how many people live in Lisbon?",
+                     "Tell me how many people live in Lisbon."):
+        assert shaped.read(question, lisbon).text == "545,000"
+    college = [Passage("korvan", "Korvan College was founded in 1871 by Elias Brandt. In 2010, 4,200 students "
+                       "attended the college.", 1.0, "Korvan College")]
+    assert shaped.read("In 2010, how many students attended Korvan College?", college).text == "4,200"
+    assert shaped.read("And who founded Korvan College?", college).text == "Elias Brandt"
+    assert [answer_kind(q) for q in ("And when did she die?", 'Did he sing "Oh, How Many Roads"?',
+                                     "Did he sing 'Oh, how many roads'?")] == ["date", None, None]
+    assert cast_span("In the 2017 film, who plays Maurice?", "Kevin Kline as Maurice .") == "Kevin Kline"
+
+
 def test_a_refactor_of_the_question_readings_keeps_these_answers():
     # One shared parse of which/what/how many X (since reverted) lost what
     # a how-many counts when it is accented, the "which" of "states which

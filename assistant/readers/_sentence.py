@@ -19,6 +19,7 @@ from ._lifespan import holds_answer, lived
 from ._shapes import (
     answer_kind,
     article_names,
+    asked_from,
     bare_lead,
     completes_lead,
     cast_spans,
@@ -421,7 +422,7 @@ class SentenceReader:
         subject = definition_subject(question)
         if not subject or not passages:
             return None
-        person = question.lstrip().lower().startswith("who")
+        person = asked_from(question).lstrip().lower().startswith("who")
         top = max(p.score for p in passages)
         lead = lead_passage(subject, passages, person)
         if lead is not None:

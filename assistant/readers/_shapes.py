@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -29,6 +29,44 @@ __all__ = ["definition_subject", "answer_kind", "short_span", "cast_span", "cast
 _ARTICLES = ("the ", "a ", "an ")
 # "is", "was", "are", "were": the verb that says what a subject is.
 _BE = r"(?:is|was|are|were)"
+
+# What a spoken question may open with before its question word, asking
+# the same: a word of talk ("So", "And", "Ok,"), a request ("Tell me",
+# "Can you tell me", "Do you know"), a phrase put first and closed by a
+# comma ("In 2010,"), which opens with no question word ("Who, besides
+# Kim, …" opens with its own) and no quote ("Did he sing "Oh, How Many
+# Roads"?" asks no count). Only before a question word: "How Many Miles"
+# inside a title, a relative clause or a quote is no question word of a
+# question that opens with another ("Who wrote the novel that …?").
+_QUESTION_WORD = r"(?:who|whom|whose|what|when|where|which|why|how)\b"
+_LEAD_IN = re.compile(
+    rf"^\s*(?:(?:so|and|but|ok|okay|well|also|then|now|oh|alright|right)\b[\s,]*"
+    rf"|(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?tell\s+me\s+(?:please\s+)?"
+    rf"|(?:do|does)\s+(?:you|anyone)\s+know\s+"
+    rf"|i\s+(?:wonder|want\s+to\s+know|would\s+like\s+to\s+know|['’]d\s+like\s+to\s+know)\s+"
+    rf"|(?!{_QUESTION_WORD})[^\s,?\"“”‘«»'](?:[^,?\"“”‘«»']|(?<=\w)'){{0,40}},\s*"
+    rf")+(?=(?:(?:in|on|at|to|from|for|by|of|with|since|until|during)\s+)?{_QUESTION_WORD}|tell\s+me\s+(?:more\s+)?about\b)",
+    re.IGNORECASE,
+)
+
+
+def asked_from(question: str) -> str:
+    """``question`` from its question word on, what opens it before that
+    left out (:data:`_LEAD_IN`): what every reading of a question's shape
+    ("how many", "when", "who plays") reads, wherever the question starts.
+
+    >>> [asked_from(q) for q in ("So how many moons does it have?", "In 2010, who won?", "Tell me when she died.")]
+    ['how many moons does it have?', 'who won?', 'when she died.']
+    >>> asked_from("So, in what year did she die?"), asked_from("In Ada's time, who ruled?")
+    ('in what year did she die?', 'who ruled?')
+    >>> [asked_from(q) for q in ('Did he sing "Oh, How Many Roads"?', "Did he sing 'Oh, how many roads'?")]
+    ['Did he sing "Oh, How Many Roads"?', "Did he sing 'Oh, how many roads'?"]
+    >>> [asked_from(q) for q in ("Who, besides Kim, came?", "Did the book How Many Miles sell?", "And tell me about Oslo")]
+    ['Who, besides Kim, came?', 'Did the book How Many Miles sell?', 'tell me about Oslo']
+    """
+    match = _LEAD_IN.match(question)
+    return question[match.end():] if match else question
+
 _DEFINITION = re.compile(
     rf"^\s*(?:(?:who|what)\s+{_BE}|tell\s+me\s+(?:more\s+)?about)\s+(?P<x>.+?)[\s?.!]*$",
     re.IGNORECASE,
@@ -59,7 +97,7 @@ def definition_subject(question: str) -> str | None:
     [None, None, 'alfred the great']
     >>> definition_subject("who is chips voice in beauty and the beast")
     """
-    match = _DEFINITION.match(question)
+    match = _DEFINITION.match(asked_from(question))
     if not match:
         return None
     subject = match.group("x").strip()
@@ -67,7 +105,7 @@ def definition_subject(question: str) -> str | None:
         return None  # "Ada Lovelace's father": a role, named through its holder
     if _CLAUSE.match(subject):
         return None  # "born in Prague": who was, not who someone was
-    if _VOICE_OF.match(question):
+    if _VOICE_OF.match(asked_from(question)):
         return None  # "chips voice": a role's cast, as "Ada's father" is a role
     lowered = subject.lower()
     for article in _ARTICLES:
@@ -268,8 +306,10 @@ def answer_kind(question: str) -> str | None:
 
     >>> [answer_kind(q) for q in ("When did she die?", "How many books?", "Who wrote it?", "Who was Ada?", "Why?")]
     ['date', 'number', 'name', None, None]
+    >>> [answer_kind(q) for q in ("So how many books?", "In 1990, who won?", "Tell me when she died.", "Did How Many Miles sell?")]
+    ['number', 'name', 'date', None]
     """
-    q = question.strip().lower()
+    q = asked_from(question).strip().lower()
     if _DATE_ASKED.match(q):
         return "date"
     if re.match(r"^how\s+(?:many|much|old|long|far|big|tall|high|large)\b", q):
@@ -785,7 +825,7 @@ def _relation(question: str, title: str) -> set[str]:
 
 def _counted(question: str) -> set[str]:
     """The stem of what a "how many X" question counts (people: their synonyms)."""
-    match = re.match(r"^\s*how\s+many\s+([\w'-]+)", question, re.IGNORECASE)
+    match = re.match(r"^\s*how\s+many\s+([\w'-]+)", asked_from(question), re.IGNORECASE)
     if not match:
         return set()
     stem = same_word(match.group(1).lower())
@@ -1288,9 +1328,10 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     >>> print(cast_span("who plays seamus mcfly", "He also plays Seamus McFly .", "Marty McFly"))
     None
     """
-    voice_of = _VOICE_OF.match(question)
-    actor_asked = None if voice_of else _ACTOR_QUESTION.match(question)
-    if not actor_asked and not voice_of and not _CAST_QUESTION.match(question):
+    shape = asked_from(question)
+    voice_of = _VOICE_OF.match(shape)
+    actor_asked = None if voice_of else _ACTOR_QUESTION.match(shape)
+    if not actor_asked and not voice_of and not _CAST_QUESTION.match(shape):
         return None
     opening = (_STANDS_FOR_ROLE.match(sentence) or _STANDS_FOR_PERSON.match(sentence)) if referent else None
     if opening and (actor_asked or not _STANDS_FOR_PERSON.match(sentence) or _ROLE_THEN_ACTOR.match(sentence, opening.end())):
@@ -1338,7 +1379,7 @@ def cast_spans(question: str, sentences: Sequence[str]) -> list[str | None]:
     >>> cast_spans("who wrote it", ["Kevin Kline as Maurice ."])
     [None]
     """
-    if not _ACTOR_QUESTION.match(question) and not _CAST_QUESTION.match(question):
+    if not _ACTOR_QUESTION.match(asked_from(question)) and not _CAST_QUESTION.match(asked_from(question)):
         return [None] * len(sentences)
     return [cast_span(question, sentence, referent) for sentence, referent in zip(sentences, referents(sentences, every=True))]
 
@@ -1434,6 +1475,7 @@ def kind_asked(question: str) -> str | None:
     >>> [kind_asked(q) for q in ("In which country is Bilbao?", "How did the company which Jobs founded get its name?")]
     ['country', None]
     """
+    question = asked_from(question)
     match = _KIND_ASKED.search(question)
     if not match or not (_QUESTION_START.match(question, 0, match.start()) or match.group(1).islower()):
         return None
@@ -1652,7 +1694,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if _kin_question(question):
         return None
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
-    pronoun_did_it = _DOER.match(question) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
+    pronoun_did_it = _DOER.match(asked_from(question)) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
     if _PRONOUN_START.match(sentence) or pronoun_did_it:
         # A question that names whom "he" stands for asks about him, not for
         # him: "Who did Tesla work for?" is not answered "Nikola Tesla".
