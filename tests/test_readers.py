@@ -659,6 +659,22 @@ def test_the_question_word_is_read_after_a_lead_in(readers):
     assert cast_span("In the 2017 film, who plays Maurice?", "Kevin Kline as Maurice .") == "Kevin Kline"
 
 
+def test_who_holds_a_quoted_nickname_is_the_person_not_the_name(readers):
+    # Quotes, straight or curly, do not part the question's nickname from
+    # the sentence's; the answer is who holds it: the name it is given
+    # after, or the person a pronoun stands for ("Soviet" was the name
+    # nearest the question's words).
+    _, shaped = readers
+    thatcher = [Passage("mt", "Margaret Thatcher was a British stateswoman. A Soviet journalist nicknamed her "
+                        "\u201cthe Iron Lady\u201d, a name that stuck.", 1.0, "Margaret Thatcher")]
+    for question in ("Who was nicknamed 'the Iron Lady'?", 'Who is known as "The Iron Lady"?', "Who was called the Iron Lady?"):
+        assert shaped.read(question, thatcher).text == "Margaret Thatcher"
+    pasted = [Passage("doc", "Brannoch Orvell was a Scottish engineer. Orvell, nicknamed 'the Bridge Builder', designed "
+                      "the Kelda Bridge in 1888. He died in Glasgow in 1902.", 1.0, "your text")]
+    assert shaped.read("Who was nicknamed \u2018the Bridge Builder\u2019?", pasted).text == "Brannoch Orvell"
+    assert definition_subject("Who is the \u201cKing of Pop\u201d?") is None
+
+
 def test_a_refactor_of_the_question_readings_keeps_these_answers():
     # One shared parse of which/what/how many X (since reverted) lost what
     # a how-many counts when it is accented, the "which" of "states which

@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -83,6 +83,14 @@ _CLAUSE = re.compile(
 )
 
 
+# The words a name given to someone is said with ("nicknamed her "the Iron
+# Lady"", "known as the “King of Pop”", "often called the Bard").
+_NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|affectionately|famously)\s+)*"
+           r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
+# Quote marks, straight and curly, around a name given.
+_QUOTES = "\"'“”‘’«»"
+
+
 def definition_subject(question: str) -> str | None:
     """The X of "Who was X?" / "What is X?" / "Tell me about X", or None.
 
@@ -96,6 +104,12 @@ def definition_subject(question: str) -> str | None:
     >>> [definition_subject(q) for q in ("Who was born in Prague?", "Who was known as Boz?", "who was alfred the great")]
     [None, None, 'alfred the great']
     >>> definition_subject("who is chips voice in beauty and the beast")
+
+    Nor is a name given to someone ("Who was nicknamed "the Iron Lady"?",
+    "Who is the “King of Pop”?"): it asks who was given it.
+
+    >>> [definition_subject(q) for q in ('Who was nicknamed "the Iron Lady"?', "Who is the “King of Pop”?", "Who was called the Bard?")]
+    [None, None, None]
     """
     match = _DEFINITION.match(asked_from(question))
     if not match:
@@ -103,8 +117,8 @@ def definition_subject(question: str) -> str | None:
     subject = match.group("x").strip()
     if re.search(r"\w['’]s?\b", subject):
         return None  # "Ada Lovelace's father": a role, named through its holder
-    if _CLAUSE.match(subject):
-        return None  # "born in Prague": who was, not who someone was
+    if _CLAUSE.match(subject) or re.match(_NAMING, subject, re.IGNORECASE) or _QUOTED.fullmatch(subject):
+        return None  # "born in Prague", "called the Bard": who was, not who someone was
     if _VOICE_OF.match(asked_from(question)):
         return None  # "chips voice": a role's cast, as "Ada's father" is a role
     lowered = subject.lower()
@@ -115,6 +129,69 @@ def definition_subject(question: str) -> str | None:
             if len(rest) > 1 and rest[0][:1].islower():
                 return None
     return subject
+
+
+# A name in quotes, "the" before it at most: a name given, not a subject's title.
+_QUOTED = re.compile(r"(?:the\s+)?[\"“‘«].+[\"”’»]", re.IGNORECASE)
+# "Who was nicknamed X?", "Who is known as X?", "Who is the “X”?": X, the name given.
+_NICKNAME_ASKED = re.compile(
+    rf"^who\s+(?:{_BE}|has\s+been|had\s+been)\s+(?:{_NAMING}\s+(?P<given>[^?!]+?)|(?P<quoted>{_QUOTED.pattern}))[\s?.!]*$",
+    re.IGNORECASE,
+)
+
+
+def nickname_asked(question: str) -> str | None:
+    """The name a question asks the holder of ("Who was nicknamed "the
+    Iron Lady"?", "Who is the “King of Pop”?"), its quotes and a leading
+    "the" off; None for another question.
+
+    >>> [nickname_asked(q) for q in ('So who was nicknamed "The Iron Lady"?', "Who is the “King of Pop”?", "Who was Ada?")]
+    ['Iron Lady', 'King of Pop', None]
+    """
+    match = _NICKNAME_ASKED.match(asked_from(question))
+    if not match:
+        return None
+    given = (match.group("given") or match.group("quoted")).strip(_QUOTES + " ")
+    return re.sub(r"^the\s+", "", given, flags=re.IGNORECASE).strip(_QUOTES + " ") or None
+
+
+def nickname_holder(question: str, sentence: str, subject: str = "") -> str | None:
+    """Who ``sentence`` says holds the name ``question`` asks about
+    (:func:`nickname_asked`), the name's quotes, straight or curly, aside:
+    the name it is given after ("Orvell, nicknamed 'the Bridge Builder'"),
+    or ``subject`` (the sentence's referent, or its article's title) where
+    a pronoun holds it ("the press called her ‘the Barefoot Arrow’", "Known
+    as the “King of Pop”, he …"). The name given is not who holds it:
+    "Soviet", the name nearest the question's words, answered "Who was
+    nicknamed the Iron Lady?". None where the sentence says neither.
+
+    >>> nickname_holder("Who was nicknamed the Iron Lady?", 'A journalist nicknamed her "the Iron Lady".', "Margaret Thatcher")
+    'Margaret Thatcher'
+    >>> nickname_holder("Who was called 'the Bridge Builder'?", "Orvell, nicknamed ‘the Bridge Builder’, built it.")
+    'Orvell'
+    >>> print(nickname_holder("Who was called the Bridge Builder?", "The Bridge Builder is a film.", "Ada"))
+    None
+    """
+    given = nickname_asked(question)
+    if not given:
+        return None
+    quote = f"[{_QUOTES}]*"
+    found = re.search(rf"(?<!\w){quote}" + rf"{quote}\s+{quote}".join(map(re.escape, given.split())) + r"(?!\w)",
+                      sentence, re.IGNORECASE)
+    if not found:
+        return None
+    # What says the name is given, before it: "nicknamed her", "known as", "the nickname".
+    before = re.sub(rf"[\s{_QUOTES}]*(?:the[\s{_QUOTES}]+)?$", "", sentence[: found.start()], flags=re.IGNORECASE)
+    naming = re.search(rf"(?:\b{_NAMING}(?:\s+(?:him|her))?|\b(?:nickname|epithet|sobriquet)s?)$", before, re.IGNORECASE)
+    if not naming:
+        return None
+    named = [span for span in _names(sentence, question) if span[1] <= naming.start()]
+    if named and re.fullmatch(rf"\s*,?\s*(?:\(\s*)?(?:(?:who\s+)?(?:{_BE}|became|has\s+been)\s+)?",
+                              sentence[named[-1][1] : naming.start()], re.IGNORECASE):
+        return named[-1][2]
+    if subject and re.search(r"\b(?:he|she|him|her)\b", sentence, re.IGNORECASE):
+        return subject
+    return None
 
 
 def _title_key(text: str) -> str:
@@ -1651,6 +1728,9 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         cast = cast_span(question, sentence)
         if cast:
             return cast
+        holder = nickname_holder(question, sentence, referent or re.sub(r"\s*\([^)]*\)", "", title).strip())
+        if holder:
+            return holder
         # Parents and children are said either way round, without the
         # question's word ("the son of Zeus" for his children): the kin
         # phrases decide, before the nearness of the question's words.
