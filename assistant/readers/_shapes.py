@@ -43,7 +43,7 @@ _LEAD_IN = re.compile(
     rf"^\s*(?:(?:so|and|but|ok|okay|well|also|then|now|oh|alright|right)\b[\s,]*"
     rf"|(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?tell\s+me\s+(?:please\s+)?"
     rf"|(?:do|does)\s+(?:you|anyone)\s+know\s+"
-    rf"|i\s+(?:wonder|want\s+to\s+know|would\s+like\s+to\s+know|['’]d\s+like\s+to\s+know)\s+"
+    rf"|i\s+(?:wonder|want\s+to\s+know|would\s+like\s+to\s+know)\s+"
     rf"|(?!{_QUESTION_WORD})[^\s,?\"“”‘«»'](?:[^,?\"“”‘«»']|(?<=\w)'){{0,40}},\s*"
     rf")+(?=(?:(?:in|on|at|to|from|for|by|of|with|since|until|during)\s+)?{_QUESTION_WORD}|tell\s+me\s+(?:more\s+)?about\b)",
     re.IGNORECASE,
