@@ -23,6 +23,7 @@ from assistant.readers import (
     kin_holder,
     kin_span,
     kind_asked,
+    life_event,
     kind_span,
     lived,
     referents,
@@ -657,6 +658,7 @@ def test_the_question_word_is_read_after_a_lead_in(readers):
     assert [answer_kind(q) for q in ("And when did she die?", 'Did he sing "Oh, How Many Roads"?',
                                      "Did he sing 'Oh, how many roads'?")] == ["date", None, None]
     assert cast_span("In the 2017 film, who plays Maurice?", "Kevin Kline as Maurice .") == "Kevin Kline"
+    assert life_event("And how old was Ada Lovelace when she died?") == "age"
 
 
 def test_who_holds_a_quoted_nickname_is_the_person_not_the_name(readers):

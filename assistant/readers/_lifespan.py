@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from ..kernel import Passage, name_words, same_name, tokens
-from ._shapes import answer_kind, lead_name, kin_asked, listed_word, question_names
+from ._shapes import answer_kind, asked_from, lead_name, kin_asked, listed_word, question_names
 
 __all__ = ["holds_answer", "lifespan", "life_event", "lived", "age_at_death"]
 
@@ -178,9 +178,12 @@ def life_event(question: str) -> str | None:
     ['age', 'age', 'age', None]
     >>> print(life_event("How old was Plato when Socrates died?"))
     None
+    >>> life_event("And how old was Ada Lovelace when she died?"), life_event("So when was she born?")
+    ('age', 'birth')
     """
-    if _AGE_AT_DEATH.match(question.strip()):
-        return "age" if _own_death(question.strip()) else None
+    asked = asked_from(question).strip()
+    if _AGE_AT_DEATH.match(asked):
+        return "age" if _own_death(asked) else None
     if answer_kind(question) != "date":
         return None
     words = {listed_word(word) for word in tokens(question, "term")}
