@@ -89,6 +89,13 @@ _NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|a
            r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
 # Quote marks, straight and curly, around a name given.
 _QUOTES = "\"'“”‘’«»"
+# A name in quotes, "the" before it at most.
+_QUOTED = re.compile(r"(?:the\s+)?[\"“‘«].+[\"”’»]", re.IGNORECASE)
+# "Who was nicknamed X?", "Who is known as X?", "Who is the “X”?": X, the name given.
+_NICKNAME_ASKED = re.compile(
+    rf"^who\s+(?:{_BE}|has\s+been|had\s+been)\s+(?:{_NAMING}\s+(?P<given>[^?!]+?)|(?P<quoted>{_QUOTED.pattern}))[\s?.!]*$",
+    re.IGNORECASE,
+)
 
 
 def definition_subject(question: str) -> str | None:
@@ -106,10 +113,13 @@ def definition_subject(question: str) -> str | None:
     >>> definition_subject("who is chips voice in beauty and the beast")
 
     Nor is a name given to someone ("Who was nicknamed "the Iron Lady"?",
-    "Who is the “King of Pop”?"): it asks who was given it.
+    "Who is the “King of Pop”?"): it asks who was given it. A quoted title
+    asked by "what" is a subject.
 
     >>> [definition_subject(q) for q in ('Who was nicknamed "the Iron Lady"?', "Who is the “King of Pop”?", "Who was called the Bard?")]
     [None, None, None]
+    >>> definition_subject('What is "Bohemian Rhapsody"?')
+    '"Bohemian Rhapsody"'
     """
     match = _DEFINITION.match(asked_from(question))
     if not match:
@@ -117,7 +127,7 @@ def definition_subject(question: str) -> str | None:
     subject = match.group("x").strip()
     if re.search(r"\w['’]s?\b", subject):
         return None  # "Ada Lovelace's father": a role, named through its holder
-    if _CLAUSE.match(subject) or re.match(_NAMING, subject, re.IGNORECASE) or _QUOTED.fullmatch(subject):
+    if _CLAUSE.match(subject) or _NICKNAME_ASKED.match(asked_from(question)):
         return None  # "born in Prague", "called the Bard": who was, not who someone was
     if _VOICE_OF.match(asked_from(question)):
         return None  # "chips voice": a role's cast, as "Ada's father" is a role
@@ -129,15 +139,6 @@ def definition_subject(question: str) -> str | None:
             if len(rest) > 1 and rest[0][:1].islower():
                 return None
     return subject
-
-
-# A name in quotes, "the" before it at most: a name given, not a subject's title.
-_QUOTED = re.compile(r"(?:the\s+)?[\"“‘«].+[\"”’»]", re.IGNORECASE)
-# "Who was nicknamed X?", "Who is known as X?", "Who is the “X”?": X, the name given.
-_NICKNAME_ASKED = re.compile(
-    rf"^who\s+(?:{_BE}|has\s+been|had\s+been)\s+(?:{_NAMING}\s+(?P<given>[^?!]+?)|(?P<quoted>{_QUOTED.pattern}))[\s?.!]*$",
-    re.IGNORECASE,
-)
 
 
 def nickname_asked(question: str) -> str | None:
@@ -1368,6 +1369,11 @@ _STANDS_FOR_ROLE = re.compile(r"^\s*(?:the|this)\s+(?:character|role|part)\b", r
 _STANDS_FOR_PERSON = re.compile(rf"^\s*(?:{_HE_OR_SHE})\b", re.IGNORECASE)
 
 
+def _asks_cast(question: str) -> bool:
+    asked = asked_from(question)
+    return bool(_VOICE_OF.match(asked) or _ACTOR_QUESTION.match(asked) or _CAST_QUESTION.match(asked))
+
+
 def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     """Who plays the role a "who plays X?" question names, or the role a
     "who does Y play?" question's actor plays, as ``sentence`` says it
@@ -1405,11 +1411,11 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     >>> print(cast_span("who plays seamus mcfly", "He also plays Seamus McFly .", "Marty McFly"))
     None
     """
+    if not _asks_cast(question):
+        return None
     shape = asked_from(question)
     voice_of = _VOICE_OF.match(shape)
     actor_asked = None if voice_of else _ACTOR_QUESTION.match(shape)
-    if not actor_asked and not voice_of and not _CAST_QUESTION.match(shape):
-        return None
     opening = (_STANDS_FOR_ROLE.match(sentence) or _STANDS_FOR_PERSON.match(sentence)) if referent else None
     if opening and (actor_asked or not _STANDS_FOR_PERSON.match(sentence) or _ROLE_THEN_ACTOR.match(sentence, opening.end())):
         sentence = referent + sentence[opening.end():]
@@ -1456,7 +1462,7 @@ def cast_spans(question: str, sentences: Sequence[str]) -> list[str | None]:
     >>> cast_spans("who wrote it", ["Kevin Kline as Maurice ."])
     [None]
     """
-    if not _ACTOR_QUESTION.match(asked_from(question)) and not _CAST_QUESTION.match(asked_from(question)):
+    if not _asks_cast(question):
         return [None] * len(sentences)
     return [cast_span(question, sentence, referent) for sentence, referent in zip(sentences, referents(sentences, every=True))]
 
