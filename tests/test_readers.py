@@ -659,6 +659,13 @@ def test_the_question_word_is_read_after_a_lead_in(readers):
                                      "Did he sing 'Oh, how many roads'?")] == ["date", None, None]
     assert cast_span("In the 2017 film, who plays Maurice?", "Kevin Kline as Maurice .") == "Kevin Kline"
     assert life_event("And how old was Ada Lovelace when she died?") == "age"
+    # A yes/no question with a clause set off by commas is no fronted phrase:
+    # "Did she, when young, …" asks yes or no, not when ("1890" was its answer).
+    bergen = [Passage("ing", "In 1890, when she was young, she lived in Bergen with her uncle.", 1.0, "Ingrid Vale")]
+    assert shaped.read("Did she, when she was young, live in Bergen?", bergen).text == bergen[0].text
+    assert [answer_kind(q) for q in ("Did she, when young, live with her uncle?", "Is it true that, in 2010, how many came?",
+                                     "Was Paradise Lost, which Milton dictated, published in 1667?")] == [None, None, None]
+    assert definition_subject("Did Milton, who was blind, write Paradise Lost?") is None
 
 
 def test_who_holds_a_quoted_nickname_is_the_person_not_the_name(readers):
@@ -675,6 +682,8 @@ def test_who_holds_a_quoted_nickname_is_the_person_not_the_name(readers):
                       "the Kelda Bridge in 1888. He died in Glasgow in 1902.", 1.0, "your text")]
     assert shaped.read("Who was nicknamed \u2018the Bridge Builder\u2019?", pasted).text == "Brannoch Orvell"
     assert definition_subject("Who is the \u201cKing of Pop\u201d?") is None
+    # Without "the", the quoted name is the subject asked about, not a name given.
+    assert definition_subject('Who is "Weird Al"?') == '"Weird Al"'
 
 
 def test_a_refactor_of_the_question_readings_keeps_these_answers():

@@ -39,12 +39,16 @@ _BE = r"(?:is|was|are|were)"
 # inside a title, a relative clause or a quote is no question word of a
 # question that opens with another ("Who wrote the novel that …?").
 _QUESTION_WORD = r"(?:who|whom|whose|what|when|where|which|why|how)\b"
+_AUXILIARY = "(?:" + "|".join(sorted((re.escape(verb) for verb in AUXILIARY_VERBS), key=len, reverse=True)) + ")"
 _LEAD_IN = re.compile(
     rf"^\s*(?:(?:so|and|but|ok|okay|well|also|then|now|oh|alright|right)\b[\s,]*"
     rf"|(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?tell\s+me\s+(?:please\s+)?"
     rf"|(?:do|does)\s+(?:you|anyone)\s+know\s+"
     rf"|i\s+(?:wonder|want\s+to\s+know|would\s+like\s+to\s+know)\s+"
-    rf"|(?!{_QUESTION_WORD})[^\s,?\"“”‘«»'](?:[^,?\"“”‘«»']|(?<=\w)'){{0,40}},\s*"
+    # A fronted phrase closed by a comma ("In 2010, how many…"); not the
+    # opening of a yes/no question with a clause set off ("Did she, when
+    # young, live in Bergen?" asks yes or no, not when).
+    rf"|(?!{_QUESTION_WORD}|{_AUXILIARY}\b)[^\s,?\"“”‘«»'](?:[^,?\"“”‘«»']|(?<=\w)'){{0,40}},\s*"
     rf")+(?=(?:(?:in|on|at|to|from|for|by|of|with|since|until|during)\s+)?{_QUESTION_WORD}|tell\s+me\s+(?:more\s+)?about\b)",
     re.IGNORECASE,
 )
@@ -89,8 +93,9 @@ _NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|a
            r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
 # Quote marks, straight and curly, around a name given.
 _QUOTES = "\"'“”‘’«»"
-# A name in quotes, "the" before it at most.
-_QUOTED = re.compile(r"(?:the\s+)?[\"“‘«].+[\"”’»]", re.IGNORECASE)
+# "the" and a name in quotes: "Who is the “King of Pop”?" asks who was
+# given it; "Who is “Weird Al”?" asks about the one so named.
+_QUOTED = re.compile(r"the\s+[\"“‘«].+[\"”’»]", re.IGNORECASE)
 # "Who was nicknamed X?", "Who is known as X?", "Who is the “X”?": X, the name given.
 _NICKNAME_ASKED = re.compile(
     rf"^who\s+(?:{_BE}|has\s+been|had\s+been)\s+(?:{_NAMING}\s+(?P<given>[^?!]+?)|(?P<quoted>{_QUOTED.pattern}))[\s?.!]*$",
