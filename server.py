@@ -14,6 +14,7 @@ no gradio; this module fits them into Gradio.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import datetime
@@ -299,13 +300,28 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
                 if hashed is not None:
                     gone(hashed)
         finally:
-            names = {f"<gradio-sep>{event._id}" for event in running if not event.fn.batch}
+            names = {_task_name_end(event._id) for event in running if not event.fn.batch}
+            loop = asyncio.get_running_loop()
             for task in list(queue._asyncio_tasks):
                 if any(task.get_name().endswith(name) for name in names):
-                    task.cancel()
+                    # Cancelled after the loop's next pass, not now: a task made
+                    # in this pass but not yet begun, cancelled, would never run
+                    # process_events, whose finally gives back its worker slot
+                    # (active_jobs, current_concurrency): lost till a restart.
+                    # Its first step, already scheduled, runs first (the loop
+                    # runs callbacks in order) and enters that try at once (no
+                    # await before it), so the cancel lands inside it; it sees
+                    # its events dead (cleaned below) and ends there.
+                    loop.call_soon(task.cancel)
             await clean(session_hash=session_hash, event_id=event_id)
 
     queue.clean_events = clean_events
+
+
+def _task_name_end(event_id: str) -> str:
+    """How the name of the task running event ``event_id`` ends (Gradio's
+    ``set_task_name``, which /cancel matches too)."""
+    return f"<gradio-sep>{event_id}"
 
 
 def check_gradio(demo: gr.Blocks | None = None) -> None:

@@ -1338,6 +1338,44 @@ def test_a_question_waiting_when_its_pages_connection_closed_is_dropped(tmp_path
     assert not session.waiting and session.turns == []
 
 
+def test_an_event_whose_stream_closed_before_its_task_began_gives_its_worker_back(gone_app):
+    # The close handled in the loop's pass that made the event's task, before
+    # its first step: a task cancelled then never ran process_events, whose
+    # finally gives the worker back (active_jobs, current_concurrency): each
+    # such close took one worker from every client to come, till a restart.
+    import httpx
+
+    url, demo, _, work = gone_app
+    queue, closed = demo._queue, []
+
+    class Tasks(set):
+        def add(self, task):
+            super().add(task)
+            if not closed:  # the first event's task: the closing client's
+                closed.append(task)
+                cleaning = queue.clean_events(session_hash="closed-at-once")
+                with pytest.raises(StopIteration):  # ended with no await: before the task's first step
+                    cleaning.send(None)
+
+    queue._asyncio_tasks = Tasks()
+    with httpx.Client(timeout=GUARD) as http:
+        joined = http.post(url + "gradio_api/queue/join",
+                           json={"data": ["What did she write?", HISTORY],
+                                 "fn_index": _fn_index(demo, "api_rewrite"), "session_hash": "closed-at-once"})
+        assert joined.status_code == 200, joined.text
+    assert _until(lambda: closed and closed[0].done()), "the closed client's event's task never ended"
+    assert _until(lambda: all(job is None for job in queue.active_jobs)
+                  and all(line.current_concurrency == 0 for line in queue.event_queue_per_concurrency_id.values())), \
+        f"the closed client's worker was never given back: {queue.active_jobs}"
+    assert not work.began.is_set()  # its events dead when its task began: not run
+
+    work.stopped.set()  # the next client's work goes on at once
+    from gradio_client import Client
+
+    answer = Client(url, verbose=False).submit("What did she write?", HISTORY, api_name="/rewrite")
+    assert answer.result(timeout=GUARD)["rewrite"] == "done"
+
+
 def test_a_gradio_without_what_stops_a_gone_clients_events_is_refused_at_start(monkeypatch):
     # server.stop_when_gone wraps the queue's cleanup of a closed stream's
     # events and cancels their tasks by name: no public API, so a Gradio
