@@ -29,6 +29,7 @@ from typing import Callable
 
 import gradio as gr
 from gradio import queueing
+from gradio import utils as gradio_utils
 from gradio.state_holder import StateHolder
 
 from assistant import session as S
@@ -324,6 +325,23 @@ def _task_name_end(event_id: str) -> str:
     return f"<gradio-sep>{event_id}"
 
 
+def _names_tasks_as_expected() -> bool:
+    """Whether Gradio's ``set_task_name`` names an event's task as
+    :func:`stop_when_gone` finds it (:func:`_task_name_end`)."""
+    class Task:
+        name = ""
+
+        def set_name(self, name: str) -> None:
+            self.name = name
+
+    task = Task()
+    try:
+        gradio_utils.set_task_name(task, "page", 0, "event", False)
+    except (AttributeError, TypeError):
+        return False
+    return task.name.endswith(_task_name_end("event"))
+
+
 def check_gradio(demo: gr.Blocks | None = None) -> None:
     """Raise :class:`DependencyError` if the installed Gradio lacks one of
     the internals this module fits the per-client shares into (checked on
@@ -352,6 +370,9 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
         missing.append("Queue.start_processing taking its events from self.get_events()")
     if "set_task_name(" not in inspect.getsource(queueing.Queue.start_processing):
         missing.append("Queue.start_processing naming each event's task after its id (set_task_name)")
+    elif not _names_tasks_as_expected():
+        missing.append(f"gradio.utils.set_task_name(task, session_hash, fn_index, event_id, batch) naming an "
+                       f"event's task to end with {_task_name_end('{event_id}')!r}")
     if missing:
         raise DependencyError(
             f"gradio {gr.__version__} lacks what server.py fits each visitor's share of the server into: "
