@@ -265,6 +265,20 @@ def _status(text: str, error: bool = False) -> str:
     return ("⚠️ " if error else "") + S.escape_markdown(text)
 
 
+def _stop(session, *, idle_too: bool = True) -> tuple[S.StoppedTurns | None, int]:
+    """What a Stop stops, for Stop and for a page gone (Actions.stopped,
+    Actions.gone): the turns under way (S.stop_turns: what it found; when not
+    ``idle_too``, only if a turn or a re-run was, None otherwise) and the
+    questions waiting (S.drop_waiting: how many)."""
+    # Stop counts a Stop with nothing under way too (session.stops): a stream
+    # about to begin, its count taken, ends at its first view. A page gone
+    # has its events' tasks cancelled besides (server.stop_when_gone): an
+    # idle session's count is left as it was.
+    busy = session.running or session.asking or session.correcting
+    cut = S.stop_turns(session) if idle_too or busy else None
+    return cut, S.drop_waiting(session)
+
+
 def _attempt(action):
     """``(result, None)``, or ``(None, message)`` when ``action`` failed: an
     AssistantError's own message, or for a bug a short apology (logged)."""
@@ -657,8 +671,7 @@ class Actions:
         # draws this status as its last, and Stop's own views (a direct call)
         # may reach the page before that last one does.
         session.stopped = _status("Stopped.")
-        cut = S.stop_turns(session)
-        dropped = S.drop_waiting(session)
+        cut, dropped = _stop(session)
         if cut.asked or cut.corrected:
             # Numbered: the turn before it may have ended just before Stop,
             # after the page last drew the chat (a turn more than it showed).
@@ -800,13 +813,11 @@ class Actions:
         stops them (one being asked not added, a re-run left as it was) and
         its questions waiting dropped. Their answers could reach no page,
         and each held a worker to its end; a page that comes back (a
-        network drop) asks again."""
+        network drop) asks again. No status is said: no page is left to
+        draw it."""
         session = self._turning.pop(session_hash, None)
-        if session is None:
-            return
-        session.stopped = _status("Stopped: the page's connection closed before the turn ended.")
-        S.stop_turns(session)
-        S.drop_waiting(session)
+        if session is not None:
+            _stop(session, idle_too=False)
 
     def left(self, request: gr.Request):
         """A page was closed or reloaded: its uploads' passages are no longer encoded."""

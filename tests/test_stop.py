@@ -1336,6 +1336,22 @@ def test_a_question_waiting_when_its_pages_connection_closed_is_dropped(tmp_path
     assert list(session.waiting) == ["Who was Ada Lovelace?"]
     actions.gone("dropped")
     assert not session.waiting and session.turns == []
+    # Nothing was running: no Stop counted (a stream of the session's would
+    # have ended at its next view), no status said to a page that is gone.
+    assert session.stops == 0 and session.stopped == ""
+
+
+def test_a_page_gone_mid_turn_stops_it_as_stop_does_with_no_status(tmp_path):
+    from types import SimpleNamespace
+    import app
+
+    session, page = S.Session(), SimpleNamespace(session_hash="gone", client=None, headers={})
+    actions = app.Actions(_services(UntilStoppedRewriter(), tmp_path), export_dir=str(tmp_path))
+    actions.take("Who was Ada Lovelace?", session, page)
+    signal = session.stop_signal
+    session.running = 1  # a stream under way (Actions._turn)
+    actions.gone("gone")
+    assert signal.is_set() and session.stops == 1 and not session.waiting and session.stopped == ""
 
 
 def test_an_event_whose_stream_closed_before_its_task_began_gives_its_worker_back(gone_app):
