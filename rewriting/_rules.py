@@ -333,15 +333,18 @@ def _without_excluded_names(question: str, candidate: str, found: re.Match, at: 
     if not named or named == len(pieces):
         return ""
     after = _words(" ".join(piece.group() for piece in pieces[named:]))
-    before = _words(candidate[:found.start()])
-    # The user's words, and not already written before the exclusion (the model repeating them).
-    if not _within(after, _words(question)) or _within(after, before):
+    # The user's words, and not already written elsewhere in the rewrite (the
+    # model repeating them before the exclusion, or after a fronted one).
+    if not _within(after, _words(question)) or any(
+            _within(after, _words(outside)) for outside in (candidate[:found.start()], candidate[found.end():])):
         return ""
     rest = candidate[found.start("phrase") + pieces[named - 1].end():]
     if at == "start":
         rest = rest.lstrip()
         return rest[:1].upper() + rest[1:]
-    if found[0].startswith(",") and rest.lstrip().startswith(","):  # ", besides X, in 1935?": the pair of commas goes
+    # The comma after the names (", besides X, in 1935?", "besides X, in
+    # 1935?") goes with them, unless the user typed one before those words.
+    if rest.lstrip().startswith(",") and not re.search(rf",\s*{re.escape(after[0])}(?!\w)", question, re.IGNORECASE):
         rest = rest.lstrip()[1:]
     return candidate[:found.start()] + rest
 
@@ -492,9 +495,14 @@ _EMOJI = re.compile(f"(?P<emoji>\\s*{_RUN}(?:\\s*{_RUN})*\\s*)|[{_MARKS}]+")
 # that closes a clause or a bracket, after a bracket that opens one, and at
 # either end, nothing: "Who is he \U0001F914, really?" is "Who is he, really?",
 # not "Who is he , really?". A dot or comma going on into a word (".NET",
-# "1,000") closes nothing; a straight quote opens after a space and closes
-# before one (not "'n'" or a possessive's "'s").
-_CLOSES = re.compile(r"[,.;:?!\u2026]+(?!\w)|[)\]}\u201d\u00bb]|[\"'](?!\w)")
+# "1,000") closes nothing, nor does a smiley (":)", ":-)"); marks close
+# before an end, a space, a closing quote or bracket. A straight quote opens
+# after a space and closes before an end or a space, closing marks aside
+# (not "'n'", a possessive's "'s", nor '"(really)"', '"..."' or '"\u00bfQu\u00e9?"'). An
+# emoji after them is dropped too, so it ends nothing either.
+_SPACE_OR_EMOJI = f"$|[\\s{_PICTOGRAPHS}{_PRESENTED}{_SELECTABLE}{_MARKS}\u200D]"
+_CLOSES = re.compile(rf"(?![:;][)\]}}])[,.;:?!\u2026]+(?={_SPACE_OR_EMOJI}|[\"'\u2019\u201d\u00bb)\]}}])|[)\]}}\u201d\u00bb]"
+                     rf"|[\"'](?=[,.;:?!\u2026)\]}}]*(?:{_SPACE_OR_EMOJI}))")
 _OPENS = re.compile(r"[(\[{\u201c\u00ab\u00bf\u00a1]|(?:^|(?<=\s))[\"']")
 
 

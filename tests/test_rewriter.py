@@ -461,6 +461,14 @@ def test_emoji_sequences_go_whole_and_text_symbols_stay(tiny_gpt2, output, expec
         ('He said "hi" \U0001F600 then left?', 'He said "hi" then left?'),
         ("Rock \U0001F3B8 'n' roll, or \U0001F600 .NET?", "Rock 'n' roll, or .NET?"),
         ("Who is she ? \U0001F60A", "Who is she ?"),
+        # A quote that opens a quote of punctuation or a bracket, and a smiley, are no closing marks.
+        ('He said \U0001F914 "\u00bfQu\u00e9?"', 'He said "\u00bfQu\u00e9?"'),
+        ('Is it \U0001F600 "(really)"?', 'Is it "(really)"?'),
+        ('Say \U0001F600 "..." now?', 'Say "..." now?'),
+        ("Is it great \U0001F600 :)", "Is it great :)"),
+        ("Is it great \U0001F600 :-)", "Is it great :-)"),
+        # An emoji after the mark goes too, and the mark still closes.
+        ("Who is he \U0001F914?\U0001F600", "Who is he?"),
     ],
 )
 def test_a_dropped_emoji_leaves_no_space_before_punctuation(tiny_gpt2, typed, expected):
@@ -561,9 +569,21 @@ _HOLIDAY = ["Where did Billie Holiday sing?", "She began singing in nightclubs i
          "did Billie Holiday sing in other clubs besides the Red Door club in 1935?"),
         ("did she sing in other clubs with Basie?", "did Billie Holiday sing in other clubs besides the Red Door with Count Basie?",
          "did Billie Holiday sing in other clubs besides the Red Door with Count Basie?"),
-        # The user's words already written before the exclusion are not kept twice.
+        # The user's words already written before the exclusion, or after a fronted one, are not kept twice.
         ("did she sing in 1935 in other clubs?", "did Billie Holiday sing in 1935 in other clubs besides the Red Door in 1935?",
          "did Billie Holiday sing in 1935 in other clubs?"),
+        ("did she sing in other clubs in Harlem?", "Besides the Red Door in Harlem, did Billie Holiday sing in other clubs in Harlem?",
+         "Did Billie Holiday sing in other clubs in Harlem?"),
+        ("did she sing in other clubs in 1935?", "Apart from the Red Door in 1935, did Billie Holiday sing in other clubs in 1935?",
+         "Did Billie Holiday sing in other clubs in 1935?"),
+        ("did she sing in 1935 in other clubs?",
+         "Other than the Red Door and the Savoy in 1935, did Billie Holiday sing in 1935 in other clubs?",
+         "Did Billie Holiday sing in 1935 in other clubs?"),
+        # The comma after the names goes with them, unless the user typed it.
+        ("did she sing other songs in 1935?", "did Billie Holiday sing other songs besides Strange Fruit, in 1935?",
+         "did Billie Holiday sing other songs in 1935?"),
+        ("did she sing other songs, in 1935?", "did Billie Holiday sing other songs besides Strange Fruit, in 1935?",
+         "did Billie Holiday sing other songs, in 1935?"),
         # The question's own exclusion is the user's, whatever the model made of it (not the model's addition).
         ("did she sing in other clubs besides that one?", "did Billie Holiday sing in other clubs besides the Red Door?",
          "did Billie Holiday sing in other clubs besides the Red Door?"),
