@@ -820,8 +820,16 @@ class Actions:
             _stop(session, idle_too=False)
 
     def left(self, request: gr.Request):
-        """A page was closed or reloaded: its uploads' passages are no longer encoded."""
-        session = self._uploaders.pop(request.session_hash, None) if request is not None else None
+        """A page was closed or reloaded (its heartbeat's connection closed):
+        its turns are stopped (gone) and its uploads' passages no longer
+        encoded. Its event stream's close stops its turns too, but a turn
+        runs as soon as its run joins the queue, and the page opens that
+        stream only once the join is answered: a page closed between had
+        none to close, and its turn ran on to no one."""
+        if request is None:
+            return
+        self.gone(request.session_hash)
+        session = self._uploaders.pop(request.session_hash, None)
         if session is not None:
             S.abandon(session)
 

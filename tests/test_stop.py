@@ -1247,6 +1247,13 @@ def _closed_mid_event(url, demo, name: str, data: list, work: UntilStopped, page
         # Left unread, the stream's connection is closed, not kept for another request.
 
 
+def _take(http, url: str, demo, page: str, question: str) -> None:
+    """``question`` put in line for ``page`` (a direct call), as the page sends it before its run."""
+    sent = http.post(url + "gradio_api/run/predict",
+                     json={"data": [question, None], "fn_index": _fn_index(demo, "take"), "session_hash": page})
+    assert sent.status_code == 200, sent.text
+
+
 def _until(condition) -> bool:
     """Whether ``condition()`` held within GUARD seconds (asked every 10 ms)."""
     import time
@@ -1264,15 +1271,32 @@ def test_a_chat_turn_whose_page_closed_its_connection_is_stopped_and_not_added(g
     # but ran the turn to its end, holding its worker under a crowd.
     url, demo, actions, work = gone_app
     page = "closed-tab"
-
-    def take(http):  # the question put in line (a direct call), as the page sends it before the run
-        sent = http.post(url + "gradio_api/run/predict",
-                         json={"data": ["Who was Ada Lovelace?", None], "fn_index": _fn_index(demo, "take"),
-                               "session_hash": page})
-        assert sent.status_code == 200, sent.text
-
-    _closed_mid_event(url, demo, "ask", [None, None], work, page, before=take)
+    _closed_mid_event(url, demo, "ask", [None, None], work, page,
+                      before=lambda http: _take(http, url, demo, page, "Who was Ada Lovelace?"))
     assert work.stopped.wait(GUARD), "the closed page's turn was never stopped"
+    assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
+    session = actions.sessions[page]
+    assert not work.rest
+    assert session.turns == [] and session.asking == 0 and session.running == 0 and not session.waiting
+
+
+def test_a_chat_turn_whose_page_closed_before_it_opened_its_event_stream_is_stopped(gone_app):
+    # The run is asked as soon as it joins the queue; the page opens its
+    # event stream once the join is answered. A tab closed between had
+    # only its heartbeat's connection to close, and its turn ran on.
+    import httpx
+
+    url, demo, actions, work = gone_app
+    page = "closed-early"
+    with httpx.Client(timeout=GUARD) as http, http.stream("GET", url + f"gradio_api/heartbeat/{page}") as heartbeat:
+        alive = heartbeat.iter_lines()  # kept: let go of, it closes the connection at once
+        assert "ALIVE" in next(alive)
+        _take(http, url, demo, page, "Who was Ada Lovelace?")
+        joined = http.post(url + "gradio_api/queue/join",
+                           json={"data": [None, None], "fn_index": _fn_index(demo, "ask"), "session_hash": page})
+        assert joined.status_code == 200, joined.text
+        assert work.began.wait(GUARD), "the turn never began"
+    assert work.stopped.wait(GUARD), "the turn of the page closed early was never stopped"
     assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
     session = actions.sessions[page]
     assert not work.rest
