@@ -1254,6 +1254,15 @@ def _take(http, url: str, demo, page: str, question: str) -> None:
     assert sent.status_code == 200, sent.text
 
 
+def _stopped_and_not_added(actions, work: UntilStopped, page: str) -> None:
+    """The turn of ``page``, whose connections closed, was stopped, its run ended, and nothing added."""
+    assert work.stopped.wait(GUARD), "the closed page's turn was never stopped"
+    assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
+    session = actions.sessions[page]
+    assert not work.rest
+    assert session.turns == [] and session.asking == 0 and session.running == 0 and not session.waiting
+
+
 def _until(condition) -> bool:
     """Whether ``condition()`` held within GUARD seconds (asked every 10 ms)."""
     import time
@@ -1273,11 +1282,7 @@ def test_a_chat_turn_whose_page_closed_its_connection_is_stopped_and_not_added(g
     page = "closed-tab"
     _closed_mid_event(url, demo, "ask", [None, None], work, page,
                       before=lambda http: _take(http, url, demo, page, "Who was Ada Lovelace?"))
-    assert work.stopped.wait(GUARD), "the closed page's turn was never stopped"
-    assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
-    session = actions.sessions[page]
-    assert not work.rest
-    assert session.turns == [] and session.asking == 0 and session.running == 0 and not session.waiting
+    _stopped_and_not_added(actions, work, page)
 
 
 def test_a_chat_turn_whose_page_closed_before_it_opened_its_event_stream_is_stopped(gone_app):
@@ -1296,11 +1301,7 @@ def test_a_chat_turn_whose_page_closed_before_it_opened_its_event_stream_is_stop
                            json={"data": [None, None], "fn_index": _fn_index(demo, "ask"), "session_hash": page})
         assert joined.status_code == 200, joined.text
         assert work.began.wait(GUARD), "the turn never began"
-    assert work.stopped.wait(GUARD), "the turn of the page closed early was never stopped"
-    assert _until(lambda: work.ended and actions.running == 0), "the stopped turn's run never ended"
-    session = actions.sessions[page]
-    assert not work.rest
-    assert session.turns == [] and session.asking == 0 and session.running == 0 and not session.waiting
+    _stopped_and_not_added(actions, work, page)
 
 
 def test_a_chat_request_whose_client_closed_its_connection_is_stopped(gone_app):
