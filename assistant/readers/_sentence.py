@@ -456,26 +456,25 @@ class SentenceReader:
         read = _Read(candidates, about, combined.tolist())
         best = int(np.argmax(combined))
         if similarity[best] < self.config.min_similarity:
-            # The bar says that no sentence is about the question; the best
-            # score can go to one that is not (its passage's BM25 score and
-            # a shared word lifted it) while another sentence is.
-            near = similarity >= self.config.min_similarity
-            if not near.any():
-                return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
-            best = int(np.argmax(np.where(near, combined, -np.inf)))
+            return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
         p, s, sentence = candidates[best]
+        # What a following sentence must nearly match to continue the answer.
+        reference = similarity[best]
         # A question the document asks itself (a FAQ's "How do I renew my
         # licence?") matches the user's question best of all, and answers
         # nothing: the sentence after it, in its passage, is its answer
         # when it too is about the question (a passage packs paragraphs
         # together, and the next one's first sentence answers nothing).
         # Its short reply ("No."), too short to be read on its own, opens
-        # the answer.
+        # the answer only when the document asks what the user does (every
+        # content word of the user's question is in it): to "Can dogs eat
+        # chocolate?" the "Yes." of "Can dogs get sunburn?" is false.
         following = candidates[best + 1] if best + 1 < len(candidates) else None
         opening: list[str] = []
         if (_asks(sentence) and following and following[0] == p and not _asks(following[2])
                 and similarity[best + 1] >= self.config.min_similarity):
-            opening = [x for x in split_sentences(passages[p].text)[s + 1 : following[1]] if not _asks(x)]
+            if term_overlap(question, "", sentence) == 1.0:
+                opening = [x for x in split_sentences(passages[p].text)[s + 1 : following[1]] if not _asks(x)]
             best += 1
             p, s, sentence = following
         sentences = [sentence]
@@ -486,7 +485,7 @@ class SentenceReader:
                 break
             # A question after the answer opens the next topic (a FAQ's next
             # heading), as relevant as it may look.
-            if sim < 0.8 * similarity[best] or _asks(other):
+            if sim < 0.8 * reference or _asks(other):
                 break
             sentences.append(other)
         text = " ".join(opening + sentences)

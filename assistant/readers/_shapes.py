@@ -115,7 +115,8 @@ def definition_subject(question: str) -> str | None:
     [None, None, None]
     >>> [definition_subject(q) for q in ("Who was born in Prague?", "Who was known as Boz?", "who was alfred the great")]
     [None, None, 'alfred the great']
-    >>> definition_subject("who is chips voice in beauty and the beast")
+    >>> print(definition_subject("who is chips voice in beauty and the beast"))
+    None
 
     Nor is a name given to someone ("Who was nicknamed "the Iron Lady"?",
     "Who is the “King of Pop”?"): it asks who was given it. A quoted title
@@ -1352,8 +1353,14 @@ _ACTOR_QUESTION = re.compile(r"^\s*who\s+(?:does|did|will|is|was)\s+(?P<actor>.+
                              re.IGNORECASE)
 # "Who is the voice of X?", "who is chips voice": a voice is a role's
 # cast, the noun, not the verb of "who does Y voice?" (an actor's role).
-_VOICE_OF = re.compile(r"^\s*who\s+(?:(?:is|was|does|did)\s+the\s+voice\s+of|(?:is|was)\s+(?!the\b)(?P<holder>.+?)\s+voice)\b(?!['’])",
-                       re.IGNORECASE)
+# The holder's voice ends the question or is followed by where it is heard
+# ("in beauty and the beast"): "Adele's voice coach", "on the voice 2012"
+# (the show), "this voice" and "his voice" ask for no role's cast.
+_VOICE_OF = re.compile(
+    r"^\s*who\s+(?:(?:is|was|does|did)\s+the\s+voice\s+of\b(?!['’])"
+    r"|(?:is|was)\s+(?!the\b)(?P<holder>.+?)(?<!\bthe)(?<!\bthis)(?<!\bhis)(?<!\bher)(?<!\btheir)(?<!\bits)\s+voice"
+    r"(?=\s*[?.!]?\s*$|\s+(?:in|on|from|for|at|of|during)\b))",
+    re.IGNORECASE)
 _ACTOR_THEN_ROLE = re.compile(
     rf"\s+as\s+(?:the\s+)?"
     rf"|\s+(?:(?:would|will|to|also|later|then|now|who)\s+)*{_PLAYING}\s+(?:the\s+(?:role|part|voice)\s+of\s+)?(?:the\s+)?"
@@ -1426,8 +1433,9 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         sentence = referent + sentence[opening.end():]
     asked = set(tokens(actor_asked.group("actor") if actor_asked else question, "rouge")) - READER_STOPWORDS
     # A possessive typed without its apostrophe ("chips voice") asks for "Chip".
-    holder = tokens(voice_of.group("holder") or "", "rouge")[-1:] if voice_of else []
-    asked |= {word[:-1] for word in holder if len(word) > 3 and word.endswith("s")}
+    # Only a one-word holder: in "james earl jones voice" the "s" is the name's.
+    holder = tokens(voice_of.group("holder") or "", "rouge") if voice_of else []
+    asked |= {word[:-1] for word in holder if len(holder) == 1 and len(word) > 3 and word.endswith("s")}
     names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
     names = [(at, at + len(name), name) for at, name in names]
 
