@@ -335,8 +335,10 @@ def _names_tasks_as_expected() -> bool:
             self.name = name
 
     task = Task()
+    # The queue calls the name it imported, so that one is the one to check.
+    set_task_name = getattr(queueing, "set_task_name", gradio_utils.set_task_name)
     try:
-        gradio_utils.set_task_name(task, "page", 0, "event", False)
+        set_task_name(task, "page", 0, "event", False)
     except (AttributeError, TypeError):
         return False
     return task.name.endswith(_task_name_end("event"))

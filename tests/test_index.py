@@ -306,7 +306,7 @@ def test_cli_skips_a_folders_document_that_is_not_utf8_and_indexes_the_rest(tmp_
     out, err = capsys.readouterr()
     assert json.loads(out)["passages"] == 2
     assert "note: skipped sub/old.txt: it is not UTF-8 text; save it as UTF-8 and try again.\n" in err
-    assert "note: skipped nul.txt: it looks like a binary file (it holds a NUL character), not text.\n" in err
+    assert "note: skipped nul.txt: it looks like a binary file (it holds a NUL character), not text; give a .txt, .md, .html or .pdf file, or save the text as UTF-8 and try again.\n" in err
     assert "wide.txt" not in err
     ids = sorted(hit.id for hit in BM25Retriever.from_index(tmp_path / "idx").search("drink", 5))
     assert ids == ["fine.txt#0", "wide.txt#0"]

@@ -1431,7 +1431,6 @@ def test_a_gradio_without_what_stops_a_gone_clients_events_is_refused_at_start(m
     assert "Blocks._queue.clean_events" in str(refused.value) and "stop_when_gone" in str(refused.value)
 
 
-
 def _named_otherwise(task, session_hash, fn_index, event_id, batch):
     if not batch:
         task.set_name(f"{event_id}<gradio-sep>{session_hash}_{fn_index}")
@@ -1446,12 +1445,12 @@ def test_a_gradio_naming_its_events_tasks_otherwise_is_refused_at_start(monkeypa
     # stop_when_gone finds a gone client's tasks by how their names end: a
     # Gradio that named them otherwise (or whose set_task_name took other
     # arguments) would have cancelled none, its turns running on unsaid.
-    from gradio import utils
+    from gradio import queueing
     import server
     from assistant.kernel import DependencyError
 
     server.check_gradio()  # this Gradio's names are found
-    monkeypatch.setattr(utils, "set_task_name", set_task_name)
+    monkeypatch.setattr(queueing, "set_task_name", set_task_name)
     with pytest.raises(DependencyError) as refused:
         server.check_gradio()
     said = str(refused.value)

@@ -74,7 +74,8 @@ def _checked_text(text: str, where: str, name: str, encoding: str | None = None,
     reading)."""
     if "\0" in text:
         # Of such a JSONL line, JSON's message was "not valid JSON (Invalid control character at)".
-        advice = " (JSON holds a NUL only written as \\u0000)" if line is not None else ""
+        advice = (" (JSON holds a NUL only written as \\u0000)" if line is not None
+                  else "; give a .txt, .md, .html or .pdf file, or save the text as UTF-8 and try again")
         raise DataFormatError(f"{where} looks like a binary file (it holds a NUL character), not text{advice}.")
     if encoding is not None and _misread(text, encoding):
         at = f" (line {line} reads as no text)" if line is not None else ""

@@ -168,8 +168,9 @@ def index_collection(
     does (:func:`._direct.index_lines`); one thread keeps the streaming
     route, whose order, and so whose index, is the same at every build.
 
-    A folder's document that is not UTF-8 text is left out with a
-    ``note: skipped NAME: it is not UTF-8 text; ...`` line on stderr, unless no other
+    A folder's document that is not text is left out with a ``note:
+    skipped NAME: <its reason>`` line on stderr (not UTF-8 text; a NUL
+    character, a binary file's), unless no other
     gives a passage: then its refusal is raised, as for a file given alone.
     """
     _require_threads(threads)
