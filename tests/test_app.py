@@ -98,6 +98,12 @@ def test_a_clients_cancel_of_an_api_request_sets_its_works_stop(tmp_path):
             *inputs, endpoint = arguments
             job = client.submit(*inputs, api_name=endpoint)
             assert began.acquire(timeout=guard), f"{endpoint}'s rewrite never began"
+            # gradio_client learns the event's id after the server may have begun
+            # it; a cancel sent before then names no event (a busy machine's race).
+            for _ in range(guard * 20):
+                if job.communicator.event_id is not None:
+                    break
+                threading.Event().wait(0.05)
             job.cancel()
             assert stopped[-1].wait(guard), f"{endpoint}'s cancel never reached its rewrite's stop"
     finally:
