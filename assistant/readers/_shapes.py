@@ -127,15 +127,16 @@ def definition_subject(question: str) -> str | None:
     >>> definition_subject('What is "Bohemian Rhapsody"?')
     '"Bohemian Rhapsody"'
     """
-    match = _DEFINITION.match(asked_from(question))
+    asked = asked_from(question)
+    match = _DEFINITION.match(asked)
     if not match:
         return None
     subject = match.group("x").strip()
     if re.search(r"\w['’]s?\b", subject):
         return None  # "Ada Lovelace's father": a role, named through its holder
-    if _CLAUSE.match(subject) or _NICKNAME_ASKED.match(asked_from(question)):
+    if _CLAUSE.match(subject) or _NICKNAME_ASKED.match(asked):
         return None  # "born in Prague", "called the Bard": who was, not who someone was
-    if _VOICE_OF.match(asked_from(question)):
+    if _VOICE_OF.match(asked):
         return None  # "chips voice": a role's cast, as "Ada's father" is a role
     lowered = subject.lower()
     for article in _ARTICLES:
@@ -1423,11 +1424,11 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     >>> print(cast_span("who plays seamus mcfly", "He also plays Seamus McFly .", "Marty McFly"))
     None
     """
-    if not _asks_cast(question):
-        return None
     shape = asked_from(question)
     voice_of = _VOICE_OF.match(shape)
     actor_asked = None if voice_of else _ACTOR_QUESTION.match(shape)
+    if not (voice_of or actor_asked or _CAST_QUESTION.match(shape)):  # _asks_cast, its matches kept
+        return None
     opening = (_STANDS_FOR_ROLE.match(sentence) or _STANDS_FOR_PERSON.match(sentence)) if referent else None
     if opening and (actor_asked or not _STANDS_FOR_PERSON.match(sentence) or _ROLE_THEN_ACTOR.match(sentence, opening.end())):
         sentence = referent + sentence[opening.end():]
