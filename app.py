@@ -825,7 +825,9 @@ class Actions:
         encoded. Its event stream's close stops its turns too, but a turn
         runs as soon as its run joins the queue, and the page opens that
         stream only once the join is answered: a page closed between had
-        none to close, and its turn ran on to no one."""
+        none to close, and its turn ran on to no one. Served, the page's
+        events waiting in line were dropped just before (server.stop_when_gone
+        at the same close)."""
         if request is None:
             return
         self.gone(request.session_hash)
@@ -1151,11 +1153,12 @@ def build_app(services: S.Services, *, export_dir: str | None = None, secret: st
                           turn_outputs, concurrency_limit=None, api_visibility="private", trigger_mode="always_last")
         # The conversation shown is answered from its own source again: the source line says which.
         shown(demo.load(act.restore, [store, session], turn_outputs, concurrency_limit=None, api_visibility="private"))
-        demo.unload(act.left)
     demo.queue(default_concurrency_limit=TURN_CONCURRENCY, max_size=QUEUE_SIZE)
     # A closed connection stops its page's turns (and an API request's work)
-    # as Stop (a cancel) does: Gradio let them run on to no one.
+    # as Stop (a cancel) does, and drops the page's events waiting: Gradio
+    # let them run on to no one. Before left: see stop_when_gone.
     server.stop_when_gone(demo, act.gone)
+    demo.unload(act.left)
     return demo
 
 

@@ -277,15 +277,21 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
 
 def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
     """When the event stream of a client closes before its events ended
-    (its tab closed, its script killed, its network dropped), call
+    (its tab closed, its script killed, its network dropped), or its page's
+    heartbeat does (the page closed or reloaded: Gradio's ``unload``), call
     ``gone(session_hash)`` (the app stops that session's turns, as its Stop
-    does) and cancel the task of each of its events running, as Gradio's ``/cancel``
+    does), drop its events waiting in the queue and cancel the task of each
+    of its events running, as Gradio's ``/cancel``
     does (an async handler's cancel sets its work's stop:
     ``stopped_when_cancelled``). Gradio itself only marks them dead
     (``Queue.clean_events``, called on that stream's close alone): their
     results went nowhere, but each ran to its end, holding its worker while
-    a crowd waited. A batched function's task, shared with other clients'
-    events, is left to run."""
+    a crowd waited; at a heartbeat's close it left the page's events waiting
+    in line, each to run later for no one. A batched function's task, shared
+    with other clients' events, is left to run. Called on ``demo`` queued,
+    before the app's own unload listeners: Gradio calls those in the order
+    they were added, and one that stops a turn first frees its worker for an
+    event of the page still waiting."""
     queue = demo._queue
     clean = queue.clean_events
 
@@ -317,6 +323,14 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
             await clean(session_hash=session_hash, event_id=event_id)
 
     queue.clean_events = clean_events
+
+    async def page_gone(request: gr.Request) -> None:
+        # Its heartbeat closed: the page's event stream may still be open
+        # (Gradio's page keeps it while it has events pending), or never was.
+        if request is not None and request.session_hash:
+            await clean_events(session_hash=request.session_hash)
+
+    demo.unload(page_gone)
 
 
 def _task_name_end(event_id: str) -> str:

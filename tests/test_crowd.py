@@ -13,8 +13,10 @@ import asyncio
 import collections
 import contextlib
 import threading
+import time
 from unittest import mock
 
+import gradio as gr  # at the top: Gradio reads a handler's gr.Request hint in its module's names
 import numpy as np
 import pytest
 
@@ -653,6 +655,99 @@ def test_one_client_cannot_take_every_worker_of_the_queue(four_workers):
     assert held == (2, 4)  # two of the script's running, its others waiting in line
     assert flood == ["ok"] * 6  # and answered in turn
 
+
+
+def _seen(made: list):
+    """app.Actions (appended to ``made`` once made) that keep the page of each
+    source read again (``read_again``), and of each page gone (``left``)
+    with how many of its events still waited in ``demo``'s queue (set
+    ``demo``) when the app heard of it."""
+    import app
+
+    class Seen(app.Actions):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.read_again, self.gone_pages, self.demo = [], [], None
+
+        def take_again(self, session, saved, request: gr.Request = None,
+                       progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (gradio's way)
+            self.read_again.append(request.session_hash)
+            return super().take_again(session, saved, request, progress)
+
+        def left(self, request: gr.Request):
+            self.gone_pages.append((request.session_hash, _flood_in_queue(self.demo, request.session_hash)[1]))
+            super().left(request)
+
+    def make(services, export_dir):
+        made.append(Seen(services, export_dir))
+        return made[-1]
+
+    return make
+
+
+class _UntilStopped:
+    """The "original" rewriter, but a rewrite waits for its turn's stop (no
+    longer than a minute), then ends as a stopped turn does."""
+
+    def __init__(self):
+        from rewriting import OriginalRewriter
+
+        self.inner = OriginalRewriter()
+
+    def rewrite(self, question, history, stop):
+        stopped = threading.Event()
+        stop.on_set(stopped.set)
+        stopped.wait(60)
+        stop.check()
+        return self.inner.rewrite(question, history)
+
+
+def test_a_page_gone_has_its_events_waiting_in_line_dropped_and_no_other_pages(retriever, minilm, tmp_path):
+    # A closed page's heartbeat stopped its turns, but Gradio kept its other
+    # events waiting in line (its source read again, queued behind its turn):
+    # each ran later for no one, holding a worker while a crowd waited.
+    import httpx
+
+    from conftest import serve_app
+
+    made = []
+    url, _, demo = serve_app(Assistant(_UntilStopped(), retriever, SentenceReader(minilm)), tmp_path,
+                             actions=_seen(made), limits=S.UploadLimits(client_running=1))
+    actions, fns = made[0], {getattr(fn.fn, "__name__", ""): index for index, fn in demo.fns.items()}
+    actions.demo = demo
+
+    def until(condition, what):
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.01)
+
+    try:
+        with httpx.Client(timeout=60, headers=FLOODER) as http, \
+                http.stream("GET", url + "gradio_api/heartbeat/gone-page") as heartbeat:
+            alive = heartbeat.iter_lines()  # kept: let go of, it closes the connection at once
+            assert "ALIVE" in next(alive)
+            sent = http.post(url + "gradio_api/run/predict", json={
+                "data": ["Who was Ada Lovelace?", None], "fn_index": fns["take"], "session_hash": "gone-page"})
+            assert sent.status_code == 200, sent.text
+            # Its turn holds its client's one worker until stopped; its source's
+            # reading, and another page's of the same client, wait in line.
+            for page, name in (("gone-page", "ask"), ("gone-page", "take_again"), ("other-page", "take_again")):
+                joined = http.post(url + "gradio_api/queue/join",
+                                   json={"data": [None, None], "fn_index": fns[name], "session_hash": page})
+                assert joined.status_code == 200, joined.text
+                if name == "ask":
+                    until(lambda: _flood_in_queue(demo, "gone-page") == (1, 0), "the turn never began")
+            until(lambda: _flood_in_queue(demo, "gone-page") == (1, 1) and _flood_in_queue(demo, "other-page") == (0, 1),
+                  "the events never waited in line")
+        # The page's close stops its turn, which frees the worker: the other page's event runs, not its own.
+        until(lambda: actions.read_again and _flood_in_queue(demo, "") == (0, 0), "the other page's event never ran")
+        assert actions.read_again == ["other-page"]
+        # Dropped before the app heard of the close: the turn it stops frees a
+        # worker, which an event of the page still waiting could have taken.
+        assert actions.gone_pages == [("gone-page", 0)]
+    finally:
+        demo.close()
 
 
 # ---------------------------------------------------------------- each network's share (many clients, one person)
