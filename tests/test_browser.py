@@ -956,20 +956,33 @@ def test_the_source_line_drawn_after_the_load_is_no_tab_stop_meanwhile(browser, 
     # Drawn with a progress indicator, the source line's block scrolled, and
     # Chromium made it a tab stop between the skip link and the question box
     # while the page's load drew it (on a busy server, long enough for a keyboard).
-    import time
+    import threading
 
     import app
     from conftest import serve_app
 
+    # The draw is held until the keyboard has been tried: a fixed delay, on a
+    # busy machine, could run out before the page was even loaded.
+    drawing, tried = threading.Event(), threading.Event()
     shown = app.Actions.shown_source
-    monkeypatch.setattr(app.Actions, "shown_source", lambda self, session: (time.sleep(3), shown(self, session))[1])
+
+    def held(self, session):
+        drawing.set()
+        tried.wait(TIMEOUT_MS / 1000)
+        return shown(self, session)
+
+    monkeypatch.setattr(app.Actions, "shown_source", held)
     url, _, demo = serve_app(tiny_assistant, tmp_path)
     try:
         with browser_context(browser) as context:
             page = open_in(context, url)
+            # The page's script puts the link in after Gradio draws the question box.
+            page.locator("#cqa-skip").wait_for(state="attached")
+            assert drawing.wait(TIMEOUT_MS / 1000), "the load never drew the source line"
             page.locator("#question textarea").press("Shift+Tab")
             assert page.evaluate("document.activeElement.id") == "cqa-skip"
     finally:
+        tried.set()
         demo.close()
 
 
