@@ -879,8 +879,11 @@ def test_a_quiet_networks_turn_joins_a_line_a_crowd_of_networks_filled(small_que
             crowd = []
             for turn in range(3):
                 for n, client in enumerate(clients):
-                    crowd.append(asyncio.create_task(_event(client, url, ends["chat"], f"crowd-{n}-{turn}")))
-                    await asyncio.sleep(0.05)  # in this order
+                    page = f"crowd-{n}-{turn}"
+                    crowd.append(asyncio.create_task(_event(client, url, ends["chat"], page)))
+                    # In this order: each in line (or refused) before the next is sent.
+                    while not crowd[-1].done() and _flood_in_queue(demo, page) == (0, 0):
+                        await asyncio.sleep(0.02)
             while sum(_flood_in_queue(demo, "crowd-")) + sum(task.done() for task in crowd) < len(crowd):
                 await asyncio.sleep(0.02)
             mine = asyncio.create_task(_event(newcomer, url, ends["chat"], "newcomer"))
