@@ -203,7 +203,7 @@ def test_no_span_keeps_the_sentence(readers):
 
 def test_a_number_with_separators_is_one_span_not_a_year():
     # "8,848" once lost its "848" to the year pattern and came out as "8,".
-    assert short_span("number", "How high is Everest?", "Everest is 8,848 metres high.") == "8,848"
+    assert short_span("number", "How high is Everest?", "Everest is 8,848 metres high.") == "8,848 metres"
     assert short_span("number", "How many people?", "About 2,500 people lived there in 1900.") == "2,500"
     assert short_span("date", "When was it?", "It is 8,848 metres high and was measured in 1856.") == "1856"
 
@@ -230,6 +230,23 @@ def test_of_several_dates_or_numbers_the_one_next_to_the_questions_words_wins():
     # A question with no words of its own: the first span.
     assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
 
+
+
+def test_a_measure_keeps_its_range_its_unit_and_how_near_it_is():
+    # "six to eight weeks" was cut to "six": a measure is its range and its
+    # unit, and "about" says how near it is.
+    passport = "Standard service takes six to eight weeks."
+    assert short_span("number", "How long does a passport take?", passport) == "six to eight weeks"
+    assert short_span("number", "How long is the flight?", "The flight takes about 3 hours.") == "about 3 hours"
+    assert short_span("number", "How long is the trail?", "The trail is 5.5 km long.") == "5.5 km"
+    assert short_span("number", "How long do grey seals live?", "Grey seals live 25-35 years in the wild.") == "25-35 years"
+    assert short_span("number", "How tall is the mast?", "It is at most 60 m tall.") == "at most 60 m"
+    # A count keeps its range ("between" too), with no unit or "about" added.
+    assert short_span("number", "How many guides does it employ?", "It employs between 20 and 30 guides.") == "between 20 and 30"
+    assert short_span("number", "How many servants did they have?", "They had two or three servants.") == "two or three"
+    assert short_span("number", "How many people lived there?", "About 2,500 people lived there in 1900.") == "2,500"
+    # The word after a measure is a unit only from the list: not "along".
+    assert short_span("number", "How long is the wall?", "The wall runs 2,196 along the border.") == "2,196"
 
 
 def test_an_era_makes_a_short_number_a_year():
@@ -263,9 +280,9 @@ def test_a_number_in_brackets_that_restates_another_in_other_units_is_no_answer(
     _, shaped = readers
     nile = Passage("nile", "The Nile is a major north-flowing river in northeast Africa. At 7,088 kilometers "
                    "(4,404 mi) long, it is the longest river in the world.", 3.0, "Nile")
-    assert shaped.read("How long is the Nile?", [nile]).text == "7,088"
+    assert shaped.read("How long is the Nile?", [nile]).text == "7,088 kilometers"
     high = "Its summit stands at 4,810 m (15,781 ft) above sea level."
-    assert short_span("number", "How high above sea level is it?", high) == "4,810"
+    assert short_span("number", "How high above sea level is it?", high) == "4,810 m"
 
 
 # ---------------------------------------------------------------- a pasted document
@@ -292,7 +309,7 @@ def test_a_sentence_that_opens_with_a_pronoun_is_about_the_name_before_it(reader
         # A pasted text's title names no one: a sentence that names no subject
         # of its own is about the bridge too, and "It" is the bridge, not "Construction".
         (BRIDGE, "When did construction of the Karlo Bridge begin?"): ("1887", "Construction began in 1887 under the engineer Josef Hradek."),
-        (BRIDGE, "How long is the Karlo Bridge?"): ("412", "It is 412 metres long."),
+        (BRIDGE, "How long is the Karlo Bridge?"): ("412 metres", "It is 412 metres long."),
     }
     for (passage, question), (text, evidence) in expected.items():
         answer = shaped.read(question, [passage])
@@ -346,7 +363,7 @@ def test_irregular_verb_forms_and_measures_are_the_questions_words():
     assert short_span("date", "When did the Titanic sink?", titanic, "Sinking of the Titanic") == "15 April 1912"
     kilimanjaro = ("It is the highest mountain in Africa, at 5,895 m (19,341 ft) above sea level and 4,900 m "
                    "(16,100 ft) above its plateau base.")
-    assert short_span("number", "How high is Mount Kilimanjaro?", kilimanjaro, "Mount Kilimanjaro") == "5,895"
+    assert short_span("number", "How high is Mount Kilimanjaro?", kilimanjaro, "Mount Kilimanjaro") == "5,895 m"
     assert short_span("name", "Who did Ada meet in 1833?", "In 1833 she met Charles Babbage.", "Ada Lovelace") == "Charles Babbage"
 
 

@@ -380,10 +380,46 @@ _NUMBER = re.compile(
 )
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
 
+# A range a number opens ("six to eight", "25-35", "two or three"; "between
+# 20 and 30" with its "between"): cut at its first number, "How long does a
+# passport take?" was answered "six" for "six to eight weeks".
+_RANGE_ON = re.compile(r"\s*[-–—]\s*(?=\d)|\s+(?:to|or)\s+", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+# What a measure is said in after its number: "5.5 km" and "about 3 hours"
+# answer "How long …?", where "5.5" and "3" say nothing. A closed list:
+# the word after a count is what is counted ("39 plays"), and the one after
+# a measure may be anything ("318 m tall", "2,196 km along the border").
+_UNITS = (
+    r"seconds? secs? minutes? mins? hours? hrs? days? weeks? months? years? yrs? decades? century centuries "
+    r"millennium millennia "
+    r"millimet(?:re|er)s? centimet(?:re|er)s? met(?:re|er)s? kilomet(?:re|er)s? mm cm m km inch(?:es)? feet foot ft "
+    r"yards? yd miles? mi light[\s-]years? nautical\s+miles? "
+    r"grams? g kilograms? kg tonnes? tons? pounds? lbs? ounces? oz "
+    r"acres? hectares? ha km² km2 m² m2 sq\s+mi lit(?:re|er)s? ml gallons? "
+    r"mph km/h kph knots? m/s degrees? °[CF]? "
+    r"dollars? euros? cents? pence yen"
+).split()
+_UNIT = re.compile(
+    rf"[\s-]*(?:(?:square|cubic)\s+)?(?:{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?![\w°/])"
+    rf"(?:\s*(?:celsius|fahrenheit))?",
+    re.IGNORECASE,
+)
+# How near a measure is said before its number ("about 3 hours", "up to 40 m").
+_APPROXIMATE = re.compile(
+    r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
+    r"|at\s+(?:least|most))\s+$",
+    re.IGNORECASE,
+)
+
 
 # The nouns a "what" asks a date by ("in what year"); kind_span's _NOT_KINDS too.
 _DATE_NOUNS = ("year", "date", "century", "decade")
 _DATE_ASKED = re.compile(rf"^(?:when\b|(?:in|since|until)?\s*what\s+(?:{'|'.join(_DATE_NOUNS)})\b)")
+
+
+# A number question that asks for a measure, said with its unit ("how
+# long", "how far"); "how many" asks for a count.
+_MEASURE_ASKED = re.compile(r"^how\s+(?:much|old|long|far|big|tall|high|large)\b", re.IGNORECASE)
 
 
 def answer_kind(question: str) -> str | None:
@@ -397,7 +433,7 @@ def answer_kind(question: str) -> str | None:
     q = asked_from(question).strip().lower()
     if _DATE_ASKED.match(q):
         return "date"
-    if re.match(r"^how\s+(?:many|much|old|long|far|big|tall|high|large)\b", q):
+    if re.match(r"^how\s+many\b", q) or _MEASURE_ASKED.match(q):
         return "number"
     if re.match(r"^(?:who|whom)\b", q) and definition_subject(question) is None:
         return "name"
@@ -1692,6 +1728,42 @@ def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: 
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
+def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool) -> list[tuple[int, int, str, int]]:
+    """(start, end, text, end of its number) of each quantity ``numbers``
+    (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
+    blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
+    "between" before it kept); for a ``measure``, with its unit after
+    (:data:`_UNIT`) and how near it is before (:data:`_APPROXIMATE`). A
+    number inside another's range is no quantity of its own.
+
+    >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
+    ['about 6 to 8 weeks', 'between 20 and 30 days', '25-35 hours']
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
+    ['6 to 8', 'between 20 and 30', '25-35']
+    """
+    found: list[tuple[int, int, str, int]] = []
+    for number in numbers:
+        if found and number.start() < found[-1][1]:
+            continue
+        start, end = number.start(), number.end()
+        between = _BETWEEN.search(sentence, 0, start)
+        joint = re.compile(r"\s+and\s+", re.IGNORECASE) if between else _RANGE_ON
+        on = joint.match(undated, end)
+        other = _NUMBER.match(undated, on.end()) if on else None
+        if other and other.group().strip():
+            end = other.end()
+            start = between.start() if between else start
+        number_end = end
+        if measure:
+            unit = _UNIT.match(sentence, end)
+            end = unit.end() if unit else end
+            near = _APPROXIMATE.search(sentence, 0, start)
+            start = near.start() if near else start
+        found.append((start, end, sentence[start:end].strip(), number_end))
+    return found
+
+
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
                known: dict[str, str] | None = None) -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
@@ -1713,7 +1785,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     >>> short_span("number", "How many children did she have?", "In 1838 she had three children.")
     'three'
     >>> short_span("number", "How high is Mount Everest?", "Mount Everest is 8,848 metres high.")
-    '8,848'
+    '8,848 metres'
     >>> short_span("number", "How many people live in the Greater Tokyo Area?",
     ...            "The Greater Tokyo Area, which includes parts of six prefectures, has 33 million residents.", "Tokyo")
     '33 million'
@@ -1781,10 +1853,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # A bare four-digit number is usually a year, not the count asked for.
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
-        named = [m for m in counts if any(same_word(w) in counted for w in tokens(sentence[m.end():], "rouge")[:2])]
+        quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None)
+        named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
-            return named[0].group().strip()
-        return None if unsure else _nearest(_spans(counts), near, sentence)
+            return named[0][2]
+        return None if unsure else _nearest([q[:3] for q in quantities], near, sentence)
     if unsure:
         return None
     candidates = [span for span in _names(sentence, question) if span[2] not in others]
