@@ -701,6 +701,16 @@ def test_who_holds_a_quoted_nickname_is_the_person_not_the_name(readers):
     assert definition_subject("Who is the \u201cKing of Pop\u201d?") is None
     # Without "the", the quoted name is the subject asked about, not a name given.
     assert definition_subject('Who is "Weird Al"?') == '"Weird Al"'
+    # Straight single quotes around "the"'s name ask who holds it as the
+    # curly ones do ("Who is the 'Iron Lady'?" got the nickname's sentence);
+    # an apostrophe is no quote ("O'Neill's", "the Beatles'", "the 'Lady's' own").
+    assert shaped.read("Who is the 'Iron Lady'?", thatcher).text == "Margaret Thatcher"
+    assert shaped.read("Who is the 'Bridge Builder'?", pasted).text == "Brannoch Orvell"
+    assert [definition_subject(q) for q in ("Who is the 'Iron Lady'?", "Who is 'Weird Al'?", "Who is the 'Iron Lady' of Britain?")] == [
+        None, "'Weird Al'", "the 'Iron Lady' of Britain"]
+    oneill = [Passage("eo", "Eugene O'Neill was an American playwright. O'Neill's wife was the actress Carlotta Monterey.",
+                      1.0, "Eugene O'Neill")]
+    assert shaped.read("Who is O'Neill's wife?", oneill).text == "Carlotta Monterey"
 
 
 def test_a_refactor_of_the_question_readings_keeps_these_answers():

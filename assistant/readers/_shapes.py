@@ -93,9 +93,12 @@ _NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|a
            r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
 # Quote marks, straight and curly, around a name given.
 _QUOTES = "\"'“”‘’«»"
-# "the" and a name in quotes: "Who is the “King of Pop”?" asks who was
-# given it; "Who is “Weird Al”?" asks about the one so named.
-_QUOTED = re.compile(r"the\s+[\"“‘«].+[\"”’»]", re.IGNORECASE)
+# "the" and a name in quotes: "Who is the “King of Pop”?" or "Who is the
+# 'Iron Lady'?" asks who was given it; "Who is “Weird Al”?" asks about the
+# one so named. A straight quote is an apostrophe too, inside the name or
+# after it ("the 'Lady's' own horse"): the name's quotes open it and end
+# the question (_NICKNAME_ASKED).
+_QUOTED = re.compile(r"the\s+[\"'“‘«].+[\"'”’»]", re.IGNORECASE)
 # "Who was nicknamed X?", "Who is known as X?", "Who is the “X”?": X, the name given.
 _NICKNAME_ASKED = re.compile(
     rf"^who\s+(?:{_BE}|has\s+been|had\s+been)\s+(?:{_NAMING}\s+(?P<given>[^?!]+?)|(?P<quoted>{_QUOTED.pattern}))[\s?.!]*$",
