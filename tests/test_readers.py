@@ -1169,6 +1169,9 @@ def test_a_which_question_is_answered_by_a_place_or_a_two_word_kind():
     assert kind_span("What city hosted the 1968 Olympics?", "The 1968 Summer Olympics were held in Mexico City .") == "Mexico City"
     assert kind_span("What time zone is Chicago in?", "Chicago is in the Central Time Zone , one hour behind Eastern Standard Time .") \
         == "Central Time Zone"
+    # Every preposition a question may open with stands before "which", after a lead-in too.
+    assert [kind_asked(q) for q in ("Until which Congress did he serve?", "And under which King did he serve?",
+                                    "So, into which Sea does it flow?")] == ["congress", "king", "sea"]
     # Two capitalised words before "and" are a name of their own, not a name cut short.
     assert kind_span("What school did Obama attend?", "He graduated from Columbia University and Harvard Law School .") \
         == "Harvard Law School"
@@ -1360,6 +1363,17 @@ def test_a_question_the_document_asks_is_answered_by_the_sentence_after_it():
     cats = Passage("cats", "Dogs may come in the garden. Are cats allowed indoors? The library opens at nine.", 1.0, "")
     asked = "Are cats allowed indoors?"
     assert _toy_reader(asked, {"Are cats allowed": 0.9, "library": 0.1}).read(asked, [cats]).text == asked
+
+
+def test_a_question_the_document_asks_in_any_closing_quote_is_one():
+    # A question closed by «», „“ or ‘’ (a block of its own) was no question:
+    # it was the answer, not the sentence after it.
+    question = "Can I bring my dog on the bus?"
+    for opening, closing in ("\u00ab\u00bb", "\u201e\u201c", "\u2018\u2019", '""'):
+        faq = Passage("faq", f"<p>Pet policy.</p><p>{opening}Can I bring my dog on the bus?{closing}</p>"
+                             "<p>Dogs may ride on a lead.</p><p>Fees are listed below.</p>", 1.0, "")
+        reader = _toy_reader(question, {"dog on the bus": 0.9, "ride on a lead": 0.6})
+        assert reader.read(question, [faq]).text == "Dogs may ride on a lead.", opening
 
 
 def test_a_short_reply_to_another_question_is_left_out():

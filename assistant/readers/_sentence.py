@@ -17,6 +17,7 @@ from ..encoders import CachedEncoder
 from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
 from ._lifespan import holds_answer, lived
 from ._shapes import (
+    QUOTES,
     answer_kind,
     article_names,
     asked_from,
@@ -157,8 +158,13 @@ def _listed(terms: set[str]) -> set[str]:
 
 
 def _asks(sentence: str) -> bool:
-    """Whether a sentence is a question (it ends with a question mark)."""
-    return sentence.rstrip(" \"'”’)").endswith("?")
+    """Whether a sentence is a question (it ends with a question mark,
+    inside its closing quote or bracket: "„Darf ich?“", "«Puis-je ?»").
+
+    >>> [_asks(s) for s in ("Can I renew it?", "She asked „Can I?“", "He said «Can I?»", "It is (sure?) fine.")]
+    [True, True, True, False]
+    """
+    return sentence.rstrip(" )" + QUOTES).endswith("?")
 
 
 def _with_title(title: str, sentence: str) -> str:

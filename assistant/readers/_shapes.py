@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
@@ -39,6 +39,9 @@ _BE = r"(?:is|was|are|were)"
 # inside a title, a relative clause or a quote is no question word of a
 # question that opens with another ("Who wrote the novel that …?").
 _QUESTION_WORD = r"(?:who|whom|whose|what|when|where|which|why|how)\b"
+# The prepositions a question may open with before its question word ("in
+# what year", "under which king"), after a lead-in too.
+_PREPOSITION = r"(?:in|on|at|to|from|for|by|of|with|into|under|during|through|since|until)"
 _AUXILIARY = "(?:" + "|".join(sorted((re.escape(verb) for verb in AUXILIARY_VERBS), key=len, reverse=True)) + ")"
 _LEAD_IN = re.compile(
     rf"^\s*(?:(?:so|and|but|ok|okay|well|also|then|now|oh|alright|right)\b[\s,]*"
@@ -49,7 +52,7 @@ _LEAD_IN = re.compile(
     # opening of a yes/no question with a clause set off ("Did she, when
     # young, live in Bergen?" asks yes or no, not when).
     rf"|(?!{_QUESTION_WORD}|{_AUXILIARY}\b)[^\s,?\"“”‘«»'](?:[^,?\"“”‘«»']|(?<=\w)'){{0,40}},\s*"
-    rf")+(?=(?:(?:in|on|at|to|from|for|by|of|with|since|until|during)\s+)?{_QUESTION_WORD}|tell\s+me\s+(?:more\s+)?about\b)",
+    rf")+(?=(?:{_PREPOSITION}\s+)?{_QUESTION_WORD}|tell\s+me\s+(?:more\s+)?about\b)",
     re.IGNORECASE,
 )
 
@@ -91,8 +94,9 @@ _CLAUSE = re.compile(
 # Lady"", "known as the “King of Pop”", "often called the Bard").
 _NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|affectionately|famously)\s+)*"
            r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
-# Quote marks, straight and curly, around a name given.
-_QUOTES = "\"'“”‘’«»"
+# Quote marks, straight and curly: around a name given, and closing a
+# sentence (the sentence reader's test of a document's own question).
+QUOTES = "\"'“”‘’«»"
 # "the" and a name in quotes: "Who is the “King of Pop”?" or "Who is the
 # 'Iron Lady'?" asks who was given it; "Who is “Weird Al”?" asks about the
 # one so named. A straight quote is an apostrophe too, inside the name or
@@ -162,8 +166,8 @@ def nickname_asked(question: str) -> str | None:
     match = _NICKNAME_ASKED.match(asked_from(question))
     if not match:
         return None
-    given = (match.group("given") or match.group("quoted")).strip(_QUOTES + " ")
-    return re.sub(r"^the\s+", "", given, flags=re.IGNORECASE).strip(_QUOTES + " ") or None
+    given = (match.group("given") or match.group("quoted")).strip(QUOTES + " ")
+    return re.sub(r"^the\s+", "", given, flags=re.IGNORECASE).strip(QUOTES + " ") or None
 
 
 def nickname_holder(question: str, sentence: str, subject: str = "") -> str | None:
@@ -186,13 +190,13 @@ def nickname_holder(question: str, sentence: str, subject: str = "") -> str | No
     given = nickname_asked(question)
     if not given:
         return None
-    quote = f"[{_QUOTES}]*"
+    quote = f"[{QUOTES}]*"
     found = re.search(rf"(?<!\w){quote}" + rf"{quote}\s+{quote}".join(map(re.escape, given.split())) + r"(?!\w)",
                       sentence, re.IGNORECASE)
     if not found:
         return None
     # What says the name is given, before it: "nicknamed her", "known as", "the nickname".
-    before = re.sub(rf"[\s{_QUOTES}]*(?:the[\s{_QUOTES}]+)?$", "", sentence[: found.start()], flags=re.IGNORECASE)
+    before = re.sub(rf"[\s{QUOTES}]*(?:the[\s{QUOTES}]+)?$", "", sentence[: found.start()], flags=re.IGNORECASE)
     naming = re.search(rf"(?:\b{_NAMING}(?:\s+(?:him|her))?|\b(?:nickname|epithet|sobriquet)s?)$", before, re.IGNORECASE)
     if not naming:
         return None
@@ -1584,7 +1588,7 @@ def full_name(span: str, texts: Sequence[str]) -> str:
 # after a preposition at most; later, a "which" before a capitalised word
 # opens a relative clause ("the company which Jobs founded").
 _KIND_ASKED = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]*)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
-_QUESTION_START = re.compile(r"^\s*(?:(?:in|on|at|to|from|for|by|of|with|into|under|during|through)\s+)?$", re.IGNORECASE)
+_QUESTION_START = re.compile(rf"^\s*(?:{_PREPOSITION}\s+)?$", re.IGNORECASE)
 # Nouns whose answer a name headed by them does not give. A date
 # (answer_kind's date nouns, and a day, month, time or era) or a year of a
 # name ("the Year of Revolutions"). A title: the name says the office
