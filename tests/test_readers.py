@@ -245,6 +245,9 @@ def test_a_measure_keeps_its_range_its_unit_and_how_near_it_is():
     assert short_span("number", "How many guides does it employ?", "It employs between 20 and 30 guides.") == "between 20 and 30"
     assert short_span("number", "How many servants did they have?", "They had two or three servants.") == "two or three"
     assert short_span("number", "How many people lived there?", "About 2,500 people lived there in 1900.") == "2,500"
+    # A measure in two units is one; a count "from" one number to another has changed.
+    assert short_span("number", "How tall was he?", "He stood 6 ft 2 in tall.") == "6 ft 2 in"
+    assert short_span("number", "How many members does the club have?", "The club grew from 50 to 300 members.") == "300"
     # The word after a measure is a unit only from the list: not "along".
     assert short_span("number", "How long is the wall?", "The wall runs 2,196 along the border.") == "2,196"
 

@@ -406,11 +406,12 @@ _UNITS = (
     r"mph km/h kph knots? m/s degrees? °[CF]? "
     r"dollars? euros? cents? pence yen"
 ).split()
-_UNIT = re.compile(
-    rf"[\s-]*(?:(?:square|cubic)\s+)?(?:{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?![\w°/])"
-    rf"(?:\s*(?:celsius|fahrenheit))?",
-    re.IGNORECASE,
-)
+_UNIT_WORD = "(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w°/])"
+_UNIT = re.compile(rf"[\s-]*(?:(?:square|cubic)\s+)?{_UNIT_WORD}(?:\s*(?:celsius|fahrenheit))?", re.IGNORECASE)
+# A measure in two units, the second smaller ("6 ft 2 in", "2 hours 30 minutes").
+_SECOND_UNIT = re.compile(rf"\s+(?:and\s+)?\d+(?:\.\d+)?\s*(?:{_UNIT_WORD}|in\b)", re.IGNORECASE)
+# A count from one number to another has changed ("rose from 50 to 300"): no range.
+_FROM = re.compile(r"\bfrom\s+$", re.IGNORECASE)
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
     r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
@@ -1741,13 +1742,17 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
     "between" before it kept); for a ``measure``, with its unit after
     (:data:`_UNIT`) and how near it is before (:data:`_APPROXIMATE`). A
-    number inside another's range is no quantity of its own.
+    number inside another's range is no quantity of its own. A count that
+    goes "from" one number to another has changed (:data:`_FROM`).
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
     ['about 6 to 8 weeks', 'between 20 and 30 days', '25-35 hours']
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     ['6 to 8', 'between 20 and 30', '25-35']
+    >>> s = "He stood 6 ft 2 in tall; the club grew from 50 to 300 members."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
+    (['6 ft 2 in', '50 to 300'], ['6', '2', '50', '300'])
     """
     found: list[tuple[int, int, str, int]] = []
     for number in numbers:
@@ -1756,7 +1761,7 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
         joint = re.compile(r"\s+and\s+", re.IGNORECASE) if between else _RANGE_ON
-        on = joint.match(undated, end)
+        on = None if not measure and _FROM.search(sentence, 0, start) else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
         if other and other.group().strip():
             end = other.end()
@@ -1764,7 +1769,8 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         number_end = end
         if measure:
             unit = _UNIT.match(sentence, end)
-            end = unit.end() if unit else end
+            second = _SECOND_UNIT.match(sentence, unit.end()) if unit else None
+            end = second.end() if second else unit.end() if unit else end
             near = _APPROXIMATE.search(sentence, 0, start)
             start = near.start() if near else start
         found.append((start, end, sentence[start:end].strip(), number_end))
