@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
 import tracemalloc
+import types
 import zlib
 from pathlib import Path
 
 import pytest
 
 from assistant.index import main as index_main
-from assistant.kernel import DataFormatError, IndexDamagedError, IndexNotFoundError
+from assistant.kernel import DataFormatError, IndexChangedError, IndexDamagedError, IndexNotFoundError
 from assistant.retrieval import (
     BM25Retriever,
     build_index,
@@ -422,10 +424,132 @@ def test_an_index_rebuilt_again_while_it_is_checked_says_try_again(tiny_index, m
     index_dir = tmp_path / "idx"
     shutil.copytree(tiny_index, index_dir)
     _rebuilt_while_checked(index_dir, [medium_index, tiny_index], monkeypatch)
-    with pytest.raises(IndexNotFoundError) as caught:
+    with pytest.raises(IndexChangedError) as caught:
         verify_index(index_dir)
     assert not isinstance(caught.value, IndexDamagedError)
     assert str(caught.value) == f"the index at {index_dir} changed while it was checked (rebuilt?); try again"
+
+
+def _rebuilt_while_java_opens(index_dir, sources, seam: str, monkeypatch):
+    """As Java opens the index (``seam``: the checksum check's reader, or
+    the searcher), a rebuild replaces ``index_dir`` by the next of
+    ``sources``: its removal of the old index has begun when Java looks
+    (Java finds the old commit's segments_N, not the files it names), the
+    new index is in place once Java has failed. Returns the opens met."""
+    import jnius
+    import pyserini.search.lucene
+
+    left, met = list(sources), []
+
+    def rebuilt_around(java_open):
+        if not left:
+            return java_open()
+        met.append(1)
+        for file in index_dir.iterdir():
+            if not file.name.startswith("segments_"):
+                file.unlink()
+        try:
+            return java_open()
+        finally:
+            staging = index_dir.with_name("staging")
+            shutil.copytree(left.pop(0), staging)
+            shutil.rmtree(index_dir)
+            staging.rename(index_dir)
+
+    if seam == "searcher":
+        searcher = pyserini.search.lucene.LuceneSearcher
+        monkeypatch.setattr(pyserini.search.lucene, "LuceneSearcher",
+                            lambda *args, **kwargs: rebuilt_around(lambda: searcher(*args, **kwargs)))
+    else:
+        real_autoclass = jnius.autoclass
+
+        def autoclass(name, *args, **kwargs):
+            found = real_autoclass(name, *args, **kwargs)
+            if name != "org.apache.lucene.index.DirectoryReader":
+                return found
+            return types.SimpleNamespace(open=lambda directory: rebuilt_around(lambda: found.open(directory)))
+
+        monkeypatch.setattr(jnius, "autoclass", autoclass)
+    return met
+
+
+# Java's own opens of an index: the checksum check's reader, and the searcher (unchecked).
+_JAVA_OPENS = [("reader", True), ("searcher", False)]
+
+
+@pytest.mark.parametrize("seam, verify", _JAVA_OPENS)
+def test_an_index_rebuilt_while_java_opens_it_is_opened_anew(tiny_index, medium_index, tmp_path, monkeypatch,
+                                                              seam, verify):
+    # Java failed to read files of a commit that a rebuild removed while it
+    # opened it (NoSuchFileException): "damaged (...); rebuild it".
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    met = _rebuilt_while_java_opens(index_dir, [medium_index], seam, monkeypatch)
+    with BM25Retriever.from_index(index_dir, verify=verify) as retriever:
+        assert retriever.size == 600
+    assert len(met) == 1
+
+
+@pytest.mark.parametrize("seam, verify", _JAVA_OPENS)
+def test_an_index_rebuilt_again_while_java_opens_it_says_try_again(tiny_index, medium_index, tmp_path, monkeypatch,
+                                                                   seam, verify):
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    _rebuilt_while_java_opens(index_dir, [medium_index, tiny_index], seam, monkeypatch)
+    with pytest.raises(IndexChangedError) as caught:
+        BM25Retriever.from_index(index_dir, verify=verify)
+    assert str(caught.value) == f"the index at {index_dir} changed while it was opened (rebuilt?); try again"
+    # What callers catching IndexNotFoundError for "cannot serve" caught before.
+    assert isinstance(caught.value, IndexNotFoundError) and not isinstance(caught.value, IndexDamagedError)
+
+
+def test_an_index_that_fails_to_open_unchanged_is_still_damaged(tiny_index, tmp_path):
+    # The retry is for a folder that changed during the open: a file missing
+    # before it (and after) is damage, in one line naming the rebuild.
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    next(index_dir.glob("*.si")).unlink()
+    for verify in (True, False):
+        with pytest.raises(IndexDamagedError, match=f"^the index at {re.escape(str(index_dir))} is damaged \\(.*rebuild it"):
+            BM25Retriever.from_index(index_dir, verify=verify)
+
+
+def test_an_index_removed_while_it_is_looked_for_is_not_found(tiny_index, tmp_path, monkeypatch):
+    # Gone between the look at the folder and the look for its commit (a
+    # rebuild renaming it aside), it raised the OS's FileNotFoundError.
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    scandir, removed = os.scandir, []
+
+    def removing_scandir(path=".", *args):
+        if not removed and isinstance(path, (str, os.PathLike)) and Path(path) == index_dir:  # the glob's listing
+            removed.append(index_dir)
+            shutil.rmtree(index_dir)
+        return scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", removing_scandir)
+    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it"):
+        BM25Retriever.from_index(index_dir)
+
+
+def test_a_rebuild_never_leaves_a_half_removed_index_at_its_path(tiny_index, tmp_path, monkeypatch):
+    # The old index was removed file by file at its own path before the new
+    # one was renamed in: a reader opening it meanwhile found a commit whose
+    # files were gone, unchanged while it looked, and called it damaged. It
+    # is renamed aside first, and removed there.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    removed, rmtree = [], shutil.rmtree
+
+    def recording_rmtree(path, *args, **kwargs):
+        removed.append(Path(path))
+        return rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", recording_rmtree)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    assert index_dir not in removed and removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the old index is gone from beside it too
+    assert verify_index(index_dir) == 5
 
 
 def test_a_search_goes_on_while_an_index_is_checked(retriever, tiny_index, monkeypatch):

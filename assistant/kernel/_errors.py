@@ -9,6 +9,7 @@ __all__ = [
     "DataFormatError",
     "ConfigError",
     "IndexDamagedError",
+    "IndexChangedError",
     "DependencyError",
 ]
 
@@ -44,6 +45,13 @@ class ConfigError(AssistantError):
 
 class IndexDamagedError(IndexNotFoundError):
     """The index exists but Lucene finds it damaged (a checksum or a read fails)."""
+
+
+class IndexChangedError(IndexNotFoundError):
+    """The index was replaced (rebuilt) while it was opened or checked, more
+    than once: nothing is wrong with it, the open is to be tried again once
+    the build has finished. An :class:`IndexNotFoundError` as the index that
+    cannot be served now, not a missing one: its advice is its own."""
 
 
 class DependencyError(AssistantError):

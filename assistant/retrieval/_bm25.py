@@ -9,7 +9,7 @@ from typing import Iterator, Protocol, Sequence, runtime_checkable
 from ..kernel import Passage, RetrieverConfig
 from ._inputs import search_k, search_query
 from ._java import JAVA_LOCK, import_pyserini
-from ._lucene import damaged, existing_index, java_exception, verify_checksums
+from ._lucene import damaged, existing_index, java_exception, opened, verify_checksums
 from ._typed import TypedTerms
 
 __all__ = ["Retriever", "BM25Retriever"]
@@ -66,11 +66,8 @@ class BM25Retriever:
         # checksums is Python's and holds it only to list them.
         if verify:
             verify_checksums(index_dir, JAVA_LOCK)
+        searcher = opened(index_dir, JAVA_LOCK, lambda path: lucene.LuceneSearcher(str(path)))
         with JAVA_LOCK:
-            try:
-                searcher = lucene.LuceneSearcher(str(index_dir))
-            except java_exception() as error:  # what jnius raises for any Lucene failure
-                raise damaged(index_dir, error) from None
             searcher.set_bm25(config.bm25_k1, config.bm25_b)
         return cls(searcher, str(index_dir))
 

@@ -350,12 +350,28 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         # mkdtemp's 0700 would survive the rename: an index copied with its
         # modes (rsync -a, cp -p) could be read by its owner alone.
         os.chmod(staging, 0o777 & ~current_umask())
-        if index_dir.exists():
-            shutil.rmtree(index_dir)
-        staging.rename(index_dir)
+        _replace(index_dir, staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return count
+
+
+def _replace(index_dir: Path, staging: Path) -> None:
+    """Rename ``staging`` into ``index_dir``'s place. An old index there is
+    renamed aside first and removed after: removed at its own path, file by
+    file, it was a commit whose files were gone to a reader opening it
+    meanwhile, which no check could tell from a damaged index. Marked, the
+    aside folder is a dead build's to the next build, should this process
+    die before it is removed."""
+    if not index_dir.exists():
+        staging.rename(index_dir)
+        return
+    # An empty folder is what a folder is renamed onto (POSIX replaces it).
+    aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
+    index_dir.rename(aside)
+    mark_owner(aside)
+    staging.rename(index_dir)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _require_replaceable(index_dir: Path) -> None:

@@ -11,14 +11,17 @@ import struct
 import zlib
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Callable, TypeVar
 
-from ..kernel import IndexDamagedError, IndexNotFoundError
+from ..kernel import IndexChangedError, IndexDamagedError, IndexNotFoundError
 from ._java import import_pyserini
 
 __all__ = [
     "java_exception", "damaged", "index_path", "has_index", "existing_index", "verify_checksums", "duplicate_id",
-    "open_reader",
+    "open_reader", "opened",
 ]
+
+_Opened = TypeVar("_Opened")
 
 # Anserini's document generator indexes each passage's id as one untokenized
 # term of this field.
@@ -55,6 +58,10 @@ def damaged(index_dir: str | Path, error: BaseException | str) -> IndexDamagedEr
     )
 
 
+def _changed(index_dir: str | Path, doing: str) -> IndexChangedError:
+    return IndexChangedError(f"the index at {index_dir} changed while it was {doing} (rebuilt?); try again")
+
+
 def index_path(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` as a Path; anything else (None) is a TypeError saying
     what is wanted, rather than pathlib's "expected str, bytes or os.PathLike"."""
@@ -65,8 +72,13 @@ def index_path(index_dir: str | os.PathLike) -> Path:
 
 def has_index(index_dir: Path) -> bool:
     """Whether a Lucene index is committed in ``index_dir``; a build renames
-    its folder into place only once complete, so a commit there is whole."""
-    return index_dir.is_dir() and any(index_dir.glob("segments_*"))
+    its folder into place only once complete, so a commit there is whole.
+    A folder removed while it is looked at (a rebuild's) holds none: the
+    OS's FileNotFoundError escaped from between the two looks."""
+    try:
+        return index_dir.is_dir() and any(index_dir.glob("segments_*"))
+    except OSError:
+        return False
 
 
 def existing_index(index_dir: str | os.PathLike) -> Path:
@@ -113,41 +125,63 @@ def verify_checksums(index_dir: str | Path, lock: AbstractContextManager) -> int
     Java holds it) is held for that alone, and other threads' searches go
     on while a large index is read. zlib's CRC32 and file reads release the
     GIL. Raises :class:`IndexDamagedError` on any failure, unless the folder
-    was rebuilt meanwhile (replaced, or its commit superseded): the new
-    index is then checked once more, and if it changed again too,
-    :class:`IndexNotFoundError` says to try again.
+    was rebuilt meanwhile (replaced, or its commit superseded), while Java
+    opened it (:func:`opened`) or while its files were read: the new index
+    is then checked once more, and if it changed again too,
+    :class:`IndexChangedError` says to try again.
     """
-    for _ in range(2):
+    for attempt in range(2):
         folder = _identity(index_dir)
-        names, segments, count = _commit(index_dir, lock)
+        names, segments, count = opened(index_dir, lock, _commit)
         problem = next(((name, why) for name in sorted(names)
                         if (why := _footer_problem(Path(index_dir) / name)) is not None), None)
         if _identity(index_dir) == folder and (Path(index_dir) / segments).exists():
             # The files Lucene listed are still this folder's own.
             if problem is None:
                 return count
-            raise damaged(index_dir, f"{problem[0]}: {problem[1]}")
+            if attempt == 0:  # after a change, the same rebuild's, as in opened
+                raise damaged(index_dir, f"{problem[0]}: {problem[1]}")
         # A rebuild replaced the folder (or committed anew) after Lucene
         # listed its files: what was read, failing or not, was partly the
         # old index, gone (a file of the same name may be the new one's).
-    raise IndexNotFoundError(f"the index at {index_dir} changed while it was checked (rebuilt?); try again")
+    raise _changed(index_dir, "checked")
 
 
-def _commit(index_dir: str | Path, lock: AbstractContextManager) -> tuple[list[str], str, int]:
+def _commit(index_dir: str | Path) -> tuple[list[str], str, int]:
     """The files of the index's commit, its ``segments_N`` and its doc
     count: the one call into Java of :func:`verify_checksums`."""
+    reader = open_reader(index_dir)
+    try:
+        commit = reader.getIndexCommit()
+        return list(commit.getFileNames().toArray()), commit.getSegmentsFileName(), reader.numDocs()
+    finally:
+        reader.close()
+
+
+def opened(index_dir: str | Path, lock: AbstractContextManager, java_open: Callable[[str | Path], _Opened]) -> _Opened:
+    """What ``java_open(index_dir)`` (Java opening the index: a reader, a
+    searcher) returns, called under ``lock``. Lucene's failure is the
+    index's damage (:func:`damaged`) only when the folder held an index and
+    stayed as it was throughout the open. A rebuild that replaced the folder
+    while Java read it failed Java's open (a file of the commit it had read
+    gone, or the new index's file of that name read in its place), which was
+    called damaged: the folder is opened once more (the new index), and if
+    that fails too, :class:`IndexChangedError` says to try again."""
     JavaException = java_exception()
-    with lock:
-        reader = None
-        try:
-            reader = open_reader(index_dir)
-            commit = reader.getIndexCommit()
-            return list(commit.getFileNames().toArray()), commit.getSegmentsFileName(), reader.numDocs()
-        except JavaException as error:
-            raise damaged(index_dir, error) from None
-        finally:
-            if reader is not None:
-                reader.close()
+    for attempt in range(2):
+        with lock:
+            before = _listing(index_dir)
+            try:
+                return java_open(index_dir)
+            except JavaException as error:
+                failure = error
+            after = _listing(index_dir)
+        # Once a change was seen, a failure of the next open is the same
+        # rebuild's, still under way, even unchanged while it looked.
+        if attempt == 0 and after == before and before is not None and any(
+                name.startswith("segments_") for name in before[-1]):
+            raise damaged(index_dir, failure)
+    raise _changed(index_dir, "opened")
 
 
 def _identity(folder: str | Path) -> tuple[int, int] | None:
@@ -157,6 +191,20 @@ def _identity(folder: str | Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return status.st_dev, status.st_ino
+
+
+def _listing(folder: str | Path) -> tuple[int, int, int, frozenset[str]] | None:
+    """The folder's device, inode and change time and its files' names, or
+    None when it is gone: a rebuild renames the old folder aside (before,
+    it removed its files one by one in place) and the new one in. The
+    change time tells a new folder that got the old one's inode number
+    (freed by an earlier rebuild) from the old folder."""
+    try:
+        status = os.stat(folder)
+        names = frozenset(os.listdir(folder))
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino, status.st_ctime_ns, names
 
 
 # Lucene's codec footer (CodecUtil.writeFooter), big-endian: the footer magic
