@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from assistant.kernel import IndexNotFoundError, Passage
+from assistant.kernel import IndexChangedError, IndexDamagedError, IndexNotFoundError, Passage
 
 from ._qa_data import QATurn
 from ._qa_run import TurnResult, check_gold_in_index
@@ -43,8 +43,16 @@ assert BATCH % REWRITE_BATCH == 0
 
 @contextlib.contextmanager
 def _index_hint():
+    # Each error's own advice for a node: where it sees no index, that the
+    # nodes share the path; where it sees a damaged one, that a node's own
+    # copy is rebuilt too. An index rebuilt while it was opened says "try
+    # again" as it is: the node sees it, and no copy or share is amiss.
     try:
         yield
+    except IndexChangedError:
+        raise
+    except IndexDamagedError as error:
+        raise type(error)(f"{error}. A node that holds a copy of its own needs the rebuilt one.") from error
     except IndexNotFoundError as error:
         raise type(error)(f"{error} Every Ray node opens the index at this path: put it on a shared folder or copy it to each node.") from error
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -268,3 +269,54 @@ def test_a_local_ray_instance_starts_without_ray_s_token_authentication_notice(m
     with caplog.at_level(logging.WARNING), pytest.raises(Started):
         map_on_ray([1], object, {}, chunk=1, address=None, actors=1)
     assert [record.getMessage() for record in caplog.records] == ["another warning of Ray's"]
+
+
+def _on_workers_here(items, worker, settings, *, chunk, **_):
+    """map_on_ray's contract without Ray: the worker built in this process,
+    as each actor builds it, so that its index can be made to fail here."""
+    built = worker(settings)
+    return [row for start in range(0, len(items), chunk) for row in built(items[start:start + chunk])]
+
+
+def _worker_error(capsys, qrecc_file, index_dir, monkeypatch) -> str:
+    from eval import qa
+
+    monkeypatch.setattr("rewriting.map_on_ray", _on_workers_here)
+    monkeypatch.setenv("CONVQA_DENSE_WEIGHT", "0")  # else the driver opens the index first, for its vectors
+    assert qa.main(["--data", str(qrecc_file), "--index", str(index_dir), "--setting", "human-rewrite", "--ray",
+                    "--actors", "1"]) == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_a_worker_s_index_errors_each_get_their_own_advice(qrecc_file, tiny_index, tmp_path, monkeypatch, capsys):
+    # Every index error a worker met got the advice for an index its node
+    # cannot see: an index rebuilt while it was opened ("try again") and a
+    # damaged one too ("put it on a shared folder or copy it to each node").
+    shared = "put it on a shared folder or copy it to each node"
+    missing = _worker_error(capsys, qrecc_file, tmp_path / "no-index", monkeypatch)
+    assert f"No Lucene index at {tmp_path / 'no-index'}" in missing and shared in missing
+
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    target = next(index_dir.glob("*.tim"))
+    target.write_bytes(target.read_bytes()[:-8] + b"\0" * 8)  # its checksum
+    damaged = _worker_error(capsys, qrecc_file, index_dir, monkeypatch)
+    assert f"the index at {index_dir} is damaged (" in damaged and shared not in damaged
+    assert damaged.endswith("; rebuild it with `python -m assistant.index --input COLLECTION --index "
+                            f"{index_dir}`. A node that holds a copy of its own needs the rebuilt one.")
+
+    shutil.rmtree(index_dir)
+    shutil.copytree(tiny_index, index_dir)
+    real = importlib.import_module("pyserini.search.lucene").LuceneSearcher
+
+    def rebuilt_while_opened(path, *args, **kwargs):
+        # Java finds the old commit's segments_N, not the files it names: a
+        # rebuild's removal under way, at each open.
+        for file in index_dir.iterdir():
+            if not file.name.startswith("segments_"):
+                file.unlink()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr("pyserini.search.lucene.LuceneSearcher", rebuilt_while_opened)
+    changed = _worker_error(capsys, qrecc_file, index_dir, monkeypatch)
+    assert changed == f"error: the index at {index_dir} changed while it was opened (rebuilt?); try again"
