@@ -172,6 +172,36 @@ def test_the_direct_route_names_a_bad_line_and_finds_duplicates(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "dup"]  # no index, staging or links left
 
 
+# A file's text that no person saved, at line 1201 of its second file
+# (past the lines that decide the route): each refused with the one text
+# check's words (the kernel's json_lines), on either route.
+_NOT_TEXT = {
+    "a NUL in a line": ('{"id": "q0", "contents": "milk\0 is white"}\n', "line 1201 looks like a binary file (it holds "
+                        "a NUL character), not text (JSON holds a NUL only written as \\u0000)."),
+    "NULs after the last line": ("\0" * 64, "line 1201 looks like a binary file (it holds a NUL character), not text "
+                                 "(JSON holds a NUL only written as \\u0000)."),
+    "a byte order mark inside": ('\ufeff{"id": "q0", "contents": "milk"}\n', "line 1201: not valid JSON "
+                                 "(Unexpected UTF-8 BOM (decode using utf-8-sig))"),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", sorted(_NOT_TEXT))
+def test_both_routes_refuse_a_file_that_is_not_text_in_the_same_words(tmp_path, monkeypatch, threads, case):
+    bad, said = _NOT_TEXT[case]
+    links, symlink_to = [], Path.symlink_to  # Anserini's route links each file in a folder of its own
+    monkeypatch.setattr(Path, "symlink_to", lambda link, target, *a: links.append(Path(target).name) or symlink_to(link, target, *a))
+    _write_jsonl(tmp_path / "coll" / "a.jsonl", [dict(_passage(n), title="") for n in range(10)])
+    _write_jsonl(tmp_path / "coll" / "b.jsonl", [dict(_passage(n), title="", id=f"b{n}") for n in range(1200)])
+    with (tmp_path / "coll" / "b.jsonl").open("a", encoding="utf-8") as file:
+        file.write(bad)
+    with pytest.raises(DataFormatError) as caught:
+        index_collection(tmp_path / "coll", tmp_path / "idx", progress=False, threads=threads)
+    assert str(caught.value) == f"{tmp_path / 'coll' / 'b.jsonl'}, {said}"
+    assert links == (["a.jsonl", "b.jsonl"] if threads > 1 else [])  # with two threads, Anserini read the files itself
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll"]  # no index, staging or links left
+
+
 def test_the_direct_route_names_a_line_java_cannot_read_without_its_stack_trace(tmp_path, capfd):
     """With --threads 2 Anserini reads the files itself: a line it could not
     parse (bad JSON past the first 1000 lines, a field over Jackson's limit)
