@@ -252,6 +252,36 @@ def test_a_measure_keeps_its_range_its_unit_and_how_near_it_is():
     assert short_span("number", "How long is the wall?", "The wall runs 2,196 along the border.") == "2,196"
 
 
+def test_a_score_or_a_vote_is_no_range():
+    # Only a rising pair is a range: "voted 5 to 4" was read "5 to 4".
+    assert short_span("number", "How many justices voted for the ruling?", "The justices voted 5 to 4 for the ruling.") == "5"
+    assert short_span("number", "How many goals did Brazil score?", "Brazil scored 2-0 against Germany.") == "2"
+    assert short_span("number", "How many councillors voted in favour?", "The council voted 7 to 2 to approve the plan.") == "7"
+    assert short_span("number", "How many seats did Labour win?", "Labour won 412 to 166 for the Conservatives.") == "412"
+    assert short_span("number", "How many votes did the bill get?", "The bill passed 60 to 40 in the Senate.") == "60"
+    assert short_span("number", "How many shares did he sell?", "He sold 500 to one buyer.") == "500"
+
+
+def test_a_count_changed_by_a_number_is_no_range():
+    # "by" before the first number, as "from": the count it came to is asked.
+    grew = "Membership grew by 5,000 to 20,000 members last year."
+    assert short_span("number", "How many members does the club have?", grew) == "20,000"
+    rose = "The population increased by 2,000 to 15,000 people."
+    assert short_span("number", "How many people live in the town?", rose) == "15,000"
+
+
+def test_in_is_a_second_unit_only_after_feet():
+    assert short_span("number", "How far did she swim?", "She swam 100 m 4 in a row each morning.") == "100 m"
+    assert short_span("number", "How long did he serve?", "He served 5 years and 3 in the army.") == "5 years"
+    assert short_span("number", "How tall was he?", "He stood 5 feet 10 in tall.") == "5 feet 10 in"
+
+
+def test_a_number_takes_no_trailing_comma():
+    assert short_span("number", "How many guides does it employ?", "It employs between 20 and 30, all trained.") == "between 20 and 30"
+    assert short_span("number", "How many guides does it employ?", "It employs 30, all trained.") == "30"
+    assert short_span("number", "How many guides does it employ?", "It employs 1,300, all trained.") == "1,300"
+
+
 def test_an_era_makes_a_short_number_a_year():
     # "44 BC" was no date (a year had three or four digits): Caesar's
     # assassination got the whole sentence, and a century lost its era.

@@ -96,6 +96,11 @@ _NAMING = (r"(?:(?:also|often|commonly|popularly|widely|simply|sometimes|later|a
            r"(?:known\s+as|called|nicknamed|dubbed|named|styled)\b")
 # Quote marks, straight and curly: around a name given, and closing a
 # sentence (the sentence reader's test of a document's own question).
+# Not derived from it, on purpose, as each takes a part of it that no
+# opening/closing split gives: _LEAD_IN's fronted phrase (it lets ’ and a
+# word's ' through: "In Ireland’s history, …"), completes_lead's closers,
+# _SENTENCE_OPENING's and _sentence._SENTENCE_END's openers (these three
+# lack « or », adding them would change what they read).
 QUOTES = "\"'“”‘’«»"
 # "the" and a name in quotes: "Who is the “King of Pop”?" or "Who is the
 # 'Iron Lady'?" asks who was given it; "Who is “Weird Al”?" asks about the
@@ -381,7 +386,7 @@ _NUMBER_WORDS = (
     "hundred thousand million billion dozen dozens hundreds thousands millions"
 ).split()
 _NUMBER = re.compile(
-    r"(?:[$£€]\s?)?\b(?:\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
+    r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
     r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|percent|per cent))*(?:\s?%)?",
     re.IGNORECASE,
 )
@@ -390,8 +395,14 @@ _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|l
 # A range a number opens ("six to eight", "25-35", "two or three"; "between
 # 20 and 30" with its "between"): cut at its first number, "How long does a
 # passport take?" was answered "six" for "six to eight weeks".
+# Only a rising pair is a range (:func:`_rises`): "voted 5 to 4", "won 2-0"
+# and "sold 500 to one buyer" are a score, a vote and a number and a buyer.
 _RANGE_ON = re.compile(r"\s*[-–—]\s*(?=\d)|\s+(?:to|or)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_BETWEEN_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_WORD_VALUE = {w: i + 1 for i, w in enumerate(_NUMBER_WORDS[:19])} | {w: 10 * (i + 2) for i, w in enumerate(_NUMBER_WORDS[19:27])}
+_WORD_SCALE = {"hundred": 100, "hundreds": 100, "thousand": 1000, "thousands": 1000, "million": 10**6,
+               "millions": 10**6, "billion": 10**9, "dozen": 12, "dozens": 12}
 # What a measure is said in after its number: "5.5 km" and "about 3 hours"
 # answer "How long …?", where "5.5" and "3" say nothing. A closed list:
 # the word after a count is what is counted ("39 plays"), and the one after
@@ -409,9 +420,14 @@ _UNITS = (
 _UNIT_WORD = "(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w°/])"
 _UNIT = re.compile(rf"[\s-]*(?:(?:square|cubic)\s+)?{_UNIT_WORD}(?:\s*(?:celsius|fahrenheit))?", re.IGNORECASE)
 # A measure in two units, the second smaller ("6 ft 2 in", "2 hours 30 minutes").
-_SECOND_UNIT = re.compile(rf"\s+(?:and\s+)?\d+(?:\.\d+)?\s*(?:{_UNIT_WORD}|in\b)", re.IGNORECASE)
-# A count from one number to another has changed ("rose from 50 to 300"): no range.
-_FROM = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_SECOND_UNIT = re.compile(rf"\s+(?:and\s+)?\d+(?:\.\d+)?\s*{_UNIT_WORD}", re.IGNORECASE)
+# "in" for inches only after feet: elsewhere it is the preposition ("100 m 4 in
+# a row", "5 years and 3 in the army").
+_FEET = re.compile(r"(?:ft|feet|foot)$", re.IGNORECASE)
+_INCHES = re.compile(r"\s+\d+(?:\.\d+)?\s*in\b", re.IGNORECASE)
+# A count from one number to another has changed ("rose from 50 to 300"), as
+# has one changed by a number ("grew by 5,000 to 20,000"): no range.
+_FROM = re.compile(r"\b(?:from|by)\s+$", re.IGNORECASE)
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
     r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
@@ -1736,6 +1752,38 @@ def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: 
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
+def _value(number: str) -> float | None:
+    """The value a :data:`_NUMBER` match says, or None.
+
+    >>> [_value(n) for n in ("5,000", "$5", "two hundred", "twenty-five", "3 million", "dozens", "12%")]
+    [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
+    """
+    total = current = 0.0
+    for word in re.split(r"[\s-]+", re.sub(r"^[$£€]\s?|\s?%$|\s+per\s*cent$", "", number.strip(), flags=re.IGNORECASE)):
+        word = word.lower()
+        if word[:1].isdigit():
+            current = float(word.replace(",", ""))
+        elif word in _WORD_VALUE:
+            current += _WORD_VALUE[word]
+        elif word in _WORD_SCALE and _WORD_SCALE[word] < 1000:
+            current = (current or 1) * _WORD_SCALE[word]
+        elif word in _WORD_SCALE:
+            total, current = total + (current or 1) * _WORD_SCALE[word], 0.0
+        elif word != "percent":
+            return None
+    return total + current
+
+
+def _rises(first: str, second: str) -> bool:
+    """Whether ``second`` (a number) is larger than ``first``: a range rises.
+
+    >>> [_rises(a, b) for a, b in (("6", "8"), ("two", "three"), ("5", "4"), ("500", "one"), ("$5", "$10 million"))]
+    [True, True, False, False, True]
+    """
+    low, high = _value(first), _value(second)
+    return low is not None and high is not None and high > low
+
+
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool) -> list[tuple[int, int, str, int]]:
     """(start, end, text, end of its number) of each quantity ``numbers``
     (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
@@ -1760,16 +1808,17 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             continue
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
-        joint = re.compile(r"\s+and\s+", re.IGNORECASE) if between else _RANGE_ON
+        joint = _BETWEEN_AND if between else _RANGE_ON
         on = None if not measure and _FROM.search(sentence, 0, start) else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
-        if other and other.group().strip():
+        if other and other.group().strip() and _rises(number.group(), other.group()):
             end = other.end()
             start = between.start() if between else start
         number_end = end
         if measure:
             unit = _UNIT.match(sentence, end)
-            second = _SECOND_UNIT.match(sentence, unit.end()) if unit else None
+            second = (_SECOND_UNIT.match(sentence, unit.end()) or _FEET.search(unit.group()) and _INCHES.match(sentence, unit.end())
+                      if unit else None)
             end = second.end() if second else unit.end() if unit else end
             near = _APPROXIMATE.search(sentence, 0, start)
             start = near.start() if near else start
