@@ -743,8 +743,10 @@ def test_a_page_gone_has_its_events_waiting_in_line_dropped_and_no_other_pages(r
         # The page's close stops its turn, which frees the worker: the other page's event runs, not its own.
         until(lambda: actions.read_again and _flood_in_queue(demo, "") == (0, 0), "the other page's event never ran")
         assert actions.read_again == ["other-page"]
-        # Dropped before the app heard of the close: the turn it stops frees a
-        # worker, which an event of the page still waiting could have taken.
+        # Dropped before the app heard of the close: what it lets go of could
+        # free a worker, which an event of the page still waiting could have
+        # taken. The app hears of it on a thread, after the drop freed the worker.
+        until(lambda: actions.gone_pages, "the app never heard of the page's close")
         assert actions.gone_pages == [("gone-page", 0)]
     finally:
         demo.close()
