@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 import gradio as gr
-from gradio import queueing
+from gradio import queueing, server_messages
 from gradio import utils as gradio_utils
 from gradio.state_holder import StateHolder
 
@@ -52,6 +52,11 @@ STATE_SESSIONS = 1000
 # Gradio's copies of uploads: every hour, those older than a day are deleted,
 # and all of them when the server stops (Ctrl-C or SIGTERM; not a kill -9).
 UPLOAD_CACHE = (3600, 86400)
+# Said for each event of a page whose heartbeat's connection closed (the
+# page closed or reloaded, a script's client gave up on it) but whose event
+# stream still reads: stop_when_gone dropped them.
+PAGE_GONE = ("This page's connection to the server closed, and what it had asked (waiting or under way) was "
+             "dropped: reload the page (or reconnect) and ask again.")
 # Seconds between two hand-backs of the memory the allocator keeps free
 # (S.release_free_memory): rare enough to cost nothing, often enough that a
 # crowd's dropped sessions do not pile up for long.
@@ -287,11 +292,14 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
     (``Queue.clean_events``, called on that stream's close alone): their
     results went nowhere, but each ran to its end, holding its worker while
     a crowd waited; at a heartbeat's close it left the page's events waiting
-    in line, each to run later for no one. A batched function's task, shared
-    with other clients' events, is left to run. Called on ``demo`` queued,
-    before the app's own unload listeners: Gradio calls those in the order
-    they were added, and one that stops a turn first frees its worker for an
-    event of the page still waiting."""
+    in line, each to run later for no one. At a heartbeat's close the page's
+    event stream may still read (a client whose heartbeat alone dropped):
+    each event dropped or cancelled is told it ended (:data:`PAGE_GONE`).
+    A batched function's task, shared with other clients' events, is left
+    to run. Called on ``demo`` queued, before the app's own unload
+    listeners: Gradio calls those in the order they were added, and one that
+    ends some of the page's work first (its uploads' encoding) could free a
+    worker for an event of the page still waiting."""
     queue = demo._queue
     clean = queue.clean_events
 
@@ -324,11 +332,43 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
 
     queue.clean_events = clean_events
 
-    async def page_gone(request: gr.Request) -> None:
+    async def drop_page(session_hash: str) -> None:
         # Its heartbeat closed: the page's event stream may still be open
-        # (Gradio's page keeps it while it has events pending), or never was.
-        if request is not None and request.session_hash:
-            await clean_events(session_hash=request.session_hash)
+        # (Gradio's page keeps it while it has events pending; a client whose
+        # heartbeat alone dropped reads it on), or never was. An event still
+        # joining (Queue.push awaits between making it and putting it in
+        # line) can land after this drop, and runs.
+        owed = [event._id for line in queue.event_queue_per_concurrency_id.values() for event in line.queue
+                if event.session_hash == session_hash]
+        owed += [event._id for job in list(queue.active_jobs) if job for event in job
+                 if event.alive and event.session_hash == session_hash]
+        try:
+            await clean_events(session_hash=session_hash)
+        finally:
+            # None: its stream closed, and Gradio deleted its messages then.
+            messages = queue.pending_messages_per_session.get(session_hash)
+            if owed and messages is not None:
+                # Each event is told it ended, as /cancel tells its own: Gradio
+                # sends a dead event nothing, and a stream still open waited
+                # for them forever. The stream forgets each event as it sends
+                # its end and closes once none is left; the cleanup forgot the
+                # ones dropped from the line (and a page left with none, which
+                # the stream's lookup then failed on).
+                queue.pending_event_ids_session.setdefault(session_hash, set()).update(owed)
+                for event_id in owed:
+                    messages.put_nowait(server_messages.ProcessCompletedMessage(
+                        output={"error": PAGE_GONE, "visible": True}, success=False, event_id=event_id))
+
+    async def page_gone(request: gr.Request) -> None:
+        if request is None or not request.session_hash:
+            return
+        try:
+            await drop_page(request.session_hash)
+        except Exception:
+            # Raised, Starlette would run none of the unload listeners after
+            # this one (the app's own, which lets go of the page's uploads).
+            log.exception("the events of the page %s, whose heartbeat closed, were not all dropped",
+                          request.session_hash)
 
     demo.unload(page_gone)
 
@@ -378,7 +418,11 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     need(demo, "Blocks", "_queue", "app", "state_session_capacity")
     need(getattr(demo, "app", None), "Blocks.app", "state_holder")
     need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
-         "get_events", "max_size", "clean_events", "_asyncio_tasks")
+         "get_events", "max_size", "clean_events", "_asyncio_tasks", "pending_messages_per_session",
+         "pending_event_ids_session")
+    completed = getattr(server_messages, "ProcessCompletedMessage", None)
+    if not {"output", "success", "event_id"} <= set(getattr(completed, "model_fields", ())):
+        missing.append("gradio.server_messages.ProcessCompletedMessage(output=..., success=..., event_id=...)")
     need(queueing.EventQueue("check", None), "EventQueue", "queue", "concurrency_limit", "current_concurrency")
     missing.extend(f"Event({name}=...)" for name in ("fn", "request")
                    if name not in inspect.signature(queueing.Event).parameters)
@@ -405,7 +449,9 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
 @functools.cache
 def _warn_untested(version: str) -> None:
     log.warning("gradio %s, not the %s server.py was tested with: the internals it uses are there, but check "
-                "the per-client shares (tests/test_crowd.py) before serving", version, TESTED_GRADIO)
+                "the per-client shares and the drop of a gone page's events, which assumes that the unload "
+                "listeners run in the order they were added (tests/test_crowd.py), before serving",
+                version, TESTED_GRADIO)
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *,

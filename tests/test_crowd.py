@@ -752,6 +752,115 @@ def test_a_page_gone_has_its_events_waiting_in_line_dropped_and_no_other_pages(r
         demo.close()
 
 
+def _heartbeat_closed_under_an_open_stream(gone, holder="page"):
+    """Served: an event of page ``holder`` running (held till the end) and
+    one of page "page" waiting in line behind it, ``gone`` told of the page's close
+    (server.stop_when_gone), then an unload listener of the app's. The page's
+    heartbeat closes while its event stream stays open. Returns the
+    stream's messages (dicts, till its close or 60 s) and the pages the
+    app's listener heard of."""
+    import json
+
+    import httpx
+
+    import server
+    from conftest import _free_port
+
+    release, left = threading.Event(), []
+
+    def held(text):
+        release.wait(60)
+        return text
+
+    def quick(text):
+        return text
+
+    def app_left(request: gr.Request):
+        left.append(request.session_hash)
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        gr.Button().click(held, box, box, concurrency_id="one", concurrency_limit=1)
+        gr.Button().click(quick, box, box, concurrency_id="one", concurrency_limit=1)
+    demo.queue()
+    server.stop_when_gone(demo, gone)
+    demo.unload(app_left)
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    url, fns = f"http://127.0.0.1:{port}/", {fn.fn.__name__: index for index, fn in demo.fns.items()}
+    messages, ended = [], threading.Event()
+
+    def read():
+        with httpx.Client(timeout=60) as http, \
+                http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": "page"}) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    messages.append(json.loads(line[5:]))
+                    if messages[-1]["msg"] == "close_stream":
+                        ended.set()
+                        return
+
+    try:
+        with httpx.Client(timeout=60) as http:
+            with http.stream("GET", url + "gradio_api/heartbeat/page") as heartbeat:
+                alive = heartbeat.iter_lines()  # kept: let go of, it closes the connection at once
+                assert "ALIVE" in next(alive)
+                for name, page in (("held", holder), ("quick", "page")):
+                    joined = http.post(url + "gradio_api/queue/join",
+                                       json={"data": ["x"], "fn_index": fns[name], "session_hash": page})
+                    assert joined.status_code == 200, joined.text
+                threading.Thread(target=read, daemon=True).start()
+                deadline = time.monotonic() + 60
+                while _flood_in_queue(demo, holder)[0] != 1 or _flood_in_queue(demo, "page")[1] != 1 or \
+                        (holder == "page" and not any(m["msg"] == "process_starts" for m in messages)):
+                    assert time.monotonic() < deadline, "the events never began and waited"
+                    time.sleep(0.01)
+            # Only the heartbeat closed: the stream reads on.
+            ended.wait(60)
+            deadline = time.monotonic() + 60
+            while not left and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return messages, left
+    finally:
+        release.set()
+        demo.close()
+
+
+@pytest.mark.parametrize("holder", ["page", "other-page"])
+def test_a_page_gone_with_its_event_stream_still_open_is_told_each_of_its_events_ended(holder):
+    # A client whose heartbeat closed while its event stream read on
+    # (gradio_client's heartbeat gives up after a stall; a browser's
+    # heartbeat fetch dropped while its tab lived) waited forever: its
+    # events, dropped or cancelled, were marked dead, and Gradio sends a
+    # dead event nothing. With none running (another page's holds the
+    # worker), Gradio's cleanup forgot the page, and its stream failed.
+    import server
+
+    gone = []
+    messages, left = _heartbeat_closed_under_an_open_stream(gone.append, holder)
+    ended = [m for m in messages if m["msg"] == "process_completed"]
+    assert len(ended) == (2 if holder == "page" else 1) and len({m["event_id"] for m in ended}) == len(ended), messages
+    assert all(not m["success"] and m["output"]["error"] == server.PAGE_GONE for m in ended)
+    assert messages[-1]["msg"] == "close_stream"
+    assert gone == ["page"] and left == ["page"]
+
+
+def test_a_failed_drop_of_a_gone_pages_events_lets_the_app_hear_of_it(caplog):
+    # An unload listener that raised stopped Starlette from running the
+    # ones after it: the app's (which lets go of the page's uploads) never ran.
+    def gone(session_hash):
+        raise RuntimeError("the app could not stop the page's turns")
+
+    with caplog.at_level("ERROR", logger="convqa.serving"):
+        messages, left = _heartbeat_closed_under_an_open_stream(gone)
+    assert left == ["page"]
+    assert "the events of the page page, whose heartbeat closed, were not all dropped" in caplog.text
+    assert "the app could not stop the page's turns" in caplog.text
+    # Still dropped, and each told so.
+    assert [m["success"] for m in messages if m["msg"] == "process_completed"] == [False, False]
+    assert messages[-1]["msg"] == "close_stream"
+
+
 # ---------------------------------------------------------------- each network's share (many clients, one person)
 
 
@@ -1076,7 +1185,8 @@ def test_a_gradio_other_than_the_tested_one_is_warned_about_once(monkeypatch, ca
         server.check_gradio()
         server.check_gradio(gradio.Blocks().queue())
     warned = [r.getMessage() for r in caplog.records if r.getMessage().startswith("gradio 0.0.0+warned-once, not the")]
-    assert len(warned) == 1 and "check the per-client shares (tests/test_crowd.py) before serving" in warned[0]
+    assert len(warned) == 1 and "check the per-client shares and the drop of a gone page's events" in warned[0]
+    assert "the unload listeners run in the order they were added (tests/test_crowd.py)" in warned[0]
 
 
 def test_a_gradio_without_the_internals_the_server_fits_into_is_refused_at_start(monkeypatch, capsys):

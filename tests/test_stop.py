@@ -1431,6 +1431,25 @@ def test_a_gradio_without_what_stops_a_gone_clients_events_is_refused_at_start(m
     assert "Blocks._queue.clean_events" in str(refused.value) and "stop_when_gone" in str(refused.value)
 
 
+def test_a_gradio_without_what_tells_a_gone_pages_stream_its_events_ended_is_refused_at_start(monkeypatch):
+    # stop_when_gone puts an end message for each event of a gone page into
+    # its stream's messages, and keeps each event known till it is sent: a
+    # Gradio without them would have failed at a page's close, its stream
+    # waiting forever.
+    import gradio as gr
+    from gradio import server_messages
+    import server
+    from assistant.kernel import DependencyError
+
+    demo = gr.Blocks().queue()
+    del demo._queue.pending_event_ids_session
+    monkeypatch.delattr(server_messages, "ProcessCompletedMessage")
+    with pytest.raises(DependencyError) as refused:
+        server.check_gradio(demo)
+    said = str(refused.value)
+    assert "Blocks._queue.pending_event_ids_session" in said and "ProcessCompletedMessage(output=" in said
+
+
 def _named_otherwise(task, session_hash, fn_index, event_id, batch):
     if not batch:
         task.set_name(f"{event_id}<gradio-sep>{session_hash}_{fn_index}")
