@@ -821,16 +821,15 @@ class Actions:
 
     def left(self, request: gr.Request):
         """A page was closed or reloaded (its heartbeat's connection closed):
-        its turns are stopped (gone) and its uploads' passages no longer
-        encoded. Its event stream's close stops its turns too, but a turn
-        runs as soon as its run joins the queue, and the page opens that
-        stream only once the join is answered: a page closed between had
-        none to close, and its turn ran on to no one. Served, the page's
-        events waiting in line were dropped just before (server.stop_when_gone
-        at the same close)."""
+        its uploads' passages are no longer encoded. Its turns were stopped
+        (gone) and its events waiting in line dropped just before, by
+        server.stop_when_gone at the same close, which build_app always
+        adds: its event stream's close stops its turns too, but a turn runs
+        as soon as its run joins the queue, and the page opens that stream
+        only once the join is answered, so a page closed between had none
+        to close."""
         if request is None:
             return
-        self.gone(request.session_hash)
         session = self._uploaders.pop(request.session_hash, None)
         if session is not None:
             S.abandon(session)
