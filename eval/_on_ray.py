@@ -126,7 +126,11 @@ class QAWorker:
             with _index_hint():
                 self.retriever = BM25Retriever.from_index(settings["index"], RetrieverConfig(bm25_k1=k1, bm25_b=b))
         self.rescorer = None
-        if self.retriever is not None and settings["dense_weight"] > 0:
+        if settings["setting"] == "known-context":
+            from ._qa_run import document_rescorer
+
+            self.rescorer = document_rescorer(settings["dense_weight"])
+        elif self.retriever is not None and settings["dense_weight"] > 0:
             from assistant.encoders import load_minilm
             from assistant.retrieval import DenseRescorer
 

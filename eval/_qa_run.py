@@ -8,21 +8,22 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from assistant.encoders import CachedEncoder
+from assistant.encoders import CachedEncoder, load_minilm
 from assistant.kernel import (
     DataFormatError,
     InvalidInputError,
+    Passage,
     ReaderConfig,
     percentile,
 )
 from assistant.readers import GenerativeReader, SentenceReader, build_reader
-from assistant.retrieval import ChunkRetriever
+from assistant.retrieval import ChunkRetriever, DenseRescorer
 
 from ._qa_data import QATurn
 from ._qa_metrics import closest_span, hit_at_k, relevant_ids
 from .metrics import SEARCH_THREADS, exact_match, mrr, search_all, token_f1
 
-__all__ = ["SETTINGS", "TurnResult", "check_turns", "check_gold_in_index", "missing_gold_note", "run_turns", "summarize", "turn_rows", "build_readers", "format_summaries"]
+__all__ = ["SETTINGS", "TurnResult", "check_turns", "check_gold_in_index", "missing_gold_note", "run_turns", "document_passages", "document_rescorer", "summarize", "turn_rows", "build_readers", "format_summaries"]
 
 SETTINGS = ("end-to-end", "known-context", "human-rewrite")
 
@@ -135,8 +136,7 @@ def run_turns(
         if setting == "known-context":
             if turn.context:
                 # An empty query (retrievers refuse it) reads the context's first passages.
-                hits = ChunkRetriever(turn.context).search(query, read_k) if query.strip() else []
-                passages = hits or list(turn.context[:read_k])
+                passages = document_passages(turn.context, query, read_k, rescorer) or list(turn.context[:read_k])
             else:  # Truth_passages (check_turns)
                 passages = retriever.documents(list(turn.gold_ids))
                 held = {p.id for p in passages}
@@ -161,6 +161,42 @@ def run_turns(
                        frozenset(relevant), *upper, gold_missing=missing)
         )
     return results
+
+
+def document_passages(context: Sequence[Passage], query: str, read_k: int, rescorer=None) -> list[Passage]:
+    """The ``read_k`` passages of one document (a known-context turn's) the
+    reader gets for ``query``: BM25's hits inside it
+    (:class:`~assistant.retrieval.ChunkRetriever`), all of them rescored by
+    ``rescorer`` when given (:func:`document_rescorer`) to choose and order
+    them, each keeping its BM25 score; none for an empty query. A question often words what it asks for as the page does not
+    ("who plays count olaf" against an infobox's "Starring Neil Patrick
+    Harris"), and BM25 alone ranks such a passage below the many others of
+    a long page that repeat the question's words."""
+    if not query.strip():
+        return []
+    retriever = ChunkRetriever(context)
+    if rescorer is None:
+        return retriever.search(query, read_k)
+    # A document's passages are few enough to rescore every hit. The
+    # rescoring only chooses and orders them: each keeps its BM25 score,
+    # which the reader weighs against its own measure of meaning (a
+    # sentence's similarity to the question), so that meaning does not count
+    # twice in the passage the answer is taken from.
+    hits = retriever.search(query, len(context))
+    bm25 = {p.id: p.score for p in hits}
+    return [dataclasses.replace(p, score=bm25[p.id]) for p in rescorer.rescore(query, hits, read_k)]
+
+
+def document_rescorer(weight: float, encoder=None):
+    """The rescorer of known-context's documents for the app's
+    ``dense_weight`` (None when it is 0): the index's own rescoring
+    (:class:`~assistant.retrieval.DenseRescorer`) over passages no index
+    holds, each page's passages encoded once however many turns ask about
+    it. ``encoder``: MiniLM's (:func:`~assistant.encoders.load_minilm`) by
+    default."""
+    if weight <= 0:
+        return None
+    return DenseRescorer.without_vectors(CachedEncoder(encoder or load_minilm()), weight)
 
 
 def _query(turn: QATurn, setting: str, rewriter) -> str:

@@ -25,7 +25,8 @@ Settings, as in the QReCC paper:
 * ``known-context``: the reader is given the gold context instead of
   retrieving: the ``Truth_passages`` (looked up in the index) or, for
   MultiDoc2Dial, the passages of the conversation's own documents, ranked
-  for the query by BM25 among themselves.
+  for the query by BM25 among themselves and rescored as the index's hits
+  are (``CONVQA_DENSE_WEIGHT``).
 
 Metrics are QReCC's (``ml-qrecc/utils``): SQuAD-normalised F1 and EM of the
 answer against the one gold answer (a reader that finds nothing answers "",
@@ -104,6 +105,7 @@ from ._qa_run import (
     TurnResult,
     build_readers,
     check_turns,
+    document_rescorer,
     format_summaries,
     missing_gold_note,
     run_turns,
@@ -127,6 +129,7 @@ __all__ = [
     "hit_at_k",
     "TurnResult",
     "run_turns",
+    "document_rescorer",
     "missing_gold_note",
     "summarize",
     "main",
@@ -206,7 +209,7 @@ def _main(argv: Sequence[str] | None) -> int:
                     "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads,
                     "dense_weight": retrieval.dense_weight, "bm25": (retrieval.bm25_k1, retrieval.bm25_b)}
-        if needs_index and retrieval.dense_weight > 0 and Path(args.index).is_dir():
+        if needs_index and retrieval.dense_weight > 0 and args.setting != "known-context" and Path(args.index).is_dir():
             # Encoded here once, with progress, and kept with the index: each
             # worker then reads them instead of encoding them all itself. (An
             # index only the workers' nodes have is theirs to read or encode.)
@@ -217,8 +220,12 @@ def _main(argv: Sequence[str] | None) -> int:
         retriever = rescorer = None
         if needs_index:
             retriever = BM25Retriever.from_index(args.index, retrieval)  # the app's BM25 k1 and b
-            if retrieval.dense_weight > 0:
+            if retrieval.dense_weight > 0 and args.setting != "known-context":
                 rescorer = DenseRescorer.from_retriever(retriever, load_minilm(), retrieval.dense_weight)
+        if args.setting == "known-context":
+            # Known-context searches only inside each turn's own document
+            # (its Truth_passages from the index are read as they are).
+            rescorer = document_rescorer(retrieval.dense_weight)
         rewriter = None
         if uses_rewriter:
             rewriter = load_rewriter(args.rewriter)

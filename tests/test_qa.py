@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant.kernel import Answer, DataFormatError, Passage
+from assistant.retrieval import ChunkRetriever
 from eval import qa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,6 +177,93 @@ def test_human_rewrite_uses_the_gold_rewrite_and_needs_one(qrecc_file, md2d_file
     assert [r.query for r in results] == [t.rewrite for t in turns]
     with pytest.raises(DataFormatError, match="no human rewrite"):
         qa.run_turns(qa.load_multidoc2dial(md2d_file), "human-rewrite", [FirstSentence()], retriever=retriever)
+
+
+class ReadIds:
+    """A stand-in reader that answers with the ids of the passages it was handed."""
+
+    def read(self, question, passages):
+        return Answer(" ".join(p.id for p in passages), 1.0)
+
+
+def _page(*texts):
+    return tuple(Passage(f"d_p{i}", text, 0.0, title="A made-up page") for i, text in enumerate(texts))
+
+
+_FILLER = (
+    "The film opened in March and was a success at the box office around the world, earning over a billion "
+    "dollars; this was its beauty.",
+    "Its songs were written by Alan Menken, with new lyrics by Tim Rice for three of them, and the score was "
+    "recorded in London.",
+    "Critics praised the sets, the costumes and the beauty of the village of Villeneuve built at Shepperton Studios.",
+)
+
+
+def _handed(context, question, rescorer, read_k=3):
+    turn = qa.QATurn("c", 1, question, (), "", context=context)
+    [result] = qa.run_turns([turn], "known-context", [ReadIds()], rescorer=rescorer, read_k=read_k)
+    return result.answers[0].split()
+
+
+def test_known_context_rescores_the_documents_passages_by_meaning(minilm):
+    # The cast line shares two of the question's words; the castle's passage
+    # repeats "Beast" four times, and BM25 alone hands it first.
+    page = _page(
+        "The Beast's castle in Beauty and the Beast was built on a sound stage; the Beast's rose sits in the "
+        "Beast's west wing, by the Beast's library.",
+        "The actor Dan Stevens was cast as the Beast.",
+        *_FILLER,
+    )
+    question = "who plays the beast in beauty and the beast"
+    assert _handed(page, question, None) == ["d_p0", "d_p1", "d_p4"]
+    assert _handed(page, question, qa.document_rescorer(0.9, minilm)) == ["d_p1", "d_p0", "d_p4"]
+    assert qa.document_rescorer(0.0, minilm) is None  # dense_weight 0: BM25 alone, as before
+
+
+def test_known_context_rescoring_leaves_the_reader_bm25s_scores(minilm):
+    # The reader weighs a passage's retrieval score against its own measure
+    # of meaning: the rescoring chooses and orders, each score stays BM25's.
+    page = _page("The bridge opened in 1932.", "Ferries crossed the harbour before the bridge opened.", *_FILLER)
+    seen = []
+
+    class Scores:
+        def read(self, question, passages):
+            seen.extend((p.id, p.score) for p in passages)
+            return Answer("x", 1.0)
+
+    turn = qa.QATurn("c", 1, "when did the bridge open", (), "", context=page)
+    qa.run_turns([turn], "known-context", [Scores()], rescorer=qa.document_rescorer(0.9, minilm), read_k=2)
+    bm25 = ChunkRetriever(page).scores("when did the bridge open")
+    assert [p for p, _ in seen] == ["d_p0", "d_p1"]
+    assert [s for _, s in seen] == pytest.approx([bm25[0], bm25[1]])
+
+
+@pytest.mark.parametrize(
+    "texts, question",
+    [
+        (("Work on the Harbour Bridge began in 1924; the Harbour Bridge was opened on 19 March 1932.",
+          "Bridges across the harbour had been proposed for decades; engineers drew many plans for a crossing of the harbour.",
+          "The bridge is painted grey and maintained by a crew of painters.",
+          "Ferries crossed the harbour before the bridge."), "when was the harbour bridge opened"),
+        (("Zorvath Quellin founded the guild in the northern valley.",
+          "The founder of a guild is usually a master craftsman who establishes the guild's rules and founded its school.",
+          "The guild's hall burned down in a fire and was rebuilt.", "Members of the guild pay dues."),
+         "who founded the guild zorvath quellin"),
+        (("The stadium holds 52,000 spectators when full.",
+          "Many people attend matches at the stadium every season, filling the large crowd areas; spectators love it.",
+          "The stadium roof was replaced in 2010.", "The stadium lies by the river."),
+         "how many spectators does the stadium hold"),
+        (("The recipe calls for two cups of flour and one egg.",
+          "Baking is a popular hobby; a recipe for bread needs yeast, and many bakers love cakes and cookies.",
+          "Preheat the oven to 180 degrees before baking the cake from the recipe."), "how much flour does the recipe need"),
+    ],
+)
+def test_known_context_rescoring_keeps_the_passage_bm25_rightly_put_first(minilm, texts, question):
+    # Adversarial: a passage on the question's topic in other words (the
+    # encoder's strength) beside the one that holds the very words and the answer.
+    page = _page(*texts)
+    assert _handed(page, question, None)[0] == "d_p0"
+    assert _handed(page, question, qa.document_rescorer(0.9, minilm))[0] == "d_p0"
 
 
 def test_known_context_reads_the_conversations_own_documents(md2d_file):

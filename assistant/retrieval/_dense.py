@@ -219,6 +219,15 @@ class DenseRescorer:
         return cls(encoder, ids, vectors, weight)
 
     @classmethod
+    def without_vectors(cls, encoder, weight: float) -> "DenseRescorer":
+        """For passages no index holds (one document's, which
+        :class:`~assistant.retrieval.ChunkRetriever` ranks): each hit is
+        encoded when it is rescored, so give an encoder that keeps its
+        vectors (:class:`~assistant.encoders.CachedEncoder`) to encode a
+        document asked about again only once."""
+        return cls(encoder, [], np.zeros((0, 0), dtype=np.float16), weight)
+
+    @classmethod
     def encoding(
         cls, retriever, encoder, weight: float, *, bulk=None, progress: bool = True
     ) -> Generator[int, None, "DenseRescorer"]:
