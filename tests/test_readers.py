@@ -510,6 +510,13 @@ def test_a_listed_relative_of_the_questions_word_counts_when_the_sentence_is_cho
     assert term_overlap("Is it interesting?", "", "Her interests were many.") == 0.0
 
 
+def test_a_possessive_of_a_name_ending_in_s_is_that_name():
+    # "Paris's" lost its "'s" only, "Paris" its "s": "paris" against "pari".
+    assert term_overlap("What is Paris's nickname?", "", "Paris is called the City of Light.") == pytest.approx(0.5)
+    assert term_overlap("What were Dickens's novels?", "", "Dickens wrote novels.") == pytest.approx(1.0)
+    assert term_overlap("What were Dickens’s novels?", "", "Dickens wrote novels.") == pytest.approx(1.0)
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

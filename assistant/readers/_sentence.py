@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
+from ..kernel import NO_STOP, POSSESSIVE_END, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     QUOTES,
@@ -115,15 +115,20 @@ def _split_block(text: str) -> list[str]:
 
 
 def _terms(text: str) -> set[str]:
-    """Content words, lower-cased, with plural/possessive "s" stripped.
+    """Content words, lower-cased, with a possessive "'s" and then a plural "s" stripped.
+
+    Both in turn, so a name ending in "s" meets its possessive: "Paris's" and
+    "Paris" are one term, as "Ada's" and "Ada" are.
 
     >>> sorted(_terms("What were Ada's father's books?"))
     ['ada', 'book', 'father']
     >>> sorted(_terms("What were Ada’s father’s books?"))
     ['ada', 'book', 'father']
+    >>> _terms("Paris's nickname") & _terms("Paris is called the City of Light")
+    {'pari'}
     """
-    words = tokens(text, "term")
-    stems = {re.sub(r"(['’]s|s)$", "", w) if len(w) > 3 else re.sub(r"['’]s$", "", w) for w in words}
+    words = (POSSESSIVE_END.sub("", w) for w in tokens(text, "term"))
+    stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
     return {w for w in stems if w not in READER_STOPWORDS}
 
 
