@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assistant.index import main as index_main
-from assistant.kernel import DataFormatError, IndexChangedError, IndexDamagedError, IndexNotFoundError
+from assistant.kernel import OWNER_FILE, DataFormatError, IndexChangedError, IndexDamagedError, IndexNotFoundError
 from assistant.retrieval import (
     BM25Retriever,
     build_index,
@@ -580,6 +580,26 @@ def test_a_rebuild_never_leaves_a_half_removed_index_at_its_path(tiny_index, tmp
     assert index_dir not in removed and removed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the old index is gone from beside it too
     assert verify_index(index_dir) == 5
+
+
+def test_a_rebuild_whose_old_index_cannot_be_marked_still_puts_the_new_one_in_place(tmp_path, monkeypatch, capsys):
+    # The old index, renamed aside, was marked before the new one was
+    # renamed in: a failed mark (a full disk) left no index at the path,
+    # the new build removed with its staging folder.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    write_text = Path.write_text
+
+    def full_disk_for_the_old_index(self, *args, **kwargs):
+        if self.name == OWNER_FILE and (self.parent / "convqa.json").exists():  # the old index's folder
+            raise OSError(28, "No space left on device", str(self))
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk_for_the_old_index)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    monkeypatch.undo()
+    assert verify_index(index_dir) == 5
+    assert "could not be removed (No space left on device)" in capsys.readouterr().err
 
 
 def test_a_search_goes_on_while_an_index_is_checked(retriever, tiny_index, monkeypatch):

@@ -362,16 +362,27 @@ def _replace(index_dir: Path, staging: Path) -> None:
     file, it was a commit whose files were gone to a reader opening it
     meanwhile, which no check could tell from a damaged index. Marked, the
     aside folder is a dead build's to the next build, should this process
-    die before it is removed."""
+    die before it is removed.
+
+    The new index is renamed in right after the old one is moved aside:
+    anything between the two renames that failed (the mark's write on a
+    full disk, a Ctrl-C) left no index at the path, the new one removed
+    with its staging folder and the old one under a temporary name. What
+    follows (the mark, the removal) is tidying: a failure there is said on
+    stderr, the index being in place."""
     if not index_dir.exists():
         staging.rename(index_dir)
         return
     # An empty folder is what a folder is renamed onto (POSIX replaces it).
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     index_dir.rename(aside)
-    mark_owner(aside)
     staging.rename(index_dir)
-    shutil.rmtree(aside, ignore_errors=True)
+    try:
+        mark_owner(aside)
+        shutil.rmtree(aside)
+    except OSError as error:
+        print(f"The index at {index_dir} is rebuilt; its old files at {aside} could not be removed "
+              f"({error.strerror or error}): a later build removes them, or delete that folder.", file=sys.stderr)
 
 
 def _require_replaceable(index_dir: Path) -> None:
