@@ -311,11 +311,17 @@ def test_a_worker_s_index_errors_each_get_their_own_advice(qrecc_file, tiny_inde
 
     def rebuilt_while_opened(path, *args, **kwargs):
         # Java finds the old commit's segments_N, not the files it names: a
-        # rebuild's removal under way, at each open.
+        # rebuild's removal under way, at each open; then the new index is
+        # renamed in (an unchanged folder that fails is damaged).
         for file in index_dir.iterdir():
             if not file.name.startswith("segments_"):
                 file.unlink()
-        return real(path, *args, **kwargs)
+        try:
+            return real(path, *args, **kwargs)
+        finally:
+            shutil.copytree(tiny_index, tmp_path / "staging")
+            shutil.rmtree(index_dir)
+            (tmp_path / "staging").rename(index_dir)
 
     monkeypatch.setattr("pyserini.search.lucene.LuceneSearcher", rebuilt_while_opened)
     changed = _worker_error(capsys, qrecc_file, index_dir, monkeypatch)

@@ -406,18 +406,21 @@ def test_damaged_index_is_refused_with_one_line(medium_index, tmp_path, suffix):
 
 def test_a_missing_file_of_an_index_is_damaged_in_one_flat_reason(tiny_index, tmp_path, monkeypatch):
     # It said "(cannot read it (No such file or directory) (resource=NAME))".
-    # The file goes after Lucene listed it (Lucene's own open refuses an
-    # index missing one), the folder and its commit left as they were.
+    # The file cannot be found after Lucene listed it (Lucene's own open
+    # refuses an index missing one), the folder and its commit left as they
+    # were (a file removed from it is a change to the folder: looked at
+    # again, Lucene's open names it).
     copy = tmp_path / "idx"
     shutil.copytree(tiny_index, copy)
     gone = next(copy.glob("*.tim"))
-    crc32 = zlib.crc32
+    real_open = open
 
-    def removing_crc32(data, value=0):
-        gone.unlink(missing_ok=True)
-        return crc32(data, value)
+    def missing_open(file, *args, **kwargs):
+        if Path(file) == gone:
+            raise FileNotFoundError(2, "No such file or directory", str(file))
+        return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(zlib, "crc32", removing_crc32)
+    monkeypatch.setattr("builtins.open", missing_open)
     with pytest.raises(IndexDamagedError) as caught:
         verify_index(copy)
     assert str(caught.value).startswith(f"the index at {copy} is damaged ({gone.name}: cannot read it, No such file")
@@ -466,9 +469,6 @@ def _rebuilt_while_java_opens(index_dir, sources, seam: str, monkeypatch):
     ``sources``: its removal of the old index has begun when Java looks
     (Java finds the old commit's segments_N, not the files it names), the
     new index is in place once Java has failed. Returns the opens met."""
-    import jnius
-    import pyserini.search.lucene
-
     left, met = list(sources), []
 
     def rebuilt_around(java_open):
@@ -486,10 +486,20 @@ def _rebuilt_while_java_opens(index_dir, sources, seam: str, monkeypatch):
             shutil.rmtree(index_dir)
             staging.rename(index_dir)
 
+    _around_java_opens(seam, rebuilt_around, monkeypatch)
+    return met
+
+
+def _around_java_opens(seam: str, around, monkeypatch) -> None:
+    """Java's opens of an index at ``seam`` (the checksum check's reader,
+    or the searcher) go through ``around(java_open)``."""
+    import jnius
+    import pyserini.search.lucene
+
     if seam == "searcher":
         searcher = pyserini.search.lucene.LuceneSearcher
         monkeypatch.setattr(pyserini.search.lucene, "LuceneSearcher",
-                            lambda *args, **kwargs: rebuilt_around(lambda: searcher(*args, **kwargs)))
+                            lambda *args, **kwargs: around(lambda: searcher(*args, **kwargs)))
     else:
         real_autoclass = jnius.autoclass
 
@@ -497,10 +507,9 @@ def _rebuilt_while_java_opens(index_dir, sources, seam: str, monkeypatch):
             found = real_autoclass(name, *args, **kwargs)
             if name != "org.apache.lucene.index.DirectoryReader":
                 return found
-            return types.SimpleNamespace(open=lambda directory: rebuilt_around(lambda: found.open(directory)))
+            return types.SimpleNamespace(open=lambda directory: around(lambda: found.open(directory)))
 
         monkeypatch.setattr(jnius, "autoclass", autoclass)
-    return met
 
 
 # Java's own opens of an index: the checksum check's reader, and the searcher (unchecked).
@@ -542,6 +551,60 @@ def test_an_index_that_fails_to_open_unchanged_is_still_damaged(tiny_index, tmp_
     for verify in (True, False):
         with pytest.raises(IndexDamagedError, match=f"^the index at {re.escape(str(index_dir))} is damaged \\(.*rebuild it"):
             BM25Retriever.from_index(index_dir, verify=verify)
+
+
+def _without_an_si(index_dir: Path) -> str:
+    next(index_dir.glob("*.si")).unlink()
+    return ".*rebuild it"  # Lucene's own words, then the advice
+
+
+def _with_a_bad_checksum(index_dir: Path) -> str:
+    target = next(index_dir.glob("*.tim"))
+    target.write_bytes(target.read_bytes()[:-8] + b"\0" * 8)  # its checksum
+    return re.escape(target.name) + ": "  # found by the checksums' read, after Java listed the files
+
+
+@pytest.mark.parametrize("damage, seam, verify", [(_without_an_si, seam, verify) for seam, verify in _JAVA_OPENS]
+                         + [(_with_a_bad_checksum, "reader", True)])
+def test_a_damaged_index_whose_folder_gains_a_file_while_java_opens_it_is_still_damaged(
+        tiny_index, tmp_path, monkeypatch, damage, seam, verify):
+    # A file written into the folder during the first open (the passage
+    # vectors, a sibling's rsync) made it "changed"; the second open (or
+    # read), on the folder unchanged, failed too and was called "changed;
+    # try again".
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    reason = damage(index_dir)
+    opens = []
+
+    def gaining_a_file(java_open):
+        opens.append(1)
+        if len(opens) == 1:
+            (index_dir / "unrelated.tmp").write_bytes(b"x")
+        return java_open()
+
+    _around_java_opens(seam, gaining_a_file, monkeypatch)
+    with pytest.raises(IndexDamagedError, match=f"^the index at {re.escape(str(index_dir))} is damaged \\({reason}"):
+        BM25Retriever.from_index(index_dir, verify=verify)
+    assert len(opens) == 2
+
+
+def test_an_index_folder_the_os_cannot_list_is_the_os_s_error_not_a_missing_index(tiny_index, tmp_path, monkeypatch):
+    # Every OSError read "No Lucene index at ... Build it": a disk (EIO) or
+    # permission fault sent the user to rebuild an index that is there.
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    glob = Path.glob
+
+    def failing_glob(self, pattern, *args, **kwargs):
+        if self == index_dir:
+            raise OSError(5, "Input/output error", str(self))
+        return glob(self, pattern, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "glob", failing_glob)
+    with pytest.raises(OSError, match="Input/output error") as caught:
+        BM25Retriever.from_index(index_dir)
+    assert not isinstance(caught.value, IndexNotFoundError)
 
 
 def test_an_index_removed_while_it_is_looked_for_is_not_found(tiny_index, tmp_path, monkeypatch):

@@ -74,10 +74,12 @@ def has_index(index_dir: Path) -> bool:
     """Whether a Lucene index is committed in ``index_dir``; a build renames
     its folder into place only once complete, so a commit there is whole.
     A folder removed while it is looked at (a rebuild's) holds none: the
-    OS's FileNotFoundError escaped from between the two looks."""
+    OS's FileNotFoundError escaped from between the two looks. Any other
+    OSError (EIO, EACCES, ESTALE) is the OS's to say: "no index, build it"
+    would send a rebuild at a disk or permission fault."""
     try:
         return index_dir.is_dir() and any(index_dir.glob("segments_*"))
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
 
 
@@ -127,20 +129,20 @@ def verify_checksums(index_dir: str | Path, lock: AbstractContextManager) -> int
     GIL. Raises :class:`IndexDamagedError` on any failure, unless the folder
     was rebuilt meanwhile (replaced, or its commit superseded), while Java
     opened it (:func:`opened`) or while its files were read: the new index
-    is then checked once more, and if it changed again too,
-    :class:`IndexChangedError` says to try again.
+    is then checked once more (damaged again only if the folder stayed as
+    it was), and if it changed again too, :class:`IndexChangedError` says
+    to try again.
     """
-    for attempt in range(2):
-        folder = _identity(index_dir)
+    for _ in range(2):
+        before = _listing(index_dir)
         names, segments, count = opened(index_dir, lock, _commit)
         problem = next(((name, why) for name in sorted(names)
                         if (why := _footer_problem(Path(index_dir) / name)) is not None), None)
-        if _identity(index_dir) == folder and (Path(index_dir) / segments).exists():
+        if _listing(index_dir) == before and before is not None and segments in before[-1]:
             # The files Lucene listed are still this folder's own.
             if problem is None:
                 return count
-            if attempt == 0:  # after a change, the same rebuild's, as in opened
-                raise damaged(index_dir, f"{problem[0]}: {problem[1]}")
+            raise damaged(index_dir, f"{problem[0]}: {problem[1]}")
         # A rebuild replaced the folder (or committed anew) after Lucene
         # listed its files: what was read, failing or not, was partly the
         # old index, gone (a file of the same name may be the new one's).
@@ -165,10 +167,11 @@ def opened(index_dir: str | Path, lock: AbstractContextManager, java_open: Calla
     stayed as it was throughout the open. A rebuild that replaced the folder
     while Java read it failed Java's open (a file of the commit it had read
     gone, or the new index's file of that name read in its place), which was
-    called damaged: the folder is opened once more (the new index), and if
-    that fails too, :class:`IndexChangedError` says to try again."""
+    called damaged: the folder is opened once more (the new index); a
+    failure there is damage again if the folder stayed as it was, and if
+    it changed again too, :class:`IndexChangedError` says to try again."""
     JavaException = java_exception()
-    for attempt in range(2):
+    for _ in range(2):
         with lock:
             before = _listing(index_dir)
             try:
@@ -176,29 +179,22 @@ def opened(index_dir: str | Path, lock: AbstractContextManager, java_open: Calla
             except JavaException as error:
                 failure = error
             after = _listing(index_dir)
-        # Once a change was seen, a failure of the next open is the same
-        # rebuild's, still under way, even unchanged while it looked.
-        if attempt == 0 and after == before and before is not None and any(
-                name.startswith("segments_") for name in before[-1]):
+        # A rebuild moves whole folders (_index._replace), so a folder that
+        # held a commit and stayed as it was while Java failed on it is the
+        # index's damage, on either attempt: an unrelated file written in it
+        # during the first open is no reason to say "try again".
+        if after == before and before is not None and any(name.startswith("segments_") for name in before[-1]):
             raise damaged(index_dir, failure)
     raise _changed(index_dir, "opened")
 
 
-def _identity(folder: str | Path) -> tuple[int, int] | None:
-    # A rebuild renames a new folder into the index's place (_staged).
-    try:
-        status = os.stat(folder)
-    except OSError:
-        return None
-    return status.st_dev, status.st_ino
-
-
 def _listing(folder: str | Path) -> tuple[int, int, int, frozenset[str]] | None:
     """The folder's device, inode and change time and its files' names, or
-    None when it is gone: a rebuild renames the old folder aside (before,
-    it removed its files one by one in place) and the new one in. The
-    change time tells a new folder that got the old one's inode number
-    (freed by an earlier rebuild) from the old folder."""
+    None when it is gone: the one test of "the folder stayed as it was"
+    (:func:`opened`, :func:`verify_checksums`). A rebuild renames the old
+    folder aside (before, it removed its files one by one in place) and
+    the new one in. The change time tells a new folder that got the old
+    one's inode number (freed by an earlier rebuild) from the old folder."""
     try:
         status = os.stat(folder)
         names = frozenset(os.listdir(folder))
