@@ -47,6 +47,9 @@ def _index_hint():
     # nodes share the path; where it sees a damaged one, that a node's own
     # copy is rebuilt too. An index rebuilt while it was opened says "try
     # again" as it is: the node sees it, and no copy or share is amiss.
+    # Only the index's open goes inside: the passage vectors' unreadable
+    # file is an IndexDamagedError too ("Delete that file"), which the
+    # rebuild hint would contradict (DenseRescorer.from_retriever stays out).
     try:
         yield
     except IndexChangedError:
