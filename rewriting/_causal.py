@@ -33,8 +33,9 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import (asks_nothing, clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, refuse_non_text,
-                     same_words, since_new_person, the_two_named, without_emoji, without_invented_exclusion)
+from ._rules import (asks_nothing, clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, names_only,
+                     previous_subject, refuse_non_text, same_words, since_new_person, strays_from, the_two_named, with_subject,
+                     without_emoji, without_invented_exclusion)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
@@ -136,9 +137,13 @@ class CausalLMRewriter:
         (the greedy decoding then rides along in its passes), and each
         rewrite is then the consensus of its greedy rewrite and its beams'
         (:func:`~rewriting.consensus`, the greedy one on ties). Without them,
-        ``config.second_look`` beams for the follow-ups left as asked and
+        ``config.second_look`` beams for the follow-ups left as asked,
         those whose greedy rewrite had a token under
-        ``config.second_look_below`` (:attr:`Decoding.confidence`) only.
+        ``config.second_look_below`` (:attr:`Decoding.confidence`) and those
+        whose rewrite put another name than the previous question's subject
+        in for their pronoun (:func:`~rewriting._rules.strays_from`) only;
+        one still off that subject at the end gets the subject put in for
+        its pronoun (:func:`_on_subject`).
         The turns to search again are searched ``config.batch_size`` at a
         time as the greedy chunks give them, so a call of any length holds
         at most that many prompts' reads. ``ready(index, rewrite)``, when
@@ -158,7 +163,7 @@ class CausalLMRewriter:
             if result is not None:  # no model needed: final already
                 done(index, result)
 
-        def looks_again(index: int) -> bool:  # left as asked (or kept by the drift guard), or unsure
+        def looks_again(index: int) -> bool:  # left as asked (or kept by the drift guard), unsure, or off the subject
             return index in unsure or same_words(results[index].text, items[index][0])
 
         # The prompts the second look will search wait here, each with the
@@ -170,10 +175,14 @@ class CausalLMRewriter:
         reads: dict[int, _Read] = {}
         size = max(1, self.config.batch_size)
 
+        def final(index: int) -> None:
+            results[index] = _on_subject(results[index], *items[index])
+            done(index, results[index])
+
         def search(chunk: list[tuple[int, list[int]]]) -> None:
             self._look_again(items, chunk, results, [reads.pop(index, None) for index, _ in chunk], stop)
             for index, _ in chunk:
-                done(index, results[index])
+                final(index)
 
         for chunk in self._chunks(todo):
             stop.check()  # before the chunk's prompts are read, the longest pass
@@ -190,13 +199,15 @@ class CausalLMRewriter:
                 question, history = items[index]
                 pool = [self._finish(question, history, ids, stopped)] + [self._finish(question, history, *beam) for beam in beams]
                 results[index] = _agreed(pool, question, history)
+                if strays_from(previous_subject(question, history), question, results[index].text):
+                    unsure.add(index)  # the beams may name the previous question's subject
             for position, (index, ids) in enumerate(chunk):
                 if looking and looks_again(index):
                     waiting.append((index, ids))
                     if kept:  # one read a prompt, or none (one question alone)
                         reads[index] = kept[position]
                 else:
-                    done(index, results[index])
+                    final(index)
             while len(waiting) >= size:
                 search(waiting[:size])
                 del waiting[:size]
@@ -800,14 +811,44 @@ def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> R
     model's reading of the question, and without its vote the pick moved
     among the others where the damaged one would not have been picked.
     When every candidate damaged a name, the first (the question as asked,
-    with the guard's note)."""
+    with the guard's note). Where the first or the pick put in for the
+    question's pronoun another name than the previous question's subject
+    (:func:`~rewriting._rules.previous_subject`), the consensus of the
+    candidates naming that subject alone, when there are any."""
     damaged = [rewrite for rewrite in pool if rewrite.rejected and _for_a_name(rewrite, question, history)]
     distinct: dict[str, Rewrite] = {}
     for rewrite in pool:  # the first of a text gives its note: the greedy one's, the reason the turn was looked at again
         distinct.setdefault(rewrite.text, rewrite)
     texts = list(dict.fromkeys(rewrite.text for rewrite in pool if rewrite not in damaged)) or [pool[0].text]
-    picked = texts[consensus(texts, list(dict.fromkeys(rewrite.rejected for rewrite in damaged)))]
+    voters = list(dict.fromkeys(rewrite.rejected for rewrite in damaged))
+    picked = texts[consensus(texts, voters)]
+    subject = previous_subject(question, history)
+    if strays_from(subject, question, pool[0].text) or strays_from(subject, question, picked):
+        # The model (its first candidate, the greedy one) or the pick put
+        # someone else in for the pronoun: the consensus of the candidates
+        # naming the previous question's subject alone, the rest voting (a
+        # mix, "Michelangelo da Vinci", is no such one). The others go on as
+        # alternatives (searched beside it) only where they name no one else.
+        keeping = [text for text in texts if names_only(subject, question, text)]
+        if keeping and picked not in keeping:
+            picked = keeping[consensus(keeping, voters + [text for text in texts if text not in keeping])]
+            texts = [text for text in texts if not strays_from(subject, question, text)]
     return replace(distinct[picked], alternatives=tuple(text for text in texts if text != picked))
+
+
+def _on_subject(rewrite: Rewrite, question: str, history: Sequence[str]) -> Rewrite:
+    """``rewrite`` as final: where it still put another name than the
+    previous question's subject in for the question's pronoun
+    (:func:`~rewriting._rules.strays_from`), the question with the subject
+    put in for it (:func:`~rewriting._rules.with_subject`), the model's
+    rewrite kept as ``rejected``; the pair as read (:func:`_read`)."""
+    subject = previous_subject(question, history)
+    if not strays_from(subject, question, rewrite.text):
+        return rewrite
+    put = with_subject(subject, question)
+    if not put:
+        return rewrite
+    return Rewrite(put, f"put in {subject} for the pronoun, the previous question's subject", rewrite.text)
 
 
 def _for_a_name(rewrite: Rewrite, question: str, history: Sequence[str]) -> bool:

@@ -11,7 +11,11 @@ name the user typed lost or run into a name from the history,
 :func:`name_damage`); a "he" the
 model took for a woman (or a "she" for a man) is put back as the kin the
 history asked about, by the name its answer gave where it clearly gave one
-(:func:`kin_for_pronoun`); an exclusion the model added of a name no
+(:func:`kin_for_pronoun`); a he/she/it the model took for another name
+than the one the previous question asked about is looked at again and,
+failing a candidate naming that one, gets its name put in
+(:func:`previous_subject`, :func:`strays_from`, :func:`with_subject`);
+an exclusion the model added of a name no
 text gives ("… other than the Red Door?") is cut
 (:func:`without_invented_exclusion`); and the rewriter reads and writes
 no emoji (:func:`without_emoji`).
@@ -31,7 +35,8 @@ from ._config import RewriterConfig
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
-           "refuse_non_text", "kin_for_pronoun", "asks_nothing", "without_invented_exclusion", "without_emoji"]
+           "refuse_non_text", "kin_for_pronoun", "asks_nothing", "without_invented_exclusion", "without_emoji",
+           "previous_subject", "strays_from", "names_only", "with_subject"]
 
 
 def _words(text: str) -> list[str]:
@@ -777,3 +782,106 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
                     phrase += "'s" if name != rewrite[start:end] else ""
                     return rewrite[:start] + phrase + rewrite[end:]
     return ""
+
+
+# "Which river is Paris on?" (the Seine), then "What is its nickname?": the
+# trained model put the answer's name in for "its" ("the nickname of the river
+# Seine"), and after "Where was Michelangelo born?" it took "Where was he
+# mostly active?" for the conversation's first subject, Leonardo. The people
+# who rewrote QReCC's and CANARD's training and dev turns took a follow-up's
+# he/she/it for the name the previous question asked about far more often
+# than for another the answer brought in (BENCHMARKS.md §10, session 41). The
+# pronoun has to fit that name: he/she a person the history asked "Who
+# is/was …?" of or gave that gender, it/its a thing it asked "What is/was …?"
+# of and gave no gender.
+_REFERS = {**_PRONOUNS, "it": "it", "its": "it", "itself": "it"}
+_REFERRING = re.compile(r"\b(?:" + "|".join(_REFERS) + r")\b", re.IGNORECASE)
+_ASKED_WHO = re.compile(rf"(?P<asked>(?i:who|what))\s+(?i:is|was)\s+(?:(?i:the|a|an)\s+)?(?P<name>{_FULL_NAME})\s*\??")
+
+
+def previous_subject(question: str, history: Sequence[str]) -> str:
+    """The name the latest earlier question (as rewritten) asked about, which
+    a he/she/it of ``question`` means ("" where that does not apply: the
+    question names someone itself or holds no such pronoun, or pronouns of two
+    kinds; the latest question that asked something names no one or more
+    than one, or asks about kin; or the pronoun does not fit the name).
+
+    >>> history = ["Who was Socrates?", "A Greek philosopher.", "Who was his most famous student?", "Plato"]
+    >>> previous_subject("When was he accused of impiety?", history[:2] + ["Who was Socrates's most famous student?", "Plato"])
+    'Socrates'
+    >>> previous_subject("When was he accused of impiety?", history), previous_subject("When was Plato born?", history)
+    ('', '')
+    >>> paris = ["What is Paris?", "The capital of France.", "Which river is Paris on?", "The Seine."]
+    >>> previous_subject("What is its nickname?", paris), previous_subject("Who was his wife?", paris)
+    ('Paris', '')
+    >>> previous_subject("When did he die?", ["Who was Marie Curie?", "A physicist.", "Who was Marie Curie's husband?", "Pierre."])
+    ''
+    """
+    kinds = {_REFERS[word.lower()] for word in _REFERRING.findall(question)}
+    if len(kinds) != 1 or any(_typed_name(word) for run in name_runs(question) for word in run):
+        return ""
+    asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
+    if not asked:
+        return ""
+    runs = {" ".join(run) for run in name_runs(asked[-1]) if any(_typed_name(word) for word in run)}
+    # After "Who was her husband?" the he is the husband (kin_for_pronoun's case).
+    if len(runs) != 1 or _KIN_WORDS & set(re.findall(r"\w+", asked[-1].lower())):
+        return ""
+    name = re.sub(r"['’]s$|(?<=s)['’]$", "", runs.pop())
+    words = _person_words(name)
+    if not words:
+        return ""
+    kind, gender = kinds.pop(), _gender_of(name, history)
+    defined = {found["asked"].lower() for earlier in asked
+               for found in [_ASKED_WHO.fullmatch(earlier)] if found and words <= _person_words(found["name"])}
+    fits = (gender == kind or (not gender and defined == {"who"})) if kind != "it" else (not gender and defined == {"what"})
+    return name if fits else ""
+
+
+def strays_from(subject: str, question: str, candidate: str) -> bool:
+    """Whether ``candidate`` put a name in for ``question``'s pronoun and
+    named not ``subject`` (:func:`previous_subject`) but someone else.
+
+    >>> strays_from("Paris", "What is its nickname?", "What is the nickname of the river Seine?")
+    True
+    >>> [strays_from("Paris", "What is its nickname?", c) for c in ("What is Paris's nickname?", "What is its nickname?")]
+    [False, False]
+    """
+    written = name_words(candidate)
+    return bool(subject) and bool(written - name_words(question) - NAME_PARTICLES) and not _person_words(subject) <= written
+
+
+def names_only(subject: str, question: str, candidate: str) -> bool:
+    """Whether ``candidate`` names ``subject`` and no name the question did
+    not type beside it ("Where was Michelangelo mostly active?", not "Where
+    was Michelangelo da Vinci mostly active?").
+
+    >>> names_only("Michelangelo", "Where was he active?", "Where was Michelangelo active?")
+    True
+    >>> names_only("Michelangelo", "Where was he active?", "Where was Michelangelo da Vinci active?")
+    False
+    """
+    words = _person_words(subject)
+    added = _person_words(candidate) - name_words(question)
+    return bool(words) and words <= added and added <= words
+
+
+# Put in for the pronoun where no candidate named the subject: a possessive
+# takes the name's "'s"; "her" (his or hers, or him) is left alone.
+_PUT_IN = {"he": "{}", "him": "{}", "she": "{}", "it": "{}", "his": "{}'s", "its": "{}'s"}
+
+
+def with_subject(subject: str, question: str) -> str:
+    """``question`` with ``subject`` put in for its one pronoun ("" where it
+    holds more than one, or "her", which may be owning or owned).
+
+    >>> with_subject("Paris", "What is its nickname?"), with_subject("Socrates", "How was he put to death?")
+    ("What is Paris's nickname?", 'How was Socrates put to death?')
+    >>> with_subject("Ada", "Who was her father?"), with_subject("Ada", "What did he say to him?")
+    ('', '')
+    """
+    found = list(_REFERRING.finditer(question))
+    if len(found) != 1 or found[0].group().lower() not in _PUT_IN:
+        return ""
+    pronoun = found[0]
+    return question[: pronoun.start()] + _PUT_IN[pronoun.group().lower()].format(subject) + question[pronoun.end():]

@@ -1730,3 +1730,61 @@ def test_lone_surrogates_are_refused_with_invalid_input(tiny_gpt2, question, his
         rewriter.rewrite(question, history)
     with pytest.raises(InvalidInputError, match=f"^{where}"):
         rewriter.rewrite_batch([("Why?", HISTORY[:2]), (question, history)])
+
+
+# --- a pronoun means the previous question's subject --------------------------
+
+_MICHELANGELO = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian painter who was active as a painter and engineer.",
+                 "Where was Michelangelo born?", "He was born in the Republic of Florence."]
+_PARIS = ["What is Paris?", "Paris is the capital of France.", "Which river is Paris on?", "Located on the river Seine, it is a city."]
+
+
+def test_a_pronoun_put_in_for_another_name_than_the_previous_questions_subject_gets_a_second_look(tiny_gpt2):
+    # The model took "he" for the conversation's first subject though the
+    # previous question asked about Michelangelo: the turn is searched again,
+    # and the beams naming him alone are picked from (not the mix
+    # "Michelangelo da Vinci", nor the greedy one, which stay to vote).
+    _, tok = tiny_gpt2
+    beams = (" Where was Michelangelo da Vinci mostly active?", " Where was Michelangelo mostly active?",
+             " Where was Michelangelo mainly active?")
+    rewriter = _second_look_rewriter(tok, "Where was Leonardo da Vinci mostly active?", scripted=beams, second_look=3)
+    picked = rewriter.rewrite("Where was he mostly active?", _MICHELANGELO)
+    assert rewriter.searched == [(1, 3, False)]
+    assert picked.text == "Where was Michelangelo mostly active?" and picked.note == ""
+    assert "Where was Leonardo da Vinci mostly active?" not in picked.alternatives
+
+
+def test_the_subject_goes_in_for_the_pronoun_where_no_candidate_names_it(tiny_gpt2):
+    _, tok = tiny_gpt2
+    beams = (" What is the nickname of the Seine?", " What is the nickname of the river Seine in Paris?")
+    rewriter = _second_look_rewriter(tok, "What is the nickname of the river Seine?", scripted=beams, second_look=2)
+    picked = rewriter.rewrite("What is its nickname?", _PARIS)
+    assert rewriter.searched == [(1, 2, False)]
+    assert picked == Rewrite("What is Paris's nickname?", "put in Paris for the pronoun, the previous question's subject",
+                             "What is the nickname of the river Seine?")
+    # Without a second look too; a rewrite naming the subject stands.
+    assert _second_look_rewriter(tok, "What is the nickname of the river Seine?", second_look=0).rewrite(
+        "What is its nickname?", _PARIS).text == "What is Paris's nickname?"
+    named = _second_look_rewriter(tok, "What is the nickname of Paris?")
+    assert named.rewrite("What is its nickname?", _PARIS) == Rewrite("What is the nickname of Paris?") and named.searched == []
+
+
+@pytest.mark.parametrize("question, history, greedy", [
+    # "she" cannot be Picasso, whom the history calls "he": the answer's woman stands.
+    ("When did she die?", ["Who was Pablo Picasso?", "He was a Spanish painter.", "Who was Picasso's first wife?", "Olga Khokhlova."],
+     "When did Olga Khokhlova die?"),
+    # "its" cannot be Michelangelo (a "he"): the answer's city stands.
+    ("What is its population?", _MICHELANGELO, "What is the population of Florence?"),
+    # The previous question named no one ("Who founded it?"), or two.
+    ("When was he born?", ["What is Apple?", "A company.", "Who founded it?", "Steve Jobs."], "When was Steve Jobs born?"),
+    ("When did he die?", ["Who was Isaac Newton?", "He was a physicist.", "Did Newton know Leibniz?", "Yes."], "When did Newton die?"),
+    # "he" after a place nobody asked "Who was …?" of, or a question that names someone itself.
+    ("When did he die?", ["Who was Michelangelo?", "He was a sculptor.", "Which river is Florence on?", "The Arno."],
+     "When did Michelangelo die?"),
+    ("When did Raphael meet him?", _MICHELANGELO, "When did Raphael meet Leonardo da Vinci?"),
+])
+def test_a_pronoun_that_cannot_mean_the_previous_questions_subject_is_left_to_the_model(tiny_gpt2, question, history, greedy):
+    _, tok = tiny_gpt2
+    rewriter = _second_look_rewriter(tok, greedy, scripted=(" When did Paris die?",), second_look=1)
+    assert rewriter.rewrite(question, history) == Rewrite(greedy)
+    assert rewriter.searched == []
