@@ -833,6 +833,8 @@ def _agreed(pool: Sequence[Rewrite], question: str, history: Sequence[str]) -> R
         if keeping and picked not in keeping:
             picked = keeping[consensus(keeping, voters + [text for text in texts if text not in keeping])]
             texts = [text for text in texts if not strays_from(subject, question, text)]
+            return replace(distinct[picked], note=f"picked a candidate naming {subject}: the model's rewrite named someone else",
+                           alternatives=tuple(text for text in texts if text != picked))
     return replace(distinct[picked], alternatives=tuple(text for text in texts if text != picked))
 
 
@@ -841,11 +843,13 @@ def _on_subject(rewrite: Rewrite, question: str, history: Sequence[str]) -> Rewr
     previous question's subject in for the question's pronoun
     (:func:`~rewriting._rules.strays_from`), the question with the subject
     put in for it (:func:`~rewriting._rules.with_subject`), the model's
-    rewrite kept as ``rejected``; the pair as read (:func:`_read`)."""
+    rewrite kept as ``rejected``; the pair as read (:func:`_read`). Not
+    where every candidate (the rewrite and its alternatives) named the same
+    other name, nor for an it/its or a he/she of unknown gender."""
     subject = previous_subject(question, history)
     if not strays_from(subject, question, rewrite.text):
         return rewrite
-    put = with_subject(subject, question)
+    put = with_subject(subject, question, history, [rewrite.text, *rewrite.alternatives])
     if not put:
         return rewrite
     return Rewrite(put, f"put in {subject} for the pronoun, the previous question's subject", rewrite.text)

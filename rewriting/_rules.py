@@ -176,7 +176,7 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
         if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
-            return "the rewrite lost the name " + re.sub(r"['’]s$|(?<=s)['’]$", "", word)
+            return "the rewrite lost the name " + _without_possessive(word)
     asked = NAME_PIECE.findall(question)
     given = NAME_PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
@@ -225,6 +225,10 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
 def _typed_name(word: str) -> bool:
     # A title ("Dr.", "Mount") or an initial ("J.") is no name the user chose on its own.
     return word not in NAME_PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
+
+
+def _without_possessive(name: str) -> str:
+    return re.sub(r"['’]s$|(?<=s)['’]$", "", name)
 
 
 def _person_words(text: str) -> set[str]:
@@ -379,7 +383,7 @@ _NAME = r"[A-Z][\w'’.-]*"
 # The particles inside a name (the kernel's, which the drift guard reads names by), and "of", "the", "and" of a title.
 _NAME_LINKS = "|".join(["of", "the", "and", *sorted(NAME_PARTICLES, key=lambda p: (-len(p), p))])
 _FULL_NAME = rf"{_NAME}(?:\s+(?:{_NAME}|{_NAME_LINKS}))*"
-_DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?" + _FULL_NAME + r"\s*\??"
+_DEFINED = r"(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?(?P<defined>" + _FULL_NAME + r")\s*\??"
 _NEW_SUBJECT = re.compile(rf"(?i:who|what)\s+{_DEFINED}")
 # Whom a later "he" or "she" means: a new person, or a name put first. "What
 # was the British Music Experience?" leaves "What did she do next?" about the
@@ -414,7 +418,7 @@ _S_VERBS = "(?:is|was|has|does|goes|says|gets|makes|comes|lives|seems|remains|ap
 _TWO = re.compile(rf"(?i)\b(?P<which>which|who|either|neither|each|both)\s+of\s+them\b"
                   rf"|\bthe\s+two(?P<kind>\s+(?!{_S_VERBS}\b)[a-z]+s\b)?(?P<end>\s*[?.!])?")
 _NAMED = re.compile(
-    rf"(?i:who|what)\s+(?i:is|was|are|were)\s+(?:(?i:the|a|an)\s+)?(?P<defined>{_FULL_NAME})\s*\??"
+    rf"(?P<asked>(?i:who|what))\s+{_DEFINED}"
     rf"|(?i:and|but|now|back\s+to|what\s+about|how\s+about|as\s+for)\s+(?P<fronted>{_FULL_NAME})\s*[,:]\s+\S.*"
 )
 
@@ -793,10 +797,12 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
 # than for another the answer brought in (BENCHMARKS.md §10, session 41). The
 # pronoun has to fit that name: he/she a person the history asked "Who
 # is/was …?" of or gave that gender, it/its a thing it asked "What is/was …?"
-# of and gave no gender.
+# of and gave no gender. A "he" after a "Who …?" question other than "Who
+# was X?" ("Who was Socrates's most famous student?", "Who discovered it?")
+# is as often the person it asked for, whom the answer named.
 _REFERS = {**_PRONOUNS, "it": "it", "its": "it", "itself": "it"}
 _REFERRING = re.compile(r"\b(?:" + "|".join(_REFERS) + r")\b", re.IGNORECASE)
-_ASKED_WHO = re.compile(rf"(?P<asked>(?i:who|what))\s+(?i:is|was)\s+(?:(?i:the|a|an)\s+)?(?P<name>{_FULL_NAME})\s*\??")
+_ASKS_FOR_A_PERSON = re.compile(r"(?i:who|whom|whose)\b")
 
 
 def previous_subject(question: str, history: Sequence[str]) -> str:
@@ -804,11 +810,14 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     a he/she/it of ``question`` means ("" where that does not apply: the
     question names someone itself or holds no such pronoun, or pronouns of two
     kinds; the latest question that asked something names no one or more
-    than one, or asks about kin; or the pronoun does not fit the name).
+    than one, or asks about kin, or for a person, for a he/she; or the
+    pronoun does not fit the name).
 
     >>> history = ["Who was Socrates?", "A Greek philosopher.", "Who was his most famous student?", "Plato"]
-    >>> previous_subject("When was he accused of impiety?", history[:2] + ["Who was Socrates's most famous student?", "Plato"])
+    >>> previous_subject("When was he accused of impiety?", history[:2] + ["Where did Socrates teach?", "Athens"])
     'Socrates'
+    >>> previous_subject("When was he born?", history[:2] + ["Who was Socrates's most famous student?", "Plato"])
+    ''
     >>> previous_subject("When was he accused of impiety?", history), previous_subject("When was Plato born?", history)
     ('', '')
     >>> paris = ["What is Paris?", "The capital of France.", "Which river is Paris on?", "The Seine."]
@@ -823,32 +832,47 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
     if not asked:
         return ""
-    runs = {" ".join(run) for run in name_runs(asked[-1]) if any(_typed_name(word) for word in run)}
+    latest = " ".join(asked[-1].split())
+    runs = {" ".join(run) for run in name_runs(latest) if any(_typed_name(word) for word in run)}
     # After "Who was her husband?" the he is the husband (kin_for_pronoun's case).
-    if len(runs) != 1 or _KIN_WORDS & set(re.findall(r"\w+", asked[-1].lower())):
+    if len(runs) != 1 or _KIN_WORDS & set(re.findall(r"\w+", latest.lower())):
         return ""
-    name = re.sub(r"['’]s$|(?<=s)['’]$", "", runs.pop())
+    kind = kinds.pop()
+    named = _NAMED.fullmatch(latest)
+    if kind != "it" and _ASKS_FOR_A_PERSON.match(latest) and not (named and named["defined"]):
+        return ""
+    name = _without_possessive(runs.pop())
     words = _person_words(name)
     if not words:
         return ""
-    kind, gender = kinds.pop(), _gender_of(name, history)
+    gender = _gender_of(name, history)
     defined = {found["asked"].lower() for earlier in asked
-               for found in [_ASKED_WHO.fullmatch(earlier)] if found and words <= _person_words(found["name"])}
+               for found in [_NAMED.fullmatch(" ".join(earlier.split()))] if found and found["defined"] and words <= _person_words(found["defined"])}
     fits = (gender == kind or (not gender and defined == {"who"})) if kind != "it" else (not gender and defined == {"what"})
     return name if fits else ""
 
 
+def _names_put_in(question: str, candidate: str) -> set[str]:
+    # The words of the capitalised names ``candidate`` holds and ``question`` does not.
+    return _person_words(" ".join(word for run in name_runs(candidate) for word in run if _typed_name(word))) - name_words(question)
+
+
 def strays_from(subject: str, question: str, candidate: str) -> bool:
     """Whether ``candidate`` put a name in for ``question``'s pronoun and
-    named not ``subject`` (:func:`previous_subject`) but someone else.
+    named not ``subject`` (:func:`previous_subject`), nor a shorter form of
+    it, but someone else.
 
     >>> strays_from("Paris", "What is its nickname?", "What is the nickname of the river Seine?")
     True
     >>> [strays_from("Paris", "What is its nickname?", c) for c in ("What is Paris's nickname?", "What is its nickname?")]
     [False, False]
+    >>> strays_from("Leonardo da Vinci", "When did he die?", "When did Leonardo die?")
+    False
     """
     written = name_words(candidate)
-    return bool(subject) and bool(written - name_words(question) - NAME_PARTICLES) and not _person_words(subject) <= written
+    if not subject or not written - name_words(question) - NAME_PARTICLES or _person_words(subject) <= written:
+        return False
+    return not _names_put_in(question, candidate) <= _person_words(subject)
 
 
 def names_only(subject: str, question: str, candidate: str) -> bool:
@@ -866,22 +890,36 @@ def names_only(subject: str, question: str, candidate: str) -> bool:
     return bool(words) and words <= added and added <= words
 
 
-# Put in for the pronoun where no candidate named the subject: a possessive
-# takes the name's "'s"; "her" (his or hers, or him) is left alone.
-_PUT_IN = {"he": "{}", "him": "{}", "she": "{}", "it": "{}", "his": "{}'s", "its": "{}'s"}
+# Put in for a he/she where no candidate named the subject: a possessive takes
+# the name's "'s"; "her" (his or hers, or him) is left alone. Not for it/its:
+# "How long is it?" after "Which river is Paris on?" means the river the
+# answer named, and the model said so.
+_PUT_IN = {"he": "{}", "him": "{}", "she": "{}", "his": "{}'s"}
 
 
-def with_subject(subject: str, question: str) -> str:
-    """``question`` with ``subject`` put in for its one pronoun ("" where it
-    holds more than one, or "her", which may be owning or owned).
+def with_subject(subject: str, question: str, history: Sequence[str], candidates: Sequence[str]) -> str:
+    """``question`` with ``subject`` put in for its one pronoun, a he/she the
+    history gives ``subject``'s gender for ("" where it holds another or more
+    than one, or "her", which may be owning or owned, or where every one of
+    the model's ``candidates`` named the same other name).
 
-    >>> with_subject("Paris", "What is its nickname?"), with_subject("Socrates", "How was he put to death?")
-    ("What is Paris's nickname?", 'How was Socrates put to death?')
-    >>> with_subject("Ada", "Who was her father?"), with_subject("Ada", "What did he say to him?")
+    >>> male = ["Who was Socrates?", "He was a philosopher.", "Where did Socrates teach?", "In Athens."]
+    >>> with_subject("Socrates", "How was he put to death?", male, ["How was Plato put to death?", "How was he put to death?"])
+    'How was Socrates put to death?'
+    >>> with_subject("Socrates", "How was he put to death?", male, ["How was Plato put to death?"] * 2)
+    ''
+    >>> with_subject("Socrates", "How was he put to death?", male[:1] + ["A philosopher."] + male[2:], ["How was he put to death?"])
+    ''
+    >>> with_subject("Ada", "Who was her father?", [], []), with_subject("Paris", "What is its nickname?", [], [])
     ('', '')
     """
     found = list(_REFERRING.finditer(question))
     if len(found) != 1 or found[0].group().lower() not in _PUT_IN:
         return ""
     pronoun = found[0]
+    if _gender_of(subject, history) != _REFERS[pronoun.group().lower()]:
+        return ""
+    named = {frozenset(_names_put_in(question, candidate)) for candidate in candidates}
+    if len(named) == 1 and all(strays_from(subject, question, candidate) for candidate in candidates):
+        return ""
     return question[: pronoun.start()] + _PUT_IN[pronoun.group().lower()].format(subject) + question[pronoun.end():]
