@@ -142,8 +142,8 @@ class CausalLMRewriter:
         ``config.second_look_below`` (:attr:`Decoding.confidence`) and those
         whose rewrite put another name than the previous question's subject
         in for their pronoun (:func:`~rewriting._rules.strays_from`) only;
-        one still off that subject at the end gets the subject put in for
-        its pronoun (:func:`_on_subject`).
+        one still off that subject at the end may get the subject put in
+        for its pronoun (:func:`_on_subject`).
         The turns to search again are searched ``config.batch_size`` at a
         time as the greedy chunks give them, so a call of any length holds
         at most that many prompts' reads. ``ready(index, rewrite)``, when

@@ -13,7 +13,8 @@ model took for a woman (or a "she" for a man) is put back as the kin the
 history asked about, by the name its answer gave where it clearly gave one
 (:func:`kin_for_pronoun`); a he/she/it the model took for another name
 than the one the previous question asked about is looked at again and,
-failing a candidate naming that one, gets its name put in
+failing a candidate naming that one, a he/she of that one's gender gets
+its name put in where the candidates disagree
 (:func:`previous_subject`, :func:`strays_from`, :func:`with_subject`);
 an exclusion the model added of a name no
 text gives ("… other than the Red Door?") is cut
