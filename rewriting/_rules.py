@@ -847,8 +847,9 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     if not words:
         return ""
     gender = _gender_of(name, history)
-    defined = {found["asked"].lower() for earlier in asked
-               for found in [_NAMED.fullmatch(" ".join(earlier.split()))] if found and found["defined"] and words <= _person_words(found["defined"])}
+    # "Who were the Beatles?" asks about a group, no he/she/it.
+    defined = {found["asked"].lower() for earlier in asked for found in [_NAMED.fullmatch(" ".join(earlier.split()))]
+               if found and found["defined"] and found.group().split()[1].lower() in ("is", "was") and words <= _person_words(found["defined"])}
     fits = (gender == kind or (not gender and defined == {"who"})) if kind != "it" else (not gender and defined == {"what"})
     return name if fits else ""
 
