@@ -181,6 +181,24 @@ class BackgroundEncoding:
         return DeferredRescorer(functools.partial(self._make, retriever), retriever.size, what=what,
                                 start=self._start)
 
+    def document_rescorer(self, passages: Sequence[Passage], what: str) -> Rescorer:
+        """The rescorer of one document's passages (a session's pasted
+        document or article), queued on the worker as an upload's index is
+        (:meth:`DeferredRescorer.cancel <assistant.retrieval.DeferredRescorer.cancel>`
+        when its source closes); BM25's order until they are encoded."""
+        return DeferredRescorer(functools.partial(self._make_document, list(passages)), len(passages), what=what,
+                                start=self._start)
+
+    def _make_document(self, passages: list[Passage], report):
+        # Encoded by the turns' encoder (no second MiniLM loaded for a
+        # document), unless that is a bare model which the turns' threads
+        # would use at once with this one (a batching one's worker alone
+        # runs its model).
+        bulk = None
+        if not isinstance(self.query_encoder, BatchingEncoder):
+            bulk = self._bulk = self._bulk or new_minilm()
+        return DenseRescorer.document_encoding(passages, self.query_encoder, self.weight, bulk=bulk)
+
     def _start(self, job) -> None:
         with self._changed:
             self._jobs.append((next(self._arrivals), job))
@@ -299,6 +317,15 @@ class Assistant:
         its passages in the notice), made in the background as the served
         index's was; None where this assistant makes none (BM25's order)."""
         return None if self.encoding is None else self.encoding.rescorer(retriever, what)
+
+    def document_rescorer(self, passages: Sequence[Passage], what: str) -> Rescorer | None:
+        """A rescorer of one document's BM25 hits (a
+        :class:`~assistant.retrieval.ChunkRetriever` over ``passages``:
+        :meth:`DenseRescorer.for_document <assistant.retrieval.DenseRescorer.for_document>`,
+        as the evaluation's known context rescores), its passages encoded in
+        the background (:meth:`BackgroundEncoding.document_rescorer`); None
+        where this assistant makes none (BM25's order)."""
+        return None if self.encoding is None else self.encoding.document_rescorer(passages, what)
 
     def search_notice(self) -> str:
         """"" when the search runs as configured; else what it lacks for now

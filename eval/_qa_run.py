@@ -167,8 +167,9 @@ def document_passages(context: Sequence[Passage], query: str, read_k: int, resco
     """The ``read_k`` passages of one document (a known-context turn's) the
     reader gets for ``query``: BM25's hits inside it
     (:class:`~assistant.retrieval.ChunkRetriever`), all of them rescored by
-    ``rescorer`` when given (:func:`document_rescorer`) to choose and order
-    them, each keeping its BM25 score; none for an empty query. A question often words what it asks for as the page does not
+    ``rescorer`` when given (:func:`document_rescorer`: the app's
+    one-document rescoring, which chooses and orders them, each keeping its
+    BM25 score); none for an empty query. A question often words what it asks for as the page does not
     ("who plays count olaf" against an infobox's "Starring Neil Patrick
     Harris"), and BM25 alone ranks such a passage below the many others of
     a long page that repeat the question's words."""
@@ -177,26 +178,20 @@ def document_passages(context: Sequence[Passage], query: str, read_k: int, resco
     retriever = ChunkRetriever(context)
     if rescorer is None:
         return retriever.search(query, read_k)
-    # A document's passages are few enough to rescore every hit. The
-    # rescoring only chooses and orders them: each keeps its BM25 score,
-    # which the reader weighs against its own measure of meaning (a
-    # sentence's similarity to the question), so that meaning does not count
-    # twice in the passage the answer is taken from.
-    hits = retriever.search(query, len(context))
-    bm25 = {p.id: p.score for p in hits}
-    return [dataclasses.replace(p, score=bm25[p.id]) for p in rescorer.rescore(query, hits, read_k)]
+    # A document's passages are few enough to rescore every hit.
+    return rescorer.rescore(query, retriever.search(query, len(context)), read_k)
 
 
 def document_rescorer(weight: float, encoder=None):
     """The rescorer of known-context's documents for the app's
-    ``dense_weight`` (None when it is 0): the index's own rescoring
-    (:class:`~assistant.retrieval.DenseRescorer`) over passages no index
-    holds, each page's passages encoded once however many turns ask about
-    it. ``encoder``: MiniLM's (:func:`~assistant.encoders.load_minilm`) by
+    ``dense_weight`` (None when it is 0): the app's one-document source's
+    (:meth:`DenseRescorer.for_document <assistant.retrieval.DenseRescorer.for_document>`),
+    each page's passages encoded once however many turns ask about it.
+    ``encoder``: MiniLM's (:func:`~assistant.encoders.load_minilm`) by
     default."""
     if weight <= 0:
         return None
-    return DenseRescorer.without_vectors(CachedEncoder(encoder or load_minilm()), weight)
+    return DenseRescorer.for_document(CachedEncoder(encoder or load_minilm()), weight)
 
 
 def _query(turn: QATurn, setting: str, rewriter) -> str:

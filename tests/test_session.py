@@ -1623,6 +1623,116 @@ def test_uploads_are_rescored_once_their_passages_are_encoded_in_the_background(
     assert job.wait(60) and "could not be made" not in job.notice
 
 
+class _Handed:
+    """A stand-in reader that keeps the passages it was handed."""
+
+    def __init__(self):
+        self.passages = []
+
+    def read(self, question, passages):
+        from assistant.kernel import Answer
+
+        self.passages = list(passages)
+        return Answer(passages[0].text if passages else "", 1.0)
+
+
+# The cast line shares two of the question's words; the castle's passage
+# repeats "Beast" four times, and BM25 alone hands it first (as in
+# test_qa's known-context page).
+_NOTES = (" It was described in the studio's notes of that year, which list the crews, the schedules, the budgets, "
+          "the equipment hired for each week of the shoot and the names of the many people who worked on it.") * 2
+_BEAST = "\n\n".join(paragraph + _NOTES for paragraph in (
+    "The Beast's castle in Beauty and the Beast was built on a sound stage; the Beast's rose sits in the "
+    "Beast's west wing, by the Beast's library.",
+    "The actor Dan Stevens was cast as the Beast.",
+    "The film opened in March and was a success at the box office around the world, earning over a billion "
+    "dollars; this was its beauty.",
+))
+
+
+def _document_services(app_services, encoding):
+    reader = _Handed()
+    assistant = dataclasses.replace(app_services.assistant, reader=reader, encoding=encoding)
+    return dataclasses.replace(app_services, assistant=assistant), reader
+
+
+def test_a_pasted_documents_passages_reach_the_reader_in_the_order_the_evaluation_measures(app_services, minilm):
+    # A one-document source was searched by BM25 alone while the evaluation's
+    # known context rescored the page's hits by meaning.
+    from assistant.pipeline import BackgroundEncoding
+    from assistant.retrieval import ChunkRetriever, DeferredRescorer, DenseRescorer
+
+    question = "who plays the beast in beauty and the beast"
+    services, reader = _document_services(app_services, BackgroundEncoding(minilm, 0.9, bulk=minilm))
+    session = S.Session()
+    S.use_document(services, session, _BEAST, "Beauty and the Beast (2017 film)")
+    rescorer = session.source.rescorer
+    assert isinstance(rescorer, DeferredRescorer) and rescorer.wait(60) and rescorer.notice == ""
+    play(services, session, question)
+    handed = [(p.id, p.score) for p in reader.passages]
+    passages = session.source.retriever.passages
+    bm25 = ChunkRetriever(passages).search(question, len(passages))
+    evaluated = DenseRescorer.for_document(minilm, 0.9).rescore(question, bm25, len(bm25))
+    assert "Dan Stevens" not in bm25[0].text and "Dan Stevens" in evaluated[0].text
+    # The same passages, in the same order, each with its BM25 score.
+    assert [i for i, _ in handed] == [p.id for p in evaluated]
+    assert [s for _, s in handed] == pytest.approx([p.score for p in evaluated])
+    assert [s for _, s in handed] == pytest.approx([{p.id: p.score for p in bm25}[i] for i, _ in handed])
+
+
+def test_a_document_source_without_an_encoder_keeps_bm25s_order(app_services):
+    # dense_weight 0: the assistant makes no rescorer, for a document as for uploads.
+    from assistant.retrieval import ChunkRetriever
+
+    question = "who plays the beast in beauty and the beast"
+    services, reader = _document_services(app_services, None)
+    session = S.Session()
+    S.use_document(services, session, _BEAST, "Beauty and the Beast (2017 film)")
+    assert session.source.rescorer is None
+    play(services, session, question)
+    passages = session.source.retriever.passages
+    bm25 = ChunkRetriever(passages).search(question, len(passages))
+    assert [(p.id, p.score) for p in reader.passages] == [(p.id, pytest.approx(p.score)) for p in bm25]
+
+
+def test_a_document_replaced_or_closed_while_encoded_stops_its_encoding(app_services):
+    import threading
+
+    import numpy as np
+
+    from assistant.pipeline import BackgroundEncoding
+
+    class Gated:  # a toy encoder, one axis per word; a document's passages wait for the gate
+        axes = ("beast", "castle", "film")
+
+        def __init__(self):
+            self.gate = threading.Event()
+
+        def encode(self, texts):
+            if len(texts) > 1:
+                assert self.gate.wait(60)
+            rows = np.array([[t.lower().count(w) for w in self.axes] for t in texts], dtype=float) + 1e-3
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    encoder = Gated()
+    services, _ = _document_services(app_services, BackgroundEncoding(encoder, 0.9, bulk=encoder))
+    session = S.Session()
+    S.use_document(services, session, _BEAST, "Beauty and the Beast")
+    replaced = session.source.rescorer
+    S.use_document(services, session, _BEAST + "\n\nThe castle was filmed at Shepperton.", "Beauty and the Beast, again")
+    closed = session.source.rescorer
+    session.close()
+    encoder.gate.set()
+    for job in (replaced, closed):
+        # Cancelled: it ends without a rescorer (BM25's order), not for a failure.
+        assert job.wait(60) and job.notice.startswith("Search by BM25 alone while the passages of")
+    # Not cancelled, the same encoding ends with the rescorer.
+    kept = S.Session()
+    S.use_document(services, kept, _BEAST, "Beauty and the Beast")
+    assert kept.source.rescorer.wait(60) and kept.source.rescorer.notice == ""
+    kept.close()
+
+
 def test_a_session_dropped_without_close_removes_its_uploads_index(app_services, tmp_path):
     # Gradio evicts the oldest sessions' state past STATE_SESSIONS without
     # calling their delete callback: the index folder stayed until a restart.

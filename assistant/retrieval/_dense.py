@@ -39,7 +39,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable, Generator, Protocol, Sequence, runtime_checkable
+from typing import Callable, Generator, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
@@ -126,17 +126,26 @@ def _vector_steps(retriever, encoder, progress: bool) -> Generator[int, None, tu
     index_dir = Path(retriever.index_dir)
     print(f"Encoding the {counted(retriever.size, 'passage')} of {index_dir} for rescoring (once per index).", file=sys.stderr)
     encoder = encoder.bulk() if hasattr(encoder, "bulk") else encoder
-    ids, rows = [], []
-    passages = iter(retriever.passages())
     with tqdm(total=retriever.size, desc="Encoding passages", unit=" passages", disable=not progress,
               file=sys.stderr) as bar:
-        while chunk := list(itertools.islice(passages, _CHUNK)):
-            rows.append(_encoded(encoder, chunk))
-            ids += [p.id for p in chunk]
-            bar.update(len(chunk))
-            yield len(ids)
-    vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
+        ids, vectors = yield from _chunk_steps(retriever.passages(), encoder, bar.update)
     _save(index_dir / VECTORS_FILE, ids, vectors)
+    return ids, vectors
+
+
+def _chunk_steps(passages: Iterable[Passage], encoder, done: Callable[[int], object] = lambda n: None
+                 ) -> Generator[int, None, tuple[list[str], np.ndarray]]:
+    # Encodes passages a chunk at a time: yields the passages encoded so far
+    # after each chunk (``done`` is told each chunk's size first), and
+    # returns their ids and vectors.
+    ids, rows = [], []
+    passages = iter(passages)
+    while chunk := list(itertools.islice(passages, _CHUNK)):
+        rows.append(_encoded(encoder, chunk))
+        ids += [p.id for p in chunk]
+        done(len(chunk))
+        yield len(ids)
+    vectors = np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float16)
     return ids, vectors
 
 
@@ -194,8 +203,11 @@ class DenseRescorer:
     """
 
     def __init__(
-        self, encoder, ids: Sequence[str], vectors: np.ndarray, weight: float, *, alternatives_weight: float = 3.0
+        self, encoder, ids: Sequence[str], vectors: np.ndarray, weight: float, *, alternatives_weight: float = 3.0,
+        keep_scores: bool = False,
     ) -> None:
+        """``keep_scores``: each passage returned keeps the score it came
+        with, not the mixed one (:meth:`for_document`)."""
         if not 0 <= weight <= 1:
             raise ConfigError(f"The rescoring weight must be from 0 to 1, got {weight!r}.")
         if alternatives_weight < 0:
@@ -210,6 +222,7 @@ class DenseRescorer:
         self.alternatives_weight = alternatives_weight
         self._row = {doc_id: row for row, doc_id in enumerate(ids)}
         self._vectors = vectors
+        self.keep_scores = keep_scores
 
     @classmethod
     def from_retriever(cls, retriever, encoder, weight: float, *, progress: bool = True) -> "DenseRescorer":
@@ -219,13 +232,34 @@ class DenseRescorer:
         return cls(encoder, ids, vectors, weight)
 
     @classmethod
-    def without_vectors(cls, encoder, weight: float) -> "DenseRescorer":
-        """For passages no index holds (one document's, which
-        :class:`~assistant.retrieval.ChunkRetriever` ranks): each hit is
-        encoded when it is rescored, so give an encoder that keeps its
-        vectors (:class:`~assistant.encoders.CachedEncoder`) to encode a
-        document asked about again only once."""
-        return cls(encoder, [], np.zeros((0, 0), dtype=np.float16), weight)
+    def for_document(
+        cls, encoder, weight: float, ids: Sequence[str] = (), vectors: np.ndarray | None = None
+    ) -> "DenseRescorer":
+        """The rescorer of one document's BM25 hits
+        (:class:`~assistant.retrieval.ChunkRetriever`'s), which the app's
+        one-document source and the evaluation's known context share: it
+        chooses and orders them, each keeping its BM25 score. ``ids`` and
+        ``vectors``: the document's passages' (:meth:`document_encoding`);
+        without them each hit is encoded when it is rescored, so give an
+        encoder that keeps its vectors (:class:`~assistant.encoders.CachedEncoder`)
+        to encode a document asked about again only once."""
+        # The reader weighs a passage's retrieval score against its own
+        # measure of meaning (a sentence's similarity to the question): the
+        # mixed score would count meaning twice in the passage the answer is
+        # taken from.
+        vectors = np.zeros((0, 0), dtype=np.float16) if vectors is None else vectors
+        return cls(encoder, ids, vectors, weight, keep_scores=True)
+
+    @classmethod
+    def document_encoding(
+        cls, passages: Sequence[Passage], encoder, weight: float, *, bulk=None
+    ) -> Generator[int, None, "DenseRescorer"]:
+        """:meth:`for_document` with ``passages`` (the document's) encoded a
+        chunk at a time by ``bulk`` (default: ``encoder``, which encodes the
+        questions), as :meth:`encoding` does an index's: a
+        :class:`DeferredRescorer`'s ``make``."""
+        ids, vectors = yield from _chunk_steps(passages, encoder if bulk is None else bulk)
+        return cls.for_document(encoder, weight, ids, vectors)
 
     @classmethod
     def encoding(
@@ -245,7 +279,8 @@ class DenseRescorer:
         stop: StopSignal = NO_STOP,
     ) -> list[Passage]:
         """The ``k`` best of ``passages`` (BM25's hits, each with its score) by
-        the mixed score, which each returned passage carries; ties keep
+        the mixed score, which each returned passage carries (its BM25 score
+        with ``keep_scores``); ties keep
         BM25's order. ``alternatives``: the rewriter's other candidates for
         ``question``, which join its vector (see the module docstring).
         ``stop`` is handed to an encoder that takes one (the app's
@@ -261,6 +296,8 @@ class DenseRescorer:
         query = self._query(question, alternatives, encode)
         mixed = (1 - self.weight) * scaled + self.weight * (self._vectors_of(passages, encode) @ query)
         order = np.argsort(-mixed, kind="stable")[:k]
+        if self.keep_scores:
+            return [passages[i] for i in order]
         return [dataclasses.replace(passages[i], score=float(mixed[i])) for i in order]
 
     def _query(self, question: str, alternatives: Sequence[str], encode: Callable) -> np.ndarray:

@@ -28,9 +28,9 @@ from ._views import OPTION_LETTERS
 def assistant_for(services: Services, session: Session) -> Assistant:
     """The assistant that answers ``session``: the served one, or the same
     with the session's own source and that source's rescorer (its uploads'
-    vectors, or none: a document is searched with BM25 alone, and the
-    served index's vectors would leave each of a source's hits to be
-    encoded during the turn)."""
+    or its document's vectors, or none: BM25's order; the served index's
+    vectors would leave each of a source's hits to be encoded during the
+    turn)."""
     if session.source is None:
         return services.assistant
     return dataclasses.replace(services.assistant, retriever=session.source.retriever, rescorer=session.source.rescorer)
@@ -193,7 +193,8 @@ def _document(services: Services, session: Session, text: str, name: str, client
                            "document", session, _made_before(services, token) if token else None)
     passages = split_passages(text, re.sub(r"\W+", "-", name).strip("-") or "doc", title=heading or name)
     origin = Origin("document", f"the document “{name}” ({counted(len(passages), 'passage')})", title, files)
-    return Source(origin, ChunkRetriever(passages), text=text, held=held, client_share=mine)
+    rescorer = services.assistant.document_rescorer(passages, f"the passages of “{name}”")
+    return Source(origin, ChunkRetriever(passages), rescorer=rescorer, text=text, held=held, client_share=mine)
 
 
 def hold_text(services: Services, own, size: int, client: str | None, what: str,

@@ -238,8 +238,8 @@ class Source:
     retriever: object  # assistant Retriever
     text: str = ""  # the whole document (single-document mode; multiple choice reads it)
     index: SessionIndex | None = None  # on-disk index of uploads, removed on close
-    # Reorders the uploads' hits (a DeferredRescorer while their passages are
-    # encoded); None: BM25's order.
+    # Reorders the uploads' or the document's hits (a DeferredRescorer while
+    # their passages are encoded); None: BM25's order.
     rescorer: Rescorer | None = None
     # ``text``'s share of what the server's sessions hold in memory.
     held: HeldShare | None = None
@@ -272,7 +272,7 @@ class Source:
 
     def close(self) -> None:
         if isinstance(self.rescorer, DeferredRescorer):
-            self.rescorer.cancel()  # no vectors for an index about to be removed
+            self.rescorer.cancel()  # no vectors for passages about to be let go
         if self.index is not None:
             self.index.close()
         if self.held is not None:
