@@ -136,7 +136,7 @@ def run_turns(
         if setting == "known-context":
             if turn.context:
                 # An empty query (retrievers refuse it) reads the context's first passages.
-                passages = document_passages(turn.context, query, read_k, rescorer) or list(turn.context[:read_k])
+                passages = document_passages(turn.context, query, read_k, rescorer, depth) or list(turn.context[:read_k])
             else:  # Truth_passages (check_turns)
                 passages = retriever.documents(list(turn.gold_ids))
                 held = {p.id for p in passages}
@@ -163,11 +163,11 @@ def run_turns(
     return results
 
 
-def document_passages(context: Sequence[Passage], query: str, read_k: int, rescorer=None) -> list[Passage]:
+def document_passages(context: Sequence[Passage], query: str, read_k: int, rescorer=None, depth: int = 100) -> list[Passage]:
     """The ``read_k`` passages of one document (a known-context turn's) the
     reader gets for ``query``: BM25's hits inside it
-    (:class:`~assistant.retrieval.ChunkRetriever`), all of them rescored by
-    ``rescorer`` when given (:func:`document_rescorer`: the app's
+    (:class:`~assistant.retrieval.ChunkRetriever`), its first ``depth`` (at
+    least ``read_k``) rescored by ``rescorer`` when given (:func:`document_rescorer`: the app's
     one-document rescoring, which chooses and orders them, each keeping its
     BM25 score); none for an empty query. A question often words what it asks for as the page does not
     ("who plays count olaf" against an infobox's "Starring Neil Patrick
@@ -178,8 +178,10 @@ def document_passages(context: Sequence[Passage], query: str, read_k: int, resco
     retriever = ChunkRetriever(context)
     if rescorer is None:
         return retriever.search(query, read_k)
-    # A document's passages are few enough to rescore every hit.
-    return rescorer.rescore(query, retriever.search(query, len(context)), read_k)
+    # As deep as the app rescores a source's hits (Assistant.answer:
+    # max(k, rescore_depth)), so that this setting measures what a pasted
+    # document gets.
+    return rescorer.rescore(query, retriever.search(query, max(read_k, depth)), read_k)
 
 
 def document_rescorer(weight: float, encoder=None):

@@ -220,6 +220,20 @@ def test_known_context_rescores_the_documents_passages_by_meaning(minilm):
     assert qa.document_rescorer(0.0, minilm) is None  # dense_weight 0: BM25 alone, as before
 
 
+def test_known_context_rescores_a_documents_hits_as_deep_as_the_app_does(minilm):
+    page = _page(
+        "The Beast's castle in Beauty and the Beast was built on a sound stage; the Beast's rose sits in the "
+        "Beast's west wing, by the Beast's library.",
+        "The actor Dan Stevens was cast as the Beast.",
+        *_FILLER,
+    )
+    turn = qa.QATurn("c", 1, "who plays the beast in beauty and the beast", (), "", context=page)
+    rescorer = qa.document_rescorer(0.9, minilm)
+    handed = [qa.run_turns([turn], "known-context", [ReadIds()], rescorer=rescorer, read_k=1, depth=depth)[0].answers[0]
+              for depth in (1, 100)]
+    assert handed == ["d_p0", "d_p1"]  # BM25's first hit alone is all a depth of 1 rescores
+
+
 def test_known_context_rescoring_leaves_the_reader_bm25s_scores(minilm):
     # The reader weighs a passage's retrieval score against its own measure
     # of meaning: the rescoring chooses and orders, each score stays BM25's.
