@@ -57,6 +57,10 @@ UPLOAD_CACHE = (3600, 86400)
 # stream still reads: stop_when_gone dropped them.
 PAGE_GONE = ("This page's connection to the server closed, and what it had asked (waiting or under way) was "
              "dropped: reload the page (or reconnect) and ask again.")
+# Seconds an id put back for a gone page's event (its PAGE_GONE end waiting
+# for a stream) is kept for a stream that never opens: an open one delivers
+# it at once, and Gradio forgets no session's ids of its own.
+PAGE_GONE_KEPT_S = 60.0
 # Seconds between two hand-backs of the memory the allocator keeps free
 # (S.release_free_memory): rare enough to cost nothing, often enough that a
 # crowd's dropped sessions do not pile up for long.
@@ -280,7 +284,7 @@ def _share_running(queue, clients: _Clients, share: S.RunningShare) -> None:
     queue.get_events = get_events
 
 
-def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
+def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None], *, kept_s: float = PAGE_GONE_KEPT_S) -> None:
     """When the event stream of a client closes before its events ended
     (its tab closed, its script killed, its network dropped), or its page's
     heartbeat does (the page closed or reloaded: Gradio's ``unload``), call
@@ -299,9 +303,34 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
     to run. Called on ``demo`` queued, before the app's own unload
     listeners: Gradio calls those in the order they were added, and one that
     ends some of the page's work first (its uploads' encoding) could free a
-    worker for an event of the page still waiting."""
+    worker for an event of the page still waiting. An end put in line for a
+    stream that never reads it is forgotten at that stream's close, or
+    ``kept_s`` seconds on."""
     queue = demo._queue
     clean = queue.clean_events
+    send = queue.send_message
+    # The events already told they ended: one whose handler raised is, and
+    # stays alive (and in active_jobs) while Gradio then awaits its analytics.
+    ended: weakref.WeakSet = weakref.WeakSet()
+    # Per session, the ids drop_page put back, till a stream delivers them.
+    put_back: dict[str, set[str]] = {}
+
+    def send_message(event, event_message) -> None:
+        if event.alive and isinstance(event_message, server_messages.ProcessCompletedMessage):
+            ended.add(event)
+        send(event, event_message)
+
+    queue.send_message = send_message
+
+    def forget(session_hash: str, ids: set[str]) -> None:
+        # Gradio's pending_event_ids_session is a plain dict: a session's
+        # ids no stream delivers stayed there for the server's life.
+        ids &= put_back.get(session_hash, set())
+        for held in (put_back, queue.pending_event_ids_session):
+            if session_hash in held:
+                held[session_hash] -= ids
+                if not held[session_hash]:
+                    del held[session_hash]
 
     async def clean_events(*, session_hash: str | None = None, event_id: str | None = None) -> None:
         # Before the first await: on a cancelled stream, the await after
@@ -330,7 +359,16 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
                     loop.call_soon(task.cancel)
             await clean(session_hash=session_hash, event_id=event_id)
 
-    queue.clean_events = clean_events
+    async def stream_closed(*, session_hash: str | None = None, event_id: str | None = None) -> None:
+        # Gradio calls it at a stream's close: the ends drop_page put in line
+        # for that session go unread (a tab whose heartbeat closed first).
+        try:
+            await clean_events(session_hash=session_hash, event_id=event_id)
+        finally:
+            if session_hash is not None:
+                forget(session_hash, set(put_back.get(session_hash, ())))
+
+    queue.clean_events = stream_closed
 
     async def drop_page(session_hash: str) -> None:
         # Its heartbeat closed: the page's event stream may still be open
@@ -340,8 +378,9 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
         # line) can land after this drop, and runs.
         owed = [event._id for line in queue.event_queue_per_concurrency_id.values() for event in line.queue
                 if event.session_hash == session_hash]
+        # Not one already told it ended (its stream may have closed on it).
         owed += [event._id for job in list(queue.active_jobs) if job for event in job
-                 if event.alive and event.session_hash == session_hash]
+                 if event.alive and event.session_hash == session_hash and event not in ended]
         try:
             await clean_events(session_hash=session_hash)
         finally:
@@ -355,6 +394,8 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None]) -> None:
                 # ones dropped from the line (and a page left with none, which
                 # the stream's lookup then failed on).
                 queue.pending_event_ids_session.setdefault(session_hash, set()).update(owed)
+                put_back.setdefault(session_hash, set()).update(owed)
+                asyncio.get_running_loop().call_later(kept_s, forget, session_hash, set(owed))
                 for event_id in owed:
                     messages.put_nowait(server_messages.ProcessCompletedMessage(
                         output={"error": PAGE_GONE, "visible": True}, success=False, event_id=event_id))
@@ -418,7 +459,7 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     need(demo, "Blocks", "_queue", "app", "state_session_capacity")
     need(getattr(demo, "app", None), "Blocks.app", "state_holder")
     need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
-         "get_events", "max_size", "clean_events", "_asyncio_tasks", "pending_messages_per_session",
+         "get_events", "max_size", "clean_events", "send_message", "_asyncio_tasks", "pending_messages_per_session",
          "pending_event_ids_session")
     completed = getattr(server_messages, "ProcessCompletedMessage", None)
     if not {"output", "success", "event_id"} <= set(getattr(completed, "model_fields", ())):

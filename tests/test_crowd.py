@@ -845,6 +845,135 @@ def test_a_page_gone_with_its_event_stream_still_open_is_told_each_of_its_events
     assert gone == ["page"] and left == ["page"]
 
 
+def _gone_page_served(*handlers, kept_s=60.0):
+    """Serves a Blocks with a button per handler (one worker between them),
+    server.stop_when_gone on it (``kept_s``), then an app's unload
+    listener. Returns (demo, url, pages the app heard of, the loops that
+    stop_when_gone's ``gone`` ran in)."""
+    import server
+    from conftest import _free_port
+
+    left, loops = [], []
+
+    def app_left(request: gr.Request):
+        left.append(request.session_hash)
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        for handler in handlers:
+            gr.Button().click(handler, box, box, concurrency_id="one", concurrency_limit=1)
+    demo.queue()
+    server.stop_when_gone(demo, lambda session_hash: loops.append(asyncio.get_running_loop()), kept_s=kept_s)
+    demo.unload(app_left)
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    return demo, f"http://127.0.0.1:{port}/", left, loops
+
+
+def _until(condition, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def test_an_event_told_it_failed_is_not_told_again_that_its_page_went():
+    # Gradio sends a raising handler's failed end, then awaits its
+    # analytics with the event still alive and running: a heartbeat's close
+    # then told it a second time it ended (PAGE_GONE) and put its id back
+    # after its stream had closed, and the session's next stream read
+    # that stray end. The analytics wait here till the page is gone.
+    import json
+
+    import httpx
+    from gradio import queueing
+
+    import server
+
+    analysing, analysed = threading.Event(), threading.Event()
+    analytics = queueing.Queue.compute_analytics_summary
+
+    def held_analytics(self, *args, **kwargs):
+        analysing.set()
+        analysed.wait(60)
+        return analytics(self, *args, **kwargs)
+
+    def boom(text):
+        raise gr.Error("the handler failed")
+
+    with mock.patch.object(queueing.Queue, "compute_analytics_summary", held_analytics):
+        demo, url, left, _ = _gone_page_served(boom)
+        try:
+            with httpx.Client(timeout=60) as http:
+                with http.stream("GET", url + "gradio_api/heartbeat/page") as heartbeat:
+                    alive = heartbeat.iter_lines()  # kept: let go of, it closes the connection at once
+                    assert "ALIVE" in next(alive)
+                    joined = http.post(url + "gradio_api/queue/join",
+                                       json={"data": ["x"], "fn_index": 0, "session_hash": "page"})
+                    assert joined.status_code == 200, joined.text
+                    messages = []
+                    with http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": "page"}) as stream:
+                        for line in stream.iter_lines():
+                            if line.startswith("data:"):
+                                messages.append(json.loads(line[5:]))
+                                if messages[-1]["msg"] == "close_stream":
+                                    break
+                    ended = [m for m in messages if m["msg"] == "process_completed"]
+                    assert len(ended) == 1 and ended[0]["output"]["error"] != server.PAGE_GONE, messages
+                    assert analysing.wait(30), "the analytics never began"
+                _until(lambda: left == ["page"], "the page's heartbeat close was never heard")
+                queue = demo._queue
+                assert "page" not in queue.pending_event_ids_session
+                assert queue.pending_messages_per_session["page"].empty()
+        finally:
+            analysed.set()
+            demo.close()
+
+
+@pytest.mark.parametrize("closes", ["stream", "never-opened stream"])
+def test_the_ends_put_back_for_a_gone_page_are_forgotten_when_no_stream_reads_them(closes):
+    # drop_page puts each of a gone page's events' ids back for its stream
+    # to deliver its end; a tab whose heartbeat's close was heard before its
+    # stream's (Gradio then deletes the messages, not the ids), or a page
+    # whose stream never opened, left them in Gradio's plain dict for the
+    # server's life.
+    import httpx
+
+    release = threading.Event()
+
+    def held(text):
+        release.wait(60)
+        return text
+
+    def quick(text):
+        return text
+
+    demo, url, left, loops = _gone_page_served(held, quick, kept_s=60.0 if closes == "stream" else 0.5)
+    queue = demo._queue
+    try:
+        with httpx.Client(timeout=60) as http:
+            with http.stream("GET", url + "gradio_api/heartbeat/page") as heartbeat:
+                alive = heartbeat.iter_lines()  # kept: let go of, it closes the connection at once
+                assert "ALIVE" in next(alive)
+                for fn_index in (0, 1):
+                    joined = http.post(url + "gradio_api/queue/join",
+                                       json={"data": ["x"], "fn_index": fn_index, "session_hash": "page"})
+                    assert joined.status_code == 200, joined.text
+                _until(lambda: _flood_in_queue(demo, "page") == (1, 1), "the events never began and waited")
+        _until(lambda: left == ["page"], "the page's heartbeat close was never heard")
+        if closes == "stream":
+            assert len(queue.pending_event_ids_session["page"]) == 2
+            # As Gradio does at a stream's cancel: its messages deleted, then the cleanup.
+            del queue.pending_messages_per_session["page"]
+            asyncio.run_coroutine_threadsafe(queue.clean_events(session_hash="page"), loops[0]).result(30)
+            assert "page" not in queue.pending_event_ids_session
+        else:
+            _until(lambda: "page" not in queue.pending_event_ids_session, "the put-back ids were never forgotten")
+    finally:
+        release.set()
+        demo.close()
+
+
 def test_a_failed_drop_of_a_gone_pages_events_lets_the_app_hear_of_it(caplog):
     # An unload listener that raised stopped Starlette from running the
     # ones after it: the app's (which lets go of the page's uploads) never ran.
