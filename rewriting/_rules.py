@@ -826,6 +826,13 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     ('Paris', '')
     >>> previous_subject("When did he die?", ["Who was Marie Curie?", "A physicist.", "Who was Marie Curie's husband?", "Pierre."])
     ''
+
+    A latest question that itself refers by a pronoun is about someone it
+    does not name: its one name is not that one ("he" below is the player,
+    not the club his answer gave a "He" beside).
+
+    >>> previous_subject("What position did he play?", ["When did he join Dundee United?", "He signed for Dundee United in 1979."])
+    ''
     """
     kinds = {_REFERS[word.lower()] for word in _REFERRING.findall(question)}
     if len(kinds) != 1 or any(_typed_name(word) for run in name_runs(question) for word in run):
@@ -834,6 +841,8 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     if not asked:
         return ""
     latest = " ".join(asked[-1].split())
+    if _REFERRING.search(latest):
+        return ""
     runs = {" ".join(run) for run in name_runs(latest) if any(_typed_name(word) for word in run)}
     # After "Who was her husband?" the he is the husband (kin_for_pronoun's case).
     if len(runs) != 1 or _KIN_WORDS & set(re.findall(r"\w+", latest.lower())):
