@@ -178,10 +178,10 @@ def document_passages(context: Sequence[Passage], query: str, read_k: int, resco
     retriever = ChunkRetriever(context)
     if rescorer is None:
         return retriever.search(query, read_k)
-    # As deep as the app rescores a source's hits by default (Assistant.answer:
-    # max(k, rescore_depth), whose default ``depth`` is), so that this setting
-    # measures what a pasted document gets; a CONVQA_RESCORE_DEPTH does not
-    # reach it.
+    # As deep as the app rescores a source's hits with the default
+    # rescore_depth (Assistant.answer: max(k, rescore_depth); ``depth`` is
+    # that default here), so that this setting measures what a pasted
+    # document gets; a CONVQA_RESCORE_DEPTH does not reach it.
     return rescorer.rescore(query, retriever.search(query, max(read_k, depth)), read_k)
 
 
