@@ -517,6 +517,22 @@ def test_a_possessive_of_a_name_ending_in_s_is_that_name():
     assert term_overlap("What were Dickens’s novels?", "", "Dickens wrote novels.") == pytest.approx(1.0)
 
 
+def test_a_past_or_ing_form_in_the_sentence_meets_the_questions_base_word(readers):
+    # "nickname" and "Nicknamed" shared no term: the lead ("Paris is the
+    # capital …") was read for "What is Paris's nickname?".
+    assert term_overlap("What is its nickname?", "", "Nicknamed the City of Light, it grew.") == pytest.approx(1.0)
+    assert term_overlap("What did she paint?", "", "She painted the harbour.") == pytest.approx(1.0)
+    assert term_overlap("Where did he stop?", "", "He stopped at Tarrow.") == pytest.approx(1.0)
+    assert term_overlap("Who did he marry?", "", "He carried the box.") == 0.0
+    # Only that way round, and no base under four letters: "feed" is not "fee".
+    assert term_overlap("Who painted it?", "", "She will paint it.") == 0.0
+    assert term_overlap("What is the fee?", "", "They feed the seals.") == 0.0
+    _, shaped = readers
+    paris = Passage("paris", "Paris is the capital of France. The city has 2.1 million residents. Nicknamed the City "
+                    "of Light, Paris was a centre of the Enlightenment.", 1.0, "Paris")
+    assert shaped.read("What is Paris's nickname?", [paris]).text.startswith("Nicknamed the City of Light")
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

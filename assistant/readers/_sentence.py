@@ -149,17 +149,51 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
     "death", :func:`listed_word`): "Who was born in Brindlemere?" counted
     "The town has a population …" as high as "… whose birthplace …". Their
     stems are not: counting Porter's stem here ("work" and "worked" too)
-    cost the QReCC-over-SCAI run a turn.
+    cost the QReCC-over-SCAI run a turn. Only a sentence's "-ed" or "-ing"
+    form of the question's own word counts (:func:`_base_forms`): "What is
+    its nickname?" shared no term with "Nicknamed the City of Light".
 
     >>> term_overlap("Who was born in Brindlemere?", "Brindlemere", "Its native's birthplace is a museum.")
     1.0
     """
     asked = _listed(_terms(question))
-    return len(asked & _listed(_terms(f"{title} {sentence}"))) / len(asked) if asked else 0.0
+    said = _listed(_terms(f"{title} {sentence}"))
+    said |= {base for word in said for base in _base_forms(word)} & asked
+    return len(asked & said) / len(asked) if asked else 0.0
 
 
 def _listed(terms: set[str]) -> set[str]:
     return {listed_word(term) for term in terms}
+
+
+def _base_forms(term: str) -> set[str]:
+    """The words an "-ed" or "-ing" term may be made from, as :func:`_terms`
+    writes them (a plural "s" off): "nicknamed" is "nickname", "worked"
+    "work", "stopped" "stop", "carried" "carry", "naming" "name".
+
+    A question asks with the base form (do-support: "What did she paint?",
+    "What is its nickname?") where a passage tells the past ("She painted
+    …", "Nicknamed the City of Light, …"); only that way round counts (see
+    :func:`term_overlap`). A base under four letters is left out: "feed"
+    is not "fee", nor "seed" "see", unless a doubled consonant
+    shows a short verb ("running": "run").
+
+    >>> sorted(_base_forms("nicknamed")), sorted(_base_forms("running")), sorted(_base_forms("naming"))
+    (['nicknam', 'nickname'], ['run', 'runn', 'runne'], ['name'])
+    >>> _base_forms("feed"), _base_forms("king"), _base_forms("nickname")
+    (set(), set(), set())
+    """
+    match = re.fullmatch(r"(\w+?)(ed|ing)", term)
+    if not match:
+        return set()
+    stem, ending = match.groups()
+    forms = {form for form in (stem, stem + "e") if len(form) >= 4}
+    if ending == "ed" and stem.endswith("i"):
+        forms.add(stem[:-1] + "y")
+    # A doubled consonant is the short verb's ("running", "stopped").
+    if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiousy":
+        forms.add(stem[:-1])
+    return {listed_word(re.sub(r"s$", "", form)) for form in forms}
 
 
 def _asks(sentence: str) -> bool:
