@@ -533,6 +533,23 @@ def test_a_past_or_ing_form_in_the_sentence_meets_the_questions_base_word(reader
     assert shaped.read("What is Paris's nickname?", [paris]).text.startswith("Nicknamed the City of Light")
 
 
+def test_a_who_question_is_not_answered_with_a_name_it_already_says():
+    # "He … with William Faulkner calling him …" in Mark Twain's article
+    # answered "Who called Twain …?" with the article's subject, the one
+    # the question names.
+    praised = ('He has been praised as the "greatest humorist the United States has produced", with William '
+               'Faulkner calling him "the father of American literature".')
+    asked = "Who called Twain the father of American literature?"
+    assert short_span("name", asked, praised, "Mark Twain") == "William Faulkner"
+    assert short_span("name", "Who married Twain?", "He married Olivia Langdon in 1870.", "Mark Twain") == "Olivia Langdon"
+    assert short_span("name", asked, "William Faulkner, in a letter of 1950, called Mark Twain the father of "
+                      "American literature.") == "William Faulkner"
+    # A question naming someone else still gets the subject "he" stands for.
+    assert short_span("name", "Who wrote Huckleberry Finn?", "He wrote Huckleberry Finn in 1884.", "Mark Twain") == "Mark Twain"
+    # With no other name in the sentence, the repeated one is still the span.
+    assert short_span("name", "Who did Twain meet?", "He met Mark Twain's brother.") == "Mark Twain"
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

@@ -1728,6 +1728,18 @@ def _spans(matches) -> list[tuple[int, int, str]]:
 _CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|while|whereas)\s")
 
 
+def _names_one_of(name: str, question: str) -> bool:
+    """Whether the question names ``name`` by one of its words ("Twain" of
+    "Mark Twain"): then it asks about that one, not for them.
+
+    >>> _names_one_of("Mark Twain", "Who called Twain the father of American literature?")
+    True
+    >>> _names_one_of("Mark Twain", "Who wrote Huckleberry Finn?"), _names_one_of("The Beatles", "Who managed the band?")
+    (False, False)
+    """
+    return bool(set(question_names(question)) & set(tokens(name, "rouge")))
+
+
 def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: str = "") -> str | None:
     """The text of the (start, end, text) span nearest to one of the words
     ``near`` in ``sentence``, one in the same clause first; the first
@@ -1923,6 +1935,10 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if unsure:
         return None
     candidates = [span for span in _names(sentence, question) if span[2] not in others]
+    # A name that repeats one the question names is whom it asks about,
+    # not for: "Who called Twain the father of American literature?" is
+    # not answered "Mark Twain" while the sentence names William Faulkner.
+    candidates = [span for span in candidates if not _names_one_of(span[2], question)] or candidates
     # Someone's parent or child is named by a kin phrase or an owned kin
     # word (above), never by nearness: "He and his brothers, Zeus …"
     # answered "Who was the father of Zeus?" with Hades.
@@ -1935,7 +1951,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # him: "Who did Tesla work for?" is not answered "Nikola Tesla".
         if referent and not set(tokens(referent, "rouge")) & _asked(question):
             return referent
-        if not referent and title and not set(tokens(title, "rouge")) <= _asked(question):
+        if not referent and title and not (set(tokens(title, "rouge")) <= _asked(question) or _names_one_of(title, question)):
             return subject
     # A sentence that opens with its article's subject, asked about by a
     # question that names none of it, is about that subject: "Who invented
