@@ -428,6 +428,9 @@ _INCHES = re.compile(r"\s+\d+(?:\.\d+)?\s*in\b", re.IGNORECASE)
 # A count from one number to another has changed ("rose from 50 to 300"), as
 # has one changed by a number ("grew by 5,000 to 20,000"): no range.
 _FROM = re.compile(r"\b(?:from|by)\s+$", re.IGNORECASE)
+# "grew by 5,000 to 20,000": the change, then the level it reached.
+_BY = re.compile(r"\b([a-z]+)(?:\s+(up|down))?\s+by\s+$", re.IGNORECASE)
+_TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
     r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
@@ -1796,14 +1799,19 @@ def _rises(first: str, second: str) -> bool:
     return low is not None and high is not None and high > low
 
 
-def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool) -> list[tuple[int, int, str, int]]:
+def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
+                asked: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, int, str, int]]:
     """(start, end, text, end of its number) of each quantity ``numbers``
     (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
     blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
     "between" before it kept); for a ``measure``, with its unit after
     (:data:`_UNIT`) and how near it is before (:data:`_APPROXIMATE`). A
     number inside another's range is no quantity of its own. A count that
-    goes "from" one number to another has changed (:data:`_FROM`).
+    goes "from" one number to another has changed (:data:`_FROM`). A
+    number after a verb and "by" with "to" another after it is the change,
+    not the level reached ("grew by 5,000 to 20,000": 20,000), unless the
+    verb is one of ``asked`` (the question's :func:`word_base` words: "How
+    much did fees go up?" keeps "by 10 to 20 dollars" its range).
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
@@ -1813,10 +1821,17 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     >>> s = "He stood 6 ft 2 in tall; the club grew from 50 to 300 members."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     (['6 ft 2 in', '50 to 300'], ['6', '2', '50', '300'])
+    >>> s = "Its membership grew by 5,000 to 20,000, and fees went up by 10 to 20 dollars."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, {"go", "up", "fee"})]
+    ['20,000', '10 to 20 dollars']
     """
     found: list[tuple[int, int, str, int]] = []
-    for number in numbers:
+    for at, number in enumerate(numbers):
         if found and number.start() < found[-1][1]:
+            continue
+        by = _BY.search(sentence, 0, number.start())
+        if (by and at + 1 < len(numbers) and _TO.fullmatch(undated, number.end(), numbers[at + 1].start())
+                and not {word_base(w.lower()) for w in by.groups() if w} & asked):
             continue
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
@@ -1927,7 +1942,8 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # A bare four-digit number is usually a year, not the count asked for.
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
-        quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None)
+        quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
+                                 {word_base(word) for word in asked})
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
