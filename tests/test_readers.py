@@ -560,6 +560,19 @@ def test_a_number_after_by_that_to_another_follows_is_the_change_not_the_level()
     assert short_span("number", "How far did the temperature drop?", "The temperature dropped by 5 to 10 degrees.") == "5 to 10 degrees"
 
 
+def test_a_quoted_question_ending_a_sentence_is_one_and_answered_by_the_next(readers):
+    # Unsplit, "Pet policy. «Can I …?» Dogs may …" was one sentence, the
+    # document's own question in the answer.
+    _, shaped = readers
+    for quoted in ("«Can I bring my dog on the bus?»", "“Can I bring my dog on the bus?”", '"Can I bring my dog on the bus?"'):
+        text = f"Pet policy. {quoted} Dogs may ride on a lead. Cats ride in a carrier."
+        assert split_sentences(text)[:3] == ["Pet policy.", quoted, "Dogs may ride on a lead."]
+        assert shaped.read("Can I bring my dog on the bus?", [Passage("p", text, 1.0, "Pet policy")]).text == "Dogs may ride on a lead."
+    # One inside a sentence is followed by a lower-case word: no end there.
+    assert split_sentences("Her painting «Who will row home?» was shown in 1921. She died.") == [
+        "Her painting «Who will row home?» was shown in 1921.", "She died."]
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

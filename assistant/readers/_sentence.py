@@ -47,8 +47,12 @@ NOT_FOUND = "I could not find an answer to that in the collection."
 
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit
 # or quote; "e.g. the" and "St. Louis"-style abbreviations mostly survive
-# because the next word is lower case or the split is harmless.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9])")
+# because the next word is lower case or the split is harmless. A question
+# or exclamation in quotes ends one too ("She asked «Who will pay?» The
+# council paid."): unsplit, a document's own question in running text was
+# no sentence of its own (see _asks); one inside a sentence ("«Who will row
+# home?» was shown") is followed by a lower-case word.
+_SENTENCE_END = re.compile(rf"(?:(?<=[.!?])|(?<=[?!][{QUOTES}]))\s+(?=[\"'“‘«„(\[A-Z0-9])")
 # ...except after a title or an initial, which the name they begin follows:
 # "Dr. Ellen Marsh", "St. Louis", "J. R. R. Tolkien". Split there, the reader
 # answered "Who invented the frobnitz?" with "Dr".
@@ -87,6 +91,8 @@ def split_sentences(text: str) -> list[str]:
     ['Ada wrote notes.', 'She died in 1852!', 'Why? e.g. this.']
     >>> split_sentences("It was found by Dr. Ellen Marsh. J. R. R. Tolkien read it.")
     ['It was found by Dr. Ellen Marsh.', 'J. R. R. Tolkien read it.']
+    >>> split_sentences("Pet policy. «Can I bring my dog?» Dogs may. Her song “Why?” was a hit.")
+    ['Pet policy.', '«Can I bring my dog?»', 'Dogs may.', 'Her song “Why?” was a hit.']
     >>> split_sentences("He wrote his Symphony No. 9 there. It was his Op. 95. He left.")
     ['He wrote his Symphony No. 9 there.', 'It was his Op. 95.', 'He left.']
     >>> split_sentences("<H2> Cast </H2> <Ul> <Li> Kevin Kline as Maurice </Li> <Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr>")
