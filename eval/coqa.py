@@ -14,7 +14,8 @@ system says "unknown" to get them right.
 
 Prediction (``--predict OUT``) answers every turn with our pipeline, one
 story at a time: the story is split into passages, retrieval runs inside
-that story only, and the history the rewriter is given is the *gold*
+that story only (BM25, its hits rescored as the app rescores a pasted
+document's), and the history the rewriter is given is the *gold*
 history (earlier questions and their main gold answers, the last
 ``--history-turns`` of them), as the CoQA paper prescribes for evaluation;
 the reader reads the rewritten question.
@@ -62,6 +63,7 @@ from assistant.kernel import (
 from assistant.pipeline import Assistant
 from assistant.readers import READERS, build_reader
 from assistant.retrieval import ChunkRetriever, split_passages
+from eval._qa_run import document_rescorer
 from eval.metrics import exact_match, leave_one_out, token_f1
 from rewriting import REWRITERS, load_rewriter
 
@@ -354,14 +356,21 @@ def _assistant_config(args) -> AssistantConfig:
 
 
 def _assistant_factory(args) -> Callable[[Story], object]:
-    """One rewriter and reader for the run; a retriever per story."""
+    """One rewriter, reader and rescorer for the run; a retriever per story.
+
+    A story is read as the app reads a pasted document: BM25 inside it, its
+    first ``rescore_depth`` hits rescored (:func:`~eval._qa_run.document_rescorer`,
+    the app's one-document rescoring, which known-context evaluation
+    shares), each passage encoded once."""
 
     config = _assistant_config(args)
     reader = build_reader(args.reader)
     rewriter = load_rewriter(args.rewriter)
+    retrieval = RetrieverConfig(k=args.k)
+    rescorer = document_rescorer(retrieval.dense_weight)
 
     def make_assistant(story: Story):
-        return Assistant(rewriter, story_retriever(story, args.passage_words), reader, config, RetrieverConfig(k=args.k))
+        return Assistant(rewriter, story_retriever(story, args.passage_words), reader, config, retrieval, rescorer)
 
     return make_assistant
 

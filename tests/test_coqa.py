@@ -448,3 +448,22 @@ def test_pred_refuses_the_flags_of_predict_that_would_do_nothing(files, capsys):
     assert coqa.main(["--data", str(data), "--pred", str(pred), "--limit", "1", "--reader", "generative"]) == 2
     assert _one_error_line(capsys) == "error: --pred scores the given predictions as they are: leave out --reader, --limit (for --predict)\n"
     assert coqa.main(["--data", str(data), "--pred", str(pred), "--json"]) == 0
+
+
+def test_predict_rescores_a_storys_hits_as_the_app_reads_a_document(monkeypatch, minilm):
+    # eval.coqa read its stories by BM25 alone while the app's document
+    # mode (and eval.qa's known context) rescore a document's hits.
+    import argparse
+
+    from assistant.kernel import RetrieverConfig
+    from assistant.retrieval import DenseRescorer
+    from rewriting import OriginalRewriter
+
+    monkeypatch.setattr(coqa, "build_reader", lambda name: object())
+    monkeypatch.setattr(coqa, "load_rewriter", lambda name: OriginalRewriter())
+    args = argparse.Namespace(**coqa.PREDICT_DEFAULTS, limit=None)
+    story = coqa.Story("s1", "mctest", "Cotton was a white kitten. She lived in a barn.", ("Q",), (("A",),))
+    assistant = coqa._assistant_factory(args)(story)
+    assert isinstance(assistant.rescorer, DenseRescorer)
+    assert assistant.retriever_config.k == 3 and assistant.retriever_config.dense_weight == RetrieverConfig().dense_weight
+    assert [p.id for p in assistant.rescorer.rescore("Where did the kitten live?", assistant.retriever.search("kitten barn", 100), 1)]
