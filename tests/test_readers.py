@@ -550,6 +550,27 @@ def test_a_who_question_is_not_answered_with_a_name_it_already_says():
     assert short_span("name", "Who did Twain meet?", "He met Mark Twain's brother.") == "Mark Twain"
 
 
+@pytest.mark.parametrize("question, sentence, title, name", [
+    # A name sharing a word with the question's is not the question's name.
+    ("Who succeeded Henry VII?", "Henry VIII succeeded Henry VII in 1509 and married Catherine of Aragon.", "", "Henry VIII"),
+    ("Who succeeded Henry VII?", "He succeeded his father Henry VII in 1509 and married Catherine of Aragon.", "Henry VIII", "Henry VIII"),
+    ("Who succeeded Louis XV?", "Louis XVI succeeded Louis XV in 1774, with Marie Antoinette as queen.", "", "Louis XVI"),
+    # What is "named after" someone repeats that one's name.
+    ("Who is the Nobel Prize named for?", "The prize is named for Alfred Nobel, a Swedish chemist from Stockholm.", "", "Alfred Nobel"),
+    ("Who is the Diesel engine named after?", "It is named after Rudolf Diesel, a German engineer born in Paris.", "Diesel engine",
+     "Rudolf Diesel"),
+    ("Who is Washington named after?", "It is named after George Washington, the first President of the United States.",
+     "Washington (state)", "George Washington"),
+    # The question's own name still gives way ("Washington" is George Washington).
+    ("Who was Washington's vice president?", "John Adams served as vice president under George Washington in Philadelphia.", "",
+     "John Adams"),
+    ("Who did John marry?", "John Smith married Mary Smith in Boston.", "", "Mary Smith"),
+    ("Who did Tesla work for?", "He worked for Thomas Edison in New York City.", "Nikola Tesla", "Thomas Edison"),
+])
+def test_only_the_questions_own_name_gives_way(question, sentence, title, name):
+    assert short_span("name", question, sentence, title) == name
+
+
 # "grew by 5,000 to 20,000" read as a range (a measure) or as 5,000 (a count);
 # a question about the change itself keeps it, a range where it rises.
 @pytest.mark.parametrize("question, sentence, span", [

@@ -18,7 +18,7 @@ import re
 from typing import Sequence
 
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
-                      peoples_word, porter_stem, prefix_stem, same_name, tokens)
+                      name_runs, peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
@@ -1729,18 +1729,27 @@ def _spans(matches) -> list[tuple[int, int, str]]:
 # What ends a clause between a span and a word of the question: "moved to
 # Paris in 1902 and died there in 1931" dies in 1931, not in 1902.
 _CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|while|whereas)\s")
+# "Who is the Nobel Prize named for?": the answer repeats the question's name.
+_NAMED_FOR = re.compile(r"\bnamed\s+(?:after|for)\b", re.IGNORECASE)
 
 
 def _names_one_of(name: str, question: str) -> bool:
-    """Whether the question names ``name`` by one of its words ("Twain" of
-    "Mark Twain"): then it asks about that one, not for them.
+    """Whether the question names ``name`` (:func:`same_name` with one of
+    its name runs, "Twain" of "Mark Twain"): then it asks about that one,
+    not for them. A name that only shares a word is another's ("Henry VIII"
+    is not "Henry VII"), and a question for whom something is "named
+    after" or "for" asks for the one whose name it repeats.
 
     >>> _names_one_of("Mark Twain", "Who called Twain the father of American literature?")
     True
     >>> _names_one_of("Mark Twain", "Who wrote Huckleberry Finn?"), _names_one_of("The Beatles", "Who managed the band?")
     (False, False)
+    >>> _names_one_of("Henry VIII", "Who succeeded Henry VII?"), _names_one_of("Alfred Nobel", "Who is the Nobel Prize named for?")
+    (False, False)
     """
-    return bool(set(question_names(question)) & set(tokens(name, "rouge")))
+    if _NAMED_FOR.search(question):
+        return False
+    return any(same_name(" ".join(run), name) for run in name_runs(question))
 
 
 def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: str = "") -> str | None:
