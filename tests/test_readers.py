@@ -612,6 +612,16 @@ def test_only_the_questions_own_name_gives_way(question, sentence, title, name):
     ("How many people live in Tarrow?", "Its population fell by 300 to 9,700 in 2001.", "9,700"),
     ("How much did fees go up?", "Fees went up by 10 to 20 dollars in 2019.", "10 to 20 dollars"),
     ("How far did the temperature drop?", "The temperature dropped by 5 to 10 degrees.", "5 to 10 degrees"),
+    ("How many seats did the party hold?", "The party's seats were reduced by 12 to 40.", "40"),
+    # A question about the change, by any of its verbs, keeps it (a range where it rises).
+    ("How much did inflation increase?", "Inflation rose by 3 to 5 percent in 2019.", "3 to 5 percent"),
+    ("How much were costs reduced?", "Costs were cut by 10 to 15 percent in 2019.", "10 to 15 percent"),
+    ("How much will sea levels rise?", "Sea levels are expected to increase by 30 to 60 centimetres by 2100.", "30 to 60 centimetres"),
+    ("How many members did the club gain?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
+    ("How many members joined the club?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
+    ("How many members signed up?", "Membership went up by 5,000 to 20,000 in 1990.", "5,000"),
+    # Only after a verb of change: a tally is no change.
+    ("How many senators supported the bill?", "The bill passed by 52 to 48 votes.", "52"),
 ])
 def test_a_number_after_by_that_to_another_follows_is_the_change_not_the_level(question, sentence, span):
     assert short_span("number", question, sentence) == span

@@ -426,11 +426,25 @@ _SECOND_UNIT = re.compile(rf"\s+(?:and\s+)?\d+(?:\.\d+)?\s*{_UNIT_WORD}", re.IGN
 _FEET = re.compile(r"(?:ft|feet|foot)$", re.IGNORECASE)
 _INCHES = re.compile(r"\s+\d+(?:\.\d+)?\s*in\b", re.IGNORECASE)
 # A count from one number to another has changed ("rose from 50 to 300"), as
-# has one changed by a number ("grew by 5,000 to 20,000"): no range.
-_FROM = re.compile(r"\b(?:from|by)\s+$", re.IGNORECASE)
-# "grew by 5,000 to 20,000": the change, then the level it reached.
-_BY = re.compile(r"\b([a-z]+)(?:\s+(up|down))?\s+by\s+$", re.IGNORECASE)
+# has one changed by a number ("grew by 5,000 to 20,000"): no range. After a
+# verb of change (a closed list: "passed by 52 to 48 votes" is a tally, "is
+# divided by 3 to get 4" no change), "by 5,000 to 20,000" is the change,
+# then the level it reached.
+_FROM = re.compile(
+    r"\b(?:from|(?:(?P<change>ris(?:e[ns]?|ing)|rose|grows?|grew|grown|growing|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)"
+    r"|falls?|fell|fallen|falling|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cuts?|cutting|climb(?:s|ed|ing)?"
+    r"|shr[iau]nk|shrinks?|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down))\s+)?by)\s+$",
+    re.IGNORECASE,
+)
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
+# A question about the change itself ("How much did inflation increase?",
+# "How many members joined?", "By how much …?") is answered with it, a
+# range where it is one.
+_CHANGE_ASKED = re.compile(
+    r"\bby\s+how\b|\b(?:ris(?:e|en|ing)|rose|grow|grew|increas|decreas|fall|fell|drop|declin|reduc|cut|climb|shr[iau]nk"
+    r"|expand|jump|gain|join|enrol|recruit|hire|lose|lost|add|rais|lower|chang|(?:go(?:es|ne)?|went|sign(?:s|ed)?)\s+(?:up|down))",
+    re.IGNORECASE,
+)
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
     r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
@@ -1809,7 +1823,7 @@ def _rises(first: str, second: str) -> bool:
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
-                asked: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, int, str, int]]:
+                change: bool = False) -> list[tuple[int, int, str, int]]:
     """(start, end, text, end of its number) of each quantity ``numbers``
     (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
     blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
@@ -1817,10 +1831,10 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     (:data:`_UNIT`) and how near it is before (:data:`_APPROXIMATE`). A
     number inside another's range is no quantity of its own. A count that
     goes "from" one number to another has changed (:data:`_FROM`). A
-    number after a verb and "by" with "to" another after it is the change,
-    not the level reached ("grew by 5,000 to 20,000": 20,000), unless the
-    verb is one of ``asked`` (the question's :func:`word_base` words: "How
-    much did fees go up?" keeps "by 10 to 20 dollars" its range).
+    number after a verb of change and "by" with "to" another after it is
+    the change, not the level reached ("grew by 5,000 to 20,000": 20,000),
+    unless the question asks about a ``change`` (:data:`_CHANGE_ASKED`:
+    "How much did fees go up?" keeps "by 10 to 20 dollars" its range).
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
@@ -1830,22 +1844,24 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     >>> s = "He stood 6 ft 2 in tall; the club grew from 50 to 300 members."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     (['6 ft 2 in', '50 to 300'], ['6', '2', '50', '300'])
-    >>> s = "Its membership grew by 5,000 to 20,000, and fees went up by 10 to 20 dollars."
-    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, {"go", "up", "fee"})]
-    ['20,000', '10 to 20 dollars']
+    >>> s = "Its membership grew by 5,000 to 20,000, and the bill passed by 52 to 48 votes."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
+    ['20,000', '52', '48']
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, change=True)]
+    ['5,000 to 20,000', '52', '48']
     """
     found: list[tuple[int, int, str, int]] = []
     for at, number in enumerate(numbers):
         if found and number.start() < found[-1][1]:
             continue
-        by = _BY.search(sentence, 0, number.start())
-        if (by and at + 1 < len(numbers) and _TO.fullmatch(undated, number.end(), numbers[at + 1].start())
-                and not {word_base(w.lower()) for w in by.groups() if w} & asked):
+        changed = _FROM.search(sentence, 0, number.start())
+        if (changed and changed.group("change") and not change and at + 1 < len(numbers)
+                and _TO.fullmatch(undated, number.end(), numbers[at + 1].start())):
             continue
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
         joint = _BETWEEN_AND if between else _RANGE_ON
-        on = None if not measure and _FROM.search(sentence, 0, start) else joint.match(undated, end)
+        on = None if not measure and changed else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
         if other and other.group().strip() and _rises(number.group(), other.group()):
             end = other.end()
@@ -1952,7 +1968,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
-                                 {word_base(word) for word in asked})
+                                 _CHANGE_ASKED.search(question) is not None)
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
