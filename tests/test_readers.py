@@ -533,6 +533,29 @@ def test_a_past_or_ing_form_in_the_sentence_meets_the_questions_base_word(reader
     assert shaped.read("What is Paris's nickname?", [paris]).text.startswith("Nicknamed the City of Light")
 
 
+@pytest.mark.parametrize("question, title, sentence, overlap", [
+    # A name's -ed or -ing is no base word: "Limited", "Manning", "United".
+    ("What is the speed limit?", "Tarrow", "Tarrow Motors Limited builds cars in Tarrow.", 0.0),
+    ("Who was the first man on the moon?", "", "Peyton Manning played quarterback for the Colts.", 0.0),
+    ("What unit of currency does Japan use?", "Japan", "Japan traded with the United States after 1854.", 0.2),
+    # "boring" is not "bore", which listed_word writes as "born"'s "birth".
+    ("Where was Tesla born?", "Nikola Tesla", "Tesla found lectures boring in Graz.", 0.5),
+    # The sentence's first word is still read: "Nicknamed the City of Light".
+    ("What is its nickname?", "", "Nicknamed the City of Light, it grew.", 1.0),
+])
+def test_a_names_ed_or_ing_is_no_base_word(question, title, sentence, overlap):
+    assert term_overlap(question, title, sentence) == pytest.approx(overlap)
+
+
+def test_a_name_ending_in_ed_or_ing_does_not_outread_the_answer(readers):
+    plain, _ = readers
+    limit = Passage("p", "Tarrow Motors Limited builds cars in Tarrow. Drivers there may go at most 50 km/h.", 1.0, "Tarrow")
+    assert plain.read("What is the speed limit?", [limit]).text == "Drivers there may go at most 50 km/h."
+    tesla = Passage("p", "Tesla found lectures boring in Graz. Smiljan was his home village, where his father was a priest.",
+                    1.0, "Nikola Tesla")
+    assert plain.read("Where was Tesla born?", [tesla]).text.startswith("Smiljan")
+
+
 def test_a_who_question_is_not_answered_with_a_name_it_already_says():
     # "He … with William Faulkner calling him …" in Mark Twain's article
     # answered "Who called Twain …?" with the article's subject, the one
