@@ -581,6 +581,7 @@ def test_a_who_question_is_not_answered_with_a_name_it_already_says():
     ('"Where are you going?" Mary asked her brother. He did not answer.',
      ['"Where are you going?" Mary asked her brother.', "He did not answer."]),
     ('"Stop!" Tom shouted at the dog. It ran away.', ['"Stop!" Tom shouted at the dog.', "It ran away."]),
+    ('"Help!" The Beatles sang it in 1965.', ['"Help!" The Beatles sang it in 1965.']),
     # A quoted title inside a sentence ends nothing.
     ('In "Where Is My Mind?" Black Francis sings about diving.', ['In "Where Is My Mind?" Black Francis sings about diving.']),
     ('The film "Who Framed Roger Rabbit?" (1988) won three Oscars.', ['The film "Who Framed Roger Rabbit?" (1988) won three Oscars.']),

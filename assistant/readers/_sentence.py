@@ -57,12 +57,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9]|[‘«„]\s?[A-Z
 # a quoted title sits inside one ('In "Where Is My Mind?" Black Francis
 # sings', 'The film "Who Framed Roger Rabbit?" (1988) won').
 _QUOTED_END = re.compile(rf"(?<=[?!][{QUOTES}])\s+(?=[A-Z])")
-# ...but not before its speaker: '"Where are you going?" Mary asked her brother.'
+# ...but not before its speaker (or singer): '"Where are you going?" Mary asked her brother.'
 _SPEAKER = re.compile(
     r"(?:(?:[A-Z][\w'’.-]*\s+){1,3}|(?:he|she|they|we|I|it)\s+)"
     r"(?:said|says|asked|asks|replied|replies|answered|answers|shouted|shouts|cried|cries|called|calls|whispered|whispers"
     r"|yelled|yells|added|adds|told|tells|exclaimed|exclaims|wondered|wonders|screamed|muttered|responded|insisted|demanded"
-    r"|begged|continued|wrote|writes)\b",
+    r"|begged|continued|wrote|writes|sang|sings)\b",
     re.IGNORECASE,
 )
 # ...except after a title or an initial, which the name they begin follows:
