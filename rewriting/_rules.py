@@ -30,7 +30,7 @@ from typing import Sequence
 
 from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
                               SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs, name_word, name_words, owned_kin,
-                              peoples_word, prefix_stem, same_name, tokens)
+                              peoples_word, prefix_stem, same_name, tokens, without_possessive)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -177,7 +177,7 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
         if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
-            return "the rewrite lost the name " + _without_possessive(word)
+            return "the rewrite lost the name " + without_possessive(word)
     asked = NAME_PIECE.findall(question)
     given = NAME_PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
@@ -228,10 +228,6 @@ def _typed_name(word: str) -> bool:
     return word not in NAME_PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
 
 
-def _without_possessive(name: str) -> str:
-    return re.sub(r"['’]s$|(?<=s)['’]$", "", name)
-
-
 def _person_words(text: str) -> set[str]:
     return name_words(text) - NAME_PARTICLES - _TITLES
 
@@ -255,7 +251,7 @@ def _invented_name(question: str, history: Sequence[str], candidate: str) -> str
     said = {_stem(word) for text in texts for word in name_words(text)}
     for run in runs:
         if not any({_stem(part) for part in name_words(word)} <= said for word in run if word not in NAME_PARTICLES):
-            return "the rewrite put in the name " + re.sub(r"['’]s$", "", " ".join(run)) + ", which the conversation never gave"
+            return "the rewrite put in the name " + without_possessive(" ".join(run)) + ", which the conversation never gave"
     return ""
 
 
@@ -773,7 +769,7 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
         if pronoun is None or not written[r_start][0][:1].isupper():
             continue
         start, end = written[r_start][1], written[r_end - 1][2]
-        name = re.sub(r"['’]s$", "", rewrite[start:end])
+        name = without_possessive(rewrite[start:end])
         gender = _gender_of(name, history)
         if gender not in {"", pronoun}:
             # "Ada Lovelace's father", or "her father" in a history as asked.
@@ -851,7 +847,7 @@ def previous_subject(question: str, history: Sequence[str]) -> str:
     named = _NAMED.fullmatch(latest)
     if kind != "it" and _ASKS_FOR_A_PERSON.match(latest) and not (named and named["defined"]):
         return ""
-    name = _without_possessive(runs.pop())
+    name = without_possessive(runs.pop())
     words = _person_words(name)
     if not words:
         return ""

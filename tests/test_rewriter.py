@@ -251,6 +251,9 @@ _PLANES = ["Which is the biggest commercial plane?", "It carries the most passen
      "the rewrite put in the name Boeing, which the conversation never gave"),
     ("What about her?", ["only one"], "What about Potemkin's wife?",
      "the rewrite put in the name Potemkin, which the conversation never gave"),
+    # The name without its possessive mark, the "s" before it kept (the name's own).
+    ("What about her?", ["only one"], "What was Garth Brooks' best year?",
+     "the rewrite put in the name Garth Brooks, which the conversation never gave"),
     # A name an answer gives, or an earlier question, is the conversation's own.
     ("Who invented it?", ["What is a telephone?", "A device Alexander Graham Bell patented."],
      "Who invented the telephone Alexander Graham Bell patented?", ""),

@@ -39,7 +39,7 @@ from ._errors import (
 )
 from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
-from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word
+from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word, without_possessive
 from ._owners import OWNER_FILE, mark_owner, owner_gone, owner_mark
 from ._partial import PartialOutput
 from ._stats import percentile
@@ -162,4 +162,5 @@ __all__ = [
     "bare_piece",
     "name_word",
     "name_runs",
+    "without_possessive",
 ]

@@ -15,7 +15,8 @@ import re
 
 from ._words import DRIFT_STOPWORDS, NOT_NAMES, name_words
 
-__all__ = ["NAME_PARTICLES", "SHORT_TITLES", "NAME_PIECE", "POSSESSIVE_END", "bare_piece", "name_word", "name_runs"]
+__all__ = ["NAME_PARTICLES", "SHORT_TITLES", "NAME_PIECE", "POSSESSIVE_END", "bare_piece", "name_word", "name_runs",
+           "without_possessive"]
 
 # The particles inside a name ("Leonardo da Vinci", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset("da de del della di du la le van von der bin ibn al".split())
@@ -28,8 +29,10 @@ NAME_PIECE = re.compile(r"\w[\w'’.-]*|[^\w\s]")
 _SENTENCE_END = re.compile(r"[.!?:]$")
 # A title's or an initial's dot ("Mrs. Thatcher", "J. K. Rowling") ends no sentence.
 _ABBREVIATION = re.compile(rf"(?:(?:[A-Z]\.)+|(?:{'|'.join(SHORT_TITLES)})\.)$")
-# A possessive ending a word: "Twain's", "Brooks'".
-POSSESSIVE_END = re.compile(r"(?:['’]s|s['’])$")
+# A possessive ending a word: "Twain's", "Brooks'". It matches the mark
+# alone (the "'" of "Brooks'", not its "s"), so that taking it off leaves
+# the name (:func:`without_possessive`).
+POSSESSIVE_END = re.compile(r"['’]s$|(?<=s)['’]$")
 # The capitalised words that name no one: "The", "When", "I".
 _NO_NAME = NOT_NAMES | DRIFT_STOPWORDS
 
@@ -41,6 +44,16 @@ def bare_piece(piece: str) -> str:
     ('Twain', 'U.S')
     """
     return piece.rstrip(".:")
+
+
+def without_possessive(name: str) -> str:
+    """``name`` without the possessive that ends it: the "'s" of "Twain's",
+    the "'" after the "s" of "Davis'" (whose "s" is the name's own).
+
+    >>> without_possessive("Twain's"), without_possessive("Davis'"), without_possessive("Paris’s"), without_possessive("Davis")
+    ('Twain', 'Davis', 'Paris', 'Davis')
+    """
+    return POSSESSIVE_END.sub("", name)
 
 
 def name_word(word: str) -> bool:

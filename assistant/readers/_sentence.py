@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, POSSESSIVE_END, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop, without_possessive
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     QUOTES,
@@ -152,7 +152,7 @@ def _terms(text: str) -> set[str]:
     >>> _terms("Paris's nickname") & _terms("Paris is called the City of Light")
     {'pari'}
     """
-    words = (POSSESSIVE_END.sub("", w) for w in tokens(text, "term"))
+    words = (without_possessive(w) for w in tokens(text, "term"))
     stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
     return {w for w in stems if w not in READER_STOPWORDS}
 
