@@ -1758,6 +1758,23 @@ def test_a_pronoun_put_in_for_another_name_than_the_previous_questions_subject_g
     assert "Where was Leonardo da Vinci mostly active?" not in picked.alternatives
 
 
+_CURIE = ["Who was Marie Curie?", "She was a physicist and chemist.", "Where was Marie Curie born?", "She was born in Warsaw."]
+
+
+def test_a_relative_of_the_same_surname_put_in_for_the_pronoun_gets_a_second_look(tiny_gpt2):
+    # Another given name before the subject's surname is another person
+    # (her husband), not the subject spelt otherwise: the beams naming her are picked from.
+    _, tok = tiny_gpt2
+    beams = (" What did Pierre Curie discover?", " What did Marie Curie discover?")
+    rewriter = _second_look_rewriter(tok, "What did Pierre Curie discover?", scripted=beams, second_look=2)
+    picked = rewriter.rewrite("What did she discover?", _CURIE)
+    assert rewriter.searched == [(1, 2, False)]
+    assert picked.text == "What did Marie Curie discover?"
+    # Her surname alone is her.
+    alone = _second_look_rewriter(tok, "What did Curie discover?")
+    assert alone.rewrite("What did she discover?", _CURIE) == Rewrite("What did Curie discover?") and alone.searched == []
+
+
 _SOCRATES = ["Who was Socrates?", "He was a Greek philosopher from Athens.", "Where did Socrates teach?", "He taught in Athens."]
 
 
