@@ -124,7 +124,7 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
 # Everest", "the Nile River") name no one by themselves: the model adding or
 # dropping one keeps the name, and one the history wrote beside another name
 # ("President Grant") is not that person's name.
-_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | frozenset("""miss sir dame lord lady saint mount
+_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | frozenset("""miss mme mlle sir dame lord lady saint mount
     king queen prince princess duke duchess emperor empress pope president general captain
     river lake university college cape fort""".split())
 
@@ -753,6 +753,13 @@ def kin_for_pronoun(question: str, history: Sequence[str], rewrite: str) -> str:
     >>> kin_for_pronoun("When did he die?", history[:2] + ["Who was her father?", "I could not find an answer."], "When did Ada Lovelace die?")
     "When did Ada Lovelace's father die?"
 
+    A name whose possessive is a bare "'" (:func:`~assistant.kernel.without_possessive`)
+    is found as the name:
+
+    >>> davis = ["Who was Jefferson Davis?", "He was president of the Confederacy.", "Who was his wife?", "Varina Davis."]
+    >>> kin_for_pronoun("What were her writings?", davis, "What were Jefferson Davis' writings?")
+    "What were Varina Davis's writings?"
+
     The answer's name when it clearly names the kin (:func:`_named_kin`):
 
     >>> kin_for_pronoun("When did he die?", history[:2] + ["Who was her father?", "Her father was the poet Lord Byron."],
@@ -883,8 +890,8 @@ def strays_from(subject: str, question: str, candidate: str) -> bool:
 
     >>> strays_from("Rocky Graz", "When was his next match?", "When was Rocky Graziano's next match?")
     False
-    >>> [strays_from("Marie Curie", "What did she discover?", f"What did {name} discover?") for name in ("Curie", "Pierre Curie")]
-    [False, True]
+    >>> [strays_from("Marie Curie", "What did she discover?", f"What did {name} discover?") for name in ("Curie", "Pierre Curie", "Mme Curie")]
+    [False, True, False]
     """
     written = name_words(candidate)
     words = _person_words(subject)
