@@ -6,7 +6,9 @@ import json
 import os
 import re
 import shutil
+import socket
 import threading
+import time
 import tracemalloc
 import types
 import zlib
@@ -648,21 +650,142 @@ def test_a_rebuild_never_leaves_a_half_removed_index_at_its_path(tiny_index, tmp
 def test_a_rebuild_whose_old_index_cannot_be_marked_still_puts_the_new_one_in_place(tmp_path, monkeypatch, capsys):
     # The old index, renamed aside, was marked before the new one was
     # renamed in: a failed mark (a full disk) left no index at the path,
-    # the new build removed with its staging folder.
+    # the new build removed with its staging folder. The aside folder is
+    # marked before the renames now; its mark is no condition of the swap.
     index_dir = tmp_path / "idx"
     build_index((_passage(n) for n in range(3)), index_dir, progress=False)
-    write_text = Path.write_text
+    write_text, marks = Path.write_text, []
 
     def full_disk_for_the_old_index(self, *args, **kwargs):
-        if self.name == OWNER_FILE and (self.parent / "convqa.json").exists():  # the old index's folder
-            raise OSError(28, "No space left on device", str(self))
+        if self.name == OWNER_FILE:
+            marks.append(self.parent)
+            if len(marks) == 2:  # the staging folder's first, then the old index's
+                raise OSError(28, "No space left on device", str(self))
         return write_text(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", full_disk_for_the_old_index)
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     monkeypatch.undo()
+    assert len(marks) == 2
     assert verify_index(index_dir) == 5
-    assert "could not be removed (No space left on device)" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert capsys.readouterr().err == ""
+
+
+def _in_a_rebuild_s_gap(index_dir: Path, look, monkeypatch) -> None:
+    """``look()`` runs between a rebuild's two renames of ``index_dir``:
+    the old index moved aside, the new one not yet in."""
+    rename = Path.rename
+
+    def renaming(self, target):
+        moved = rename(self, target)
+        if self == index_dir:
+            look()
+        return moved
+
+    monkeypatch.setattr(Path, "rename", renaming)
+
+
+def test_an_index_opened_between_a_rebuild_s_two_renames_waits_for_the_new_one(tmp_path, monkeypatch):
+    # An open between the renames found no index: "No Lucene index at ...
+    # Build it", to a user whose index was being rebuilt.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    in_gap, looked, opened = threading.Event(), threading.Event(), []
+    sleep = time.sleep
+
+    def opener_sleep(seconds):
+        if threading.current_thread() is threading.main_thread():
+            looked.set()  # it found no index and waits: the rebuild goes on
+        sleep(seconds)
+
+    # Safety nets, no timing: each wait ends at once unless the other side broke.
+    _in_a_rebuild_s_gap(index_dir, lambda: (in_gap.set(), looked.wait(timeout=60)), monkeypatch)
+    monkeypatch.setattr(time, "sleep", opener_sleep)
+    builder = threading.Thread(target=lambda: build_index((_passage(n) for n in range(5)), index_dir, progress=False))
+    builder.start()
+    try:
+        assert in_gap.wait(timeout=60)
+        with BM25Retriever.from_index(index_dir) as retriever:
+            opened.append(retriever.size)
+    finally:
+        looked.set()
+        builder.join()
+    assert opened == [5] and looked.is_set()
+
+
+def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, monkeypatch):
+    # Past the wait, the build still running: "being built, try again", not
+    # "Build it" (a second build of the same index beside the running one).
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    caught = []
+
+    def look():
+        clock = [time.monotonic()]
+        with monkeypatch.context() as patch:  # the wait's time passes at once
+            patch.setattr(time, "monotonic", lambda: clock[0])
+            patch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+            with pytest.raises(IndexChangedError) as error:
+                BM25Retriever.from_index(index_dir)
+        caught.append(str(error.value))
+
+    _in_a_rebuild_s_gap(index_dir, look, monkeypatch)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    assert len(caught) == 1
+    assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))} yet: a build of it is running "
+                        f"\\(its files are in {re.escape(str(index_dir))}\\.\\w{{8}}\\); try again when it has finished\\.",
+                        caught[0]), caught[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the old index removed after
+    assert verify_index(index_dir) == 5
+
+
+def test_an_index_whose_build_died_between_its_renames_is_not_found(tmp_path):
+    # A build that died there left its marked folder: no build runs, so the
+    # open does not wait, and says to build the index.
+    index_dir = tmp_path / "idx"
+    aside = tmp_path / "idx.abcd1234"
+    build_index((_passage(n) for n in range(3)), aside / "index", progress=False)
+    (aside / OWNER_FILE).write_text(json.dumps({"pid": 2 ** 22 + 1, "started": "1", "host": socket.gethostname()}))
+    start = time.monotonic()
+    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it"):
+        BM25Retriever.from_index(index_dir)
+    assert time.monotonic() - start < 1
+
+
+@pytest.mark.parametrize("seam, verify", _JAVA_OPENS)
+def test_an_index_deleted_while_java_opens_it_is_not_found(tiny_index, tmp_path, monkeypatch, seam, verify):
+    # Gone after Java's failed open, it read "changed while it was opened
+    # (rebuilt?); try again", and again at every try.
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+
+    def deleting(java_open):
+        shutil.rmtree(index_dir, ignore_errors=True)
+        return java_open()
+
+    _around_java_opens(seam, deleting, monkeypatch)
+    with pytest.raises(IndexNotFoundError) as caught:
+        BM25Retriever.from_index(index_dir, verify=verify)
+    assert not isinstance(caught.value, IndexChangedError)
+    assert str(caught.value).startswith(f"No Lucene index at {index_dir}. Build it with")
+
+
+def test_an_index_deleted_while_it_is_checked_is_not_found(tiny_index, tmp_path, monkeypatch):
+    index_dir = tmp_path / "idx"
+    shutil.copytree(tiny_index, index_dir)
+    real_open = open
+
+    def deleting_open(file, *args, **kwargs):
+        if Path(file).parent == index_dir:
+            shutil.rmtree(index_dir, ignore_errors=True)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", deleting_open)
+    with pytest.raises(IndexNotFoundError) as caught:
+        verify_index(index_dir)
+    assert not isinstance(caught.value, (IndexChangedError, IndexDamagedError))
+    assert str(caught.value).startswith(f"No Lucene index at {index_dir}. Build it with")
 
 
 def test_a_search_goes_on_while_an_index_is_checked(retriever, tiny_index, monkeypatch):

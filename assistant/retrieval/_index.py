@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 from array import array
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -74,7 +74,16 @@ from ._collection import collection_size, checked_passage, default_collection_pa
 from ._dense import VECTORS_FILE
 from ._direct import RAM_BUFFER_MB, as_is, in_indexer_form, index_lines, remember_id
 from ._java import JAVA_LOCK, import_pyserini
-from ._lucene import duplicate_id, existing_index, has_index, index_path, java_exception, open_reader, verify_checksums
+from ._lucene import (
+    build_folder_pattern,
+    duplicate_id,
+    existing_index,
+    has_index,
+    index_path,
+    java_exception,
+    open_reader,
+    verify_checksums,
+)
 
 __all__ = ["build_index", "index_collection", "ensure_index", "verify_index"]
 
@@ -360,25 +369,29 @@ def _replace(index_dir: Path, staging: Path) -> None:
     """Rename ``staging`` into ``index_dir``'s place. An old index there is
     renamed aside first and removed after: removed at its own path, file by
     file, it was a commit whose files were gone to a reader opening it
-    meanwhile, which no check could tell from a damaged index. Marked, the
-    aside folder is a dead build's to the next build, should this process
-    die before it is removed.
+    meanwhile, which no check could tell from a damaged index. The aside
+    folder is marked first (an open between the renames waits for the new
+    index; see :func:`._lucene.existing_index`), so it is a dead build's to
+    the next build, should this process die before it is removed.
 
     The new index is renamed in right after the old one is moved aside:
-    anything between the two renames that failed (the mark's write on a
-    full disk, a Ctrl-C) left no index at the path, the new one removed
-    with its staging folder and the old one under a temporary name. What
-    follows (the mark, the removal) is tidying: a failure there is said on
-    stderr, the index being in place."""
+    anything between the two renames that failed (a Ctrl-C) left no index
+    at the path, the new one removed with its staging folder and the old
+    one under a temporary name. What follows (the removal) is tidying: a
+    failure there is said on stderr, the index being in place."""
     if not index_dir.exists():
         staging.rename(index_dir)
         return
-    # An empty folder is what a folder is renamed onto (POSIX replaces it).
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
-    index_dir.rename(aside)
+    with suppress(OSError):
+        # Marked before the old index goes into it: an open between the two
+        # renames finds no index, and the mark of a running build tells it
+        # to wait for the new one, not that there is none ("build it"). A
+        # mark that cannot be written (a full disk) costs only that.
+        mark_owner(aside)
+    index_dir.rename(aside / "index")
     staging.rename(index_dir)
     try:
-        mark_owner(aside)
         shutil.rmtree(aside)
     except OSError as error:
         print(f"The index at {index_dir} is rebuilt; its old files at {aside} could not be removed "
@@ -414,7 +427,7 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     ours, a staging folder with no mark at all is removed too once nothing
     in it has changed for :data:`UNMARKED_STALE_S`; elsewhere it may be a
     user's own folder, and is kept. Returns them."""
-    pattern = re.compile(re.escape(index_dir.name) + r"\.([a-z0-9_]{8})(\.input\.[a-z0-9_]{8})?")
+    pattern = build_folder_pattern(index_dir)
     try:
         siblings = list(index_dir.parent.iterdir())
     except OSError:

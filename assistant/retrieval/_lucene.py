@@ -7,18 +7,20 @@ Java through pyjnius), so they cost little memory whatever the index's size.
 from __future__ import annotations
 
 import os
+import re
 import struct
+import time
 import zlib
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..kernel import IndexChangedError, IndexDamagedError, IndexNotFoundError
+from ..kernel import IndexChangedError, IndexDamagedError, IndexNotFoundError, owner_gone
 from ._java import import_pyserini
 
 __all__ = [
     "java_exception", "damaged", "index_path", "has_index", "existing_index", "verify_checksums", "duplicate_id",
-    "open_reader", "opened",
+    "open_reader", "opened", "build_folder_pattern",
 ]
 
 _Opened = TypeVar("_Opened")
@@ -83,14 +85,61 @@ def has_index(index_dir: Path) -> bool:
         return False
 
 
+def build_folder_pattern(index_dir: Path) -> re.Pattern:
+    """The names of a build's folders beside ``index_dir`` (``tempfile.mkdtemp``'s
+    ``INDEX.xxxxxxxx``: its staging folder, the old index's aside folder) and
+    of Anserini's input links (``INDEX.xxxxxxxx.input.xxxxxxxx``, group 2)."""
+    return re.compile(re.escape(index_dir.name) + r"\.([a-z0-9_]{8})(\.input\.[a-z0-9_]{8})?")
+
+
+def _running_build(index_dir: Path) -> Path | None:
+    """The folder beside ``index_dir`` of a build of it that runs now (its
+    owner mark's process lives), or None. A rebuild marks the folder the
+    old index goes aside into before it moves it (``_index._replace``)."""
+    pattern = build_folder_pattern(index_dir)
+    try:
+        siblings = sorted(index_dir.parent.iterdir())
+    except OSError:
+        return None
+    for folder in siblings:
+        match = pattern.fullmatch(folder.name)
+        if match and not match.group(2) and owner_gone(folder) is False:
+            return folder
+    return None
+
+
+# How long an open that finds no index waits for a running build to put it
+# in place: a rebuild moves the old index aside, then the new one in (two
+# renames), and an open between them found none.
+REBUILD_WAIT_S = 2.0
+_REBUILD_POLL_S = 0.02
+
+
 def existing_index(index_dir: str | os.PathLike) -> Path:
     """``index_dir`` when it holds an index, else the one
     :class:`~assistant.kernel.IndexNotFoundError` for a missing index,
-    naming the command that builds it (or, for a file, that a folder is wanted)."""
+    naming the command that builds it (or, for a file, that a folder is wanted).
+    While a build of it runs (between a rebuild's two renames, or a first
+    build), it waits up to :data:`REBUILD_WAIT_S` for the index, then says
+    to try again once the build is done (:class:`~assistant.kernel.IndexChangedError`)."""
     path = index_path(index_dir)
     given = bool(str(index_dir).strip())  # "" is the working folder to pathlib
     if given and has_index(path):
         return path
+    building = _running_build(path) if given else None
+    if building is not None:
+        deadline = time.monotonic() + REBUILD_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(_REBUILD_POLL_S)
+            if has_index(path):
+                return path
+        if _running_build(path) is not None:
+            raise IndexChangedError(
+                f"No Lucene index at {path} yet: a build of it is running (its files are in {building}); "
+                "try again when it has finished."
+            )
+        if has_index(path):
+            return path
     if given and path.is_file():
         # Building into a file is refused (assistant.index wants a folder), so
         # the build advice below would lead nowhere.
@@ -146,6 +195,7 @@ def verify_checksums(index_dir: str | Path, lock: AbstractContextManager) -> int
         # A rebuild replaced the folder (or committed anew) after Lucene
         # listed its files: what was read, failing or not, was partly the
         # old index, gone (a file of the same name may be the new one's).
+        _still_there(index_dir)
     raise _changed(index_dir, "checked")
 
 
@@ -185,7 +235,16 @@ def opened(index_dir: str | Path, lock: AbstractContextManager, java_open: Calla
         # during the first open is no reason to say "try again".
         if after == before and before is not None and any(name.startswith("segments_") for name in before[-1]):
             raise damaged(index_dir, failure)
+        _still_there(index_dir)
     raise _changed(index_dir, "opened")
+
+
+def _still_there(index_dir: str | Path) -> None:
+    """Before an open or check is tried again: an index deleted meanwhile
+    is not found (build it), not "changed, try again"; one a rebuild is
+    putting in place is waited for (:func:`existing_index`)."""
+    if _listing(index_dir) is None:
+        existing_index(index_dir)
 
 
 def _listing(folder: str | Path) -> tuple[int, int, int, frozenset[str]] | None:
