@@ -153,7 +153,8 @@ class QAWorker:
         s = self.settings
         results = run_turns(
             [turn_from_json(t) for t in chunk], s["setting"], self.readers, rewriter=self.rewriter,
-            retriever=self.retriever, rescorer=self.rescorer, read_k=s["read_k"], search_threads=s["search_threads"],
+            retriever=self.retriever, rescorer=self.rescorer, rescore_depth=s["rescore_depth"], read_k=s["read_k"],
+            search_threads=s["search_threads"],
             check_index=False,  # qa_on_ray checks every turn's Truth_passages, not a chunk's
         )
         return [result_to_json(r) for r in results]

@@ -14,6 +14,7 @@ from assistant.kernel import (
     InvalidInputError,
     Passage,
     ReaderConfig,
+    RetrieverConfig,
     percentile,
 )
 from assistant.readers import GenerativeReader, SentenceReader, build_reader
@@ -101,6 +102,7 @@ def run_turns(
     retriever=None,
     rescorer=None,
     depth: int = 100,
+    rescore_depth: int = RetrieverConfig.rescore_depth,
     read_k: int = 5,
     search_threads: int = SEARCH_THREADS,
     progress: Callable = lambda iterable, **_: iterable,
@@ -113,8 +115,10 @@ def run_turns(
     search (``search_threads`` Lucene threads), each query's results as its
     own search gives them; with ``rescorer`` (an
     :class:`assistant.retrieval.Rescorer`, as the app's ``dense_weight``
-    builds), each turn's hits are reordered for its query as the app does;
-    each reader reads the first ``read_k``.
+    builds), each turn's hits are reordered for its query as the app does:
+    BM25's first ``max(read_k, rescore_depth)`` (the app's ``rescore_depth``,
+    ``CONVQA_RESCORE_DEPTH``; a known-context turn's document's hits too),
+    ahead of the rest in BM25's order; each reader reads the first ``read_k``.
 
     ``check_index=False``: ``turns`` are a chunk of a larger run (on Ray),
     which :func:`check_gold_in_index` checks whole, so a chunk whose
@@ -125,9 +129,11 @@ def run_turns(
     if check_index:
         check_gold_in_index(turns, setting, retriever)
     queries = [_query(turn, setting, rewriter) for turn in progress(turns, desc=f"{setting}: queries", unit="turn")]
-    found = search_all(retriever, queries, depth, search_threads) if setting != "known-context" else [[] for _ in turns]
+    pool = max(read_k, rescore_depth)  # Assistant.answer's max(k, rescore_depth)
+    searched = max(depth, pool) if rescorer is not None else depth
+    found = search_all(retriever, queries, searched, search_threads) if setting != "known-context" else [[] for _ in turns]
     if rescorer is not None and setting != "known-context":
-        found = [rescorer.rescore(query, hits, depth) for query, hits in zip(queries, found)]
+        found = [(rescorer.rescore(query, hits[:pool], pool) + hits[pool:])[:depth] for query, hits in zip(queries, found)]
     results = []
     for turn, query, retrieved in progress(zip(turns, queries, found), total=len(turns), desc=setting, unit="turn"):
         upper = (None, None)
@@ -136,7 +142,7 @@ def run_turns(
         if setting == "known-context":
             if turn.context:
                 # An empty query (retrievers refuse it) reads the context's first passages.
-                passages = document_passages(turn.context, query, read_k, rescorer, depth) or list(turn.context[:read_k])
+                passages = document_passages(turn.context, query, read_k, rescorer, rescore_depth) or list(turn.context[:read_k])
             else:  # Truth_passages (check_turns)
                 passages = retriever.documents(list(turn.gold_ids))
                 held = {p.id for p in passages}
@@ -163,7 +169,8 @@ def run_turns(
     return results
 
 
-def document_passages(context: Sequence[Passage], query: str, read_k: int, rescorer=None, depth: int = 100) -> list[Passage]:
+def document_passages(context: Sequence[Passage], query: str, read_k: int, rescorer=None,
+                      depth: int = RetrieverConfig.rescore_depth) -> list[Passage]:
     """The ``read_k`` passages of one document (a known-context turn's) the
     reader gets for ``query``: BM25's hits inside it
     (:class:`~assistant.retrieval.ChunkRetriever`), its first ``depth`` (at
@@ -178,10 +185,9 @@ def document_passages(context: Sequence[Passage], query: str, read_k: int, resco
     retriever = ChunkRetriever(context)
     if rescorer is None:
         return retriever.search(query, read_k)
-    # As deep as the app rescores a source's hits with the default
-    # rescore_depth (Assistant.answer: max(k, rescore_depth); ``depth`` is
-    # that default here), so that this setting measures what a pasted
-    # document gets; a CONVQA_RESCORE_DEPTH does not reach it.
+    # As deep as the app rescores a source's hits (Assistant.answer:
+    # max(k, rescore_depth); ``depth`` is the rescore_depth), so that this
+    # setting measures what a pasted document gets.
     return rescorer.rescore(query, retriever.search(query, max(read_k, depth)), read_k)
 
 

@@ -26,7 +26,7 @@ Settings, as in the QReCC paper:
   retrieving: the ``Truth_passages`` (looked up in the index) or, for
   MultiDoc2Dial, the passages of the conversation's own documents, ranked
   for the query by BM25 among themselves and rescored as the index's hits
-  are (``CONVQA_DENSE_WEIGHT``).
+  are (``CONVQA_DENSE_WEIGHT``, ``CONVQA_RESCORE_DEPTH``).
 
 Metrics are QReCC's (``ml-qrecc/utils``): SQuAD-normalised F1 and EM of the
 answer against the one gold answer (a reader that finds nothing answers "",
@@ -208,7 +208,8 @@ def _main(argv: Sequence[str] | None) -> int:
                     "rewriter": args.rewriter if uses_rewriter else None, "reader": args.reader, "mus": mus,
                     "reader_config": dataclasses.asdict(reading),
                     "read_k": args.read_k, "search_threads": args.search_threads,
-                    "dense_weight": retrieval.dense_weight, "bm25": (retrieval.bm25_k1, retrieval.bm25_b)}
+                    "dense_weight": retrieval.dense_weight, "rescore_depth": retrieval.rescore_depth,
+                    "bm25": (retrieval.bm25_k1, retrieval.bm25_b)}
         if needs_index and retrieval.dense_weight > 0 and args.setting != "known-context" and Path(args.index).is_dir():
             # Encoded here once, with progress, and kept with the index: each
             # worker then reads them instead of encoding them all itself. (An
@@ -234,7 +235,8 @@ def _main(argv: Sequence[str] | None) -> int:
         readers = build_readers(args.reader, mus, reading)
         start = time.perf_counter()
         results = run_turns(
-            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, rescorer=rescorer, read_k=args.read_k,
+            turns, args.setting, readers, rewriter=rewriter, retriever=retriever, rescorer=rescorer,
+            rescore_depth=retrieval.rescore_depth, read_k=args.read_k,
             search_threads=args.search_threads, progress=lambda it, **kw: tqdm(it, file=sys.stderr, **kw),
         )
     elapsed = time.perf_counter() - start

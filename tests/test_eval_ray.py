@@ -326,3 +326,42 @@ def test_a_worker_s_index_errors_each_get_their_own_advice(qrecc_file, tiny_inde
     monkeypatch.setattr("pyserini.search.lucene.LuceneSearcher", rebuilt_while_opened)
     changed = _worker_error(capsys, qrecc_file, index_dir, monkeypatch)
     assert changed == f"error: the index at {index_dir} changed while it was opened (rebuilt?); try again"
+
+
+@pytest.mark.parametrize("ray", [False, True])
+def test_known_context_rescores_a_document_as_deep_as_convqa_rescore_depth(tmp_path, monkeypatch, capsys, ray):
+    # eval.qa rescored a document's first 100 hits (the setting's default)
+    # whatever CONVQA_RESCORE_DEPTH the app was given, in one process and
+    # on Ray's workers alike: the setting measured what no app served.
+    from assistant.kernel import Answer
+    from assistant.retrieval import DenseRescorer
+    from eval import qa
+
+    class FirstPassage:
+        def read(self, question, passages):
+            return Answer(passages[0].text if passages else "", 1.0, found=bool(passages))
+
+    pools = []
+
+    class Spy:
+        def rescore(self, question, passages, k, alternatives=()):
+            pools.append(len(passages))
+            return list(passages)[:k]
+
+    page = ("Beauty and the Beast ( 2017 film ) - wikipedia <H1> Beauty and the Beast ( 2017 film ) </H1> "
+            + "<P> The film was released in March . </P> " * 200)
+    path = tmp_path / "nq.jsonl"
+    path.write_text(json.dumps({"input": page, "instructions": ["when was the film released"],
+                                "outputs": ["March"]}) + "\n")
+    monkeypatch.setattr(DenseRescorer, "for_document", classmethod(lambda cls, *args, **kwargs: Spy()))
+    monkeypatch.setattr(qa, "build_readers", lambda *args, **kwargs: [FirstPassage()])
+    monkeypatch.setattr("rewriting.map_on_ray", _on_workers_here)
+    flags = ["--data", str(path), "--setting", "known-context", "--read-k", "1", "--rewriter", "original", "--json",
+             *(["--ray", "--actors", "1"] if ray else [])]
+    assert qa.main(flags) == 0
+    assert pools and pools[0] > 2  # the default's depth: every hit of this page
+    pools.clear()
+    monkeypatch.setenv("CONVQA_RESCORE_DEPTH", "2")
+    assert qa.main(flags) == 0
+    assert pools == [2]
+    capsys.readouterr()

@@ -171,6 +171,29 @@ def test_a_rescorer_reorders_each_turns_hits_for_its_query(qrecc_file, retriever
     assert any(len(r.retrieved) > 1 for r in plain)
 
 
+def test_the_rescoring_reorders_as_many_hits_as_the_app_s_rescore_depth(qrecc_file, retriever):
+    # The app rescores BM25's first max(k, rescore_depth) hits; eval
+    # rescored its whole depth (100) whatever the rescore_depth.
+    turns = qa.load_qrecc(qrecc_file)
+
+    class Reversed:
+        def __init__(self):
+            self.calls = []
+
+        def rescore(self, question, passages, k, alternatives=()):
+            self.calls.append((len(passages), k))
+            return list(reversed(passages))[:k]
+
+    plain = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
+    spy = Reversed()
+    rescored = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, rescorer=spy,
+                            rescore_depth=1, read_k=1)
+    assert {call[1] for call in spy.calls} == {1} and {call[0] for call in spy.calls} <= {0, 1}
+    # The rescored first one (alone, as it was), then BM25's order: not the whole depth reversed.
+    assert [r.retrieved for r in rescored] == [r.retrieved for r in plain]
+    assert any(len(r.retrieved) > 1 for r in plain)
+
+
 def test_human_rewrite_uses_the_gold_rewrite_and_needs_one(qrecc_file, md2d_file, retriever):
     turns = qa.load_qrecc(qrecc_file)
     results = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
@@ -229,7 +252,8 @@ def test_known_context_rescores_a_documents_hits_as_deep_as_the_app_does(minilm)
     )
     turn = qa.QATurn("c", 1, "who plays the beast in beauty and the beast", (), "", context=page)
     rescorer = qa.document_rescorer(0.9, minilm)
-    handed = [qa.run_turns([turn], "known-context", [ReadIds()], rescorer=rescorer, read_k=1, depth=depth)[0].answers[0]
+    handed = [qa.run_turns([turn], "known-context", [ReadIds()], rescorer=rescorer, read_k=1,
+                           rescore_depth=depth)[0].answers[0]
               for depth in (1, 100)]
     assert handed == ["d_p0", "d_p1"]  # BM25's first hit alone is all a depth of 1 rescores
 
