@@ -318,19 +318,31 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None], *, kept_s: floa
     def send_message(event, event_message) -> None:
         if event.alive and isinstance(event_message, server_messages.ProcessCompletedMessage):
             ended.add(event)
+            unread = queue.pending_event_ids_session
+            if len(unread) > 2 * queue.pending_messages_per_session.max_size:
+                # A session whose stream never opened (a script that joins and
+                # never reads) kept its events' ids in Gradio's plain dict for
+                # good; its messages are in an LRU cache of max_size sessions,
+                # and once they are pushed out no stream can deliver them (its
+                # /queue/data is a 404). Checked past twice the cap, so that
+                # the look over every session is rare.
+                for session_hash in [hashed for hashed in unread if hashed not in queue.pending_messages_per_session]:
+                    del unread[session_hash]
         send(event, event_message)
 
     queue.send_message = send_message
 
-    def forget(session_hash: str, ids: set[str]) -> None:
+    def discard(session_hash: str, ids: set[str], books: tuple[dict[str, set[str]], ...]) -> None:
         # Gradio's pending_event_ids_session is a plain dict: a session's
         # ids no stream delivers stayed there for the server's life.
-        ids &= put_back.get(session_hash, set())
-        for held in (put_back, queue.pending_event_ids_session):
+        for held in books:
             if session_hash in held:
                 held[session_hash] -= ids
                 if not held[session_hash]:
                     del held[session_hash]
+
+    def forget(session_hash: str, ids: set[str]) -> None:
+        discard(session_hash, ids & put_back.get(session_hash, set()), (put_back, queue.pending_event_ids_session))
 
     async def clean_events(*, session_hash: str | None = None, event_id: str | None = None) -> None:
         # Before the first await: on a cancelled stream, the await after
@@ -362,11 +374,22 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None], *, kept_s: floa
     async def stream_closed(*, session_hash: str | None = None, event_id: str | None = None) -> None:
         # Gradio calls it at a stream's close: the ends drop_page put in line
         # for that session go unread (a tab whose heartbeat closed first).
+        # So do the ends of the session's events running now: Gradio's
+        # cleanup marks them dead (a dead event is sent nothing) and forgets
+        # the ids of those waiting in line alone, so each running one's id
+        # (a page's turn under way as its tab closed) stayed for good.
+        running: dict[str, set[str]] = {}
+        for job in list(queue.active_jobs):
+            for event in job or ():
+                if event.alive and (event.session_hash == session_hash or event._id == event_id):
+                    running.setdefault(event.session_hash, set()).add(event._id)
         try:
             await clean_events(session_hash=session_hash, event_id=event_id)
         finally:
             if session_hash is not None:
                 forget(session_hash, set(put_back.get(session_hash, ())))
+            for hashed, ids in running.items():
+                discard(hashed, ids, (queue.pending_event_ids_session,))
 
     queue.clean_events = stream_closed
 
@@ -461,6 +484,9 @@ def check_gradio(demo: gr.Blocks | None = None) -> None:
     need(getattr(demo, "_queue", None), "Blocks._queue", "event_queue_per_concurrency_id", "active_jobs",
          "get_events", "max_size", "clean_events", "send_message", "_asyncio_tasks", "pending_messages_per_session",
          "pending_event_ids_session")
+    # stop_when_gone bounds the ids by the cap of the messages' cache.
+    need(getattr(getattr(demo, "_queue", None), "pending_messages_per_session", None),
+         "Blocks._queue.pending_messages_per_session", "max_size")
     completed = getattr(server_messages, "ProcessCompletedMessage", None)
     if not {"output", "success", "event_id"} <= set(getattr(completed, "model_fields", ())):
         missing.append("gradio.server_messages.ProcessCompletedMessage(output=..., success=..., event_id=...)")

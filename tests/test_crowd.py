@@ -1357,3 +1357,86 @@ def test_a_gradio_without_the_internals_the_server_fits_into_is_refused_at_start
     monkeypatch.setattr(pipeline, "build_assistant", models)
     assert app.main(["--port", "7999"]) == 2  # before any model loads: one line
     assert capsys.readouterr().err.startswith(f"error: gradio {gradio.__version__} lacks what server.py fits")
+
+
+def test_a_stream_closed_while_its_event_runs_leaves_no_id_of_it():
+    # A tab closed mid-turn: Gradio's cleanup at its stream's close marks
+    # the running event dead (sent nothing after) and forgets only the ids
+    # of events waiting in line, so the running one's id stayed in Gradio's
+    # plain dict for the server's life, one per page closed so.
+    import httpx
+
+    release = threading.Event()
+
+    def held(text):
+        release.wait(60)
+        return text
+
+    import json
+
+    demo, url, left, loops = _gone_page_served(held)
+    queue = demo._queue
+    try:
+        with httpx.Client(timeout=60) as http:
+            joined = http.post(url + "gradio_api/queue/join", json={"data": ["x"], "fn_index": 0, "session_hash": "page"})
+            assert joined.status_code == 200, joined.text
+            with http.stream("GET", url + "gradio_api/queue/data", params={"session_hash": "page"}) as stream:
+                for line in stream.iter_lines():
+                    if line.startswith("data:") and json.loads(line[5:])["msg"] == "process_starts":
+                        break  # the stream closes here, its event running
+            assert _flood_in_queue(demo, "page") == (1, 0)
+        _until(lambda: loops, "the stream's close was never heard")  # stop_when_gone's gone, in its cleanup
+        _until(lambda: "page" not in queue.pending_event_ids_session, "the running event's id stayed")
+        release.set()
+        _until(lambda: _flood_in_queue(demo, "page") == (0, 0), "the event never ended")
+        assert "page" not in queue.pending_event_ids_session and "page" not in queue.pending_messages_per_session
+    finally:
+        release.set()
+        demo.close()
+
+
+def test_a_stream_that_never_opens_keeps_its_messages_in_gradio_s_capped_cache():
+    # Not ours to bound: a client that joins the queue and never reads its
+    # stream (a script; a tab whose stream's request never arrived) has its
+    # events' messages kept in Gradio's pending_messages_per_session, an
+    # LRUCache of 2000 sessions. Each event of it leaves its own few
+    # messages there (its start and its end, at most three); the oldest
+    # session's go when a newer one joins past the cap, and every session's
+    # at the server's stop. Pinned so that a Gradio that changes the cap
+    # (or drops it) is seen. Its events' ids, in Gradio's plain dict, are
+    # ours to bound: stop_when_gone forgets those of sessions pushed out of
+    # the cache (no stream can deliver them) once twice the cap are held.
+    import httpx
+    from gradio import utils as gradio_utils
+
+    demo, url, left, loops = _gone_page_served(lambda text: text)
+    queue = demo._queue
+    try:
+        cache = queue.pending_messages_per_session
+        assert isinstance(cache, gradio_utils.LRUCache) and cache.max_size == 2000
+        with httpx.Client(timeout=60) as http:
+            for _ in range(2):
+                joined = http.post(url + "gradio_api/queue/join",
+                                   json={"data": ["x"], "fn_index": 0, "session_hash": "never-read"})
+                assert joined.status_code == 200, joined.text
+            _until(lambda: _flood_in_queue(demo, "never-read") == (0, 0) and not queue.active_jobs[0], "never ran")
+        kinds = [message.msg for message in list(cache["never-read"]._queue)]
+        assert kinds.count("process_completed") == 2 and len(kinds) <= 2 * 3, kinds
+        assert len(queue.pending_event_ids_session["never-read"]) == 2  # delivered by no stream
+
+        # The cap: newer sessions push the oldest out, messages and all.
+        for number in range(cache.max_size):
+            cache[f"newer-{number}"] = None
+        assert "never-read" not in cache and len(cache) == cache.max_size
+        cache.clear()
+        # Their ids: kept till twice the cap, then those of sessions no longer in the cache are forgotten.
+        ids = queue.pending_event_ids_session
+        ids.update({f"pushed-out-{number}": {f"id-{number}"} for number in range(2 * cache.max_size)})
+        with httpx.Client(timeout=60) as http:
+            for page in ("read-later", "one-more"):
+                joined = http.post(url + "gradio_api/queue/join", json={"data": ["x"], "fn_index": 0, "session_hash": page})
+                assert joined.status_code == 200, joined.text
+                _until(lambda: _flood_in_queue(demo, page) == (0, 0) and not queue.active_jobs[0], "never ran")
+        assert sorted(ids) == ["one-more", "read-later"]  # in the cache: a stream may still read them
+    finally:
+        demo.close()
