@@ -11,6 +11,8 @@ import contextlib
 import json
 import os
 import re
+import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -47,9 +49,19 @@ def browser_context(browser, **options):
         context.close()
 
 
+# Each page's requests to Gradio's queue under way: its joins and its event stream.
+_QUEUE_CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def open_in(context, url):
     """A new tab of ``context`` on the app, once its question box is there."""
     page = context.new_page()
+    calls: set = set()
+    _QUEUE_CALLS[page] = calls
+    page.on("request", lambda request: "/gradio_api/queue/" in request.url and calls.add(request))
+    page.on("requestfinished", lambda request: calls.discard(request))
+    # The page aborts its event stream once told it is closed.
+    page.on("requestfailed", lambda request: calls.discard(request))
     page.goto(url)
     page.wait_for_selector("#question textarea")
     return page
@@ -79,6 +91,20 @@ def ask(page, question):
     page.wait_for_function(
         "n => document.querySelectorAll('#chat .cqa-answer').length > n", arg=before, timeout=TIMEOUT_MS
     )
+
+
+def settled(page):
+    """Wait till no queued event of ``page`` is under way: its event stream
+    closed, no join pending. A turn's answer is drawn before its event
+    ends; Gradio's page, sending another event meanwhile (a click's select),
+    reads that event's outcome on the stream already open, unless the
+    server has closed it just then, its own events all ended: the page,
+    told so after it sent the new event, reads no more, and that
+    event's outcome is never drawn."""
+    calls, deadline = _QUEUE_CALLS[page], time.monotonic() + TIMEOUT_MS / 1000
+    while calls:
+        assert time.monotonic() < deadline, f"the page's queued events never ended: {[c.url for c in calls]}"
+        page.wait_for_timeout(20)  # Playwright delivers the page's network events meanwhile
 
 
 def status_text(page, pattern):
@@ -125,7 +151,9 @@ def test_three_turns_show_rewrites_answers_and_sources(open_page):
     timings.locator("summary").click()
     assert re.match(r"rewrite \d+ ms · retrieve \d+ ms · read [\d,]+ ms · total [\d,]+ ms", timings.locator("p").inner_text())
     shoot(page, "chat")
-    # Clicking a turn points the correction box at it.
+    # Clicking a turn points the correction box at it. Clicked as the
+    # third turn's event ended, its selection was once never drawn.
+    settled(page)
     page.locator("#chat [data-testid='user']").first.click()
     status_text(page, "Turn 1 selected")
     assert page.locator("#correction textarea").input_value() == ADA
@@ -133,10 +161,12 @@ def test_three_turns_show_rewrites_answers_and_sources(open_page):
     question = page.locator("#chat [data-testid='user']").nth(1)
     question.focus()
     assert question.evaluate("e => e === document.activeElement")
+    settled(page)  # the first selection's event too
     question.press("Enter")
     status_text(page, "Turn 2 selected")
     assert page.locator("#correction textarea").input_value() == "What did she write about?"
     # Export: a QReCC-layout JSON file to download.
+    settled(page)
     page.click("#export")
     status_text(page, "Exported 3 turns")
     assert re.search(r"conversation-\w+-1\s*\.json", page.locator("#export-file").inner_text())
