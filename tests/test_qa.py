@@ -151,17 +151,19 @@ def test_end_to_end_metrics_by_hand(qrecc_file, retriever):
     assert summary["n"] == 3 and summary["read_ms_median"] >= 0
 
 
+class Reversed:
+    """A stand-in rescorer: the hits in reverse, each call (question, hits, k) noted."""
+
+    def __init__(self):
+        self.calls = []
+
+    def rescore(self, question, passages, k, alternatives=()):
+        self.calls.append((question, len(passages), k))
+        return list(reversed(passages))[:k]
+
+
 def test_a_rescorer_reorders_each_turns_hits_for_its_query(qrecc_file, retriever):
     turns = qa.load_qrecc(qrecc_file)
-
-    class Reversed:
-        def __init__(self):
-            self.calls = []
-
-        def rescore(self, question, passages, k, alternatives=()):
-            self.calls.append((question, len(passages), k))
-            return list(reversed(passages))[:k]
-
     plain = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
     spy = Reversed()
     rescored = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, rescorer=spy)
@@ -175,20 +177,11 @@ def test_the_rescoring_reorders_as_many_hits_as_the_app_s_rescore_depth(qrecc_fi
     # The app rescores BM25's first max(k, rescore_depth) hits; eval
     # rescored its whole depth (100) whatever the rescore_depth.
     turns = qa.load_qrecc(qrecc_file)
-
-    class Reversed:
-        def __init__(self):
-            self.calls = []
-
-        def rescore(self, question, passages, k, alternatives=()):
-            self.calls.append((len(passages), k))
-            return list(reversed(passages))[:k]
-
     plain = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
     spy = Reversed()
     rescored = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, rescorer=spy,
                             rescore_depth=1, read_k=1)
-    assert {call[1] for call in spy.calls} == {1} and {call[0] for call in spy.calls} <= {0, 1}
+    assert {call[2] for call in spy.calls} == {1} and {call[1] for call in spy.calls} <= {0, 1}
     # The rescored first one (alone, as it was), then BM25's order: not the whole depth reversed.
     assert [r.retrieved for r in rescored] == [r.retrieved for r in plain]
     assert any(len(r.retrieved) > 1 for r in plain)
