@@ -666,7 +666,7 @@ def test_a_rebuild_whose_old_index_cannot_be_marked_still_puts_the_new_one_in_pl
     monkeypatch.setattr(Path, "write_text", full_disk_for_the_old_index)
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     monkeypatch.undo()
-    assert len(marks) == 2
+    assert len(marks) == 3  # and the old index's folder marked finished after the renames
     assert verify_index(index_dir) == 5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
     assert capsys.readouterr().err == ""
@@ -734,10 +734,61 @@ def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, 
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     assert len(caught) == 1
     assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))} yet: a build of it is running "
-                        f"\\(its files are in {re.escape(str(index_dir))}\\.\\w{{8}}\\); try again when it has finished\\.",
+                        f"\\(the folder {re.escape(str(index_dir))}\\.\\w{{8}} is a live process's build\\); "
+                        "try again when it has finished, or, if no build runs, delete that folder\\.",
                         caught[0]), caught[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the old index removed after
     assert verify_index(index_dir) == 5
+
+
+def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tmp_path, monkeypatch, capsys):
+    # The old index's folder, marked as this (living) process's build, could
+    # not be removed (NFS's .nfsXXXX files, EACCES): once the index was
+    # deleted, every open in this process waited and said "a build of it is
+    # running" while none ran. The folder is marked finished after the
+    # renames: the open says "Build it" at once, and the next build removes it.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    rmtree = shutil.rmtree
+
+    def refusing(path, *args, **kwargs):
+        if Path(path).parent == tmp_path and Path(path).name.startswith("idx.") and not kwargs.get("ignore_errors"):
+            raise OSError(39, "Directory not empty", str(path))
+        return rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", refusing)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    monkeypatch.undo()
+    (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
+    said = capsys.readouterr().err
+    shutil.rmtree(index_dir)
+    start = time.monotonic()
+    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it") as caught:
+        BM25Retriever.from_index(index_dir)
+    assert not isinstance(caught.value, IndexChangedError)
+    assert time.monotonic() - start < 1
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert re.fullmatch(f"The index at {re.escape(str(index_dir))} is rebuilt; its old files at {re.escape(str(aside))} "
+                        "could not be removed \\(Directory not empty\\): a later build of it removes them, or delete "
+                        "that folder\\.\n", said)
+
+
+def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_written(tmp_path, monkeypatch):
+    from assistant.kernel import mark_finished, mark_owner, owner_gone
+
+    mark_owner(tmp_path)
+    assert owner_gone(tmp_path) is False  # this process runs
+    assert mark_finished(tmp_path) is True and owner_gone(tmp_path) is True
+    mark_owner(tmp_path)
+
+    def refused(self, *args, **kwargs):
+        raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", refused)
+    assert mark_finished(tmp_path) is False
+    monkeypatch.undo()
+    assert not (tmp_path / OWNER_FILE).exists() and owner_gone(tmp_path) is None  # no live process's folder
 
 
 def test_an_index_whose_build_died_between_its_renames_is_not_found(tmp_path):

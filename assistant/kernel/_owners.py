@@ -5,7 +5,9 @@ session's uploads index) stays behind when the process is killed (SIGKILL, a
 machine's stop, the out-of-memory killer), and its cleanup never runs. Marked
 with its owner, it can be told apart by the next process: a dead owner's
 folder is removed, a live one's kept, as several processes may share one
-cache folder (two servers, tests).
+cache folder (two servers, tests). A process done with a folder it could not
+remove (a rebuild's old index, its removal refused) marks it finished: it is
+then a dead owner's folder, though that process runs on.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import socket
 from pathlib import Path
 
-__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "owner_gone"]
+__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "mark_finished", "owner_gone"]
 
 # The mark's file inside a marked folder.
 OWNER_FILE = "convqa-owner.json"
@@ -33,16 +35,37 @@ def mark_owner(folder: str | os.PathLike) -> None:
     (Path(folder) / OWNER_FILE).write_text(json.dumps(owner_mark()), encoding="utf-8")
 
 
+def mark_finished(folder: str | os.PathLike) -> bool:
+    """Mark ``folder`` as no longer in use by this process (which may live
+    on): :func:`owner_gone` says True of it from now. Whether the mark was
+    written; when it could not be (a full disk), the mark is removed if it
+    can be, so that the folder is not taken for a live process's either."""
+    path = Path(folder) / OWNER_FILE
+    try:
+        path.write_text(json.dumps({**owner_mark(), "finished": True}), encoding="utf-8")
+        return True
+    except OSError:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return False
+
+
 def owner_gone(folder: str | os.PathLike) -> bool | None:
     """True when the process that marked ``folder`` has stopped (its pid
-    runs no more, or another process has it now); False while it runs; None
+    runs no more, or another process has it now) or has marked it finished
+    (:func:`mark_finished`); False while it runs and uses it; None
     when that cannot be told: no mark or a broken one (a folder made before
     marks, or one just being made), another host's, or no start to compare."""
     try:
         owner = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
         pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
-    except (OSError, ValueError, TypeError, KeyError):
+        finished = owner.get("finished") is True
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
+    if finished:
+        return True
     if host != socket.gethostname():
         return None  # its pids are not ours
     now = _process_start(pid)

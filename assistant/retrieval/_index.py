@@ -66,6 +66,7 @@ from ..kernel import (
     default_index_dir,
     json_lines,
     json_lines_with_text,
+    mark_finished,
     mark_owner,
     output_path,
     owner_gone,
@@ -371,8 +372,9 @@ def _replace(index_dir: Path, staging: Path) -> None:
     file, it was a commit whose files were gone to a reader opening it
     meanwhile, which no check could tell from a damaged index. The aside
     folder is marked first (an open between the renames waits for the new
-    index; see :func:`._lucene.existing_index`), so it is a dead build's to
-    the next build, should this process die before it is removed.
+    index; see :func:`._lucene.existing_index`), and marked finished after
+    them: it is a dead build's to the next build, which removes it, should
+    it stay (its removal refused, or this process killed).
 
     The new index is renamed in right after the old one is moved aside:
     anything between the two renames that failed (a Ctrl-C) left no index
@@ -390,12 +392,20 @@ def _replace(index_dir: Path, staging: Path) -> None:
         # mark that cannot be written (a full disk) costs only that.
         mark_owner(aside)
     index_dir.rename(aside / "index")
-    staging.rename(index_dir)
+    try:
+        staging.rename(index_dir)
+    finally:
+        # The renames are over (or failed): no open is to wait on this
+        # folder from now. Left marked as this process's, a folder that
+        # could not be removed told every open of a later-deleted index, as
+        # long as this process lived on (the app's), that a build ran.
+        finished = mark_finished(aside)
     try:
         shutil.rmtree(aside)
     except OSError as error:
+        later = "a later build of it removes them, or delete" if finished else "delete"
         print(f"The index at {index_dir} is rebuilt; its old files at {aside} could not be removed "
-              f"({error.strerror or error}): a later build removes them, or delete that folder.", file=sys.stderr)
+              f"({error.strerror or error}): {later} that folder.", file=sys.stderr)
 
 
 def _require_replaceable(index_dir: Path) -> None:

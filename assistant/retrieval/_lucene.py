@@ -135,8 +135,8 @@ def existing_index(index_dir: str | os.PathLike) -> Path:
                 return path
         if _running_build(path) is not None:
             raise IndexChangedError(
-                f"No Lucene index at {path} yet: a build of it is running (its files are in {building}); "
-                "try again when it has finished."
+                f"No Lucene index at {path} yet: a build of it is running (the folder {building} is a live "
+                "process's build); try again when it has finished, or, if no build runs, delete that folder."
             )
         if has_index(path):
             return path
