@@ -49,9 +49,11 @@ class IndexDamagedError(IndexNotFoundError):
 
 class IndexChangedError(IndexNotFoundError):
     """The index was replaced (rebuilt) while it was opened or checked, more
-    than once: nothing is wrong with it, the open is to be tried again once
-    the build has finished. An :class:`IndexNotFoundError` as the index that
-    cannot be served now, not a missing one: its advice is its own."""
+    than once, or is not in place yet while a build of it runs (an open
+    waits a moment for it first): nothing is wrong with it, the open is to
+    be tried again once the build has finished. An
+    :class:`IndexNotFoundError` as the index that cannot be served now, not
+    a missing one: its advice is its own."""
 
 
 class DependencyError(AssistantError):

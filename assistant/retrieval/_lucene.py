@@ -1,7 +1,17 @@
-"""Lucene checks: checksums of an index and duplicate ids.
+"""Lucene checks: checksums of an index and duplicate ids, and whether an
+index is there to open.
 
 Both read the index files a buffer at a time (checksums in Python, ids in
 Java through pyjnius), so they cost little memory whatever the index's size.
+
+A build of ``INDEX`` works beside it, in folders named ``INDEX.xxxxxxxx``
+(:func:`build_folder_pattern`; ``tempfile.mkdtemp``'s): its staging folder,
+renamed into place when complete, and on a rebuild the folder the old index
+is moved into just before that. Each is marked with its process
+(:func:`~assistant.kernel.mark_owner`; the old index's marked finished once the
+renames are over). An open that finds no index while such a folder's process
+runs waits up to :data:`REBUILD_WAIT_S` for the index, then says that a
+build is running (:class:`~assistant.kernel.IndexChangedError`), not "build it".
 """
 
 from __future__ import annotations
