@@ -185,21 +185,13 @@ def test_the_rescoring_reorders_as_many_hits_as_the_app_s_rescore_depth(qrecc_fi
     # The rescored first one (alone, as it was), then BM25's order: not the whole depth reversed.
     assert [r.retrieved for r in rescored] == [r.retrieved for r in plain]
     assert any(len(r.retrieved) > 1 for r in plain)
-
-
-def test_a_rescore_depth_past_the_depth_searches_and_rescores_that_deep(qrecc_file, retriever):
-    # As the app's: BM25's first rescore_depth hits rescored, however few of
-    # them the run keeps (depth); searched only depth deep, the rescorer saw
-    # BM25's first hit alone, and kept it first.
-    turns = qa.load_qrecc(qrecc_file)
-    plain = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever)
+    # A rescore_depth past the depth kept: searched and rescored that deep,
+    # as the app's; searched depth deep alone, BM25's first hit stayed first.
     spy = Reversed()
     rescored = qa.run_turns(turns, "human-rewrite", [FirstSentence()], retriever=retriever, rescorer=spy,
                             depth=1, rescore_depth=2, read_k=1)
     assert {call[2] for call in spy.calls} == {2}
-    # The second of BM25's first two (reversed), where it found two.
-    assert [r.retrieved for r in rescored] == [r.retrieved[1:2] or r.retrieved[:1] for r in plain]
-    assert any(len(r.retrieved) >= 2 for r in plain)
+    assert [r.retrieved for r in rescored] == [r.retrieved[1:2] or r.retrieved[:1] for r in plain]  # BM25's second
 
 
 def test_human_rewrite_uses_the_gold_rewrite_and_needs_one(qrecc_file, md2d_file, retriever):
