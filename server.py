@@ -378,16 +378,26 @@ def stop_when_gone(demo: gr.Blocks, gone: Callable[[str], None], *, kept_s: floa
         # cleanup marks them dead (a dead event is sent nothing) and forgets
         # the ids of those waiting in line alone, so each running one's id
         # (a page's turn under way as its tab closed) stayed for good.
+        # Not those already told they ended: their ends are in the session's
+        # messages, which Gradio keeps at a stream's disconnect (and drops
+        # only at its cancel), for a stream of the session opened next to
+        # read, and remove the id as it does (a missing session there is
+        # that stream's KeyError).
         running: dict[str, set[str]] = {}
         for job in list(queue.active_jobs):
             for event in job or ():
-                if event.alive and (event.session_hash == session_hash or event._id == event_id):
+                if event.alive and event not in ended and (event.session_hash == session_hash or event._id == event_id):
                     running.setdefault(event.session_hash, set()).add(event._id)
         try:
             await clean_events(session_hash=session_hash, event_id=event_id)
         finally:
             if session_hash is not None:
                 forget(session_hash, set(put_back.get(session_hash, ())))
+                if session_hash not in queue.pending_messages_per_session:
+                    # Its messages dropped (a cancelled stream): no stream
+                    # delivers any of its ids, ended events' included.
+                    queue.pending_event_ids_session.pop(session_hash, None)
+                    put_back.pop(session_hash, None)
             for hashed, ids in running.items():
                 discard(hashed, ids, (queue.pending_event_ids_session,))
 

@@ -1443,3 +1443,52 @@ def test_a_stream_that_never_opens_keeps_its_messages_in_gradio_s_capped_cache()
     finally:
         demo.close()
 
+
+class _Running:
+    """A stand-in for a Gradio event running in a worker slot."""
+
+    def __init__(self, event_id, session_hash):
+        self._id, self.session_hash, self.alive = event_id, session_hash, True
+        self.fn = type("Fn", (), {"batch": False})()
+
+
+def _closing_stream(session_hash, *, messages_kept):
+    """A queue whose session ``session_hash`` has one event running, already
+    told it ended (its end in the session's messages), and one id of an
+    earlier event whose end is unread; its stream closes, with Gradio's
+    messages of the session kept (a disconnect) or dropped (a cancel).
+    Returns the ids of the session held after."""
+    import server
+    from gradio import server_messages
+
+    with gr.Blocks() as demo:
+        pass
+    demo.queue()
+    queue = demo._queue
+    server.stop_when_gone(demo, lambda session: None)
+    queue.pending_messages_per_session[session_hash] = asyncio.Queue()
+    queue.pending_event_ids_session[session_hash] = {"ended", "earlier"}
+    event = _Running("ended", session_hash)
+    queue.active_jobs = [[event]]
+    queue.send_message(event, server_messages.ProcessCompletedMessage(output={}, success=True))
+    if not messages_kept:
+        del queue.pending_messages_per_session[session_hash]
+    asyncio.run(queue.clean_events(session_hash=session_hash))
+    assert not event.alive
+    return queue.pending_event_ids_session.get(session_hash)
+
+
+def test_a_stream_disconnected_after_its_event_ended_keeps_the_id_its_end_is_read_with():
+    # Gradio keeps a session's messages at its stream's disconnect: a stream
+    # of the session opened next reads the end put there, and removes its id
+    # from the session's (a KeyError in that stream once the session's ids
+    # were all forgotten). The id of an event still running, if already
+    # told it ended (alive, awaiting Gradio's analytics), was forgotten.
+    assert _closing_stream("page", messages_kept=True) == {"ended", "earlier"}
+
+
+def test_a_stream_cancelled_forgets_every_id_of_its_session():
+    # At a cancel, Gradio drops the session's messages: no stream can deliver
+    # any of its ids, those of events ended but unread included, which
+    # stayed in Gradio's plain dict for good.
+    assert _closing_stream("page", messages_kept=False) is None
