@@ -540,8 +540,19 @@ def test_a_past_or_ing_form_in_the_sentence_meets_the_questions_base_word(reader
     ("What unit of currency does Japan use?", "Japan", "Japan traded with the United States after 1854.", 0.2),
     # "boring" is not "bore", which listed_word writes as "born"'s "birth".
     ("Where was Tesla born?", "Nikola Tesla", "Tesla found lectures boring in Graz.", 0.5),
-    # The sentence's first word is still read: "Nicknamed the City of Light".
+    # The sentence's first word is read only as an "-ed" form no capital
+    # follows: an "-ing" one there is a name as often ("Manning", "Redding").
+    ("Who was the first man on the moon?", "", "Manning played quarterback for the Colts.", 0.0),
+    ("Who won the gold medal?", "", "Golding wrote Lord of the Flies.", 0.0),
+    ("What field did he work in?", "", "Fielding wrote Tom Jones.", 0.0),
+    ("What is the red planet?", "", "Redding is a city in California.", 0.0),
+    ("What unit of currency does Japan use?", "", "United States forces occupied Japan until 1952.", 0.2),
+    ("What is the limit?", "", "Limited Editions sells prints.", 0.0),
     ("What is its nickname?", "", "Nicknamed the City of Light, it grew.", 1.0),
+    ("What is its nickname?", "", "(Nicknamed the City of Light) Paris grew.", 1.0),
+    ("What did she paint?", "", "Painted in 1890, it hangs in Paris.", 1.0),
+    ("Who did they marry?", "", "They married in 1900.", 1.0),
+    ("What is the limit?", "", "Limited edition prints cost more.", 1.0),
 ])
 def test_a_names_ed_or_ing_is_no_base_word(question, title, sentence, overlap):
     assert term_overlap(question, title, sentence) == pytest.approx(overlap)

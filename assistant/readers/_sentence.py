@@ -155,7 +155,8 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
     form of the question's own word counts (:func:`_base_forms`): "What is
     its nickname?" shared no term with "Nicknamed the City of Light". Not
     a name's ("Tarrow Motors Limited" says no "limit", "Peyton Manning" no
-    "man"): only a lower-case word's, or the sentence's first word's.
+    "man"): only a lower-case word's, or the sentence's first word's when
+    it is an "-ed" form no capitalised word follows (:func:`_opens_inflected`).
 
     >>> term_overlap("Who was born in Brindlemere?", "Brindlemere", "Its native's birthplace is a museum.")
     1.0
@@ -163,9 +164,23 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
     asked = _listed(_terms(question))
     said = _listed(_terms(f"{title} {sentence}"))
     words = re.findall(r"[\w'’]+", sentence)
-    inflected = _terms(" ".join(word for at, word in enumerate(words) if at == 0 or word[:1].islower()))
+    inflected = _terms(" ".join(word for at, word in enumerate(words) if word[:1].islower() or at == 0 and _opens_inflected(words)))
     said |= {base for word in inflected for base in _base_forms(word)} & asked
     return len(asked & said) / len(asked) if asked else 0.0
+
+
+def _opens_inflected(words: list[str]) -> bool:
+    """Whether a sentence's first word (of ``words``), capitalised only
+    because it opens it, may be a verb's past form: "Nicknamed the City of
+    Light, …", "Painted in 1890, …". An "-ing" word there is as often a
+    name ("Manning", "Golding", "Redding", "Reading"), and one a
+    capitalised word follows opens a name ("United States", "Limited
+    Editions").
+
+    >>> _opens_inflected(["Nicknamed", "the", "City"]), _opens_inflected(["Manning", "played"]), _opens_inflected(["United", "States"])
+    (True, False, False)
+    """
+    return words[0].lower().endswith("ed") and not (len(words) > 1 and words[1][:1].isupper())
 
 
 def _listed(terms: set[str]) -> set[str]:
@@ -182,7 +197,8 @@ def _base_forms(term: str) -> set[str]:
     …", "Nicknamed the City of Light, …"); only that way round counts (see
     :func:`term_overlap`). A base under four letters is left out: "feed"
     is not "fee", nor "seed" "see", nor "died" "dy", unless a doubled
-    consonant shows a short verb ("running": "run"). A base that
+    consonant shows a short verb of three letters or more ("running":
+    "run"; "adding" is no "ad"). A base that
     :func:`listed_word` writes as another word is left out too: "boring"
     is not "bore", which is "birth" (as "born" is) there.
 
@@ -200,7 +216,7 @@ def _base_forms(term: str) -> set[str]:
         forms.add(stem[:-1] + "y")
     forms = {form for form in forms if len(form) >= 4}
     # A doubled consonant is the short verb's ("running", "stopped").
-    if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiousy":
+    if len(stem[:-1]) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiousy":
         forms.add(stem[:-1])
     forms = {re.sub(r"s$", "", form) for form in forms}
     return {form for form in forms if listed_word(form) == form}
