@@ -635,6 +635,9 @@ def test_only_the_questions_own_name_gives_way(question, sentence, title, name):
     ("How many members does the club have?", "Its membership grew by 5,000 to 20,000 in 1990.", "20,000"),
     ("How big is the club?", "The club grew by 5,000 to 20,000 members in 1990.", "20,000"),
     ("How many people live in Tarrow?", "Its population fell by 300 to 9,700 in 2001.", "9,700"),
+    # A change that is a range goes with its "to" partner: the level is after both.
+    ("How many members?", "Membership fell by 3 to 4 percent to 9,700.", "9,700"),
+    ("How many members does the club have?", "Membership fell by 3 to 4 percent to 9,700 in 2001.", "9,700"),
     ("How much did fees go up?", "Fees went up by 10 to 20 dollars in 2019.", "10 to 20 dollars"),
     ("How far did the temperature drop?", "The temperature dropped by 5 to 10 degrees.", "5 to 10 degrees"),
     ("How many seats did the party hold?", "The party's seats were reduced by 12 to 40.", "40"),

@@ -437,6 +437,9 @@ _FROM = re.compile(
     re.IGNORECASE,
 )
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
+# ...and one "to" the level from a change that is a range ("fell by 3 to 4
+# percent to 9,700": the level is 9,700).
+_UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?\s+to\s+", re.IGNORECASE)
 # A question about the change itself ("How much did inflation increase?",
 # "How many members joined?", "By how much …?") is answered with it, a
 # range where it is one.
@@ -1849,14 +1852,21 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     ['20,000', '52', '48']
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, change=True)]
     ['5,000 to 20,000', '52', '48']
+    >>> s = "Membership fell by 3 to 4 percent to 9,700."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
+    ['9,700']
     """
     found: list[tuple[int, int, str, int]] = []
+    skip = -1
     for at, number in enumerate(numbers):
-        if found and number.start() < found[-1][1]:
+        if at <= skip or found and number.start() < found[-1][1]:
             continue
         changed = _FROM.search(sentence, 0, number.start())
         if (changed and changed.group("change") and not change and at + 1 < len(numbers)
                 and _TO.fullmatch(undated, number.end(), numbers[at + 1].start())):
+            # A change that is a range "to" the level skips its partner too.
+            if at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, numbers[at + 1].end(), numbers[at + 2].start()):
+                skip = at + 1
             continue
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
