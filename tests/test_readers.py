@@ -648,6 +648,15 @@ def test_only_the_questions_own_name_gives_way(question, sentence, title, name):
     ("How many members did the club gain?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
     ("How many members joined the club?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
     ("How many members signed up?", "Membership went up by 5,000 to 20,000 in 1990.", "5,000"),
+    # "By how much/many" in any case asks about the change.
+    ("BY HOW MANY members was the club larger?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
+    # A name or a longer word holding a verb of change asks for no change.
+    ("How many people live in Niagara Falls?", "Its population fell by 300 to 9,700 in 2001.", "9,700"),
+    ("How many people live in Fall River?", "Its population fell by 300 to 9,700 in 2001.", "9,700"),
+    ("How many people live on the Lower East Side?", "Its population grew by 300 to 9,700 in 2001.", "9,700"),
+    ("How many people live in Chang'an?", "Its population grew by 300 to 9,700.", "9,700"),
+    ("How many additional staff work there?", "Staff grew by 300 to 9,700 in 2001.", "9,700"),
+    ("How many members does Rose's club have?", "Membership grew by 300 to 9,700.", "9,700"),
     # Only after a verb of change: a tally is no change.
     ("How many senators supported the bill?", "The bill passed by 52 to 48 votes.", "52"),
 ])

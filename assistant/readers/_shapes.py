@@ -442,11 +442,16 @@ _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?\s+to\s+", re.IGNORECASE)
 # A question about the change itself ("How much did inflation increase?",
 # "How many members joined?", "By how much …?") is answered with it, a
-# range where it is one.
+# range where it is one. Its verb is a lower-case whole word: a name
+# ("Niagara Falls", "Fall River", "Rose's club", "Lower East Side") or a
+# longer word ("additional") asks for no change.
 _CHANGE_ASKED = re.compile(
-    r"\bby\s+how\b|\b(?:ris(?:e|en|ing)|rose|grow|grew|increas|decreas|fall|fell|drop|declin|reduc|cut|climb|shr[iau]nk"
-    r"|expand|jump|gain|join|enrol|recruit|hire|lose|lost|add|rais|lower|chang|(?:go(?:es|ne)?|went|sign(?:s|ed)?)\s+(?:up|down))",
-    re.IGNORECASE,
+    r"(?i:\bby\s+how\s+(?:much|many)\b)"
+    r"|\b(?:ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
+    r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
+    r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
+    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
+    r"|(?:go(?:es|ne)?|going|went|sign(?:s|ed|ing)?)\s+(?:up|down))\b"
 )
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
