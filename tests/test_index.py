@@ -1148,6 +1148,22 @@ def test_unmarked_staging_folders_in_the_index_cache_go_once_a_day_old(tmp_path,
     assert sorted(p.name for p in elsewhere.iterdir()) == ["idx", "idx.old00001"]
 
 
+def test_an_index_in_the_cache_named_like_a_build_folder_is_kept_however_old(tmp_path, monkeypatch):
+    # A dated copy beside the index (wiki.20240101 next to wiki) matches
+    # INDEX.xxxxxxxx and has no mark: a day unchanged, a build of wiki
+    # deleted it as a dead build's staging folder.
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path / "cache"))
+    cache = tmp_path / "cache" / "indexes"
+    dated = cache / "wiki.20240101"
+    build_index((_passage(n) for n in range(3)), dated, progress=False)
+    old = time.time() - 2 * 24 * 3600
+    for path in [*dated.iterdir(), dated]:
+        os.utime(path, (old, old))
+    assert build_index((_passage(n) for n in range(2)), cache / "wiki", progress=False) == 2
+    assert sorted(p.name for p in cache.iterdir()) == ["wiki", "wiki.20240101"]
+    assert verify_index(dated) == 3
+
+
 def test_a_documents_folder_skips_what_is_no_file_and_names_one_that_goes(tmp_path, capsys):
     # A link to nowhere (Emacs' '.#notes.md' lock file) or a folder named
     # 'x.md' was a FileNotFoundError or IsADirectoryError traceback, as was a

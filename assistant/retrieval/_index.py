@@ -471,12 +471,16 @@ def _in_index_cache(index_dir: Path) -> bool:
 def _abandoned(folder: Path, in_cache: bool) -> bool:
     """Whether the staging ``folder`` is a dead build's: its marked owner
     has stopped, or, in the index cache, it has no mark and has not changed
-    for :data:`UNMARKED_STALE_S`. A mark that cannot be told (another
-    host's, a broken one) keeps it."""
+    for :data:`UNMARKED_STALE_S` and holds no index. A mark that cannot be
+    told (another host's, a broken one) keeps it."""
     gone = owner_gone(folder)
     if gone is not None:
         return gone
     if not in_cache or (folder / OWNER_FILE).exists():
+        return False
+    if has_index(folder) or (folder / "convqa.json").exists():
+        # An index of its own (``wiki.20240101``, a user's dated copy beside
+        # ``wiki``), not a partial build: its name matches all the same.
         return False
     try:
         changed = max([folder.lstat().st_mtime, *(entry.lstat().st_mtime for entry in folder.iterdir())])
