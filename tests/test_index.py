@@ -741,6 +741,33 @@ def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, 
     assert verify_index(index_dir) == 5
 
 
+def test_an_index_given_as_a_link_and_opened_in_its_rebuild_s_gap_is_being_built(tmp_path, monkeypatch):
+    # The build of a link (current -> v3) names its folders after the
+    # target (v3.xxxxxxxx): an open of the link in the gap found no build of
+    # "current" and said "Build it" at once.
+    target, link = tmp_path / "v3", tmp_path / "current"
+    build_index((_passage(n) for n in range(3)), target, progress=False)
+    link.symlink_to("v3")
+    caught = []
+
+    def look():
+        clock = [time.monotonic()]
+        with monkeypatch.context() as patch:  # the wait's time passes at once
+            patch.setattr(time, "monotonic", lambda: clock[0])
+            patch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+            with pytest.raises(IndexNotFoundError) as error:
+                BM25Retriever.from_index(link)
+        caught.append(error.value)
+
+    _in_a_rebuild_s_gap(target, look, monkeypatch)
+    assert build_index((_passage(n) for n in range(5)), link, progress=False) == 5
+    assert len(caught) == 1 and isinstance(caught[0], IndexChangedError), caught
+    assert f"the folder {target}." in str(caught[0])
+    assert link.is_symlink()
+    with BM25Retriever.from_index(link) as retriever:
+        assert retriever.size == 5
+
+
 def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tmp_path, monkeypatch, capsys):
     # The old index's folder, marked as this (living) process's build, could
     # not be removed (NFS's .nfsXXXX files, EACCES): once the index was

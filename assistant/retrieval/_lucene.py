@@ -105,7 +105,14 @@ def build_folder_pattern(index_dir: Path) -> re.Pattern:
 def _running_build(index_dir: Path) -> Path | None:
     """The folder beside ``index_dir`` of a build of it that runs now (its
     owner mark's process lives), or None. A rebuild marks the folder the
-    old index goes aside into before it moves it (``_index._replace``)."""
+    old index goes aside into before it moves it (``_index._replace``).
+    A link to the index (``current -> v3``) is built as its target, whose
+    name the build's folders take (``v3.xxxxxxxx``); a dangling link
+    resolves all the same, as in a rebuild's gap."""
+    try:
+        index_dir = index_dir.resolve()
+    except (OSError, RuntimeError):  # a loop of links: no build of it to find
+        return None
     pattern = build_folder_pattern(index_dir)
     try:
         siblings = sorted(index_dir.parent.iterdir())
