@@ -801,6 +801,46 @@ def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tm
                         "that folder\\.\n", said)
 
 
+def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path, monkeypatch, capsys):
+    # rmtree of the aside folder could unlink its mark before it failed on a
+    # file of the old index (NFS's .nfsXXXX: EBUSY): the folder was left
+    # unmarked, and no later build removed it, while stderr said one would.
+    from assistant.kernel import owner_gone
+
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    unlink, scandir = os.unlink, os.scandir
+
+    def busy(path, *args, **kwargs):
+        if str(path).startswith("segments_") and "dir_fd" in kwargs:  # rmtree's
+            raise OSError(16, "Device or resource busy", str(path))
+        return unlink(path, *args, **kwargs)
+
+    class Entries(list):
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def close(self):
+            pass
+
+    def mark_first(*args):  # the order of a listing that fails without the fix
+        with scandir(*args) as entries:
+            return Entries(sorted(entries, key=lambda entry: entry.name != OWNER_FILE))
+
+    monkeypatch.setattr(os, "unlink", busy)
+    monkeypatch.setattr(os, "scandir", mark_first)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    monkeypatch.undo()
+    (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
+    assert owner_gone(aside) is True
+    assert "a later build of it removes them" in capsys.readouterr().err
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
 def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_written(tmp_path, monkeypatch):
     from assistant.kernel import mark_finished, mark_owner, owner_gone
 

@@ -401,6 +401,10 @@ def _replace(index_dir: Path, staging: Path) -> None:
         # long as this process lived on (the app's), that a build ran.
         finished = mark_finished(aside)
     try:
+        # The old index first, the folder with its mark last: a removal
+        # refused part way (a busy file) keeps the mark, so that the next
+        # build still takes the folder for a dead build's and removes it.
+        shutil.rmtree(aside / "index")
         shutil.rmtree(aside)
     except OSError as error:
         later = "a later build of it removes them, or delete" if finished else "delete"
