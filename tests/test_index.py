@@ -841,6 +841,31 @@ def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
 
+def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_path, monkeypatch):
+    # Its removal refused (EACCES), the staging folder kept this process's
+    # live mark: an open of the index waited, then said a build of it ran.
+    index_dir = tmp_path / "idx"
+    rmtree = shutil.rmtree
+
+    def refusing(path, *args, **kwargs):
+        if Path(path).parent == tmp_path and Path(path).name.startswith("idx.") and kwargs.get("ignore_errors"):
+            return None  # nothing removed
+        return rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", refusing)
+    with pytest.raises(DataFormatError):
+        build_index(iter([]), index_dir, progress=False)
+    monkeypatch.undo()
+    assert len(list(tmp_path.glob("idx.*"))) == 1  # the staging folder stayed
+    start = time.monotonic()
+    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it") as caught:
+        BM25Retriever.from_index(index_dir)
+    assert not isinstance(caught.value, IndexChangedError)
+    assert time.monotonic() - start < 1
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
 def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_written(tmp_path, monkeypatch):
     from assistant.kernel import mark_finished, mark_owner, owner_gone
 

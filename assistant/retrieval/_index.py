@@ -363,6 +363,11 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         _replace(index_dir, staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if staging.exists():
+            # Its removal refused (EACCES, NFS's .nfsXXXX): left marked as
+            # this process's, it read as a running build for as long as the
+            # process lived (each open waited, then said a build ran).
+            mark_finished(staging)
     return count
 
 
