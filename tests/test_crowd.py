@@ -1492,3 +1492,25 @@ def test_a_stream_cancelled_forgets_every_id_of_its_session():
     # any of its ids, those of events ended but unread included, which
     # stayed in Gradio's plain dict for good.
     assert _closing_stream("page", messages_kept=False) is None
+
+
+def test_a_stream_disconnected_forgets_a_running_event_s_id_and_keeps_the_ended_one_s():
+    # No end of a running event is in the session's messages: Gradio's
+    # cleanup marks it dead and forgets the ids of waiting events alone, so a
+    # running one's id (a turn under way as the tab closed) stayed for good.
+    import server
+    from gradio import server_messages
+
+    with gr.Blocks() as demo:
+        pass
+    demo.queue()
+    queue = demo._queue
+    server.stop_when_gone(demo, lambda session: None)
+    queue.pending_messages_per_session["page"] = asyncio.Queue()
+    queue.pending_event_ids_session["page"] = {"ended", "running"}
+    ended, running = _Running("ended", "page"), _Running("running", "page")
+    queue.active_jobs = [[ended], [running]]
+    queue.send_message(ended, server_messages.ProcessCompletedMessage(output={}, success=True))
+    asyncio.run(queue.clean_events(session_hash="page"))
+    assert not running.alive
+    assert queue.pending_event_ids_session.get("page") == {"ended"}
