@@ -866,6 +866,28 @@ def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
 
 
+def test_a_build_s_marked_folders_are_readable_by_other_users_as_the_umask_allows(tmp_path, monkeypatch):
+    # mkdtemp makes them 0700: another user serving the index could not
+    # read the mark, and took a rebuild's gap for a missing index.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    write_text, modes = Path.write_text, []
+
+    def recording(self, *args, **kwargs):
+        if self.name == OWNER_FILE:
+            modes.append(self.parent.stat().st_mode & 0o777)
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", recording)
+    umask = os.umask(0o027)
+    try:
+        assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    finally:
+        os.umask(umask)
+    assert modes == [0o750, 0o750, 0o750]  # staging's mark, the old index's, its finished mark
+    assert index_dir.stat().st_mode & 0o777 == 0o750
+
+
 def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_written(tmp_path, monkeypatch):
     from assistant.kernel import mark_finished, mark_owner, owner_gone
 

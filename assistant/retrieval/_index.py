@@ -341,6 +341,11 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
             "in a writable folder."
         ) from None
     try:
+        # mkdtemp's 0700 would keep its mark from another user serving the
+        # index (its opens could not tell a running build), and would survive
+        # the rename: an index copied with its modes (rsync -a, cp -p) could
+        # be read by its owner alone.
+        os.chmod(staging, 0o777 & ~current_umask())
         mark_owner(staging)  # so that a later build can tell a dead build's folder
         # Each call into Java under the Java lock (two builds at once, two
         # visitors' uploads indexed by the app's turn threads, crashed the
@@ -357,9 +362,6 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         verify_checksums(staging, JAVA_LOCK)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
         (staging / OWNER_FILE).unlink()
-        # mkdtemp's 0700 would survive the rename: an index copied with its
-        # modes (rsync -a, cp -p) could be read by its owner alone.
-        os.chmod(staging, 0o777 & ~current_umask())
         _replace(index_dir, staging)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -390,6 +392,9 @@ def _replace(index_dir: Path, staging: Path) -> None:
         staging.rename(index_dir)
         return
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
+    with suppress(OSError):
+        # Its mark readable by another user serving the index, as staging's.
+        os.chmod(aside, 0o777 & ~current_umask())
     with suppress(OSError):
         # Marked before the old index goes into it: an open between the two
         # renames finds no index, and the mark of a running build tells it
