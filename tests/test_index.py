@@ -686,6 +686,25 @@ def _in_a_rebuild_s_gap(index_dir: Path, look, monkeypatch) -> None:
     monkeypatch.setattr(Path, "rename", renaming)
 
 
+def _opened_in_a_rebuild_s_gap(index_dir: Path, opened: Path, monkeypatch) -> list[IndexNotFoundError]:
+    """The errors (one once the rebuild has run) of opening ``opened``
+    between a rebuild's two renames of ``index_dir``, the open's wait
+    passing at once."""
+    caught = []
+
+    def look():
+        clock = [time.monotonic()]
+        with monkeypatch.context() as patch:
+            patch.setattr(time, "monotonic", lambda: clock[0])
+            patch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+            with pytest.raises(IndexNotFoundError) as error:
+                BM25Retriever.from_index(opened)
+        caught.append(error.value)
+
+    _in_a_rebuild_s_gap(index_dir, look, monkeypatch)
+    return caught
+
+
 def test_an_index_opened_between_a_rebuild_s_two_renames_waits_for_the_new_one(tmp_path, monkeypatch):
     # An open between the renames found no index: "No Lucene index at ...
     # Build it", to a user whose index was being rebuilt.
@@ -719,20 +738,10 @@ def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, 
     # "Build it" (a second build of the same index beside the running one).
     index_dir = tmp_path / "idx"
     build_index((_passage(n) for n in range(3)), index_dir, progress=False)
-    caught = []
-
-    def look():
-        clock = [time.monotonic()]
-        with monkeypatch.context() as patch:  # the wait's time passes at once
-            patch.setattr(time, "monotonic", lambda: clock[0])
-            patch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
-            with pytest.raises(IndexChangedError) as error:
-                BM25Retriever.from_index(index_dir)
-        caught.append(str(error.value))
-
-    _in_a_rebuild_s_gap(index_dir, look, monkeypatch)
+    caught = _opened_in_a_rebuild_s_gap(index_dir, index_dir, monkeypatch)
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
-    assert len(caught) == 1
+    assert len(caught) == 1 and isinstance(caught[0], IndexChangedError), caught
+    caught = [str(error) for error in caught]
     assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))} yet: a build of it is running "
                         f"\\(the folder {re.escape(str(index_dir))}\\.\\w{{8}} is a live process's build\\); "
                         "try again when it has finished, or, if no build runs, delete that folder\\.",
@@ -748,24 +757,25 @@ def test_an_index_given_as_a_link_and_opened_in_its_rebuild_s_gap_is_being_built
     target, link = tmp_path / "v3", tmp_path / "current"
     build_index((_passage(n) for n in range(3)), target, progress=False)
     link.symlink_to("v3")
-    caught = []
-
-    def look():
-        clock = [time.monotonic()]
-        with monkeypatch.context() as patch:  # the wait's time passes at once
-            patch.setattr(time, "monotonic", lambda: clock[0])
-            patch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
-            with pytest.raises(IndexNotFoundError) as error:
-                BM25Retriever.from_index(link)
-        caught.append(error.value)
-
-    _in_a_rebuild_s_gap(target, look, monkeypatch)
+    caught = _opened_in_a_rebuild_s_gap(target, link, monkeypatch)
     assert build_index((_passage(n) for n in range(5)), link, progress=False) == 5
     assert len(caught) == 1 and isinstance(caught[0], IndexChangedError), caught
     assert f"the folder {target}." in str(caught[0])
     assert link.is_symlink()
     with BM25Retriever.from_index(link) as retriever:
         assert retriever.size == 5
+
+
+def _no_build_runs_and_the_next_one_tidies(index_dir: Path) -> None:
+    """An open of the missing ``index_dir`` says "Build it" at once (no
+    build of it runs), and its next build leaves nothing else beside it."""
+    start = time.monotonic()
+    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it") as caught:
+        BM25Retriever.from_index(index_dir)
+    assert not isinstance(caught.value, IndexChangedError)
+    assert time.monotonic() - start < 1
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert [p.name for p in index_dir.parent.iterdir()] == [index_dir.name]
 
 
 def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tmp_path, monkeypatch, capsys):
@@ -789,13 +799,7 @@ def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tm
     (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
     said = capsys.readouterr().err
     shutil.rmtree(index_dir)
-    start = time.monotonic()
-    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it") as caught:
-        BM25Retriever.from_index(index_dir)
-    assert not isinstance(caught.value, IndexChangedError)
-    assert time.monotonic() - start < 1
-    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    _no_build_runs_and_the_next_one_tidies(index_dir)
     assert re.fullmatch(f"The index at {re.escape(str(index_dir))} is rebuilt; its old files at {re.escape(str(aside))} "
                         "could not be removed \\(Directory not empty\\): a later build of it removes them, or delete "
                         "that folder\\.\n", said)
@@ -857,13 +861,7 @@ def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_pat
         build_index(iter([]), index_dir, progress=False)
     monkeypatch.undo()
     assert len(list(tmp_path.glob("idx.*"))) == 1  # the staging folder stayed
-    start = time.monotonic()
-    with pytest.raises(IndexNotFoundError, match=f"^No Lucene index at {re.escape(str(index_dir))}. Build it") as caught:
-        BM25Retriever.from_index(index_dir)
-    assert not isinstance(caught.value, IndexChangedError)
-    assert time.monotonic() - start < 1
-    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    _no_build_runs_and_the_next_one_tidies(index_dir)
 
 
 def test_a_build_s_marked_folders_are_readable_by_other_users_as_the_umask_allows(tmp_path, monkeypatch):
