@@ -886,6 +886,29 @@ def test_a_build_s_marked_folders_are_readable_by_other_users_as_the_umask_allow
     assert index_dir.stat().st_mode & 0o777 == 0o750
 
 
+def test_a_build_in_a_group_shared_folder_keeps_its_setgid_bit(tmp_path, monkeypatch):
+    # Cleared by the umask's chmod, the index's files took the builder's
+    # own group, not the shared folder's: the serving account could not read them.
+    import stat
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2775)
+    index_dir = shared / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    write_text, kept = Path.write_text, []
+
+    def recording(self, *args, **kwargs):
+        if self.name == OWNER_FILE:
+            kept.append(bool(self.parent.stat().st_mode & stat.S_ISGID))
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", recording)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    assert kept == [True, True, True]  # staging's mark, the old index's, its finished mark
+    assert index_dir.stat().st_mode & stat.S_ISGID
+
+
 def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_written(tmp_path, monkeypatch):
     from assistant.kernel import mark_finished, mark_owner, owner_gone
 

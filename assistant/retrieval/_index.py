@@ -44,6 +44,7 @@ import os
 import queue
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -345,7 +346,7 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         # index (its opens could not tell a running build), and would survive
         # the rename: an index copied with its modes (rsync -a, cp -p) could
         # be read by its owner alone.
-        os.chmod(staging, 0o777 & ~current_umask())
+        _umask_modes(staging)
         mark_owner(staging)  # so that a later build can tell a dead build's folder
         # Each call into Java under the Java lock (two builds at once, two
         # visitors' uploads indexed by the app's turn threads, crashed the
@@ -394,7 +395,7 @@ def _replace(index_dir: Path, staging: Path) -> None:
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     with suppress(OSError):
         # Its mark readable by another user serving the index, as staging's.
-        os.chmod(aside, 0o777 & ~current_umask())
+        _umask_modes(aside)
     with suppress(OSError):
         # Marked before the old index goes into it: an open between the two
         # renames finds no index, and the mark of a running build tells it
@@ -480,6 +481,14 @@ def _in_index_cache(index_dir: Path) -> bool:
         return index_dir.parent.resolve() == (cache_dir() / "indexes").resolve()
     except OSError:
         return False
+
+
+def _umask_modes(folder: Path) -> None:
+    """Give a folder ``mkdtemp`` made (0700) the modes the umask gives a
+    plain ``mkdir``, keeping its setgid bit: in a group-shared folder
+    (``chmod g+s``) the bit makes the index's files the folder's group,
+    which the serving account may need to read them."""
+    os.chmod(folder, 0o777 & ~current_umask() | folder.stat().st_mode & stat.S_ISGID)
 
 
 def _abandoned(folder: Path, in_cache: bool) -> bool:
