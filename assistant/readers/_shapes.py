@@ -430,12 +430,12 @@ _INCHES = re.compile(r"\s+\d+(?:\.\d+)?\s*in\b", re.IGNORECASE)
 # verb of change (a closed list: "passed by 52 to 48 votes" is a tally, "is
 # divided by 3 to get 4" no change), "by 5,000 to 20,000" is the change,
 # then the level it reached.
-_FROM = re.compile(
-    r"\b(?:from|(?:(?P<change>ris(?:e[ns]?|ing)|rose|grows?|grew|grown|growing|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)"
-    r"|falls?|fell|fallen|falling|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cuts?|cutting|climb(?:s|ed|ing)?"
-    r"|shr[iau]nk|shrinks?|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down))\s+)?by)\s+$",
-    re.IGNORECASE,
+_CHANGE_VERB = (
+    r"ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
+    r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
+    r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
 )
+_FROM = re.compile(rf"\b(?:from|(?:(?P<change>{_CHANGE_VERB})\s+)?by)\s+$", re.IGNORECASE)
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 # ...and one "to" the level from a change that is a range ("fell by 3 to 4
 # percent to 9,700": the level is 9,700).
@@ -446,12 +446,10 @@ _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?\s+to\s+", re.IGNORECASE)
 # ("Niagara Falls", "Fall River", "Rose's club", "Lower East Side") or a
 # longer word ("additional") asks for no change.
 _CHANGE_ASKED = re.compile(
-    r"(?i:\bby\s+how\s+(?:much|many)\b)"
-    r"|\b(?:ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
-    r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
-    r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
+    rf"(?i:\bby\s+how\s+(?:much|many)\b)|\b(?:{_CHANGE_VERB}"
+    r"|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
     r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
-    r"|(?:go(?:es|ne)?|going|went|sign(?:s|ed|ing)?)\s+(?:up|down))\b"
+    r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
 )
 # How near a measure is said before its number ("about 3 hours", "up to 40 m").
 _APPROXIMATE = re.compile(
