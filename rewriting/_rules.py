@@ -30,7 +30,7 @@ from typing import Sequence
 
 from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
                               SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs, name_word, name_words, owned_kin,
-                              peoples_word, prefix_stem, same_name, tokens, without_possessive)
+                              peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
 
 from ._config import RewriterConfig
 from ._prompt import turns
@@ -898,19 +898,9 @@ def strays_from(subject: str, question: str, candidate: str) -> bool:
     if not subject or not written - name_words(question) - NAME_PARTICLES or words <= written:
         return False
     put_in = _names_put_in(question, candidate)
-    other = {word for word in put_in if not any(_mended(word, own) for own in words)}
-    lost = [own for own in words if not any(_mended(word, own) for word in put_in)]
+    other = {word for word in put_in if not any(same_name_word(word, own) for own in words)}
+    lost = [own for own in words if not any(same_name_word(word, own) for word in put_in)]
     return bool(other) and (other == put_in or bool(lost))
-
-
-def _mended(word: str, other: str) -> bool:
-    # One spelling of the other ("Tchaikovski", "Tchaikovsky"), or cut short
-    # ("Graz" of "Graziano"); of short words only the same ("Ada" is no "Adam").
-    if word == other:
-        return True
-    if min(len(word), len(other)) < 4:
-        return False
-    return word.startswith(other) or other.startswith(word) or SequenceMatcher(None, word, other).ratio() >= 0.8
 
 
 def names_only(subject: str, question: str, candidate: str) -> bool:

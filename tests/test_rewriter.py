@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from assistant.kernel import ModelNotFoundError, Rewrite
+from assistant.kernel import ModelNotFoundError, Rewrite, same_name, same_name_word
 from rewriting import (
     IGNORE_INDEX,
     TRAINED_ADAPTER,
@@ -1773,6 +1773,19 @@ def test_a_relative_of_the_same_surname_put_in_for_the_pronoun_gets_a_second_loo
     # Her surname alone is her.
     alone = _second_look_rewriter(tok, "What did Curie discover?")
     assert alone.rewrite("What did she discover?", _CURIE) == Rewrite("What did Curie discover?") and alone.searched == []
+
+
+def test_a_name_word_spelt_otherwise_or_cut_short_is_the_same_word_the_drift_guard_reads():
+    # The kernel owns the word rule the second look reads a name put in for a
+    # pronoun by: a model mends or cuts a name ("Graz" of "Graziano"), while
+    # a short word must be the same ("Ada" is no "Adam").
+    same = [("graz", "graziano"), ("graziano", "graz"), ("tchaikovski", "tchaikovsky"), ("nero", "neron"),
+            ("marie", "maria"), ("curie", "curie"), ("ada", "ada")]
+    other = [("ada", "adam"), ("john", "joan"), ("pierre", "marie"), ("i", "ii"), ("darwin", "charles")]
+    assert all(same_name_word(word, other) for word, other in same)
+    assert not any(same_name_word(word, other) for word, other in other)
+    # Looser than same_name, whose words must be the same.
+    assert not same_name("Rocky Graz", "Rocky Graziano")
 
 
 _SOCRATES = ["Who was Socrates?", "He was a Greek philosopher from Athens.", "Where did Socrates teach?", "He taught in Athens."]

@@ -66,6 +66,7 @@ from ._words import (
     porter_stem,
     prefix_stem,
     same_name,
+    same_name_word,
     sklearn_stopwords,
     tokens,
 )
@@ -156,6 +157,7 @@ __all__ = [
     "NOT_NAMES",
     "name_words",
     "same_name",
+    "same_name_word",
     "NAME_PARTICLES",
     "NAME_PIECE",
     "POSSESSIVE_END",

@@ -39,6 +39,7 @@ __all__ = [
     "NOT_NAMES",
     "name_words",
     "same_name",
+    "same_name_word",
     "owned_kin",
     "kin_gender",
     "peoples_word",
@@ -251,7 +252,8 @@ def same_name(a: str, b: str) -> bool:
     the shorter is a word of the longer, accents aside, regnal numerals included
     ("Mozart" is "Wolfgang Amadeus Mozart"; "Elizabeth I" is not
     "Elizabeth II", nor "Charles Darwin" "Robert Darwin"). The one name
-    matcher of the reader and the rewriter.
+    matcher of the reader and the rewriter; one word spelt otherwise or cut
+    short is :func:`same_name_word`'s.
 
     >>> same_name("Mozart", "Wolfgang Amadeus Mozart"), same_name("Elizabeth I", "Elizabeth II")
     (True, False)
@@ -261,6 +263,28 @@ def same_name(a: str, b: str) -> bool:
     words_a, words_b = name_words(a), name_words(b)
     shorter, longer = sorted((words_a, words_b), key=len)
     return bool(shorter) and shorter <= longer
+
+
+def same_name_word(word: str, other: str) -> bool:
+    """Whether name word ``word`` may be ``other`` written otherwise (both
+    as :func:`name_words` gives them): the same word, or, both of four
+    letters or more, one cut short of the other ("graz" of "graziano") or
+    spelt otherwise ("tchaikovski", "tchaikovsky"); of shorter words only
+    the same ("ada" is no "adam"). The one test of one word of a name against
+    another, looser than :func:`same_name`'s, whose words must be the same:
+    a text read names people as it spells them, while the rewriter's model
+    may mend a name the user typed, or cut it short.
+
+    >>> [same_name_word(word, other) for word, other in (("graz", "graziano"), ("tchaikovski", "tchaikovsky"), ("ada", "adam"))]
+    [True, True, False]
+    >>> same_name_word("curie", "curie"), same_name_word("pierre", "marie")
+    (True, False)
+    """
+    if word == other:
+        return True
+    if min(len(word), len(other)) < 4:
+        return False
+    return word.startswith(other) or other.startswith(word) or difflib.SequenceMatcher(None, word, other).ratio() >= 0.8
 
 
 # The language check: a question of several words with none of these is very
