@@ -50,7 +50,19 @@ _shipped: frozenset[str] | None = None
 
 
 def import_ray():
-    """The ray package, or :class:`ConfigError` saying how to get it."""
+    """The ray package, or :class:`ConfigError` saying how to get it.
+
+    Ray's failure signal handler is left out, unless RAY_DISABLE_FAILURE_SIGNAL_HANDLER
+    says otherwise: ``ray.init`` put it in place of the JVM's SIGSEGV/SIGBUS
+    handlers in this process (pyserini's, started before Ray by the
+    command's own searches), and ``ray.shutdown`` left SIGSEGV at its
+    default. The JVM takes SIGSEGV in its normal running (its null checks),
+    so a later search killed the process with "Segmentation fault" (see
+    :func:`_init` for Python's own handler). Ray reads the setting when it is
+    imported; a local instance's processes inherit it (their own JVMs start
+    after Ray's handler and keep theirs).
+    """
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     try:
         import ray
         import ray.data
@@ -225,8 +237,23 @@ def _init(ray, **kwargs) -> None:
     own for a minute. Ray's own processes block SIGINT, so only this one
     waits; a second signal is not held. Outside the main thread, where
     signals are not ours to take, ray.init is called as it is.
+
+    ray.init also turns on Python's fault handler where it is off, in place
+    of the JVM's handlers of SIGSEGV and SIGBUS when pyserini's JVM runs
+    here already: it is turned off again, which puts back what it replaced
+    (see :func:`import_ray` for Ray's own handler).
     """
+    import faulthandler
     import signal
+
+    fault_handler_was_on = faulthandler.is_enabled()
+
+    def start():
+        try:
+            ray.init(**kwargs)
+        finally:
+            if not fault_handler_was_on:
+                faulthandler.disable()
 
     held: list[int] = []
     stops = (signal.SIGINT, signal.SIGTERM)
@@ -248,10 +275,10 @@ def _init(ray, **kwargs) -> None:
         for stop in stops:
             signal.signal(stop, hold)
     except ValueError:  # not the main thread
-        ray.init(**kwargs)
+        start()
         return
     try:
-        ray.init(**kwargs)
+        start()
     finally:
         restore()
         if len(held) == 1:

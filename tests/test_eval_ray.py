@@ -100,6 +100,52 @@ def test_an_unreachable_ray_address_is_one_line(qrecc_file, tiny_index, tmp_path
         assert err.startswith(f"error: cannot reach the Ray cluster at {address} (--ray): ") and "ray start --head" in err
 
 
+@needs_ray
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine not in ("x86_64", "aarch64"),
+                    reason="reads the SIGSEGV handler's address from Linux's struct sigaction (x86_64, aarch64)")
+def test_a_ray_run_leaves_the_jvm_its_crash_signal_handlers(qrecc_file, tiny_index):
+    # ray.init put Ray's failure handler in place of the JVM's SIGSEGV and
+    # SIGBUS handlers (pyserini's JVM, started by the command's own searches
+    # first), and ray.shutdown set SIGSEGV to its default: the JVM takes
+    # SIGSEGV in its normal running, and a search after a --ray run killed
+    # the process now and then ("Fatal Python error: Segmentation fault").
+    # ray.init also turned on Python's fault handler (off outside pytest)
+    # in place of the JVM's. A fresh interpreter: Ray makes its choice when
+    # it is imported, and the fault handler is off, as in a command.
+    script = textwrap.dedent(f"""
+        import ctypes, faulthandler, os, signal, sys
+        from eval import rewrites
+
+        faulthandler.disable()  # as in a command run without -X faulthandler
+
+        def owner(signum):  # the file whose code handles signum now
+            action = ctypes.create_string_buffer(256)  # struct sigaction, its handler first
+            assert ctypes.CDLL(None, use_errno=True).sigaction(signum, None, action) == 0
+            address = ctypes.c_void_p.from_buffer(action).value or 0
+            for line in open("/proc/self/maps"):
+                low, high = (int(x, 16) for x in line.split()[0].split("-"))
+                if low <= address < high:
+                    return os.path.basename(line.split()[-1])
+            return hex(address)
+
+        common = ["score", "--data", {str(qrecc_file)!r}, "--rewriter", "original", "--index", {str(tiny_index)!r},
+                  "--metrics", "r_at_10", "--json"]
+        assert rewrites.main(common) == 0  # the JVM starts
+        before = [owner(s) for s in (signal.SIGSEGV, signal.SIGBUS)]
+        assert rewrites.main([*common, "--ray", "--actors", "1"]) == 0
+        import ray
+        after_run = [owner(s) for s in (signal.SIGSEGV, signal.SIGBUS)]
+        ray.shutdown()
+        print(before, after_run, [owner(s) for s in (signal.SIGSEGV, signal.SIGBUS)], file=sys.stderr)
+    """)
+    env = {key: value for key, value in os.environ.items() if key not in ("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "PYTHONFAULTHANDLER")}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**env, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    jvm = str(["libjvm.so"] * 2)
+    assert out.stderr.rstrip().splitlines()[-1] == f"{jvm} {jvm} {jvm}", out.stderr[-2000:]
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray instance for the module's tests (the commands start it), shut down after."""
