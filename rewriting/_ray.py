@@ -235,8 +235,10 @@ def _init(ray, **kwargs) -> None:
     started, then Ray is shut down and the signal delivered: raised inside
     ray.init, it left the half-started instance's agents running on their
     own for a minute. Ray's own processes block SIGINT, so only this one
-    waits; a second signal is not held. Outside the main thread, where
-    signals are not ours to take, ray.init is called as it is.
+    waits; a second signal is not held. A signal the process ignores (as
+    under nohup, or in a script's background job) stays ignored: it was
+    announced as stopping the run, which then went on. Outside the main
+    thread, where signals are not ours to take, ray.init is called as it is.
 
     ray.init also turns on Python's fault handler where it is off, in place
     of the JVM's handlers of SIGSEGV and SIGBUS when pyserini's JVM runs
@@ -271,8 +273,8 @@ def _init(ray, **kwargs) -> None:
             signal.signal(stop, handler if handler is not None else signal.SIG_DFL)
 
     try:
-        before = {stop: signal.getsignal(stop) for stop in stops}
-        for stop in stops:
+        before = {stop: handler for stop in stops if (handler := signal.getsignal(stop)) is not signal.SIG_IGN}
+        for stop in before:
             signal.signal(stop, hold)
     except ValueError:  # not the main thread
         start()

@@ -517,15 +517,23 @@ def test_sigterm_during_a_ray_run_is_an_interruption_as_without_ray(tmp_path, mo
     assert not output.exists()
 
 
-@pytest.mark.parametrize("presses", [1, 2])
-def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path, monkeypatch, capsys, presses):
-    # Ctrl-C raised inside ray.init left the half-started instance's agents
-    # (ray::DashboardAgent, ray::RuntimeEnvAgent) running for a minute after
-    # the command ended. It is held until ray.init returns, then Ray is shut
-    # down; pressed again, it is not held.
+@pytest.fixture
+def sigint_as_set():
+    """Factory: SIGINT's handler set to one given (put back after the test).
+
+    A Python started where SIGINT is ignored (a script's background job,
+    nohup: the way a CI run is often started) keeps it ignored, so a test of
+    Ctrl-C sets the handler it means rather than take the one it finds."""
     import signal
 
-    from rewriting.rewrite import main
+    before = signal.getsignal(signal.SIGINT)
+    yield lambda handler: signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGINT, before)
+
+
+def _ctrl_c_inside_ray_init(presses: int, monkeypatch) -> list[str]:
+    """A stand-in ray whose init is interrupted ``presses`` times; the events (started, shutdown) it sees."""
+    import signal
 
     fake = _stand_in_ray()
     events = []
@@ -542,6 +550,21 @@ def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setitem(sys.modules, "ray.data", fake.data)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return events
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path, monkeypatch, capsys, sigint_as_set, presses):
+    # Ctrl-C raised inside ray.init left the half-started instance's agents
+    # (ray::DashboardAgent, ray::RuntimeEnvAgent) running for a minute after
+    # the command ended. It is held until ray.init returns, then Ray is shut
+    # down; pressed again, it is not held.
+    import signal
+
+    from rewriting.rewrite import main
+
+    sigint_as_set(signal.default_int_handler)  # as in a terminal
+    events = _ctrl_c_inside_ray_init(presses, monkeypatch)
     output = tmp_path / "out.jsonl"
     argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
     handler = signal.getsignal(signal.SIGINT)
@@ -551,6 +574,22 @@ def test_ctrl_c_while_a_local_ray_instance_starts_stops_it_once_started(tmp_path
     assert "stopping: Ray is starting; it is stopped as soon as it has (again to stop at once)" in err
     assert err.strip().splitlines()[-1].startswith("interrupted: ") and "Traceback" not in err
     assert signal.getsignal(signal.SIGINT) is handler and not output.exists()
+
+
+def test_an_ignored_ctrl_c_while_a_local_ray_instance_starts_stays_ignored(tmp_path, monkeypatch, capsys, sigint_as_set):
+    # Under nohup (SIGINT ignored) a SIGINT while Ray started was announced
+    # as stopping the run, which then went on to the end.
+    import signal
+
+    from rewriting.rewrite import main
+
+    sigint_as_set(signal.SIG_IGN)
+    events = _ctrl_c_inside_ray_init(1, monkeypatch)
+    output = tmp_path / "out.jsonl"
+    argv = ["--input", str(_requests(tmp_path / "in.jsonl")), "--output", str(output), "--model", "original", "--ray"]
+    assert main(argv) == 0
+    assert events == ["started"] and "stopping" not in capsys.readouterr().err and output.exists()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_actors_without_ray_is_refused_before_any_work(tmp_path, capsys):
