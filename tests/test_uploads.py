@@ -311,6 +311,32 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
     assert remove_stale_sessions(tmp_path / "none") == 0
 
 
+def test_a_session_folder_that_cannot_be_examined_is_left_alone(tmp_path, monkeypatch):
+    # Two servers starting on one cache: the other removed an old unmarked
+    # folder between this one's listing and its look at the folder's age,
+    # and FileNotFoundError stopped the app before it served.
+    root = tmp_path / "sessions"
+    for name in ("session-a-gone", "session-b-stale", "session-c-old"):
+        (root / name / "index").mkdir(parents=True)
+        then = time.time() - 2 * 24 * 3600
+        os.utime(root / name, (then, then))
+    real_stat = Path.stat
+    looks = collections.Counter()
+
+    def stat(path, *args, **kwargs):
+        looks[path.name] += 1
+        if path.name == "session-a-gone" and looks[path.name] == 2:  # is_dir's look, then the age's
+            shutil.rmtree(path)  # removed by the other server meanwhile
+        if path.name == "session-b-stale":
+            raise OSError(errno.ESTALE, "Stale file handle", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert remove_stale_sessions(root) == 1
+    monkeypatch.undo()
+    assert sorted(p.name for p in root.iterdir()) == ["session-b-stale"]
+
+
 def test_a_long_file_name_is_cut_short_where_a_status_or_a_message_shows_it(tmp_path):
     # A name of 200 characters (Gradio keeps that many) filled the source line and every message.
     long = "a" * 240

@@ -408,16 +408,23 @@ def remove_stale_sessions(root: Path | None = None, older_than_s: float = 24 * 3
     differs). Folders of servers still running on the same cache are kept.
     A folder whose owner cannot be told (made by an older version, with no
     owner mark; by another host; where processes' starts cannot be read) is
-    deleted once older than ``older_than_s``. Returns how many went."""
+    deleted once older than ``older_than_s``. A folder that cannot be
+    examined (removed meanwhile by another server starting on the same
+    cache, a stale network file handle) is left alone: an error here stopped
+    the app before it served. Returns how many went."""
     root = root or sessions_dir()
     if not root.is_dir():
         return 0
     removed = 0
     for folder in root.glob("session-*"):
-        if not folder.is_dir():
+        try:
+            if not folder.is_dir():
+                continue
+            gone = owner_gone(folder)
+            stale = gone or (gone is None and time.time() - folder.stat().st_mtime > older_than_s)
+        except OSError:
             continue
-        gone = owner_gone(folder)
-        if gone or (gone is None and time.time() - folder.stat().st_mtime > older_than_s):
+        if stale:
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
