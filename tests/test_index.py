@@ -805,14 +805,10 @@ def test_a_rebuild_s_unremovable_old_index_is_no_running_build_to_later_opens(tm
                         "that folder\\.\n", said)
 
 
-def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path, monkeypatch, capsys):
-    # rmtree of the aside folder could unlink its mark before it failed on a
-    # file of the old index (NFS's .nfsXXXX: EBUSY): the folder was left
-    # unmarked, and no later build removed it, while stderr said one would.
-    from assistant.kernel import owner_gone
-
-    index_dir = tmp_path / "idx"
-    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+def _old_index_files_busy(monkeypatch) -> None:
+    """rmtree's unlink of an index's ``segments_N`` fails (NFS's .nfsXXXX:
+    EBUSY), and each listing gives an owner mark first, as a listing in
+    which rmtree unlinks the mark before it fails."""
     unlink, scandir = os.unlink, os.scandir
 
     def busy(path, *args, **kwargs):
@@ -836,6 +832,17 @@ def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path,
 
     monkeypatch.setattr(os, "unlink", busy)
     monkeypatch.setattr(os, "scandir", mark_first)
+
+
+def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path, monkeypatch, capsys):
+    # rmtree of the aside folder could unlink its mark before it failed on a
+    # file of the old index (NFS's .nfsXXXX: EBUSY): the folder was left
+    # unmarked, and no later build removed it, while stderr said one would.
+    from assistant.kernel import owner_gone
+
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    _old_index_files_busy(monkeypatch)
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     monkeypatch.undo()
     (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
@@ -843,6 +850,49 @@ def test_a_rebuild_s_old_index_removed_in_part_keeps_its_finished_mark(tmp_path,
     assert "a later build of it removes them" in capsys.readouterr().err
     assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_dead_build_s_folder_removed_in_part_by_the_next_build_keeps_a_finished_mark(tmp_path, monkeypatch):
+    # The next build's removal of a finished aside folder (its old index
+    # still busy) unlinked the mark, then failed: the folder, unmarked, was
+    # no dead build's to any later build outside the index cache, and stayed.
+    from assistant.kernel import owner_gone
+
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    _old_index_files_busy(monkeypatch)
+    assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    assert build_index((_passage(n) for n in range(4)), index_dir, progress=False) == 4  # the first aside still busy
+    monkeypatch.undo()
+    asides = [p for p in tmp_path.iterdir() if p.name != "idx"]
+    assert len(asides) == 2 and all(owner_gone(aside) is True for aside in asides)
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_build_leaves_alone_a_folder_beside_it_that_cannot_be_examined(tmp_path, monkeypatch):
+    # An unmarked build-named folder in the index cache whose listing fails
+    # (a stale NFS handle, EIO, EACCES): the look for an index in it raised,
+    # and no build of the index beside it could run.
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path / "cache"))
+    cache = tmp_path / "cache" / "indexes"
+    unreadable = [cache / "wiki.abcdefgh", cache / "wiki.abcdefgh.input.ab12cd34"]  # links beside it too
+    for folder in unreadable:
+        folder.mkdir(parents=True)
+    glob, iterdir = Path.glob, Path.iterdir
+
+    def stale(method):
+        def listing(self, *args, **kwargs):
+            if self in unreadable:
+                raise OSError(116, "Stale file handle", str(self))
+            return method(self, *args, **kwargs)
+        return listing
+
+    monkeypatch.setattr(Path, "glob", stale(glob))
+    monkeypatch.setattr(Path, "iterdir", stale(iterdir))
+    assert build_index(iter([_passage(1)]), cache / "wiki", progress=False) == 1
+    monkeypatch.undo()
+    assert sorted(p.name for p in cache.iterdir()) == ["wiki", *(folder.name for folder in unreadable)]
 
 
 def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_path, monkeypatch):

@@ -365,12 +365,10 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         (staging / OWNER_FILE).unlink()
         _replace(index_dir, staging)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if staging.exists():
-            # Its removal refused (EACCES, NFS's .nfsXXXX): left marked as
-            # this process's, it read as a running build for as long as the
-            # process lived (each open waited, then said a build ran).
-            mark_finished(staging)
+        # Its removal refused (EACCES, NFS's .nfsXXXX): left marked as this
+        # process's, it read as a running build for as long as the process
+        # lived (each open waited, then said a build ran).
+        _remove_build_folder(staging)
     return count
 
 
@@ -461,19 +459,47 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     removed = []
     for folder in sorted(siblings):
         match = pattern.fullmatch(folder.name)
-        if not match or folder.is_symlink() or not folder.is_dir():
+        try:
+            stale = match is not None and _stale(folder, match, in_cache)
+        except OSError:
+            # A folder that cannot be examined (a stale NFS handle, EIO,
+            # EACCES) is not known to be a dead build's: it is left alone,
+            # and the build goes on (the OS's error ended it).
             continue
-        if match.group(2):
-            # Anserini's input links: stale once their staging folder is gone or stale.
-            owner = index_dir.parent / f"{index_dir.name}.{match.group(1)}"
-            stale = not owner.exists() or _abandoned(owner, in_cache)
-            if stale and all(link.is_symlink() for link in folder.iterdir()):
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(folder)
-        elif _abandoned(folder, in_cache):
-            shutil.rmtree(folder, ignore_errors=True)
+        if stale and match.group(2):
+            shutil.rmtree(folder, ignore_errors=True)  # links: no mark to keep
+            removed.append(folder)
+        elif stale and _remove_build_folder(folder):
             removed.append(folder)
     return removed
+
+
+def _stale(folder: Path, match: re.Match, in_cache: bool) -> bool:
+    """Whether ``folder``, named as a build's (``match`` of
+    :func:`._lucene.build_folder_pattern`), is a dead build's to remove.
+    Raises OSError when it cannot be examined."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    if match.group(2):
+        # Anserini's input links: stale once their staging folder is gone or stale.
+        owner = folder.parent / folder.name[: -len(match.group(2))]
+        return (not owner.exists() or _abandoned(owner, in_cache)) and all(
+            link.is_symlink() for link in folder.iterdir())
+    return _abandoned(folder, in_cache)
+
+
+def _remove_build_folder(folder: Path) -> bool:
+    """Remove a build's ``folder`` (staging, or an old index's aside
+    folder); whether it is gone. A removal refused part way (EACCES, NFS's
+    busy .nfsXXXX files) may have unlinked its mark before it failed: what
+    is left is marked finished, a dead build's to every open and to the
+    next build, which removes it (left unmarked, outside the index cache
+    none did, and nothing said so)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if not os.path.lexists(folder):
+        return True
+    mark_finished(folder)
+    return False
 
 
 def _in_index_cache(index_dir: Path) -> bool:
@@ -495,7 +521,8 @@ def _abandoned(folder: Path, in_cache: bool) -> bool:
     """Whether the staging ``folder`` is a dead build's: its marked owner
     has stopped, or, in the index cache, it has no mark and has not changed
     for :data:`UNMARKED_STALE_S` and holds no index. A mark that cannot be
-    told (another host's, a broken one) keeps it."""
+    told (another host's, a broken one) keeps it. Raises OSError when the
+    folder cannot be examined (being removed meanwhile, a stale NFS handle)."""
     gone = owner_gone(folder)
     if gone is not None:
         return gone
@@ -505,10 +532,7 @@ def _abandoned(folder: Path, in_cache: bool) -> bool:
         # An index of its own (``wiki.20240101``, a user's dated copy beside
         # ``wiki``), not a partial build: its name matches all the same.
         return False
-    try:
-        changed = max([folder.lstat().st_mtime, *(entry.lstat().st_mtime for entry in folder.iterdir())])
-    except OSError:
-        return False  # being removed or changed meanwhile
+    changed = max([folder.lstat().st_mtime, *(entry.lstat().st_mtime for entry in folder.iterdir())])
     return time.time() - changed > UNMARKED_STALE_S
 
 
