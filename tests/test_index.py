@@ -895,6 +895,82 @@ def test_a_build_leaves_alone_a_folder_beside_it_that_cannot_be_examined(tmp_pat
     assert sorted(p.name for p in cache.iterdir()) == ["wiki", *(folder.name for folder in unreadable)]
 
 
+def _second_rename_stopped(index_dir: Path, stop: BaseException, monkeypatch, *, put_back_refused=False) -> None:
+    """A rebuild of ``index_dir``: the rename of its new index into place
+    raises ``stop``, and so does the old index's rename back to its place
+    when ``put_back_refused`` (as OSError(EBUSY))."""
+    rename = Path.rename
+
+    def renaming(self, target):
+        if Path(target) == index_dir and self.name.startswith(index_dir.name + "."):
+            raise stop
+        if Path(target) == index_dir and self.name == "index" and put_back_refused:
+            raise OSError(16, "Device or resource busy", str(self))
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", renaming)
+
+
+def _raise(error: BaseException):
+    raise error
+
+
+@pytest.mark.parametrize("stop", ["interrupted after the first rename", "interrupted before the second",
+                                  "second refused"])
+def test_a_rebuild_stopped_between_its_renames_puts_the_old_index_back(tmp_path, monkeypatch, stop):
+    # Stopped there (Ctrl-C, SIGTERM), or its second rename refused, a
+    # rebuild left no index at the path and the old one's only copy in its
+    # aside folder, marked finished: the next build of it, even one that
+    # then failed, removed it.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    error = OSError(39, "Directory not empty") if stop == "second refused" else KeyboardInterrupt()
+    if stop == "interrupted after the first rename":
+        _in_a_rebuild_s_gap(index_dir, lambda: _raise(error), monkeypatch)
+    else:
+        _second_rename_stopped(index_dir, error, monkeypatch)
+    with pytest.raises(type(error)) as caught:
+        build_index((_passage(n) for n in range(5)), index_dir, progress=False)
+    monkeypatch.undo()
+    assert caught.value is error  # as it was: the command says "interrupted: ... a previous one there is unchanged"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == 3
+
+
+@pytest.mark.parametrize("stop, place", [(KeyboardInterrupt(), "elsewhere"),
+                                         (OSError(39, "Directory not empty"), "the index cache")])
+def test_an_old_index_a_stopped_rebuild_cannot_put_back_is_kept_and_named(tmp_path, monkeypatch, stop, place):
+    # Its rename back refused too, the old index is left aside: the error
+    # says where, and no later build removes it (marked finished, it was).
+    from assistant.kernel import owner_gone
+
+    monkeypatch.setenv("CONVQA_CACHE", str(tmp_path / "cache"))
+    parent = tmp_path / "cache" / "indexes" if place == "the index cache" else tmp_path / "elsewhere"
+    index_dir = parent / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    with monkeypatch.context() as patch, pytest.raises(
+            KeyboardInterrupt if isinstance(stop, KeyboardInterrupt) else IndexNotFoundError) as caught:
+        _second_rename_stopped(index_dir, stop, patch, put_back_refused=True)
+        build_index((_passage(n) for n in range(5)), index_dir, progress=False)
+    (aside,) = [p for p in parent.iterdir()]
+    assert owner_gone(aside) is None  # unmarked: no running build's (an open says "Build it"), no dead one's
+    kept = (f"the previous index could not be put back \\(Device or resource busy\\) and is kept at "
+            f"{re.escape(str(aside / 'index'))}: move that folder to {re.escape(str(index_dir))}\\.")
+    if isinstance(stop, KeyboardInterrupt):  # the command's "interrupted:" line
+        assert re.fullmatch(f"the index was not written; {kept}", str(caught.value)), caught.value
+    else:
+        assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))}: its rebuild failed "
+                            f"\\(Directory not empty\\); {kept}", str(caught.value)), caught.value
+    old = time.time() - 2 * 24 * 3600  # in the cache, an unmarked folder unchanged for a day goes
+    for path in [aside, *aside.iterdir()]:
+        os.utime(path, (old, old))
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in parent.iterdir()) == sorted(["idx", aside.name])
+    assert verify_index(aside / "index") == 3
+
+
 def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_path, monkeypatch):
     # Its removal refused (EACCES), the staging folder kept this process's
     # live mark: an open of the index waited, then said a build of it ran.

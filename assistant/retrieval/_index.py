@@ -61,6 +61,7 @@ from ..kernel import (
     OWNER_FILE,
     ConfigError,
     DataFormatError,
+    IndexNotFoundError,
     cache_dir,
     counted,
     current_umask,
@@ -382,33 +383,34 @@ def _replace(index_dir: Path, staging: Path) -> None:
     them: it is a dead build's to the next build, which removes it, should
     it stay (its removal refused, or this process killed).
 
-    The new index is renamed in right after the old one is moved aside:
-    anything between the two renames that failed (a Ctrl-C) left no index
-    at the path, the new one removed with its staging folder and the old
-    one under a temporary name. What follows (the removal) is tidying: a
-    failure there is said on stderr, the index being in place."""
+    The new index is renamed in right after the old one is moved aside; a
+    stop before it is in (a Ctrl-C, SIGTERM, its rename refused) puts the
+    old one back (:func:`_put_back`). What follows (the removal) is
+    tidying: a failure there is said on stderr, the index being in place."""
     if not index_dir.exists():
         staging.rename(index_dir)
         return
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
-    with suppress(OSError):
-        # Its mark readable by another user serving the index, as staging's.
-        _umask_modes(aside)
-    with suppress(OSError):
-        # Marked before the old index goes into it: an open between the two
-        # renames finds no index, and the mark of a running build tells it
-        # to wait for the new one, not that there is none ("build it"). A
-        # mark that cannot be written (a full disk) costs only that.
-        mark_owner(aside)
-    index_dir.rename(aside / "index")
     try:
+        with suppress(OSError):
+            # Its mark readable by another user serving the index, as staging's.
+            _umask_modes(aside)
+        with suppress(OSError):
+            # Marked before the old index goes into it: an open between the two
+            # renames finds no index, and the mark of a running build tells it
+            # to wait for the new one, not that there is none ("build it"). A
+            # mark that cannot be written (a full disk) costs only that.
+            mark_owner(aside)
+        index_dir.rename(aside / "index")
         staging.rename(index_dir)
-    finally:
-        # The renames are over (or failed): no open is to wait on this
-        # folder from now. Left marked as this process's, a folder that
-        # could not be removed told every open of a later-deleted index, as
-        # long as this process lived on (the app's), that a build ran.
+        # The renames are over: no open is to wait on this folder from now.
+        # Left marked as this process's, a folder that could not be removed
+        # told every open of a later-deleted index, as long as this process
+        # lived on (the app's), that a build ran.
         finished = mark_finished(aside)
+    except BaseException as stop:
+        _put_back(index_dir, aside, staging, stop)
+        raise
     try:
         # The old index first, the folder with its mark last: a removal
         # refused part way (a busy file) keeps the mark, so that the next
@@ -419,6 +421,34 @@ def _replace(index_dir: Path, staging: Path) -> None:
         later = "a later build of it removes them, or delete" if finished else "delete"
         print(f"The index at {index_dir} is rebuilt; its old files at {aside} could not be removed "
               f"({error.strerror or error}): {later} that folder.", file=sys.stderr)
+
+
+def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) -> None:
+    """After ``stop`` ended :func:`_replace` part way: the old index, if it
+    went aside and the new one did not go in, is renamed back to
+    ``index_dir``, and the aside folder removed. Left there, marked
+    finished, it was the old index's only copy, which the next build of
+    it removed, even one that then failed. When it cannot go back, raises
+    the error that says where it is (a KeyboardInterrupt as one, for the
+    command's "interrupted:" line), its folder unmarked: no build removes
+    it (see :func:`_abandoned`)."""
+    old = aside / "index"
+    if os.path.lexists(old):
+        try:
+            old.rename(index_dir)
+        except OSError as error:
+            if os.path.lexists(staging) or not os.path.lexists(index_dir):  # the new one is not in place
+                with suppress(OSError):
+                    (aside / OWNER_FILE).unlink()
+                kept = (f"the previous index could not be put back ({error.strerror or error}) and is kept at {old}: "
+                        f"move that folder to {index_dir}")
+                if isinstance(stop, KeyboardInterrupt):
+                    raise type(stop)(f"the index was not written; {kept}.") from error
+                raise IndexNotFoundError(
+                    f"No Lucene index at {index_dir}: its rebuild failed "
+                    f"({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__}); {kept}."
+                ) from stop
+    _remove_build_folder(aside)
 
 
 def _require_replaceable(index_dir: Path) -> None:
@@ -528,9 +558,11 @@ def _abandoned(folder: Path, in_cache: bool) -> bool:
         return gone
     if not in_cache or (folder / OWNER_FILE).exists():
         return False
-    if has_index(folder) or (folder / "convqa.json").exists():
+    if has_index(folder) or (folder / "convqa.json").exists() or has_index(folder / "index"):
         # An index of its own (``wiki.20240101``, a user's dated copy beside
-        # ``wiki``), not a partial build: its name matches all the same.
+        # ``wiki``), not a partial build: its name matches all the same. Or
+        # the old index a rebuild could not put back (:func:`_put_back`),
+        # its only copy.
         return False
     changed = max([folder.lstat().st_mtime, *(entry.lstat().st_mtime for entry in folder.iterdir())])
     return time.time() - changed > UNMARKED_STALE_S
