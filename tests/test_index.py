@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -969,6 +970,23 @@ def test_an_old_index_a_stopped_rebuild_cannot_put_back_is_kept_and_named(tmp_pa
     assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
     assert sorted(p.name for p in parent.iterdir()) == sorted(["idx", aside.name])
     assert verify_index(aside / "index") == 3
+
+
+def test_a_rebuild_whose_gap_another_build_fills_keeps_that_index_and_removes_its_old_one(tmp_path, monkeypatch):
+    # Build B put its index at the path while build A's old index was aside:
+    # A's rename failed (ENOTEMPTY), and A, taking "its staging folder still
+    # there" for "no index in place", raised "No Lucene index at DIR", told
+    # to move the old index into B's (nesting it), and kept it aside for good.
+    index_dir, other = tmp_path / "idx", tmp_path / "b" / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    build_index((_passage(n) for n in range(7)), other, progress=False)
+    _in_a_rebuild_s_gap(index_dir, lambda: os.rename(other, index_dir), monkeypatch)
+    with pytest.raises(Exception) as caught:
+        build_index((_passage(n) for n in range(5)), index_dir, progress=False)
+    monkeypatch.undo()
+    assert type(caught.value) is OSError and caught.value.errno == errno.ENOTEMPTY  # A's own failure, as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "idx"]
+    assert verify_index(index_dir) == 7
 
 
 def test_a_failed_build_s_unremovable_staging_folder_is_no_running_build(tmp_path, monkeypatch):

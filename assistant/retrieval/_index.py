@@ -425,7 +425,8 @@ def _replace(index_dir: Path, staging: Path) -> None:
 
 def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) -> None:
     """After ``stop`` ended :func:`_replace` part way: the old index, if it
-    went aside and the new one did not go in, is renamed back to
+    went aside and ``index_dir`` holds no index (neither the new one nor
+    another build's, which may land there meanwhile), is renamed back to
     ``index_dir``, and the aside folder removed. Left there, marked
     finished, it was the old index's only copy, which the next build of
     it removed, even one that then failed. When it cannot go back, raises
@@ -433,11 +434,14 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
     command's "interrupted:" line), its folder unmarked: no build removes
     it (see :func:`_abandoned`)."""
     old = aside / "index"
-    if os.path.lexists(old):
+    if os.path.lexists(old) and not _holds_index(index_dir):
         try:
             old.rename(index_dir)
         except OSError as error:
-            if os.path.lexists(staging) or not os.path.lexists(index_dir):  # the new one is not in place
+            # Whose index is there, not whether this build's folder went in:
+            # another build's landing in the gap made the rename fail, and the
+            # old index, taken for the only one, was kept aside for good.
+            if not _holds_index(index_dir):
                 with suppress(OSError):
                     (aside / OWNER_FILE).unlink()
                 kept = (f"the previous index could not be put back ({error.strerror or error}) and is kept at {old}: "
@@ -449,6 +453,15 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
                     f"({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__}); {kept}."
                 ) from stop
     _remove_build_folder(aside)
+
+
+def _holds_index(index_dir: Path) -> bool:
+    """:func:`._lucene.has_index`, False when the OS cannot tell: an old
+    index is then kept, never taken for superseded."""
+    try:
+        return has_index(index_dir)
+    except OSError:
+        return False
 
 
 def _require_replaceable(index_dir: Path) -> None:
