@@ -938,6 +938,40 @@ def test_a_rebuild_stopped_between_its_renames_puts_the_old_index_back(tmp_path,
     assert verify_index(index_dir) == 3
 
 
+def _stopped_once_in_place(index_dir: Path, stop: BaseException, where: str, monkeypatch) -> None:
+    """A rebuild of ``index_dir`` raises ``stop`` after its new index is
+    renamed into place: as it marks the old index's folder finished
+    (``where="mark"``), or as it removes the old index (``"tidy"``)."""
+    write_text, rmtree = Path.write_text, shutil.rmtree
+
+    def marking(self, data, *args, **kwargs):
+        if where == "mark" and self.name == OWNER_FILE and (self.parent / "index").exists() and "finished" in data:
+            raise stop
+        return write_text(self, data, *args, **kwargs)
+
+    def removing(path, *args, **kwargs):
+        if where == "tidy" and Path(path).name == "index" and Path(path).parent.name.startswith(index_dir.name + "."):
+            raise stop
+        return rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", marking)
+    monkeypatch.setattr(shutil, "rmtree", removing)
+
+
+def test_a_rebuild_stopped_once_its_new_index_is_in_place_keeps_it_and_removes_the_old_one(tmp_path, monkeypatch):
+    # A Ctrl-C right after the second rename (as the old index's folder is
+    # marked finished): the new index is the one to keep, the old one is
+    # tidied, and nothing says the index is missing.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    _stopped_once_in_place(index_dir, KeyboardInterrupt(), "mark", monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        build_index((_passage(n) for n in range(5)), index_dir, progress=False)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == 5
+
+
 @pytest.mark.parametrize("stop, place", [(KeyboardInterrupt(), "elsewhere"),
                                          (OSError(39, "Directory not empty"), "the index cache")])
 def test_an_old_index_a_stopped_rebuild_cannot_put_back_is_kept_and_named(tmp_path, monkeypatch, stop, place):
