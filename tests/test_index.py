@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from assistant.index import main as index_main
-from assistant.kernel import OWNER_FILE, DataFormatError, IndexChangedError, IndexDamagedError, IndexNotFoundError
+from assistant.kernel import (
+    OWNER_FILE,
+    DataFormatError,
+    IndexChangedError,
+    IndexDamagedError,
+    IndexNotFoundError,
+    Terminated,
+)
 from assistant.retrieval import (
     BM25Retriever,
     build_index,
@@ -970,6 +977,30 @@ def test_a_rebuild_stopped_once_its_new_index_is_in_place_keeps_it_and_removes_t
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
     assert verify_index(index_dir) == 5
+
+
+@pytest.mark.parametrize("where, stop, status", [("mark", KeyboardInterrupt(), 130), ("tidy", Terminated(), 143)])
+def test_a_command_stopped_once_its_new_index_is_in_place_says_so(tmp_path, monkeypatch, capsys, where, stop, status):
+    # Ctrl-C (or SIGTERM) after the second rename, as the old index's
+    # folder was marked or removed: the command said "the index was not
+    # written (a previous one there is unchanged)" over the new index.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    _write_jsonl(tmp_path / "c" / "five.jsonl", [_passage(n) for n in range(5)])
+    _stopped_once_in_place(index_dir, stop, where, monkeypatch)
+    assert index_main(["--input", str(tmp_path / "c" / "five.jsonl"), "--index", str(index_dir)]) == status
+    monkeypatch.undo()
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert verify_index(index_dir) == 5
+    if where == "mark":  # the old index was removed after the stop
+        assert said == f"interrupted: the new index is in place at {index_dir}."
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "idx"]
+        return
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("idx.")]
+    assert said == (f"interrupted: the new index is in place at {index_dir}; its old files at {aside} are left: "
+                    "a later build of it removes them, or delete that folder.")
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "idx"]
 
 
 @pytest.mark.parametrize("stop, place", [(KeyboardInterrupt(), "elsewhere"),

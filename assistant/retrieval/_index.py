@@ -386,7 +386,8 @@ def _replace(index_dir: Path, staging: Path) -> None:
     The new index is renamed in right after the old one is moved aside; a
     stop before it is in (a Ctrl-C, SIGTERM, its rename refused) puts the
     old one back (:func:`_put_back`). What follows (the removal) is
-    tidying: a failure there is said on stderr, the index being in place."""
+    tidying: a failure there is said on stderr, the index being in place,
+    and a Ctrl-C then, or as the aside folder is marked, says it is in place."""
     if not index_dir.exists():
         staging.rename(index_dir)
         return
@@ -418,9 +419,10 @@ def _replace(index_dir: Path, staging: Path) -> None:
         shutil.rmtree(aside / "index")
         shutil.rmtree(aside)
     except OSError as error:
-        later = "a later build of it removes them, or delete" if finished else "delete"
         print(f"The index at {index_dir} is rebuilt; its old files at {aside} could not be removed "
-              f"({error.strerror or error}): {later} that folder.", file=sys.stderr)
+              f"({error.strerror or error}): {_left_for(finished)}.", file=sys.stderr)
+    except KeyboardInterrupt as stop:
+        raise _interrupted_in_place(index_dir, aside, stop) from stop
 
 
 def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) -> None:
@@ -432,7 +434,8 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
     it removed, even one that then failed. When it cannot go back, raises
     the error that says where it is (a KeyboardInterrupt as one, for the
     command's "interrupted:" line), its folder unmarked: no build removes
-    it (see :func:`_abandoned`)."""
+    it (see :func:`_abandoned`). A KeyboardInterrupt once this build's index
+    is in place is raised again saying so (:func:`_interrupted_in_place`)."""
     old = aside / "index"
     if os.path.lexists(old) and not _holds_index(index_dir):
         try:
@@ -453,6 +456,29 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
                     f"({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__}); {kept}."
                 ) from stop
     _remove_build_folder(aside)
+    # Whether this build's own folder went in, from the disk, not a flag set
+    # after the rename: a Ctrl-C is raised as the rename returns, before the
+    # next line runs. The command said "not written", the new index in place.
+    if isinstance(stop, KeyboardInterrupt) and not os.path.lexists(staging) and _holds_index(index_dir):
+        raise _interrupted_in_place(index_dir, aside, stop) from stop
+
+
+def _interrupted_in_place(index_dir: Path, aside: Path, stop: KeyboardInterrupt) -> KeyboardInterrupt:
+    """``stop``, of its own type (SIGTERM's :class:`~assistant.kernel.Terminated`
+    keeps its exit status), saying that the new index is in place and what
+    is left of the old one. An interrupted removal may have unlinked the
+    aside folder's mark: it is marked finished again, so that a later
+    build removes it."""
+    said = f"the new index is in place at {index_dir}"
+    if os.path.lexists(aside):
+        said += f"; its old files at {aside} are left: {_left_for(mark_finished(aside))}"
+    return type(stop)(said + ".")
+
+
+def _left_for(finished: bool) -> str:
+    """Who removes an old index's files left aside: a later build when
+    their folder is marked finished, else the user."""
+    return "a later build of it removes them, or delete that folder" if finished else "delete that folder"
 
 
 def _holds_index(index_dir: Path) -> bool:
