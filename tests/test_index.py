@@ -1387,6 +1387,46 @@ def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_one
     assert not (tmp_path / "idx" / OWNER_FILE).exists()
 
 
+@pytest.mark.parametrize("case", ["killed between the renames", "its put-back refused", "killed after them"])
+def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_path, monkeypatch, capsys, case):
+    # SIGKILL between a rebuild's two renames (or a second Ctrl-C as it put
+    # the old index back, or its folder's unmark refused) left the old
+    # index's only copy aside, marked by a process now dead: the next build
+    # of it, even one that then failed, removed it.
+    from assistant.kernel import owner_mark
+
+    index_dir, aside = tmp_path / "idx", tmp_path / "idx.killed01"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    aside.mkdir()
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid())))
+    index_dir.rename(aside / "index")
+    if case == "killed after them":  # the new index went in: the old one is superseded
+        build_index((_passage(n) for n in range(5)), tmp_path / "new" / "idx", progress=False)
+        os.rename(tmp_path / "new" / "idx", index_dir)
+        (tmp_path / "new").rmdir()
+    rename = Path.rename
+
+    def refused(self, target):
+        if self == aside / "index":
+            raise OSError(5, "Input/output error", str(self))
+        return rename(self, target)
+
+    with monkeypatch.context() as patch:
+        if case == "its put-back refused":  # as when another build's put-back won the race: nothing removed
+            patch.setattr(Path, "rename", refused)
+        with pytest.raises(DataFormatError):  # a next build that fails
+            build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    if case == "its put-back refused":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01"]
+        assert verify_index(aside / "index") == 3
+        with pytest.raises(DataFormatError):  # the next, the OS willing, puts it back
+            build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == (5 if case == "killed after them" else 3)
+    put_back = f"note: the index at {index_dir}, which a stopped rebuild had moved to {aside}, is put back."
+    assert (put_back in capsys.readouterr().err.splitlines()) == (case != "killed after them")
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

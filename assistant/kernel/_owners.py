@@ -17,7 +17,7 @@ import os
 import socket
 from pathlib import Path
 
-__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "mark_finished", "owner_gone"]
+__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "mark_finished", "owner_finished", "owner_gone"]
 
 # The mark's file inside a marked folder.
 OWNER_FILE = "convqa-owner.json"
@@ -58,12 +58,10 @@ def owner_gone(folder: str | os.PathLike) -> bool | None:
     (:func:`mark_finished`); False while it runs and uses it; None
     when that cannot be told: no mark or a broken one (a folder made before
     marks, or one just being made), another host's, or no start to compare."""
-    try:
-        owner = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
-        pid, started, host = int(owner["pid"]), str(owner["started"]), str(owner["host"])
-        finished = owner.get("finished") is True
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    owner = _mark(folder)
+    if owner is None:
         return None
+    pid, started, host, finished = owner
     if finished:
         return True
     if host != socket.gethostname():
@@ -74,6 +72,25 @@ def owner_gone(folder: str | os.PathLike) -> bool | None:
     if not now or not started:
         return None
     return now != started  # another process has the pid now
+
+
+def owner_finished(folder: str | os.PathLike) -> bool:
+    """Whether ``folder``'s mark says its process finished with it
+    (:func:`mark_finished`), rather than that process's death making its
+    owner gone: a folder left part way through its work (SIGKILL) may hold
+    what no other copy holds."""
+    owner = _mark(folder)
+    return owner is not None and owner[3]
+
+
+def _mark(folder: str | os.PathLike) -> tuple[int, str, str, bool] | None:
+    """The pid, start, host and finished flag of ``folder``'s mark; None
+    when it has none or a broken one."""
+    try:
+        owner = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
+        return int(owner["pid"]), str(owner["started"]), str(owner["host"]), owner.get("finished") is True
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _process_start(pid: int) -> str | None:

@@ -30,10 +30,12 @@ so an interrupted or failed build never leaves a half index that a later
 start would take for a good one. The staging folder holds an owner mark
 (the building process's pid and start, and the host) until it is renamed:
 a build removes the staging folders of builds of the same index whose
-process has died (killed, or the machine stopped), and keeps those of
-builds still running (and, in the index cache, those older builds left
-without a mark, once unchanged for a day). The index folder gets the modes
-of any folder made under the process's umask (``mkdtemp`` makes it 0700).
+process has died (killed, or the machine stopped), puts back the old index
+a rebuild killed between its two renames had moved aside, and keeps the
+folders of builds still running (and, in the index cache, those older
+builds left without a mark, once unchanged for a day). The index folder
+gets the modes of any folder made under the process's umask (``mkdtemp``
+makes it 0700).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from ..kernel import (
     mark_finished,
     mark_owner,
     output_path,
+    owner_finished,
     owner_gone,
 )
 from ._collection import collection_size, checked_passage, default_collection_path, jsonl_sources, read_collection
@@ -381,7 +384,9 @@ def _replace(index_dir: Path, staging: Path) -> None:
     folder is marked first (an open between the renames waits for the new
     index; see :func:`._lucene.existing_index`), and marked finished after
     them: it is a dead build's to the next build, which removes it, should
-    it stay (its removal refused, or this process killed).
+    it stay (its removal refused, or this process killed). Killed between
+    the renames, its mark is not finished: the next build puts the old
+    index back (:func:`_lost_index`).
 
     The new index is renamed in right after the old one is moved aside; a
     stop before it is in (a Ctrl-C, SIGTERM, its rename refused) puts the
@@ -518,7 +523,10 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     index cache (``cache_dir()/indexes``), where every such folder is one of
     ours, a staging folder with no mark at all is removed too once nothing
     in it has changed for :data:`UNMARKED_STALE_S`; elsewhere it may be a
-    user's own folder, and is kept. Returns them."""
+    user's own folder, and is kept. The old index a dead rebuild left in
+    its aside folder while no index is in place is renamed back to
+    ``index_dir`` first (:func:`_lost_index`), or, when it cannot be, kept.
+    Returns the folders removed."""
     pattern = build_folder_pattern(index_dir)
     try:
         siblings = list(index_dir.parent.iterdir())
@@ -530,10 +538,15 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         match = pattern.fullmatch(folder.name)
         try:
             stale = match is not None and _stale(folder, match, in_cache)
+            lost = stale and not match.group(2) and _lost_index(folder, index_dir)
         except OSError:
             # A folder that cannot be examined (a stale NFS handle, EIO,
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
+            continue
+        if lost and not _restored(folder, index_dir):
+            # Another build put it back first (the rename is atomic: one
+            # wins), or the OS refused: nothing is removed.
             continue
         if stale and match.group(2):
             shutil.rmtree(folder, ignore_errors=True)  # links: no mark to keep
@@ -541,6 +554,32 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         elif stale and _remove_build_folder(folder):
             removed.append(folder)
     return removed
+
+
+def _lost_index(folder: Path, index_dir: Path) -> bool:
+    """Whether the dead build's ``folder`` holds the only copy of the index
+    at ``index_dir``: the old index a rebuild moved aside and never put
+    back, its process killed between the two renames (SIGKILL), or stopped
+    again while it put it back (a second Ctrl-C), or unable to unmark the
+    folder it kept it in. Its mark is then not finished (a rebuild marks
+    its aside folder finished only once the new index is in, and a finished
+    one's index is superseded), it holds a committed ``index``, and
+    ``index_dir`` holds no index. Raises OSError when that cannot be told."""
+    return not owner_finished(folder) and has_index(folder / "index") and not has_index(index_dir)
+
+
+def _restored(folder: Path, index_dir: Path) -> bool:
+    """Rename the old index a dead rebuild left in ``folder`` back to
+    ``index_dir`` (see :func:`_lost_index`); whether it went. Removed with
+    its folder, it was lost: the next build of it deleted it, even one that
+    then failed."""
+    try:
+        (folder / "index").rename(index_dir)
+    except OSError:
+        return False
+    print(f"note: the index at {index_dir}, which a stopped rebuild had moved to {folder}, is put back.",
+          file=sys.stderr)
+    return True
 
 
 def _stale(folder: Path, match: re.Match, in_cache: bool) -> bool:
