@@ -1004,7 +1004,8 @@ def test_a_command_stopped_once_its_new_index_is_in_place_says_so(tmp_path, monk
 
 
 @pytest.mark.parametrize("stop, place", [(KeyboardInterrupt(), "elsewhere"),
-                                         (OSError(39, "Directory not empty"), "the index cache")])
+                                         (OSError(39, "Directory not empty"), "the index cache"),
+                                         (SystemExit(0), "elsewhere")])
 def test_an_old_index_a_stopped_rebuild_cannot_put_back_is_kept_and_named(tmp_path, monkeypatch, stop, place):
     # Its rename back refused too, the old index is left aside: the error
     # says where, and no later build removes it (marked finished, it was).
@@ -1021,12 +1022,14 @@ def test_an_old_index_a_stopped_rebuild_cannot_put_back_is_kept_and_named(tmp_pa
     (aside,) = [p for p in parent.iterdir()]
     assert owner_gone(aside) is None  # unmarked: no running build's (an open says "Build it"), no dead one's
     kept = (f"the previous index could not be put back \\(Device or resource busy\\) and is kept at "
-            f"{re.escape(str(aside / 'index'))}: move that folder to {re.escape(str(index_dir))}\\.")
+            f"{re.escape(str(aside / 'index'))}: move that folder to {re.escape(str(index_dir))}, "
+            f"then delete {re.escape(str(aside))}\\.")  # unmarked, it stays: the user removes it
+    ended = "was stopped \\(SystemExit\\)" if isinstance(stop, SystemExit) else "failed \\(Directory not empty\\)"
     if isinstance(stop, KeyboardInterrupt):  # the command's "interrupted:" line
         assert re.fullmatch(f"the index was not written; {kept}", str(caught.value)), caught.value
-    else:
-        assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))}: its rebuild failed "
-                            f"\\(Directory not empty\\); {kept}", str(caught.value)), caught.value
+    else:  # not a SystemExit's "failed (0)"
+        assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))}: its rebuild {ended}; {kept}",
+                            str(caught.value)), caught.value
     old = time.time() - 2 * 24 * 3600  # in the cache, an unmarked folder unchanged for a day goes
     for path in [aside, *aside.iterdir()]:
         os.utime(path, (old, old))

@@ -452,14 +452,15 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
             if not _holds_index(index_dir):
                 with suppress(OSError):
                     (aside / OWNER_FILE).unlink()
+                # Unmarked, its folder stays for good: the user removes it.
                 kept = (f"the previous index could not be put back ({error.strerror or error}) and is kept at {old}: "
-                        f"move that folder to {index_dir}")
+                        f"move that folder to {index_dir}, then delete {aside}")
                 if isinstance(stop, KeyboardInterrupt):
                     raise type(stop)(f"the index was not written; {kept}.") from error
-                raise IndexNotFoundError(
-                    f"No Lucene index at {index_dir}: its rebuild failed "
-                    f"({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__}); {kept}."
-                ) from stop
+                # A SystemExit's text is its exit code ("failed (0)").
+                ended = (f"failed ({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__})"
+                         if isinstance(stop, Exception) else f"was stopped ({type(stop).__name__})")
+                raise IndexNotFoundError(f"No Lucene index at {index_dir}: its rebuild {ended}; {kept}.") from stop
     _remove_build_folder(aside)
     # Whether this build's own folder went in, from the disk, not a flag set
     # after the rename: a Ctrl-C is raised as the rename returns, before the
