@@ -1430,6 +1430,36 @@ def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_pa
     assert (put_back in capsys.readouterr().err.splitlines()) == (case != "killed after them")
 
 
+def _aside_of_a_dead_rebuild(index_dir: Path, name: str, passages: int, *, finished: bool = False,
+                             age_s: float | None = None) -> Path:
+    """An old index of ``passages`` passages in the aside folder ``name``
+    beside ``index_dir``, as a rebuild killed between its two renames left
+    it (marked by a dead process), or, ``finished``, one killed once its
+    new index was in; its folder last changed ``age_s`` ago."""
+    from assistant.kernel import owner_mark
+
+    aside = index_dir.parent / name
+    build_index((_passage(n) for n in range(passages)), aside / "built", progress=False)
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid(), **({"finished": True} if finished
+                                                                                        else {}))))
+    (aside / "built").rename(aside / "index")
+    if age_s is not None:
+        when = time.time() - age_s
+        os.utime(aside, (when, when))
+    return aside
+
+
+def test_an_old_index_a_finished_rebuild_left_aside_is_removed_never_put_back(tmp_path, capsys):
+    # Marked finished, its rebuild's new index went in: the old one is
+    # superseded even though that index was deleted since (an empty path).
+    index_dir = tmp_path / "idx"
+    _aside_of_a_dead_rebuild(index_dir, "idx.finish01", 3, finished=True)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert "is put back" not in capsys.readouterr().err
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""
