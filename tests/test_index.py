@@ -1460,6 +1460,23 @@ def test_an_old_index_a_finished_rebuild_left_aside_is_removed_never_put_back(tm
     assert "is put back" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("newer", ["idx.aaaa0001", "idx.zzzz0001"])
+def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_path, capsys, newer):
+    # Rebuild A killed in its gap, another build's index put in, then
+    # rebuild B killed in its gap: the next build put back whichever aside
+    # folder's name sorted first and removed the other, the newer index too.
+    index_dir = tmp_path / "idx"
+    older = "idx.zzzz0001" if newer == "idx.aaaa0001" else "idx.aaaa0001"
+    _aside_of_a_dead_rebuild(index_dir, older, 3, age_s=7200)
+    aside = _aside_of_a_dead_rebuild(index_dir, newer, 5, age_s=3600)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == 5
+    put_back = f"note: the index at {index_dir}, which a stopped rebuild had moved to {aside}, is put back."
+    assert [line for line in capsys.readouterr().err.splitlines() if "put back" in line] == [put_back]
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

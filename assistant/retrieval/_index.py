@@ -526,7 +526,8 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     in it has changed for :data:`UNMARKED_STALE_S`; elsewhere it may be a
     user's own folder, and is kept. The old index a dead rebuild left in
     its aside folder while no index is in place is renamed back to
-    ``index_dir`` first (:func:`_lost_index`), or, when it cannot be, kept.
+    ``index_dir`` first (:func:`_lost_index`; of several, the one moved
+    aside last), or, when it cannot be, kept.
     Returns the folders removed."""
     pattern = build_folder_pattern(index_dir)
     try:
@@ -535,7 +536,7 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         return []
     in_cache = _in_index_cache(index_dir)
     removed = []
-    for folder in sorted(siblings):
+    for folder in sorted(siblings, key=_newest_aside_first):
         match = pattern.fullmatch(folder.name)
         try:
             stale = match is not None and _stale(folder, match, in_cache)
@@ -555,6 +556,19 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         elif stale and _remove_build_folder(folder):
             removed.append(folder)
     return removed
+
+
+def _newest_aside_first(folder: Path) -> tuple:
+    """The order in which :func:`remove_stale_staging` visits the folders
+    beside an index: those holding an old index first, the one moved aside
+    last (its folder changed last) first. Two dead rebuilds may each have
+    left one aside: the most recent is put back, and the older ones, then
+    superseded, removed; visited by name, the older one could be put back
+    and the newer removed."""
+    try:
+        return (not (folder / "index").is_dir(), -folder.lstat().st_mtime, folder.name)
+    except OSError:  # gone meanwhile, or not to be examined: the loop tells which
+        return (True, 0.0, folder.name)
 
 
 def _lost_index(folder: Path, index_dir: Path) -> bool:
