@@ -1477,6 +1477,31 @@ def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_
     assert [line for line in capsys.readouterr().err.splitlines() if "put back" in line] == [put_back]
 
 
+def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in_its_gap(tmp_path, monkeypatch):
+    # Build P started while live rebuild L had moved the index aside and not
+    # yet put its new one in: P put back a dead rebuild's older index, L's
+    # second rename failed, and L's put-back, finding an index in place,
+    # deleted the one it had moved aside, the newest.
+    index_dir, dead = tmp_path / "idx", tmp_path / "idx.killed01"
+    build_index((_passage(n) for n in range(7)), index_dir, progress=False)
+    failed = []
+
+    def another_build():
+        # Another rebuild, past its cleanup when L started, killed in its gap.
+        _aside_of_a_dead_rebuild(index_dir, dead.name, 3)
+        with pytest.raises(DataFormatError) as caught:  # P, which fails past its cleanup
+            build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+        failed.append(caught.value)
+
+    _in_a_rebuild_s_gap(index_dir, another_build, monkeypatch)
+    assert build_index((_passage(n) for n in range(9)), index_dir, progress=False) == 9  # L
+    monkeypatch.undo()
+    assert len(failed) == 1 and verify_index(index_dir) == 9
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", dead.name]  # kept while L ran
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # then superseded
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

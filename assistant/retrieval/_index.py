@@ -88,6 +88,7 @@ from ._lucene import (
     index_path,
     java_exception,
     open_reader,
+    running_build,
     verify_checksums,
 )
 
@@ -527,7 +528,8 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     user's own folder, and is kept. The old index a dead rebuild left in
     its aside folder while no index is in place is renamed back to
     ``index_dir`` first (:func:`_lost_index`; of several, the one moved
-    aside last), or, when it cannot be, kept.
+    aside last), or, while a live build of it runs or when it cannot be,
+    kept.
     Returns the folders removed."""
     pattern = build_folder_pattern(index_dir)
     try:
@@ -546,9 +548,13 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
             continue
-        if lost and not _restored(folder, index_dir):
-            # Another build put it back first (the rename is atomic: one
-            # wins), or the OS refused: nothing is removed.
+        if lost and (running_build(index_dir) is not None or not _restored(folder, index_dir)):
+            # A live build of it runs: in its gap (the index it moved aside
+            # is newer than this one) a put-back made its second rename fail,
+            # and its own put-back then deleted that newer index; once its
+            # index is in, this one is superseded. Or another build put it
+            # back first (the rename is atomic: one wins), or the OS refused:
+            # nothing is removed.
             continue
         if stale and match.group(2):
             shutil.rmtree(folder, ignore_errors=True)  # links: no mark to keep

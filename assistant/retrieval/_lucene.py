@@ -30,7 +30,7 @@ from ._java import import_pyserini
 
 __all__ = [
     "java_exception", "damaged", "index_path", "has_index", "existing_index", "verify_checksums", "duplicate_id",
-    "open_reader", "opened", "build_folder_pattern",
+    "open_reader", "opened", "build_folder_pattern", "running_build",
 ]
 
 _Opened = TypeVar("_Opened")
@@ -102,7 +102,7 @@ def build_folder_pattern(index_dir: Path) -> re.Pattern:
     return re.compile(re.escape(index_dir.name) + r"\.([a-z0-9_]{8})(\.input\.[a-z0-9_]{8})?")
 
 
-def _running_build(index_dir: Path) -> Path | None:
+def running_build(index_dir: Path) -> Path | None:
     """The folder beside ``index_dir`` of a build of it that runs now (its
     owner mark's process lives), or None. A rebuild marks the folder the
     old index goes aside into before it moves it (``_index._replace``).
@@ -143,14 +143,14 @@ def existing_index(index_dir: str | os.PathLike) -> Path:
     given = bool(str(index_dir).strip())  # "" is the working folder to pathlib
     if given and has_index(path):
         return path
-    building = _running_build(path) if given else None
+    building = running_build(path) if given else None
     if building is not None:
         deadline = time.monotonic() + REBUILD_WAIT_S
         while time.monotonic() < deadline:
             time.sleep(_REBUILD_POLL_S)
             if has_index(path):
                 return path
-        if _running_build(path) is not None:
+        if running_build(path) is not None:
             raise IndexChangedError(
                 f"No Lucene index at {path} yet: a build of it is running (the folder {building} is a live "
                 "process's build); try again when it has finished, or, if no build runs, delete that folder."
