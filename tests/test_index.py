@@ -1003,6 +1003,41 @@ def test_a_command_stopped_once_its_new_index_is_in_place_says_so(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "idx"]
 
 
+@pytest.mark.parametrize("again, status", [(KeyboardInterrupt(), 130), (Terminated(), 143)])
+def test_a_second_stop_as_the_old_index_goes_back_says_where_it_is(tmp_path, monkeypatch, capsys, again, status):
+    # Ctrl-C between a rebuild's renames, and again as the old index was
+    # renamed back: the command said "a previous one there is unchanged",
+    # the path empty.
+    from assistant.kernel import owner_mark
+
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    _write_jsonl(tmp_path / "c" / "five.jsonl", [_passage(n) for n in range(5)])
+    rename = Path.rename
+
+    def renaming(self, target):
+        if Path(target) == index_dir and self.name.startswith(index_dir.name + "."):
+            raise KeyboardInterrupt()
+        if Path(target) == index_dir and self.name == "index":
+            raise again
+        return rename(self, target)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "rename", renaming)
+        assert index_main(["--input", str(tmp_path / "c" / "five.jsonl"), "--index", str(index_dir)]) == status
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("idx.")]
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"interrupted: the index was not written; the previous one is at {aside / 'index'}: the next build of "
+        f"{index_dir} puts it back (or move that folder to {index_dir}, then delete {aside}).")
+    assert not index_dir.exists()
+    # This process ended (as the command's does), the next build puts it back.
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid())))
+    with pytest.raises(DataFormatError):
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "idx"]
+    assert verify_index(index_dir) == 3
+
+
 @pytest.mark.parametrize("stop, place", [(KeyboardInterrupt(), "elsewhere"),
                                          (OSError(39, "Directory not empty"), "the index cache"),
                                          (SystemExit(0), "elsewhere")])

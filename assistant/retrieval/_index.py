@@ -462,6 +462,15 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
                 ended = (f"failed ({getattr(stop, 'strerror', None) or str(stop) or type(stop).__name__})"
                          if isinstance(stop, Exception) else f"was stopped ({type(stop).__name__})")
                 raise IndexNotFoundError(f"No Lucene index at {index_dir}: its rebuild {ended}; {kept}.") from stop
+        except KeyboardInterrupt as again:
+            # A second Ctrl-C (or SIGTERM) as it went back: the command said
+            # "a previous one there is unchanged" over an empty path. Its
+            # folder keeps this process's mark, so once the process has
+            # ended the next build puts it back (see _lost_index).
+            if os.path.lexists(old):
+                raise type(again)(f"the index was not written; the previous one is at {old}: the next build of "
+                                  f"{index_dir} puts it back (or move that folder to {index_dir}, then delete "
+                                  f"{aside}).") from again
     _remove_build_folder(aside)
     # Whether this build's own folder went in, from the disk, not a flag set
     # after the rename: a Ctrl-C is raised as the rename returns, before the
