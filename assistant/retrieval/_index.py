@@ -822,12 +822,21 @@ def ensure_index(index_dir: str | Path) -> Path:
     Two processes starting at once build it once: the second waits on a
     lock file beside the folder, then finds it built.
 
+    The old index a rebuild killed between its two renames left aside is
+    put back first (:func:`remove_stale_staging`), not built again.
+
     Any other missing index is an error (the one of
     :meth:`BM25Retriever.from_index <assistant.retrieval.BM25Retriever.from_index>`):
     we cannot guess its collection.
     """
     path = index_path(index_dir)
     default = path.resolve() == default_index_dir().resolve()
+    if default and not _holds_index(path):
+        # The old index a rebuild killed between its renames left aside goes
+        # back first (the cleanup a build starts with): judged missing, it
+        # was said to be a "First start" and built again, its vectors lost,
+        # though the build's cleanup put it back.
+        remove_stale_staging(path.resolve())
     if not default or _current(path):
         return existing_index(index_dir)
     if has_index(path) and not _of_default_collection(path):
