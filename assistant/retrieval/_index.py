@@ -440,8 +440,11 @@ def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) 
     it removed, even one that then failed. When it cannot go back, raises
     the error that says where it is (a KeyboardInterrupt as one, for the
     command's "interrupted:" line), its folder unmarked: no build removes
-    it (see :func:`_abandoned`). A KeyboardInterrupt once this build's index
-    is in place is raised again saying so (:func:`_interrupted_in_place`)."""
+    it (see :func:`_abandoned`). A second KeyboardInterrupt as it goes back
+    says where it is: its folder, still marked by this process, is put back
+    by the next build once the process has ended. A KeyboardInterrupt once
+    this build's index is in place is raised again saying so
+    (:func:`_interrupted_in_place`)."""
     old = aside / "index"
     if os.path.lexists(old) and not _holds_index(index_dir):
         try:
