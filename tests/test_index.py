@@ -1512,6 +1512,30 @@ def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_
     assert [line for line in capsys.readouterr().err.splitlines() if "put back" in line] == [put_back]
 
 
+def test_when_the_newest_old_index_cannot_be_put_back_no_older_one_is(tmp_path, monkeypatch, capsys):
+    # The newest one's rename refused (EBUSY), the next was put back in its
+    # place, and the next cleanup removed the newest as superseded.
+    index_dir = tmp_path / "idx"
+    _aside_of_a_dead_rebuild(index_dir, "idx.aaaa0001", 3, age_s=7200)
+    newest = _aside_of_a_dead_rebuild(index_dir, "idx.zzzz0001", 5, age_s=3600)
+    rename = Path.rename
+
+    def refusing(self, target):
+        if self == newest / "index":
+            raise OSError(errno.EBUSY, "Device or resource busy", str(self))
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", refusing)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.aaaa0001", "idx.zzzz0001"]  # both kept
+    monkeypatch.undo()
+    with pytest.raises(DataFormatError):
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"] and verify_index(index_dir) == 5
+    assert "is put back" in capsys.readouterr().err
+
+
 def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in_its_gap(tmp_path, monkeypatch):
     # Build P started while live rebuild L had moved the index aside and not
     # yet put its new one in: P put back a dead rebuild's older index, L's

@@ -550,6 +550,7 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         return []
     in_cache = _in_index_cache(index_dir)
     removed = []
+    kept_lost = False
     for folder in sorted(siblings, key=_newest_aside_first):
         match = pattern.fullmatch(folder.name)
         try:
@@ -560,13 +561,15 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
             continue
-        if lost and (running_build(index_dir) is not None or not _restored(folder, index_dir)):
+        if lost and (kept_lost or running_build(index_dir) is not None or not _restored(folder, index_dir)):
             # A live build of it runs: in its gap (the index it moved aside
             # is newer than this one) a put-back made its second rename fail,
             # and its own put-back then deleted that newer index; once its
             # index is in, this one is superseded. Or another build put it
             # back first (the rename is atomic: one wins), or the OS refused:
-            # nothing is removed.
+            # nothing is removed. Older ones wait too: put back in its place,
+            # the newest would then be superseded and removed.
+            kept_lost = True
             continue
         if stale and match.group(2):
             shutil.rmtree(folder, ignore_errors=True)  # links: no mark to keep
