@@ -751,8 +751,9 @@ def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, 
     assert len(caught) == 1 and isinstance(caught[0], IndexChangedError), caught
     caught = [str(error) for error in caught]
     assert re.fullmatch(f"No Lucene index at {re.escape(str(index_dir))} yet: a build of it is running "
-                        f"\\(the folder {re.escape(str(index_dir))}\\.\\w{{8}} is a live process's build\\); "
-                        "try again when it has finished, or, if no build runs, delete that folder\\.",
+                        f"\\(the folder ({re.escape(str(index_dir))}\\.\\w{{8}}) is a live process's build\\); "
+                        "try again when it has finished, or, if no build runs, "
+                        f"move \\1/index \\(the previous index\\) to {re.escape(str(index_dir))}, then delete that folder\\.",
                         caught[0]), caught[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # the old index removed after
     assert verify_index(index_dir) == 5

@@ -151,9 +151,13 @@ def existing_index(index_dir: str | os.PathLike) -> Path:
             if has_index(path):
                 return path
         if running_build(path) is not None:
+            # In a rebuild's gap that folder holds the previous index, its
+            # only copy: deleted on this advice, it was lost.
+            undo = (f"move {building / 'index'} (the previous index) to {path}, then delete that folder"
+                    if (building / "index").is_dir() else "delete that folder")
             raise IndexChangedError(
                 f"No Lucene index at {path} yet: a build of it is running (the folder {building} is a live "
-                "process's build); try again when it has finished, or, if no build runs, delete that folder."
+                f"process's build); try again when it has finished, or, if no build runs, {undo}."
             )
         if has_index(path):
             return path
