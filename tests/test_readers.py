@@ -664,6 +664,35 @@ def test_a_number_after_by_that_to_another_follows_is_the_change_not_the_level(q
     assert short_span("number", question, sentence) == span
 
 
+# A change said how near ("by about 5,000") or as a range ("by 3-4%") was
+# read as a range with the level ("5,000 to 20,000") or cut at its first
+# number ("3"); a question about the change got the level with it.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many members does the club have?", "Its membership grew by about 5,000 to 20,000 in 1990.", "20,000"),
+    ("How many members does the club have?", "Its membership grew by just under 5,000 to 20,000 in 1990.", "20,000"),
+    ("How many members does the club have?", "Its membership grew by more than 5,000 to 20,000 in 1990.", "20,000"),
+    ("How many members does the club have?", "Membership fell by 3-4% to 9,700 in 2001.", "9,700"),
+    ("How many members does the club have?", "Membership fell by about 3 to 4 percent to 9,700 in 2001.", "9,700"),
+    ("How many members does the club have?", "Membership fell by between 3 and 4 percent to 9,700 in 2001.", "9,700"),
+    ("How many members does the club have?", "The club grew by 5,000 members, to 20,000.", "20,000"),
+    ("By how much did it grow?", "Its membership grew by about 5,000 to 20,000 in 1990.", "5,000"),
+    ("How much did membership increase?", "Its membership grew by about 5,000 to 20,000 in 1990.", "about 5,000"),
+    ("How much did membership increase?", "Its membership grew by 5,000 to 20,000 in 1990.", "5,000"),
+    ("How many members did the club gain?", "Its membership grew by roughly 5,000 to 20,000 in 1990.", "5,000"),
+    ("How much did membership drop?", "Membership fell by 3–4% to 9,700 in 2001.", "3–4%"),
+    ("How much did membership drop?", "Membership fell by about 3 to 4 percent to 9,700 in 2001.", "about 3 to 4 percent"),
+    ("How many members did the club lose?", "Membership fell by 300 to 400 members to 9,700 in 2001.", "300 to 400"),
+    ("How much does it produce?", "Production rose by over 50% to 3 million tons in 2010.", "3 million tons"),
+    # A unit on the second number only is the change's range; on both, the change and the level.
+    ("How much did inflation increase?", "Inflation rose by about 3 to 5 percent in 2019.", "about 3 to 5 percent"),
+    ("How much did inflation increase?", "Inflation rose by 3% to 5% in 2019.", "3%"),
+    # No verb of change, no change: a tally keeps its numbers.
+    ("How many senators supported the bill?", "The bill passed by about 52 to 48 votes.", "52"),
+])
+def test_a_change_said_how_near_or_as_a_range_is_the_change_before_the_level(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

@@ -425,21 +425,28 @@ _SECOND_UNIT = re.compile(rf"\s+(?:and\s+)?\d+(?:\.\d+)?\s*{_UNIT_WORD}", re.IGN
 # a row", "5 years and 3 in the army").
 _FEET = re.compile(r"(?:ft|feet|foot)$", re.IGNORECASE)
 _INCHES = re.compile(r"\s+\d+(?:\.\d+)?\s*in\b", re.IGNORECASE)
+# How near a number is said before it ("about 3 hours", "just under 40 m").
+_NEAR = (
+    r"(?:about|around|approximately|roughly|nearly|almost|(?:just\s+|well\s+)?(?:over|under)|some|circa|up\s+to"
+    r"|an\s+estimated|(?:more|less|fewer)\s+than|at\s+(?:least|most))"
+)
 # A count from one number to another has changed ("rose from 50 to 300"), as
 # has one changed by a number ("grew by 5,000 to 20,000"): no range. After a
 # verb of change (a closed list: "passed by 52 to 48 votes" is a tally, "is
 # divided by 3 to get 4" no change), "by 5,000 to 20,000" is the change,
-# then the level it reached.
+# then the level it reached, also said how near ("by about 5,000") or as a
+# range ("by 3-4% to 9,700", "by between 3 and 4 percent to 9,700").
 _CHANGE_VERB = (
     r"ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
     r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
     r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
 )
-_FROM = re.compile(rf"\b(?:from|(?:(?P<change>{_CHANGE_VERB})\s+)?by)\s+$", re.IGNORECASE)
+_FROM = re.compile(rf"\b(?:from|(?P<change>{_CHANGE_VERB})\s+by(?:\s+(?:{_NEAR}|between))?|by)\s+$", re.IGNORECASE)
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
-# ...and one "to" the level from a change that is a range ("fell by 3 to 4
-# percent to 9,700": the level is 9,700).
-_UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?\s+to\s+", re.IGNORECASE)
+# ...and one "to" the level from a change said with what it counts or that
+# is a range ("grew by 5,000 members, to 20,000"; "fell by 3 to 4 percent to
+# 9,700": the level is 9,700).
+_UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
 # A question about the change itself ("How much did inflation increase?",
 # "How many members joined?", "By how much …?") is answered with it, a
 # range where it is one. Its verb is a lower-case whole word: a name
@@ -451,12 +458,8 @@ _CHANGE_ASKED = re.compile(
     r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
     r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
 )
-# How near a measure is said before its number ("about 3 hours", "up to 40 m").
-_APPROXIMATE = re.compile(
-    r"\b(?:about|around|approximately|roughly|nearly|almost|over|under|some|circa|up\s+to|(?:more|less|fewer)\s+than"
-    r"|at\s+(?:least|most))\s+$",
-    re.IGNORECASE,
-)
+# How near a measure is said before its number (:data:`_NEAR`).
+_APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
 
 
 # The nouns a "what" asks a date by ("in what year"); kind_span's _NOT_KINDS too.
@@ -1838,9 +1841,12 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     number inside another's range is no quantity of its own. A count that
     goes "from" one number to another has changed (:data:`_FROM`). A
     number after a verb of change and "by" with "to" another after it is
-    the change, not the level reached ("grew by 5,000 to 20,000": 20,000),
-    unless the question asks about a ``change`` (:data:`_CHANGE_ASKED`:
-    "How much did fees go up?" keeps "by 10 to 20 dollars" its range).
+    the change, not the level reached ("grew by about 5,000 to 20,000":
+    20,000; "fell by 3-4% to 9,700": 9,700, :func:`_changed_by`); a
+    question about the ``change`` (:data:`_CHANGE_ASKED`) gets the change
+    and not the level ("5,000", "3-4%"), but "How much did fees go up?"
+    keeps "by 10 to 20 dollars" its range: a unit on the second number
+    only is the range's (:func:`_in_units`).
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
@@ -1854,10 +1860,12 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     ['20,000', '52', '48']
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, change=True)]
-    ['5,000 to 20,000', '52', '48']
-    >>> s = "Membership fell by 3 to 4 percent to 9,700."
+    ['5,000', '52', '48']
+    >>> s = "Membership fell by 3 to 4 percent to 9,700, then fell by about 300 to 9,400; fees rose by 10 to 20 dollars."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
-    ['9,700']
+    ['9,700', '9,400', '20']
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, change=True)]
+    ['3 to 4 percent', 'about 300', '10 to 20 dollars']
     """
     found: list[tuple[int, int, str, int]] = []
     skip = -1
@@ -1865,14 +1873,25 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         if at <= skip or found and number.start() < found[-1][1]:
             continue
         changed = _FROM.search(sentence, 0, number.start())
-        if (changed and changed.group("change") and not change and at + 1 < len(numbers)
-                and _TO.fullmatch(undated, number.end(), numbers[at + 1].start())):
-            # A change that is a range "to" the level skips its partner too.
-            if at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, numbers[at + 1].end(), numbers[at + 2].start()):
-                skip = at + 1
-            continue
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
+        last = _changed_by(undated, numbers, at, between is not None) if changed and changed.group("change") else None
+        if last is not None and not change:
+            skip = last
+            continue
+        if last is not None and (last > at or not _in_units(sentence, numbers[at + 1]) or _in_units(sentence, number)):
+            # The change asked about, without the level it reached; "rose by
+            # 3 to 5 percent" alone stays a range (below).
+            start, end = between.start() if between and last > at else start, numbers[last].end()
+            skip = last + 1
+            number_end = end
+            if measure:
+                unit = _UNIT.match(sentence, end)
+                end = unit.end() if unit else end
+                near = _APPROXIMATE.search(sentence, 0, start)
+                start = near.start() if near else start
+            found.append((start, end, sentence[start:end].strip(), number_end))
+            continue
         joint = _BETWEEN_AND if between else _RANGE_ON
         on = None if not measure and changed else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
@@ -1889,6 +1908,44 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             start = near.start() if near else start
         found.append((start, end, sentence[start:end].strip(), number_end))
     return found
+
+
+def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool) -> int | None:
+    """After a verb of change and "by" (:data:`_FROM`), the index in
+    ``numbers`` of the change's last number when a level follows it with
+    "to", else None: ``at`` ("by 5,000 to 20,000"), or its range partner
+    ("by 3-4% to 9,700", "by 3 to 4 percent to 9,700", with ``between``
+    before it "by between 3 and 4 percent to 9,700").
+
+    >>> s = "It fell by 3-4% to 9,700, by 5 to 9,000 and by 2 to 3 percent to 8,000; it fell by 2 or more."
+    >>> numbers = list(_NUMBER.finditer(s))
+    >>> [_changed_by(s, numbers, at, False) for at in (0, 3, 5, 8)]
+    [1, 3, 6, None]
+    """
+    if at + 1 >= len(numbers):
+        return None
+    number, following = numbers[at], numbers[at + 1]
+    gap = undated[number.end():following.start()]
+    joint = _BETWEEN_AND if between else _TO
+    level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, following.end(), numbers[at + 2].start())
+    if level and _rises(number.group(), following.group()) and (re.fullmatch(r"\s*[-–—]\s*", gap) or joint.fullmatch(gap)):
+        return at + 1
+    return at if _UNIT_TO.fullmatch(gap) else None
+
+
+def _in_units(sentence: str, number: re.Match) -> bool:
+    """Whether a number is said with its unit or scale: a percent ("3%",
+    "5 percent"), "thousand" and the like, or one of :data:`_UNITS` after
+    it ("30 centimetres"). "By 3 to 5 percent" with the unit on the second
+    number only is a range of change; "by 5,000 to 20,000" the change and
+    then the level.
+
+    >>> s = "3 to 5 percent, 12 to 15 thousand, 30 to 60 cm, 5,000 to 20,000"
+    >>> [_in_units(s, m) for m in _NUMBER.finditer(s)]
+    [False, True, False, True, False, True, False, False]
+    """
+    return (re.search(r"%|per\s*cent|hundred|thousand|million|billion|dozen", number.group(), re.IGNORECASE) is not None
+            or _UNIT.match(sentence, number.end()) is not None)
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
