@@ -558,6 +558,42 @@ def test_a_names_ed_or_ing_is_no_base_word(question, title, sentence, overlap):
     assert term_overlap(question, title, sentence) == pytest.approx(overlap)
 
 
+# Words that only look made from another word gave it as their base:
+# "rugged" met "rug", "evening" "even", "striped" "strip" (its own "-ed" is
+# "stripped"), "earring" "ear" (no doubling after two vowels).
+@pytest.mark.parametrize("question, sentence, overlap", [
+    ("What is a rug?", "The rugged coast is long.", 0.0),
+    ("Is it an even number?", "In the evening it rained.", 0.0),
+    ("What is the morn?", "In the morning it rained.", 0.0),
+    ("Who was a crook?", "The crooked path led home.", 0.0),
+    ("What is the tide?", "Glad tidings came.", 0.0),
+    ("What is a strip?", "The striped shirt was blue.", 0.0),
+    ("What did they plan?", "The wood was planed.", 0.0),
+    ("Who did he writ?", "His writing was neat.", 0.0),
+    ("What is in the ear?", "She wore an earring.", 0.0),
+    # The words they are made from still meet them.
+    ("What is a stripe?", "The striped shirt was blue.", 1.0),
+    ("What did he strip?", "He stripped the bed.", 1.0),
+    ("What did she write?", "Her writing was neat.", 1.0),
+    ("Who did they wed?", "The wedding was in May.", 1.0),
+    ("What did it plan?", "The council planned a bridge.", 1.0),
+    ("What is its nickname?", "It was nicknamed the Pearl of the North.", 1.0),
+    ("What is its nickname?", "Nicknamed the Pearl of the North, it grew.", 1.0),
+])
+def test_a_word_that_only_looks_derived_gives_no_base(question, sentence, overlap):
+    assert term_overlap(question, "", sentence) == pytest.approx(overlap)
+
+
+def test_a_word_that_only_looks_derived_does_not_outread_the_answer(readers):
+    plain, _ = readers
+    rex = Passage("p", "Rex lives in Tarrow. His owner's dogged work built the farm. The animal is fed on meat and rice.", 1.0,
+                  "Rex")
+    assert plain.read("What does the dog eat?", [rex]).text == "The animal is fed on meat and rice."
+    tide = Passage("p", "Tarrow is a port. Glad tidings came from the mayor. The sea rises four metres at Tarrow twice daily.",
+                   1.0, "Tarrow")
+    assert plain.read("What is the tide at Tarrow?", [tide]).text == "The sea rises four metres at Tarrow twice daily."
+
+
 def test_a_name_ending_in_ed_or_ing_does_not_outread_the_answer(readers):
     plain, _ = readers
     limit = Passage("p", "Tarrow Motors Limited builds cars in Tarrow. Drivers there may go at most 50 km/h.", 1.0, "Tarrow")

@@ -187,6 +187,19 @@ def _listed(terms: set[str]) -> set[str]:
     return {listed_word(term) for term in terms}
 
 
+# A stem of one syllable that ends in one vowel and one consonant (not w,
+# x or y, which never double): its own "-ed" or "-ing" doubles the consonant.
+_ONE_SHORT_SYLLABLE = re.compile(r"[^aeiouy]*[aeiou][^aeiouwxy]")
+# Words in "-ed" or "-ing" (as :func:`_terms` writes them) that are not
+# made from the word their spelling gives: adjectives and nouns of their
+# own ("rugged" is no "rug", "evening" no "even", "tidings" no "tide").
+_LOOKALIKES = frozenset(
+    "rugged dogged jagged wicked crooked wretched naked sacred hundred kindred hatred moped "
+    "evening morning ceiling tiding pudding shilling herring during nothing something anything everything "
+    "thing king string spring".split()
+)
+
+
 def _base_forms(term: str) -> set[str]:
     """The words an "-ed" or "-ing" term may be made from, as :func:`_terms`
     writes them (a plural "s" off): "nicknamed" is "nickname", "worked"
@@ -202,22 +215,35 @@ def _base_forms(term: str) -> set[str]:
     :func:`listed_word` writes as another word is left out too: "boring"
     is not "bore", which is "birth" (as "born" is) there.
 
+    Spelling rules out some bases: a verb of one syllable that ends in one
+    vowel and one consonant doubles it ("planned", "stripped"), so
+    "planed" and "striped" are "plane" and "stripe", not "plan" and
+    "strip" (nor "writing" "writ", "staring" "star"); and a doubled
+    consonant after two vowels is no doubling ("earring" is not "ear"). A
+    word that only looks made from another word is listed (:data:`_LOOKALIKES`:
+    "rugged" is no "rug", "evening" no "even"); one whose base would be
+    no word ("naked", "hundred") meets no question's word anyway.
+
     >>> sorted(_base_forms("nicknamed")), "run" in _base_forms("running"), sorted(_base_forms("naming"))
     (['nicknam', 'nickname'], True, ['name'])
     >>> _base_forms("feed"), _base_forms("king"), _base_forms("nickname"), _base_forms("died"), _base_forms("boring")
     (set(), set(), set(), set(), set())
+    >>> sorted(_base_forms("striped")), sorted(_base_forms("stripped")), "ear" in _base_forms("earring"), _base_forms("evening")
+    (['stripe'], ['strip', 'stripp', 'strippe'], False, set())
     """
     match = re.fullmatch(r"(\w+?)(ed|ing)", term)
-    if not match:
+    if not match or term in _LOOKALIKES:
         return set()
     stem, ending = match.groups()
-    forms = {stem, stem + "e"}
+    # One syllable ending in one vowel and one consonant would have doubled it.
+    forms = {stem + "e"} if _ONE_SHORT_SYLLABLE.fullmatch(stem) else {stem, stem + "e"}
     if ending == "ed" and stem.endswith("i"):
         forms.add(stem[:-1] + "y")
     forms = {form for form in forms if len(form) >= 4}
-    # A doubled consonant is the short verb's ("running", "stopped").
-    if len(stem[:-1]) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiousy":
-        forms.add(stem[:-1])
+    # A doubled consonant after one vowel is the short verb's ("running", "stopped").
+    short = stem[:-1]
+    if len(short) >= 3 and stem[-1] == short[-1] and stem[-1] not in "aeiousy" and re.search(r"(?:[^aeiou]|qu)[aeiou].$", short):
+        forms.add(short)
     forms = {re.sub(r"s$", "", form) for form in forms}
     return {form for form in forms if listed_word(form) == form}
 
