@@ -241,6 +241,10 @@ def test_a_measure_keeps_its_range_its_unit_and_how_near_it_is():
     assert short_span("number", "How long is the trail?", "The trail is 5.5 km long.") == "5.5 km"
     assert short_span("number", "How long do grey seals live?", "Grey seals live 25-35 years in the wild.") == "25-35 years"
     assert short_span("number", "How tall is the mast?", "It is at most 60 m tall.") == "at most 60 m"
+    # A hedge of two words is kept whole: "just under" was cut to "under".
+    assert short_span("number", "How long does it take?", "It takes just under 40 minutes by train.") == "just under 40 minutes"
+    assert short_span("number", "How long is the well?", "The well is well over 40 m deep.") == "well over 40 m"
+    assert short_span("number", "How much did sales grow?", "Sales grew by an estimated 20 percent in 2001.") == "an estimated 20 percent"
     # A count keeps its range ("between" too), with no unit or "about" added.
     assert short_span("number", "How many guides does it employ?", "It employs between 20 and 30 guides.") == "between 20 and 30"
     assert short_span("number", "How many servants did they have?", "They had two or three servants.") == "two or three"
@@ -727,6 +731,51 @@ def test_a_number_after_by_that_to_another_follows_is_the_change_not_the_level(q
 ])
 def test_a_change_said_how_near_or_as_a_range_is_the_change_before_the_level(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+# A change that is a range with no level after it was cut at its first
+# number ("fell by between 3,000 and 5,000": "3,000"), and a hedged pair
+# whose second number is under twice the first read as the change and its
+# level ("by about 300 to 400 seats": "300").
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many members did it lose?", "Membership fell by between 3,000 and 5,000 in 2001.", "between 3,000 and 5,000"),
+    ("How many members did it lose?", "Membership fell by about 3,000 to 5,000 in 2001.", "3,000 to 5,000"),
+    ("How much did membership fall?", "Membership fell by about 3,000 to 5,000 in 2001.", "about 3,000 to 5,000"),
+    ("By what percent did membership grow?", "Membership grew by about 3 or 4 percent in 2001.", "3 or 4 percent"),
+    ("By what percent did membership grow?", "Membership grew by about 3-4% in 2001.", "3-4%"),
+    ("By what percent did membership grow?", "Membership grew by 3-4% in 2001.", "3-4%"),
+    ("How many members joined?", "Membership grew by some 30 to 40 members in 2001.", "30 to 40"),
+    ("How many seats were added?", "The hall was expanded by about 300 to 400 seats.", "300 to 400"),
+    ("How many hours a day?", "It was cut by about 3 to 4 hours a day to save fuel.", "3 to 4"),
+    ("How much did its share increase?", "Its share rose by about 3% to 5% in 2019.", "about 3% to 5%"),
+    # A level far from the change, or no hedge, is still the change and the level.
+    ("How many members does the club have?", "Its membership grew by about 5,000 to 20,000 in 1990.", "20,000"),
+    ("How many staff work there?", "Staff was cut by up to 200 to 1,800.", "1,800"),
+    ("How many members did the club lose?", "Membership fell by 300 to 400 in 2001.", "300"),
+    # Moving to a place is a change too.
+    ("How many people moved to the town?", "The town grew by roughly 2,000 people to 11,000 people.", "2,000"),
+])
+def test_a_change_that_is_a_range_keeps_it(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# A question with a verb of change that asks for the level reached got the
+# change ("What did membership grow to?": "5,000").
+@pytest.mark.parametrize("question", [
+    "What did membership grow to?",
+    "How high did membership rise?",
+    "How many members did the club have after it grew?",
+    "What was the membership after the increase?",
+    "What level did membership rise to?",
+])
+def test_a_question_for_the_level_after_a_change_gets_the_level(question):
+    assert short_span("number", question, "Its membership grew by about 5,000 to 20,000 in 1990.") == "20,000"
+    assert short_span("number", question, "Membership fell by 3-4% to 9,700 in 2001.") == "9,700"
+
+
+def test_a_question_for_the_change_after_something_else_gets_the_change():
+    sentence = "Its membership grew by about 5,000 to 20,000 in 1990, after the war."
+    assert short_span("number", "How many members did it gain after the war?", sentence) == "5,000"
 
 
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "

@@ -434,14 +434,15 @@ _NEAR = (
 # has one changed by a number ("grew by 5,000 to 20,000"): no range. After a
 # verb of change (a closed list: "passed by 52 to 48 votes" is a tally, "is
 # divided by 3 to get 4" no change), "by 5,000 to 20,000" is the change,
-# then the level it reached, also said how near ("by about 5,000") or as a
-# range ("by 3-4% to 9,700", "by between 3 and 4 percent to 9,700").
+# then the level it reached, also said how near ("by about 5,000", the
+# ``near`` group) or as a range ("by 3-4% to 9,700"; "by between 3 and 4
+# percent to 9,700", the "between" read by :data:`_BETWEEN`).
 _CHANGE_VERB = (
     r"ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
     r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
     r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
 )
-_FROM = re.compile(rf"\b(?:from|(?P<change>{_CHANGE_VERB})\s+by(?:\s+(?:{_NEAR}|between))?|by)\s+$", re.IGNORECASE)
+_FROM = re.compile(rf"\b(?:from|(?P<change>{_CHANGE_VERB})\s+by(?:\s+(?P<near>{_NEAR}))?|by)\s+$", re.IGNORECASE)
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 # ...and one "to" the level from a change said with what it counts or that
 # is a range ("grew by 5,000 members, to 20,000"; "fell by 3 to 4 percent to
@@ -455,8 +456,19 @@ _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
 _CHANGE_ASKED = re.compile(
     rf"(?i:\bby\s+how\s+(?:much|many)\b)|\b(?:{_CHANGE_VERB}"
     r"|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
-    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
+    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|mov(?:e[sd]?|ing)|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
     r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
+)
+# A question with a verb of change may still ask for the level reached:
+# "What did membership grow to?", "How high did it rise?", "What level
+# did it reach?", "How many members did it have after it grew / after the
+# increase?" (after the change itself: "How many joined after the war?"
+# asks for the change).
+_LEVEL_ASKED = re.compile(
+    rf"\bto\W*$|\bhow\s+high\b|\bwhat\s+level\b|\bafter\s+(?:(?:it|they|he|she)\s+(?:had\s+)?(?:{_CHANGE_VERB})"
+    r"|(?:the|its|their|this|that)\s+(?:increase|decrease|growth|rise|fall|drop|decline|cuts?|reduction|expansion"
+    r"|jump|change|gain|loss))\b",
+    re.IGNORECASE,
 )
 # How near a measure is said before its number (:data:`_NEAR`).
 _APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
@@ -1872,17 +1884,24 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     for at, number in enumerate(numbers):
         if at <= skip or found and number.start() < found[-1][1]:
             continue
-        changed = _FROM.search(sentence, 0, number.start())
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
-        last = _changed_by(undated, numbers, at, between is not None) if changed and changed.group("change") else None
+        changed = _FROM.search(sentence, 0, start)
+        if not changed and between:
+            # "by between 3 and 4 percent" after a verb of change is a change too.
+            changed = _FROM.search(sentence, 0, between.start())
+            changed = changed if changed and changed.group("change") else None
+        last = (_changed_by(undated, numbers, at, between is not None, changed.group("near") is not None)
+                if changed and changed.group("change") else None)
         if last is not None and not change:
             skip = last
             continue
         if last is not None and (last > at or not _in_units(sentence, numbers[at + 1]) or _in_units(sentence, number)):
             # The change asked about, without the level it reached; "rose by
             # 3 to 5 percent" alone stays a range (below).
-            start, end = between.start() if between and last > at else start, numbers[last].end()
+            if between and last > at:
+                start = between.start()
+            end = numbers[last].end()
             skip = last + 1
             number_end = end
             if measure:
@@ -1893,7 +1912,9 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             found.append((start, end, sentence[start:end].strip(), number_end))
             continue
         joint = _BETWEEN_AND if between else _RANGE_ON
-        on = None if not measure and changed else joint.match(undated, end)
+        # A count's "from" or "by" opens no range; a verb of change's "by"
+        # without a level after it may ("fell by between 3,000 and 5,000").
+        on = None if not measure and changed and not changed.group("change") else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
         if other and other.group().strip() and _rises(number.group(), other.group()):
             end = other.end()
@@ -1910,27 +1931,41 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     return found
 
 
-def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool) -> int | None:
+def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, near: bool = False) -> int | None:
     """After a verb of change and "by" (:data:`_FROM`), the index in
     ``numbers`` of the change's last number when a level follows it with
     "to", else None: ``at`` ("by 5,000 to 20,000"), or its range partner
     ("by 3-4% to 9,700", "by 3 to 4 percent to 9,700", with ``between``
     before it "by between 3 and 4 percent to 9,700").
 
+    A pair said how near (``near``: "by about 300 to 400 seats", "by
+    about 3% to 5%") whose second number is less than twice the first is
+    a range of change: a hedge spans a range, and a level so near the
+    change is unlikely; a level far from it ("by about 5,000 to 20,000")
+    is likely. Without the hedge "by 3% to 5%" stays the change and the
+    level.
+
     >>> s = "It fell by 3-4% to 9,700, by 5 to 9,000 and by 2 to 3 percent to 8,000; it fell by 2 or more."
     >>> numbers = list(_NUMBER.finditer(s))
     >>> [_changed_by(s, numbers, at, False) for at in (0, 3, 5, 8)]
     [1, 3, 6, None]
+    >>> s = "by 300 to 400 seats, by 5,000 to 20,000, by 3% to 5%"
+    >>> numbers = list(_NUMBER.finditer(s))
+    >>> [_changed_by(s, numbers, at, False, near=True) for at in (0, 2, 4)], _changed_by(s, numbers, 4, False)
+    ([None, 2, None], 4)
     """
     if at + 1 >= len(numbers):
         return None
     number, following = numbers[at], numbers[at + 1]
-    gap = undated[number.end():following.start()]
-    joint = _BETWEEN_AND if between else _TO
+    on = (_BETWEEN_AND if between else _RANGE_ON).match(undated, number.end())
+    paired = on is not None and on.end() == following.start() and _rises(number.group(), following.group())
     level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, following.end(), numbers[at + 2].start())
-    if level and _rises(number.group(), following.group()) and (re.fullmatch(r"\s*[-–—]\s*", gap) or joint.fullmatch(gap)):
+    if level and paired:
         return at + 1
-    return at if _UNIT_TO.fullmatch(gap) else None
+    low, high = _value(number.group()), _value(following.group())
+    if near and paired and low is not None and high is not None and high < 2 * low:
+        return None
+    return at if _UNIT_TO.fullmatch(undated, number.end(), following.start()) else None
 
 
 def _in_units(sentence: str, number: re.Match) -> bool:
@@ -1944,8 +1979,9 @@ def _in_units(sentence: str, number: re.Match) -> bool:
     >>> [_in_units(s, m) for m in _NUMBER.finditer(s)]
     [False, True, False, True, False, True, False, False]
     """
-    return (re.search(r"%|per\s*cent|hundred|thousand|million|billion|dozen", number.group(), re.IGNORECASE) is not None
-            or _UNIT.match(sentence, number.end()) is not None)
+    words = re.split(r"[\s-]+", number.group().lower())
+    scaled = "%" in number.group() or "percent" in words or "cent" in words or not _WORD_SCALE.keys().isdisjoint(words)
+    return scaled or _UNIT.match(sentence, number.end()) is not None
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
@@ -2038,7 +2074,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
-                                 _CHANGE_ASKED.search(question) is not None)
+                                 _CHANGE_ASKED.search(question) is not None and not _LEVEL_ASKED.search(question))
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
