@@ -567,6 +567,7 @@ def test_a_names_ed_or_ing_is_no_base_word(question, title, sentence, overlap):
 # "stripped"), "earring" "ear" (no doubling after two vowels).
 @pytest.mark.parametrize("question, sentence, overlap", [
     ("What is a rug?", "The rugged coast is long.", 0.0),
+    ("What is a rag?", "He wore a ragged coat.", 0.0),
     ("Is it an even number?", "In the evening it rained.", 0.0),
     ("What is the morn?", "In the morning it rained.", 0.0),
     ("Who was a crook?", "The crooked path led home.", 0.0),
