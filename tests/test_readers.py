@@ -749,12 +749,16 @@ def test_a_change_said_how_near_or_as_a_range_is_the_change_before_the_level(que
     ("How many seats were added?", "The hall was expanded by about 300 to 400 seats.", "300 to 400"),
     ("How many hours a day?", "It was cut by about 3 to 4 hours a day to save fuel.", "3 to 4"),
     ("How much did its share increase?", "Its share rose by about 3% to 5% in 2019.", "about 3% to 5%"),
+    # A scale word on the second number only is the pair's: 1.5 million to 2 million.
+    ("How many people died?", "The population fell by about 1.5 to 2 million after the famine.", "1.5 to 2 million"),
     # A level far from the change, or no hedge, is still the change and the level.
     ("How many members does the club have?", "Its membership grew by about 5,000 to 20,000 in 1990.", "20,000"),
     ("How many staff work there?", "Staff was cut by up to 200 to 1,800.", "1,800"),
     ("How many members did the club lose?", "Membership fell by 300 to 400 in 2001.", "300"),
-    # Moving to a place is a change too.
+    # Moving to a place and building are changes too.
     ("How many people moved to the town?", "The town grew by roughly 2,000 people to 11,000 people.", "2,000"),
+    ("How many houses were built?", "The village grew by about 40 to 90 houses in the 1800s.", "40"),
+    ("How many houses are there?", "The village grew by about 40 to 90 houses in the 1800s.", "90"),
 ])
 def test_a_change_that_is_a_range_keeps_it(question, sentence, span):
     assert short_span("number", question, sentence) == span

@@ -456,7 +456,7 @@ _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
 _CHANGE_ASKED = re.compile(
     rf"(?i:\bby\s+how\s+(?:much|many)\b)|\b(?:{_CHANGE_VERB}"
     r"|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
-    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|mov(?:e[sd]?|ing)|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
+    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|mov(?:e[sd]?|ing)|buil(?:t|ds?|ding)|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
     r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
 )
 # A question with a verb of change may still ask for the level reached:
@@ -1942,17 +1942,19 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     about 3% to 5%") whose second number is less than twice the first is
     a range of change: a hedge spans a range, and a level so near the
     change is unlikely; a level far from it ("by about 5,000 to 20,000")
-    is likely. Without the hedge "by 3% to 5%" stays the change and the
-    level.
+    is likely. A scale word on the second number only is the pair's
+    ("by about 1.5 to 2 million": 1.5 million; "by about 500 to 2
+    million" is no pair). Without the hedge "by 3% to 5%" stays the
+    change and the level.
 
     >>> s = "It fell by 3-4% to 9,700, by 5 to 9,000 and by 2 to 3 percent to 8,000; it fell by 2 or more."
     >>> numbers = list(_NUMBER.finditer(s))
     >>> [_changed_by(s, numbers, at, False) for at in (0, 3, 5, 8)]
     [1, 3, 6, None]
-    >>> s = "by 300 to 400 seats, by 5,000 to 20,000, by 3% to 5%"
+    >>> s = "by 300 to 400 seats, by 5,000 to 20,000, by 3% to 5%, by 1.5 to 2 million, by 500 to 2 million"
     >>> numbers = list(_NUMBER.finditer(s))
-    >>> [_changed_by(s, numbers, at, False, near=True) for at in (0, 2, 4)], _changed_by(s, numbers, 4, False)
-    ([None, 2, None], 4)
+    >>> [_changed_by(s, numbers, at, False, near=True) for at in (0, 2, 4, 6, 8)], _changed_by(s, numbers, 4, False)
+    ([None, 2, None, None, 8], 4)
     """
     if at + 1 >= len(numbers):
         return None
@@ -1963,7 +1965,10 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     if level and paired:
         return at + 1
     low, high = _value(number.group()), _value(following.group())
-    if near and paired and low is not None and high is not None and high < 2 * low:
+    scales = [_WORD_SCALE[word] for word in re.split(r"[\s-]+", following.group().lower()) if word in _WORD_SCALE]
+    if low is not None and scales and _WORD_SCALE.keys().isdisjoint(re.split(r"[\s-]+", number.group().lower())):
+        low *= scales[-1]
+    if near and paired and low is not None and high is not None and low < high < 2 * low:
         return None
     return at if _UNIT_TO.fullmatch(undated, number.end(), following.start()) else None
 
