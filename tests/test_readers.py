@@ -778,6 +778,27 @@ def test_a_question_for_the_level_after_a_change_gets_the_level(question):
     assert short_span("number", question, "Membership fell by 3-4% to 9,700 in 2001.") == "9,700"
 
 
+# A move or a building that only dates the question ("after he moved",
+# "when the church was built"), or "building" the noun, made it ask for the
+# change.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many employees did it have after he moved?", "He moved to Paris in 1920 and the firm grew by 200 to 1,500 employees.",
+     "1,500"),
+    ("How many staff did the firm have after the move?", "The firm grew by 200 to 1,500 staff after moving to Leeds.", "1,500"),
+    ("How many staff work there since the move?", "The firm grew by 200 to 1,500 staff after moving to Leeds.", "1,500"),
+    ("How many people lived there when the church was built?",
+     "The population rose by 2,000 to 9,000 in 1880, the year the church was built.", "9,000"),
+    ("How many residents does the building have?", "Occupancy of the building rose by 200 to 900 residents.", "900"),
+    ("How many people moved away after the war?", "The town shrank by 3,000 people to 8,000 after the war.", "3,000"),
+    ("How many members joined after the move?", "The club moved to a new ground in 2001, and its membership rose by 1,000 to "
+     "6,000.", "1,000"),
+    ("How much did the city grow after the railway was built?", "The city grew by 40,000 to 250,000 after the railway was built.",
+     "40,000"),
+])
+def test_a_move_or_a_building_that_dates_the_question_asks_for_the_level(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 def test_a_question_for_the_change_after_something_else_gets_the_change():
     sentence = "Its membership grew by about 5,000 to 20,000 in 1990, after the war."
     assert short_span("number", "How many members did it gain after the war?", sentence) == "5,000"

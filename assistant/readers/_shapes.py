@@ -456,7 +456,7 @@ _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
 _CHANGE_ASKED = re.compile(
     rf"(?i:\bby\s+how\s+(?:much|many)\b)|\b(?:{_CHANGE_VERB}"
     r"|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
-    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|mov(?:e[sd]?|ing)|buil(?:t|ds?|ding)|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
+    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
     r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
 )
 # A question with a verb of change may still ask for the level reached:
@@ -470,6 +470,24 @@ _LEVEL_ASKED = re.compile(
     r"|jump|change|gain|loss))\b",
     re.IGNORECASE,
 )
+# Moving and building are changes asked ("How many people moved to the
+# town?", "How many houses were built?") only outside a clause that dates
+# the question: "after he moved", "since the move", "when the church was
+# built" ask for the level then.
+_MOVED_OR_BUILT = re.compile(r"\b(?:mov(?:e[sd]?|ing)|buil(?:t|ds?))\b", re.IGNORECASE)
+_DATING_CLAUSE = re.compile(r"\b(?:after|when|since|once|before|until)\b[^?]*", re.IGNORECASE)
+
+
+def _change_asked(question: str) -> bool:
+    """Whether a number question asks for a change rather than the level
+    reached (:data:`_CHANGE_ASKED`, :data:`_LEVEL_ASKED`, :data:`_MOVED_OR_BUILT`).
+
+    >>> [_change_asked(q) for q in ("How many people moved to the town?", "How many members did it have after it moved?",
+    ...                             "How many members joined after the move?", "How many people live in the building?")]
+    [True, False, True, False]
+    """
+    changed = _CHANGE_ASKED.search(question) or _MOVED_OR_BUILT.search(_DATING_CLAUSE.sub("", question))
+    return changed is not None and not _LEVEL_ASKED.search(question)
 # How near a measure is said before its number (:data:`_NEAR`).
 _APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
 
@@ -2079,7 +2097,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
-                                 _CHANGE_ASKED.search(question) is not None and not _LEVEL_ASKED.search(question))
+                                 _change_asked(question))
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
