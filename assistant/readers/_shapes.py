@@ -430,6 +430,8 @@ _NEAR = (
     r"(?:about|around|approximately|roughly|nearly|almost|(?:just\s+|well\s+)?(?:over|under)|some|circa|up\s+to"
     r"|an\s+estimated|(?:more|less|fewer)\s+than|at\s+(?:least|most))"
 )
+# How near a measure is said before its number (:data:`_NEAR`).
+_APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
 # A count from one number to another has changed ("rose from 50 to 300"), as
 # has one changed by a number ("grew by 5,000 to 20,000"): no range. After a
 # verb of change (a closed list: "passed by 52 to 48 votes" is a tally, "is
@@ -488,8 +490,6 @@ def _change_asked(question: str) -> bool:
     """
     changed = _CHANGE_ASKED.search(question) or _MOVED_OR_BUILT.search(_DATING_CLAUSE.sub("", question))
     return changed is not None and not _LEVEL_ASKED.search(question)
-# How near a measure is said before its number (:data:`_NEAR`).
-_APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
 
 
 # The nouns a "what" asks a date by ("in what year"); kind_span's _NOT_KINDS too.
