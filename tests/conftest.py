@@ -63,6 +63,18 @@ TINY_COLLECTION = [
 ]
 
 
+@pytest.fixture
+def dead_pid() -> int:
+    """The pid of a process that has ended (and was reaped): an owner mark
+    naming it is a dead process's (:func:`assistant.kernel.owner_gone`)."""
+    import subprocess
+    import sys
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    return int(ended.stdout)
+
+
 @pytest.fixture(scope="session")
 def tiny_collection(tmp_path_factory):
     path = tmp_path_factory.mktemp("collection") / "tiny.jsonl"

@@ -1005,7 +1005,8 @@ def test_a_command_stopped_once_its_new_index_is_in_place_says_so(tmp_path, monk
 
 
 @pytest.mark.parametrize("again, status", [(KeyboardInterrupt(), 130), (Terminated(), 143)])
-def test_a_second_stop_as_the_old_index_goes_back_says_where_it_is(tmp_path, monkeypatch, capsys, again, status):
+def test_a_second_stop_as_the_old_index_goes_back_says_where_it_is(tmp_path, monkeypatch, capsys, again, status,
+                                                                   dead_pid):
     # Ctrl-C between a rebuild's renames, and again as the old index was
     # renamed back: the command said "a previous one there is unchanged",
     # the path empty.
@@ -1032,7 +1033,7 @@ def test_a_second_stop_as_the_old_index_goes_back_says_where_it_is(tmp_path, mon
         f"{index_dir} puts it back (or move that folder to {index_dir}, then delete {aside}).")
     assert not index_dir.exists()
     # This process ended (as the command's does), the next build puts it back.
-    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid())))
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))
     with pytest.raises(DataFormatError):
         build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "idx"]
@@ -1385,16 +1386,7 @@ def test_the_index_folder_and_files_follow_the_umask(tmp_path, umask):
     assert {stat.S_IMODE(f.stat().st_mode) for f in (tmp_path / "idx").iterdir()} == {0o666 & ~umask}
 
 
-def _dead_pid() -> int:
-    import subprocess
-    import sys
-
-    process = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                             capture_output=True, text=True, check=True)
-    return int(process.stdout)
-
-
-def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_ones(tmp_path):
+def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_ones(tmp_path, dead_pid):
     # SIGKILL (or a machine's stop) runs no cleanup: its partial index stayed
     # next to the index for good, tens of GB at corpus scale.
     import socket
@@ -1411,7 +1403,7 @@ def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_one
             (tmp_path / f"{name}.input.ab12cd34").mkdir()
             (tmp_path / f"{name}.input.ab12cd34" / "000000.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
 
-    dead = _dead_pid()
+    dead = dead_pid
     staging("idx.dead0001", dict(owner_mark(), pid=dead), links=True)
     staging("idx.reused01", dict(owner_mark(), started="another start"))  # our pid, another process's start
     staging("idx.live0001", owner_mark())  # this process: a build under way
@@ -1427,7 +1419,8 @@ def test_a_build_removes_the_staging_folders_dead_builds_left_and_keeps_live_one
 
 
 @pytest.mark.parametrize("case", ["killed between the renames", "its put-back refused", "killed after them"])
-def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_path, monkeypatch, capsys, case):
+def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_path, monkeypatch, capsys, case,
+                                                                          dead_pid):
     # SIGKILL between a rebuild's two renames (or a second Ctrl-C as it put
     # the old index back, or its folder's unmark refused) left the old
     # index's only copy aside, marked by a process now dead: the next build
@@ -1437,7 +1430,7 @@ def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_pa
     index_dir, aside = tmp_path / "idx", tmp_path / "idx.killed01"
     build_index((_passage(n) for n in range(3)), index_dir, progress=False)
     aside.mkdir()
-    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid())))
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))
     index_dir.rename(aside / "index")
     if case == "killed after them":  # the new index went in: the old one is superseded
         build_index((_passage(n) for n in range(5)), tmp_path / "new" / "idx", progress=False)
@@ -1466,18 +1459,18 @@ def test_an_old_index_a_dead_rebuild_left_aside_is_put_back_never_removed(tmp_pa
     assert (put_back in capsys.readouterr().err.splitlines()) == (case != "killed after them")
 
 
-def _aside_of_a_dead_rebuild(index_dir: Path, name: str, passages: int, *, finished: bool = False,
+def _aside_of_a_dead_rebuild(index_dir: Path, name: str, passages: int, dead_pid: int, *, finished: bool = False,
                              age_s: float | None = None) -> Path:
     """An old index of ``passages`` passages in the aside folder ``name``
     beside ``index_dir``, as a rebuild killed between its two renames left
-    it (marked by a dead process), or, ``finished``, one killed once its
-    new index was in; its folder last changed ``age_s`` ago."""
+    it (marked by the ended process ``dead_pid``), or, ``finished``, one
+    killed once its new index was in; its folder last changed ``age_s`` ago."""
     from assistant.kernel import owner_mark
 
     aside = index_dir.parent / name
     build_index((_passage(n) for n in range(passages)), aside / "built", progress=False)
-    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=_dead_pid(), **({"finished": True} if finished
-                                                                                        else {}))))
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid, **({"finished": True} if finished
+                                                                                     else {}))))
     (aside / "built").rename(aside / "index")
     if age_s is not None:
         when = time.time() - age_s
@@ -1485,11 +1478,11 @@ def _aside_of_a_dead_rebuild(index_dir: Path, name: str, passages: int, *, finis
     return aside
 
 
-def test_an_old_index_a_finished_rebuild_left_aside_is_removed_never_put_back(tmp_path, capsys):
+def test_an_old_index_a_finished_rebuild_left_aside_is_removed_never_put_back(tmp_path, capsys, dead_pid):
     # Marked finished, its rebuild's new index went in: the old one is
     # superseded even though that index was deleted since (an empty path).
     index_dir = tmp_path / "idx"
-    _aside_of_a_dead_rebuild(index_dir, "idx.finish01", 3, finished=True)
+    _aside_of_a_dead_rebuild(index_dir, "idx.finish01", 3, dead_pid, finished=True)
     with pytest.raises(DataFormatError):  # a next build that fails
         build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
@@ -1497,14 +1490,14 @@ def test_an_old_index_a_finished_rebuild_left_aside_is_removed_never_put_back(tm
 
 
 @pytest.mark.parametrize("newer", ["idx.aaaa0001", "idx.zzzz0001"])
-def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_path, capsys, newer):
+def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_path, capsys, newer, dead_pid):
     # Rebuild A killed in its gap, another build's index put in, then
     # rebuild B killed in its gap: the next build put back whichever aside
     # folder's name sorted first and removed the other, the newer index too.
     index_dir = tmp_path / "idx"
     older = "idx.zzzz0001" if newer == "idx.aaaa0001" else "idx.aaaa0001"
-    _aside_of_a_dead_rebuild(index_dir, older, 3, age_s=7200)
-    aside = _aside_of_a_dead_rebuild(index_dir, newer, 5, age_s=3600)
+    _aside_of_a_dead_rebuild(index_dir, older, 3, dead_pid, age_s=7200)
+    aside = _aside_of_a_dead_rebuild(index_dir, newer, 5, dead_pid, age_s=3600)
     with pytest.raises(DataFormatError):  # a next build that fails
         build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
@@ -1513,12 +1506,12 @@ def test_of_two_old_indexes_dead_rebuilds_left_aside_the_newest_is_put_back(tmp_
     assert [line for line in capsys.readouterr().err.splitlines() if "put back" in line] == [put_back]
 
 
-def test_when_the_newest_old_index_cannot_be_put_back_no_older_one_is(tmp_path, monkeypatch, capsys):
+def test_when_the_newest_old_index_cannot_be_put_back_no_older_one_is(tmp_path, monkeypatch, capsys, dead_pid):
     # The newest one's rename refused (EBUSY), the next was put back in its
     # place, and the next cleanup removed the newest as superseded.
     index_dir = tmp_path / "idx"
-    _aside_of_a_dead_rebuild(index_dir, "idx.aaaa0001", 3, age_s=7200)
-    newest = _aside_of_a_dead_rebuild(index_dir, "idx.zzzz0001", 5, age_s=3600)
+    _aside_of_a_dead_rebuild(index_dir, "idx.aaaa0001", 3, dead_pid, age_s=7200)
+    newest = _aside_of_a_dead_rebuild(index_dir, "idx.zzzz0001", 5, dead_pid, age_s=3600)
     rename = Path.rename
 
     def refusing(self, target):
@@ -1537,7 +1530,8 @@ def test_when_the_newest_old_index_cannot_be_put_back_no_older_one_is(tmp_path, 
     assert "is put back" in capsys.readouterr().err
 
 
-def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in_its_gap(tmp_path, monkeypatch):
+def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in_its_gap(tmp_path, monkeypatch,
+                                                                                        dead_pid):
     # Build P started while live rebuild L had moved the index aside and not
     # yet put its new one in: P put back a dead rebuild's older index, L's
     # second rename failed, and L's put-back, finding an index in place,
@@ -1548,7 +1542,7 @@ def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in
 
     def another_build():
         # Another rebuild, past its cleanup when L started, killed in its gap.
-        _aside_of_a_dead_rebuild(index_dir, dead.name, 3)
+        _aside_of_a_dead_rebuild(index_dir, dead.name, 3, dead_pid)
         with pytest.raises(DataFormatError) as caught:  # P, which fails past its cleanup
             build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
         failed.append(caught.value)

@@ -249,13 +249,11 @@ def test_a_process_that_waited_for_anothers_build_does_not_build_again(old_defau
     assert done == [old_default]
 
 
-def test_a_default_index_a_killed_rebuild_left_aside_is_put_back_not_built_again(old_default, monkeypatch, capsys):
+def test_a_default_index_a_killed_rebuild_left_aside_is_put_back_not_built_again(old_default, monkeypatch, capsys,
+                                                                                   dead_pid):
     # SIGKILL between a rebuild's two renames: the next start said "First
     # start", and the build it started put the old index back, then replaced
     # it, its vectors lost.
-    import subprocess
-    import sys
-
     from assistant.kernel import OWNER_FILE, owner_mark
 
     (old_default / "convqa.json").write_text(json.dumps({"passages": 3, "format": 2}))
@@ -263,9 +261,7 @@ def test_a_default_index_a_killed_rebuild_left_aside_is_put_back_not_built_again
     kept = (old_default / VECTORS_FILE).read_bytes()
     aside = old_default.parent / f"{old_default.name}.killed01"
     aside.mkdir()
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                              text=True, check=True).stdout)
-    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead)))
+    (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))
     old_default.rename(aside / "index")
     monkeypatch.setattr("assistant.retrieval._index.build_index", _no_build)
     assert ensure_index(old_default) == old_default

@@ -8,8 +8,6 @@ import json
 import os
 import shutil
 import tempfile
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -267,7 +265,7 @@ def test_a_failed_upload_leaves_no_folder(tmp_path):
     assert list((tmp_path / "sessions").iterdir()) == []
 
 
-def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_ones_stay(tmp_path):
+def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_ones_stay(tmp_path, dead_pid):
     """Session folders were removed at a start only when older than a day,
     so those of a server that was killed or restarted stayed (17 folders,
     29 MB, in the audit). Each folder now names the process that made it,
@@ -278,9 +276,6 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
     live = index_uploads([notes], root=root)  # this running process's
     mark = json.loads((live.directory / OWNER_FILE).read_text())
     assert mark["pid"] == os.getpid()
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)
-    dead_pid = int(ended.stdout)  # a process that has ended (and was reaped)
 
     def folder(name, owner=None, days=0):
         path = root / name
