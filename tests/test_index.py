@@ -1556,6 +1556,84 @@ def test_an_old_index_a_dead_rebuild_left_aside_waits_while_a_live_rebuild_is_in
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # then superseded
 
 
+def _staging_of_a_build_killed_before_its_rename(index_dir: Path, name: str, passages: int, dead_pid: int,
+                                                 monkeypatch) -> Path:
+    """The staging folder ``name`` beside ``index_dir`` as a build of
+    ``passages`` passages leaves it when killed (SIGKILL) just before its
+    rename into place: its index complete and checked, its mark (if it has
+    one there) naming the ended process ``dead_pid``."""
+    from assistant.kernel import OWNER_FILE
+
+    folder, elsewhere, rename = index_dir.parent / name, index_dir.parent / "elsewhere", Path.rename
+
+    def copying(self, target):  # what the disk holds as the rename starts
+        if Path(target) == elsewhere / "built":
+            shutil.copytree(self, folder, symlinks=True)
+        return rename(self, target)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "rename", copying)
+        build_index((_passage(n) for n in range(passages)), elsewhere / "built", progress=False)
+    shutil.rmtree(elsewhere)
+    if (folder / OWNER_FILE).exists():
+        mark = json.loads((folder / OWNER_FILE).read_text())
+        (folder / OWNER_FILE).write_text(json.dumps(dict(mark, pid=dead_pid)))
+    return folder
+
+
+@pytest.mark.parametrize("case", ["a first build", "a rebuild", "a first build while another build runs",
+                                  "a first build in its checks"])
+def test_a_build_killed_before_its_rename_leaves_no_copy_for_good_and_loses_no_index(tmp_path, monkeypatch, capsys,
+                                                                                      case, dead_pid):
+    # Its mark was removed before its rename: killed there, its complete
+    # copy was a folder no later build could tell from a user's own, and it
+    # stayed for good. Marked up to the rename, it is a dead build's: removed
+    # when an index is in place (as a stopped build's is), put in place when
+    # it is the only index there is, and kept while a live build of it runs.
+    # Killed before its checks were done, its index is no usable one.
+    from assistant.kernel import owner_mark
+
+    index_dir = tmp_path / "idx"
+    if case == "a rebuild":
+        build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    killed = _staging_of_a_build_killed_before_its_rename(index_dir, "idx.killed01", 5, dead_pid, monkeypatch)
+    if case.endswith("in its checks"):
+        (killed / "convqa.json").unlink()  # written once the checks have passed
+    if case.endswith("while another build runs"):
+        (tmp_path / "idx.live0001").mkdir()
+        (tmp_path / "idx.live0001" / OWNER_FILE).write_text(json.dumps(owner_mark()))  # this process's
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    said = capsys.readouterr().err
+    put = f"note: the index at {index_dir}, which a stopped build had completed in {killed}, is put in place."
+    if case.endswith("while another build runs"):
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01", "idx.live0001"]
+        assert "put in place" not in said
+        return
+    if case.endswith("in its checks"):
+        assert sorted(p.name for p in tmp_path.iterdir()) == [] and "put in place" not in said
+        return
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == (3 if case == "a rebuild" else 5)
+    assert not (index_dir / OWNER_FILE).exists()
+    assert (put in said.splitlines()) == (case == "a first build")
+
+
+def test_a_rebuild_killed_between_its_renames_leaves_the_old_index_and_no_copy_of_the_new(tmp_path, monkeypatch,
+                                                                                           capsys, dead_pid):
+    # Both of its folders are a dead build's: the old index goes back, and
+    # the new one, superseded by it as a stopped rebuild's is, is removed.
+    index_dir = tmp_path / "idx"
+    aside = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 3, dead_pid)
+    _staging_of_a_build_killed_before_its_rename(index_dir, "idx.killed01", 5, dead_pid, monkeypatch)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert verify_index(index_dir) == 3
+    assert [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")] == [
+        f"note: the index at {index_dir}, which a stopped rebuild had moved to {aside}, is put back."]
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

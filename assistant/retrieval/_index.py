@@ -31,7 +31,8 @@ start would take for a good one. The staging folder holds an owner mark
 (the building process's pid and start, and the host) until it is renamed:
 a build removes the staging folders of builds of the same index whose
 process has died (killed, or the machine stopped), puts back the old index
-a rebuild killed between its two renames had moved aside, and keeps the
+a rebuild killed between its two renames had moved aside (or, with no index
+in place, the complete one of a build killed before its rename), and keeps the
 folders of builds still running (and, in the index cache, those older
 builds left without a mark, once unchanged for a day). The index folder
 gets the modes of any folder made under the process's umask (``mkdtemp``
@@ -367,7 +368,9 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
             _check_ids(staging, count, may_repeat, JavaException)
         verify_checksums(staging, JAVA_LOCK)
         (staging / "convqa.json").write_text(json.dumps({"passages": count, "format": INDEX_FORMAT}))
-        (staging / OWNER_FILE).unlink()
+        # Its mark stays until the rename (see _moved_in): unmarked before it,
+        # a build killed there left a complete copy that no later build could
+        # tell from a user's own folder, and kept for good.
         _replace(index_dir, staging)
     finally:
         # Its removal refused (EACCES, NFS's .nfsXXXX): left marked as this
@@ -395,7 +398,7 @@ def _replace(index_dir: Path, staging: Path) -> None:
     tidying: a failure there is said on stderr, the index being in place,
     and a Ctrl-C then, or as the aside folder is marked, says it is in place."""
     if not index_dir.exists():
-        staging.rename(index_dir)
+        _moved_in(staging, index_dir)
         return
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     try:
@@ -409,7 +412,7 @@ def _replace(index_dir: Path, staging: Path) -> None:
             # mark that cannot be written (a full disk) costs only that.
             mark_owner(aside)
         index_dir.rename(aside / "index")
-        staging.rename(index_dir)
+        _moved_in(staging, index_dir)
         # The renames are over: no open is to wait on this folder from now.
         # Left marked as this process's, a folder that could not be removed
         # told every open of a later-deleted index, as long as this process
@@ -429,6 +432,16 @@ def _replace(index_dir: Path, staging: Path) -> None:
               f"({error.strerror or error}): {_left_for(finished)}.", file=sys.stderr)
     except KeyboardInterrupt as stop:
         raise _interrupted_in_place(index_dir, aside, stop) from stop
+
+
+def _moved_in(staging: Path, index_dir: Path) -> None:
+    """Rename the build's ``staging`` folder to ``index_dir``, then remove its
+    owner mark, which has no place in the index. Marked up to the rename, a
+    build killed before it left a complete index a later build can tell as
+    a dead build's (:func:`_lost_index`), not a user's own folder."""
+    staging.rename(index_dir)
+    with suppress(OSError):
+        (index_dir / OWNER_FILE).unlink()
 
 
 def _put_back(index_dir: Path, aside: Path, staging: Path, stop: BaseException) -> None:
@@ -540,8 +553,9 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     user's own folder, and is kept. The old index a dead rebuild left in
     its aside folder while no index is in place is renamed back to
     ``index_dir`` first (:func:`_lost_index`; of several, the one moved
-    aside last), or, while a live build of it runs or when it cannot be,
-    kept.
+    aside last), and failing that, the complete index of a build killed
+    just before its rename is put in its place; while a live build of it
+    runs or when it cannot be, it is kept.
     Returns the folders removed."""
     pattern = build_folder_pattern(index_dir)
     try:
@@ -555,13 +569,13 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         match = pattern.fullmatch(folder.name)
         try:
             stale = match is not None and _stale(folder, match, in_cache)
-            lost = stale and not match.group(2) and _lost_index(folder, index_dir)
+            lost = _lost_index(folder, index_dir) if stale and not match.group(2) else None
         except OSError:
             # A folder that cannot be examined (a stale NFS handle, EIO,
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
             continue
-        if lost and (kept_lost or running_build(index_dir) is not None or not _restored(folder, index_dir)):
+        if lost and (kept_lost or running_build(index_dir) is not None or not _restored(lost, folder, index_dir)):
             # A live build of it runs: in its gap (the index it moved aside
             # is newer than this one) a put-back made its second rename fail,
             # and its own put-back then deleted that newer index; once its
@@ -592,29 +606,44 @@ def _newest_aside_first(folder: Path) -> tuple:
         return (True, 0.0, folder.name)
 
 
-def _lost_index(folder: Path, index_dir: Path) -> bool:
-    """Whether the dead build's ``folder`` holds the only copy of the index
-    at ``index_dir``: the old index a rebuild moved aside and never put
-    back, its process killed between the two renames (SIGKILL), or stopped
-    again while it put it back (a second Ctrl-C), or unable to unmark the
-    folder it kept it in. Its mark is then not finished (a rebuild marks
-    its aside folder finished only once the new index is in, and a finished
-    one's index is superseded), it holds a committed ``index``, and
-    ``index_dir`` holds no index. Raises OSError when that cannot be told."""
-    return not owner_finished(folder) and has_index(folder / "index") and not has_index(index_dir)
+def _lost_index(folder: Path, index_dir: Path) -> Path | None:
+    """The only copy of an index for ``index_dir`` that the dead build's
+    ``folder`` holds, or None. Either the old index a rebuild moved aside
+    (``folder/index``) and never put back, its process killed between the
+    two renames (SIGKILL), or stopped again while it put it back (a second
+    Ctrl-C), or unable to unmark the folder it kept it in; or ``folder``
+    itself, the new index a build completed (checked, its convqa.json
+    written) and was killed before renaming into place. Its mark is then
+    not finished (a rebuild marks its aside folder finished only once the
+    new index is in, and a finished one's index is superseded), and
+    ``index_dir`` holds no index: with one there, a killed build's new
+    index is removed, as a stopped one's is. Raises OSError when that
+    cannot be told."""
+    if owner_finished(folder) or has_index(index_dir):
+        return None
+    if has_index(folder / "index"):
+        return folder / "index"
+    if has_index(folder) and isinstance(_index_record(folder).get("passages"), int):
+        return folder
+    return None
 
 
-def _restored(folder: Path, index_dir: Path) -> bool:
-    """Rename the old index a dead rebuild left in ``folder`` back to
+def _restored(lost: Path, folder: Path, index_dir: Path) -> bool:
+    """Rename the ``lost`` index a dead build left in ``folder`` to
     ``index_dir`` (see :func:`_lost_index`); whether it went. Removed with
     its folder, it was lost: the next build of it deleted it, even one that
     then failed."""
     try:
-        (folder / "index").rename(index_dir)
+        lost.rename(index_dir)
     except OSError:
         return False
-    print(f"note: the index at {index_dir}, which a stopped rebuild had moved to {folder}, is put back.",
-          file=sys.stderr)
+    if lost == folder:
+        with suppress(OSError):  # the killed build's mark, which has no place in the index
+            (index_dir / OWNER_FILE).unlink()
+        said = f"which a stopped build had completed in {folder}, is put in place"
+    else:
+        said = f"which a stopped rebuild had moved to {folder}, is put back"
+    print(f"note: the index at {index_dir}, {said}.", file=sys.stderr)
     return True
 
 
