@@ -1634,6 +1634,62 @@ def test_a_rebuild_killed_between_its_renames_leaves_the_old_index_and_no_copy_o
         f"note: the index at {index_dir}, which a stopped rebuild had moved to {aside}, is put back."]
 
 
+@pytest.mark.parametrize("case", ["another first build's index", "a cleanup's put-back"])
+def test_a_first_build_whose_empty_path_fills_as_it_renames_puts_its_index_in(tmp_path, monkeypatch, case, dead_pid):
+    # Just before a first build's rename into the empty path, another
+    # first build's index landed there, or another build's cleanup put back
+    # an old index a dead rebuild had left aside: the rename failed with a
+    # raw "OSError: [Errno 39] Directory not empty" once all was indexed.
+    from assistant.kernel import owner_mark
+
+    index_dir, other = tmp_path / "idx", tmp_path / "other"
+    build_index((_passage(n) for n in range(3)), other, progress=False)
+    rename, seen = Path.rename, []
+
+    def filling(self, target):
+        if Path(target) == index_dir and self.name.startswith("idx.") and not seen:
+            if case == "a cleanup's put-back":
+                aside = tmp_path / "idx.killed01"  # a rebuild killed in its gap, after this build's cleanup
+                aside.mkdir()
+                (aside / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))
+                rename(other, aside / "index")
+                with pytest.raises(DataFormatError):  # a third build, which fails past its cleanup
+                    build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+            else:
+                rename(other, index_dir)
+            seen.append(index_dir.exists())
+        return rename(self, target)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "rename", filling)
+        assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    # The cleanup leaves the old index aside while this build's marked
+    # staging folder shows a build running: its index is to come.
+    assert seen == [case != "a cleanup's put-back"]
+    assert verify_index(index_dir) == 5
+    with pytest.raises(DataFormatError):  # a next build, which removes what is superseded
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_first_build_whose_rename_is_refused_says_the_os_s_reason_and_leaves_nothing(tmp_path, monkeypatch):
+    # Refused with the path still empty, the rename is no race to go round:
+    # its own error is the one to say, not a later step's "No such file".
+    index_dir, rename = tmp_path / "idx", Path.rename
+    refused = PermissionError(errno.EACCES, "Permission denied", str(index_dir))
+
+    def refusing(self, target):
+        if Path(target) == index_dir and self.name.startswith("idx."):
+            raise refused
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", refusing)
+    with pytest.raises(PermissionError) as caught:
+        build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    assert caught.value is refused
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

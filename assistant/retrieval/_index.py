@@ -398,8 +398,16 @@ def _replace(index_dir: Path, staging: Path) -> None:
     tidying: a failure there is said on stderr, the index being in place,
     and a Ctrl-C then, or as the aside folder is marked, says it is in place."""
     if not index_dir.exists():
-        _moved_in(staging, index_dir)
-        return
+        try:
+            _moved_in(staging, index_dir)
+            return
+        except OSError:
+            # Another build's index landed in the empty path meanwhile (two
+            # first builds at once, or a cleanup putting an old index back):
+            # this build replaces it, as it replaces any index there. Its rename
+            # onto the full folder was a raw "Directory not empty".
+            if not (_holds_index(index_dir) and os.path.lexists(staging)):
+                raise
     aside = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     try:
         with suppress(OSError):
