@@ -1690,6 +1690,44 @@ def test_a_first_build_whose_rename_is_refused_says_the_os_s_reason_and_leaves_n
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("then", ["left as it was", "made again by the user"])
+def test_an_old_index_this_process_could_neither_mark_nor_remove_goes_at_its_next_build(tmp_path, monkeypatch,
+                                                                                          capsys, then):
+    # Its folder's finished mark refused (a full disk) and its removal too
+    # (NFS's busy files): unmarked, no build could tell it from a user's
+    # folder, and it stayed for good. The process that left it knows it:
+    # its next build removes it, and never a folder made again at its path.
+    index_dir = tmp_path / "idx"
+    build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    write_text, rmtree = Path.write_text, shutil.rmtree
+
+    def disk_full(self, data, *args, **kwargs):
+        if self.name == OWNER_FILE and "finished" in data:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return write_text(self, data, *args, **kwargs)
+
+    def busy(path, *args, **kwargs):
+        if Path(path).parent.name.startswith("idx.") or Path(path).name.startswith("idx."):
+            if kwargs.get("ignore_errors"):
+                return None
+            raise OSError(errno.EBUSY, "Device or resource busy", str(path))
+        return rmtree(path, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "write_text", disk_full)
+        patch.setattr(shutil, "rmtree", busy)
+        assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
+    (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
+    assert not (aside / OWNER_FILE).exists()
+    assert capsys.readouterr().err.endswith(f"could not be removed (Device or resource busy): delete that folder.\n")
+    if then == "made again by the user":
+        shutil.rmtree(aside)
+        aside.mkdir()
+        (aside / "notes.txt").write_text("mine")
+    assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["idx"] if then == "left as it was" else ["idx", aside.name])
+
+
 def test_sigterm_stops_a_build_as_ctrl_c_does_removing_its_staging_folder(tmp_path):
     """SIGTERM (timeout, docker stop) ended the process at once, leaving the
     staging folder; now the build's cleanup runs and the old index stays."""

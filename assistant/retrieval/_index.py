@@ -425,7 +425,7 @@ def _replace(index_dir: Path, staging: Path) -> None:
         # Left marked as this process's, a folder that could not be removed
         # told every open of a later-deleted index, as long as this process
         # lived on (the app's), that a build ran.
-        finished = mark_finished(aside)
+        finished = _marked_finished(aside)
     except BaseException as stop:
         _put_back(index_dir, aside, staging, stop)
         raise
@@ -511,7 +511,7 @@ def _interrupted_in_place(index_dir: Path, aside: Path, stop: KeyboardInterrupt)
     build removes it."""
     said = f"the new index is in place at {index_dir}"
     if os.path.lexists(aside):
-        said += f"; its old files at {aside} are left: {_left_for(mark_finished(aside))}"
+        said += f"; its old files at {aside} are left: {_left_for(_marked_finished(aside))}"
     return type(stop)(said + ".")
 
 
@@ -563,8 +563,10 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     ``index_dir`` first (:func:`_lost_index`; of several, the one moved
     aside last), and failing that, the complete index of a build killed
     just before its rename is put in its place; while a live build of it
-    runs or when it cannot be, it is kept.
+    runs or when it cannot be, it is kept. The folders this process could
+    neither remove nor mark finished are tried again (:func:`_retry_left`).
     Returns the folders removed."""
+    _retry_left()
     pattern = build_folder_pattern(index_dir)
     try:
         siblings = list(index_dir.parent.iterdir())
@@ -678,9 +680,48 @@ def _remove_build_folder(folder: Path) -> bool:
     none did, and nothing said so)."""
     shutil.rmtree(folder, ignore_errors=True)
     if not os.path.lexists(folder):
+        _LEFT.pop(folder, None)
         return True
-    mark_finished(folder)
+    _marked_finished(folder)
     return False
+
+
+# The folders this process is done with (a rebuild's old index, a failed
+# build's staging folder) that it could neither remove nor mark finished (a
+# full disk): no other process can tell such a folder from a user's own, and
+# it stayed for good. This one made them: its later builds try again
+# (:func:`_retry_left`). Each with its (device, inode), so that a folder
+# made again at that path is never taken for it.
+_LEFT: dict[Path, tuple[int, int]] = {}
+
+
+def _marked_finished(folder: Path) -> bool:
+    """:func:`~assistant.kernel.mark_finished`, remembering in :data:`_LEFT`
+    a folder it could not mark; whether it was marked."""
+    if mark_finished(folder):
+        _LEFT.pop(folder, None)
+        return True
+    with suppress(OSError):  # gone meanwhile: nothing to try again
+        found = folder.lstat()
+        _LEFT[folder] = (found.st_dev, found.st_ino)
+    return False
+
+
+def _retry_left() -> None:
+    """Remove (or, failing that, mark finished) the folders in :data:`_LEFT`
+    that are still the ones this process left."""
+    for folder, identity in list(_LEFT.items()):
+        try:
+            found = folder.lstat()
+        except FileNotFoundError:
+            _LEFT.pop(folder, None)
+            continue
+        except OSError:  # not to be examined now: next time
+            continue
+        if (found.st_dev, found.st_ino) != identity:
+            _LEFT.pop(folder, None)
+        else:
+            _remove_build_folder(folder)
 
 
 def _in_index_cache(index_dir: Path) -> bool:
