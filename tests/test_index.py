@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -741,11 +742,22 @@ def test_an_index_opened_between_a_rebuild_s_two_renames_waits_for_the_new_one(t
     assert opened == [5] and looked.is_set()
 
 
-def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("first", ["its staging folder", "the old index's folder"])
+def test_an_index_still_missing_while_its_rebuild_runs_says_try_again(tmp_path, monkeypatch, first):
     # Past the wait, the build still running: "being built, try again", not
     # "Build it" (a second build of the same index beside the running one).
+    # Both of the rebuild's folders are marked in its gap: the advice names
+    # the old index's, whichever name sorts first.
     index_dir = tmp_path / "idx"
     build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    names = iter(["aaaaaaaa", "zzzzzzzz"] if first == "its staging folder" else ["zzzzzzzz", "aaaaaaaa"])
+
+    def mkdtemp(prefix, dir):  # staging first, then the old index's folder
+        made = Path(dir) / f"{prefix}{next(names)}"
+        made.mkdir(mode=0o700)
+        return str(made)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     caught = _opened_in_a_rebuild_s_gap(index_dir, index_dir, monkeypatch)
     assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     assert len(caught) == 1 and isinstance(caught[0], IndexChangedError), caught
@@ -1719,7 +1731,7 @@ def test_an_old_index_this_process_could_neither_mark_nor_remove_goes_at_its_nex
         assert build_index((_passage(n) for n in range(5)), index_dir, progress=False) == 5
     (aside,) = [p for p in tmp_path.iterdir() if p.name != "idx"]
     assert not (aside / OWNER_FILE).exists()
-    assert capsys.readouterr().err.endswith(f"could not be removed (Device or resource busy): delete that folder.\n")
+    assert capsys.readouterr().err.endswith("could not be removed (Device or resource busy): delete that folder.\n")
     if then == "made again by the user":
         shutil.rmtree(aside)
         aside.mkdir()

@@ -686,12 +686,13 @@ def _remove_build_folder(folder: Path) -> bool:
     return False
 
 
-# The folders this process is done with (a rebuild's old index, a failed
-# build's staging folder) that it could neither remove nor mark finished (a
-# full disk): no other process can tell such a folder from a user's own, and
-# it stayed for good. This one made them: its later builds try again
-# (:func:`_retry_left`). Each with its (device, inode), so that a folder
-# made again at that path is never taken for it.
+# The build folders this process is done with (a rebuild's old index, a
+# failed build's staging folder, a dead build's it found) that it could
+# neither remove nor mark finished (a full disk): no other process can tell
+# such a folder from a user's own, and it stayed for good. This one knows
+# them: its later builds try again (:func:`_retry_left`), as any build
+# would once the mark was written. Each with its (device, inode), so that a
+# folder made again at that path is never taken for it.
 _LEFT: dict[Path, tuple[int, int]] = {}
 
 

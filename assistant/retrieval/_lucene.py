@@ -105,7 +105,8 @@ def build_folder_pattern(index_dir: Path) -> re.Pattern:
 def running_build(index_dir: Path) -> Path | None:
     """The folder beside ``index_dir`` of a build of it that runs now (its
     owner mark's process lives), or None. A rebuild marks the folder the
-    old index goes aside into before it moves it (``_index._replace``).
+    old index goes aside into before it moves it (``_index._replace``):
+    of a rebuild's two folders, that one is named.
     A link to the index (``current -> v3``) is built as its target, whose
     name the build's folders take (``v3.xxxxxxxx``); a dangling link
     resolves all the same, as in a rebuild's gap."""
@@ -118,11 +119,24 @@ def running_build(index_dir: Path) -> Path | None:
         siblings = sorted(index_dir.parent.iterdir())
     except OSError:
         return None
+    found = None
     for folder in siblings:
         match = pattern.fullmatch(folder.name)
         if match and not match.group(2) and owner_gone(folder) is False:
-            return folder
-    return None
+            if _holds_folder(folder, "index"):
+                # In a rebuild's gap its staging folder is marked too (up to
+                # its rename): the folder named is the one holding the
+                # previous index, for the open's advice to move it back.
+                return folder
+            found = found or folder
+    return found
+
+
+def _holds_folder(folder: Path, name: str) -> bool:
+    try:
+        return (folder / name).is_dir()
+    except OSError:
+        return False
 
 
 # How long an open that finds no index waits for a running build to put it
