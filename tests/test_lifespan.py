@@ -270,6 +270,24 @@ def test_a_default_index_a_killed_rebuild_left_aside_is_put_back_not_built_again
     assert "is put back" in said and "First start" not in said
 
 
+def test_a_default_index_a_killed_first_start_completed_is_put_in_place_not_built_again(old_default, monkeypatch,
+                                                                                          capsys, dead_pid):
+    # SIGKILL as the first start's build was about to rename its checked
+    # index into place: the next start said "First start" and indexed the
+    # collection again, and the complete copy stayed beside it for good.
+    from assistant.kernel import OWNER_FILE, owner_mark
+
+    (old_default / "convqa.json").write_text(json.dumps({"passages": 3, "format": 2}))
+    staging = old_default.parent / f"{old_default.name}.killed02"
+    old_default.rename(staging)
+    (staging / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))  # marked up to its rename
+    monkeypatch.setattr("assistant.retrieval._index.build_index", _no_build)
+    assert ensure_index(old_default) == old_default
+    assert not staging.exists() and not (old_default / OWNER_FILE).exists()
+    said = capsys.readouterr().err
+    assert "is put in place" in said and "First start" not in said
+
+
 def _outcome(function, *args):
     try:
         return function(*args)
