@@ -961,16 +961,21 @@ def test_a_rebuild_stopped_between_its_renames_puts_the_old_index_back(tmp_path,
 def _stopped_once_in_place(index_dir: Path, stop: BaseException, where: str, monkeypatch) -> None:
     """A rebuild of ``index_dir`` raises ``stop`` after its new index is
     renamed into place: as it marks the old index's folder finished
-    (``where="mark"``), or as it removes the old index (``"tidy"``)."""
-    write_text, rmtree = Path.write_text, shutil.rmtree
+    (``where="mark"``), or as it removes the old index (``"tidy"``); once
+    (its removal marks the folder finished again first)."""
+    write_text, rmtree, raised = Path.write_text, shutil.rmtree, []
 
     def marking(self, data, *args, **kwargs):
-        if where == "mark" and self.name == OWNER_FILE and (self.parent / "index").exists() and "finished" in data:
+        if (where == "mark" and self.name == OWNER_FILE and (self.parent / "index").exists() and "finished" in data
+                and not raised):
+            raised.append(stop)
             raise stop
         return write_text(self, data, *args, **kwargs)
 
     def removing(path, *args, **kwargs):
-        if where == "tidy" and Path(path).name == "index" and Path(path).parent.name.startswith(index_dir.name + "."):
+        if (where == "tidy" and Path(path).name == "index" and Path(path).parent.name.startswith(index_dir.name + ".")
+                and not raised):
+            raised.append(stop)
             raise stop
         return rmtree(path, *args, **kwargs)
 
@@ -1185,6 +1190,24 @@ def test_a_folder_marked_finished_is_a_gone_owner_s_even_if_the_mark_cannot_be_w
     assert mark_finished(tmp_path) is False
     monkeypatch.undo()
     assert not (tmp_path / OWNER_FILE).exists() and owner_gone(tmp_path) is None  # no live process's folder
+
+
+def test_a_mark_says_nothing_of_a_folder_it_was_moved_into(tmp_path):
+    # A build killed between its rename into place and its mark's removal
+    # left its mark in the index: a dated index named as a build's
+    # (wiki.20240101) was then a dead build's to the next build of wiki.
+    from assistant.kernel import mark_owner, owner_gone, owner_mark, remove_moved_mark
+
+    (tmp_path / "wiki.abcd1234").mkdir()
+    mark_owner(tmp_path / "wiki.abcd1234")
+    (tmp_path / "wiki.abcd1234").rename(tmp_path / "wiki.20240101")
+    assert owner_gone(tmp_path / "wiki.20240101") is None
+    remove_moved_mark(tmp_path / "wiki.20240101")
+    assert not (tmp_path / "wiki.20240101" / OWNER_FILE).exists()
+    (tmp_path / "wiki.20240101" / OWNER_FILE).write_text(json.dumps(owner_mark()))  # an earlier version's: no name
+    assert owner_gone(tmp_path / "wiki.20240101") is False
+    remove_moved_mark(tmp_path / "wiki.20240101")
+    assert (tmp_path / "wiki.20240101" / OWNER_FILE).exists()
 
 
 def test_an_index_whose_build_died_between_its_renames_is_not_found(tmp_path):
@@ -1589,7 +1612,8 @@ def _staging_of_a_build_killed_before_its_rename(index_dir: Path, name: str, pas
     shutil.rmtree(elsewhere)
     if (folder / OWNER_FILE).exists():
         mark = json.loads((folder / OWNER_FILE).read_text())
-        (folder / OWNER_FILE).write_text(json.dumps(dict(mark, pid=dead_pid)))
+        # The copy's mark names the folder as the build's own would.
+        (folder / OWNER_FILE).write_text(json.dumps(dict(mark, pid=dead_pid, folder=folder.name)))
     return folder
 
 
@@ -1600,9 +1624,12 @@ def test_a_build_killed_before_its_rename_leaves_no_copy_for_good_and_loses_no_i
     # Its mark was removed before its rename: killed there, its complete
     # copy was a folder no later build could tell from a user's own, and it
     # stayed for good. Marked up to the rename, it is a dead build's: removed
-    # when an index is in place (as a stopped build's is), put in place when
-    # it is the only index there is, and kept while a live build of it runs.
-    # Killed before its checks were done, its index is no usable one.
+    # when an index is in place (as a stopped build's is), kept while none
+    # is (a build puts none in place: put in by a build of another
+    # collection that then failed, it left that collection in a path that
+    # was empty; the app's start puts the default collection's in place)
+    # and while a live build of it runs. Killed before its checks were
+    # done, its index is no usable one.
     from assistant.kernel import owner_mark
 
     index_dir = tmp_path / "idx"
@@ -1617,7 +1644,12 @@ def test_a_build_killed_before_its_rename_leaves_no_copy_for_good_and_loses_no_i
     with pytest.raises(DataFormatError):  # a next build that fails
         build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
     said = capsys.readouterr().err
-    put = f"note: the index at {index_dir}, which a stopped build had completed in {killed}, is put in place."
+    if case == "a first build":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01"] and "put in place" not in said
+        assert build_index((_passage(n) for n in range(2)), index_dir, progress=False) == 2
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # superseded once an index is in place
+        assert not (index_dir / OWNER_FILE).exists()
+        return
     if case.endswith("while another build runs"):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01", "idx.live0001"]
         assert "put in place" not in said
@@ -1626,9 +1658,133 @@ def test_a_build_killed_before_its_rename_leaves_no_copy_for_good_and_loses_no_i
         assert sorted(p.name for p in tmp_path.iterdir()) == [] and "put in place" not in said
         return
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
-    assert verify_index(index_dir) == (3 if case == "a rebuild" else 5)
+    assert verify_index(index_dir) == 3
+    assert not (index_dir / OWNER_FILE).exists() and "put in place" not in said
+
+
+def test_an_old_index_a_dead_rebuild_left_aside_damaged_is_not_put_back(tmp_path, capsys, dead_pid):
+    # Its removal killed part way (SIGKILL in the rmtree of a large folder)
+    # before its folder could be marked finished: its commit was there, some
+    # of its files not, and it was put back as the index.
+    index_dir = tmp_path / "idx"
+    aside = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 3, dead_pid)
+    next(p for p in (aside / "index").iterdir() if p.name.startswith("_") and p.suffix != ".si").unlink()
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [] and "put back" not in capsys.readouterr().err
+
+
+def test_a_build_folder_whose_removal_is_killed_part_way_is_no_index_to_put_in_place(tmp_path, monkeypatch):
+    # The removal of a complete copy (its first build's rename refused)
+    # killed part way: its mark a dead build's, its commit and record left,
+    # some of its files gone, it was put in place as the index. Marked
+    # finished, its record gone, before the removal starts, it is none.
+    from assistant.kernel import owner_finished
+
+    index_dir, rename = tmp_path / "idx", Path.rename
+
+    def refused(self, target):
+        if Path(target) == index_dir:
+            raise PermissionError(errno.EACCES, "Permission denied", str(target))
+        return rename(self, target)
+
+    class Killed(BaseException):
+        pass
+
+    def killed_part_way(path, *args, **kwargs):  # SIGKILL as the first data file goes
+        next(p for p in Path(path).iterdir() if p.name.startswith("_")).unlink()
+        raise Killed
+
+    monkeypatch.setattr(Path, "rename", refused)
+    monkeypatch.setattr(shutil, "rmtree", killed_part_way)
+    with pytest.raises(Killed):
+        build_index((_passage(n) for n in range(5)), index_dir, progress=False)
+    monkeypatch.undo()
+    (left,) = tmp_path.iterdir()
+    assert owner_finished(left) and not (left / "convqa.json").exists()
+
+
+def test_a_folder_made_again_where_this_process_left_one_is_never_taken_for_it(tmp_path, monkeypatch):
+    # Known by its (device, inode) alone, a folder this process had left
+    # (neither marked finished nor removed) was taken for the one a user
+    # made again at its path most times: ext4 hands the freed inode to the
+    # next folder made. Its later build removed the user's folder.
+    index_dir, write_text, rmtree = tmp_path / "idx", Path.write_text, shutil.rmtree
+
+    def disk_full(self, data, *args, **kwargs):
+        if self.name == OWNER_FILE and "finished" in data:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return write_text(self, data, *args, **kwargs)
+
+    def busy(path, *args, **kwargs):
+        if Path(path).name.startswith("idx."):
+            return None
+        return rmtree(path, *args, **kwargs)
+
+    for trial in range(20):
+        with monkeypatch.context() as patch:
+            patch.setattr(Path, "write_text", disk_full)
+            patch.setattr(shutil, "rmtree", busy)
+            with pytest.raises(DataFormatError):  # a build that fails, its folder left
+                build_index(iter([]), index_dir, progress=False)
+        (left,) = tmp_path.iterdir()
+        shutil.rmtree(left)
+        left.mkdir()
+        (left / "notes.txt").write_text("mine")
+        with pytest.raises(DataFormatError):
+            build_index(iter([]), index_dir, progress=False)
+        assert (left / "notes.txt").exists(), f"trial {trial}"
+        shutil.rmtree(left)
+
+
+@pytest.mark.parametrize("wiki", ["in place", "not there"])
+def test_a_mark_a_killed_build_left_in_its_index_makes_no_index_a_dead_build_s(tmp_path, monkeypatch, dead_pid, wiki):
+    # Killed between its rename into place and its mark's removal, a build
+    # of a user's dated index (wiki.20240101) left its mark in it: the
+    # folder, named as a build's of wiki, was then removed by the next build
+    # of wiki, or put in its place. The mark names the folder it was
+    # written in, and says nothing of another; one left in the index a
+    # build is of goes at its cleanup.
+    dated, index_dir, unlink = tmp_path / "wiki.20240101", tmp_path / "wiki", Path.unlink
+
+    def killed_before_unlink(self, *args, **kwargs):
+        if self.name == OWNER_FILE and self.parent in (dated, index_dir):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return unlink(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", killed_before_unlink)
+        build_index((_passage(n) for n in range(7)), dated, progress=False)
+        if wiki == "in place":
+            build_index((_passage(n) for n in range(3)), index_dir, progress=False)
+    for folder in [dated, index_dir] if wiki == "in place" else [dated]:
+        mark = json.loads((folder / OWNER_FILE).read_text())
+        (folder / OWNER_FILE).write_text(json.dumps(dict(mark, pid=dead_pid)))
+    with pytest.raises(DataFormatError):  # a next build of wiki, which fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["wiki", "wiki.20240101"] if wiki == "in place"
+                                                          else ["wiki.20240101"])
+    assert verify_index(dated) == 7
     assert not (index_dir / OWNER_FILE).exists()
-    assert (put in said.splitlines()) == (case == "a first build")
+
+
+def test_a_dead_build_s_copy_whose_record_cannot_be_read_now_is_left_alone(tmp_path, monkeypatch, dead_pid):
+    # ESTALE (or EIO) reading its convqa.json: taken for an incomplete
+    # copy, the only complete one was removed, where a folder that cannot
+    # be examined is otherwise left alone.
+    index_dir = tmp_path / "idx"
+    killed = _staging_of_a_build_killed_before_its_rename(index_dir, "idx.killed01", 5, dead_pid, monkeypatch)
+    read_text = Path.read_text
+
+    def stale(self, *args, **kwargs):
+        if self == killed / "convqa.json":
+            raise OSError(errno.ESTALE, "Stale file handle", str(self))
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", stale)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01"]
 
 
 def test_a_rebuild_killed_between_its_renames_leaves_the_old_index_and_no_copy_of_the_new(tmp_path, monkeypatch,

@@ -288,6 +288,33 @@ def test_a_default_index_a_killed_first_start_completed_is_put_in_place_not_buil
     assert "is put in place" in said and "First start" not in said
 
 
+@pytest.mark.parametrize("copy", ["of another collection", "of an earlier format", "damaged"])
+def test_a_killed_build_s_copy_that_is_not_what_a_start_builds_is_not_put_in_place(old_default, capsys, dead_pid,
+                                                                                     copy):
+    # Put in place by any build's cleanup, a killed build's copy of another
+    # collection (a user's --input) became the default index, or the build
+    # that put it there failed and left it where there was none; a damaged
+    # one (its removal killed part way) was served.
+    from assistant.kernel import OWNER_FILE, owner_mark
+
+    record = {"passages": 3, "format": 2}
+    if copy == "of another collection":
+        record["passages"] = 4
+    elif copy == "of an earlier format":
+        del record["format"]
+    (old_default / "convqa.json").write_text(json.dumps(record))
+    if copy == "damaged":
+        next(p for p in old_default.iterdir() if p.name.startswith("_") and p.suffix != ".si").unlink()
+    staging = old_default.parent / f"{old_default.name}.killed02"
+    old_default.rename(staging)
+    (staging / OWNER_FILE).write_text(json.dumps(dict(owner_mark(), pid=dead_pid)))  # marked up to its rename
+    assert ensure_index(old_default) == old_default
+    said = capsys.readouterr().err
+    assert "First start" in said and "put in place" not in said
+    assert not staging.exists()  # superseded by the index built
+    assert json.loads((old_default / "convqa.json").read_text()) == {"passages": 3, "format": 2}
+
+
 def _outcome(function, *args):
     try:
         return function(*args)

@@ -281,7 +281,8 @@ def test_a_stopped_servers_session_folders_go_at_the_next_start_and_a_running_on
         path = root / name
         (path / "index").mkdir(parents=True)
         if owner is not None:
-            (path / OWNER_FILE).write_text(json.dumps({**mark, **owner}))
+            # The live mark as its server would write it there: a mark names its folder.
+            (path / OWNER_FILE).write_text(json.dumps({**mark, "folder": name, **owner}))
         if days:
             then = time.time() - days * 24 * 3600
             os.utime(path, (then, then))

@@ -40,7 +40,7 @@ from ._errors import (
 from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word, without_possessive
-from ._owners import OWNER_FILE, mark_finished, mark_owner, owner_finished, owner_gone, owner_mark
+from ._owners import OWNER_FILE, mark_finished, mark_owner, owner_finished, owner_gone, owner_mark, remove_moved_mark
 from ._partial import PartialOutput
 from ._stats import percentile
 from ._stop import NO_STOP, StopSignal, Stopped, do_nothing, stopped_when_cancelled, with_stop
@@ -90,6 +90,7 @@ __all__ = [
     "mark_finished",
     "owner_finished",
     "owner_gone",
+    "remove_moved_mark",
     "PartialOutput",
     "AssistantError",
     "JavaNotFoundError",

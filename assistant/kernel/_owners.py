@@ -7,7 +7,11 @@ with its owner, it can be told apart by the next process: a dead owner's
 folder is removed, a live one's kept, as several processes may share one
 cache folder (two servers, tests). A process done with a folder it could not
 remove (a rebuild's old index, its removal refused) marks it finished: it is
-then a dead owner's folder, though that process runs on.
+then a dead owner's folder, though that process runs on. A mark names
+the folder it was written in, and is that folder's only: a folder renamed
+before its mark was removed (a build killed between its rename into place
+and the unlink) carries a mark that is not its own, which says nothing of
+it (else a user's dated index, ``wiki.20240101``, read as a dead build's).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import os
 import socket
 from pathlib import Path
 
-__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "mark_finished", "owner_finished", "owner_gone"]
+__all__ = ["OWNER_FILE", "owner_mark", "mark_owner", "mark_finished", "owner_finished", "owner_gone",
+           "remove_moved_mark"]
 
 # The mark's file inside a marked folder.
 OWNER_FILE = "convqa-owner.json"
@@ -31,8 +36,12 @@ def owner_mark(pid: int | None = None) -> dict:
 
 
 def mark_owner(folder: str | os.PathLike) -> None:
-    """Write this process's mark into ``folder``."""
-    (Path(folder) / OWNER_FILE).write_text(json.dumps(owner_mark()), encoding="utf-8")
+    """Write this process's mark into ``folder``, naming it."""
+    (Path(folder) / OWNER_FILE).write_text(json.dumps(_mark_of(folder)), encoding="utf-8")
+
+
+def _mark_of(folder: str | os.PathLike) -> dict:
+    return {**owner_mark(), "folder": Path(folder).name}
 
 
 def mark_finished(folder: str | os.PathLike) -> bool:
@@ -42,7 +51,7 @@ def mark_finished(folder: str | os.PathLike) -> bool:
     can be, so that the folder is not taken for a live process's either."""
     path = Path(folder) / OWNER_FILE
     try:
-        path.write_text(json.dumps({**owner_mark(), "finished": True}), encoding="utf-8")
+        path.write_text(json.dumps({**_mark_of(folder), "finished": True}), encoding="utf-8")
         return True
     except OSError:
         try:
@@ -83,13 +92,34 @@ def owner_finished(folder: str | os.PathLike) -> bool:
     return owner is not None and owner[3]
 
 
-def _mark(folder: str | os.PathLike) -> tuple[int, str, str, bool] | None:
-    """The pid, start, host and finished flag of ``folder``'s mark; None
-    when it has none or a broken one."""
+def remove_moved_mark(folder: str | os.PathLike) -> None:
+    """Remove ``folder``'s mark when it was written in another folder (see
+    above): a build's mark left in the index it renamed into place."""
+    if _raw_mark(folder) is not None and _mark(folder) is None:
+        try:
+            (Path(folder) / OWNER_FILE).unlink()
+        except OSError:  # it says nothing of the folder all the same
+            pass
+
+
+def _raw_mark(folder: str | os.PathLike) -> dict | None:
     try:
         owner = json.loads((Path(folder) / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def _mark(folder: str | os.PathLike) -> tuple[int, str, str, bool] | None:
+    """The pid, start, host and finished flag of ``folder``'s mark; None
+    when it has none, a broken one, or one written in another folder (a
+    mark without the folder's name, an earlier version's, is its own)."""
+    owner = _raw_mark(folder)
+    if owner is None or owner.get("folder", Path(folder).name) != Path(folder).name:
+        return None
+    try:
         return int(owner["pid"]), str(owner["started"]), str(owner["host"]), owner.get("finished") is True
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError):
         return None
 
 

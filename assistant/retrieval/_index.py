@@ -31,10 +31,12 @@ start would take for a good one. The staging folder holds an owner mark
 (the building process's pid and start, and the host) until it is renamed:
 a build removes the staging folders of builds of the same index whose
 process has died (killed, or the machine stopped), puts back the old index
-a rebuild killed between its two renames had moved aside (or, with no index
-in place, the complete one of a build killed before its rename), and keeps the
-folders of builds still running (and, in the index cache, those older
-builds left without a mark, once unchanged for a day). The index folder
+a rebuild killed between its two renames had moved aside, keeps the
+complete copy of a build killed just before its rename until an index is in
+place (only the app's start puts one in place, of the default collection,
+:func:`ensure_index`), and keeps the folders of builds still running (and,
+in the index cache, those older builds left without a mark, once unchanged
+for a day). The index folder
 gets the modes of any folder made under the process's umask (``mkdtemp``
 makes it 0700).
 """
@@ -64,6 +66,8 @@ from ..kernel import (
     OWNER_FILE,
     ConfigError,
     DataFormatError,
+    IndexChangedError,
+    IndexDamagedError,
     IndexNotFoundError,
     cache_dir,
     counted,
@@ -76,6 +80,7 @@ from ..kernel import (
     output_path,
     owner_finished,
     owner_gone,
+    remove_moved_mark,
 )
 from ._collection import collection_size, checked_passage, default_collection_path, jsonl_sources, read_collection
 from ._dense import VECTORS_FILE
@@ -86,6 +91,7 @@ from ._lucene import (
     duplicate_id,
     existing_index,
     has_index,
+    holds_old_index,
     index_path,
     java_exception,
     open_reader,
@@ -336,7 +342,8 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
     index_dir = output_path(index_dir, "the index folder", folder=True)
     _require_replaceable(index_dir)
     JavaException = java_exception()
-    remove_stale_staging(index_dir)
+    kept: list[Path] = []
+    remove_stale_staging(index_dir, kept=kept)
     try:
         staging = Path(tempfile.mkdtemp(prefix=index_dir.name + ".", dir=index_dir.parent))
     except OSError as error:
@@ -372,6 +379,8 @@ def _staged(index_dir: str | Path, fill: Callable[[Path], tuple[int, array] | No
         # a build killed there left a complete copy that no later build could
         # tell from a user's own folder, and kept for good.
         _replace(index_dir, staging)
+        for copy in kept:  # superseded now that an index is in place
+            _remove_build_folder(copy)
     finally:
         # Its removal refused (EACCES, NFS's .nfsXXXX): left marked as this
         # process's, it read as a running build for as long as the process
@@ -550,7 +559,8 @@ def _require_replaceable(index_dir: Path) -> None:
 UNMARKED_STALE_S = 24 * 3600
 
 
-def remove_stale_staging(index_dir: Path) -> list[Path]:
+def remove_stale_staging(index_dir: Path, put_in_place: Callable[[Path], bool] | None = None,
+                         kept: list[Path] | None = None) -> list[Path]:
     """Remove the staging folders that dead builds of ``index_dir`` left
     next to it (``INDEX.xxxxxxxx`` with an owner mark of a process that has
     stopped, and its ``INDEX.xxxxxxxx.input.xxxxxxxx`` links); a SIGKILL, a
@@ -561,12 +571,20 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
     user's own folder, and is kept. The old index a dead rebuild left in
     its aside folder while no index is in place is renamed back to
     ``index_dir`` first (:func:`_lost_index`; of several, the one moved
-    aside last), and failing that, the complete index of a build killed
-    just before its rename is put in its place; while a live build of it
-    runs or when it cannot be, it is kept. The folders this process could
-    neither remove nor mark finished are tried again (:func:`_retry_left`).
-    Returns the folders removed."""
+    aside last). The complete index of a build killed just before its
+    rename is put in place only when no index is there and
+    ``put_in_place`` (given the folder) says it holds what would be built
+    (the app's start, :func:`ensure_index`); else it is kept, and appended
+    to ``kept``, until an index is in place, which supersedes it (the
+    build removes it once its own is in): a build of another collection
+    put it in, then failed, and left that collection where there was none. While
+    a live build of it runs or when it cannot be put back, a lost index is
+    kept. A mark a build left in ``index_dir`` itself (killed between its
+    rename and the mark's removal) is removed. The folders this process
+    could neither remove nor mark finished are tried again
+    (:func:`_retry_left`). Returns the folders removed."""
     _retry_left()
+    remove_moved_mark(index_dir)
     pattern = build_folder_pattern(index_dir)
     try:
         siblings = list(index_dir.parent.iterdir())
@@ -580,10 +598,14 @@ def remove_stale_staging(index_dir: Path) -> list[Path]:
         try:
             stale = match is not None and _stale(folder, match, in_cache)
             lost = _lost_index(folder, index_dir) if stale and not match.group(2) else None
-        except OSError:
+        except (OSError, IndexChangedError):
             # A folder that cannot be examined (a stale NFS handle, EIO,
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
+            continue
+        if lost == folder and (put_in_place is None or not put_in_place(folder)):
+            if kept is not None:  # a killed build's copy, not to be put in place: kept until an index is
+                kept.append(folder)
             continue
         if lost and (kept_lost or running_build(index_dir) is not None or not _restored(lost, folder, index_dir)):
             # A live build of it runs: in its gap (the index it moved aside
@@ -609,9 +631,15 @@ def _newest_aside_first(folder: Path) -> tuple:
     last (its folder changed last) first. Two dead rebuilds may each have
     left one aside: the most recent is put back, and the older ones, then
     superseded, removed; visited by name, the older one could be put back
-    and the newer removed."""
+    and the newer removed.
+
+    The rule kept between an old index aside and a killed build's complete
+    copy: the old index goes back, and the copy, then superseded, is
+    removed. The old index was the one in place, served and the user's; the
+    copy never was, and may hold another collection (a build of it given
+    another ``--input``)."""
     try:
-        return (not (folder / "index").is_dir(), -folder.lstat().st_mtime, folder.name)
+        return (not holds_old_index(folder), -folder.lstat().st_mtime, folder.name)
     except OSError:  # gone meanwhile, or not to be examined: the loop tells which
         return (True, 0.0, folder.name)
 
@@ -625,17 +653,26 @@ def _lost_index(folder: Path, index_dir: Path) -> Path | None:
     itself, the new index a build completed (checked, its convqa.json
     written) and was killed before renaming into place. Its mark is then
     not finished (a rebuild marks its aside folder finished only once the
-    new index is in, and a finished one's index is superseded), and
-    ``index_dir`` holds no index: with one there, a killed build's new
-    index is removed, as a stopped one's is. Raises OSError when that
-    cannot be told."""
+    new index is in, and a finished one's index is superseded, as is one
+    being removed), ``index_dir`` holds no index (with one there, a killed
+    build's new index is removed, as a stopped one's is), and every file's
+    checksum is sound: a removal killed part way left a folder whose
+    commit and record were there, some of its files not, which was put in
+    place as the index. Raises OSError (or
+    :class:`~assistant.kernel.IndexChangedError`) when that cannot be told."""
     if owner_finished(folder) or has_index(index_dir):
         return None
     if has_index(folder / "index"):
-        return folder / "index"
-    if has_index(folder) and isinstance(_index_record(folder).get("passages"), int):
-        return folder
-    return None
+        found = folder / "index"
+    elif has_index(folder) and isinstance(_read_record(folder).get("passages"), int):
+        found = folder
+    else:
+        return None
+    try:
+        verify_checksums(found, JAVA_LOCK)
+    except IndexDamagedError:
+        return None  # no index to keep: removed with its folder
+    return found
 
 
 def _restored(lost: Path, folder: Path, index_dir: Path) -> bool:
@@ -644,12 +681,13 @@ def _restored(lost: Path, folder: Path, index_dir: Path) -> bool:
     its folder, it was lost: the next build of it deleted it, even one that
     then failed."""
     try:
-        lost.rename(index_dir)
+        if lost == folder:
+            _moved_in(folder, index_dir)
+        else:
+            lost.rename(index_dir)
     except OSError:
         return False
     if lost == folder:
-        with suppress(OSError):  # the killed build's mark, which has no place in the index
-            (index_dir / OWNER_FILE).unlink()
         said = f"which a stopped build had completed in {folder}, is put in place"
     else:
         said = f"which a stopped rebuild had moved to {folder}, is put back"
@@ -677,10 +715,18 @@ def _remove_build_folder(folder: Path) -> bool:
     busy .nfsXXXX files) may have unlinked its mark before it failed: what
     is left is marked finished, a dead build's to every open and to the
     next build, which removes it (left unmarked, outside the index cache
-    none did, and nothing said so)."""
-    shutil.rmtree(folder, ignore_errors=True)
+    none did, and nothing said so). Marked finished and its record removed
+    before the removal starts: killed part way (SIGKILL during the rmtree
+    of a large folder), a complete copy's commit and record could stay, its
+    mark a dead build's, some of its files gone, and be put in place as
+    the index (:func:`_lost_index` checks the files too)."""
+    if os.path.lexists(folder):
+        with suppress(OSError):
+            (folder / "convqa.json").unlink()
+        mark_finished(folder)
+        shutil.rmtree(folder, ignore_errors=True)
     if not os.path.lexists(folder):
-        _LEFT.pop(folder, None)
+        _forget(folder)
         return True
     _marked_finished(folder)
     return False
@@ -691,36 +737,45 @@ def _remove_build_folder(folder: Path) -> bool:
 # neither remove nor mark finished (a full disk): no other process can tell
 # such a folder from a user's own, and it stayed for good. This one knows
 # them: its later builds try again (:func:`_retry_left`), as any build
-# would once the mark was written. Each with its (device, inode), so that a
-# folder made again at that path is never taken for it.
-_LEFT: dict[Path, tuple[int, int]] = {}
+# would once the mark was written. Each with an open descriptor of the
+# folder, so that a folder made again at that path is never taken for it:
+# its (device, inode) alone was handed at once to the folder made again
+# (ext4 reuses a freed inode), whereas an inode held open is not freed.
+_LEFT: dict[Path, int] = {}
 
 
 def _marked_finished(folder: Path) -> bool:
     """:func:`~assistant.kernel.mark_finished`, remembering in :data:`_LEFT`
     a folder it could not mark; whether it was marked."""
+    _forget(folder)
     if mark_finished(folder):
-        _LEFT.pop(folder, None)
         return True
     with suppress(OSError):  # gone meanwhile: nothing to try again
-        found = folder.lstat()
-        _LEFT[folder] = (found.st_dev, found.st_ino)
+        _LEFT[folder] = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     return False
+
+
+def _forget(folder: Path) -> None:
+    """Drop ``folder`` from :data:`_LEFT`, closing its descriptor."""
+    held = _LEFT.pop(folder, None)
+    if held is not None:
+        os.close(held)
 
 
 def _retry_left() -> None:
     """Remove (or, failing that, mark finished) the folders in :data:`_LEFT`
     that are still the ones this process left."""
-    for folder, identity in list(_LEFT.items()):
+    for folder, held in list(_LEFT.items()):
         try:
             found = folder.lstat()
         except FileNotFoundError:
-            _LEFT.pop(folder, None)
+            _forget(folder)
             continue
         except OSError:  # not to be examined now: next time
             continue
-        if (found.st_dev, found.st_ino) != identity:
-            _LEFT.pop(folder, None)
+        kept = os.fstat(held)
+        if (found.st_dev, found.st_ino) != (kept.st_dev, kept.st_ino):
+            _forget(folder)
         else:
             _remove_build_folder(folder)
 
@@ -908,7 +963,11 @@ def ensure_index(index_dir: str | Path) -> Path:
     lock file beside the folder, then finds it built.
 
     The old index a rebuild killed between its two renames left aside is
-    put back first (:func:`remove_stale_staging`), not built again.
+    put back first (:func:`remove_stale_staging`), not built again, and
+    so, with none aside, is the complete index of the default collection
+    a build killed just before its rename left (checked, and its record's
+    passage count and format the ones a build would write); a copy of
+    another collection is kept until the build has put an index in place.
 
     Any other missing index is an error (the one of
     :meth:`BM25Retriever.from_index <assistant.retrieval.BM25Retriever.from_index>`):
@@ -920,8 +979,9 @@ def ensure_index(index_dir: str | Path) -> Path:
         # The old index a rebuild killed between its renames left aside goes
         # back first (the cleanup a build starts with): judged missing, it
         # was said to be a "First start" and built again, its vectors lost,
-        # though the build's cleanup put it back.
-        remove_stale_staging(path.resolve())
+        # though the build's cleanup put it back. Only here is a killed
+        # build's complete copy put in place, and only one of what would be built.
+        remove_stale_staging(path.resolve(), put_in_place=_as_built)
     if not default or _current(path):
         return existing_index(index_dir)
     if has_index(path) and not _of_default_collection(path):
@@ -945,6 +1005,12 @@ def ensure_index(index_dir: str | Path) -> Path:
 
 def _current(path: Path) -> bool:
     return has_index(path) and _index_format(path) >= INDEX_FORMAT
+
+
+def _as_built(path: Path) -> bool:
+    """Whether ``path`` holds what a build of the default collection would
+    put in place: its passage count, in the current format."""
+    return _current(path) and _of_default_collection(path)
 
 
 def _build_default(index_dir: Path) -> None:
@@ -1015,8 +1081,18 @@ def _index_record(index_dir: Path) -> dict:
     """What a build wrote in the index's convqa.json (its passage count and
     format); empty when it is missing, unreadable or not an object."""
     try:
+        return _read_record(index_dir)
+    except OSError:
+        return {}
+
+
+def _read_record(index_dir: Path) -> dict:
+    """:func:`_index_record`, raising the OSError of a record that is there
+    but cannot be read now (EIO, a stale NFS handle): a dead build's folder
+    that cannot be examined is left alone, not taken for an incomplete one."""
+    try:
         record = json.loads((index_dir / "convqa.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (FileNotFoundError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
 

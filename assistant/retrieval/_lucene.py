@@ -30,7 +30,7 @@ from ._java import import_pyserini
 
 __all__ = [
     "java_exception", "damaged", "index_path", "has_index", "existing_index", "verify_checksums", "duplicate_id",
-    "open_reader", "opened", "build_folder_pattern", "running_build",
+    "open_reader", "opened", "build_folder_pattern", "running_build", "holds_old_index",
 ]
 
 _Opened = TypeVar("_Opened")
@@ -123,7 +123,7 @@ def running_build(index_dir: Path) -> Path | None:
     for folder in siblings:
         match = pattern.fullmatch(folder.name)
         if match and not match.group(2) and owner_gone(folder) is False:
-            if _holds_folder(folder, "index"):
+            if holds_old_index(folder):
                 # In a rebuild's gap its staging folder is marked too (up to
                 # its rename): the folder named is the one holding the
                 # previous index, for the open's advice to move it back.
@@ -132,9 +132,11 @@ def running_build(index_dir: Path) -> Path | None:
     return found
 
 
-def _holds_folder(folder: Path, name: str) -> bool:
+def holds_old_index(folder: Path) -> bool:
+    """Whether a build's ``folder`` holds a rebuild's old index (moved
+    aside into its ``index``); False when the OS cannot tell."""
     try:
-        return (folder / name).is_dir()
+        return (folder / "index").is_dir()
     except OSError:
         return False
 
@@ -168,7 +170,7 @@ def existing_index(index_dir: str | os.PathLike) -> Path:
             # In a rebuild's gap that folder holds the previous index, its
             # only copy: deleted on this advice, it was lost.
             undo = (f"move {building / 'index'} (the previous index) to {path}, then delete that folder"
-                    if (building / "index").is_dir() else "delete that folder")
+                    if holds_old_index(building) else "delete that folder")
             raise IndexChangedError(
                 f"No Lucene index at {path} yet: a build of it is running (the folder {building} is a live "
                 f"process's build); try again when it has finished, or, if no build runs, {undo}."
