@@ -1665,13 +1665,77 @@ def test_a_build_killed_before_its_rename_leaves_no_copy_for_good_and_loses_no_i
 def test_an_old_index_a_dead_rebuild_left_aside_damaged_is_not_put_back(tmp_path, capsys, dead_pid):
     # Its removal killed part way (SIGKILL in the rmtree of a large folder)
     # before its folder could be marked finished: its commit was there, some
-    # of its files not, and it was put back as the index.
+    # of its files not, and it was put back as the index. Nor is it removed:
+    # a failed check does not tell damage from a file unreadable just now
+    # (EIO), and it may be the only copy of the old index.
     index_dir = tmp_path / "idx"
     aside = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 3, dead_pid)
     next(p for p in (aside / "index").iterdir() if p.name.startswith("_") and p.suffix != ".si").unlink()
     with pytest.raises(DataFormatError):  # a next build that fails
         build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [] and "put back" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.aside001"] and "put back" not in err
+    assert f"note: {aside}, left by a stopped build of {index_dir}, is kept as it is" in err
+
+
+def test_an_old_index_aside_with_a_file_unreadable_just_now_is_kept(tmp_path, capsys, dead_pid, monkeypatch):
+    # EIO (a stale NFS handle) reading one of its files was "damaged": the
+    # folder, the only copy of the old index, was removed as a dead build's.
+    index_dir = tmp_path / "idx"
+    aside = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 3, dead_pid)
+    real_open = open
+
+    def eio(file, *args, **kwargs):
+        if Path(file).parent == aside / "index" and Path(file).name.startswith("_"):
+            raise OSError(errno.EIO, "Input/output error", str(file))
+        return real_open(file, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("builtins.open", eio)
+        with pytest.raises(DataFormatError):  # a next build that fails
+            build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx.aside001"]
+    assert f"note: {aside}, left by" in capsys.readouterr().err
+    assert verify_index(aside / "index") == 3
+
+
+def test_an_old_index_another_process_puts_back_while_it_is_checked_stops_no_build(tmp_path, dead_pid, monkeypatch):
+    # Two cleanups at once (two app starts): the other one's put-back, during
+    # this one's check of the copy, made the check's "not found" escape, and
+    # the build (the app's start) failed, an index in place.
+    index_dir = tmp_path / "idx"
+    aside = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 5, dead_pid)
+    real_open, done = open, []
+
+    def other_process_puts_back(file, *args, **kwargs):
+        if not done and Path(file).parent == aside / "index":
+            done.append(file)
+            (aside / "index").rename(index_dir)
+            file = index_dir / Path(file).name
+        return real_open(file, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("builtins.open", other_process_puts_back)
+        assert build_index((_passage(n) for n in range(3)), index_dir, progress=False) == 3
+    assert done and verify_index(index_dir) == 3
+
+
+def test_a_killed_build_s_copy_only_kept_is_not_read_end_to_end(tmp_path, dead_pid, monkeypatch):
+    # Each build with no index in place read every file of the copy (its
+    # check) and then kept it as it was: put in place by the app's start only.
+    index_dir = tmp_path / "idx"
+    killed = _staging_of_a_build_killed_before_its_rename(index_dir, "idx.killed01", 5, dead_pid, monkeypatch)
+    real_open, read = open, []
+
+    def counted(file, *args, **kwargs):
+        if Path(file).parent == killed and Path(file).name.startswith(("_", "segments_")):
+            read.append(Path(file).name)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counted)
+    with pytest.raises(DataFormatError):  # a next build that fails
+        build_index(iter([_passage(1), _passage(1)]), index_dir, progress=False)
+    assert read == [] and sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01"]
 
 
 def test_a_build_folder_whose_removal_is_killed_part_way_is_no_index_to_put_in_place(tmp_path, monkeypatch):

@@ -66,8 +66,6 @@ from ..kernel import (
     OWNER_FILE,
     ConfigError,
     DataFormatError,
-    IndexChangedError,
-    IndexDamagedError,
     IndexNotFoundError,
     cache_dir,
     counted,
@@ -598,7 +596,7 @@ def remove_stale_staging(index_dir: Path, put_in_place: Callable[[Path], bool] |
         try:
             stale = match is not None and _stale(folder, match, in_cache)
             lost = _lost_index(folder, index_dir) if stale and not match.group(2) else None
-        except (OSError, IndexChangedError):
+        except OSError:
             # A folder that cannot be examined (a stale NFS handle, EIO,
             # EACCES) is not known to be a dead build's: it is left alone,
             # and the build goes on (the OS's error ended it).
@@ -607,14 +605,17 @@ def remove_stale_staging(index_dir: Path, put_in_place: Callable[[Path], bool] |
             if kept is not None:  # a killed build's copy, not to be put in place: kept until an index is
                 kept.append(folder)
             continue
-        if lost and (kept_lost or running_build(index_dir) is not None or not _restored(lost, folder, index_dir)):
+        if lost and (kept_lost or running_build(index_dir) is not None or not _sound(lost, folder, index_dir)
+                     or not _restored(lost, folder, index_dir)):
             # A live build of it runs: in its gap (the index it moved aside
             # is newer than this one) a put-back made its second rename fail,
             # and its own put-back then deleted that newer index; once its
             # index is in, this one is superseded. Or another build put it
             # back first (the rename is atomic: one wins), or the OS refused:
-            # nothing is removed. Older ones wait too: put back in its place,
-            # the newest would then be superseded and removed.
+            # nothing is removed. Or its files' check failed: not known to be
+            # damaged (one file unreadable just now, EIO), and maybe the only
+            # copy: kept, as the user is told. Older ones wait too: put back
+            # in its place, the newest would then be superseded and removed.
             kept_lost = True
             continue
         if stale and match.group(2):
@@ -655,11 +656,9 @@ def _lost_index(folder: Path, index_dir: Path) -> Path | None:
     not finished (a rebuild marks its aside folder finished only once the
     new index is in, and a finished one's index is superseded, as is one
     being removed), ``index_dir`` holds no index (with one there, a killed
-    build's new index is removed, as a stopped one's is), and every file's
-    checksum is sound: a removal killed part way left a folder whose
-    commit and record were there, some of its files not, which was put in
-    place as the index. Raises OSError (or
-    :class:`~assistant.kernel.IndexChangedError`) when that cannot be told."""
+    build's new index is removed, as a stopped one's is). Its files are
+    checked only before it is put back or in place (:func:`_sound`). Raises
+    OSError when that cannot be told."""
     if owner_finished(folder) or has_index(index_dir):
         return None
     if has_index(folder / "index"):
@@ -668,11 +667,26 @@ def _lost_index(folder: Path, index_dir: Path) -> Path | None:
         found = folder
     else:
         return None
-    try:
-        verify_checksums(found, JAVA_LOCK)
-    except IndexDamagedError:
-        return None  # no index to keep: removed with its folder
     return found
+
+
+def _sound(lost: Path, folder: Path, index_dir: Path) -> bool:
+    """Whether every file of the ``lost`` index in ``folder`` (see
+    :func:`_lost_index`) has a sound checksum, checked right before it is put
+    back or in place: a removal killed part way left a folder whose commit
+    and record were there, some of its files not. A failed check does not
+    tell damage from a file unreadable just now (EIO, a stale NFS handle) or
+    a copy another build put back meanwhile: the folder is kept, never
+    removed for it, and the user told."""
+    try:
+        verify_checksums(lost, JAVA_LOCK)
+    except (OSError, IndexNotFoundError) as error:
+        print(f"note: {folder}, left by a stopped build of {index_dir}, is kept"
+              f" as it is: its index failed its check ({error}). Put {lost} back yourself if "
+              f"it is sound (a build of {index_dir} removes it once an index is in place), or remove "
+              f"{folder}.", file=sys.stderr)
+        return False
+    return True
 
 
 def _restored(lost: Path, folder: Path, index_dir: Path) -> bool:
