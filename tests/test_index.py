@@ -1738,6 +1738,53 @@ def test_a_killed_build_s_copy_only_kept_is_not_read_end_to_end(tmp_path, dead_p
     assert read == [] and sorted(p.name for p in tmp_path.iterdir()) == ["idx.killed01"]
 
 
+def test_two_threads_leaving_one_folder_hold_no_descriptor_unclosed(tmp_path, dead_pid, monkeypatch):
+    # Both cleanups (two uploads indexed at once) could neither mark finished
+    # nor remove a dead build's folder: the second thread's descriptor of it
+    # replaced the first's, which stayed open for good.
+    index_dir = tmp_path / "idx"
+    dead = _aside_of_a_dead_rebuild(index_dir, "idx.aside001", 1, dead_pid, finished=True)
+    write_text, unlink, rmtree, os_open = Path.write_text, Path.unlink, shutil.rmtree, os.open
+    other, ended = [], []
+
+    def refused(self, *args, **kwargs):  # its dead build's mark stays: both threads find it
+        if self == dead / OWNER_FILE:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return unlink(self, *args, **kwargs)
+
+    def disk_full(self, data, *args, **kwargs):
+        if self.name == OWNER_FILE and "finished" in data:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return write_text(self, data, *args, **kwargs)
+
+    def busy(path, *args, **kwargs):
+        return None if Path(path).name.startswith("idx.") else rmtree(path, *args, **kwargs)
+
+    def failing_build():
+        try:
+            build_index(iter([]), index_dir, progress=False)
+        except DataFormatError as error:
+            ended.append(error)
+
+    def second_thread_meanwhile(path, flags, *args, **kwargs):
+        if Path(path) == dead and flags & os.O_DIRECTORY and not other:
+            other.append(threading.Thread(target=failing_build))
+            other[0].start()
+            other[0].join(1)  # it runs to its end, unless it waits for this one
+        return os_open(path, flags, *args, **kwargs)
+
+    fds = len(os.listdir("/proc/self/fd"))
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "write_text", disk_full)
+        patch.setattr(shutil, "rmtree", busy)
+        patch.setattr(Path, "unlink", refused)
+        patch.setattr(os, "open", second_thread_meanwhile)
+        failing_build()
+        other[0].join()
+    failing_build()  # its builds remove what they left, closing what they held
+    assert len(ended) == 3 and sorted(p.name for p in tmp_path.iterdir()) == [] and len(os.listdir("/proc/self/fd")) == fds
+
+
 def test_a_build_folder_whose_removal_is_killed_part_way_is_no_index_to_put_in_place(tmp_path, monkeypatch):
     # The removal of a complete copy (its first build's rename refused)
     # killed part way: its mark a dead build's, its commit and record left,

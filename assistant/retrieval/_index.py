@@ -755,43 +755,52 @@ def _remove_build_folder(folder: Path) -> bool:
 # folder, so that a folder made again at that path is never taken for it:
 # its (device, inode) alone was handed at once to the folder made again
 # (ext4 reuses a freed inode), whereas an inode held open is not freed.
+# Shared by the process's threads (two uploads indexed at once): read and
+# changed under _LEFT_LOCK, so that no descriptor is closed while another
+# thread uses it, nor dropped unclosed.
 _LEFT: dict[Path, int] = {}
+_LEFT_LOCK = threading.RLock()
 
 
 def _marked_finished(folder: Path) -> bool:
     """:func:`~assistant.kernel.mark_finished`, remembering in :data:`_LEFT`
     a folder it could not mark; whether it was marked."""
-    _forget(folder)
-    if mark_finished(folder):
-        return True
-    with suppress(OSError):  # gone meanwhile: nothing to try again
-        _LEFT[folder] = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    return False
+    with _LEFT_LOCK:
+        _forget(folder)
+        if mark_finished(folder):
+            return True
+        with suppress(OSError):  # gone meanwhile: nothing to try again
+            held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            _forget(folder)  # one another call (this thread's) left meanwhile
+            _LEFT[folder] = held
+        return False
 
 
 def _forget(folder: Path) -> None:
     """Drop ``folder`` from :data:`_LEFT`, closing its descriptor."""
-    held = _LEFT.pop(folder, None)
-    if held is not None:
-        os.close(held)
+    with _LEFT_LOCK:
+        held = _LEFT.pop(folder, None)
+        if held is not None:
+            os.close(held)
 
 
 def _retry_left() -> None:
     """Remove (or, failing that, mark finished) the folders in :data:`_LEFT`
     that are still the ones this process left."""
-    for folder, held in list(_LEFT.items()):
-        try:
-            found = folder.lstat()
-        except FileNotFoundError:
-            _forget(folder)
-            continue
-        except OSError:  # not to be examined now: next time
-            continue
-        kept = os.fstat(held)
-        if (found.st_dev, found.st_ino) != (kept.st_dev, kept.st_ino):
-            _forget(folder)
-        else:
-            _remove_build_folder(folder)
+    with _LEFT_LOCK:
+        for folder, held in list(_LEFT.items()):
+            try:
+                found = folder.lstat()
+                kept = os.fstat(held)
+            except FileNotFoundError:
+                _forget(folder)
+                continue
+            except OSError:  # not to be examined now (or forgotten meanwhile): next time
+                continue
+            if (found.st_dev, found.st_ino) != (kept.st_dev, kept.st_ino):
+                _forget(folder)
+            else:
+                _remove_build_folder(folder)
 
 
 def _in_index_cache(index_dir: Path) -> bool:
