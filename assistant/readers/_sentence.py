@@ -192,12 +192,23 @@ def _listed(terms: set[str]) -> set[str]:
 _ONE_SHORT_SYLLABLE = re.compile(r"[^aeiouy]*[aeiou][^aeiouwxy]")
 # Words in "-ed" or "-ing" (as :func:`_terms` writes them) that are not
 # made from the word their spelling gives: adjectives and nouns of their
-# own ("rugged" is no "rug", "evening" no "even", "tidings" no "tide").
-# Only those whose false base is a word: "naked" or "thing" gives none.
+# own ("rugged" is no "rug", "evening" no "even", "tidings" no "tide",
+# "stockings" no "stock", "creed" no "Cree"). Only those whose false base
+# is a word: "naked" or "thing" gives none. "Meaning" is "mean"'s: "What
+# does revoked mean?" is answered by "…, meaning …".
 _LOOKALIKES = frozenset(
     "rugged ragged dogged jagged wicked crooked wretched moped evening morning ceiling tiding pudding shilling herring"
+    " stocking creed tweed incoming middling bunting whiting mooring"
     .split()
 )
+# Words made from one of the two words their spelling gives, and not from
+# the other, which is a word too: "united" is "unite", not "unit";
+# "casting" is "cast", not "caste". Spelling cannot tell these apart
+# ("visited" is "visit", "ignited" "ignite").
+_FALSE_BASES = {
+    "united": "unit", "uniting": "unit", "premiered": "premier", "severed": "severe", "pasted": "past",
+    "suited": "suite", "casting": "caste", "singing": "singe", "overlying": "overly",
+}
 
 
 def _base_forms(term: str) -> set[str]:
@@ -219,17 +230,24 @@ def _base_forms(term: str) -> set[str]:
     vowel and one consonant doubles it ("planned", "stripped"), so
     "planed" and "striped" are "plane" and "stripe", not "plan" and
     "strip" (nor "writing" "writ", "staring" "star"); and a doubled
-    consonant after two vowels is no doubling ("earring" is not "ear"). A
+    consonant after two vowels is no doubling ("earring" is not "ear"), nor
+    one after a one-syllable word's vowel in "l" or "f" ("telling" is
+    "tell", not "tel"); a stem in one "s" is a verb's "-se" ("pleased" is
+    not "plea", "erased" not "era") unless "-us" or "-ias" ("focused"). A
     word that only looks made from another word is listed (:data:`_LOOKALIKES`:
-    "rugged" is no "rug", "evening" no "even"); one whose base would be
-    no word ("naked", "hundred") meets no question's word anyway.
+    "rugged" is no "rug", "evening" no "even"), and so is a false one of
+    two bases that are both words (:data:`_FALSE_BASES`: "united" is
+    "unite", not "unit"); one whose base would be no word ("naked",
+    "hundred") meets no question's word anyway.
 
     >>> sorted(_base_forms("nicknamed")), "run" in _base_forms("running"), sorted(_base_forms("naming"))
     (['nicknam', 'nickname'], True, ['name'])
     >>> _base_forms("feed"), _base_forms("king"), _base_forms("nickname"), _base_forms("died"), _base_forms("boring")
     (set(), set(), set(), set(), set())
     >>> sorted(_base_forms("striped")), sorted(_base_forms("stripped")), "ear" in _base_forms("earring"), _base_forms("evening")
-    (['stripe'], ['strip', 'stripp', 'strippe'], False, set())
+    (['stripe'], ['strip', 'stripp'], False, set())
+    >>> sorted(_base_forms("united")), sorted(_base_forms("pleased")), sorted(_base_forms("telling")), sorted(_base_forms("stepped"))
+    (['unite'], ['please'], ['tell'], ['step', 'stepp'])
     """
     match = re.fullmatch(r"(\w+?)(ed|ing)", term)
     if not match or term in _LOOKALIKES:
@@ -239,12 +257,23 @@ def _base_forms(term: str) -> set[str]:
     forms = {stem + "e"} if _ONE_SHORT_SYLLABLE.fullmatch(stem) else {stem, stem + "e"}
     if ending == "ed" and stem.endswith("i"):
         forms.add(stem[:-1] + "y")
+    # A verb ends in one "s" only after "u" ("focused") or "ia" ("biased");
+    # otherwise the "s" is its "-se" ("pleased", "lapsed", "teased").
+    if re.search(r"[^s]s$", stem) and not re.search(r"(?:u|ia)s$", stem):
+        forms.discard(stem)
     forms = {form for form in forms if len(form) >= 4}
-    # A doubled consonant after one vowel is the short verb's ("running", "stopped").
+    # A doubled consonant after one vowel is the short verb's ("running",
+    # "stopped"); after one syllable, its "-e" word is none of its ("stepped"
+    # is no "steppe"; "programmed" may be "programme"), and a doubled "l" or
+    # "f" is the word's own: English writes those words with both ("telling"
+    # is "tell", not "tel"; "gelled" loses "gel").
     short = stem[:-1]
     if len(short) >= 3 and stem[-1] == short[-1] and stem[-1] not in "aeiousy" and re.search(r"(?:[^aeiou]|qu)[aeiou].$", short):
-        forms.add(short)
-    forms = {re.sub(r"s$", "", form) for form in forms}
+        if _ONE_SHORT_SYLLABLE.fullmatch(short):
+            forms.discard(stem + "e")
+        if not (stem[-1] in "lf" and _ONE_SHORT_SYLLABLE.fullmatch(short)):
+            forms.add(short)
+    forms = {re.sub(r"s$", "", form) for form in forms} - {_FALSE_BASES.get(term)}
     return {form for form in forms if listed_word(form) == form}
 
 
