@@ -130,7 +130,8 @@ def _terms(text: str) -> set[str]:
     {'pari'}
     """
     words = (without_possessive(w) for w in tokens(text, "term"))
-    stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
+    # A stopword in "s" is one before its "s" goes: "does" is no "doe".
+    stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words if w not in READER_STOPWORDS}
     return {w for w in stems if w not in READER_STOPWORDS}
 
 
