@@ -130,8 +130,7 @@ def _terms(text: str) -> set[str]:
     {'pari'}
     """
     words = (without_possessive(w) for w in tokens(text, "term"))
-    # A stopword in "s" is one before its "s" goes: "does" is no "doe".
-    stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words if w not in READER_STOPWORDS}
+    stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
     return {w for w in stems if w not in READER_STOPWORDS}
 
 
