@@ -193,21 +193,27 @@ _ONE_SHORT_SYLLABLE = re.compile(r"[^aeiouy]*[aeiou][^aeiouwxy]")
 # Words in "-ed" or "-ing" (as :func:`_terms` writes them) that are not
 # made from the word their spelling gives: adjectives and nouns of their
 # own ("rugged" is no "rug", "evening" no "even", "tidings" no "tide",
-# "stockings" no "stock", "creed" no "Cree"). Only those whose false base
-# is a word: "naked" or "thing" gives none. "Meaning" is "mean"'s: "What
-# does revoked mean?" is answered by "…, meaning …".
+# "creed" no "Cree"). Only those whose false base is a word: "naked" or
+# "thing" gives none. "Meaning" is "mean"'s: "What does revoked mean?" is
+# answered by "…, meaning …"; and "mooring", "stocking" or "bunting" is
+# its verb's as often as a noun of its own ("Its mooring was at the pier"
+# answers "Where did the ship moor?"). The word is listed, not its false
+# base, whose own forms are its ("dogging", "tided over").
 _LOOKALIKES = frozenset(
     "rugged ragged dogged jagged wicked crooked wretched moped evening morning ceiling tiding pudding shilling herring"
-    " stocking creed tweed incoming middling bunting whiting mooring"
+    " creed tweed incoming middling whiting"
     .split()
 )
-# Words made from one of the two words their spelling gives, and not from
-# the other, which is a word too: "united" is "unite", not "unit";
-# "casting" is "cast", not "caste". Spelling cannot tell these apart
-# ("visited" is "visit", "ignited" "ignite").
+# Of two bases that are both words, the one no form of the word is made
+# from (key) goes where the one they are all made from (value) is given
+# too: "united", "uniting" are "unite", not "unit"; "casting", "casted"
+# "cast", not "caste". Spelling cannot tell these apart ("visited" is
+# "visit", "ignited" "ignite"). "Overly" (no verb) goes always; "sing" and
+# "singe" trade places by the ending ("sing ed"): "singed" is "singe"'s
+# ("sing"'s is "sang"), "singing" "sing"'s ("singe"'s is "singeing").
 _FALSE_BASES = {
-    "united": "unit", "uniting": "unit", "premiered": "premier", "severed": "severe", "pasted": "past",
-    "suited": "suite", "casting": "caste", "singing": "singe", "overlying": "overly",
+    "unit": "unite", "premier": "premiere", "severe": "sever", "past": "paste", "suite": "suit", "caste": "cast",
+    "overly": None, "sing ed": "singe", "singe ing": "sing",
 }
 
 
@@ -233,7 +239,8 @@ def _base_forms(term: str) -> set[str]:
     consonant after two vowels is no doubling ("earring" is not "ear"), nor
     one after a one-syllable word's vowel in "l" or "f" ("telling" is
     "tell", not "tel"); a stem in one "s" is a verb's "-se" ("pleased" is
-    not "plea", "erased" not "era") unless "-us" or "-ias" ("focused"). A
+    not "plea", "erased" not "era") unless "-us", "-ias" or "-ns" after one
+    vowel ("focused", "biased", "lensed"). A
     word that only looks made from another word is listed (:data:`_LOOKALIKES`:
     "rugged" is no "rug", "evening" no "even"), and so is a false one of
     two bases that are both words (:data:`_FALSE_BASES`: "united" is
@@ -257,9 +264,10 @@ def _base_forms(term: str) -> set[str]:
     forms = {stem + "e"} if _ONE_SHORT_SYLLABLE.fullmatch(stem) else {stem, stem + "e"}
     if ending == "ed" and stem.endswith("i"):
         forms.add(stem[:-1] + "y")
-    # A verb ends in one "s" only after "u" ("focused") or "ia" ("biased");
-    # otherwise the "s" is its "-se" ("pleased", "lapsed", "teased").
-    if re.search(r"[^s]s$", stem) and not re.search(r"(?:u|ia)s$", stem):
+    # A verb ends in one "s" only after "u" ("focused"), "ia" ("biased") or
+    # one vowel's "n" ("lensed"); otherwise the "s" is its "-se" ("pleased",
+    # "lapsed", "teased", "cleansed" is no "clean").
+    if re.search(r"[^s]s$", stem) and not re.search(r"(?:u|ia|[^aeiou][aeiou]n)s$", stem):
         forms.discard(stem)
     forms = {form for form in forms if len(form) >= 4}
     # A doubled consonant after one vowel is the short verb's ("running",
@@ -273,7 +281,11 @@ def _base_forms(term: str) -> set[str]:
             forms.discard(stem + "e")
         if not (stem[-1] in "lf" and _ONE_SHORT_SYLLABLE.fullmatch(short)):
             forms.add(short)
-    forms = {re.sub(r"s$", "", form) for form in forms} - {_FALSE_BASES.get(term)}
+    forms = {re.sub(r"s$", "", form) for form in forms}
+    for form in set(forms):
+        false = next((key for key in (form, f"{form} {ending}") if key in _FALSE_BASES), None)
+        if false and _FALSE_BASES[false] in forms | {None}:
+            forms.discard(form)
     return {form for form in forms if listed_word(form) == form}
 
 
