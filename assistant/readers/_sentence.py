@@ -188,8 +188,9 @@ def _listed(terms: set[str]) -> set[str]:
 
 
 # A stem of one syllable that ends in one vowel and one consonant (not w,
-# x or y, which never double): its own "-ed" or "-ing" doubles the consonant.
-_ONE_SHORT_SYLLABLE = re.compile(r"[^aeiouy]*[aeiou][^aeiouwxy]")
+# x or y, which never double): its own "-ed" or "-ing" doubles the consonant
+# ("qu" is one consonant: "quipped").
+_ONE_SHORT_SYLLABLE = re.compile(r"[^aeiouy]*(?:qu)?[aeiou][^aeiouwxy]")
 # Words in "-ed" or "-ing" (as :func:`_terms` writes them) that are not
 # made from the word their spelling gives: adjectives and nouns of their
 # own ("rugged" is no "rug", "evening" no "even", "tidings" no "tide",
@@ -255,6 +256,8 @@ def _base_forms(term: str) -> set[str]:
     (['stripe'], ['strip', 'stripp'], False, set())
     >>> sorted(_base_forms("united")), sorted(_base_forms("pleased")), sorted(_base_forms("telling")), sorted(_base_forms("stepped"))
     (['unite'], ['please'], ['tell'], ['step', 'stepp'])
+    >>> sorted(_base_forms("biased")), sorted(_base_forms("staffed")), sorted(_base_forms("quipped")), sorted(_base_forms("singed"))
+    (['bia', 'biase'], ['staff'], ['quip', 'quipp'], ['singe'])
     """
     match = re.fullmatch(r"(\w+?)(ed|ing)", term)
     if not match or term in _LOOKALIKES:
