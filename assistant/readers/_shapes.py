@@ -1829,6 +1829,17 @@ def _nearest(spans: list[tuple[int, int, str]], near: list[re.Match], sentence: 
     return min(spans, key=gap)[2]  # min keeps the first on a tie
 
 
+def _number_words(number: str) -> list[str]:
+    """The lower-case words of a :data:`_NUMBER` match ("twenty-five
+    thousand": twenty, five, thousand), read by :func:`_value`,
+    :func:`_changed_by` and :func:`_in_units`.
+
+    >>> _number_words("Twenty-five  thousand")
+    ['twenty', 'five', 'thousand']
+    """
+    return re.split(r"[\s-]+", number.lower())
+
+
 def _value(number: str) -> float | None:
     """The value a :data:`_NUMBER` match says, or None.
 
@@ -1836,8 +1847,7 @@ def _value(number: str) -> float | None:
     [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
     """
     total = current = 0.0
-    for word in re.split(r"[\s-]+", re.sub(r"^[$£€]\s?|\s?%$|\s+per\s*cent$", "", number.strip(), flags=re.IGNORECASE)):
-        word = word.lower()
+    for word in _number_words(re.sub(r"^[$£€]\s?|\s?%$|\s+per\s*cent$", "", number.strip(), flags=re.IGNORECASE)):
         if word[:1].isdigit():
             current = float(word.replace(",", ""))
         elif word in _WORD_VALUE:
@@ -1983,8 +1993,8 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     if level and paired:
         return at + 1
     low, high = _value(number.group()), _value(following.group())
-    scales = [_WORD_SCALE[word] for word in re.split(r"[\s-]+", following.group().lower()) if word in _WORD_SCALE]
-    if low is not None and scales and _WORD_SCALE.keys().isdisjoint(re.split(r"[\s-]+", number.group().lower())):
+    scales = [_WORD_SCALE[word] for word in _number_words(following.group()) if word in _WORD_SCALE]
+    if low is not None and scales and _WORD_SCALE.keys().isdisjoint(_number_words(number.group())):
         low *= scales[-1]
     if near and paired and low is not None and high is not None and low < high < 2 * low:
         return None
@@ -2002,7 +2012,7 @@ def _in_units(sentence: str, number: re.Match) -> bool:
     >>> [_in_units(s, m) for m in _NUMBER.finditer(s)]
     [False, True, False, True, False, True, False, False]
     """
-    words = re.split(r"[\s-]+", number.group().lower())
+    words = _number_words(number.group())
     scaled = "%" in number.group() or "percent" in words or "cent" in words or not _WORD_SCALE.keys().isdisjoint(words)
     return scaled or _UNIT.match(sentence, number.end()) is not None
 
