@@ -844,6 +844,24 @@ def test_a_question_for_the_change_after_something_else_gets_the_change():
     assert short_span("number", "How many members did it gain after the war?", sentence) == "5,000"
 
 
+
+# A change in two units ("by 2 ft 6 in to 12 ft") was read as no change: a
+# question for the level got the change ("2 ft 6 in").
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How tall is the wall?", "The wall rose by 2 ft 6 in to 12 ft.", "12 ft"),
+    ("How much did the wall rise?", "The wall rose by 2 ft 6 in to 12 ft.", "2 ft 6 in"),
+    ("How many feet did the wall rise?", "The wall rose by 2 ft 6 in to 12 ft.", "2"),
+    ("How long is the journey?", "The journey was cut by 2 hours 30 minutes to 5 hours.", "5 hours"),
+    ("How much was the journey cut?", "The journey was cut by 2 hours 30 minutes to 5 hours.", "2 hours 30 minutes"),
+    ("How high is the river?", "The river rose by about 3 m 20 cm to 9 m.", "9 m"),
+    ("How much did the river rise?", "The river rose by about 3 m 20 cm to 9 m.", "about 3 m 20 cm"),
+    # No level after it: the change is the only measure.
+    ("How tall is the wall?", "The wall rose by 2 ft 6 in.", "2 ft 6 in"),
+])
+def test_a_change_in_two_units_is_one_change_before_the_level(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

@@ -1929,14 +1929,13 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             # 3 to 5 percent" alone stays a range (below).
             if between and last > at:
                 start = between.start()
-            end = numbers[last].end()
+            # A change in two units ("by 2 ft 6 in to 12 ft") ends with its
+            # first number's measure, a range ("by 3 to 4 percent") with its last.
+            end = end if _measure_end(sentence, end) >= numbers[last].end() else numbers[last].end()
             skip = last + 1
             number_end = end
             if measure:
-                unit = _UNIT.match(sentence, end)
-                end = unit.end() if unit else end
-                near = _APPROXIMATE.search(sentence, 0, start)
-                start = near.start() if near else start
+                start, end = _measured(sentence, start, end)
             found.append((start, end, sentence[start:end].strip(), number_end))
             continue
         joint = _BETWEEN_AND if between else _RANGE_ON
@@ -1949,14 +1948,38 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             start = between.start() if between else start
         number_end = end
         if measure:
-            unit = _UNIT.match(sentence, end)
-            second = (_SECOND_UNIT.match(sentence, unit.end()) or _FEET.search(unit.group()) and _INCHES.match(sentence, unit.end())
-                      if unit else None)
-            end = second.end() if second else unit.end() if unit else end
-            near = _APPROXIMATE.search(sentence, 0, start)
-            start = near.start() if near else start
+            start, end = _measured(sentence, start, end)
         found.append((start, end, sentence[start:end].strip(), number_end))
     return found
+
+
+def _measure_end(sentence: str, end: int) -> int:
+    """Where a measure whose number ends at ``end`` ends: after its unit
+    (:data:`_UNIT`) and a smaller second one ("6 ft 2 in", "2 hours 30
+    minutes": :data:`_SECOND_UNIT`, :data:`_INCHES`); ``end`` without a unit.
+
+    >>> s = "6 ft 2 in, 2 hours 30 minutes, 5 years 3 in a row, 39 plays"
+    >>> [s[at:_measure_end(s, at + len(n))] for at, n in ((0, "6"), (11, "2"), (31, "5"), (51, "39"))]
+    ['6 ft 2 in', '2 hours 30 minutes', '5 years', '39']
+    """
+    unit = _UNIT.match(sentence, end)
+    if not unit:
+        return end
+    second = _SECOND_UNIT.match(sentence, unit.end()) or _FEET.search(unit.group()) and _INCHES.match(sentence, unit.end())
+    return second.end() if second else unit.end()
+
+
+def _measured(sentence: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) of a measure whose number or range spans ``start`` to
+    ``end``: with its unit after (:func:`_measure_end`) and how near it is
+    said before (:data:`_APPROXIMATE`: "about 3 hours").
+
+    >>> s = "It takes about 2 hours 30 minutes."
+    >>> s[slice(*_measured(s, 15, 16))]
+    'about 2 hours 30 minutes'
+    """
+    near = _APPROXIMATE.search(sentence, 0, start)
+    return near.start() if near else start, _measure_end(sentence, end)
 
 
 def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, near: bool = False) -> int | None:
@@ -1973,7 +1996,8 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     is likely. A scale word on the second number only is the pair's
     ("by about 1.5 to 2 million": 1.5 million; "by about 500 to 2
     million" is no pair). Without the hedge "by 3% to 5%" stays the
-    change and the level.
+    change and the level. A change in two units ("by 2 ft 6 in to 12
+    ft") ends with its second number.
 
     >>> s = "It fell by 3-4% to 9,700, by 5 to 9,000 and by 2 to 3 percent to 8,000; it fell by 2 or more."
     >>> numbers = list(_NUMBER.finditer(s))
@@ -1983,10 +2007,18 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     >>> numbers = list(_NUMBER.finditer(s))
     >>> [_changed_by(s, numbers, at, False, near=True) for at in (0, 2, 4, 6, 8)], _changed_by(s, numbers, 4, False)
     ([None, 2, None, None, 8], 4)
+    >>> s = "by 2 ft 6 in to 12 ft, by 1 hour 30 minutes"
+    >>> numbers = list(_NUMBER.finditer(s))
+    >>> [_changed_by(s, numbers, at, False) for at in (0, 4)]
+    [1, None]
     """
     if at + 1 >= len(numbers):
         return None
     number, following = numbers[at], numbers[at + 1]
+    if _measure_end(undated, number.end()) >= following.end():
+        # One change in two units ("by 2 ft 6 in to 12 ft", :func:`_measure_end`).
+        to_level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, _measure_end(undated, number.end()), numbers[at + 2].start())
+        return at + 1 if to_level else None
     on = (_BETWEEN_AND if between else _RANGE_ON).match(undated, number.end())
     paired = on is not None and on.end() == following.start() and _rises(number.group(), following.group())
     level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, following.end(), numbers[at + 2].start())
