@@ -862,6 +862,23 @@ def test_a_change_in_two_units_is_one_change_before_the_level(question, sentence
     assert short_span("number", question, sentence) == span
 
 
+
+# "4 percentage points" was read as "4 percent" (and "50 basis points" as 50):
+# a change in points keeps its unit, and opens no range with a level after it.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How much did unemployment fall?", "Unemployment fell by 4 percentage points to 6 percent in 2010.", "4 percentage points"),
+    ("How many percentage points did unemployment drop?", "Unemployment fell by 4 percentage points in 2010.",
+     "4 percentage points"),
+    ("How much did unemployment fall?", "Unemployment fell 4 percentage points to 6%.", "4 percentage points"),
+    ("How much did the rate rise?", "The rate rose by 2 to 4 percentage points in 2001.", "2 to 4 percentage points"),
+    ("How high is the rate?", "The rate rose by about 2 to 3 percentage points to 9%.", "9%"),
+    ("How much was the rate cut?", "The rate was cut by 50 basis points to 1.5%.", "50 basis points"),
+    ("How much did the rate rise?", "The rate rose by 0.25 percentage point to 5.5%.", "0.25 percentage point"),
+])
+def test_a_change_in_percentage_points_keeps_its_unit(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

@@ -385,9 +385,11 @@ _NUMBER_WORDS = (
     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
     "hundred thousand million billion dozen dozens hundreds thousands millions"
 ).split()
+# A number is said with its percent ("12%", "5 per cent") or its points
+# ("4 percentage points", "50 basis points": not "4 percent").
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|percent|per cent))*(?:\s?%)?",
+    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|(?:percentage|basis)\s+points?\b|percent\b|per cent\b))*(?:\s?%)?",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
@@ -1847,7 +1849,7 @@ def _value(number: str) -> float | None:
     [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
     """
     total = current = 0.0
-    for word in _number_words(re.sub(r"^[$£€]\s?|\s?%$|\s+per\s*cent$", "", number.strip(), flags=re.IGNORECASE)):
+    for word in _number_words(re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|(?:percentage|basis)\s+points?)$", "", number.strip(), flags=re.IGNORECASE)):
         if word[:1].isdigit():
             current = float(word.replace(",", ""))
         elif word in _WORD_VALUE:
@@ -1862,13 +1864,18 @@ def _value(number: str) -> float | None:
 
 
 def _rises(first: str, second: str) -> bool:
-    """Whether ``second`` (a number) is larger than ``first``: a range rises.
+    """Whether ``second`` (a number) is larger than ``first``: a range
+    rises. A change in points ends no range ("fell 4 percentage points to
+    6%" is a change and its level): its range says the unit once, after
+    the second number ("2 to 4 percentage points").
 
     >>> [_rises(a, b) for a, b in (("6", "8"), ("two", "three"), ("5", "4"), ("500", "one"), ("$5", "$10 million"))]
     [True, True, False, False, True]
+    >>> _rises("4 percentage points", "6%"), _rises("2", "4 percentage points")
+    (False, True)
     """
     low, high = _value(first), _value(second)
-    return low is not None and high is not None and high > low
+    return low is not None and high is not None and high > low and not _number_words(first)[-1].startswith("point")
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
@@ -2045,7 +2052,8 @@ def _in_units(sentence: str, number: re.Match) -> bool:
     [False, True, False, True, False, True, False, False]
     """
     words = _number_words(number.group())
-    scaled = "%" in number.group() or "percent" in words or "cent" in words or not _WORD_SCALE.keys().isdisjoint(words)
+    scaled = ("%" in number.group() or not {"percent", "cent", "points", "point"}.isdisjoint(words)
+              or not _WORD_SCALE.keys().isdisjoint(words))
     return scaled or _UNIT.match(sentence, number.end()) is not None
 
 
