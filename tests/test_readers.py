@@ -879,6 +879,48 @@ def test_a_change_in_percentage_points_keeps_its_unit(question, sentence, span):
     assert short_span("number", question, sentence) == span
 
 
+
+# A change "from" one level "to" another after a verb of change was read as a
+# range ("from about 5,000 to 20,000": "5,000 to 20,000") or as the first level
+# ("from 5,000 to 20,000": "5,000") whatever the question asked.
+GREW_FROM = "Membership grew from about 5,000 to 20,000 in 1990."
+SALES_FROM = "Sales rose from about $5 million to $20 million in 2001."
+
+
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many members does the club have?", GREW_FROM, "20,000"),
+    ("What did membership grow to?", GREW_FROM, "20,000"),
+    ("How many members does the club have?", "Membership grew from 5,000 to 20,000 in 1990.", "20,000"),
+    ("How many people live in the town?", "The town's population fell sharply from 9,000 to 4,000.", "4,000"),
+    ("How tall is the wall?", "The wall rose from 10 ft 6 in to 12 ft.", "12 ft"),
+    ("How much are sales?", SALES_FROM, "$20 million"),
+    # The level before: a count without its hedge, a measure with it.
+    ("How many members did it have at first?", GREW_FROM, "5,000"),
+    ("How many members did it have before it grew?", GREW_FROM, "5,000"),
+    ("How many members did the club have originally?", GREW_FROM, "5,000"),
+    ("What did membership grow from?", GREW_FROM, "5,000"),
+    ("How much were sales at first?", SALES_FROM, "about $5 million"),
+    # The change is not said: both levels, with their "from".
+    ("How much did sales rise?", SALES_FROM, "from about $5 million to $20 million"),
+    ("How many members joined?", "Membership grew from 5,000 to 20,000 in 1990.", "from 5,000 to 20,000"),
+])
+def test_a_change_from_one_level_to_another_is_the_level_before_and_after(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# A verb of change a few words before its "by" ("rose in 2001 by", "grew
+# steadily by") was no change: "5,000 to 20,000" was read as a range.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many members does the club have?", "Membership rose in 2001 by about 5,000 to 20,000.", "20,000"),
+    ("How much did membership grow?", "Membership rose in 2001 by about 5,000 to 20,000.", "about 5,000"),
+    ("How many members joined?", "Membership grew steadily by 300 to 1,200 members.", "300"),
+    ("How much are prices?", "Prices rose, then fell in 2009 by 5% to $40.", "$40"),
+    ("How many people live there?", "The population rose in 2001 from about 5,000 to 20,000.", "20,000"),
+])
+def test_a_verb_of_change_a_few_words_before_by_is_still_the_change(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

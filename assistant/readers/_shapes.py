@@ -446,8 +446,21 @@ _CHANGE_VERB = (
     r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
     r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
 )
-_FROM = re.compile(rf"\b(?:from|(?P<change>{_CHANGE_VERB})\s+by(?:\s+(?P<near>{_NEAR}))?|by)\s+$", re.IGNORECASE)
-_TO = re.compile(r"\s+to\s+", re.IGNORECASE)
+# The verb may stand a few words before its "by" ("rose in 2001 by",
+# "grew steadily by"): up to three, none a number but a year and none that
+# opens another clause or verb ("grew and was bought by", "rose, helped by",
+# "grew as predicted by", "rose in a wave led by").
+_CHANGE_GAP = (
+    r"(?:\s+(?!(?:by|from|to|and|or|but|as|which|that|who|whom|whose|when|while|where|because|after|before|since|until|so"
+    r"|it|he|she|they|we|you|i|is|are|was|were|be|been|being|has|have|had|then|than|not)\b)(?![\w'’]*(?:ed|ing)\b)"
+    r"(?:[^\W\d][\w'’]*|\d{4}s?)){0,3}"
+)
+# After a verb of change, "from" one number "to" another (``way`` "from":
+# "grew from about 5,000 to 20,000") says the level before and the level
+# after; a plain "from" a count it started at.
+_FROM = re.compile(
+    rf"\b(?:(?P<change>{_CHANGE_VERB}){_CHANGE_GAP}\s+(?P<way>by|from)(?:\s+(?P<near>{_NEAR}))?|from|by)\s+$", re.IGNORECASE
+)
 # ...and one "to" the level from a change said with what it counts or that
 # is a range ("grew by 5,000 members, to 20,000"; "fell by 3 to 4 percent to
 # 9,700": the level is 9,700).
@@ -468,10 +481,19 @@ _CHANGE_ASKED = re.compile(
 # did it reach?", "How many members did it have after it grew / after the
 # increase?" (after the change itself: "How many joined after the war?"
 # asks for the change).
-_LEVEL_ASKED = re.compile(
-    rf"\bto\W*$|\bhow\s+high\b|\bwhat\s+level\b|\bafter\s+(?:(?:it|they|he|she)\s+(?:had\s+)?(?:{_CHANGE_VERB})"
+_THE_CHANGE = (
+    rf"(?:(?:it|they|he|she)\s+(?:had\s+)?(?:{_CHANGE_VERB})"
     r"|(?:the|its|their|this|that)\s+(?:increase|decrease|growth|rise|fall|drop|decline|cuts?|reduction|expansion"
-    r"|jump|change|gain|loss))\b",
+    r"|jump|change|gain|loss))\b"
+)
+_LEVEL_ASKED = re.compile(rf"\bto\W*$|\bhow\s+high\b|\bwhat\s+level\b|\bafter\s+{_THE_CHANGE}", re.IGNORECASE)
+# A question for the level before a change said "from" one level "to"
+# another ("How many members did it have at first / before it grew /
+# before?", "What did it grow from?") gets the first; one that dates
+# itself otherwise ("before the war") does not.
+_START_ASKED = re.compile(
+    rf"\b(?:at\s+first|originally|initially|previously|formerly|to\s+(?:begin|start)\s+with|(?:in|at)\s+the\s+(?:beginning|start|outset)"
+    rf"|before(?:\s+{_THE_CHANGE}|\W*$)|from\W*$)",
     re.IGNORECASE,
 )
 # Moving and building are changes asked ("How many people moved to the
@@ -1879,7 +1901,7 @@ def _rises(first: str, second: str) -> bool:
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
-                change: bool = False) -> list[tuple[int, int, str, int]]:
+                change: bool = False, first: bool = False) -> list[tuple[int, int, str, int]]:
     """(start, end, text, end of its number) of each quantity ``numbers``
     (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
     blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
@@ -1895,14 +1917,21 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     keeps "by 10 to 20 dollars" its range: a unit on the second number
     only is the range's (:func:`_in_units`).
 
+    After a verb of change, "from" one number "to" another says the level
+    before and the level after ("grew from about 5,000 to 20,000"): a
+    question for the level gets the second, one for the level ``first``
+    (:data:`_START_ASKED`) the first, one for the change, which is not
+    said, both ("from about 5,000 to 20,000").
+
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
     ['about 6 to 8 weeks', 'between 20 and 30 days', '25-35 hours']
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     ['6 to 8', 'between 20 and 30', '25-35']
     >>> s = "He stood 6 ft 2 in tall; the club grew from 50 to 300 members."
-    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
-    (['6 ft 2 in', '50 to 300'], ['6', '2', '50', '300'])
+    >>> [[q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), measure, change, first)]
+    ...  for measure, change, first in ((True, False, False), (False, False, False), (True, True, False), (False, False, True))]
+    [['6 ft 2 in', '300'], ['6', '2', '300'], ['6 ft 2 in', 'from 50 to 300'], ['6', '2', '50']]
     >>> s = "Its membership grew by 5,000 to 20,000, and the bill passed by 52 to 48 votes."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)]
     ['20,000', '52', '48']
@@ -1913,6 +1942,16 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     ['9,700', '9,400', '20']
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True, change=True)]
     ['3 to 4 percent', 'about 300', '10 to 20 dollars']
+
+    The verb may stand a few words before its "by" (:data:`_CHANGE_GAP`),
+    but not in another clause:
+
+    >>> s = "It rose last year by about 5,000 to 20,000 and grew steadily by 300 to 1,200."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, True)]
+    (['20,000', '1,200'], ['5,000', '300'])
+    >>> s = "It grew and was bought by 300 to 400 men, rose, helped by 30 to 40, rose in a wave led by 5 to 20."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, change=True)]
+    ['300', '400', '30', '40', '5', '20']
     """
     found: list[tuple[int, int, str, int]] = []
     skip = -1
@@ -1922,12 +1961,31 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
         changed = _FROM.search(sentence, 0, start)
+        way = changed.group("way").lower() if changed and changed.group("change") else None
         if not changed and between:
             # "by between 3 and 4 percent" after a verb of change is a change too.
             changed = _FROM.search(sentence, 0, between.start())
-            changed = changed if changed and changed.group("change") else None
-        last = (_changed_by(undated, numbers, at, between is not None, changed.group("near") is not None)
-                if changed and changed.group("change") else None)
+            changed = changed if changed and changed.group("change") and changed.group("way").lower() == "by" else None
+            way = "by" if changed else None
+        if way == "from":
+            # "grew from about 5,000 to 20,000": the level before, then the one after.
+            last = _changed_by(undated, numbers, at, between is not None)
+            if last is not None and (first or change):
+                if first:
+                    start = between.start() if between and last > at else start
+                    end = _change_end(sentence, numbers, at, last)
+                    start, end = _measured(sentence, start, end) if measure else (start, end)
+                    number_end = end
+                else:
+                    # The change is not said, only the two levels it lies between.
+                    start, number_end = changed.start("way"), numbers[last + 1].end()
+                    end = _measure_end(sentence, number_end) if measure else number_end
+                found.append((start, end, sentence[start:end].strip(), number_end))
+                skip = last + 1
+                continue
+        else:
+            last = (_changed_by(undated, numbers, at, between is not None, changed.group("near") is not None)
+                    if way == "by" else None)
         if last is not None and not change:
             skip = last
             continue
@@ -1936,9 +1994,7 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             # 3 to 5 percent" alone stays a range (below).
             if between and last > at:
                 start = between.start()
-            # A change in two units ("by 2 ft 6 in to 12 ft") ends with its
-            # first number's measure, a range ("by 3 to 4 percent") with its last.
-            end = end if _measure_end(sentence, end) >= numbers[last].end() else numbers[last].end()
+            end = _change_end(sentence, numbers, at, last)
             skip = last + 1
             number_end = end
             if measure:
@@ -1948,7 +2004,7 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         joint = _BETWEEN_AND if between else _RANGE_ON
         # A count's "from" or "by" opens no range; a verb of change's "by"
         # without a level after it may ("fell by between 3,000 and 5,000").
-        on = None if not measure and changed and not changed.group("change") else joint.match(undated, end)
+        on = None if not measure and changed and way != "by" else joint.match(undated, end)
         other = _NUMBER.match(undated, on.end()) if on else None
         if other and other.group().strip() and _rises(number.group(), other.group()):
             end = other.end()
@@ -1958,6 +2014,21 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             start, end = _measured(sentence, start, end)
         found.append((start, end, sentence[start:end].strip(), number_end))
     return found
+
+
+def _change_end(sentence: str, numbers: list[re.Match], at: int, last: int) -> int:
+    """Where a change or level said in ``numbers[at]`` to ``numbers[last]``
+    ends (:func:`_changed_by`): a range ("by 3 to 4 percent") with its
+    last number, one measure in two units ("by 2 ft 6 in to 12 ft") with
+    its first number, before its units.
+
+    >>> s = "by 3 to 4 percent to 9,700, by 2 ft 6 in to 12 ft"
+    >>> numbers = list(_NUMBER.finditer(s))
+    >>> s[3:_change_end(s, numbers, 0, 1)], s[31:_change_end(s, numbers, 3, 4)]
+    ('3 to 4 percent', '2')
+    """
+    end = numbers[at].end()
+    return end if _measure_end(sentence, end) >= numbers[last].end() else numbers[last].end()
 
 
 def _measure_end(sentence: str, end: int) -> int:
@@ -2147,7 +2218,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
-                                 _change_asked(question))
+                                 _change_asked(question), _START_ASKED.search(question) is not None)
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
