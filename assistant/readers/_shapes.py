@@ -492,8 +492,8 @@ _LEVEL_ASKED = re.compile(rf"\bto\W*$|\bhow\s+high\b|\bwhat\s+level\b|\bafter\s+
 # before?", "What did it grow from?") gets the first; one that dates
 # itself otherwise ("before the war") does not.
 _START_ASKED = re.compile(
-    rf"\b(?:at\s+first|originally|initially|previously|formerly|to\s+(?:begin|start)\s+with|(?:in|at)\s+the\s+(?:beginning|start|outset)"
-    rf"|before(?:\s+{_THE_CHANGE}|\W*$)|from\W*$)",
+    r"\b(?:at\s+first|originally|initially|previously|formerly|to\s+(?:begin|start)\s+with"
+    rf"|(?:in|at)\s+the\s+(?:beginning|start|outset)|before(?:\s+{_THE_CHANGE}|\W*$)|from\W*$)",
     re.IGNORECASE,
 )
 # Moving and building are changes asked ("How many people moved to the
@@ -1871,7 +1871,8 @@ def _value(number: str) -> float | None:
     [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
     """
     total = current = 0.0
-    for word in _number_words(re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|(?:percentage|basis)\s+points?)$", "", number.strip(), flags=re.IGNORECASE)):
+    bare = re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|(?:percentage|basis)\s+points?)$", "", number.strip(), flags=re.IGNORECASE)
+    for word in _number_words(bare):
         if word[:1].isdigit():
             current = float(word.replace(",", ""))
         elif word in _WORD_VALUE:
@@ -1947,8 +1948,8 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     but not in another clause:
 
     >>> s = "It rose last year by about 5,000 to 20,000 and grew steadily by 300 to 1,200."
-    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False)], [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, True)]
-    (['20,000', '1,200'], ['5,000', '300'])
+    >>> [[q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, change)] for change in (False, True)]
+    [['20,000', '1,200'], ['5,000', '300']]
     >>> s = "It grew and was bought by 300 to 400 men, rose, helped by 30 to 40, rose in a wave led by 5 to 20."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, change=True)]
     ['300', '400', '30', '40', '5', '20']
@@ -2095,8 +2096,8 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     number, following = numbers[at], numbers[at + 1]
     if _measure_end(undated, number.end()) >= following.end():
         # One change in two units ("by 2 ft 6 in to 12 ft", :func:`_measure_end`).
-        to_level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, _measure_end(undated, number.end()), numbers[at + 2].start())
-        return at + 1 if to_level else None
+        measure_end = _measure_end(undated, number.end())
+        return at + 1 if at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, measure_end, numbers[at + 2].start()) else None
     on = (_BETWEEN_AND if between else _RANGE_ON).match(undated, number.end())
     paired = on is not None and on.end() == following.start() and _rises(number.group(), following.group())
     level = at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, following.end(), numbers[at + 2].start())
