@@ -921,6 +921,54 @@ def test_a_verb_of_change_a_few_words_before_by_is_still_the_change(question, se
     assert short_span("number", question, sentence) == span
 
 
+# The level before a change whose unit or scale is said only after the level
+# after ("from 3 to 4 million euros") lost it ("3"): the whole span is kept.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How big was its budget at first?", "Its budget grew from 3 to 4 million euros.", "3 to 4 million euros"),
+    ("How much were fares at first?", "Fares rose from 2 to 3 dollars.", "2 to 3 dollars"),
+    ("How much revenue at first?", "Revenue jumped from $5 to $20 million.", "$5 to $20 million"),
+    ("How big was the gap at first?", "The gap grew from about 2 to 3 percentage points.", "about 2 to 3 percentage points"),
+    ("How many people at first?", "The town grew from 5 to 10 thousand people.", "5 to 10 thousand"),
+    # Each level said with its unit, or neither, a count asked without its
+    # unit, or a fall (no range): the first.
+    ("How much revenue at first?", "Revenue jumped from $5 million to $20 million.", "$5 million"),
+    ("How many ships did it have at first?", "Its fleet grew from 30 to 45 ships.", "30"),
+    ("How fast was the limit at first?", "The limit increased from 30 to 50 mph.", "30"),
+    ("How long was the course before?", "The course was reduced from 5 to 3 years.", "5"),
+    ("How many members did it have at first?", "Membership rose from 3-4% to 9% of adults.", "3-4%"),
+])
+def test_the_level_before_keeps_a_unit_said_only_after_the_level_after(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# Words between a verb of change and its "by" or "from" that open another
+# phrase ("fell on news given by 3 to 4 analysts", "fell among pupils from 11
+# to 16") made the numbers a change; only adverbs and words of time may.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How much did shares fall?", "Shares fell on news given by 3 to 4 analysts.", "3 to 4"),
+    ("How many points did they win by?", "Attendance dropped at games won by 4 points to 2.", "4"),
+    ("How old are the pupils?", "Attendance fell among pupils from 11 to 16 years old.", "11 to 16 years"),
+    ("How long are shops open?", "Prices rose at shops open from 9 to 17 hours a day.", "9 to 17 hours"),
+    ("How much are the jobs paid?", "Wages rose in jobs paid by 10 to 12 dollars an hour.", "10 to 12 dollars"),
+    # Adverbs, years and words of time still stand between.
+    ("How many members does the club have?", "Membership grew over the last decade by 300 to 1,200.", "1,200"),
+    ("How much did membership grow?", "Membership grew over the last decade by 300 to 1,200.", "300"),
+    ("How many people live there?", "The population fell sharply in the 1990s from 9,000 to 4,000.", "4,000"),
+])
+def test_only_adverbs_and_words_of_time_stand_between_a_change_and_its_by(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# "percentage-points" with a hyphen was read as "percentage" and no unit.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How much did the rate rise?", "The rate rose by 5 percentage-points to 9%.", "5 percentage-points"),
+    ("What is the rate?", "The rate rose by 5 percentage-points to 9%.", "9%"),
+    ("How big was the rise?", "It was a 5 percentage-point rise in the rate.", "5 percentage-point"),
+])
+def test_hyphenated_percentage_points_keep_their_unit(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 STEIN = Passage("your-text_p0", "Gertrude Stein was an American writer who hosted a salon in Paris. When he arrived in "
                 "Paris in 1921, Ernest Hemingway was a young reporter. He wrote The Sun Also Rises in 1926.", 0.0, "your text")
 

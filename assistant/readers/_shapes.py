@@ -386,10 +386,12 @@ _NUMBER_WORDS = (
     "hundred thousand million billion dozen dozens hundreds thousands millions"
 ).split()
 # A number is said with its percent ("12%", "5 per cent") or its points
-# ("4 percentage points", "50 basis points": not "4 percent").
+# ("4 percentage points", "50 basis points", "5 percentage-points": not "4
+# percent"), the unit of a change in a percent.
+_POINTS = r"(?:percentage|basis)[\s-]+points?\b"
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|(?:percentage|basis)\s+points?\b|percent\b|per cent\b))*(?:\s?%)?",
+    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|percent\b|per cent\b))*(?:\s?%)?",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
@@ -447,19 +449,24 @@ _CHANGE_VERB = (
     r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
 )
 # The verb may stand a few words before its "by" ("rose in 2001 by",
-# "grew steadily by"): up to three, none a number but a year and none that
-# opens another clause or verb ("grew and was bought by", "rose, helped by",
-# "grew as predicted by", "rose in a wave led by").
+# "grew steadily by", "fell over the last decade by"): up to four, each an
+# -ly adverb, a year or decade, or a word of time; before its "from" only
+# adverbs and years ("rose in 2001 from"). Any other word may open another
+# phrase ("grew and was bought by", "fell on news given by", "fell among
+# pupils from 11 to 16", "dropped at games won by 4 points to 2").
+_GAP_YEAR = r"(?:(?:in|during)\s+(?:the\s+)?)?\d{4}s?"
 _CHANGE_GAP = (
-    r"(?:\s+(?!(?:by|from|to|and|or|but|as|which|that|who|whom|whose|when|while|where|because|after|before|since|until|so"
-    r"|it|he|she|they|we|you|i|is|are|was|were|be|been|being|has|have|had|then|than|not)\b)(?![\w'’]*(?:ed|ing)\b)"
-    r"(?:[^\W\d][\w'’]*|\d{4}s?)){0,3}"
+    r"(?:\s+(?:[^\W\d]+ly|" + _GAP_YEAR + r"|(?:in|during|over|last|past|this|the|each|every|a|an|size"
+    r"|years?|months?|weeks?|decades?|quarters?|period|term|century)\b)){0,4}"
 )
+_FROM_GAP = r"(?:\s+(?:[^\W\d]+ly|" + _GAP_YEAR + r")\b){0,2}"
 # After a verb of change, "from" one number "to" another (``way`` "from":
 # "grew from about 5,000 to 20,000") says the level before and the level
 # after; a plain "from" a count it started at.
 _FROM = re.compile(
-    rf"\b(?:(?P<change>{_CHANGE_VERB}){_CHANGE_GAP}\s+(?P<way>by|from)(?:\s+(?P<near>{_NEAR}))?|from|by)\s+$", re.IGNORECASE
+    rf"\b(?:(?P<change>{_CHANGE_VERB})(?:{_CHANGE_GAP}\s+(?P<way>by)|{_FROM_GAP}\s+(?P<way_from>from))"
+    rf"(?:\s+(?P<near>{_NEAR}))?|from|by)\s+$",
+    re.IGNORECASE,
 )
 # ...and one "to" the level from a change said with what it counts or that
 # is a range ("grew by 5,000 members, to 20,000"; "fell by 3 to 4 percent to
@@ -1871,7 +1878,7 @@ def _value(number: str) -> float | None:
     [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
     """
     total = current = 0.0
-    bare = re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|(?:percentage|basis)\s+points?)$", "", number.strip(), flags=re.IGNORECASE)
+    bare = re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|" + _POINTS + r")$", "", number.strip(), flags=re.IGNORECASE)
     for word in _number_words(bare):
         if word[:1].isdigit():
             current = float(word.replace(",", ""))
@@ -1898,7 +1905,7 @@ def _rises(first: str, second: str) -> bool:
     (False, True)
     """
     low, high = _value(first), _value(second)
-    return low is not None and high is not None and high > low and not _number_words(first)[-1].startswith("point")
+    return low is not None and high is not None and high > low and not re.search(_POINTS, first, re.IGNORECASE)
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
@@ -1921,7 +1928,8 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     After a verb of change, "from" one number "to" another says the level
     before and the level after ("grew from about 5,000 to 20,000"): a
     question for the level gets the second, one for the level ``first``
-    (:data:`_START_ASKED`) the first, one for the change, which is not
+    (:data:`_START_ASKED`) the first (both where only the second says the
+    unit: "from 3 to 4 million euros"), one for the change, which is not
     said, both ("from about 5,000 to 20,000").
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
@@ -1962,11 +1970,11 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         start, end = number.start(), number.end()
         between = _BETWEEN.search(sentence, 0, start)
         changed = _FROM.search(sentence, 0, start)
-        way = changed.group("way").lower() if changed and changed.group("change") else None
+        way = ("by" if changed.group("way") else "from") if changed and changed.group("change") else None
         if not changed and between:
             # "by between 3 and 4 percent" after a verb of change is a change too.
             changed = _FROM.search(sentence, 0, between.start())
-            changed = changed if changed and changed.group("change") and changed.group("way").lower() == "by" else None
+            changed = changed if changed and changed.group("way") else None
             way = "by" if changed else None
         if way == "from":
             # "grew from about 5,000 to 20,000": the level before, then the one after.
@@ -1975,11 +1983,20 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                 if first:
                     start = between.start() if between and last > at else start
                     end = _change_end(sentence, numbers, at, last)
+                    # "from 3 to 4 million euros" says its unit or scale (a
+                    # count's: :func:`_scaled`) once, after the level after:
+                    # the first alone ("3") would lose it. Falling ("from 5 to
+                    # 3 years") it is no range: the first.
+                    said = (lambda m: _in_units(sentence, m)) if measure else (lambda m: _scaled(m.group()))
+                    level = numbers[last + 1]
+                    if (said(level) and not said(number) and not said(numbers[last])
+                            and _rises(numbers[last].group(), level.group())):
+                        end = level.end()
                     start, end = _measured(sentence, start, end) if measure else (start, end)
                     number_end = end
                 else:
                     # The change is not said, only the two levels it lies between.
-                    start, number_end = changed.start("way"), numbers[last + 1].end()
+                    start, number_end = changed.start("way_from"), numbers[last + 1].end()
                     end = _measure_end(sentence, number_end) if measure else number_end
                 found.append((start, end, sentence[start:end].strip(), number_end))
                 skip = last + 1
@@ -2123,10 +2140,20 @@ def _in_units(sentence: str, number: re.Match) -> bool:
     >>> [_in_units(s, m) for m in _NUMBER.finditer(s)]
     [False, True, False, True, False, True, False, False]
     """
-    words = _number_words(number.group())
-    scaled = ("%" in number.group() or not {"percent", "cent", "points", "point"}.isdisjoint(words)
-              or not _WORD_SCALE.keys().isdisjoint(words))
-    return scaled or _UNIT.match(sentence, number.end()) is not None
+    return _scaled(number.group()) or _UNIT.match(sentence, number.end()) is not None
+
+
+def _scaled(number: str) -> bool:
+    """Whether a :data:`_NUMBER` match says its scale: a percent or points
+    (:data:`_POINTS`) or "thousand" and the like, the part of its unit a
+    count keeps (:func:`_in_units`).
+
+    >>> [_scaled(n) for n in ("3%", "5 per cent", "2 percentage-points", "12 thousand", "$5", "30")]
+    [True, True, True, True, False, False]
+    """
+    words = _number_words(number)
+    return ("%" in number or not {"percent", "cent"}.isdisjoint(words) or re.search(_POINTS, number, re.IGNORECASE) is not None
+            or not _WORD_SCALE.keys().isdisjoint(words))
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
