@@ -280,9 +280,10 @@ def _base_forms(term: str) -> set[str]:
     # is "tell", not "tel"; "gelled" loses "gel").
     short = stem[:-1]
     if len(short) >= 3 and stem[-1] == short[-1] and stem[-1] not in "aeiousy" and re.search(r"(?:[^aeiou]|qu)[aeiou].$", short):
-        if _ONE_SHORT_SYLLABLE.fullmatch(short):
+        one_syllable = _ONE_SHORT_SYLLABLE.fullmatch(short) is not None
+        if one_syllable:
             forms.discard(stem + "e")
-        if not (stem[-1] in "lf" and _ONE_SHORT_SYLLABLE.fullmatch(short)):
+        if not (stem[-1] in "lf" and one_syllable):
             forms.add(short)
     forms = {re.sub(r"s$", "", form) for form in forms}
     for form in set(forms):

@@ -389,6 +389,7 @@ _NUMBER_WORDS = (
 # ("4 percentage points", "50 basis points", "5 percentage-points": not "4
 # percent"), the unit of a change in a percent.
 _POINTS = r"(?:percentage|basis)[\s-]+points?\b"
+_SAYS_POINTS = re.compile(_POINTS, re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
     r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|percent\b|per cent\b))*(?:\s?%)?",
@@ -1905,7 +1906,7 @@ def _rises(first: str, second: str) -> bool:
     (False, True)
     """
     low, high = _value(first), _value(second)
-    return low is not None and high is not None and high > low and not re.search(_POINTS, first, re.IGNORECASE)
+    return low is not None and high is not None and high > low and not _SAYS_POINTS.search(first)
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
@@ -2111,9 +2112,9 @@ def _changed_by(undated: str, numbers: list[re.Match], at: int, between: bool, n
     if at + 1 >= len(numbers):
         return None
     number, following = numbers[at], numbers[at + 1]
-    if _measure_end(undated, number.end()) >= following.end():
+    measure_end = _measure_end(undated, number.end())
+    if measure_end >= following.end():
         # One change in two units ("by 2 ft 6 in to 12 ft", :func:`_measure_end`).
-        measure_end = _measure_end(undated, number.end())
         return at + 1 if at + 2 < len(numbers) and _UNIT_TO.fullmatch(undated, measure_end, numbers[at + 2].start()) else None
     on = (_BETWEEN_AND if between else _RANGE_ON).match(undated, number.end())
     paired = on is not None and on.end() == following.start() and _rises(number.group(), following.group())
@@ -2152,7 +2153,7 @@ def _scaled(number: str) -> bool:
     [True, True, True, True, False, False]
     """
     words = _number_words(number)
-    return ("%" in number or not {"percent", "cent"}.isdisjoint(words) or re.search(_POINTS, number, re.IGNORECASE) is not None
+    return ("%" in number or not {"percent", "cent"}.isdisjoint(words) or _SAYS_POINTS.search(number) is not None
             or not _WORD_SCALE.keys().isdisjoint(words))
 
 
