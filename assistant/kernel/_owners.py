@@ -95,7 +95,8 @@ def owner_finished(folder: str | os.PathLike) -> bool:
 def remove_moved_mark(folder: str | os.PathLike) -> None:
     """Remove ``folder``'s mark when it was written in another folder (see
     above): a build's mark left in the index it renamed into place."""
-    if _raw_mark(folder) is not None and _mark(folder) is None:
+    owner = _raw_mark(folder)
+    if owner is not None and _read_mark(owner, folder) is None:
         try:
             (Path(folder) / OWNER_FILE).unlink()
         except OSError:  # it says nothing of the folder all the same
@@ -115,7 +116,12 @@ def _mark(folder: str | os.PathLike) -> tuple[int, str, str, bool] | None:
     when it has none, a broken one, or one written in another folder (a
     mark without the folder's name, an earlier version's, is its own)."""
     owner = _raw_mark(folder)
-    if owner is None or owner.get("folder", Path(folder).name) != Path(folder).name:
+    return None if owner is None else _read_mark(owner, folder)
+
+
+def _read_mark(owner: dict, folder: str | os.PathLike) -> tuple[int, str, str, bool] | None:
+    """:func:`_mark` of a mark already read (one read, one decision)."""
+    if owner.get("folder", Path(folder).name) != Path(folder).name:
         return None
     try:
         return int(owner["pid"]), str(owner["started"]), str(owner["host"]), owner.get("finished") is True
