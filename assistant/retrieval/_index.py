@@ -681,10 +681,10 @@ def _sound(lost: Path, folder: Path, index_dir: Path) -> bool:
     try:
         verify_checksums(lost, JAVA_LOCK)
     except (OSError, IndexNotFoundError) as error:
-        print(f"note: {folder}, left by a stopped build of {index_dir}, is kept"
-              f" as it is: its index failed its check ({error}). Put {lost} back yourself if "
-              f"it is sound (a build of {index_dir} removes it once an index is in place), or remove "
-              f"{folder}.", file=sys.stderr)
+        _note_once(folder, f"note: {folder}, left by a stopped build of {index_dir}, is kept"
+                   f" as it is: its index failed its check ({error}). Put {lost} back yourself if "
+                   f"it is sound (a build of {index_dir} removes it once an index is in place), or remove "
+                   f"{folder}.")
         return False
     return True
 
@@ -1054,8 +1054,9 @@ def _build_default(index_dir: Path) -> None:
         (index_dir / VECTORS_FILE).write_bytes(kept[1])
 
 
-# The indexes a note of ensure_index was printed for: a process that opens
-# its index again (each new chat's pipeline) says it once.
+# The folders a note was printed for: a process that opens its index again
+# (each new chat's pipeline), or looks again at a copy it keeps (the app's
+# start and then its build), says it once.
 _NOTED: set[Path] = set()
 
 
