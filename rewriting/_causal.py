@@ -34,8 +34,8 @@ from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
 from ._rules import (asks_nothing, clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, names_only,
-                     previous_subject, refuse_non_text, same_words, since_new_person, strays_from, the_two_named, with_subject,
-                     without_emoji, without_invented_exclusion)
+                     previous_subject, refuse_non_text, same_words, since_new_person, strays_from, the_two_named, with_name_swapped,
+                     with_subject, without_emoji, without_invented_exclusion)
 
 __all__ = ["CausalLMRewriter", "Decoding", "inference_dtype", "lookup_draft"]
 
@@ -283,6 +283,8 @@ class CausalLMRewriter:
                 results[index] = Rewrite(question, note=_ASKS_NOTHING)
             elif compared := the_two_named(question, history):
                 results[index] = Rewrite(compared)
+            elif swapped := with_name_swapped(question, history):
+                results[index] = Rewrite(swapped)
             elif names_new_subject(question):
                 # Self-contained: a rewrite could only bring the earlier topic back.
                 results[index] = Rewrite(question)

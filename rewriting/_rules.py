@@ -37,7 +37,7 @@ from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
            "refuse_non_text", "kin_for_pronoun", "asks_nothing", "without_invented_exclusion", "without_emoji",
-           "previous_subject", "strays_from", "names_only", "with_subject"]
+           "previous_subject", "strays_from", "names_only", "with_subject", "with_name_swapped"]
 
 
 def _words(text: str) -> list[str]:
@@ -450,6 +450,53 @@ def the_two_named(question: str, history: Sequence[str]) -> str:
     else:
         named = f"the two{found['kind'] or ''}, {pair}" + (found["end"].strip() if found["end"] else ",")
     return question[: found.start()] + named + question[found.end():]
+
+
+# "And Aristotle?" after "When was Plato born?": a name alone after "and" or
+# "what about" asks the previous question again of it. The trained model
+# wrote the previous name back ("And Plato?", which the drift guard refused)
+# or dropped the predicate's end ("When was Aristotle?").
+_ELLIPSIS = re.compile(rf"(?i:and|what\s+about|how\s+about)\s+(?P<the>(?i:the)\s+)?(?P<name>{_FULL_NAME})\s*\?")
+
+
+def with_name_swapped(question: str, history: Sequence[str]) -> str:
+    """For ``question`` that is only "And" (or "What about") and a name,
+    the previous question asked of that name instead of the one it named
+    ("" where the previous question named no name, or more than one, or
+    this one; where ``question`` asks more than the name, or of its
+    possession: "And Aristotle's teacher?" is no one's birth).
+
+    >>> with_name_swapped("And Aristotle?", ["When was Plato born?", "c. 428 BC"])
+    'When was Aristotle born?'
+    >>> with_name_swapped("What about the Amazon?", ["How long is the Nile?", "7,088 km"])
+    'How long is the Amazon?'
+    >>> with_name_swapped("And Beethoven?", ["What was Mozart's last opera?", "The Magic Flute"])
+    "What was Beethoven's last opera?"
+    >>> [with_name_swapped(q, ["Who taught Plato?", "Socrates"]) for q in ("And Aristotle's teacher?", "And Plato?")]
+    ['', '']
+    """
+    found = _ELLIPSIS.fullmatch(" ".join(question.split()))
+    name = found["name"] if found else ""
+    typed = name_runs(name, first=True)
+    # One name, all of it ("And I?", "And The?" name no one), no owner of something unsaid.
+    if len(typed) != 1 or len(typed[0]) != len(name.split()) or not any(map(_typed_name, typed[0])) or POSSESSIVE_END.search(name):
+        return ""
+    asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
+    if not asked or _ELLIPSIS.fullmatch(asked[-1]):
+        return ""
+    latest = asked[-1]
+    runs = [run for run in name_runs(latest) if any(_typed_name(word) for word in run)]
+    if len(runs) != 1 or _person_words(name) <= name_words(latest):
+        return ""
+    # The run as written in the question: its words in order, a possessive kept on its last.
+    old = re.search(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in runs[0]) + r"(?!\w)", latest)
+    if old is None:
+        return ""
+    start = old.start()
+    new = name + runs[0][-1][len(without_possessive(runs[0][-1])):]
+    if found["the"] and not re.search(r"(?i:\bthe)\s+$", latest[:start]):
+        new = "the " + new
+    return latest[:start] + new + latest[old.end():]
 
 
 def since_new_person(history: Sequence[str]) -> list[str]:

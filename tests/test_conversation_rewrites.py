@@ -64,3 +64,23 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
     # "the two" may be two things the answers named; nothing says which.
     with pytest.raises(_Called):
         rewriter.rewrite("How are the two different?", NEWTON_LEIBNIZ[:4])
+
+
+@pytest.mark.parametrize("question, history, rewrite", [
+    ("And Aristotle?", ["When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
+    ("What about the Amazon?", ["How long is the Nile?", "7,088 kilometres."], "How long is the Amazon?"),
+    ("And Beethoven?", ["What was Mozart's last opera?", "The Magic Flute."], "What was Beethoven's last opera?"),
+])
+def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, question, history, rewrite):
+    # The trained model wrote the previous name back ("And Plato?") or cut the predicate ("When was Aristotle?").
+    assert rewriter.rewrite(question, history) == Rewrite(rewrite)
+
+
+@pytest.mark.parametrize("question, history", [
+    ("And Aristotle's teacher?", ["When was Plato born?", "c. 428 BC"]),  # asks more than the name
+    ("And Aristotle?", ["Did Plato meet Socrates?", "Yes."]),  # which of the two names goes?
+    ("And then?", ["When was Plato born?", "c. 428 BC"]),  # no name
+])
+def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
+    with pytest.raises(_Called):
+        rewriter.rewrite(question, history)
