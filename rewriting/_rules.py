@@ -485,31 +485,18 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     if not asked or _ELLIPSIS.fullmatch(asked[-1]):
         return ""
     latest = asked[-1]
-    old = _one_name(latest)
-    if old is None or _person_words(name) <= name_words(latest):
+    runs = [run for run in name_runs(latest) if any(_typed_name(word) for word in run)]
+    if len(runs) != 1 or _person_words(name) <= name_words(latest):
+        return ""
+    # The run as written in the question: its words in order, a possessive kept on its last.
+    old = re.search(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in runs[0]) + r"(?!\w)", latest)
+    if old is None:
         return ""
     start = old.start()
-    new = name + old.group()[len(without_possessive(old.group())):]
+    new = name + runs[0][-1][len(without_possessive(runs[0][-1])):]
     if found["the"] and not re.search(r"(?i:\bthe)\s+$", latest[:start]):
         new = "the " + new
     return latest[:start] + new + latest[old.end():]
-
-
-def _one_name(text: str) -> re.Match | None:
-    # Where the one name ``text`` holds is written, a possessive on it included (None: no name, or more than one).
-    runs = [run for run in name_runs(text) if any(_typed_name(word) for word in run)]
-    if len(runs) != 1:
-        return None
-    return re.search(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in runs[0]) + r"(?!\w)", text)
-
-
-def _asked_again_of_another(question: str, earlier: str) -> bool:
-    # ``question`` is ``earlier`` with its one name swapped for another ("When was Aristotle born?" after Plato's).
-    found, before = _one_name(question), _one_name(earlier)
-    if found is None or before is None or name_words(found.group()) == name_words(before.group()):
-        return False
-    rest = question[: found.start()] + "\0" + question[found.end():]
-    return rest.lower() == (earlier[: before.start()] + "\0" + earlier[before.end():]).lower()
 
 
 def since_new_person(history: Sequence[str]) -> list[str]:
@@ -520,17 +507,9 @@ def since_new_person(history: Sequence[str]) -> list[str]:
 
     >>> since_new_person(["Who was Ada?", "A mathematician.", "Who was Byron?", "A poet.", "When did he die?", "1824."])
     ['Who was Byron?', 'A poet.', 'When did he die?', '1824.']
-
-    A question asking the one before it again of another name ("And
-    Aristotle?" rewritten, :func:`with_name_swapped`) moves on to that one.
-
-    >>> since_new_person(["When was Plato born?", "c. 428 BC", "When was Aristotle born?", "384 BC"])
-    ['When was Aristotle born?', '384 BC']
     """
     history = list(history)
-    asked = turns(history)
-    starts = [2 * index for index, (question, _) in enumerate(asked)
-              if _NEW_PERSON.fullmatch(question) or (index and _asked_again_of_another(question, asked[index - 1][0]))]
+    starts = [2 * index for index, (question, _) in enumerate(turns(history)) if _NEW_PERSON.fullmatch(question)]
     return history[starts[-1]:] if starts else history
 
 

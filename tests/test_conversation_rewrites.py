@@ -86,11 +86,9 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
         rewriter.rewrite(question, history)
 
 
-def test_the_model_reads_the_turns_since_a_question_was_asked_again_of_another_name(rewriter):
-    # After "When was Plato born?" asked again of Aristotle (the rewrite of
-    # "And Aristotle?"), the model took "he" for Plato: it reads Aristotle's turn on.
-    history = ["When was Plato born?", "c. 428 BC", "When was Aristotle born?", "384 BC"]
-    prompt = rewriter.tokenizer.decode(rewriter.prompt_ids("Where did he teach?", history))
-    assert "Aristotle" in prompt and "Plato" not in prompt
-    kept = ["When was Plato born?", "c. 428 BC", "Where did Plato teach?", "In Athens."]
-    assert "Plato born" in rewriter.tokenizer.decode(rewriter.prompt_ids("When did he die?", kept))
+def test_the_model_reads_both_names_a_swapped_question_compares(rewriter):
+    # "Which one is longer?" after the Nile's question asked again of the
+    # Amazon needs the Nile too: the turns are not cut at the swapped question.
+    history = ["How long is the Nile?", "About 6,650 km.", "How long is the Amazon?", "About 6,400 km."]
+    prompt = rewriter.tokenizer.decode(rewriter.prompt_ids("Which one is longer?", history))
+    assert "Nile" in prompt and "Amazon" in prompt
