@@ -28,7 +28,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
+from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
                               SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs, name_word, name_words, owned_kin,
                               peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
 
@@ -457,23 +457,36 @@ def the_two_named(question: str, history: Sequence[str]) -> str:
 # wrote the previous name back ("And Plato?", which the drift guard refused)
 # or dropped the predicate's end ("When was Aristotle?").
 _ELLIPSIS = re.compile(rf"(?i:and|what\s+about|how\s+about)\s+(?P<the>(?i:the)\s+)?(?P<name>{_FULL_NAME})\s*\?")
+_TRAILING_LINKS = re.compile(rf"(?:\s+(?:{_NAME_LINKS}))+$")
 
 
 def with_name_swapped(question: str, history: Sequence[str]) -> str:
     """For ``question`` that is only "And" (or "What about") and a name,
-    the previous question asked of that name instead of the one it named
-    ("" where the previous question named no name, or more than one, or
-    this one; where ``question`` asks more than the name, or of its
-    possession: "And Aristotle's teacher?" is no one's birth).
+    the previous question asked of that name instead of the one it named,
+    its possessive written for the new name ("" where the previous question
+    named no name, or more than one, or this one, or its answer named this
+    one; where ``question`` asks more than the name, or of its possession:
+    "And Aristotle's teacher?" is no one's birth).
 
     >>> with_name_swapped("And Aristotle?", ["When was Plato born?", "c. 428 BC"])
     'When was Aristotle born?'
     >>> with_name_swapped("What about the Amazon?", ["How long is the Nile?", "7,088 km"])
     'How long is the Amazon?'
-    >>> with_name_swapped("And Beethoven?", ["What was Mozart's last opera?", "The Magic Flute"])
-    "What was Beethoven's last opera?"
+    >>> with_name_swapped("And Beethoven?", ["What was Moses' mission?", "The Exodus"])
+    "What was Beethoven's mission?"
     >>> [with_name_swapped(q, ["Who taught Plato?", "Socrates"]) for q in ("And Aristotle's teacher?", "And Plato?")]
     ['', '']
+
+    Only where the name was all of a name of its own the previous question
+    was about: not a word of a title ("The Lord of the Rings"), nor a thing
+    "the" goes before where the new name has none ("the World Cup"), nor
+    what a "who" did something to ("Who won Wimbledon?": "And Nadal?" asks
+    what he won).
+
+    >>> [with_name_swapped("And Argentina?", [q, "Germany"]) for q in ("Who won the World Cup in 2014?", "Who won Wimbledon?")]
+    ['', '']
+    >>> with_name_swapped("What about The Hobbit?", ["Who wrote The Lord of the Rings?", "J. R. R. Tolkien"])
+    ''
     """
     found = _ELLIPSIS.fullmatch(" ".join(question.split()))
     name = found["name"] if found else ""
@@ -481,22 +494,59 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # One name, all of it ("And I?", "And The?" name no one), no owner of something unsaid.
     if len(typed) != 1 or len(typed[0]) != len(name.split()) or not any(map(_typed_name, typed[0])) or POSSESSIVE_END.search(name):
         return ""
-    asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
-    if not asked or _ELLIPSIS.fullmatch(asked[-1]):
+    asked = [(" ".join(earlier.split()), answer) for earlier, answer in turns(history) if not asks_nothing(earlier)]
+    if not asked or _ELLIPSIS.fullmatch(asked[-1][0]):
         return ""
-    latest = asked[-1]
-    runs = [run for run in name_runs(latest) if any(_typed_name(word) for word in run)]
-    if len(runs) != 1 or _person_words(name) <= name_words(latest):
+    latest, answer = asked[-1]
+    # "What is the capital of France?" "Paris." "And Paris?" asks about the answer.
+    if _person_words(name) <= name_words(latest) | name_words(answer) or _asks_for_the_doer(latest):
         return ""
-    # The run as written in the question: its words in order, a possessive kept on its last.
-    old = re.search(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in runs[0]) + r"(?!\w)", latest)
-    if old is None:
+    old = _the_one_name(latest)
+    if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
         return ""
-    start = old.start()
-    new = name + runs[0][-1][len(without_possessive(runs[0][-1])):]
-    if found["the"] and not re.search(r"(?i:\bthe)\s+$", latest[:start]):
-        new = "the " + new
-    return latest[:start] + new + latest[old.end():]
+    written = old.group()
+    mark = written[len(without_possessive(written)):]
+    # "Moses' mission" → "Aristotle's mission": the mark alone after an "s" only.
+    if mark and len(mark) == 1 and not name.endswith("s"):
+        mark += "s"
+    rest = latest[old.end():]
+    if name.endswith(".") and rest.startswith("."):
+        rest = rest[1:]
+    return latest[: old.start()] + name + mark + rest
+
+
+def _asks_for_the_doer(question: str) -> bool:
+    # "Who founded Apple?", "Which team won Wimbledon?": the name is the
+    # object of what the question asks for, not whom it asks about; an
+    # auxiliary after "who" or "what N" ("Who was …", "What school did …")
+    # leaves the name the subject.
+    words = re.findall(r"[\w'’]+", question.lower())
+    if len(words) < 3 or words[0] not in ("who", "what", "which") or words[1] in AUXILIARY_VERBS:
+        return False
+    return words[0] == "who" or words[2] not in AUXILIARY_VERBS
+
+
+def _the_one_name(text: str) -> re.Match | None:
+    # Where the one name ``text`` holds is written, a possessive and an
+    # abbreviation's dot on it included ("Apple Inc.?"), when it stands alone:
+    # None where ``text`` names more than one, or the name is a word of a
+    # longer capitalised title ("The Lord of the Rings").
+    runs = [run for run in name_runs(text) if any(_typed_name(word) for word in run)]
+    if len(runs) != 1:
+        return None
+    # The first word only says that the sentence began ("Did Plato …").
+    opening = re.match(r"\S*", text).end()
+    found = re.search(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in runs[0]) + r"(?!\w)", text)
+    spans = [span for span in re.finditer(_FULL_NAME, " " * opening + text[opening:]) if found and span.start() == found.start()]
+    if not spans:
+        return None
+    whole = _TRAILING_LINKS.sub("", spans[0].group())
+    if whole.rstrip(".") != found.group().rstrip("."):
+        return None
+    # A dot the sentence ends with is no abbreviation's ("Tell me about Plato.").
+    if whole.endswith(".") and re.match(r"\s*(?:$|[A-Z])", text[found.start() + len(whole):]):
+        whole = whole[:-1]
+    return re.compile(re.escape(whole)).match(text, found.start())
 
 
 def since_new_person(history: Sequence[str]) -> list[str]:

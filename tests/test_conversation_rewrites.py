@@ -70,6 +70,13 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
     ("And Aristotle?", ["When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
     ("What about the Amazon?", ["How long is the Nile?", "7,088 kilometres."], "How long is the Amazon?"),
     ("And Beethoven?", ["What was Mozart's last opera?", "The Magic Flute."], "What was Beethoven's last opera?"),
+    # The possessive is the new name's: "Aristotle' mission" was the old one's mark copied.
+    ("And Aristotle?", ["What was Moses' mission?", "To lead the Israelites."], "What was Aristotle's mission?"),
+    ("And Jesus?", ["What was Moses' mission?", "To lead the Israelites."], "What was Jesus' mission?"),
+    # An abbreviation's dot goes with the name it ends ("What did Aristotle. sing?").
+    ("And Aristotle?", ["What did Sammy Davis Jr. sing?", "Show tunes."], "What did Aristotle sing?"),
+    ("And Google?", ["When was Apple Inc. founded?", "In 1976."], "When was Google founded?"),
+    ("And Aristotle?", ["Tell me about Plato.", "A philosopher."], "Tell me about Aristotle."),
 ])
 def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, question, history, rewrite):
     # The trained model wrote the previous name back ("And Plato?") or cut the predicate ("When was Aristotle?").
@@ -80,6 +87,11 @@ def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, quest
     ("And Aristotle's teacher?", ["When was Plato born?", "c. 428 BC"]),  # asks more than the name
     ("And Aristotle?", ["Did Plato meet Socrates?", "Yes."]),  # which of the two names goes?
     ("And then?", ["When was Plato born?", "c. 428 BC"]),  # no name
+    # Not whom the previous question was about: "Who won the Argentina in 2014?", "The Lord of the Hobbit".
+    ("And Argentina?", ["Who won the World Cup in 2014?", "Germany."]),
+    ("And Nadal?", ["Who won Wimbledon in 2014?", "Novak Djokovic."]),
+    ("What about The Hobbit?", ["When was The Lord of the Rings published?", "In 1954."]),
+    ("And Paris?", ["What is the capital of France?", "Paris."]),  # asks about the answer
 ])
 def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
