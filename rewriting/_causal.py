@@ -33,7 +33,7 @@ from ._models import load_causal_lm
 from ._packing import pack_linears
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
-from ._rules import (asks_nothing, clean_output, drift_reason, kin_for_pronoun, name_damage, names_new_subject, names_only,
+from ._rules import (asks_nothing, clean_output, drift_reason, for_the_new_name, kin_for_pronoun, name_damage, names_new_subject, names_only,
                      previous_subject, refuse_non_text, same_words, since_new_person, strays_from, the_two_named, with_name_swapped,
                      with_subject, without_emoji, without_invented_exclusion)
 
@@ -330,7 +330,7 @@ class CausalLMRewriter:
         reason = reason or drift_reason(question, history, candidate, self.config)
         if reason:
             return Rewrite(question, f"kept the original question: {reason}", candidate)
-        return Rewrite(kin_for_pronoun(question, history, candidate) or candidate)
+        return Rewrite(kin_for_pronoun(question, history, candidate) or for_the_new_name(question, history, candidate) or candidate)
 
     def prompt_ids(self, question: str, history: Sequence[str]) -> list[int]:
         """The token ids the model reads to rewrite ``question`` after

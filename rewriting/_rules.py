@@ -37,7 +37,8 @@ from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
            "refuse_non_text", "kin_for_pronoun", "asks_nothing", "without_invented_exclusion", "without_emoji",
-           "previous_subject", "strays_from", "names_only", "with_subject", "with_name_swapped"]
+           "previous_subject", "strays_from", "names_only", "with_subject", "with_name_swapped", "asked_again",
+           "for_the_new_name"]
 
 
 def _words(text: str) -> list[str]:
@@ -468,8 +469,8 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     one; where ``question`` asks more than the name, or of its possession:
     "And Aristotle's teacher?" is no one's birth).
 
-    >>> with_name_swapped("And Aristotle?", ["When was Plato born?", "c. 428 BC"])
-    'When was Aristotle born?'
+    >>> with_name_swapped("And Aristotle?", ["Where did Plato teach?", "At the Academy"])
+    'Where did Aristotle teach?'
     >>> with_name_swapped("What about the Amazon?", ["How long is the Nile?", "7,088 km"])
     'How long is the Amazon?'
     >>> with_name_swapped("And Beethoven?", ["What was Moses' mission?", "The Exodus"])
@@ -487,6 +488,14 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     ['', '']
     >>> with_name_swapped("What about The Hobbit?", ["Who wrote The Lord of the Rings?", "J. R. R. Tolkien"])
     ''
+
+    What only a person has (a birth, a death, a wife) is asked of the new
+    name only where the conversation said it is a person: "And Paris?"
+    after "When was Plato born?" asks no birth.
+
+    >>> born = ["When was Plato born?", "c. 428 BC"]
+    >>> with_name_swapped("And Paris?", born), with_name_swapped("And Aristotle?", ["Who was Aristotle?", "A philosopher."] + born)
+    ('', 'When was Aristotle born?')
     """
     found = _ELLIPSIS.fullmatch(" ".join(question.split()))
     name = found["name"] if found else ""
@@ -501,6 +510,12 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # "What is the capital of France?" "Paris." "And Paris?" asks about the answer.
     if _person_words(name) <= name_words(latest) | name_words(answer) or _asks_for_the_doer(latest):
         return ""
+    # "When was Plato born?" "And Paris?" is no question of a birth: where
+    # only a person has what was asked, the new name must be one by the
+    # conversation's own word (asked "Who was …?" of, or given a he or a she);
+    # elsewhere the model reads it.
+    if _ONLY_A_PERSON.search(latest) and not _said_to_be_a_person(name, history):
+        return ""
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
         return ""
@@ -513,6 +528,83 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     if name.endswith(".") and rest.startswith("."):
         rest = rest[1:]
     return latest[: old.start()] + name + mark + rest
+
+
+# What only a person has or does: asked of a place or a thing it is no question.
+_ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
+                            r"|childhood|parents)\b")
+
+
+def _said_to_be_a_person(name: str, history: Sequence[str]) -> bool:
+    # Asked "Who is/was NAME?", or a he or a she given to it.
+    words = _person_words(name)
+    for earlier, _ in turns(history):
+        found = _NAMED.fullmatch(earlier)
+        if found and found["asked"] and found["asked"].lower() == "who" and words <= _person_words(found["defined"]):
+            return True
+    return bool(_gender_of(name, history))
+
+
+def _names_in(text: str) -> set[str]:
+    # The words of the names ``text`` holds (not its opening word's: "Where").
+    return _person_words(" ".join(word for run in name_runs(text) for word in run if _typed_name(word)))
+
+
+def asked_again(history: Sequence[str]) -> tuple[str, str]:
+    """``(old, new)`` where the latest question of ``history`` (as
+    rewritten) that was its previous question asked again of another name
+    ("How many people live in London?", then "… in Berlin?") was not
+    followed by a question naming another than the new one; ``("", "")``
+    otherwise.
+
+    >>> asked_again(["How many people live in London?", "9 million", "How many people live in Berlin?", "3.7 million"])
+    ('London', 'Berlin')
+    >>> asked_again(["When was Plato born?", "428 BC", "When was Aristotle born?", "384 BC", "Where did Aristotle teach?", "Athens"])
+    ('Plato', 'Aristotle')
+    >>> asked_again(["When was Plato born?", "428 BC", "When was Aristotle born?", "384 BC", "Who was Kant?", "A philosopher"])
+    ('', '')
+    """
+    asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
+    for index in range(len(asked) - 1, 0, -1):
+        new, old = _the_one_name(asked[index]), _the_one_name(asked[index - 1])
+        if new is None or old is None:
+            continue
+        new_name, old_name = without_possessive(new.group()), without_possessive(old.group())
+        rest = asked[index][: new.start()] + asked[index][new.end():]
+        if same_name(new_name, old_name) or rest.lower() != (asked[index - 1][: old.start()] + asked[index - 1][old.end():]).lower():
+            continue
+        words = _person_words(new_name)
+        if all(_names_in(later) <= words for later in asked[index + 1:]):
+            return old_name, new_name
+        return "", ""
+    return "", ""
+
+
+def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str:
+    """``rewrite`` with the new name put back where it named the old one of
+    the question asked again (:func:`asked_again`) and ``question`` named
+    neither ("" when there is nothing to change): after "How many people
+    live in Berlin?" re-asked of London's, "Which state surrounds it?" is
+    about Berlin; the trained model took the name the conversation had
+    named most often.
+
+    >>> history = ["What is London?", "The capital of England.", "How many people live in London?", "9 million",
+    ...            "How many people live in Berlin?", "3.7 million"]
+    >>> for_the_new_name("Which state surrounds it?", history, "Which state surrounds London?")
+    'Which state surrounds Berlin?'
+    >>> for_the_new_name("What is its oldest building?", history, "What is London's oldest building?")
+    "What is Berlin's oldest building?"
+    >>> [for_the_new_name(q, history, r) for q, r in [("Which is bigger?", "Which is bigger, London or Berlin?"),
+    ...                                                ("Back to London: who founded it?", "Who founded London?")]]
+    ['', '']
+    """
+    old, new = asked_again(history)
+    if not old or _names_in(question) & (_person_words(old) | _person_words(new)) or _person_words(new) <= _names_in(rewrite):
+        return ""
+    found = re.search(rf"(?<![\w'’]){re.escape(old)}(?!\w)", rewrite)
+    if found is None:
+        return ""
+    return rewrite[: found.start()] + new + rewrite[found.end():]
 
 
 def _asks_for_the_doer(question: str) -> bool:

@@ -67,7 +67,11 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
 
 
 @pytest.mark.parametrize("question, history, rewrite", [
-    ("And Aristotle?", ["When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
+    ("And Aristotle?", ["Where did Plato teach?", "At the Academy."], "Where did Aristotle teach?"),
+    # A birth asked of a name the conversation said is a person.
+    ("And Aristotle?", ["Who was Aristotle?", "A philosopher.", "When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
+    ("And Aristotle?", ["Where did Aristotle study?", "He studied at the Academy.", "When did Plato die?", "348 BC"],
+     "When did Aristotle die?"),
     ("What about the Amazon?", ["How long is the Nile?", "7,088 kilometres."], "How long is the Amazon?"),
     ("And Beethoven?", ["What was Mozart's last opera?", "The Magic Flute."], "What was Beethoven's last opera?"),
     # The possessive is the new name's: "Aristotle' mission" was the old one's mark copied.
@@ -92,6 +96,10 @@ def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, quest
     ("And Nadal?", ["Who won Wimbledon in 2014?", "Novak Djokovic."]),
     ("What about The Hobbit?", ["When was The Lord of the Rings published?", "In 1954."]),
     ("And Paris?", ["What is the capital of France?", "Paris."]),  # asks about the answer
+    # Only a person is born, dies, marries: "When was Paris born?" asks nothing.
+    ("And Paris?", ["When was Plato born?", "c. 428 BC"]),
+    ("And Berlin?", ["Who was Mozart's wife?", "Constanze Weber."]),
+    ("And Aristotle?", ["When did Plato die?", "348 BC"]),  # nothing said he is one
 ])
 def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
@@ -104,3 +112,28 @@ def test_the_model_reads_both_names_a_swapped_question_compares(rewriter):
     history = ["How long is the Nile?", "About 6,650 km.", "How long is the Amazon?", "About 6,400 km."]
     prompt = rewriter.tokenizer.decode(rewriter.prompt_ids("Which one is longer?", history))
     assert "Nile" in prompt and "Amazon" in prompt
+
+
+# A question asked again of another name, then one that names neither.
+LONDON_BERLIN = ["What is London?", "The capital of England.", "How many people live in London?", "About 9 million.",
+                 "How many people live in Berlin?", "About 3.7 million."]
+
+
+@pytest.mark.parametrize("question, output, rewrite", [
+    ("Which state surrounds it?", "Which state surrounds London?", "Which state surrounds Berlin?"),
+    ("What is its oldest building?", "What is London's oldest building?", "What is Berlin's oldest building?"),
+    # Both named, or the one the user named, or the new one: as the model wrote it.
+    ("Which is bigger?", "Which is bigger, London or Berlin?", "Which is bigger, London or Berlin?"),
+    ("Back to London: who founded it?", "Who founded London?", "Who founded London?"),
+    ("Which state surrounds it?", "Which state surrounds Berlin?", "Which state surrounds Berlin?"),
+])
+def test_after_a_question_asked_again_of_a_new_name_a_follow_up_is_about_it(rewriter, question, output, rewrite):
+    # The trained model took the name the conversation had named most often.
+    ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
+    assert rewriter.finish(question, LONDON_BERLIN, ids, True).text == rewrite
+
+
+def test_a_later_name_ends_the_new_names_turn(rewriter):
+    history = LONDON_BERLIN + ["What river is Madrid on?", "The Manzanares."]
+    ids = rewriter.tokenizer.encode("How high is London?", add_special_tokens=False)
+    assert rewriter.finish("How high is it?", history, ids, True).text == "How high is London?"
