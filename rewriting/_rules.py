@@ -33,6 +33,7 @@ from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, 
                               peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
 
 from ._config import RewriterConfig
+from ._people import not_a_person
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
@@ -489,12 +490,13 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     >>> with_name_swapped("What about The Hobbit?", ["Who wrote The Lord of the Rings?", "J. R. R. Tolkien"])
     ''
 
-    What only a person has (a birth, a death, a wife) is asked of the new
-    name only where the conversation said it is a person: "And Paris?"
-    after "When was Plato born?" asks no birth.
+    What only a person has (a birth, a death, a wife) is not asked of a
+    name the default collection knows as something else
+    (:func:`~rewriting._people.not_a_person`): "And Paris?" after "When
+    was Plato born?" asks no birth.
 
     >>> born = ["When was Plato born?", "c. 428 BC"]
-    >>> with_name_swapped("And Paris?", born), with_name_swapped("And Aristotle?", ["Who was Aristotle?", "A philosopher."] + born)
+    >>> with_name_swapped("And Paris?", born), with_name_swapped("And Aristotle?", born)
     ('', 'When was Aristotle born?')
     """
     found = _ELLIPSIS.fullmatch(" ".join(question.split()))
@@ -511,10 +513,10 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     if _person_words(name) <= name_words(latest) | name_words(answer) or _asks_for_the_doer(latest):
         return ""
     # "When was Plato born?" "And Paris?" is no question of a birth: where
-    # only a person has what was asked, the new name must be one by the
-    # conversation's own word (asked "Who was …?" of, or given a he or a she);
-    # elsewhere the model reads it.
-    if _ONLY_A_PERSON.search(latest) and not _said_to_be_a_person(name, history):
+    # only a person has what was asked, not of a name the default collection
+    # knows as something else, unless the conversation said it is a person
+    # (asked "Who was …?" of it, or gave it a he or a she).
+    if _ONLY_A_PERSON.search(latest) and not_a_person(name) and not _said_to_be_a_person(name, history):
         return ""
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
