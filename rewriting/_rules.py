@@ -596,6 +596,9 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     'Which state surrounds Berlin?'
     >>> for_the_new_name("What is its oldest building?", history, "What is London's oldest building?")
     "What is Berlin's oldest building?"
+    >>> mozart = ["When did Mozart die?", "1791", "When did Beethoven die?", "1827"]
+    >>> for_the_new_name("Where was he born?", mozart, "Where was Wolfgang Mozart born?")
+    'Where was Beethoven born?'
     >>> [for_the_new_name(q, history, r) for q, r in [("Which is bigger?", "Which is bigger, London or Berlin?"),
     ...                                                ("Back to London: who founded it?", "Who founded London?")]]
     ['', '']
@@ -603,10 +606,18 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     old, new = asked_again(history)
     if not old or _names_in(question) & (_person_words(old) | _person_words(new)) or _person_words(new) <= _names_in(rewrite):
         return ""
-    found = re.search(rf"(?<![\w'’]){re.escape(old)}(?!\w)", rewrite)
-    if found is None:
-        return ""
-    return rewrite[: found.start()] + new + rewrite[found.end():]
+    # The whole name the model wrote it in goes: "Wolfgang Mozart" is no
+    # "Wolfgang Beethoven", nor "Albert Einstein" an "Albert Bohr".
+    words = _person_words(old)
+    for run in name_runs(rewrite):
+        if not words <= _person_words(" ".join(run)):
+            continue
+        found = re.search(r"(?<![\w'’])" + r"\W+".join(re.escape(word) for word in run) + r"(?!\w)", rewrite)
+        if found is None:
+            return ""
+        written = without_possessive(found.group())
+        return rewrite[: found.start()] + new + rewrite[found.start() + len(written):]
+    return ""
 
 
 def _asks_for_the_doer(question: str) -> bool:

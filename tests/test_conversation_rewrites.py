@@ -139,3 +139,10 @@ def test_a_later_name_ends_the_new_names_turn(rewriter):
     history = LONDON_BERLIN + ["What river is Madrid on?", "The Manzanares."]
     ids = rewriter.tokenizer.encode("How high is London?", add_special_tokens=False)
     assert rewriter.finish("How high is it?", history, ids, True).text == "How high is London?"
+
+
+def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
+    # "Where was Wolfgang Beethoven born?" and "Albert Bohr" were the old name's first word kept.
+    history = ["When was Einstein born?", "1879", "When was Bohr born?", "1885"]
+    ids = rewriter.tokenizer.encode("What did Albert Einstein's team win?", add_special_tokens=False)
+    assert rewriter.finish("What did his team win?", history, ids, True).text == "What did Bohr's team win?"
