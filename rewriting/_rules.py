@@ -565,11 +565,15 @@ def asked_again(history: Sequence[str]) -> tuple[str, str]:
     ('Plato', 'Aristotle')
     >>> asked_again(["When was Plato born?", "428 BC", "When was Aristotle born?", "384 BC", "Who was Kant?", "A philosopher"])
     ('', '')
+    >>> asked_again(["Who was Ada Lovelace?", "A mathematician.", "Who was Charles Babbage?", "A polymath."])
+    ('', '')
     """
     asked = [earlier for earlier, _ in turns(history) if not asks_nothing(earlier)]
     for index in range(len(asked) - 1, 0, -1):
         new, old = _the_one_name(asked[index]), _the_one_name(asked[index - 1])
-        if new is None or old is None:
+        # "Who was Charles Babbage?" after "Who was Ada Lovelace?" brings in a
+        # new subject (since_new_person's): a later "she" is still Ada.
+        if new is None or old is None or names_new_subject(asked[index]):
             continue
         new_name, old_name = without_possessive(new.group()), without_possessive(old.group())
         rest = asked[index][: new.start()] + asked[index][new.end():]
