@@ -31,6 +31,7 @@ from ._copy import COPY_HEAD_FILE, CopyHead
 from ._fused import FusedCache, FusedLlama, FusedPrompts
 from ._models import load_causal_lm
 from ._packing import pack_linears
+from ._people import warm_people
 from ._prompt import chat_prompt, plain_prompt_ids
 from ._recipe import Recipe
 from ._rules import (asks_nothing, clean_output, drift_reason, for_the_new_name, kin_for_pronoun, name_damage, names_new_subject, names_only,
@@ -124,7 +125,16 @@ class CausalLMRewriter:
             pack_linears(model)  # after the merge and the cast: packed layers are final
         if copy_head is not None:
             copy_head.to(dtype)
-        return cls(model, tokenizer, config, copy_head, recipe.end_token if recipe is not None else "", fused)
+        rewriter = cls(model, tokenizer, config, copy_head, recipe.end_token if recipe is not None else "", fused)
+        rewriter.warm()
+        return rewriter
+
+    def warm(self) -> None:
+        """Read now what the rules read once: the people of the default
+        collection, whom "And Aristotle?" after "When was Plato born?" is
+        asked of. The first read takes seconds, spent here rather than inside
+        the first batch of questions that needs it."""
+        warm_people()
 
     def rewrite(self, question: str, history: Sequence[str], stop: StopSignal = NO_STOP) -> Rewrite:
         return self.rewrite_batch([(question, history)], stop=stop)[0]

@@ -1,12 +1,12 @@
-"""Whether a name is known not to be a person's: by the default collection.
+"""Whether a name is known to be a person's: by the default collection.
 
 "And Paris?" after "When was Plato born?" asks no birth. The rewriter
-tells a place or a firm from a person by the short description of the
-default collection's article titled with the name: a place's or a firm's
-names what it is ("Capital of France", "Country in Europe", "American
-multinational technology company"), a person's gives a lifespan ("German
-composer (1770–1827)") or a rank ("King of Wessex"). Read once, at the
-first question that needs it.
+tells a person from a place, a firm or a word by the short description of
+the default collection's article titled with the name: a person's gives a
+lifespan ("German composer (1770–1827)"), a place's or a firm's names what
+it is ("Capital of France", "American multinational technology company").
+Read once, when the rewriter loads (:func:`warm_people`) or at the first
+question that needs it.
 """
 
 from __future__ import annotations
@@ -16,39 +16,48 @@ from functools import lru_cache
 
 from assistant.kernel import DataFormatError
 
-__all__ = ["not_a_person"]
+__all__ = ["a_person", "warm_people"]
 
 
-# What a description calls a place or a firm. A ruler's description may
-# name a state or an island as well ("King of Imerina on the island of
-# Madagascar"): four of the collection's 1,828 people, whose swap is left
-# to the model.
+# What a description calls a place or a firm: a name titling one ("Jordan")
+# is no person's even where a person's title ends with it.
 _NOT_A_PERSON = re.compile(r"(?i)\b(?:city|cities|capital|country|river|mountain|mountains|lake|island|islands|sea|ocean|continent"
                            r"|town|village|desert|peninsula|municipality|volcano|archipelago|region|province|state|metropolis"
                            r"|company|corporation)\b")
 
 
 @lru_cache(maxsize=1)
-def _places_by_title() -> frozenset[str]:
-    # The titles (lower-cased) whose description says a place or a firm and
-    # gives no lifespan. Without the collection installed nothing is known
-    # and no swap is refused.
+def _people() -> frozenset[str]:
+    # The titles (lower-cased) whose description gives a lifespan, and their
+    # last words ("beethoven" of "Ludwig van Beethoven"), less the titles of
+    # places and firms. Without the collection installed no one is known, and
+    # no birth is asked of a new name by rule.
     from assistant.readers import lifespan
     from assistant.retrieval import read_collection
 
+    places, people = set(), set()
     try:
-        return frozenset(passage["title"].lower() for passage in read_collection()
-                         if _NOT_A_PERSON.search(passage.get("description", "")) and lifespan(passage["description"]) is None)
+        for passage in read_collection():
+            description, title = passage.get("description", ""), " ".join(passage["title"].split()).lower()
+            if lifespan(description) is not None:
+                people.update((title, title.split()[-1]))
+            elif _NOT_A_PERSON.search(description):
+                places.add(title)
     except DataFormatError:
         return frozenset()
+    return frozenset(people - places)
 
 
-def not_a_person(name: str) -> bool:
-    """Whether the default collection's article titled ``name`` describes a
-    place or a firm; False for a name it has no article of ("Beethoven":
-    "Ludwig van Beethoven" is titled in full) or a person's.
+def warm_people() -> None:
+    """Read the default collection's descriptions now: the first read takes
+    seconds, which a rewriter loading its model can spend rather than the
+    first batch of questions that asks a birth of a new name."""
+    _people()
 
-    >>> not_a_person("Paris"), not_a_person("Aristotle"), not_a_person("Beethoven"), not_a_person("Moses")
-    (True, False, False, False)
+
+def a_person(name: str) -> bool:
+    """Whether the default collection gives ``name`` a lifespan: its
+    article titled ``name``, or a person's whose title ends with it
+    ("Beethoven"), and no place or firm is titled ``name``.
     """
-    return " ".join(name.split()).lower() in _places_by_title()
+    return " ".join(name.split()).lower() in _people()

