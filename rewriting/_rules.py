@@ -515,9 +515,9 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # "When was Plato born?" "And Paris?" is no question of a birth: where
     # only a person has what was asked, only of a name the default collection
     # gives a lifespan ("When was Georgia born?", "When was Apple born?" ask
-    # nothing), or the conversation said is a person (asked "Who was …?" of
-    # it, or gave it a he or a she).
-    if _ONLY_A_PERSON.search(latest) and not a_person(name) and not _said_to_be_a_person(name, history):
+    # nothing), a title gives a person's, or the conversation said is a
+    # person (asked "Who was …?" of it, or gave it a he or a she).
+    if _ONLY_A_PERSON.search(latest) and not (a_person(name) or _PERSONS_TITLE.match(name) or _said_to_be_a_person(name, history)):
         return ""
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
@@ -538,6 +538,8 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
 
 # A word made of a name and an ending: a teaching or its follower ("Platonism", "Marxist").
 _DERIVED = re.compile(r"\B(?:ism|isms|ist|ists)$")
+# A title only a person has ("Queen Victoria", "Mr. Darcy"); not "St." ("St. Louis").
+_PERSONS_TITLE = re.compile(r"(?i:king|queen|prince|princess|emperor|empress|pope|sir|dame|lady|lord|mr|mrs|ms|dr)\.?\s+\S")
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")

@@ -76,6 +76,8 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
 
 @pytest.mark.parametrize("question, history, rewrite", [
     ("And Aristotle?", ["Where did Plato teach?", "At the Academy."], "Where did Aristotle teach?"),
+    # A death asked of a name its title says is a person's.
+    ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
     # A birth asked of a name the conversation said is a person: the Trojan prince, not the city.
     ("And Paris?", ["Who was Paris?", "A Trojan prince. He took Helen to Troy.", "When was Hector born?", "Unknown."],
      "When was Paris born?"),
