@@ -600,7 +600,9 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     neither ("" when there is nothing to change): after "How many people
     live in Berlin?" re-asked of London's, "Which state surrounds it?" is
     about Berlin; the trained model took the name the conversation had
-    named most often.
+    named most often. Only for a he, she, it or "there" of ``question``,
+    and not where the old name is a word of a longer name ("London Eye",
+    "Tower of London") or owns a work ("Plato's Republic").
 
     >>> history = ["What is London?", "The capital of England.", "How many people live in London?", "9 million",
     ...            "How many people live in Berlin?", "3.7 million"]
@@ -616,20 +618,45 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     ['', '']
     """
     old, new = asked_again(history)
-    if not old or _names_in(question) & (_person_words(old) | _person_words(new)) or _person_words(new) <= _names_in(rewrite):
+    # Only a he, an it or a "there" the model resolved: a noun the user wrote
+    # ("the wheel", "the Republic") names what may be a longer name's.
+    if not old or not (_REFERRING.search(question) or _THERE.search(question)):
+        return ""
+    if _names_in(question) & (_person_words(old) | _person_words(new)) or _person_words(new) <= _names_in(rewrite):
         return ""
     # The whole name the model wrote it in goes: "Wolfgang Mozart" is no
-    # "Wolfgang Beethoven", nor "Albert Einstein" an "Albert Bohr".
-    words = _person_words(old)
+    # "Wolfgang Beethoven", nor "Albert Einstein" an "Albert Bohr". Only
+    # where the words it adds come before the old name's: "London Eye",
+    # "Apple Records" or "Tower of London" is no "Berlin Eye".
+    words, last = _person_words(old), without_possessive(old).rstrip(".").split()[-1]
     for run in name_runs(rewrite):
         if not words <= _person_words(" ".join(run)):
             continue
         found = re.search(r"(?<![\w'’])" + r"\W+".join(re.escape(word) for word in run) + r"(?!\w)", rewrite)
-        if found is None:
+        if found is None or not same_name_word(without_possessive(run[-1]).rstrip(".").lower(), last.lower()):
+            return ""
+        # "Tower of London"; "University College London" for "its university".
+        if _OF_A_NAME.search(rewrite[: found.start()]) or (name_words(" ".join(run)) - words) & set(_words(question)):
             return ""
         written = without_possessive(found.group())
-        return rewrite[: found.start()] + new + rewrite[found.start() + len(written):]
+        end = found.start() + len(written)
+        # An abbreviation's dot ("Apple Inc.") goes with the name it ends.
+        if old.endswith(".") and rewrite[end: end + 1] == ".":
+            end += 1
+        # "Plato's Republic", "Mozart's Requiem", "Plato's allegory of the
+        # cave" asked as "the allegory": the old one's work, not the new one's
+        # (a "CEO" or "GDP" is anyone's).
+        following = re.match(r"\W+([\w’']+)", rewrite[found.end():]) if written != found.group() else None
+        if following and ((following[1][:1].isupper() and not following[1].isupper())
+                          or re.search(rf"(?i:\bthe\s+{re.escape(following[1])}\b)", question)):
+            return ""
+        return rewrite[: found.start()] + new + rewrite[end:]
     return ""
+
+
+_THERE = re.compile(r"(?i)\bthere\b")
+# "Tower of London", "University of London": a capitalised name's "of" before it.
+_OF_A_NAME = re.compile(r"[A-Z][\w’'.]*\s+of\s+(?:the\s+)?$")
 
 
 def _asks_for_the_doer(question: str) -> bool:

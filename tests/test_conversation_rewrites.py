@@ -165,6 +165,28 @@ def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
     assert rewriter.finish("What did his team win?", history, ids, True).text == "What did Bohr's team win?"
 
 
+@pytest.mark.parametrize("question, output", [
+    # A noun the user wrote names what may be a longer name's: "How tall is the Berlin?".
+    ("How tall is the wheel?", "How tall is the London Eye?"),
+    ("How tall is its wheel?", "How tall is the London Eye?"),
+    ("How old is its Tower?", "How old is the Tower of London?"),
+    ("When was its university founded?", "When was University College London founded?"),
+    ("Who founded the school?", "Who founded University College London?"),  # no he, it or there to resolve
+    # The old one's work, not the new one's: "Berlin's Symphony".
+    ("Who wrote its Symphony?", "Who wrote London's Symphony?"),
+    ("Where is the museum it has?", "Where is London's museum?"),
+])
+def test_a_longer_name_or_a_work_of_the_old_name_stays(rewriter, question, output):
+    ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
+    assert rewriter.finish(question, LONDON_BERLIN, ids, True).text == output
+
+
+def test_an_abbreviations_dot_goes_with_the_old_name(rewriter):
+    history = ["When was Apple Inc. founded?", "In 1976.", "When was Google founded?", "In 1998."]
+    ids = rewriter.tokenizer.encode("Who founded Apple Inc.?", add_special_tokens=False)
+    assert rewriter.finish("Who founded it?", history, ids, True).text == "Who founded Google?"  # not "Google.?"
+
+
 def test_loading_the_rewriter_reads_who_is_a_person_before_the_first_question(tiny_gpt2, tmp_path, monkeypatch):
     # The first read of the collection took seconds inside a batch of rewrites.
     warmed = []
