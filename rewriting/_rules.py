@@ -126,9 +126,9 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
 # Everest", "the Nile River") name no one by themselves: the model adding or
 # dropping one keeps the name, and one the history wrote beside another name
 # ("President Grant") is not that person's name.
-_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | frozenset("""miss mme mlle sir dame lord lady saint mount
-    king queen prince princess duke duchess emperor empress pope president general captain
-    river lake university college cape fort""".split())
+_PLACE_KINDS = frozenset("saint mount river lake cape fort".split())
+_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | _PLACE_KINDS | frozenset("""miss mme mlle sir dame lord lady
+    king queen prince princess duke duchess emperor empress pope president general captain university college""".split())
 
 
 def _acronym(word: str) -> bool:
@@ -602,7 +602,8 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     about Berlin; the trained model took the name the conversation had
     named most often. Only for a he, she, it or "there" of ``question``,
     and not where the old name is a word of a longer name ("London Eye",
-    "Tower of London") or owns a work ("Plato's Republic").
+    "Tower of London"; before a place's name, other than a kind of place's
+    word, "University College London") or owns a work ("Plato's Republic").
 
     >>> history = ["What is London?", "The capital of England.", "How many people live in London?", "9 million",
     ...            "How many people live in Berlin?", "3.7 million"]
@@ -610,6 +611,8 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     'Which state surrounds Berlin?'
     >>> for_the_new_name("What is its oldest building?", history, "What is London's oldest building?")
     "What is Berlin's oldest building?"
+    >>> for_the_new_name("Who founded its school?", history, "Who founded University College London?")
+    ''
     >>> mozart = ["When did Mozart die?", "1791", "When did Beethoven die?", "1827"]
     >>> for_the_new_name("Where was he born?", mozart, "Where was Wolfgang Mozart born?")
     'Where was Beethoven born?'
@@ -636,7 +639,14 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
         if found is None or not same_name_word(without_possessive(run[-1]).rstrip(".").lower(), last.lower()):
             return ""
         # "Tower of London"; "University College London" for "its university".
-        if _OF_A_NAME.search(rewrite[: found.start()]) or (name_words(" ".join(run)) - words) & set(_words(question)):
+        added = name_words(" ".join(run)) - words
+        if _OF_A_NAME.search(rewrite[: found.start()]) or added & set(_words(question)):
+            return ""
+        # Words before a person's name are theirs (a first name, a title); before
+        # a place's or a thing's (an it, its or there) they name another one
+        # ("University College London" for "its school", "Greater London"),
+        # a kind of place aside ("Mount Everest" is Everest).
+        if added and not _ANY_PRONOUN.search(question) and not added <= _PLACE_KINDS:
             return ""
         written = without_possessive(found.group())
         end = found.start() + len(written)

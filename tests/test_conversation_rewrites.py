@@ -172,6 +172,9 @@ def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
     ("How old is its Tower?", "How old is the Tower of London?"),
     ("When was its university founded?", "When was University College London founded?"),
     ("Who founded the school?", "Who founded University College London?"),  # no he, it or there to resolve
+    # Words before a place's name name another place or thing: "Who founded Berlin?".
+    ("Who founded its school?", "Who founded University College London?"),
+    ("How many people live there?", "How many people live in Greater London?"),
     # The old one's work, not the new one's: "Berlin's Symphony".
     ("Who wrote its Symphony?", "Who wrote London's Symphony?"),
     ("Where is the museum it has?", "Where is London's museum?"),
@@ -179,6 +182,12 @@ def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
 def test_a_longer_name_or_a_work_of_the_old_name_stays(rewriter, question, output):
     ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
     assert rewriter.finish(question, LONDON_BERLIN, ids, True).text == output
+
+
+def test_a_kind_of_place_before_the_old_name_goes_with_it(rewriter):
+    history = ["How high is Everest?", "8,849 m.", "How high is K2?", "8,611 m."]
+    ids = rewriter.tokenizer.encode("Who first climbed Mount Everest?", add_special_tokens=False)
+    assert rewriter.finish("Who first climbed it?", history, ids, True).text == "Who first climbed K2?"
 
 
 def test_an_abbreviations_dot_goes_with_the_old_name(rewriter):
