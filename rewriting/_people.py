@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from assistant.kernel import DataFormatError
 
-__all__ = ["a_person", "warm_people"]
+__all__ = ["a_person", "a_given_name", "kinds_of", "warm_people"]
 
 
 # What a description calls a place or a firm: a name titling one ("Jordan")
@@ -26,33 +26,72 @@ _NOT_A_PERSON = re.compile(r"(?i)\b(?:city|cities|capital|country|river|mountain
                            r"|company|corporation)\b")
 
 
+# What a description says a name is, by the first of these nouns it holds
+# ("Capital city of Texas" a city, "Country in Eastern Europe" and "U.S.
+# state" a land): "And London?" after "What is the capital of France?" asks
+# no capital of a city.
+_KINDS = {**dict.fromkeys("city cities capital town village municipality metropolis commune".split(), "city"),
+          **dict.fromkeys("country state nation province region continent territory".split(), "land"),
+          **dict.fromkeys("company corporation conglomerate".split(), "company"),
+          **dict.fromkeys("university college".split(), "school"),
+          **dict.fromkeys("island islands archipelago".split(), "island"),
+          **dict.fromkeys("mountain mountains volcano".split(), "mountain"),
+          **dict.fromkeys("sea ocean".split(), "sea"),
+          **{word: word for word in "currency language planet river lake desert peninsula".split()}}
+_KIND_WORD = re.compile(r"(?i)\b(?:" + "|".join(_KINDS) + r")\b")
+_KIND_END = re.compile(r"(?i)^(?:" + "|".join(_KINDS) + r")\s+|\s+(?:" + "|".join(_KINDS) + r")$")
+# An office's holder whose description gives the years in office, not a
+# lifespan ("Chancellor of Germany from 2005 to 2021").
+_OFFICE = re.compile(r"(?i)^(?:\d+(?:st|nd|rd|th)\s+(?:and\s+\d+(?:st|nd|rd|th)\s+)?)?(?:president|chancellor|prime\s+minister|head"
+                     r"|king|queen|emperor|empress|pope|tsar|sultan|pharaoh)\b.*\b(?:from|since)\s+\d{3,4}\b")
+
+
 @lru_cache(maxsize=1)
-def _people() -> frozenset[str]:
-    # The titles (lower-cased) whose description gives a lifespan, and their
-    # last words ("beethoven" of "Ludwig van Beethoven"), less the titles of
-    # places and firms. Without the collection installed no one is known, and
-    # no birth is asked of a new name by rule.
+def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    # The titles (lower-cased) whose description gives a lifespan or an
+    # office's years, and their last words ("beethoven" of "Ludwig van
+    # Beethoven"), less the titles of places and firms: people; the first
+    # words of those with a lifespan ("ludwig"): given names; and what each
+    # title says its name is (:data:`_KINDS`), by the title, by it without
+    # its bracket ("Georgia (country)"), before its comma ("Austin, Texas")
+    # or without the kind's word ("Amazon River"), and "person" for a person. Without the collection installed
+    # no one and nothing is known, and no birth is asked of a new name by rule.
     from assistant.readers import lifespan
     from assistant.retrieval import read_collection
 
-    places, people = set(), set()
+    places, people, officers, given, kinds = set(), set(), set(), set(), {}
     try:
         for passage in read_collection():
             description, title = passage.get("description", ""), " ".join(passage["title"].split()).lower()
+            kind_word = _KIND_WORD.search(description)
             if lifespan(description) is not None:
                 people.update((title, title.split()[-1]))
-            elif _NOT_A_PERSON.search(description):
+                given.update(title.split()[:-1][:1])
+            elif _OFFICE.search(description):
+                officers.update((title, title.split()[-1]))
+            elif kind_word:
+                bare = re.sub(r"\s*\(.*\)$", "", title)
+                # "Amazon River" and "Lake Victoria" are "the Amazon" and "Victoria" too.
+                for key in {title, bare, title.split(",")[0].strip(), _KIND_END.sub("", bare)}:
+                    kinds[key] = kinds.get(key, frozenset()) | {_KINDS[kind_word.group().lower()]}
+            if _NOT_A_PERSON.search(description) and lifespan(description) is None:
                 places.add(title)
     except DataFormatError:
-        return frozenset()
-    return frozenset(people - places)
+        return frozenset(), frozenset(), {}
+    for name in (people | officers) - places:
+        kinds[name] = kinds.get(name, frozenset()) | {"person"}
+    return frozenset(people - places), frozenset(given - places), kinds
+
+
+def _people() -> frozenset[str]:
+    return _known()[0]
 
 
 def warm_people() -> None:
     """Read the default collection's descriptions now: the first read takes
     seconds, which a rewriter loading its model can spend rather than the
     first batch of questions that asks a birth of a new name."""
-    _people()
+    _known()
 
 
 def a_person(name: str) -> bool:
@@ -61,3 +100,21 @@ def a_person(name: str) -> bool:
     ("Beethoven"), and no place or firm is titled ``name``.
     """
     return " ".join(name.split()).lower() in _people()
+
+
+def a_given_name(word: str) -> bool:
+    """Whether ``word`` opens the name of a person the default collection
+    gives a lifespan ("Edward" of "Edward Elgar"): after a title, a
+    person's name ("King Edward"), not a thing's ("King Kong", "Dr Pepper").
+    """
+    return word.lower() in _known()[1]
+
+
+def kinds_of(name: str) -> frozenset[str]:
+    """What the default collection says ``name`` is: "person", "city",
+    "land", "currency", "language", ... (none where it knows no article
+    of that name, or its description says none of these). A name of
+    several articles has several ("Jordan": a country, and Michael
+    Jordan's surname).
+    """
+    return _known()[2].get(" ".join(name.split()).lower(), frozenset())

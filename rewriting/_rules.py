@@ -33,7 +33,7 @@ from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, 
                               peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
 
 from ._config import RewriterConfig
-from ._people import a_person
+from ._people import a_given_name, a_person, kinds_of
 from ._prompt import turns
 
 __all__ = ["drift_reason", "name_damage", "names_new_subject", "the_two_named", "since_new_person", "same_words", "clean_output",
@@ -517,15 +517,23 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # gives a lifespan ("When was Georgia born?", "When was Apple born?" ask
     # nothing), a title gives a person's, or the conversation said is a
     # person (asked "Who was …?" of it, or gave it a he or a she).
-    if _ONLY_A_PERSON.search(latest) and not (a_person(name) or _PERSONS_TITLE.match(name) or _said_to_be_a_person(name, history)):
+    if _ONLY_A_PERSON.search(latest) and not (a_person(name) or _persons_title(name) or _said_to_be_a_person(name, history)):
         return ""
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
         return ""
-    # "What is Platonism?" names Plato's teaching, not a name "And Aristotle?" stands for.
-    if _DERIVED.search(old.group()) and not _DERIVED.search(name):
-        return ""
     written = old.group()
+    # "What is Platonism?" and "What is Newtonian mechanics?" name Plato's
+    # teaching and Newton's, not a name "And Aristotle?" stands for.
+    if (_DERIVED.search(written) or _of_a_person(without_possessive(written))) and not _DERIVED.search(name):
+        return ""
+    if _another_kind(name, without_possessive(written), answer):
+        return ""
+    # "When was Cambridge University founded?": "And Oxford?" asks of the
+    # university, "When was Oxford founded?" of the town.
+    ending = without_possessive(written).split()[-1].lower()
+    if ending in _KIND_ENDINGS and ending not in name.lower().split():
+        return ""
     mark = written[len(without_possessive(written)):]
     # "Moses' mission" → "Aristotle's mission": the mark alone after an "s" only.
     if mark and len(mark) == 1 and not name.endswith("s"):
@@ -538,8 +546,51 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
 
 # A word made of a name and an ending: a teaching or its follower ("Platonism", "Marxist").
 _DERIVED = re.compile(r"\B(?:ism|isms|ist|ists)$")
-# A title only a person has ("Queen Victoria", "Mr. Darcy"); not "St." ("St. Louis").
-_PERSONS_TITLE = re.compile(r"(?i:king|queen|prince|princess|emperor|empress|pope|sir|dame|lady|lord|mr|mrs|ms|dr)\.?\s+\S")
+# A title only a person has and one given name, a regnal number aside
+# ("Queen Elizabeth II", "Prince Edward"); not "St." ("St. Louis"), nor a
+# place's or a thing's name a title opens ("Prince Edward Island", "King
+# Kong", "Dr Pepper", "Lady Liberty", "Princess Cruises").
+_PERSONS_TITLE = re.compile(r"(?:King|Queen|Prince|Princess|Emperor|Empress|Pope|Sir|Dame|Lady|Lord|Mr|Mrs|Ms|Dr)\.?\s+(?P<given>[A-Z][a-z]+)"
+                            r"(?:\s+[IVX]+)?")
+# A person's name and an ending: what is named after the person ("Newtonian",
+# "Shakespearean", "Platonic", "Kafkaesque"); not a given name ("Julian",
+# "Eric"), whose stem is no one's.
+_OF_A_PERSON = ("ian", "ean", "an", "ic", "nic", "esque")
+# The last word of a name that says what it names ("Cambridge University",
+# "the Nile River"): a name without it is another one's.
+_KIND_ENDINGS = frozenset("university college river lake".split())
+
+
+def _persons_title(name: str) -> bool:
+    titled = _PERSONS_TITLE.fullmatch(name)
+    # The given name one of a person the default collection knows ("Edward"), or the whole one's ("Queen Victoria").
+    return bool(titled) and (a_given_name(titled["given"]) or "person" in kinds_of(titled["given"]) | kinds_of(name))
+
+
+def _of_a_person(name: str) -> bool:
+    # One word made of a person's name and an ending ("Newtonian", "Hegelian").
+    return len(name.split()) == 1 and any(name.endswith(end) and len(name) > len(end) + 2 and a_person(name[: -len(end)])
+                                          for end in _OF_A_PERSON)
+
+
+def _another_kind(new: str, old: str, answer: str) -> bool:
+    # "What is the capital of France?" "Paris." "And London?": London is a
+    # city, as the answer is, and France a country; "And Merkel?" after
+    # "Who is the president of France?", "And Euro?" after "What currency
+    # does Japan use?", "And Spanish?" after "What language is spoken in
+    # Brazil?" ask no president of a person, no currency of a currency, no
+    # language of a people. The kinds are what the default collection says
+    # each name is (:func:`~rewriting._people.kinds_of`); a name it does not
+    # know is of the answer's kind where the answer is a bare name of one.
+    if peoples_word(new) and not peoples_word(old):
+        return True
+    new_kinds, old_kinds = kinds_of(new), kinds_of(old)
+    if new_kinds & old_kinds:
+        return False
+    if new_kinds and old_kinds:
+        return True
+    bare = re.sub(r"(?i)^\s*(?:the|an?)\s+|[\s.!]+$", "", answer)
+    return len(bare.split()) <= 3 and bool(new_kinds & kinds_of(bare))
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")

@@ -76,8 +76,6 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
 
 @pytest.mark.parametrize("question, history, rewrite", [
     ("And Aristotle?", ["Where did Plato teach?", "At the Academy."], "Where did Aristotle teach?"),
-    # A death asked of a name its title says is a person's.
-    ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
     # A birth asked of a name the conversation said is a person: the Trojan prince, not the city.
     ("And Paris?", ["Who was Paris?", "A Trojan prince. He took Helen to Troy.", "When was Hector born?", "Unknown."],
      "When was Paris born?"),
@@ -131,6 +129,46 @@ def test_a_birth_or_a_death_is_asked_again_of_a_known_person(rewriter, question,
 def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
         rewriter.rewrite(question, history)
+
+
+@needs_collection
+@pytest.mark.parametrize("question, history", [
+    # The new name is of the answer's kind, not the old one's: "What is the capital of London?".
+    ("And London?", ["What is the capital of France?", "Paris."]),
+    ("And Merkel?", ["Who is the president of France?", "Emmanuel Macron."]),
+    ("And Euro?", ["What currency does Japan use?", "The yen."]),
+    ("And Spanish?", ["What language is spoken in Brazil?", "Portuguese."]),
+    ("And Chinese?", ["How many people live in Japan?", "125 million."]),
+    # A place's, a firm's or a thing's name a title opens is no person's: "When was King Kong born?".
+    ("And Prince Edward Island?", ["When was Plato born?", "c. 428 BC"]),
+    ("And King Kong?", ["When was Plato born?", "c. 428 BC"]),
+    ("And Lady Liberty?", ["When was Plato born?", "c. 428 BC"]),
+    ("And Princess Cruises?", ["When was Steve Jobs born?", "1955."]),
+    ("And Dr Pepper?", ["When did Steve Jobs die?", "2011."]),
+    # What is named after a person is no name of one: "What is Einstein mechanics?".
+    ("And Einstein?", ["What is Newtonian mechanics?", "Classical mechanics."]),
+    ("And Marx?", ["What is Hegelian dialectic?", "A method of argument."]),
+    ("And Shakespeare?", ["What is a Petrarchan sonnet?", "A sonnet of fourteen lines."]),
+    # "When was Oxford founded?" asks of the town.
+    ("And Oxford?", ["When was Cambridge University founded?", "1209."]),
+])
+def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, question, history):
+    with pytest.raises(_Called):
+        rewriter.rewrite(question, history)
+
+
+@needs_collection
+@pytest.mark.parametrize("question, history, rewrite", [
+    # A state for a state, the answer a city: the capital is asked again.
+    ("And Georgia?", ["What is the capital of Texas?", "Austin."], "What is the capital of Georgia?"),
+    ("And Berlin?", ["How many people live in London?", "About 9 million."], "How many people live in Berlin?"),
+    # A title and a person's given name or name is a person's.
+    ("And Prince Edward?", ["When was Plato born?", "c. 428 BC"], "When was Prince Edward born?"),
+    ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
+    ("And Victorian?", ["What is Georgian architecture?", "A style of 1714-1830."], "What is Victorian architecture?"),
+])
+def test_a_name_of_the_old_ones_kind_is_asked_the_previous_question(rewriter, question, history, rewrite):
+    assert rewriter.rewrite(question, history) == Rewrite(rewrite)
 
 
 # A question asked again of another name, then one that names neither.
