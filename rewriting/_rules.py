@@ -527,7 +527,7 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # teaching and Newton's, not a name "And Aristotle?" stands for.
     if (_DERIVED.search(written) or _of_a_person(without_possessive(written))) and not _DERIVED.search(name):
         return ""
-    if _another_kind(name, without_possessive(written), answer):
+    if _another_kind(name, without_possessive(written), answer, history):
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
@@ -573,7 +573,7 @@ def _of_a_person(name: str) -> bool:
                                           for end in _OF_A_PERSON)
 
 
-def _another_kind(new: str, old: str, answer: str) -> bool:
+def _another_kind(new: str, old: str, answer: str, history: Sequence[str]) -> bool:
     # "What is the capital of France?" "Paris." "And London?": London is a
     # city, as the answer is, and France a country; "And Merkel?" after
     # "Who is the president of France?", "And Euro?" after "What currency
@@ -582,9 +582,10 @@ def _another_kind(new: str, old: str, answer: str) -> bool:
     # language of a people. The kinds are what the default collection says
     # each name is (:func:`~rewriting._people.kinds_of`); a name it does not
     # know is of the answer's kind where the answer is a bare name of one.
+    # One the conversation said is a person is one ("Who was Paris?").
     if peoples_word(new) and not peoples_word(old):
         return True
-    new_kinds, old_kinds = kinds_of(new), kinds_of(old)
+    new_kinds, old_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new), kinds_of(old)
     if new_kinds & old_kinds:
         return False
     if new_kinds and old_kinds:
@@ -654,7 +655,10 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
     named most often. Only for a he, she, it or "there" of ``question``,
     and not where the old name is a word of a longer name ("London Eye",
     "Tower of London"; before a place's name, other than a kind of place's
-    word, "University College London") or owns a work ("Plato's Republic").
+    word, "University College London") or owns a work ("Plato's Republic"),
+    is written twice, stands beside what no turn since the new name says
+    of it ("London, England"), or is written for the kin or the teacher a
+    "his" of ``question`` owns ("Leopold Mozart" for "his father").
 
     >>> history = ["What is London?", "The capital of England.", "How many people live in London?", "9 million",
     ...            "How many people live in Berlin?", "3.7 million"]
@@ -678,11 +682,22 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
         return ""
     if _names_in(question) & (_person_words(old) | _person_words(new)) or _person_words(new) <= _names_in(rewrite):
         return ""
+    words = _person_words(old)
+    # "Where was Mozart born and where did Mozart die?": one of two is no
+    # rewrite; which one the he meant, the model said no better.
+    if sum(words <= _person_words(" ".join(run)) for run in name_runs(rewrite)) > 1:
+        return ""
+    # "When did his teacher die?" asks of the new one's teacher: only where
+    # the model wrote the old one's ("When did Plato's teacher die?"), not
+    # its kin by name ("When did Plato die?", "Who was Leopold Mozart?").
+    role = _OWNED_ROLE.search(question)
+    if role and not re.search(owned_kin(rf"(?<![\w'’]){re.escape(without_possessive(old))}['’]s?", role["role"].lower(), 2), rewrite):
+        return ""
     # The whole name the model wrote it in goes: "Wolfgang Mozart" is no
     # "Wolfgang Beethoven", nor "Albert Einstein" an "Albert Bohr". Only
     # where the words it adds come before the old name's: "London Eye",
     # "Apple Records" or "Tower of London" is no "Berlin Eye".
-    words, last = _person_words(old), without_possessive(old).rstrip(".").split()[-1]
+    last = without_possessive(old).rstrip(".").split()[-1]
     for run in name_runs(rewrite):
         if not words <= _person_words(" ".join(run)):
             continue
@@ -701,6 +716,12 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
             return ""
         written = without_possessive(found.group())
         end = found.start() + len(written)
+        # "London, England", "London, UK", "the capital of England", "the
+        # country Georgia": what the model wrote of the old one, no text of
+        # the new one's turns says of the new ("Berlin, England").
+        if (re.match(r",\s*[A-Z]", rewrite[end:]) or re.search(r"\bthe\s+[a-z]+\s+$", rewrite[: found.start()])
+                or _names_said_beside(rewrite[: found.start()] + rewrite[end:], question, history, new)):
+            return ""
         # An abbreviation's dot ("Apple Inc.") goes with the name it ends.
         if old.endswith(".") and rewrite[end: end + 1] == ".":
             end += 1
@@ -716,6 +737,19 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
 
 
 _THERE = re.compile(r"(?i)\bthere\b")
+# A kin's or a role's word that a his, her or its owns ("his father", "her
+# eldest son", "his most famous teacher").
+_ROLES = "teacher|teachers|student|students|pupil|pupils|mentor|tutor|master|disciple|disciples|successor|predecessor|rival|friend|partner|patron"
+_OWNED_ROLE = re.compile(rf"(?i)\b(?:his|her|its|their)\s+(?:[a-z]+\s+){{0,2}}?(?P<role>{'|'.join(sorted(set(' '.join(KIN_BY_GENDER.values()).split())))}|{_ROLES})\b")
+
+
+def _names_said_beside(text: str, question: str, history: Sequence[str], new: str) -> bool:
+    # Whether ``text`` names what neither ``question`` nor the turns since
+    # the question asked of ``new`` name: an acronym or a capitalised name.
+    pairs = list(turns(history))
+    since = max((index for index, (asked, _) in enumerate(pairs) if _person_words(new) <= _names_in(asked)), default=0)
+    said = name_words(question).union(*(name_words(text) for pair in pairs[since:] for text in pair))
+    return any(not name_words(word) <= said for run in name_runs(text) for word in run if word not in NAME_PARTICLES)
 # "Tower of London", "University of London": a capitalised name's "of" before it.
 _OF_A_NAME = re.compile(r"[A-Z][\w’'.]*\s+of\s+(?:the\s+)?$")
 

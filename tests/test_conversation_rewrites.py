@@ -166,6 +166,8 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     ("And Prince Edward?", ["When was Plato born?", "c. 428 BC"], "When was Prince Edward born?"),
     ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
     ("And Victorian?", ["What is Georgian architecture?", "A style of 1714-1830."], "What is Victorian architecture?"),
+    # A city's name the conversation said is a person's.
+    ("And Paris?", ["Who was Paris?", "A Trojan prince.", "When was Plato born?", "c. 428 BC"], "When was Paris born?"),
 ])
 def test_a_name_of_the_old_ones_kind_is_asked_the_previous_question(rewriter, question, history, rewrite):
     assert rewriter.rewrite(question, history) == Rewrite(rewrite)
@@ -216,10 +218,45 @@ def test_the_old_name_goes_whole_however_the_model_wrote_it(rewriter):
     # The old one's work, not the new one's: "Berlin's Symphony".
     ("Who wrote its Symphony?", "Who wrote London's Symphony?"),
     ("Where is the museum it has?", "Where is London's museum?"),
+    # What the model wrote of the old one no turn since says of the new one: "Berlin, England".
+    ("What is the weather like there?", "What is the weather like in London, England?"),
+    ("What is the weather like there?", "What is the weather like in London, UK?"),
+    ("When did it become the capital?", "When did London become the capital of England?"),
+    ("When did it become the capital?", "When did London become the capital of the UK?"),
+    ("What is its capital?", "What is the capital of the city London?"),
 ])
 def test_a_longer_name_or_a_work_of_the_old_name_stays(rewriter, question, output):
     ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
     assert rewriter.finish(question, LONDON_BERLIN, ids, True).text == output
+
+
+MOZART_BEETHOVEN = ["When did Mozart die?", "1791.", "When did Beethoven die?", "1827."]
+
+
+PLATO_ARISTOTLE = ["When was Plato born?", "c. 428 BC.", "When was Aristotle born?", "384 BC."]
+
+
+@pytest.mark.parametrize("history, question, output", [
+    # The old one's kin by name, or the old one for the new one's teacher: "What instrument did Beethoven play?".
+    (MOZART_BEETHOVEN, "What instrument did his sister play?", "What instrument did Nannerl Mozart play?"),
+    (MOZART_BEETHOVEN, "Who was his father?", "Who was Mozart's father, Leopold Mozart?"),
+    (PLATO_ARISTOTLE, "When did his teacher die?", "When did Plato die?"),  # Aristotle's teacher, Plato: not "Aristotle"
+    # Twice: "Where was Beethoven born and where did Mozart die?".
+    (MOZART_BEETHOVEN, "Where was he born and where did he die?", "Where was Mozart born and where did Mozart die?"),
+])
+def test_the_old_ones_kin_or_a_name_written_twice_stays(rewriter, history, question, output):
+    ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
+    assert rewriter.finish(question, history, ids, True).text == output
+
+
+@pytest.mark.parametrize("question, output, rewrite", [
+    ("Who was his father?", "Who was Mozart's father?", "Who was Beethoven's father?"),
+    ("Who was his most famous student?", "Who was Mozart's most famous student?", "Who was Beethoven's most famous student?"),
+    ("What is his most famous opera?", "What is Mozart's most famous opera?", "What is Beethoven's most famous opera?"),
+])
+def test_the_old_ones_kin_becomes_the_new_ones(rewriter, question, output, rewrite):
+    ids = rewriter.tokenizer.encode(output, add_special_tokens=False)
+    assert rewriter.finish(question, MOZART_BEETHOVEN, ids, True).text == rewrite
 
 
 def test_a_kind_of_place_before_the_old_name_goes_with_it(rewriter):
