@@ -8,6 +8,10 @@ not run: what is checked is whether the question reaches the model at all.
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -280,3 +284,48 @@ def test_loading_the_rewriter_reads_who_is_a_person_before_the_first_question(ti
     tokenizer.save_pretrained(tmp_path)
     rewriter = CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(prompt_format="plain"))
     assert warmed == [rewriter]
+
+
+# In a fresh process, so that no earlier test read the collection first.
+_LOAD_AND_ASK = """
+import sys
+import assistant.retrieval as retrieval
+from assistant.kernel import DataFormatError
+reads, original = [], retrieval.read_collection
+def counted(*args, **kwargs):
+    reads.append(1)
+    if sys.argv[2] == "broken":
+        raise DataFormatError("not a collection")
+    return original(*args, **kwargs)
+retrieval.read_collection = counted
+from rewriting import CausalLMRewriter, RewriterConfig
+rewriter = CausalLMRewriter.from_pretrained(sys.argv[1], config=RewriterConfig(prompt_format="plain", max_new_tokens=4))
+loaded = len(reads)
+text = rewriter.rewrite("And Aristotle?", ["When was Plato born?", "c. 428 BC"]).text
+print(loaded, len(reads), text, sep="|")
+"""
+
+
+def _load_and_ask(tiny_gpt2, tmp_path, collection):
+    model, tokenizer = tiny_gpt2
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", _LOAD_AND_ASK, str(tmp_path), collection], capture_output=True, text=True,
+                          env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1].split("|")
+
+
+@needs_collection
+def test_loading_the_rewriter_reads_the_collection_once_and_a_swap_uses_it(tiny_gpt2, tmp_path):
+    # warm() is what reads it (no test ran its body while it was patched away).
+    assert _load_and_ask(tiny_gpt2, tmp_path, "installed") == ["1", "1", "When was Aristotle born?"]
+
+
+@needs_collection
+def test_a_collection_that_cannot_be_read_knows_no_person(tiny_gpt2, tmp_path):
+    # No birth is asked of a new name by rule: the question goes to the model.
+    loaded, read, text = _load_and_ask(tiny_gpt2, tmp_path, "broken")
+    assert (loaded, read) == ("1", "1") and text != "When was Aristotle born?"
