@@ -580,18 +580,19 @@ def _another_kind(new: str, old: str, answer: str, history: Sequence[str]) -> bo
     # does Japan use?", "And Spanish?" after "What language is spoken in
     # Brazil?" ask no president of a person, no currency of a currency, no
     # language of a people. The kinds are what the default collection says
-    # each name is (:func:`~rewriting._people.kinds_of`); a name it does not
-    # know is of the answer's kind where the answer is a bare name of one.
+    # each name is (:func:`~rewriting._people.kinds_of`), where the answer
+    # is a bare name (a thing of the kind asked for), and an old name it
+    # does not know is of the answer's kind where that is the new one's.
+    # "How many people live in Tokyo?" "14 million." "And Japan?" asks the
+    # number again.
     # One the conversation said is a person is one ("Who was Paris?").
     if peoples_word(new) and not peoples_word(old):
         return True
     new_kinds, old_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new), kinds_of(old)
-    if new_kinds & old_kinds:
-        return False
-    if new_kinds and old_kinds:
-        return True
     bare = re.sub(r"(?i)^\s*(?:the|an?)\s+|[\s.!]+$", "", answer)
-    return len(bare.split()) <= 3 and bool(new_kinds & kinds_of(bare))
+    if new_kinds & old_kinds or len(bare.split()) > 3 or re.search(r"\d", bare):
+        return False
+    return bool(old_kinds and new_kinds) or bool(new_kinds & kinds_of(bare))
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")

@@ -166,6 +166,8 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     # A state for a state, the answer a city: the capital is asked again.
     ("And Georgia?", ["What is the capital of Texas?", "Austin."], "What is the capital of Georgia?"),
     ("And Berlin?", ["How many people live in London?", "About 9 million."], "How many people live in Berlin?"),
+    # A country after a city, the answer no name: the number is asked again.
+    ("And Japan?", ["How many people live in Tokyo?", "About 14 million."], "How many people live in Japan?"),
     # A title and a person's given name or name is a person's.
     ("And Prince Edward?", ["When was Plato born?", "c. 428 BC"], "When was Prince Edward born?"),
     ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
