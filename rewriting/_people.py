@@ -19,13 +19,6 @@ from assistant.kernel import DataFormatError
 __all__ = ["a_person", "a_given_name", "kinds_of", "warm_people"]
 
 
-# What a description calls a place or a firm: a name titling one ("Jordan")
-# is no person's even where a person's title ends with it.
-_NOT_A_PERSON = re.compile(r"(?i)\b(?:city|cities|capital|country|river|mountain|mountains|lake|island|islands|sea|ocean|continent"
-                           r"|town|village|desert|peninsula|municipality|volcano|archipelago|region|province|state|metropolis"
-                           r"|company|corporation)\b")
-
-
 # What a description says a name is, by the first of these nouns it holds
 # ("Capital city of Texas" a city, "Country in Eastern Europe" and "U.S.
 # state" a land): "And London?" after "What is the capital of France?" asks
@@ -39,6 +32,10 @@ _KINDS = {**dict.fromkeys("city cities capital town village municipality metropo
           **dict.fromkeys("sea ocean".split(), "sea"),
           **{word: word for word in "currency language planet river lake desert peninsula".split()}}
 _KIND_WORD = re.compile(r"(?i)\b(?:" + "|".join(_KINDS) + r")\b")
+# What a description calls a place or a firm: a name titling one ("Jordan")
+# is no person's even where a person's title ends with it.
+_NOT_A_PERSON = re.compile(r"(?i)\b(?:" + "|".join(word for word, kind in _KINDS.items() if kind not in ("currency", "language", "planet", "school"))
+                           + r")\b")
 _KIND_END = re.compile(r"(?i)^(?:" + "|".join(_KINDS) + r")\s+|\s+(?:" + "|".join(_KINDS) + r")$")
 # An office's holder whose description gives the years in office, not a
 # lifespan ("Chancellor of Germany from 2005 to 2021").
