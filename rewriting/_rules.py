@@ -574,25 +574,35 @@ def _of_a_person(name: str) -> bool:
 
 
 def _another_kind(new: str, old: str, answer: str, history: Sequence[str]) -> bool:
-    # "What is the capital of France?" "Paris." "And London?": London is a
-    # city, as the answer is, and France a country; "And Merkel?" after
-    # "Who is the president of France?", "And Euro?" after "What currency
-    # does Japan use?", "And Spanish?" after "What language is spoken in
-    # Brazil?" ask no president of a person, no currency of a currency, no
-    # language of a people. The kinds are what the default collection says
-    # each name is (:func:`~rewriting._people.kinds_of`), where the answer
-    # is a bare name (a thing of the kind asked for), and an old name it
-    # does not know is of the answer's kind where that is the new one's.
-    # "How many people live in Tokyo?" "14 million." "And Japan?" asks the
-    # number again.
-    # One the conversation said is a person is one ("Who was Paris?").
-    if peoples_word(new) and not peoples_word(old):
+    # Whether ``new`` is of another kind than ``old``, so the previous
+    # question asked of it asks nothing: "What is the capital of London?",
+    # "Who is the president of Merkel?", "What currency does Euro use?",
+    # "How many people speak China?". The kinds are what the default
+    # collection says each name is (:func:`~rewriting._people.kinds_of`);
+    # one the conversation said is a person is one ("Who was Paris?").
+    new_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new)
+    old_kinds = kinds_of(old)
+    # A people or a tongue for what is none ("And Spanish?" after Brazil's
+    # language), or a known name of another kind for one ("And China?"
+    # after Spanish's speakers). A name the collection does not know may
+    # follow a people's word ("Georgian architecture": "And Victorian?").
+    new_speech, old_speech = _a_people_or_a_language(new, new_kinds), _a_people_or_a_language(old, old_kinds)
+    if peoples_word(new) and not peoples_word(old) or new_speech != old_speech and (new_speech or new_kinds):
         return True
-    new_kinds, old_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new), kinds_of(old)
+    # Both known: another kind whatever the answer says ("And Japan?" after
+    # Tokyo's population is left to the model).
+    if new_kinds and old_kinds:
+        return not new_kinds & old_kinds
+    # One unknown: the new name is of the kind the answer is, a thing of the
+    # kind asked for ("Paris." for a capital, so "And London?" names one).
     bare = re.sub(r"(?i)^\s*(?:the|an?)\s+|[\s.!]+$", "", answer)
-    if new_kinds & old_kinds or len(bare.split()) > 3 or re.search(r"\d", bare):
-        return False
-    return bool(old_kinds and new_kinds) or bool(new_kinds & kinds_of(bare))
+    return bool(new_kinds & kinds_of(bare))
+
+
+def _a_people_or_a_language(name: str, kinds: frozenset[str]) -> bool:
+    return peoples_word(name) or "language" in kinds
+
+
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")

@@ -143,6 +143,15 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     ("And Euro?", ["What currency does Japan use?", "The yen."]),
     ("And Spanish?", ["What language is spoken in Brazil?", "Portuguese."]),
     ("And Chinese?", ["How many people live in Japan?", "125 million."]),
+    # Whatever the answer says: a sentence, a number.
+    ("And London?", ["What is the capital of France?", "The capital of France is Paris."]),
+    ("And Merkel?", ["Who is the president of France?", "Emmanuel Macron is the president of France."]),
+    ("And Euro?", ["What currency does Japan use?", "Japan uses the yen."]),
+    ("And Sydney?", ["What is the capital of Australia?", "The capital of Australia is Canberra."]),
+    ("And Japan?", ["How many people live in Tokyo?", "About 14 million."]),
+    # A known name of another kind for a language: "How many people speak China?".
+    ("And China?", ["How many people speak Spanish?", "500 million."]),
+    ("And China?", ["Where is Spanish spoken?", "Spain and Latin America."]),
     # A place's, a firm's or a thing's name a title opens is no person's: "When was King Kong born?".
     ("And Prince Edward Island?", ["When was Plato born?", "c. 428 BC"]),
     ("And King Kong?", ["When was Plato born?", "c. 428 BC"]),
@@ -166,8 +175,6 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     # A state for a state, the answer a city: the capital is asked again.
     ("And Georgia?", ["What is the capital of Texas?", "Austin."], "What is the capital of Georgia?"),
     ("And Berlin?", ["How many people live in London?", "About 9 million."], "How many people live in Berlin?"),
-    # A country after a city, the answer no name: the number is asked again.
-    ("And Japan?", ["How many people live in Tokyo?", "About 14 million."], "How many people live in Japan?"),
     # A title and a person's given name or name is a person's.
     ("And Prince Edward?", ["When was Plato born?", "c. 428 BC"], "When was Prince Edward born?"),
     ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
