@@ -1909,3 +1909,68 @@ def test_a_best_scored_sentence_below_the_similarity_bar_is_not_found():
     reader = _toy_reader(question, {"Renew your licence": 0.3, "office visit": 0.5})
     answer = reader.read(question, [lifted, near])
     assert (answer.text, answer.found) == (NOT_FOUND, False)
+
+
+# What a verb of change changes, said between it and its "by" or "from" ("cut
+# rates by", "cut its staff from", "raised its budget by"), made it no change:
+# a question for the level got the change or the level before.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("What is the rate now?", "The bank cut rates by 50 basis points to 1.5%.", "1.5%"),
+    ("By how much did it cut rates?", "The bank cut rates by 50 basis points to 1.5%.", "50 basis points"),
+    ("How many staff does it have?", "The firm cut its staff from 500 to 300.", "300"),
+    ("How many staff did it have at first?", "The firm cut its staff from 500 to 300.", "500"),
+    ("By how much did it cut its staff?", "The firm cut its staff from 500 to 300.", "from 500 to 300"),
+    ("What is the budget now?", "The city raised its budget by $2 million to $10 million.", "$10 million"),
+    ("How much did the city raise its budget?", "The city raised its budget by $2 million to $10 million.", "$2 million"),
+    ("How many seats are there?", "The firm increased the number of seats from 10 to 12.", "12"),
+    ("What is the tax rate?", "The government raised taxes from 20% to 25% in 2010.", "25%"),
+    ("How many cows did the farm have at first?", "The farm grew its herd from 50 to 80 cows.", "50"),
+    # A pair against the verb's way, from one year to another, or what is
+    # raised "from" a count, is a range or a time; "raised by" names who did it.
+    ("When was power cut?", "The storm cut power from 5 to 10 pm.", "5"),
+    ("How long is his hair?", "The barber cut his hair from 5 to 10 cm.", "5 to 10 cm"),
+    ("How long did she raise her sons?", "She raised her sons from 1950 to 1960 in Ohio.", "1950 to 1960"),
+    ("How long did farmers grow crops?", "Farmers grew crops from 1950 to 1960 on the land.", "1950 to 1960"),
+    ("How much did the school raise?", "The school raised funds from 30 to 40 parents.", "30 to 40"),
+    ("How many volunteers raised the money?", "The money was raised by 300 to 400 volunteers.", "400"),
+    ("How long was he raised by his aunt?", "He was raised by his aunt from 1950 to 1960.", "1950 to 1960"),
+    ("How many cheers were there?", "The mayor cut the ribbon by the river to 500 cheers.", "500"),
+    ("How old are the children?", "Sales grew among children from 5 to 10.", "5 to 10"),
+])
+def test_what_a_verb_of_change_changes_may_stand_before_its_by_or_from(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# "A 5 percentage increase" was answered "5": the unit is kept as said.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How big was the increase?", "The 5 percentage increase was the largest since 1990.", "5 percentage"),
+    ("How much did the tax rise?", "The tax rose by 5 percentage to 20%.", "5 percentage"),
+    ("How big was the rise?", "Rates saw a 5 percentage-point rise.", "5 percentage-point"),
+])
+def test_a_number_said_in_percentage_keeps_it(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# Levels said with their years ("from 5,000 in 1900 to 20,000 in 2000") were
+# no change: every question got the first level.
+DATED_FROM = "The population grew from 5,000 in 1900 to 20,000 in 2000."
+
+
+@pytest.mark.parametrize("question, sentence, span", [
+    ("What is the population now?", DATED_FROM, "20,000"),
+    ("What was the population in 1900?", DATED_FROM, "5,000"),
+    ("What was the population in 2000?", DATED_FROM, "20,000"),
+    ("What was the population at first?", DATED_FROM, "5,000"),
+    ("By how much did the population grow?", DATED_FROM, "from 5,000 in 1900 to 20,000 in 2000"),
+    ("How many members does it have?", "Membership rose from 300 in the 1990s to 1,200 in May 2010.", "1,200"),
+    ("How much did sales fall?", "Sales fell from $5 million in 2008 to $3 million in 2009.",
+     "from $5 million in 2008 to $3 million in 2009"),
+    ("How high is the river?", "The river rose from 3 m in 1990 to 5 m in 2000.", "5 m"),
+    ("What is the population now?", "The population grew by 5,000 in 1990 to 20,000.", "20,000"),
+    # A level said without its year keeps the change's span as it was.
+    ("How much did it grow?", "The population grew from 5,000 to 20,000 in 2000.", "from 5,000 to 20,000"),
+    # A first level with its year is no range with the second's unit.
+    ("What was the population at first?", "The population grew from 3 in 1900 to 4 million in 2000.", "3"),
+])
+def test_levels_said_with_their_years_are_the_level_before_and_after(question, sentence, span):
+    assert short_span("number", question, sentence) == span

@@ -385,14 +385,16 @@ _NUMBER_WORDS = (
     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
     "hundred thousand million billion dozen dozens hundreds thousands millions"
 ).split()
-# A number is said with its percent ("12%", "5 per cent") or its points
-# ("4 percentage points", "50 basis points", "5 percentage-points": not "4
-# percent"), the unit of a change in a percent.
+# A number is said with its percent ("12%", "5 per cent", "a 5 percentage
+# increase": :data:`_PERCENT`) or its points ("4 percentage points", "50
+# basis points", "5 percentage-points": not "4 percent"), the unit of a
+# change in a percent.
 _POINTS = r"(?:percentage|basis)[\s-]+points?\b"
 _SAYS_POINTS = re.compile(_POINTS, re.IGNORECASE)
+_PERCENT = r"percent(?:age)?\b|per cent\b"
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|percent\b|per cent\b))*(?:\s?%)?",
+    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
@@ -444,11 +446,38 @@ _APPROXIMATE = re.compile(rf"\b{_NEAR}\s+$", re.IGNORECASE)
 # then the level it reached, also said how near ("by about 5,000", the
 # ``near`` group) or as a range ("by 3-4% to 9,700"; "by between 3 and 4
 # percent to 9,700", the "between" read by :data:`_BETWEEN`).
-_CHANGE_VERB = (
-    r"ris(?:e[ns]?|ing)|rose|grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|fall(?:s|en|ing)?|fell"
-    r"|drop(?:s|ped|ping)?|declin(?:e[sd]?|ing)|reduc(?:e[sd]?|ing)|cut(?:s|ting)?|climb(?:s|ed|ing)?|shr[iau]nk|shrinks?"
-    r"|expand(?:s|ed|ing)?|jump(?:s|ed|ing)?|(?:go(?:es|ne)?|going|went)\s+(?:up|down)"
+# Those that also take what they change after them ("cut rates by", "grew
+# its herd from": :data:`_CHANGED_WHAT`).
+_CHANGE_OBJECT_VERB = (
+    r"grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|drop(?:s|ped|ping)?|reduc(?:e[sd]?|ing)"
+    r"|cut(?:s|ting)?|shr[iau]nk|shrinks?|expand(?:s|ed|ing)?"
 )
+_CHANGE_VERB = (
+    r"ris(?:e[ns]?|ing)|rose|fall(?:s|en|ing)?|fell|declin(?:e[sd]?|ing)|climb(?:s|ed|ing)?|jump(?:s|ed|ing)?"
+    r"|(?:go(?:es|ne)?|going|went)\s+(?:up|down)|" + _CHANGE_OBJECT_VERB
+)
+# Raising and lowering change a number only with what they change after
+# them ("raised its budget by", "lowered rates from"): "raised by his aunt",
+# "raised by 300 to 400 volunteers" name who did it.
+_RAISE = r"rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?"
+# What a verb of change changes, said between it and its "by" or "from":
+# one or two words ("cut rates by", "lowered interest rates by"), after a
+# determiner where one is said ("cut its staff from", "raised the city's
+# budget by"), and what they are "of" ("increased the number of seats
+# from"). No other preposition opens it: "raised by his aunt from 1950".
+_THING = (
+    r"(?:\s+(?:its|their|his|her|our|your|the|a|an|this|that|these|those))?"
+    r"(?:\s+(?!(?:by|from|to|in|on|at|of|with|for|and|or|but|as|than|into|onto|over|after|before|during|since|until"
+    r"|among|amid|across|along|around|about|against|between|beyond|near|through|throughout|toward|towards|under"
+    r"|upon|via|within|without|per|like|past|who|which|that|when|where|while|if)\b)"
+    r"[^\W\d][\w'’-]*){1,2}"
+)
+_CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
+# A verb that says its change goes down: "cut its staff from 500 to 300"
+# falls, and "cut power from 5 to 10 pm", "cut the road from 5 to 10 km
+# north" rise, a range of what was cut (:func:`_quantities`).
+_DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower", re.IGNORECASE)
+_RAISED = re.compile(r"rais", re.IGNORECASE)
 # The verb may stand a few words before its "by" ("rose in 2001 by",
 # "grew steadily by", "fell over the last decade by"): up to four, each an
 # -ly adverb, a year or decade, or a word of time; before its "from" only
@@ -465,14 +494,22 @@ _FROM_GAP = r"(?:\s+(?:[^\W\d]+ly|" + _GAP_YEAR + r")\b){0,2}"
 # "grew from about 5,000 to 20,000") says the level before and the level
 # after; a plain "from" a count it started at.
 _FROM = re.compile(
-    rf"\b(?:(?P<change>{_CHANGE_VERB})(?:{_CHANGE_GAP}\s+(?P<way>by)|{_FROM_GAP}\s+(?P<way_from>from))"
+    rf"\b(?:(?P<change>(?:{_CHANGE_OBJECT_VERB}|{_RAISE}){_CHANGED_WHAT}|{_CHANGE_VERB})"
+    rf"(?:{_CHANGE_GAP}\s+(?P<way>by)|{_FROM_GAP}\s+(?P<way_from>from))"
     rf"(?:\s+(?P<near>{_NEAR}))?|from|by)\s+$",
     re.IGNORECASE,
 )
-# ...and one "to" the level from a change said with what it counts or that
-# is a range ("grew by 5,000 members, to 20,000"; "fell by 3 to 4 percent to
-# 9,700": the level is 9,700).
-_UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
+# A level said with its time ("from 5,000 in 1900 to 20,000 in 2000"), read
+# in text whose dates but bare years are blanked ("in May 1900", "in the
+# 1900s": blanks).
+_AT_TIME = r"\s+(?:in|during)\s+(?:the\s+)?(?:\d{4}s?|\s+)"
+_DATED = re.compile(_AT_TIME, re.IGNORECASE)
+# ...and one "to" the level from a change said with what it counts, its
+# time, or that is a range ("grew by 5,000 members, to 20,000"; "from 5,000
+# in 1900 to 20,000"; "fell by 3 to 4 percent to 9,700": the level is 9,700).
+_UNIT_TO = re.compile(rf"\s*(?:%|[^\W\d]+)?(?:{_AT_TIME})?,?\s+to\s+", re.IGNORECASE)
+# A year as a question or a bare number says it ("the 2026 World Cup").
+_A_YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
 # A question about the change itself ("How much did inflation increase?",
 # "How many members joined?", "By how much …?") is answered with it, a
 # range where it is one. Its verb is a lower-case whole word: a name
@@ -481,7 +518,7 @@ _UNIT_TO = re.compile(r"\s*(?:%|[^\W\d]+)?,?\s+to\s+", re.IGNORECASE)
 _CHANGE_ASKED = re.compile(
     rf"(?i:\bby\s+how\s+(?:much|many)\b)|\b(?:{_CHANGE_VERB}"
     r"|gain(?:s|ed|ing)?|join(?:s|ed|ing)?|enrol(?:s|ls?|led|ling)?|recruit(?:s|ed|ing)?"
-    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?|chang(?:e[sd]?|ing)"
+    r"|hir(?:e[sd]?|ing)|los(?:es?|ing)|lost|add(?:s|ed|ing)?|" + _RAISE + r"|chang(?:e[sd]?|ing)"
     r"|sign(?:s|ed|ing)?\s+(?:up|down))\b"
 )
 # A question with a verb of change may still ask for the level reached:
@@ -1875,11 +1912,12 @@ def _number_words(number: str) -> list[str]:
 def _value(number: str) -> float | None:
     """The value a :data:`_NUMBER` match says, or None.
 
-    >>> [_value(n) for n in ("5,000", "$5", "two hundred", "twenty-five", "3 million", "dozens", "12%")]
-    [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0]
+    >>> [_value(n) for n in ("5,000", "$5", "two hundred", "twenty-five", "3 million", "dozens", "12%", "5 percentage")]
+    [5000.0, 5.0, 200.0, 25.0, 3000000.0, 12.0, 12.0, 5.0]
     """
     total = current = 0.0
-    bare = re.sub(r"^[$£€]\s?|\s?%$|\s+(?:per\s*cent|" + _POINTS + r")$", "", number.strip(), flags=re.IGNORECASE)
+    bare = re.sub(r"^[$£€]\s?|\s?%$|[\s-]+(?:" + _PERCENT + r"|" + _POINTS + r")$", "", number.strip(),
+                  flags=re.IGNORECASE)
     for word in _number_words(bare):
         if word[:1].isdigit():
             current = float(word.replace(",", ""))
@@ -1910,7 +1948,8 @@ def _rises(first: str, second: str) -> bool:
 
 
 def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: bool,
-                change: bool = False, first: bool = False) -> list[tuple[int, int, str, int]]:
+                change: bool = False, first: bool = False, years: frozenset[str] = frozenset()
+                ) -> list[tuple[int, int, str, int]]:
     """(start, end, text, end of its number) of each quantity ``numbers``
     (:data:`_NUMBER` matches in ``undated``, ``sentence`` with its dates
     blanked) open: a number with the range it opens (:data:`_RANGE_ON`,
@@ -1931,7 +1970,10 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     question for the level gets the second, one for the level ``first``
     (:data:`_START_ASKED`) the first (both where only the second says the
     unit: "from 3 to 4 million euros"), one for the change, which is not
-    said, both ("from about 5,000 to 20,000").
+    said, both ("from about 5,000 to 20,000"). Levels said with their
+    times ("from 5,000 in 1900 to 20,000 in 2000") are the same change: a
+    question that names (in ``years``) the first's year gets the first,
+    one for the change both with their times.
 
     >>> s = "It takes about 6 to 8 weeks, between 20 and 30 days by air, or 25-35 hours."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
@@ -1962,6 +2004,17 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
     >>> s = "It grew and was bought by 300 to 400 men, rose, helped by 30 to 40, rose in a wave led by 5 to 20."
     >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), False, change=True)]
     ['300', '400', '30', '40', '5', '20']
+
+    What the verb changes may stand before its "by" or "from"
+    (:data:`_CHANGED_WHAT`), a pair from it going the verb's way:
+
+    >>> s = "It cut its staff from 500 to 300 and cut power from 5 to 10 pm."
+    >>> [q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s)), True)]
+    ['300', '5 to 10']
+    >>> s = "It grew from 5,000 in 1900 to 20,000 in 2000."
+    >>> [[q[2] for q in _quantities(s, s, list(_NUMBER.finditer(s))[::2], False, change, False, years)]
+    ...  for change, years in ((False, frozenset()), (False, frozenset({"1900"})), (True, frozenset()))]
+    [['20,000'], ['5,000'], ['from 5,000 in 1900 to 20,000 in 2000']]
     """
     found: list[tuple[int, int, str, int]] = []
     skip = -1
@@ -1977,11 +2030,26 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             changed = _FROM.search(sentence, 0, between.start())
             changed = changed if changed and changed.group("way") else None
             way = "by" if changed else None
+        if way == "from" and changed.group("what") and at + 1 < len(numbers) and (
+                _rises(number.group(), numbers[at + 1].group()) == bool(_DOWN.match(changed.group("change")))
+                or _A_YEAR.fullmatch(number.group()) and _A_YEAR.fullmatch(numbers[at + 1].group())
+                or _RAISED.match(changed.group("change"))
+                and not (_in_units(sentence, number) or number.group()[0] in "$£€")):
+            # What a verb changes goes its way ("cut its staff from 500 to
+            # 300"); the other way, or from one year to another, it is a
+            # range ("cut power from 5 to 10 pm", "raised her sons from 1950
+            # to 1960"). What is raised "from" a count is where it came from
+            # ("raised funds from 30 to 40 parents"); from a level said in
+            # units, a change ("raised taxes from 20% to 25%").
+            way = None
         if way == "from":
             # "grew from about 5,000 to 20,000": the level before, then the one after.
             last = _changed_by(undated, numbers, at, between is not None)
-            if last is not None and (first or change):
-                if first:
+            # Levels said with their times ("from 5,000 in 1900 to 20,000 in
+            # 2000"): a question that names the first's ("in 1900") asks for it.
+            dated = last is not None and _A_YEAR.findall(sentence, number.end(), numbers[last + 1].start())
+            if last is not None and (first or change or not years.isdisjoint(dated or ())):
+                if first or not change and not years.isdisjoint(dated):
                     start = between.start() if between and last > at else start
                     end = _change_end(sentence, numbers, at, last)
                     # "from 3 to 4 million euros" says its unit or scale (a
@@ -1990,15 +2058,18 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                     # 3 years") it is no range: the first.
                     said = (lambda m: _in_units(sentence, m)) if measure else (lambda m: _scaled(m.group()))
                     level = numbers[last + 1]
-                    if (said(level) and not said(number) and not said(numbers[last])
+                    if (not dated and said(level) and not said(number) and not said(numbers[last])
                             and _rises(numbers[last].group(), level.group())):
                         end = level.end()
                     start, end = _measured(sentence, start, end) if measure else (start, end)
                     number_end = end
                 else:
-                    # The change is not said, only the two levels it lies between.
+                    # The change is not said, only the two levels it lies between
+                    # (with the second's time where the first says its own).
                     start, number_end = changed.start("way_from"), numbers[last + 1].end()
                     end = _measure_end(sentence, number_end) if measure else number_end
+                    at_time = _DATED.match(undated, end) if dated else None
+                    number_end = end = at_time.end() if at_time else end
                 found.append((start, end, sentence[start:end].strip(), number_end))
                 skip = last + 1
                 continue
@@ -2149,12 +2220,12 @@ def _scaled(number: str) -> bool:
     (:data:`_POINTS`) or "thousand" and the like, the part of its unit a
     count keeps (:func:`_in_units`).
 
-    >>> [_scaled(n) for n in ("3%", "5 per cent", "2 percentage-points", "12 thousand", "$5", "30")]
-    [True, True, True, True, False, False]
+    >>> [_scaled(n) for n in ("3%", "5 per cent", "5 percentage", "2 percentage-points", "12 thousand", "$5", "30")]
+    [True, True, True, True, True, False, False]
     """
     words = _number_words(number)
-    return ("%" in number or not {"percent", "cent"}.isdisjoint(words) or _SAYS_POINTS.search(number) is not None
-            or not _WORD_SCALE.keys().isdisjoint(words))
+    return ("%" in number or not {"percent", "percentage", "cent"}.isdisjoint(words)
+            or _SAYS_POINTS.search(number) is not None or not _WORD_SCALE.keys().isdisjoint(words))
 
 
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
@@ -2205,7 +2276,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # about another time ("Who won the 2030 World Cup?" got "Spain" from
     # "… Spain, who won … the 2026 World Cup"), and only the whole sentence
     # shows the reader that.
-    if set(re.findall(r"\b(?:1\d{3}|20\d{2})\b", question)) - set(re.findall(r"\b\d{4}\b", sentence)):
+    if set(_A_YEAR.findall(question)) - set(re.findall(r"\b\d{4}\b", sentence)):
         return None
     near = _relation_words(question, sentence, f"{title} {referent}")
     others = set()
@@ -2244,10 +2315,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # own figure, though "4,404" sits nearer "long".
         spans = [m for m in spans if not _RESTATED.search(undated, 0, m.start())] or spans
         # A bare four-digit number is usually a year, not the count asked for.
-        counts = [m for m in spans if not re.fullmatch(r"1\d{3}|20\d{2}", m.group().strip())] or spans
+        counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or spans
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
-                                 _change_asked(question), _START_ASKED.search(question) is not None)
+                                 _change_asked(question), _START_ASKED.search(question) is not None,
+                                 frozenset(_A_YEAR.findall(question)))
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
