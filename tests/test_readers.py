@@ -1924,6 +1924,7 @@ def test_a_best_scored_sentence_below_the_similarity_bar_is_not_found():
     ("How much did the city raise its budget?", "The city raised its budget by $2 million to $10 million.", "$2 million"),
     ("How many seats are there?", "The firm increased the number of seats from 10 to 12.", "12"),
     ("What is the tax rate?", "The government raised taxes from 20% to 25% in 2010.", "25%"),
+    ("What is the age limit?", "The state raised the age limit from 16 to 18.", "18"),
     ("How many cows did the farm have at first?", "The farm grew its herd from 50 to 80 cows.", "50"),
     # A pair against the verb's way, from one year to another, or what is
     # raised "from" a count, is a range or a time; "raised by" names who did it.

@@ -478,6 +478,11 @@ _CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
 # north" rise, a range of what was cut (:func:`_quantities`).
 _DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower", re.IGNORECASE)
 _RAISED = re.compile(r"rais", re.IGNORECASE)
+# A word after a count that says what it counts ("from 30 to 40 parents"),
+# not one that opens another phrase ("from 16 to 18 in 2001").
+_COUNTING = re.compile(
+    r"\s+(?!(?:in|on|at|by|for|during|since|until|after|before|and|but|or|while|when|with)\b)[^\W\d]", re.IGNORECASE
+)
 # The verb may stand a few words before its "by" ("rose in 2001 by",
 # "grew steadily by", "fell over the last decade by"): up to four, each an
 # -ly adverb, a year or decade, or a word of time; before its "from" only
@@ -2033,14 +2038,15 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         if way == "from" and changed.group("what") and at + 1 < len(numbers) and (
                 _rises(number.group(), numbers[at + 1].group()) == bool(_DOWN.match(changed.group("change")))
                 or _A_YEAR.fullmatch(number.group()) and _A_YEAR.fullmatch(numbers[at + 1].group())
-                or _RAISED.match(changed.group("change"))
+                or _RAISED.match(changed.group("change")) and _COUNTING.match(sentence, numbers[at + 1].end())
                 and not (_in_units(sentence, number) or number.group()[0] in "$£€")):
             # What a verb changes goes its way ("cut its staff from 500 to
             # 300"); the other way, or from one year to another, it is a
             # range ("cut power from 5 to 10 pm", "raised her sons from 1950
-            # to 1960"). What is raised "from" a count is where it came from
-            # ("raised funds from 30 to 40 parents"); from a level said in
-            # units, a change ("raised taxes from 20% to 25%").
+            # to 1960"). What is raised "from" counted people or things is
+            # where it came from ("raised funds from 30 to 40 parents"); from
+            # a level, a change ("raised the age limit from 16 to 18",
+            # "raised taxes from 20% to 25%").
             way = None
         if way == "from":
             # "grew from about 5,000 to 20,000": the level before, then the one after.
