@@ -2053,8 +2053,8 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             last = _changed_by(undated, numbers, at, between is not None)
             # Levels said with their times ("from 5,000 in 1900 to 20,000 in
             # 2000"): a question that names the first's ("in 1900") asks for it.
-            dated = last is not None and _A_YEAR.findall(sentence, number.end(), numbers[last + 1].start())
-            if last is not None and (first or change or not years.isdisjoint(dated or ())):
+            dated = _A_YEAR.findall(sentence, number.end(), numbers[last + 1].start()) if last is not None else []
+            if last is not None and (first or change or not years.isdisjoint(dated)):
                 if first or not change and not years.isdisjoint(dated):
                     start = between.start() if between and last > at else start
                     end = _change_end(sentence, numbers, at, last)
