@@ -1975,3 +1975,15 @@ DATED_FROM = "The population grew from 5,000 in 1900 to 20,000 in 2000."
 ])
 def test_levels_said_with_their_years_are_the_level_before_and_after(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+# A long run of spaces after a level's "in" ("from 5 in" and 2,000 spaces)
+# was split every way by the pattern for a level's time: one question took
+# very long. Read it once, as the start did.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many people lived there?", "The population grew from 5 in" + " " * 2000 + "xx to 9.", "5"),
+    ("What was the population at first?", "The population grew from 5 in the" + " " * 2000 + "xx to 9.", "5"),
+    ("What is the population now?", "The population grew from 5,000 in" + " " * 2000 + "1900 to 20,000.", "20,000"),
+])
+def test_a_long_run_of_spaces_after_a_levels_time_is_read_once(question, sentence, span):
+    assert short_span("number", question, sentence) == span

@@ -507,12 +507,15 @@ _FROM = re.compile(
 # A level said with its time ("from 5,000 in 1900 to 20,000 in 2000"), read
 # in text whose dates but bare years are blanked ("in May 1900", "in the
 # 1900s": blanks).
-_AT_TIME = r"\s+(?:in|during)\s+(?:the\s+)?(?:\d{4}s?|\s+)"
-_DATED = re.compile(_AT_TIME, re.IGNORECASE)
+# No two unbounded runs of spaces stand side by side: a long run of blanks
+# is then split one way only, not tried every way (a cost that grows with
+# the cube of the run).
+_AT_TIME = r"\s+(?:in|during)(?:\s+the)?"
+_DATED = re.compile(_AT_TIME + r"(?:\s+\d{4}s?|\s+)", re.IGNORECASE)
 # ...and one "to" the level from a change said with what it counts, its
 # time, or that is a range ("grew by 5,000 members, to 20,000"; "from 5,000
 # in 1900 to 20,000"; "fell by 3 to 4 percent to 9,700": the level is 9,700).
-_UNIT_TO = re.compile(rf"\s*(?:%|[^\W\d]+)?(?:{_AT_TIME})?,?\s+to\s+", re.IGNORECASE)
+_UNIT_TO = re.compile(rf"(?:\s*(?:%|[^\W\d]+))?(?:{_AT_TIME}(?:\s+\d{{4}}s?)?)?,?\s+to\s+", re.IGNORECASE)
 # A year as a question or a bare number says it ("the 2026 World Cup").
 _A_YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
 # A question about the change itself ("How much did inflation increase?",
