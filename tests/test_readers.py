@@ -1987,3 +1987,15 @@ def test_levels_said_with_their_years_are_the_level_before_and_after(question, s
 ])
 def test_a_long_run_of_spaces_after_a_levels_time_is_read_once(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+# Times of day ("cut power from 10 pm to 5 am") were read as a cut from 10 to
+# 5: a number said with its am, pm or o'clock is no level of a change.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("When was power cut?", "The storm cut power from 10 pm to 5 am.", "10"),
+    ("When was the water cut?", "The city cut water from 11 pm to 6 am on Sunday.", "11"),
+    ("When was power cut?", "The storm cut power from 10 to 5 am.", "10"),
+    ("How many staff does it have?", "The firm cut its staff from 500 to 300 amid protests.", "300"),
+])
+def test_times_of_day_after_a_verb_of_change_are_no_change(question, sentence, span):
+    assert short_span("number", question, sentence) == span

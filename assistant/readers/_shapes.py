@@ -478,6 +478,9 @@ _CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
 # north" rise, a range of what was cut (:func:`_quantities`).
 _DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower", re.IGNORECASE)
 _RAISED = re.compile(r"rais", re.IGNORECASE)
+# A number said as a time of day ("from 10 pm to 5 am", "from 9 o'clock"):
+# what was cut from it to another is cut for that time, no change.
+_TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?m\b|o['’]clock\b)", re.IGNORECASE)
 # A word after a count that says what it counts ("from 30 to 40 parents"),
 # not one that opens another phrase ("from 16 to 18 in 2001").
 _COUNTING = re.compile(
@@ -2042,11 +2045,13 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                 _rises(number.group(), numbers[at + 1].group()) == bool(_DOWN.match(changed.group("change")))
                 or _A_YEAR.fullmatch(number.group()) and _A_YEAR.fullmatch(numbers[at + 1].group())
                 or _RAISED.match(changed.group("change")) and _COUNTING.match(sentence, numbers[at + 1].end())
-                and not (_in_units(sentence, number) or number.group()[0] in "$£€")):
+                and not (_in_units(sentence, number) or number.group()[0] in "$£€")
+                or any(_TIME_OF_DAY.match(sentence, level.end()) for level in numbers[at:at + 2])):
             # What a verb changes goes its way ("cut its staff from 500 to
             # 300"); the other way, or from one year to another, it is a
             # range ("cut power from 5 to 10 pm", "raised her sons from 1950
-            # to 1960"). What is raised "from" counted people or things is
+            # to 1960"), as from a time of day ("cut power from 10 pm to 5
+            # am"). What is raised "from" counted people or things is
             # where it came from ("raised funds from 30 to 40 parents"); from
             # a level, a change ("raised the age limit from 16 to 18",
             # "raised taxes from 20% to 25%").
