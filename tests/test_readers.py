@@ -1999,3 +1999,14 @@ def test_a_long_run_of_spaces_after_a_levels_time_is_read_once(question, sentenc
 ])
 def test_times_of_day_after_a_verb_of_change_are_no_change(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+# "The 2019 percentage" was read as a number said in percentage, so the
+# bare-year filter missed it: a year before "percentage" is a year.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("What was the vote share in 2019?", "The 2019 percentage was 40%.", "40%"),
+    ("What was growth in 2001?", "Growth in 2001 percentage terms was 5%.", "5%"),
+    ("How big was the increase?", "The 25 percentage increase was the largest since 1990.", "25 percentage"),
+])
+def test_a_year_before_percentage_is_a_year(question, sentence, span):
+    assert short_span("number", question, sentence) == span

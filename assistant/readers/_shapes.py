@@ -391,7 +391,9 @@ _NUMBER_WORDS = (
 # change in a percent.
 _POINTS = r"(?:percentage|basis)[\s-]+points?\b"
 _SAYS_POINTS = re.compile(_POINTS, re.IGNORECASE)
-_PERCENT = r"percent(?:age)?\b|per cent\b"
+# A year is no number said in percentage ("the 2019 percentage").
+_YEAR = r"(?:1\d{3}|20\d{2})"
+_PERCENT = rf"percent\b|(?<!\b{_YEAR}[\s-])percentage\b|per cent\b"
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
     r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
@@ -520,7 +522,7 @@ _DATED = re.compile(_AT_TIME + r"(?:\s+\d{4}s?|\s+)", re.IGNORECASE)
 # in 1900 to 20,000"; "fell by 3 to 4 percent to 9,700": the level is 9,700).
 _UNIT_TO = re.compile(rf"(?:\s*(?:%|[^\W\d]+))?(?:{_AT_TIME}(?:\s+\d{{4}}s?)?)?,?\s+to\s+", re.IGNORECASE)
 # A year as a question or a bare number says it ("the 2026 World Cup").
-_A_YEAR = re.compile(r"\b(?:1\d{3}|20\d{2})\b")
+_A_YEAR = re.compile(rf"\b{_YEAR}\b")
 # A question about the change itself ("How much did inflation increase?",
 # "How many members joined?", "By how much …?") is answered with it, a
 # range where it is one. Its verb is a lower-case whole word: a name
