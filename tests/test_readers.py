@@ -2010,3 +2010,16 @@ def test_times_of_day_after_a_verb_of_change_are_no_change(question, sentence, s
 ])
 def test_a_year_before_percentage_is_a_year(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+# "Sales grew despite visitors from 5 to 10 countries" was read as a change
+# of "despite visitors": a conjunction or particle opens no object of a verb
+# of change.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many countries did buyers come from?", "Sales grew because buyers from 5 to 10 countries came.", "10"),
+    ("How many countries did visitors come from?", "Sales dropped despite visitors from 10 to 5 countries.", "5"),
+    ("How old was she when she grew up in Ohio?", "She grew up from 5 to 10 in Ohio.", "5 to 10"),
+    ("How many seats are there?", "The council increased the number of seats from 50 to 60.", "60"),
+])
+def test_a_conjunction_or_particle_is_no_object_of_a_verb_of_change(question, sentence, span):
+    assert short_span("number", question, sentence) == span

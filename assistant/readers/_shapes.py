@@ -466,12 +466,14 @@ _RAISE = r"rais(?:e[sd]?|ing)|lower(?:s|ed|ing)?"
 # one or two words ("cut rates by", "lowered interest rates by"), after a
 # determiner where one is said ("cut its staff from", "raised the city's
 # budget by"), and what they are "of" ("increased the number of seats
-# from"). No other preposition opens it: "raised by his aunt from 1950".
+# from"). No other preposition, conjunction or particle opens it: "raised
+# by his aunt from 1950", "grew despite visitors from 5 to 10 countries",
+# "grew up from 5 to 10".
 _THING = (
     r"(?:\s+(?:its|their|his|her|our|your|the|a|an|this|that|these|those))?"
-    r"(?:\s+(?!(?:by|from|to|in|on|at|of|with|for|and|or|but|as|than|into|onto|over|after|before|during|since|until"
-    r"|among|amid|across|along|around|about|against|between|beyond|near|through|throughout|toward|towards|under"
-    r"|upon|via|within|without|per|like|past|who|which|that|when|where|while|if)\b)"
+    rf"(?:\s+(?!(?:{_PREPOSITION}|and|or|but|as|than|onto|over|after|before|among|amid|across|along|around|about"
+    r"|against|between|beyond|near|throughout|toward|towards|upon|via|within|without|per|like|past|who|which|that"
+    r"|when|where|while|if|because|despite|although|though|unless|up|down|out|off)\b)"
     r"[^\W\d][\w'’-]*){1,2}"
 )
 _CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
