@@ -2001,6 +2001,18 @@ def test_times_of_day_after_a_verb_of_change_are_no_change(question, sentence, s
     assert short_span("number", question, sentence) == span
 
 
+# "cut the budget by 20 votes to 10" was read as a cut of the budget by 20
+# to 10: a tally's "by" changes nothing it names; a change with its object
+# is still one.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many votes did the motion get?", "The motion cut the budget by 20 votes to 10.", "20"),
+    ("How many votes did the amendment get?", "Parliament raised the limit by 300 votes to 250.", "300"),
+    ("What is the tax now?", "The council cut the tax by 5 percent to 20 percent.", "20 percent"),
+])
+def test_a_tally_after_a_verb_of_change_is_no_change(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 # "The 2019 percentage" was read as a number said in percentage, so the
 # bare-year filter missed it: a year before "percentage" is a year.
 @pytest.mark.parametrize("question, sentence, span", [

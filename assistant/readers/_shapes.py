@@ -482,6 +482,8 @@ _CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
 # north" rise, a range of what was cut (:func:`_quantities`).
 _DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower", re.IGNORECASE)
 _RAISED = re.compile(r"rais", re.IGNORECASE)
+# A vote's tally after a "by" ("cut the budget by 20 votes to 10").
+_TALLY = re.compile(r"\s*votes?\b", re.IGNORECASE)
 # A number said as a time of day ("from 10 pm to 5 am", "from 9 o'clock"):
 # what was cut from it to another is cut for that time, no change.
 _TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?m\b|o['’]clock\b)", re.IGNORECASE)
@@ -2092,8 +2094,11 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                 skip = last + 1
                 continue
         else:
+            # "cut the budget by 20 votes to 10" is the vote, not a change
+            # of the budget: a tally's "by" changes nothing it names.
+            tally = way == "by" and changed.group("what") and _TALLY.match(sentence, number.end())
             last = (_changed_by(undated, numbers, at, between is not None, changed.group("near") is not None)
-                    if way == "by" else None)
+                    if way == "by" and not tally else None)
         if last is not None and not change:
             skip = last
             continue
