@@ -131,8 +131,8 @@ class CausalLMRewriter:
 
     def warm(self) -> None:
         """Read now what the rules read once: the people of the default
-        collection, whom "And Aristotle?" after "When was Plato born?" is
-        asked of. The first read takes seconds, spent here rather than inside
+        collection and what its other names are (a city, a land, ...), by
+        which "And Aristotle?" after "When was Plato born?" is asked of him. The first read takes seconds, spent here rather than inside
         the first batch of questions that needs it."""
         warm_people()
 

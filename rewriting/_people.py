@@ -51,8 +51,9 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
     # words of those with a lifespan ("ludwig"): given names; and what each
     # title says its name is (:data:`_KINDS`), by the title, by it without
     # its bracket ("Georgia (country)"), before its comma ("Austin, Texas")
-    # or without the kind's word ("Amazon River"), and "person" for a person. Without the collection installed
-    # no one and nothing is known, and no birth is asked of a new name by rule.
+    # or without the kind's word ("Amazon River"), and "person" for a
+    # person. Without the collection installed no one and nothing is known,
+    # and no birth is asked of a new name by rule.
     from assistant.readers import lifespan
     from assistant.retrieval import read_collection
 
@@ -60,8 +61,8 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
     try:
         for passage in read_collection():
             description, title = passage.get("description", ""), " ".join(passage["title"].split()).lower()
-            kind_word = _KIND_WORD.search(description)
-            if lifespan(description) is not None:
+            kind_word, span = _KIND_WORD.search(description), lifespan(description)
+            if span is not None:
                 people.update((title, title.split()[-1]))
                 given.update(title.split()[:-1][:1])
             elif _OFFICE.search(description):
@@ -71,7 +72,7 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
                 # "Amazon River" and "Lake Victoria" are "the Amazon" and "Victoria" too.
                 for key in {title, bare, title.split(",")[0].strip(), _KIND_END.sub("", bare)}:
                     kinds[key] = kinds.get(key, frozenset()) | {_KINDS[kind_word.group().lower()]}
-            if _NOT_A_PERSON.search(description) and lifespan(description) is None:
+            if _NOT_A_PERSON.search(description) and span is None:
                 places.add(title)
     except DataFormatError:
         return frozenset(), frozenset(), {}

@@ -523,18 +523,19 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
         return ""
     written = old.group()
+    unmarked = without_possessive(written)
     # "What is Platonism?" and "What is Newtonian mechanics?" name Plato's
     # teaching and Newton's, not a name "And Aristotle?" stands for.
-    if (_DERIVED.search(written) or _of_a_person(without_possessive(written))) and not _DERIVED.search(name):
+    if (_DERIVED.search(written) or _of_a_person(unmarked)) and not _DERIVED.search(name):
         return ""
-    if _another_kind(name, without_possessive(written), answer, history):
+    if _another_kind(name, unmarked, answer, history):
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
-    ending = without_possessive(written).split()[-1].lower()
+    ending = unmarked.split()[-1].lower()
     if ending in _KIND_ENDINGS and ending not in name.lower().split():
         return ""
-    mark = written[len(without_possessive(written)):]
+    mark = written[len(unmarked):]
     # "Moses' mission" → "Aristotle's mission": the mark alone after an "s" only.
     if mark and len(mark) == 1 and not name.endswith("s"):
         mark += "s"
