@@ -14,29 +14,20 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from assistant.kernel import DataFormatError
+from assistant.kernel import KIND_NOUNS, DataFormatError
 
 __all__ = ["a_person", "a_given_name", "kinds_of", "warm_people"]
 
 
-# What a description says a name is, by the first of these nouns it holds
-# ("Capital city of Texas" a city, "Country in Eastern Europe" and "U.S.
-# state" a land): "And London?" after "What is the capital of France?" asks
+# What a description says a name is, by the first of the kernel's kind
+# nouns it holds: "And London?" after "What is the capital of France?" asks
 # no capital of a city.
-_KINDS = {**dict.fromkeys("city cities capital town village municipality metropolis commune".split(), "city"),
-          **dict.fromkeys("country state nation province region continent territory".split(), "land"),
-          **dict.fromkeys("company corporation conglomerate".split(), "company"),
-          **dict.fromkeys("university college".split(), "school"),
-          **dict.fromkeys("island islands archipelago".split(), "island"),
-          **dict.fromkeys("mountain mountains volcano".split(), "mountain"),
-          **dict.fromkeys("sea ocean".split(), "sea"),
-          **{word: word for word in "currency language planet river lake desert peninsula".split()}}
-_KIND_WORD = re.compile(r"(?i)\b(?:" + "|".join(_KINDS) + r")\b")
+_KIND_WORD = re.compile(r"(?i)\b(?:" + "|".join(KIND_NOUNS) + r")\b")
 # What a description calls a place or a firm: a name titling one ("Jordan")
 # is no person's even where a person's title ends with it.
-_NOT_A_PERSON = re.compile(r"(?i)\b(?:" + "|".join(word for word, kind in _KINDS.items() if kind not in ("currency", "language", "planet", "school"))
-                           + r")\b")
-_KIND_END = re.compile(r"(?i)^(?:" + "|".join(_KINDS) + r")\s+|\s+(?:" + "|".join(_KINDS) + r")$")
+_NOT_A_PERSON = re.compile(r"(?i)\b(?:" + "|".join(word for word, kind in KIND_NOUNS.items()
+                                                   if kind not in ("currency", "language", "planet", "school")) + r")\b")
+_KIND_END = re.compile(r"(?i)^(?:" + "|".join(KIND_NOUNS) + r")\s+|\s+(?:" + "|".join(KIND_NOUNS) + r")$")
 # An office's holder whose description gives the years in office, not a
 # lifespan ("Chancellor of Germany from 2005 to 2021").
 _OFFICE = re.compile(r"(?i)^(?:\d+(?:st|nd|rd|th)\s+(?:and\s+\d+(?:st|nd|rd|th)\s+)?)?(?:president|chancellor|prime\s+minister|head"
@@ -49,7 +40,7 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
     # office's years, and their last words ("beethoven" of "Ludwig van
     # Beethoven"), less the titles of places and firms: people; the first
     # words of those with a lifespan ("ludwig"): given names; and what each
-    # title says its name is (:data:`_KINDS`), by the title, by it without
+    # title says its name is (:data:`KIND_NOUNS`), by the title, by it without
     # its bracket ("Georgia (country)"), before its comma ("Austin, Texas")
     # or without the kind's word ("Amazon River"), and "person" for a
     # person. Without the collection installed no one and nothing is known,
@@ -71,7 +62,7 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
                 bare = re.sub(r"\s*\(.*\)$", "", title)
                 # "Amazon River" and "Lake Victoria" are "the Amazon" and "Victoria" too.
                 for key in {title, bare, title.split(",")[0].strip(), _KIND_END.sub("", bare)}:
-                    kinds[key] = kinds.get(key, frozenset()) | {_KINDS[kind_word.group().lower()]}
+                    kinds[key] = kinds.get(key, frozenset()) | {KIND_NOUNS[kind_word.group().lower()]}
             if _NOT_A_PERSON.search(description) and span is None:
                 places.add(title)
     except DataFormatError:

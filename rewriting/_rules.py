@@ -28,9 +28,10 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES, POSSESSIVE_END,
-                              SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs, name_word, name_words, owned_kin,
-                              peoples_word, prefix_stem, same_name, same_name_word, tokens, without_possessive)
+from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES,
+                              PLACE_NAME_WORDS, POSSESSIVE_END, SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs,
+                              name_word, name_words, owned_kin, peoples_word, prefix_stem, same_name, same_name_word, tokens,
+                              without_possessive)
 
 from ._config import RewriterConfig
 from ._people import a_given_name, a_person, kinds_of
@@ -122,12 +123,12 @@ def drift_reason(question: str, history: Sequence[str], candidate: str, config: 
 # A name's words are the kernel's :func:`~assistant.kernel.name_runs`
 # (capitalised words, the particles inside a name, a possessive ending one;
 # a sentence's first word and the function words "The", "When", "I" no
-# name). Titles and the kinds of place a name is put with ("Dr. Fauci", "Mount
-# Everest", "the Nile River") name no one by themselves: the model adding or
-# dropping one keeps the name, and one the history wrote beside another name
-# ("President Grant") is not that person's name.
-_PLACE_KINDS = frozenset("saint mount river lake cape fort".split())
-_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | _PLACE_KINDS | frozenset("""miss mme mlle sir dame lord lady
+# name). Titles and the words a place's name is put with (the kernel's
+# PLACE_NAME_WORDS: "Dr. Fauci", "Mount Everest", "the Nile River") name no
+# one by themselves: the model adding or dropping one keeps the name, and
+# one the history wrote beside another name ("President Grant") is not that
+# person's name.
+_TITLES = frozenset(title.lower() for title in SHORT_TITLES) | PLACE_NAME_WORDS | frozenset("""miss mme mlle sir dame lord lady
     king queen prince princess duke duchess emperor empress pope president general captain university college""".split())
 
 
@@ -724,7 +725,7 @@ def for_the_new_name(question: str, history: Sequence[str], rewrite: str) -> str
         # a place's or a thing's (an it, its or there) they name another one
         # ("University College London" for "its school", "Greater London"),
         # a kind of place aside ("Mount Everest" is Everest).
-        if added and not _ANY_PRONOUN.search(question) and not added <= _PLACE_KINDS:
+        if added and not _ANY_PRONOUN.search(question) and not added <= PLACE_NAME_WORDS:
             return ""
         written = without_possessive(found.group())
         end = found.start() + len(written)

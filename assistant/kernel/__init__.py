@@ -1,7 +1,7 @@
 """The kernel: what every layer above shares and nothing below it needs.
 
 Typed values between stages, the exceptions, the configuration dataclasses,
-JSONL reading, the labels-file format, the Stop signal a turn's model loops check, folders' owner marks, a long command's partial output, the word lists and tokenisers, the
+JSONL reading, the labels-file format, the Stop signal a turn's model loops check, folders' owner marks, a long command's partial output, the word lists (a place's and a thing's kind nouns among them) and tokenisers, the
 one percentile, and the command lines' error ending and output-path check.
 It imports nothing else of the project, so any stage (retrieval, readers, rewriting, encoders) can use it.
 """
@@ -38,6 +38,7 @@ from ._errors import (
     ModelNotFoundError,
 )
 from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
+from ._kinds import KIND_NOUNS, NAME_KIND_WORDS, PLACE_NAME_WORDS, PLACE_NOUNS
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
 from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word, without_possessive
 from ._owners import OWNER_FILE, mark_finished, mark_owner, owner_finished, owner_gone, owner_mark, remove_moved_mark
@@ -164,6 +165,10 @@ __all__ = [
     "NAME_PIECE",
     "POSSESSIVE_END",
     "SHORT_TITLES",
+    "KIND_NOUNS",
+    "PLACE_NOUNS",
+    "NAME_KIND_WORDS",
+    "PLACE_NAME_WORDS",
     "bare_piece",
     "name_word",
     "name_runs",

@@ -18,7 +18,7 @@ import re
 from typing import Sequence
 
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
-                      name_runs, peoples_word, porter_stem, prefix_stem, same_name, tokens)
+                      PLACE_NOUNS, name_runs, peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
@@ -867,11 +867,6 @@ def _subject_after_clause(sentence: str) -> str:
 
 # "The town has …": "the" and a lower-case noun that no name follows ("the town of Kelso", "the river Osk" name their own).
 _THE_NOUN = re.compile(r"^\s*[Tt]he\s+([a-z]+)\b(?!\s+(?:of\s+)?[A-Z])")
-# Nouns for a place, which the place named in the sentence before may be.
-_PLACE_NOUNS = frozenset(
-    "town city village hamlet settlement capital country nation island region province county district borough "
-    "parish port municipality".split()
-)
 
 
 def _described(sentence: str, earlier: Sequence[str], place_before: bool = True) -> str:
@@ -905,7 +900,8 @@ def _described(sentence: str, earlier: Sequence[str], place_before: bool = True)
         ]
         if names:
             return names[-1]
-    if place_before and noun in _PLACE_NOUNS and earlier:
+    # A noun for a place ("The town …") may stand for the one the sentence before named.
+    if place_before and noun in PLACE_NOUNS and earlier:
         return _last_place(earlier[-1])
     return ""
 
@@ -932,7 +928,7 @@ def _place_named(sentence: str) -> str:
     ''
     """
     opening = _opening_name(sentence)
-    nouns = "|".join(sorted(_PLACE_NOUNS))
+    nouns = "|".join(sorted(PLACE_NOUNS))
     if opening and re.match(rf"\s*(?:the\s+)?{re.escape(opening)}(?:\s*,[^,]*,)?\s+(?:is|was)\s+(?:a|an|the)\s+"
                             rf"(?:[\w'’-]+\s+){{0,3}}(?:{nouns})\b", sentence, re.IGNORECASE):
         return opening
