@@ -46,12 +46,12 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
     # person. Without the collection installed no one and nothing is known,
     # and no birth is asked of a new name by rule.
     from assistant.readers import lifespan
-    from assistant.retrieval import read_collection
+    from assistant.retrieval import described_titles
 
     places, people, officers, given, kinds = set(), set(), set(), set(), {}
     try:
-        for passage in read_collection():
-            description, title = passage.get("description", ""), " ".join(passage["title"].split()).lower()
+        for title, description in described_titles():
+            title = title.lower()
             kind_word, span = _KIND_WORD.search(description), lifespan(description)
             if span is not None:
                 people.update((title, title.split()[-1]))

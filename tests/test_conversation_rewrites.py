@@ -300,13 +300,13 @@ _LOAD_AND_ASK = """
 import sys
 import assistant.retrieval as retrieval
 from assistant.kernel import DataFormatError
-reads, original = [], retrieval.read_collection
+reads, original = [], retrieval.described_titles
 def counted(*args, **kwargs):
     reads.append(1)
     if sys.argv[2] == "broken":
         raise DataFormatError("not a collection")
     return original(*args, **kwargs)
-retrieval.read_collection = counted
+retrieval.described_titles = counted
 from rewriting import CausalLMRewriter, RewriterConfig
 rewriter = CausalLMRewriter.from_pretrained(sys.argv[1], config=RewriterConfig(prompt_format="plain", max_new_tokens=4))
 loaded = len(reads)

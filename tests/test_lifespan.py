@@ -15,7 +15,8 @@ import pytest
 
 from assistant.kernel import Answer, DataFormatError, Passage, ReaderConfig, Rewrite, Turn, default_index_dir
 from assistant.readers import SentenceReader, lifespan
-from assistant.retrieval import VECTORS_FILE, BM25Retriever, ChunkRetriever, build_index, ensure_index, read_collection
+from assistant.retrieval import (VECTORS_FILE, BM25Retriever, ChunkRetriever, build_index, described_titles, ensure_index,
+                                 read_collection)
 
 # Articles whose text gives no year; two descriptions do. The summaries'
 # layout is the default collection's (title, extract, description, topic).
@@ -57,6 +58,14 @@ def test_the_default_collections_reader_keeps_the_description(summaries):
     passages = {p["id"]: p for p in read_collection(summaries)}
     assert passages["Ada Lovelace"]["description"] == "English mathematician (1815–1852)"
     assert "description" not in passages["Charles Babbage"]  # an empty one is none
+
+
+def test_the_described_titles_are_those_with_a_description(summaries, tmp_path):
+    # What the rewriter reads of who is a person and what a place is.
+    assert sorted(described_titles(summaries)) == [("Ada Lovelace", "English mathematician (1815–1852)"),
+                                                   ("Shinzo Abe", "Prime Minister of Japan (2006–2007; 2012–2020)")]
+    with pytest.raises(DataFormatError, match="no such file or folder"):
+        list(described_titles(tmp_path / "missing.jsonl"))
 
 
 def test_a_jsonl_passage_may_carry_a_description_which_is_checked(tmp_path):

@@ -3,7 +3,8 @@
 ``Retriever.search(query, k) -> list[Passage]`` is the stage's protocol;
 :class:`BM25Retriever` serves an index built by :func:`build_index`,
 :class:`ChunkRetriever` the passages of one document (CoQA, QuALITY, the
-app's single-document mode). Collections are read by :func:`read_collection`.
+app's single-document mode). Collections are read by :func:`read_collection`
+(their passages' short descriptions by :func:`described_titles`).
 ``Rescorer.rescore(question, passages, k, alternatives=())`` reorders BM25's hits
 (one may also take ``stop``, the turn's :class:`~assistant.kernel.StopSignal`, as both below do):
 :class:`DenseRescorer` mixes in a sentence encoder's cosine (a
@@ -20,6 +21,7 @@ from ._collection import (
     chunk_text,
     collection_size,
     default_collection_path,
+    described_titles,
     html_to_text,
     read_collection,
     read_document,
@@ -52,6 +54,7 @@ __all__ = [
     "default_collection_path",
     "html_to_text",
     "read_collection",
+    "described_titles",
     "read_document",
     "read_pdf",
     "skipped_files",

@@ -32,6 +32,7 @@ __all__ = [
     "html_to_text",
     "chunk_text",
     "read_collection",
+    "described_titles",
     "read_document",
     "read_pdf",
     "skipped_files",
@@ -654,6 +655,20 @@ def read_collection(path: str | Path | None = None, *, empty: list[str] | None =
         f"{path}: give a .jsonl collection (id, contents, title, url), a folder of "
         ".txt/.md/.html/.pdf files, or one such file."
     )
+
+
+def described_titles(path: str | Path | None = None) -> Iterator[tuple[str, str]]:
+    """``(title, description)`` of each passage of the collection at
+    ``path`` (the default collection when None) that carries a short
+    description (:func:`read_collection`'s ``description``: "German composer
+    (1770–1827)", "Capital of France"), its title's spaces made single.
+    Raises :class:`~assistant.kernel.DataFormatError` where
+    :func:`read_collection` does (no collection there, or one not read).
+    """
+    for passage in read_collection(path):
+        description = passage.get("description", "")
+        if description:
+            yield " ".join(passage["title"].split()), description
 
 
 def _count_lines(path: Path) -> int:
