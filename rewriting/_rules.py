@@ -28,10 +28,10 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NAME_PARTICLES, NAME_PIECE, NOT_NAMES,
-                              PLACE_NAME_WORDS, POSSESSIVE_END, SHORT_TITLES, InvalidInputError, bare_piece, check_history, name_runs,
-                              name_word, name_words, owned_kin, peoples_word, prefix_stem, same_name, same_name_word, tokens,
-                              without_possessive)
+from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, KIND_NOUNS, NAME_KIND_WORDS, NAME_PARTICLES,
+                              NAME_PIECE, NOT_NAMES, PLACE_NAME_WORDS, PLACE_NOUNS, POSSESSIVE_END, SHORT_TITLES, InvalidInputError, bare_piece,
+                              check_history, name_runs, name_word, name_words, owned_kin, peoples_word, prefix_stem, same_name, same_name_word,
+                              tokens, without_possessive)
 
 from ._config import RewriterConfig
 from ._people import a_given_name, a_person, kinds_of
@@ -529,12 +529,12 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # teaching and Newton's, not a name "And Aristotle?" stands for.
     if (_DERIVED.search(written) or _of_a_person(unmarked)) and not _DERIVED.search(name):
         return ""
-    if _another_kind(name, unmarked, answer, history):
+    if _another_kind(name, unmarked, latest, answer, history):
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
-    ending = unmarked.split()[-1].lower()
-    if ending in _KIND_ENDINGS and ending not in name.lower().split():
+    name = _with_the_kind_word(name, unmarked)
+    if not name:
         return ""
     mark = written[len(unmarked):]
     # "Moses' mission" → "Aristotle's mission": the mark alone after an "s" only.
@@ -552,21 +552,51 @@ _DERIVED = re.compile(r"\B(?:ism|isms|ist|ists)$")
 # ("Queen Elizabeth II", "Prince Edward"); not "St." ("St. Louis"), nor a
 # place's or a thing's name a title opens ("Prince Edward Island", "King
 # Kong", "Dr Pepper", "Lady Liberty", "Princess Cruises").
-_PERSONS_TITLE = re.compile(r"(?:King|Queen|Prince|Princess|Emperor|Empress|Pope|Sir|Dame|Lady|Lord|Mr|Mrs|Ms|Dr)\.?\s+(?P<given>[A-Z][a-z]+)"
-                            r"(?:\s+[IVX]+)?")
+_A_PERSONS_TITLE = r"(?:King|Queen|Prince|Princess|Emperor|Empress|Pope|Sir|Dame|Lady|Lord|Mr|Mrs|Ms|Dr)\.?\s+"
+_PERSONS_TITLE = re.compile(_A_PERSONS_TITLE + r"(?P<given>[A-Z][a-z]+)(?:\s+[IVX]+)?")
+# A person's title and a whole name ("Sir Isaac Newton").
+_TITLED_NAME = re.compile(_A_PERSONS_TITLE + r"(?P<name>[A-Z]\S*(?:\s+\S+)+)")
 # A person's name and an ending: what is named after the person ("Newtonian",
 # "Shakespearean", "Platonic", "Kafkaesque"); not a given name ("Julian",
 # "Eric"), whose stem is no one's.
 _OF_A_PERSON = ("ian", "ean", "an", "ic", "nic", "esque")
-# The last word of a name that says what it names ("Cambridge University",
-# "the Nile River"): a name without it is another one's.
-_KIND_ENDINGS = frozenset("university college river lake".split())
 
 
 def _persons_title(name: str) -> bool:
     titled = _PERSONS_TITLE.fullmatch(name)
-    # The given name one of a person the default collection knows ("Edward"), or the whole one's ("Queen Victoria").
-    return bool(titled) and (a_given_name(titled["given"]) or "person" in kinds_of(titled["given"]) | kinds_of(name))
+    # The given name one of a person the default collection knows ("Edward"),
+    # or the whole one's ("Queen Victoria"); or a title before the whole name
+    # of a person the collection knows ("Sir Isaac Newton"; not "Prince Edward Island").
+    whole = _TITLED_NAME.fullmatch(name)
+    return (bool(titled) and (a_given_name(titled["given"]) or "person" in kinds_of(titled["given"]) | kinds_of(name))
+            or bool(whole) and a_person(whole["name"]))
+
+
+def _with_the_kind_word(new: str, old: str) -> str:
+    # ``new`` put for ``old``, a name whose first or last word says what it
+    # names (the kernel's NAME_KIND_WORDS: "Lake Tanganyika", "Harvard
+    # University"), where ``new`` lacks that word: with the word where the
+    # default collection knows that name of that kind ("Lake Victoria", not
+    # "Victoria", a city and a queen too), as typed where it knows ``new``
+    # of that kind ("Yale", "the Nile"), else "". A name after the word is
+    # that name without it too ("Mount Everest" is Everest), so one the
+    # collection knows nothing of is taken as typed ("Burj Khalifa"); a
+    # name before the word is no name of it alone ("Cambridge University":
+    # "When was Oxford founded?" asks of the town).
+    words = old.split()
+    if len(words) < 2:
+        return new
+    # A word of ``new`` saying the same kind keeps it ("And Trinity College?" after Oxford University).
+    typed = {NAME_KIND_WORDS.get(word) for word in new.lower().split()}
+    for word, named, after in ((words[0], f"{words[0]} {new}", True), (words[-1], f"{new} {words[-1]}", False)):
+        kind = NAME_KIND_WORDS.get(word.lower())
+        if kind is None or kind in typed:
+            continue
+        if kind in kinds_of(named):
+            return named
+        known = kinds_of(new)
+        return new if kind in known or after and not known else ""
+    return new
 
 
 def _of_a_person(name: str) -> bool:
@@ -575,7 +605,7 @@ def _of_a_person(name: str) -> bool:
                                           for end in _OF_A_PERSON)
 
 
-def _another_kind(new: str, old: str, answer: str, history: Sequence[str]) -> bool:
+def _another_kind(new: str, old: str, question: str, answer: str, history: Sequence[str]) -> bool:
     # Whether ``new`` is of another kind than ``old``, so the previous
     # question asked of it asks nothing: "What is the capital of London?",
     # "Who is the president of Merkel?", "What currency does Euro use?",
@@ -591,14 +621,32 @@ def _another_kind(new: str, old: str, answer: str, history: Sequence[str]) -> bo
     new_speech, old_speech = _a_people_or_a_language(new, new_kinds), _a_people_or_a_language(old, old_kinds)
     if peoples_word(new) and not peoples_word(old) or new_speech != old_speech and (new_speech or new_kinds):
         return True
-    # Both known: another kind whatever the answer says ("And Japan?" after
-    # Tokyo's population is left to the model).
+    # Both known: another kind whatever the answer says, save a place people
+    # live in for another whose size is asked ("And Japan?" after Tokyo's
+    # population).
     if new_kinds and old_kinds:
-        return not new_kinds & old_kinds
+        return not (new_kinds & old_kinds or _size_of_a_place(question, new_kinds, old_kinds))
     # One unknown: the new name is of the kind the answer is, a thing of the
     # kind asked for ("Paris." for a capital, so "And London?" names one).
     bare = re.sub(r"(?i)^\s*(?:the|an?)\s+|[\s.!]+$", "", answer)
     return bool(new_kinds & kinds_of(bare))
+
+
+# A place's size: its people or its area ("How many people live in Tokyo?", "What is the population of Tokyo?").
+_SIZE = re.compile(r"(?i)\b(?:population|how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|lived)|how\s+(?:big|large)|area)\b")
+# The kinds of a place people live in.
+_PEOPLED = frozenset(("city", "land", "island"))
+
+
+def _size_of_a_place(question: str, new_kinds: frozenset[str], old_kinds: frozenset[str]) -> bool:
+    # Whether ``question`` asks the size of a place people live in, which any
+    # other such place has, and names no kind of place (the kernel's nouns:
+    # "the population of the capital of France" is a capital's, "How many
+    # people live in the cities of Japan?" asks of its cities).
+    words = {word.lower() for word in re.findall(r"[A-Za-z]+", question)}
+    words |= {re.sub(r"ies$", "y", word) for word in words} | {word[:-1] for word in words if word.endswith("s")}
+    return bool(_SIZE.search(question) and new_kinds & _PEOPLED and old_kinds & _PEOPLED
+                and not words & (KIND_NOUNS.keys() | PLACE_NOUNS))
 
 
 def _a_people_or_a_language(name: str, kinds: frozenset[str]) -> bool:

@@ -148,7 +148,9 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     ("And Merkel?", ["Who is the president of France?", "Emmanuel Macron is the president of France."]),
     ("And Euro?", ["What currency does Japan use?", "Japan uses the yen."]),
     ("And Sydney?", ["What is the capital of Australia?", "The capital of Australia is Canberra."]),
-    ("And Japan?", ["How many people live in Tokyo?", "About 14 million."]),
+    # A place's size is any place's, not where the question names a kind of place.
+    ("And Tokyo?", ["How many people live in the cities of Japan?", "About 115 million."]),
+    ("And London?", ["What is the population of the capital of France?", "About 2 million."]),
     # A known name of another kind for a language: "How many people speak China?".
     ("And China?", ["How many people speak Spanish?", "500 million."]),
     ("And China?", ["Where is Spanish spoken?", "Spain and Latin America."]),
@@ -162,8 +164,10 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     ("And Einstein?", ["What is Newtonian mechanics?", "Classical mechanics."]),
     ("And Marx?", ["What is Hegelian dialectic?", "A method of argument."]),
     ("And Shakespeare?", ["What is a Petrarchan sonnet?", "A sonnet of fourteen lines."]),
-    # "When was Oxford founded?" asks of the town.
+    # "When was Oxford founded?" asks of the town, "How big is Geneva?" of the city.
     ("And Oxford?", ["When was Cambridge University founded?", "1209."]),
+    ("And MIT?", ["When was Harvard University founded?", "1636."]),
+    ("And Geneva?", ["How big is Lake Constance?", "536 square kilometres."]),
 ])
 def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
@@ -179,10 +183,31 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     ("And Prince Edward?", ["When was Plato born?", "c. 428 BC"], "When was Prince Edward born?"),
     ("And Queen Victoria?", ["When did King George III die?", "In 1820."], "When did Queen Victoria die?"),
     ("And Victorian?", ["What is Georgian architecture?", "A style of 1714-1830."], "What is Victorian architecture?"),
+    # A title and a whole name of a known person is a person's.
+    ("And Sir Isaac Newton?", ["When was Einstein born?", "1879."], "When was Sir Isaac Newton born?"),
     # A city's name the conversation said is a person's.
     ("And Paris?", ["Who was Paris?", "A Trojan prince.", "When was Plato born?", "c. 428 BC"], "When was Paris born?"),
+    # A place's size, people or area, is asked of any place people live in.
+    ("And Japan?", ["How many people live in Tokyo?", "About 14 million."], "How many people live in Japan?"),
+    ("And Japan?", ["What is the population of Tokyo?", "14 million."], "What is the population of Japan?"),
+    ("And Tokyo?", ["How big is Japan?", "377,975 square kilometres."], "How big is Tokyo?"),
 ])
 def test_a_name_of_the_old_ones_kind_is_asked_the_previous_question(rewriter, question, history, rewrite):
+    assert rewriter.rewrite(question, history) == Rewrite(rewrite)
+
+
+@needs_collection
+@pytest.mark.parametrize("question, history, rewrite", [
+    # "How deep is Victoria?" asks of a city or a queen: the collection's lake is "Lake Victoria".
+    ("And Victoria?", ["How deep is Lake Tanganyika?", "1,470 metres."], "How deep is Lake Victoria?"),
+    ("And Kilimanjaro?", ["How high is Mount Everest?", "8,849 metres."], "How high is Mount Kilimanjaro?"),
+    ("And the Missouri?", ["How long is the Mississippi River?", "3,766 kilometres."], "How long is the Missouri River?"),
+    ("And Yale?", ["When was Harvard University founded?", "1636."], "When was Yale University founded?"),
+    # The new name known of that kind as typed, or saying it by a word of its own.
+    ("And the Nile?", ["How long is the Amazon River?", "6,400 kilometres."], "How long is the Nile?"),
+    ("And Trinity College?", ["When was Oxford University founded?", "1096."], "When was Trinity College founded?"),
+])
+def test_a_name_put_for_one_that_says_its_kind_is_of_that_kind(rewriter, question, history, rewrite):
     assert rewriter.rewrite(question, history) == Rewrite(rewrite)
 
 
