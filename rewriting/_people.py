@@ -23,6 +23,9 @@ __all__ = ["a_person", "a_given_name", "kinds_of", "warm_people"]
 # nouns it holds: "And London?" after "What is the capital of France?" asks
 # no capital of a city.
 _KIND_WORD = re.compile(r"(?i)\b(?:" + "|".join(KIND_NOUNS) + r")\b")
+# A land's noun right after the first ("Island country", "City-state"):
+# Singapore is a land as well as an island, Sparta one as well as a city.
+_AND_A_LAND = re.compile(r"(?i)[\s-]+(?:" + "|".join(word for word, kind in KIND_NOUNS.items() if kind == "land") + r")\b")
 # What a description calls a place or a firm: a name titling one ("Jordan")
 # is no person's even where a person's title ends with it.
 _NOT_A_PERSON = re.compile(r"(?i)\b(?:" + "|".join(word for word, kind in KIND_NOUNS.items()
@@ -60,9 +63,10 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
                 officers.update((title, title.split()[-1]))
             elif kind_word:
                 bare = re.sub(r"\s*\(.*\)$", "", title)
+                said = {KIND_NOUNS[kind_word.group().lower()]} | ({"land"} if _AND_A_LAND.match(description, kind_word.end()) else set())
                 # "Amazon River" and "Lake Victoria" are "the Amazon" and "Victoria" too.
                 for key in {title, bare, title.split(",")[0].strip(), _KIND_END.sub("", bare)}:
-                    kinds[key] = kinds.get(key, frozenset()) | {KIND_NOUNS[kind_word.group().lower()]}
+                    kinds[key] = kinds.get(key, frozenset()) | said
             if _NOT_A_PERSON.search(description) and span is None:
                 places.add(title)
     except DataFormatError:
@@ -103,7 +107,8 @@ def kinds_of(name: str) -> frozenset[str]:
     """What the default collection says ``name`` is: "person", "city",
     "land", "currency", "language", ... (none where it knows no article
     of that name, or its description says none of these). A name of
-    several articles has several ("Jordan": a country, and Michael
-    Jordan's surname).
+    several articles has several ("Jordan": a country and a river; no
+    person, as a place is titled so), and so has a description naming a
+    land right after its first kind ("Island country": Singapore).
     """
     return _known()[2].get(" ".join(name.split()).lower(), frozenset())

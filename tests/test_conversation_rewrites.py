@@ -191,6 +191,10 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     ("And Japan?", ["How many people live in Tokyo?", "About 14 million."], "How many people live in Japan?"),
     ("And Japan?", ["What is the population of Tokyo?", "14 million."], "What is the population of Japan?"),
     ("And Tokyo?", ["How big is Japan?", "377,975 square kilometres."], "How big is Tokyo?"),
+    # An island country is a land too ("Island country in Southeast Asia").
+    ("And Singapore?", ["What is the capital of Malaysia?", "Kuala Lumpur."], "What is the capital of Singapore?"),
+    ("And New Zealand?", ["Who is the prime minister of Australia?", "Anthony Albanese."],
+     "Who is the prime minister of New Zealand?"),
 ])
 def test_a_name_of_the_old_ones_kind_is_asked_the_previous_question(rewriter, question, history, rewrite):
     assert rewriter.rewrite(question, history) == Rewrite(rewrite)
