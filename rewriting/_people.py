@@ -38,7 +38,7 @@ _OFFICE = re.compile(r"(?i)^(?:\d+(?:st|nd|rd|th)\s+(?:and\s+\d+(?:st|nd|rd|th)\
 
 
 @lru_cache(maxsize=1)
-def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     # The titles (lower-cased) whose description gives a lifespan or an
     # office's years, and their last words ("beethoven" of "Ludwig van
     # Beethoven"), less the titles of places and firms: people; the first
@@ -46,12 +46,13 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
     # title says its name is (:data:`KIND_NOUNS`), by the title, by it without
     # its bracket ("Georgia (country)"), before its comma ("Austin, Texas")
     # or without the kind's word ("Amazon River"), and "person" for a
-    # person. Without the collection installed no one and nothing is known,
+    # person; and the same save what a title without its kind's word gives.
+    # Without the collection installed no one and nothing is known,
     # and no birth is asked of a new name by rule.
     from assistant.readers import lifespan
     from assistant.retrieval import described_titles
 
-    places, people, officers, given, kinds = set(), set(), set(), set(), {}
+    places, people, officers, given, kinds, whole = set(), set(), set(), set(), {}, {}
     try:
         for title, description in described_titles():
             title = title.lower()
@@ -64,16 +65,22 @@ def _known() -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
             elif kind_word:
                 bare = re.sub(r"\s*\(.*\)$", "", title)
                 said = {KIND_NOUNS[kind_word.group().lower()]} | ({"land"} if _AND_A_LAND.match(description, kind_word.end()) else set())
-                # "Amazon River" and "Lake Victoria" are "the Amazon" and "Victoria" too.
-                for key in {title, bare, title.split(",")[0].strip(), _KIND_END.sub("", bare)}:
+                for key in {title, bare, title.split(",")[0].strip()}:
                     kinds[key] = kinds.get(key, frozenset()) | said
+                    whole[key] = whole.get(key, frozenset()) | said
+                # "Amazon River" and "Lake Victoria" are "the Amazon" and
+                # "Victoria" too, of the first kind only: "Solomon" of the
+                # Solomon Islands ("Island country") is no land.
+                cut = _KIND_END.sub("", bare)
+                kinds[cut] = kinds.get(cut, frozenset()) | {KIND_NOUNS[kind_word.group().lower()]}
             if _NOT_A_PERSON.search(description) and span is None:
                 places.add(title)
     except DataFormatError:
-        return frozenset(), frozenset(), {}
+        return frozenset(), frozenset(), {}, {}
     for name in (people | officers) - places:
         kinds[name] = kinds.get(name, frozenset()) | {"person"}
-    return frozenset(people - places), frozenset(given - places), kinds
+        whole[name] = whole.get(name, frozenset()) | {"person"}
+    return frozenset(people - places), frozenset(given - places), kinds, whole
 
 
 def _people() -> frozenset[str]:
@@ -103,12 +110,14 @@ def a_given_name(word: str) -> bool:
     return word.lower() in _known()[1]
 
 
-def kinds_of(name: str) -> frozenset[str]:
+def kinds_of(name: str, whole: bool = False) -> frozenset[str]:
     """What the default collection says ``name`` is: "person", "city",
     "land", "currency", "language", ... (none where it knows no article
     of that name, or its description says none of these). A name of
     several articles has several ("Jordan": a country and a river; no
     person, as a place is titled so), and so has a description naming a
-    land right after its first kind ("Island country": Singapore).
+    land right after its first kind ("Island country": Singapore). A
+    title's name without its kind's word is of that kind too ("the Amazon"
+    a river, "Solomon" of the Solomon Islands an island), unless ``whole``.
     """
-    return _known()[2].get(" ".join(name.split()).lower(), frozenset())
+    return _known()[3 if whole else 2].get(" ".join(name.split()).lower(), frozenset())

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Sequence
 
 from assistant.kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, KIND_NOUNS, NAME_KIND_WORDS, NAME_PARTICLES,
                               NAME_PIECE, NOT_NAMES, PLACE_NAME_WORDS, PLACE_NOUNS, POSSESSIVE_END, SHORT_TITLES, InvalidInputError, bare_piece,
-                              check_history, name_runs, name_word, name_words, owned_kin, peoples_word, prefix_stem, same_name, same_name_word,
-                              tokens, without_possessive)
+                              check_history, name_runs, name_word, name_words, owned_kin, peoples_word, porter_stem, prefix_stem, same_name,
+                              same_name_word, tokens, without_possessive)
 
 from ._config import RewriterConfig
 from ._people import a_given_name, a_person, kinds_of
@@ -529,7 +530,7 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # teaching and Newton's, not a name "And Aristotle?" stands for.
     if (_DERIVED.search(written) or _of_a_person(unmarked)) and not _DERIVED.search(name):
         return ""
-    if _another_kind(name, unmarked, latest, answer, history):
+    if _another_kind(name, old, latest, answer, history):
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
@@ -605,48 +606,66 @@ def _of_a_person(name: str) -> bool:
                                           for end in _OF_A_PERSON)
 
 
-def _another_kind(new: str, old: str, question: str, answer: str, history: Sequence[str]) -> bool:
-    # Whether ``new`` is of another kind than ``old``, so the previous
-    # question asked of it asks nothing: "What is the capital of London?",
+def _another_kind(new: str, old: re.Match[str], previous: str, answer: str, history: Sequence[str]) -> bool:
+    # Whether ``new`` is of another kind than ``old`` (the name as written
+    # in ``previous``, the previous question), so ``previous`` asked of it
+    # asks nothing: "What is the capital of London?",
     # "Who is the president of Merkel?", "What currency does Euro use?",
     # "How many people speak China?". The kinds are what the default
     # collection says each name is (:func:`~rewriting._people.kinds_of`);
     # one the conversation said is a person is one ("Who was Paris?").
+    old_name = without_possessive(old.group())
     new_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new)
-    old_kinds = kinds_of(old)
+    old_kinds = kinds_of(old_name)
     # A people or a tongue for what is none ("And Spanish?" after Brazil's
     # language), or a known name of another kind for one ("And China?"
     # after Spanish's speakers). A name the collection does not know may
     # follow a people's word ("Georgian architecture": "And Victorian?").
-    new_speech, old_speech = _a_people_or_a_language(new, new_kinds), _a_people_or_a_language(old, old_kinds)
-    if peoples_word(new) and not peoples_word(old) or new_speech != old_speech and (new_speech or new_kinds):
+    new_speech, old_speech = _a_people_or_a_language(new, new_kinds), _a_people_or_a_language(old_name, old_kinds)
+    if peoples_word(new) and not peoples_word(old_name) or new_speech != old_speech and (new_speech or new_kinds):
         return True
     # Both known: another kind whatever the answer says, save a place people
     # live in for another whose size is asked ("And Japan?" after Tokyo's
     # population).
     if new_kinds and old_kinds:
-        return not (new_kinds & old_kinds or _size_of_a_place(question, new_kinds, old_kinds))
+        return not (new_kinds & old_kinds or _size_of_a_place(previous, old, new, new_kinds, old_kinds))
     # One unknown: the new name is of the kind the answer is, a thing of the
     # kind asked for ("Paris." for a capital, so "And London?" names one).
     bare = re.sub(r"(?i)^\s*(?:the|an?)\s+|[\s.!]+$", "", answer)
     return bool(new_kinds & kinds_of(bare))
 
 
-# A place's size: its people or its area ("How many people live in Tokyo?", "What is the population of Tokyo?").
-_SIZE = re.compile(r"(?i)\b(?:population|how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|lived)|how\s+(?:big|large)|area)\b")
+# A place's own size asked right before its bare name: its people or its
+# area ("How many people live in Tokyo?", "What is the population of
+# Tokyo?", "How big is Tokyo?"); not a part of it, a thing of it or another
+# area ("Tokyo's metro area", "downtown Tokyo", "France's army", "the
+# metropolitan area of Tokyo").
+_SIZE_BEFORE = re.compile(r"(?i)(?:\b(?:the|total)\s+population\s+of|\b(?:people|inhabitants|residents)\s+(?:live|lived)\s+(?:[a-z]+\s+)?in"
+                          r"|\bhow\s+(?:big|large)\s+(?:is|was)|\b(?:the|total|land|surface)\s+area\s+of)\s+(?:the\s+)?$")
+# What may follow the name: the question's end, or a when ("in 1900", "today").
+_SIZE_AFTER = re.compile(r"(?i)\s*(?:(?:in|by)\s+\d{3,4}|today|now)?\s*\?")
 # The kinds of a place people live in.
 _PEOPLED = frozenset(("city", "land", "island"))
 
 
-def _size_of_a_place(question: str, new_kinds: frozenset[str], old_kinds: frozenset[str]) -> bool:
-    # Whether ``question`` asks the size of a place people live in, which any
-    # other such place has, and names no kind of place (the kernel's nouns:
-    # "the population of the capital of France" is a capital's, "How many
-    # people live in the cities of Japan?" asks of its cities).
-    words = {word.lower() for word in re.findall(r"[A-Za-z]+", question)}
-    words |= {re.sub(r"ies$", "y", word) for word in words} | {word[:-1] for word in words if word.endswith("s")}
-    return bool(_SIZE.search(question) and new_kinds & _PEOPLED and old_kinds & _PEOPLED
-                and not words & (KIND_NOUNS.keys() | PLACE_NOUNS))
+def _size_of_a_place(previous: str, old: re.Match[str], new: str, new_kinds: frozenset[str], old_kinds: frozenset[str]) -> bool:
+    # Whether ``previous`` asks the size of ``old``, a place people live in,
+    # which any other such place has: ``old`` bare (no possessive), right
+    # after the size's words and ending the question, and no kind of place
+    # named (the kernel's nouns: "Which city has the population of Tokyo?").
+    # ``new`` such a place by an article of its name, not by one whose name
+    # it cuts ("Solomon" of the Solomon Islands), and no person's ("Marshall").
+    before, after = previous[: old.start()], previous[old.end():]
+    if without_possessive(old.group()) != old.group() or not (_SIZE_BEFORE.search(before) and _SIZE_AFTER.fullmatch(after)):
+        return False
+    words = {porter_stem(word.lower()) for word in re.findall(r"[A-Za-z]+", previous)}
+    whole = kinds_of(new, whole=True)
+    return bool(whole & _PEOPLED and old_kinds & _PEOPLED and "person" not in new_kinds | whole and not words & _place_stems())
+
+
+@lru_cache(maxsize=1)
+def _place_stems() -> frozenset[str]:
+    return frozenset(porter_stem(noun) for noun in KIND_NOUNS.keys() | PLACE_NOUNS)
 
 
 def _a_people_or_a_language(name: str, kinds: frozenset[str]) -> bool:

@@ -151,6 +151,20 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     # A place's size is any place's, not where the question names a kind of place.
     ("And Tokyo?", ["How many people live in the cities of Japan?", "About 115 million."]),
     ("And London?", ["What is the population of the capital of France?", "About 2 million."]),
+    # Nor where the size is not the place's own: a part of it, a thing of it, another area.
+    ("And Japan?", ["How many people live in Tokyo's metro area?", "About 37 million."]),
+    ("And Japan?", ["How many people live in downtown Tokyo?", "About 1 million."]),
+    ("And Paris?", ["How big is France's army?", "About 200,000 soldiers."]),
+    ("And Paris?", ["How big is the army of France?", "About 200,000."]),
+    ("And Japan?", ["What is the metropolitan area of Tokyo called?", "Greater Tokyo."]),
+    ("And Japan?", ["How big was the crowd in Tokyo?", "100,000."]),
+    # Nor of a name cut from an island's or a person's ("the population of Solomon").
+    ("And Solomon?", ["What is the population of Jerusalem?", "900,000."]),
+    ("And Marshall?", ["How many people live in Paris?", "2 million."]),
+    # "Solomon" and "Marshall" are no lands: the Solomon Islands and the Marshall Islands are.
+    ("And Solomon?", ["Who was the king of Israel?", "David."]),
+    ("And Solomon?", ["What is the capital of France?", "Paris."]),
+    ("And Marshall?", ["What is the capital of Germany?", "Berlin."]),
     # A known name of another kind for a language: "How many people speak China?".
     ("And China?", ["How many people speak Spanish?", "500 million."]),
     ("And China?", ["Where is Spanish spoken?", "Spain and Latin America."]),
@@ -191,6 +205,7 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     ("And Japan?", ["How many people live in Tokyo?", "About 14 million."], "How many people live in Japan?"),
     ("And Japan?", ["What is the population of Tokyo?", "14 million."], "What is the population of Japan?"),
     ("And Tokyo?", ["How big is Japan?", "377,975 square kilometres."], "How big is Tokyo?"),
+    ("And Japan?", ["How many people lived in Tokyo in 1900?", "1.5 million."], "How many people lived in Japan in 1900?"),
     # An island country is a land too ("Island country in Southeast Asia").
     ("And Singapore?", ["What is the capital of Malaysia?", "Kuala Lumpur."], "What is the capital of Singapore?"),
     ("And New Zealand?", ["Who is the prime minister of Australia?", "Anthony Albanese."],
