@@ -589,15 +589,23 @@ def _with_the_kind_word(new: str, old: str) -> str:
         return new
     # A word of ``new`` saying the same kind keeps it ("And Trinity College?" after Oxford University).
     typed = {NAME_KIND_WORDS.get(word) for word in new.lower().split()}
+    put = new
+    # Both words where both say a kind ("Mount Holyoke College": a town's
+    # word and a college's), either refusing refuses.
     for word, named, after in ((words[0], f"{words[0]} {new}", True), (words[-1], f"{new} {words[-1]}", False)):
         kind = NAME_KIND_WORDS.get(word.lower())
         if kind is None or kind in typed:
             continue
         if kind in kinds_of(named):
-            return named
+            # One word put in, not both ("Mount Wellesley College" is no one's name).
+            if put != new:
+                return ""
+            put = named
+            continue
         known = kinds_of(new)
-        return new if kind in known or after and not known else ""
-    return new
+        if not (kind in known or after and not known):
+            return ""
+    return put
 
 
 def _of_a_person(name: str) -> bool:

@@ -182,6 +182,8 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     ("And Oxford?", ["When was Cambridge University founded?", "1209."]),
     ("And MIT?", ["When was Harvard University founded?", "1636."]),
     ("And Geneva?", ["How big is Lake Constance?", "536 square kilometres."]),
+    # Both words saying a kind count: "Mount Holyoke College" is a college, Wellesley a town too.
+    ("And Wellesley?", ["When was Mount Holyoke College founded?", "1837."]),
 ])
 def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
