@@ -534,7 +534,9 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
-    name = _with_the_kind_word(name, unmarked)
+    # A person's name may open with a kind's word ("River Phoenix", "Lake
+    # Bell"): where only a person has what was asked, that word says none.
+    name = _with_the_kind_word(name, unmarked, first=not _ONLY_A_PERSON.search(latest))
     if not name:
         return ""
     mark = written[len(unmarked):]
@@ -573,7 +575,7 @@ def _persons_title(name: str) -> bool:
             or bool(whole) and a_person(whole["name"]))
 
 
-def _with_the_kind_word(new: str, old: str) -> str:
+def _with_the_kind_word(new: str, old: str, first: bool = True) -> str:
     # ``new`` put for ``old``, a name whose first or last word says what it
     # names (the kernel's NAME_KIND_WORDS: "Lake Tanganyika", "Harvard
     # University"), where ``new`` lacks that word: with the word where the
@@ -583,7 +585,8 @@ def _with_the_kind_word(new: str, old: str) -> str:
     # that name without it too ("Mount Everest" is Everest), so one the
     # collection knows nothing of is taken as typed ("Burj Khalifa"); a
     # name before the word is no name of it alone ("Cambridge University":
-    # "When was Oxford founded?" asks of the town).
+    # "When was Oxford founded?" asks of the town). Only the last word where
+    # not ``first``.
     words = old.split()
     if len(words) < 2:
         return new
@@ -592,7 +595,7 @@ def _with_the_kind_word(new: str, old: str) -> str:
     put = new
     # Both words where both say a kind ("Mount Holyoke College": a town's
     # word and a college's), either refusing refuses.
-    for word, named, after in ((words[0], f"{words[0]} {new}", True), (words[-1], f"{new} {words[-1]}", False)):
+    for word, named, after in ((words[0], f"{words[0]} {new}", True), (words[-1], f"{new} {words[-1]}", False))[0 if first else 1:]:
         kind = NAME_KIND_WORDS.get(word.lower())
         if kind is None or kind in typed:
             continue

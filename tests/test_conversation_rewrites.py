@@ -227,6 +227,9 @@ def test_a_name_of_the_old_ones_kind_is_asked_the_previous_question(rewriter, qu
     # The new name known of that kind as typed, or saying it by a word of its own.
     ("And the Nile?", ["How long is the Amazon River?", "6,400 kilometres."], "How long is the Nile?"),
     ("And Trinity College?", ["When was Oxford University founded?", "1096."], "When was Trinity College founded?"),
+    # What only a person has is asked of a person whose name a kind's word opens.
+    ("And Oprah Winfrey?", ["When was River Phoenix born?", "1970."], "When was Oprah Winfrey born?"),
+    ("And Oprah Winfrey?", ["When was Lake Bell born?", "1979."], "When was Oprah Winfrey born?"),
 ])
 def test_a_name_put_for_one_that_says_its_kind_is_of_that_kind(rewriter, question, history, rewrite):
     assert rewriter.rewrite(question, history) == Rewrite(rewrite)
