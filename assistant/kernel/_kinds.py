@@ -4,8 +4,10 @@ A short description says what its article is by a noun ("Capital of
 France", "Country in Eastern Europe", "American multinational technology
 company"); a passage calls a place by one ("Brindlemere is a small market
 town", then "The town has a museum"); a name carries one ("Lake Victoria",
-"the Nile River", "Harvard University"). The rewriter reads the first,
-the reader the second, both the third; the words are kept here, once.
+"the Nile River", "Harvard University"). The reader uses only the
+second's nouns (PLACE_NOUNS); the rewriter reads the first (KIND_NOUNS)
+and the third (NAME_KIND_WORDS, PLACE_NAME_WORDS), and both nouns where
+a question names a kind of place. The words are kept here, once.
 
 >>> KIND_NOUNS["capital"], KIND_NOUNS["archipelago"], KIND_NOUNS["university"]
 ('city', 'island', 'school')
