@@ -2013,6 +2013,60 @@ def test_a_tally_after_a_verb_of_change_is_no_change(question, sentence, span):
     assert short_span("number", question, sentence) == span
 
 
+# A change of what is itself counted in votes ("cut her majority by 500
+# votes to 2,000") was read as a tally: "What is her majority now?" got 500.
+# A tally says the larger count first.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("What is her majority now?", "The election cut her majority by 500 votes to 2,000.", "2,000"),
+    ("What is his lead now?", "The recount cut his lead by 300 votes to 1,200.", "1,200"),
+    ("How many votes did it pass by?", "Parliament expanded the majority rule by 300 votes to 250.", "300"),
+    ("How many votes did it pass by?", "Congress cut the lead funding by 220 votes to 190.", "220"),
+    ("How many votes did the motion get?", "The motion cut the majority by 20 votes to 10.", "20"),
+])
+def test_a_change_of_what_is_counted_in_votes_is_no_tally(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# "cut down its staff from 500 to 300" was no change ("down" opens no object):
+# "How many staff does it have?" got 500. A verb said with its particle reads
+# like the verb, the particle giving its way.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How many staff does it have now?", "The company cut down its staff from 500 to 300.", "300"),
+    ("How many staff did it have at first?", "The company cut down its staff from 500 to 300.", "500"),
+    ("How many staff does it have now?", "The company scaled back its staff from 500 to 300.", "300"),
+    ("How many staff does it have now?", "The company scaled up its staff from 300 to 500.", "500"),
+    ("What is the budget now?", "The budget was scaled back by $2 million to $3 million.", "$3 million"),
+    ("How tall were the trees?", "Loggers cut down trees from 5 to 10 metres tall.", "5 to 10 metres"),
+])
+def test_a_verb_of_change_with_its_particle_reads_like_the_verb(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# "The school grew children from 5 to 10 years old" was read as a change:
+# "How old are the children?" got "10 years". An age after the pair says how
+# old what was changed is, unless an age was changed.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How old are the children?", "The school grew children from 5 to 10 years old.", "5 to 10 years"),
+    ("How old were the trees?", "The forest grew trees from 50 to 200 years old.", "50 to 200 years"),
+    ("How old is the retirement age now?", "The state raised the retirement age from 60 to 65 years old.", "65 years"),
+])
+def test_an_age_after_a_pair_of_a_verb_of_change_is_a_range(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
+# "raised the age limit from 16 to 18 years" was read as raised from 16 to
+# 18 counted things ("raised funds from 30 to 40 parents"): "What is the age
+# limit?" got 16. A second level said in its unit is a level.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("What is the age limit?", "The state raised the age limit from 16 to 18 years.", "18"),
+    ("What is the speed limit now?", "The state raised the speed limit from 55 to 65 mph.", "65"),
+    ("What is the price now?", "The shop raised prices from 30 to 40 dollars.", "40"),
+    ("How much did the school raise?", "The school raised funds from 30 to 40 parents.", "30 to 40"),
+])
+def test_raised_from_a_level_in_its_unit_is_a_change(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 # "The 2019 percentage" was read as a number said in percentage, so the
 # bare-year filter missed it: a year before "percentage" is a year.
 @pytest.mark.parametrize("question, sentence, span", [

@@ -454,9 +454,13 @@ _CHANGE_OBJECT_VERB = (
     r"grow(?:s|n|ing)?|grew|increas(?:e[sd]?|ing)|decreas(?:e[sd]?|ing)|drop(?:s|ped|ping)?|reduc(?:e[sd]?|ing)"
     r"|cut(?:s|ting)?|shr[iau]nk|shrinks?|expand(?:s|ed|ing)?"
 )
+# A verb of change said with its particle ("cut down its staff from",
+# "scaled back the budget by", "was pared down from"): the particle, not
+# the verb, says which way it goes (:data:`_DOWN`).
+_PHRASAL_CHANGE = r"(?:cut(?:s|ting)?|scal(?:e[sd]?|ing)|par(?:e[sd]?|ing)|ramp(?:s|ed|ing)?)\s+(?:down|back|up)"
 _CHANGE_VERB = (
     r"ris(?:e[ns]?|ing)|rose|fall(?:s|en|ing)?|fell|declin(?:e[sd]?|ing)|climb(?:s|ed|ing)?|jump(?:s|ed|ing)?"
-    r"|(?:go(?:es|ne)?|going|went)\s+(?:up|down)|" + _CHANGE_OBJECT_VERB
+    r"|(?:go(?:es|ne)?|going|went)\s+(?:up|down)|" + _PHRASAL_CHANGE + "|" + _CHANGE_OBJECT_VERB
 )
 # Raising and lowering change a number only with what they change after
 # them ("raised its budget by", "lowered rates from"): "raised by his aunt",
@@ -480,10 +484,20 @@ _CHANGED_WHAT = rf"(?P<what>{_THING}(?:\s+of{_THING})?)"
 # A verb that says its change goes down: "cut its staff from 500 to 300"
 # falls, and "cut power from 5 to 10 pm", "cut the road from 5 to 10 km
 # north" rise, a range of what was cut (:func:`_quantities`).
-_DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower", re.IGNORECASE)
+_DOWN = re.compile(r"decreas|drop|reduc|cut|shr|lower|\w+\s+(?:down|back)\b", re.IGNORECASE)
 _RAISED = re.compile(r"rais", re.IGNORECASE)
-# A vote's tally after a "by" ("cut the budget by 20 votes to 10").
+# A vote's tally after a "by" ("cut the budget by 20 votes to 10"), unless
+# what was changed is counted in votes, its last word says, and the level
+# after is the larger, as no tally is said ("cut her majority by 500 votes
+# to 2,000"; not "cut the majority rule by 300 votes to 250", nor "the
+# motion cut the majority by 20 votes to 10": :data:`_COUNTED_IN_VOTES`).
 _TALLY = re.compile(r"\s*votes?\b", re.IGNORECASE)
+_COUNTED_IN_VOTES = re.compile(r"\b(?:majority|margin|lead|votes?)$", re.IGNORECASE)
+# An age said after a pair "from" one number "to" another ("grew children
+# from 5 to 10 years old"): how old what was changed is, a range, unless
+# what was changed is an age ("raised the age limit from 16 to 18 years old").
+_YEARS_OLD = re.compile(rf"{_UNIT.pattern}\s+(?:old|of\s+age)\b", re.IGNORECASE)
+_AN_AGE = re.compile(r"\bage\b", re.IGNORECASE)
 # A number said as a time of day ("from 10 pm to 5 am", "from 9 o'clock"):
 # what was cut from it to another is cut for that time, no change.
 _TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?m\b|o['’]clock\b)", re.IGNORECASE)
@@ -508,7 +522,7 @@ _FROM_GAP = r"(?:\s+(?:[^\W\d]+ly|" + _GAP_YEAR + r")\b){0,2}"
 # "grew from about 5,000 to 20,000") says the level before and the level
 # after; a plain "from" a count it started at.
 _FROM = re.compile(
-    rf"\b(?:(?P<change>(?:{_CHANGE_OBJECT_VERB}|{_RAISE}){_CHANGED_WHAT}|{_CHANGE_VERB})"
+    rf"\b(?:(?P<change>(?:{_CHANGE_OBJECT_VERB}|{_RAISE}|{_PHRASAL_CHANGE}){_CHANGED_WHAT}|{_CHANGE_VERB})"
     rf"(?:{_CHANGE_GAP}\s+(?P<way>by)|{_FROM_GAP}\s+(?P<way_from>from))"
     rf"(?:\s+(?P<near>{_NEAR}))?|from|by)\s+$",
     re.IGNORECASE,
@@ -2047,8 +2061,9 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                 _rises(number.group(), numbers[at + 1].group()) == bool(_DOWN.match(changed.group("change")))
                 or _A_YEAR.fullmatch(number.group()) and _A_YEAR.fullmatch(numbers[at + 1].group())
                 or _RAISED.match(changed.group("change")) and _COUNTING.match(sentence, numbers[at + 1].end())
-                and not (_in_units(sentence, number) or number.group()[0] in "$£€")
-                or any(_TIME_OF_DAY.match(sentence, level.end()) for level in numbers[at:at + 2])):
+                and not (_in_units(sentence, number) or _in_units(sentence, numbers[at + 1]) or number.group()[0] in "$£€")
+                or any(_TIME_OF_DAY.match(sentence, level.end()) for level in numbers[at:at + 2])
+                or _YEARS_OLD.match(sentence, numbers[at + 1].end()) and not _AN_AGE.search(changed.group("what"))):
             # What a verb changes goes its way ("cut its staff from 500 to
             # 300"); the other way, or from one year to another, it is a
             # range ("cut power from 5 to 10 pm", "raised her sons from 1950
@@ -2056,7 +2071,10 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             # am"). What is raised "from" counted people or things is
             # where it came from ("raised funds from 30 to 40 parents"); from
             # a level, a change ("raised the age limit from 16 to 18",
-            # "raised taxes from 20% to 25%").
+            # "raised taxes from 20% to 25%"), as to one said in its unit
+            # ("from 16 to 18 years", "from 55 to 65 mph"). An age said
+            # after is how old the things changed are ("grew children from
+            # 5 to 10 years old"), unless an age was changed.
             way = None
         if way == "from":
             # "grew from about 5,000 to 20,000": the level before, then the one after.
@@ -2092,7 +2110,9 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
         else:
             # "cut the budget by 20 votes to 10" is the vote, not a change
             # of the budget: a tally's "by" changes nothing it names.
-            tally = way == "by" and changed.group("what") and _TALLY.match(sentence, number.end())
+            tally = (way == "by" and changed.group("what") and _TALLY.match(sentence, number.end())
+                     and not (_COUNTED_IN_VOTES.search(changed.group("what")) and at + 1 < len(numbers)
+                              and _rises(number.group(), numbers[at + 1].group())))
             last = (_changed_by(undated, numbers, at, between is not None, changed.group("near") is not None)
                     if way == "by" and not tally else None)
         if last is not None and not change:
