@@ -2067,6 +2067,21 @@ def test_raised_from_a_level_in_its_unit_is_a_change(question, sentence, span):
     assert short_span("number", question, sentence) == span
 
 
+# "raised sheep from 500 to 800 metres above sea level" was read as a change
+# of the sheep, the second level in its unit: "How high do the sheep graze?"
+# got "800 metres". A unit of length that says where or how big is no level.
+@pytest.mark.parametrize("question, sentence, span", [
+    ("How high do the sheep graze?", "The farm raised sheep from 500 to 800 metres above sea level.", "500 to 800 metres"),
+    ("How far away were the donors?", "The charity raised money from 30 to 40 miles away.", "30 to 40 miles"),
+    ("How far apart are the stations?", "The company raised funds from 10 to 20 miles apart.", "10 to 20 miles"),
+    ("How high was the wall raised?", "The builders raised the wall from 2 to 3 metres.", "3 metres"),
+    ("What is the speed limit now?", "The council raised the speed limit from 55 to 65 mph north of the city.", "65"),
+    ("What is the age limit now?", "The state raised the age limit from 16 to 18 years under the new law.", "18"),
+])
+def test_raised_to_a_length_saying_where_is_a_range(question, sentence, span):
+    assert short_span("number", question, sentence) == span
+
+
 # "The 2019 percentage" was read as a number said in percentage, so the
 # bare-year filter missed it: a year before "percentage" is a year.
 @pytest.mark.parametrize("question, sentence, span", [

@@ -498,6 +498,22 @@ _COUNTED_IN_VOTES = re.compile(r"\b(?:majority|margin|lead|votes?)$", re.IGNOREC
 # what was changed is an age ("raised the age limit from 16 to 18 years old").
 _YEARS_OLD = re.compile(rf"{_UNIT.pattern}\s+(?:old|of\s+age)\b", re.IGNORECASE)
 _AN_AGE = re.compile(r"\bage\b", re.IGNORECASE)
+# A word after a unit of length that says where, or how big, what is
+# counted is ("from 500 to 800 metres above sea level", "from 30 to 40 miles
+# away"): the pair is a range of places or sizes, the unit no level's. After
+# another unit it says where the level holds ("from 50 to 60 mph north of
+# the city", "from 16 to 18 years under the new law").
+_LENGTH = re.compile(
+    r"[\s-]*(?:(?:millimet|centimet|met|kilomet)(?:re|er)s?|mm|cm|m|km|inch(?:es)?|feet|foot|ft|yards?|yd|miles?|mi"
+    r"|nautical\s+miles?)\b",
+    re.IGNORECASE,
+)
+_POSITION_AFTER = re.compile(
+    r"\s+(?:away|apart|above|below|beneath|under(?:ground|water)?|inland|offshore|upstream|downstream|across|along|beyond"
+    r"|(?:north|south)(?:[\s-]?(?:east|west))?(?:ern|wards?)?|(?:east|west)(?:ern|wards?)?"
+    r"|tall|high|deep|long|wide|thick)\b",
+    re.IGNORECASE,
+)
 # A number said as a time of day ("from 10 pm to 5 am", "from 9 o'clock"):
 # what was cut from it to another is cut for that time, no change.
 _TIME_OF_DAY = re.compile(r"\s*(?:[ap]\.?m\b|o['’]clock\b)", re.IGNORECASE)
@@ -2061,7 +2077,8 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
                 _rises(number.group(), numbers[at + 1].group()) == bool(_DOWN.match(changed.group("change")))
                 or _A_YEAR.fullmatch(number.group()) and _A_YEAR.fullmatch(numbers[at + 1].group())
                 or _RAISED.match(changed.group("change")) and _COUNTING.match(sentence, numbers[at + 1].end())
-                and not (_in_units(sentence, number) or _in_units(sentence, numbers[at + 1]) or number.group()[0] in "$£€")
+                and not (_in_units(sentence, number) or _a_level_in_units(sentence, numbers[at + 1])
+                         or number.group()[0] in "$£€")
                 or any(_TIME_OF_DAY.match(sentence, level.end()) for level in numbers[at:at + 2])
                 or _YEARS_OLD.match(sentence, numbers[at + 1].end()) and not _AN_AGE.search(changed.group("what"))):
             # What a verb changes goes its way ("cut its staff from 500 to
@@ -2072,7 +2089,9 @@ def _quantities(sentence: str, undated: str, numbers: list[re.Match], measure: b
             # where it came from ("raised funds from 30 to 40 parents"); from
             # a level, a change ("raised the age limit from 16 to 18",
             # "raised taxes from 20% to 25%"), as to one said in its unit
-            # ("from 16 to 18 years", "from 55 to 65 mph"). An age said
+            # ("from 16 to 18 years", "from 55 to 65 mph"), unless the unit
+            # says where or how big ("from 500 to 800 metres above sea
+            # level": :data:`_POSITION_AFTER`). An age said
             # after is how old the things changed are ("grew children from
             # 5 to 10 years old"), unless an age was changed.
             way = None
@@ -2252,6 +2271,21 @@ def _in_units(sentence: str, number: re.Match) -> bool:
     [False, True, False, True, False, True, False, False]
     """
     return _scaled(number.group()) or _UNIT.match(sentence, number.end()) is not None
+
+
+def _a_level_in_units(sentence: str, number: re.Match) -> bool:
+    """Whether a number is said in its unit as a level, not as where or
+    how big something is (:data:`_POSITION_AFTER`): "65 mph" and "16
+    years" are levels, "800 metres above sea level" and "40 miles away"
+    places.
+
+    >>> s = "from 55 to 65 mph north, from 500 to 800 metres above sea level, from 30 to 40 miles away, 10 km north"
+    >>> [_a_level_in_units(s, m) for m in _NUMBER.finditer(s)]
+    [False, True, False, False, False, False, False]
+    """
+    unit = _UNIT.match(sentence, number.end())
+    return _scaled(number.group()) or unit is not None and not (
+        _LENGTH.fullmatch(unit.group()) and _POSITION_AFTER.match(sentence, unit.end()))
 
 
 def _scaled(number: str) -> bool:
