@@ -416,16 +416,18 @@ _WORD_SCALE = {"hundred": 100, "hundreds": 100, "thousand": 1000, "thousands": 1
 # answer "How long …?", where "5.5" and "3" say nothing. A closed list:
 # the word after a count is what is counted ("39 plays"), and the one after
 # a measure may be anything ("318 m tall", "2,196 km along the border").
+_LENGTH_UNITS = (
+    r"millimet(?:re|er)s? centimet(?:re|er)s? met(?:re|er)s? kilomet(?:re|er)s? mm cm m km inch(?:es)? feet foot ft "
+    r"yards? yd miles? mi light[\s-]years? nautical\s+miles?"
+).split()
 _UNITS = (
     r"seconds? secs? minutes? mins? hours? hrs? days? weeks? months? years? yrs? decades? century centuries "
     r"millennium millennia "
-    r"millimet(?:re|er)s? centimet(?:re|er)s? met(?:re|er)s? kilomet(?:re|er)s? mm cm m km inch(?:es)? feet foot ft "
-    r"yards? yd miles? mi light[\s-]years? nautical\s+miles? "
     r"grams? g kilograms? kg tonnes? tons? pounds? lbs? ounces? oz "
     r"acres? hectares? ha km² km2 m² m2 sq\s+mi lit(?:re|er)s? ml gallons? "
     r"mph km/h kph knots? m/s degrees? °[CF]? "
     r"dollars? euros? cents? pence yen"
-).split()
+).split() + _LENGTH_UNITS
 _UNIT_WORD = "(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w°/])"
 _UNIT = re.compile(rf"[\s-]*(?:(?:square|cubic)\s+)?{_UNIT_WORD}(?:\s*(?:celsius|fahrenheit))?", re.IGNORECASE)
 # A measure in two units, the second smaller ("6 ft 2 in", "2 hours 30 minutes").
@@ -503,11 +505,7 @@ _AN_AGE = re.compile(r"\bage\b", re.IGNORECASE)
 # away"): the pair is a range of places or sizes, the unit no level's. After
 # another unit it says where the level holds ("from 50 to 60 mph north of
 # the city", "from 16 to 18 years under the new law").
-_LENGTH = re.compile(
-    r"[\s-]*(?:(?:millimet|centimet|met|kilomet)(?:re|er)s?|mm|cm|m|km|inch(?:es)?|feet|foot|ft|yards?|yd|miles?|mi"
-    r"|nautical\s+miles?)\b",
-    re.IGNORECASE,
-)
+_LENGTH = re.compile(r"[\s-]*(?:" + "|".join(_LENGTH_UNITS) + ")", re.IGNORECASE)
 _POSITION_AFTER = re.compile(
     r"\s+(?:away|apart|above|below|beneath|under(?:ground|water)?|inland|offshore|upstream|downstream|across|along|beyond"
     r"|(?:north|south)(?:[\s-]?(?:east|west))?(?:ern|wards?)?|(?:east|west)(?:ern|wards?)?"
