@@ -1470,6 +1470,28 @@ def test_markup_ends_a_sentence_and_no_tag_is_read():
     assert split_sentences("If a < b then b > a.") == ["If a < b then b > a."]
 
 
+def test_a_label_is_answered_by_its_value_and_a_table_row_by_its_data_cells(readers):
+    # A records list gives each record's name as a list item and its holder in the definition
+    # list after it; the reader answered "Most combined points in a quarter", the label.
+    plain, _ = readers
+    records = ("<Ul> <Li> Most points scored in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson , "
+               "Golden State Warriors on January 23 , 2015 </Li> </Ul> </Dd> </Dl> <Ul> <Li> Most assists in a season "
+               "</Li> </Ul> <Dl> <Dd> <Ul> <Li> 1,164 by John Stockton in 1990 </Li> </Ul> </Dd> </Dl>")
+    answer = plain.read("what are the most points scored in a quarter", [Passage("nba_p0", records, 2.0, "NBA records")])
+    assert answer.text == "37 by Klay Thompson , Golden State Warriors on January 23 , 2015"
+    # A table row reads with its header cell, which is never the answer, and the row after it
+    # is another field, not the answer's continuation.
+    box = ("<Table> <Tr> <Th> Original network </Th> <Td> HBO </Td> </Tr> <Tr> <Th> Original release </Th> <Td> "
+           "July 16 , 2017 -- August 27 , 2017 </Td> </Tr> <Tr> <Th> Season chronology </Th> <Td> Season 8 </Td> "
+           "</Tr> </Table>")
+    answer = plain.read("when was the original release of season 7", [Passage("got_p0", box, 2.0, "Game of Thrones season 7")])
+    assert answer.text == "July 16 , 2017 -- August 27 , 2017"
+    # A list item no description follows, and a paragraph, answer as they did.
+    cast = "<Ul> <Li> Emma Watson as Belle , a young woman . </Li> <Li> Kevin Kline as Maurice , her father . </Li> </Ul>"
+    answer = plain.read("who played maurice", [Passage("bb_p0", cast, 2.0, "Beauty and the Beast")])
+    assert answer.text == "Kevin Kline as Maurice , her father ."
+
+
 def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_role():
     # The nearest name to the question's words was as likely the role's or a third one's.
     assert cast_span("who played maurice in beauty and the beast", "Kevin Kline as Maurice , Belle 's father .") == "Kevin Kline"
@@ -1480,6 +1502,9 @@ def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_ro
     assert cast_span("who does ewan mcgregor play", "Ewan McGregor as Lumière , the Beast 's bouteiller .") == "Lumière"
     assert cast_span("who played marty's sister", "Lea Thompson , who also plays Marty 's mother Lorraine .") is None
     assert cast_span("who wrote the score", "Kevin Kline as Maurice .") is None
+    # A role in two forms: the actor plays both ("who voices beast" got another sentence's name).
+    assert cast_span("who voices beast", "Dan Stevens as The Prince / Beast , a cold - hearted prince .") == "Dan Stevens"
+    assert cast_span("who plays gaston", "Dan Stevens as The Prince / Beast , a prince , and Luke Evans as Gaston .") == "Luke Evans"
 
 
 def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):

@@ -269,6 +269,18 @@ def test_a_documents_references_are_not_its_passages():
     ]
 
 
+def test_a_wikipedia_note_marked_by_its_link_back_is_a_reference():
+    """An entry with no "Retrieved" date is still a reference where its
+    link back to the text ("Jump up ^", "^ Jump up to :") marks it: the
+    reader answered "who plays lemony snicket" from a review's title."""
+    page = ("<P> Neil Patrick Harris stars as Count Olaf . </P> <Ol> <Li> Jump up ^ Saraiya , Sonia . `` TV Review : "
+            "Lemony Snicket 's ' A Series of Unfortunate Events ' '' . </Li> <Li> ^ Jump up to : a b Smith , Ann . `` Lemony "
+            "Snicket '' . </Li> <Li> Warburton narrates as Lemony Snicket . </Li> </Ol>")
+    texts = " ".join(p.text for p in split_passages(page, "nq", max_words=100))
+    assert "TV Review" not in texts and "Smith" not in texts
+    assert "Warburton narrates as Lemony Snicket" in texts
+
+
 def test_a_long_line_that_quotes_a_reference_stays():
     """A line over CITATION_MAX_WORDS words is prose (or a whole page
     without line breaks), kept though it holds a reference's mark."""

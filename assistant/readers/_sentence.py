@@ -102,6 +102,58 @@ def _blocks(text: str) -> list[str]:
     return [_CELL_TAG.sub(" ", block) for block in _BLOCK_TAG.split(text)]
 
 
+# A table row's header cell: "<Th> Original release </Th> <Td> July 16 , 2017 </Td>".
+_HEADER_CELL = re.compile(r"<th(?:[\s_][^<>]*)?>.*?</th>", re.IGNORECASE | re.DOTALL)
+_DATA_CELL = re.compile(r"<td(?:[\s_][^<>]*)?>", re.IGNORECASE)
+# A definition list's description opening: what the block before it is the label of.
+_DESCRIPTION = re.compile(r"<dd\b", re.IGNORECASE)
+_LABEL_OPENING = re.compile(r"\s*<(?:li|dt)\b", re.IGNORECASE)
+
+
+def answer_parts(text: str) -> list[str | None]:
+    """Per sentence of ``text`` (as :func:`split_sentences` splits it), the
+    part an answer keeps when the sentence is a label, not a statement:
+    "" for a label whose value is the next sentence (a list item or term
+    a definition list's description follows: "Most points in a quarter",
+    then "37 by Klay Thompson"), a table row's data cells for a row with
+    a header cell ("Original release" of "Original release July 16 ,
+    2017": the cell under the column asked), None for any other sentence.
+    A row reads whole (its header is what the question's words meet);
+    its header is never the answer: "when is the last game of thrones"
+    read "Original release July 16 -- August 27 , 2017" whole.
+
+    >>> answer_parts("<Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr> <P> It ran . </P>")
+    ['Bruce Miller', None]
+    >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>")
+    ['', None]
+    >>> answer_parts("<Ul> <Li> Kevin Kline as Maurice </Li> <Li> Emma Watson as Belle </Li> </Ul>")
+    [None, None]
+    >>> answer_parts("<P> Its energy is : </P> <Dl> <Dd> E = mc2 </Dd> </Dl>")
+    [None, None]
+    """
+    parts: list[str | None] = []
+    tags = list(_BLOCK_TAG.finditer(text))
+    edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
+    pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
+    for at, (start, end) in enumerate(pieces):
+        block = text[start:end]
+        sentences = _split_block(_CELL_TAG.sub(" ", block))
+        if not sentences:
+            continue
+        part: str | None = None
+        following = next((i for i in range(at + 1, len(pieces)) if _split_block(_CELL_TAG.sub(" ", text[slice(*pieces[i])]))), None)
+        # Only an item or a term labels: a paragraph's indented lines
+        # after it (a formula, a quote) are its example, not its value.
+        item = at > 0 and _LABEL_OPENING.match(tags[at - 1].group())
+        if item and len(sentences) == 1 and following is not None and _DESCRIPTION.search(text, end, pieces[following][0]):
+            part = ""
+        elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
+            value = " ".join(_split_block(_CELL_TAG.sub(" ", _HEADER_CELL.sub(" ", block))))
+            part = value or None
+        parts.extend([part] + [None] * (len(sentences) - 1))
+    return parts
+
+
 def _split_block(text: str) -> list[str]:
     """The sentences of text without block markup (see :func:`split_sentences`)."""
     text = text.strip()
@@ -620,10 +672,18 @@ class SentenceReader:
             best += 1
             p, s, sentence = following
         sentences = [sentence]
+        # A label's answer is its value (the next sentence), a table row's
+        # its data cells (:func:`answer_parts`); the row or item after
+        # either is another field, never its continuation.
+        part = (answer_parts(passages[p].text) + [None])[s] if not opening else None
+        if part == "":
+            sentences = split_sentences(passages[p].text)[s + 1 : s + 2] or sentences
+        elif part:
+            sentences = [part]
         # A following sentence of the same passage that is nearly as relevant
         # usually continues the answer ("She ... . Her notes ...").
         for (p2, s2, other), sim in zip(candidates[best + 1 :], similarity[best + 1 :]):
-            if len(sentences) >= self.config.max_sentences or p2 != p or s2 != s + len(sentences):
+            if part is not None or len(sentences) >= self.config.max_sentences or p2 != p or s2 != s + len(sentences):
                 break
             # A question after the answer opens the next topic (a FAQ's next
             # heading), as relevant as it may look.

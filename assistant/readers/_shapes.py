@@ -1588,8 +1588,10 @@ _VOICE_OF = re.compile(
     r"|(?:is|was)\s+(?!the\b)(?P<holder>.+?)(?<!\bthe)(?<!\bthis)(?<!\bhis)(?<!\bher)(?<!\btheir)(?<!\bits)\s+voice"
     r"(?=\s*[?.!]?\s*$|\s+(?:in|on|from|for|at|of|during)\b))",
     re.IGNORECASE)
+# A role a cast list gives in two forms ("Dan Stevens as The Prince /
+# Beast") is either: the actor plays both.
 _ACTOR_THEN_ROLE = re.compile(
-    rf"\s+as\s+(?:the\s+)?"
+    rf"\s+as\s+(?:[Tt]he\s+)?(?:(?:[A-Z][\w'’.-]*\s+)+/\s+(?:[Tt]he\s+)?)?"
     rf"|\s+(?:(?:would|will|to|also|later|then|now|who)\s+)*{_PLAYING}\s+(?:the\s+(?:role|part|voice)\s+of\s+)?(?:the\s+)?"
     rf"|\s*,\s*who\s+(?:also\s+|later\s+)?{_PLAYING}(?:\s+[\w'’]+){{0,4}}?\s+"
 )
@@ -1633,6 +1635,10 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     None
     >>> cast_span("Who voiced the Beast?", "The Beast was voiced by Robby Benson .")
     'Robby Benson'
+    >>> cast_span("who voices beast in beauty and the beast", "Dan Stevens as The Prince / Beast , a prince .")
+    'Dan Stevens'
+    >>> cast_span("who plays the prince", "Dan Stevens as The Prince / Beast , a prince .")
+    'Dan Stevens'
     >>> cast_span("who does ewan mcgregor play in beauty and the beast", "Ewan McGregor as Lumière , a candelabrum .")
     'Lumière'
     >>> chip = "Nathan Mack as Chip , Mrs. Potts ' son ."

@@ -38,10 +38,14 @@ __all__ = ["split_passages", "without_citations", "analyze", "ChunkRetriever"]
 # Wikipedia, or NQ's), "Retrieved 22 May 2017", "Retrieved 2017-05-22" (NQ:
 # "2017 - 05 - 22"),
 # "Archived from the original". Capitalised "Retrieved" followed by a date:
-# prose says "was retrieved on" mid-sentence.
+# prose says "was retrieved on" mid-sentence. A Wikipedia note's link back
+# to where it is cited ("Jump up ^", "^ Jump up to :") marks an entry with
+# neither ("TV Review : Lemony Snicket 's …" answered "who plays lemony
+# snicket").
 _MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
 _CITATION = re.compile(
     rf"\bRetrieved (?:on )?(?:(?:\d{{1,2}} )?(?:{_MONTH})\b|\d{{4}} ?- ?\d\d ?- ?\d\d)|\bArchived from the original\b"
+    r"|\bJump up (?:\^|to :)"
 )
 # One list item of markup (NQ's pages: <Li> … </Li>), never across items.
 _LIST_ITEM = re.compile(r"<Li>(?:(?!</Li>).)*?</Li>", re.IGNORECASE | re.DOTALL)
