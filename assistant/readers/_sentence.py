@@ -130,6 +130,8 @@ def answer_parts(text: str) -> list[str | None]:
     [None, None]
     >>> answer_parts("<P> Its energy is : </P> <Dl> <Dd> E = mc2 </Dd> </Dl>")
     [None, None]
+    >>> answer_parts("<Ul> <Li> The treaty was signed in 1648 . </Li> </Ul> <Dl> <Dd> See also : Westphalia </Dd> </Dl>")
+    [None, None]
     """
     parts: list[str | None] = []
     tags = list(_BLOCK_TAG.finditer(text))
@@ -145,7 +147,10 @@ def answer_parts(text: str) -> list[str | None]:
         # Only an item or a term labels: a paragraph's indented lines
         # after it (a formula, a quote) are its example, not its value.
         item = at > 0 and _LABEL_OPENING.match(tags[at - 1].group())
-        if item and len(sentences) == 1 and following is not None and _DESCRIPTION.search(text, end, pieces[following][0]):
+        # A label names; an item that ends as a sentence does ("The treaty
+        # was signed in 1648 .") states, and a note under it is no value.
+        label = item and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
+        if label and following is not None and _DESCRIPTION.search(text, end, pieces[following][0]):
             part = ""
         elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
             value = " ".join(_split_block(_CELL_TAG.sub(" ", _HEADER_CELL.sub(" ", block))))
