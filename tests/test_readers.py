@@ -1486,6 +1486,16 @@ def test_a_label_is_answered_by_its_value_and_a_table_row_by_its_data_cells(read
            "</Tr> </Table>")
     answer = plain.read("when was the original release of season 7", [Passage("got_p0", box, 2.0, "Game of Thrones season 7")])
     assert answer.text == "July 16 , 2017 -- August 27 , 2017"
+    # A row is short by nature ("No. of episodes 7") and is read however short; its header finds
+    # the short answer ("Born" for "when was she born") but is never in it.
+    _, shaped = readers
+    box = ("<Table> <Tr> <Th> No. of episodes </Th> <Td> 7 </Td> </Tr> <Tr> <Th> Original network </Th> <Td> HBO "
+           "</Td> </Tr> </Table>")
+    assert shaped.read("how many episodes are in season 7", [Passage("got_p1", box, 2.0, "Game of Thrones season 7")]).text == "7"
+    born = ("<Table> <Tr> <Th> Born </Th> <Td> Augusta Ada Byron 10 December 1815 London , England </Td> </Tr> <Tr> "
+            "<Th> Died </Th> <Td> 27 November 1852 ( aged 36 ) </Td> </Tr> </Table>")
+    answer = shaped.read("when was ada lovelace born", [Passage("ada_p0", born, 2.0, "Ada Lovelace")])
+    assert (answer.text, answer.evidence) == ("10 December 1815", "Born Augusta Ada Byron 10 December 1815 London , England")
     # A list item no description follows, and a paragraph, answer as they did.
     cast = "<Ul> <Li> Emma Watson as Belle , a young woman . </Li> <Li> Kevin Kline as Maurice , her father . </Li> </Ul>"
     answer = plain.read("who played maurice", [Passage("bb_p0", cast, 2.0, "Beauty and the Beast")])

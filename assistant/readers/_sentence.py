@@ -409,12 +409,14 @@ class SentenceReader:
         return cls(load_minilm(path), config)
 
     def candidates(self, passages: Sequence[Passage]) -> list[tuple[int, int, str]]:
-        """(passage index, sentence index, sentence) for every usable sentence."""
+        """(passage index, sentence index, sentence) for every usable sentence:
+        one of ``min_sentence_chars`` or more, or a table row with a header
+        cell, whose answer is short by nature ("No. of episodes 7")."""
         return [
             (p, s, sentence)
             for p, passage in enumerate(passages)
-            for s, sentence in enumerate(split_sentences(passage.text))
-            if len(sentence) >= self.config.min_sentence_chars
+            for s, (sentence, part) in enumerate(zip(split_sentences(passage.text), answer_parts(passage.text)))
+            if len(sentence) >= self.config.min_sentence_chars or part
         ]
 
     @staticmethod
@@ -509,6 +511,11 @@ class SentenceReader:
             # of the sentence is not the answer.
             if kind is None and best:
                 span = kind_span(question, best[0])
+            # A table row's header cell finds the span ("Born … 10 December
+            # 1815" for "when was she born") but is never in it.
+            if span and answer.text != answer.evidence and span not in answer.text:
+                span = (short_span(kind, question, answer.text, title, referent=referent, known=known) if kind
+                        else kind_span(question, answer.text))
             # A sentence of the person's own article says more ("27 November
             # 1852") than the description when it holds the description's
             # year; one without it is about another event of the life (the
@@ -696,4 +703,6 @@ class SentenceReader:
                 break
             sentences.append(other)
         text = " ".join(opening + sentences)
-        return Answer(text, float(combined[best]), evidence=text, source_id=passages[p].id), about[best], read
+        # A row's answer is its data cells; the whole row, header and all, is its evidence.
+        evidence = sentence if part else text
+        return Answer(text, float(combined[best]), evidence=evidence, source_id=passages[p].id), about[best], read
