@@ -1502,6 +1502,41 @@ def test_a_label_is_answered_by_its_value_and_a_table_row_by_its_data_cells(read
     assert answer.text == "Kevin Kline as Maurice , her father ."
 
 
+def test_a_statement_item_is_not_a_label_and_a_pointer_note_is_no_value(readers):
+    # An item without a full stop with a description under it was taken as a label and
+    # answered with the description: a hatnote ("Main article : Paris"), a source, a quote.
+    plain, _ = readers
+    cases = [
+        ("what is the capital of france", "<Ul> <Li> Paris is the capital and largest city of France </Li> </Ul> <Dl> <Dd> "
+         "Main article : Paris </Dd> </Dl>", "Paris is the capital and largest city of France"),
+        ("who wrote the declaration of independence", "<Ul> <Li> Thomas Jefferson wrote the first draft of the Declaration "
+         "of Independence in 1776 : </Li> </Ul> <Dl> <Dd> `` We hold these truths to be self - evident '' </Dd> </Dl>",
+         "Thomas Jefferson wrote the first draft of the Declaration of Independence in 1776 :"),
+        ("what is the capital and largest city of france", "<Ul> <Li> Capital and largest city of France </Li> </Ul> <Dl> "
+         "<Dd> Main article : Paris </Dd> </Dl>", "Capital and largest city of France"),
+    ]
+    for question, text, expected in cases:
+        assert plain.read(question, [Passage("x_p0", text, 2.0, "France")]).text == expected, question
+
+
+def test_a_table_rows_entity_header_stays_in_its_answer(readers):
+    # A data table's row header is the entity (a season, a mountain): only a header the
+    # question names (an infobox field) is left out of the answer.
+    plain, shaped = readers
+    seasons = ("<Table> <Tr> <Th> Season </Th> <Th> Winner </Th> </Tr> <Tr> <Th> 2015 -- 16 </Th> <Td> Leicester City "
+               "</Td> </Tr> <Tr> <Th> 2016 -- 17 </Th> <Td> Chelsea </Td> </Tr> </Table>")
+    for question in ("which season did chelsea win the premier league", "who won the premier league in 2016"):
+        answer = plain.read(question, [Passage("pl_p0", seasons, 2.0, "Premier League")])
+        assert answer.text in ("2015 -- 16 Leicester City", "2016 -- 17 Chelsea"), question
+    peaks = ("<Table> <Tr> <Th> Mountain </Th> <Th> Height </Th> </Tr> <Tr> <Th> Mount Everest </Th> <Td> 8,848 m </Td> "
+             "</Tr> <Tr> <Th> K2 </Th> <Td> 8,611 m </Td> </Tr> </Table>")
+    assert "Mount Everest" in plain.read("what is the tallest mountain in the world", [Passage("m_p0", peaks, 2.0, "Highest mountains")]).text
+    # A row without a number does not answer a number question over the prose that does.
+    obama = ("<Table> <Tr> <Th> Children </Th> <Td> Malia Sasha </Td> </Tr> </Table> <P> Barack and Michelle Obama have two "
+             "daughters , Malia and Sasha . </P>")
+    assert shaped.read("how many children does obama have", [Passage("o_p0", obama, 2.0, "Barack Obama")]).text == "two"
+
+
 def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_role():
     # The nearest name to the question's words was as likely the role's or a third one's.
     assert cast_span("who played maurice in beauty and the beast", "Kevin Kline as Maurice , Belle 's father .") == "Kevin Kline"

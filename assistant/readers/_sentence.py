@@ -108,22 +108,34 @@ _DATA_CELL = re.compile(r"<td(?:[\s_][^<>]*)?>", re.IGNORECASE)
 # A definition list's description opening: what the block before it is the label of.
 _DESCRIPTION = re.compile(r"<dd\b", re.IGNORECASE)
 _LABEL_OPENING = re.compile(r"\s*<(?:li|dt)\b", re.IGNORECASE)
+# A description that points elsewhere ("Main article : Paris") is a note on
+# the item above it, never its value.
+_POINTER_NOTE = re.compile(
+    r"\s*(?:main\s+articles?|see\s+also|further\s+information|further\s+reading|sources?|notes?|for\s+more)\b\s*:",
+    re.IGNORECASE)
+# A label names a field ("Most points in a quarter"); a longer item states.
+LABEL_MAX_WORDS = 6
 
 
-def answer_parts(text: str) -> list[str | None]:
+def answer_parts(text: str, question: str = "") -> list[str | None]:
     """Per sentence of ``text`` (as :func:`split_sentences` splits it), the
     part an answer keeps when the sentence is a label, not a statement:
-    "" for a label whose value is the next sentence (a list item or term
-    a definition list's description follows: "Most points in a quarter",
-    then "37 by Klay Thompson"), a table row's data cells for a row with
-    a header cell ("Original release" of "Original release July 16 ,
-    2017": the cell under the column asked), None for any other sentence.
-    A row reads whole (its header is what the question's words meet);
-    its header is never the answer: "when is the last game of thrones"
-    read "Original release July 16 -- August 27 , 2017" whole.
+    "" for a label whose value is the next sentence (a short list item or
+    term a definition list's description follows: "Most points in a
+    quarter", then "37 by Klay Thompson"), a table row's data cells for a
+    row whose header cell shares a word with ``question`` ("Original
+    release" of "Original release July 16 , 2017" for "when was it
+    released": the field asked) and, to a number question, holds a
+    number, None for any other sentence. A row whose
+    header shares no word with the question names the entity (a season, a
+    country) the question may ask for, and reads whole.
 
-    >>> answer_parts("<Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr> <P> It ran . </P>")
+    >>> answer_parts("<Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr> <P> It ran . </P>", "who created it")
     ['Bruce Miller', None]
+    >>> answer_parts("<Tr> <Th> 2016 -- 17 </Th> <Td> Chelsea </Td> </Tr>", "who won the league in 2016")
+    [None]
+    >>> answer_parts("<Tr> <Th> Children </Th> <Td> Malia Sasha </Td> </Tr>", "how many children does he have")
+    [None]
     >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>")
     ['', None]
     >>> answer_parts("<Ul> <Li> Kevin Kline as Maurice </Li> <Li> Emma Watson as Belle </Li> </Ul>")
@@ -132,8 +144,14 @@ def answer_parts(text: str) -> list[str | None]:
     [None, None]
     >>> answer_parts("<Ul> <Li> The treaty was signed in 1648 . </Li> </Ul> <Dl> <Dd> See also : Westphalia </Dd> </Dl>")
     [None, None]
+    >>> answer_parts("<Ul> <Li> Capital city </Li> </Ul> <Dl> <Dd> Main article : Paris </Dd> </Dl>")
+    [None, None]
+    >>> answer_parts("<Ul> <Li> Paris is the capital and largest city of France </Li> </Ul> <Dl> <Dd> c = 1 </Dd> </Dl>")
+    [None, None]
     """
     parts: list[str | None] = []
+    asked = _terms(question)
+    number = answer_kind(question) == "number"
     tags = list(_BLOCK_TAG.finditer(text))
     edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
     pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
@@ -148,13 +166,21 @@ def answer_parts(text: str) -> list[str | None]:
         # after it (a formula, a quote) are its example, not its value.
         item = at > 0 and _LABEL_OPENING.match(tags[at - 1].group())
         # A label names; an item that ends as a sentence does ("The treaty
-        # was signed in 1648 .") states, and a note under it is no value.
-        label = item and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
-        if label and following is not None and _DESCRIPTION.search(text, end, pieces[following][0]):
+        # was signed in 1648 .") states, and so does a long one ("Paris is
+        # the capital and largest city of France"): a note under it is no value.
+        label = (item and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
+                 and len(sentences[0].split()) <= LABEL_MAX_WORDS)
+        if (label and following is not None and _DESCRIPTION.search(text, end, pieces[following][0])
+                and not _POINTER_NOTE.match(_CELL_TAG.sub(" ", text[slice(*pieces[following])]))):
             part = ""
         elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
+            # A field's name, not a year or number ("2016 -- 17" is a season, the row's entity).
+            header = {t for t in _terms(" ".join(_CELL_TAG.sub(" ", c) for c in _HEADER_CELL.findall(block))) if t.isalpha()}
             value = " ".join(_split_block(_CELL_TAG.sub(" ", _HEADER_CELL.sub(" ", block))))
-            part = value or None
+            # To a number question a row without one ("Children Malia Sasha")
+            # is no answer; prose says "two daughters".
+            if asked & header and not (number and not re.search(r"\d", value)):
+                part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts
 
@@ -408,14 +434,15 @@ class SentenceReader:
 
         return cls(load_minilm(path), config)
 
-    def candidates(self, passages: Sequence[Passage]) -> list[tuple[int, int, str]]:
+    def candidates(self, passages: Sequence[Passage], question: str = "") -> list[tuple[int, int, str]]:
         """(passage index, sentence index, sentence) for every usable sentence:
-        one of ``min_sentence_chars`` or more, or a table row with a header
-        cell, whose answer is short by nature ("No. of episodes 7")."""
+        one of ``min_sentence_chars`` or more, or a table row whose header
+        cell the question names (:func:`answer_parts`), whose answer is
+        short by nature ("No. of episodes 7")."""
         return [
             (p, s, sentence)
             for p, passage in enumerate(passages)
-            for s, (sentence, part) in enumerate(zip(split_sentences(passage.text), answer_parts(passage.text)))
+            for s, (sentence, part) in enumerate(zip(split_sentences(passage.text), answer_parts(passage.text, question)))
             if len(sentence) >= self.config.min_sentence_chars or part
         ]
 
@@ -654,7 +681,7 @@ class SentenceReader:
         """The answer, the name its first sentence refers back to ("" if
         none), and the sentences read (for :meth:`_unanswered`)."""
         passages = passages[: self.config.read_k]
-        candidates = self.candidates(passages)
+        candidates = self.candidates(passages, question)
         if not candidates:
             return Answer(NOT_FOUND, 0.0, found=False), "", _Read([], [])
         about = self._referents(passages, candidates)
@@ -687,7 +714,7 @@ class SentenceReader:
         # A label's answer is its value (the next sentence), a table row's
         # its data cells (:func:`answer_parts`); the row or item after
         # either is another field, never its continuation.
-        part = (answer_parts(passages[p].text) + [None])[s] if not opening else None
+        part = (answer_parts(passages[p].text, question) + [None])[s] if not opening else None
         if part == "":
             sentences = split_sentences(passages[p].text)[s + 1 : s + 2] or sentences
         elif part:
