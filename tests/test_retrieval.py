@@ -281,6 +281,21 @@ def test_a_wikipedia_note_marked_by_its_link_back_is_a_reference():
     assert "Warburton narrates as Lemony Snicket" in texts
 
 
+def test_a_note_with_the_link_back_but_no_reference_look_stays():
+    """"Jump up ^" opens explanatory notes too: an entry stays unless it
+    also reads as a reference (a quoted title, "( 2017 ) .", an address),
+    never in a table cell, and a plain line only where the mark opens it."""
+    page = ("<P> The show ran for seven seasons . </P> <Ol> <Li> Jump up ^ The finale was watched by 12.1 million viewers . "
+            "</Li> </Ol> <Table> <Tr> <Td> Pilot <Ul> <Li> Jump up ^ Smith ( 2017 ) . `` Pilot '' . </Li> </Ul> </Td> </Tr> "
+            "</Table> <Ul> <Li> Kangaroos can Jump up ^ 3 metres </Li> </Ul>")
+    texts = " ".join(p.text for p in split_passages(page, "nq", max_words=100))
+    for kept in ("12.1 million viewers", "Smith ( 2017 )", "Kangaroos can Jump up"):
+        assert kept in texts, kept
+    lines = "The price can Jump up to : 50 dollars ( 2017 ) .\n^ Jump up to : a b Smith , J. ( 2017 ) . Title .\nIt aired ."
+    texts = " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
+    assert "50 dollars" in texts and "It aired" in texts and "Title" not in texts
+
+
 def test_a_long_line_that_quotes_a_reference_stays():
     """A line over CITATION_MAX_WORDS words is prose (or a whole page
     without line breaks), kept though it holds a reference's mark."""

@@ -38,15 +38,22 @@ __all__ = ["split_passages", "without_citations", "analyze", "ChunkRetriever"]
 # Wikipedia, or NQ's), "Retrieved 22 May 2017", "Retrieved 2017-05-22" (NQ:
 # "2017 - 05 - 22"),
 # "Archived from the original". Capitalised "Retrieved" followed by a date:
-# prose says "was retrieved on" mid-sentence. A Wikipedia note's link back
-# to where it is cited ("Jump up ^", "^ Jump up to :") marks an entry with
-# neither ("TV Review : Lemony Snicket 's …" answered "who plays lemony
-# snicket").
+# prose says "was retrieved on" mid-sentence.
 _MONTH = "January|February|March|April|May|June|July|August|September|October|November|December"
 _CITATION = re.compile(
     rf"\bRetrieved (?:on )?(?:(?:\d{{1,2}} )?(?:{_MONTH})\b|\d{{4}} ?- ?\d\d ?- ?\d\d)|\bArchived from the original\b"
-    r"|\bJump up (?:\^|to :)"
 )
+# A Wikipedia note's link back to where it is cited ("Jump up ^", "^ Jump
+# up to :") opens a reference entry without a date ("TV Review : Lemony
+# Snicket 's …" answered "who plays lemony snicket") and an explanatory
+# note alike: the entry is a reference only when it also reads as one (a
+# quoted title, "( 2017 ) .", a web address).
+_NOTE_LINK = re.compile(r"\bJump up (?:\^|to :)")
+_NOTE_LINK_OPENS = re.compile(r"\s*(?:\^\s*)?Jump up (?:\^|to :)")
+_REFERENCE_LOOK = re.compile(r"``|\(\s*\d{4}[a-z]?\s*\)\s*\.|https?\s*:\s*/|\bwww\s*\.")
+# A table cell's note is part of the row.
+_CELL_OPEN = re.compile(r"<Td\b", re.IGNORECASE)
+_CELL_CLOSE = re.compile(r"</Td>", re.IGNORECASE)
 # One list item of markup (NQ's pages: <Li> … </Li>), never across items.
 _LIST_ITEM = re.compile(r"<Li>(?:(?!</Li>).)*?</Li>", re.IGNORECASE | re.DOTALL)
 # A reference is one entry of a list, a few dozen words; a longer line that
@@ -88,12 +95,27 @@ def without_citations(text: str) -> str:
     '<P> It aired in 2017 . </P> <Ol>   <Li> A note </Li> </Ol>'
     >>> without_citations("It aired in 2017.\\n^ Smith (2017). Retrieved 22 May 2017.\\nThe body was retrieved May 22.")
     'It aired in 2017.\\nThe body was retrieved May 22.'
+    >>> without_citations("<Ol> <Li> Jump up ^ Lowry ( 2017 ) . `` TV Review '' . </Li> <Li> Jump up ^ The finale drew 12 million . </Li> </Ol>")
+    '<Ol>   <Li> Jump up ^ The finale drew 12 million . </Li> </Ol>'
     """
-    text = _LIST_ITEM.sub(lambda item: " " if _CITATION.search(item.group()) else item.group(), text)
+    text = _LIST_ITEM.sub(lambda item: " " if _is_reference_item(text, item) else item.group(), text)
     return "\n".join(
         line for line in text.split("\n")
-        if not (_CITATION.search(line) and len(line.split()) <= CITATION_MAX_WORDS)
+        if not (len(line.split()) <= CITATION_MAX_WORDS and (
+            _CITATION.search(line) or (_NOTE_LINK_OPENS.match(line) and _REFERENCE_LOOK.search(line))))
     )
+
+
+def _is_reference_item(text: str, item: re.Match) -> bool:
+    """Whether a list item of ``text`` is a reference entry (see :func:`without_citations`)."""
+    entry = item.group()
+    if _CITATION.search(entry):
+        return True
+    if not (_NOTE_LINK.search(entry) and _REFERENCE_LOOK.search(entry)):
+        return False
+    before = text[: item.start()]
+    return max((m.start() for m in _CELL_OPEN.finditer(before)), default=-1) <= max(
+        (m.start() for m in _CELL_CLOSE.finditer(before)), default=-1)
 
 
 def analyze(text: str) -> list[str]:
