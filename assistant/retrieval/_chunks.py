@@ -47,10 +47,12 @@ _CITATION = re.compile(
 # up to :") opens a reference entry without a date ("TV Review : Lemony
 # Snicket 's …" answered "who plays lemony snicket") and an explanatory
 # note alike: the entry is a reference only when it also reads as one (a
-# quoted title, "( 2017 ) .", a web address).
+# quoted title closed by a full stop, "( 2017 ) ." with more after it, an
+# http(s) address; a bare "www . show . com" or a quote mid-sentence is
+# prose).
 _NOTE_LINK = re.compile(r"\bJump up (?:\^|to :)")
 _NOTE_LINK_OPENS = re.compile(r"\s*(?:\^\s*)?Jump up (?:\^|to :)")
-_REFERENCE_LOOK = re.compile(r"``|\(\s*\d{4}[a-z]?\s*\)\s*\.|https?\s*:\s*/|\bwww\s*\.")
+_REFERENCE_LOOK = re.compile(r"''\s*\.|\.\s*''|\(\s*\d{4}[a-z]?\s*\)\s*\.\s*(?!</|$)\S|https?\s*:\s*/")
 # A table cell's note is part of the row.
 _CELL_OPEN = re.compile(r"<Td\b", re.IGNORECASE)
 _CELL_CLOSE = re.compile(r"</Td>", re.IGNORECASE)
