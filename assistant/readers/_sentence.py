@@ -121,14 +121,14 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     """Per sentence of ``text`` (as :func:`split_sentences` splits it), the
     part an answer keeps when the sentence is a label, not a statement:
     "" for a label whose value is the next sentence (a short list item or
-    term a definition list's description follows: "Most points in a
-    quarter", then "37 by Klay Thompson"), a table row's data cells for a
-    row whose header cell shares a word with ``question`` ("Original
-    release" of "Original release July 16 , 2017" for "when was it
-    released": the field asked) and, to a number question, holds a
-    number, None for any other sentence. A row whose
-    header shares no word with the question names the entity (a season, a
-    country) the question may ask for, and reads whole.
+    term a definition list's description follows, with no term the
+    question lacks: "Most points in a quarter", then "37 by Klay
+    Thompson"), a table row's data cells for a row whose header cell's
+    terms are all in ``question`` ("Original release" of "Original release
+    July 16 , 2017" for "when was it released": the field asked) and, to
+    a number question, holds a number, None for any other sentence. A row
+    whose header says more than the question names the entity (a season,
+    a country) the question may ask for, and reads whole.
 
     >>> answer_parts("<Tr> <Th> Created by </Th> <Td> Bruce Miller </Td> </Tr> <P> It ran . </P>", "who created it")
     ['Bruce Miller', None]
@@ -136,8 +136,12 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     [None]
     >>> answer_parts("<Tr> <Th> Children </Th> <Td> Malia Sasha </Td> </Tr>", "how many children does he have")
     [None]
-    >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>")
+    >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>",
+    ...              "who scored the most points in a quarter")
     ['', None]
+    >>> answer_parts("<Ul> <Li> Directed by Christopher Nolan </Li> </Ul> <Dl> <Dd> Produced by Emma Thomas </Dd> </Dl>",
+    ...              "who directed the film")
+    [None, None]
     >>> answer_parts("<Ul> <Li> Kevin Kline as Maurice </Li> <Li> Emma Watson as Belle </Li> </Ul>")
     [None, None]
     >>> answer_parts("<P> Its energy is : </P> <Dl> <Dd> E = mc2 </Dd> </Dl>")
@@ -168,18 +172,26 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
         # A label names; an item that ends as a sentence does ("The treaty
         # was signed in 1648 .") states, and so does a long one ("Paris is
         # the capital and largest city of France"): a note under it is no value.
+        # A label restates the question: an item that says more than the
+        # question asks ("Directed by Christopher Nolan" to "who directed
+        # the film") is itself the answer, and the note under it an aside;
+        # even one term more may be the value ("Highest score : 501").
         label = (item and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
-                 and len(sentences[0].split()) <= LABEL_MAX_WORDS)
+                 and len(sentences[0].split()) <= LABEL_MAX_WORDS and _terms(sentences[0]) <= asked)
         if (label and following is not None and _DESCRIPTION.search(text, end, pieces[following][0])
                 and not _POINTER_NOTE.match(_CELL_TAG.sub(" ", text[slice(*pieces[following])]))):
             part = ""
         elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
             # A field's name, not a year or number ("2016 -- 17" is a season, the row's entity).
-            header = {t for t in _terms(" ".join(_CELL_TAG.sub(" ", c) for c in _HEADER_CELL.findall(block))) if t.isalpha()}
+            header_terms = _terms(" ".join(_CELL_TAG.sub(" ", c) for c in _HEADER_CELL.findall(block)))
+            header = {t for t in header_terms if t.isalpha()}
             value = " ".join(_split_block(_CELL_TAG.sub(" ", _HEADER_CELL.sub(" ", block))))
+            # The header is only a field's name when the question names all
+            # of it: one that says more ("Most goals : Lionel Messi", "Lead
+            # singer") holds the entity asked for, or names another field.
             # To a number question a row without one ("Children Malia Sasha")
             # is no answer; prose says "two daughters".
-            if asked & header and not (number and not re.search(r"\d", value)):
+            if asked & header and header_terms <= asked and not (number and not re.search(r"\d", value)):
                 part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts
