@@ -1536,6 +1536,17 @@ def test_a_table_rows_entity_header_stays_in_its_answer(readers):
     assert shaped.read("how many children does obama have", [Passage("o_p0", obama, 2.0, "Barack Obama")]).text == "two"
 
 
+def test_a_row_that_says_when_does_not_answer_who(readers):
+    # "Founded" is all the question's terms, but its date answers "when"; read as a field, the
+    # row dropped the next one, which says who ("Founders Steve Jobs Steve Wozniak").
+    plain, _ = readers
+    box = ("<Table> <Tr> <Th> Founded </Th> <Td> April 1 , 1976 in Los Altos , California </Td> </Tr> <Tr> <Th> Founders </Th> "
+           "<Td> Steve Jobs Steve Wozniak </Td> </Tr> </Table>")
+    passages = [Passage("apple_p0", box, 2.0, "Apple Inc.")]
+    assert "Steve Jobs" in plain.read("who founded the company", passages).text
+    assert plain.read("when was the company founded", passages).text == "April 1 , 1976 in Los Altos , California"
+
+
 def test_a_label_or_row_header_that_says_more_than_the_question_answers_itself(readers):
     # A list item was a label, answered by the note under it, whenever it was short ("Directed by
     # Christopher Nolan" gave "Produced by Emma Thomas"), and a row header left out whenever it
@@ -1579,6 +1590,10 @@ def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_ro
     # A role in two forms: the actor plays both ("who voices beast" got another sentence's name).
     assert cast_span("who voices beast", "Dan Stevens as The Prince / Beast , a cold - hearted prince .") == "Dan Stevens"
     assert cast_span("who plays gaston", "Dan Stevens as The Prince / Beast , a prince , and Luke Evans as Gaston .") == "Luke Evans"
+    # A name after the slash that is itself cast is the next entry's actor: a question naming
+    # an actor got another actor ("who plays gary oldman" gave "Tom Hardy").
+    assert cast_span("who plays gary oldman", "Tom Hardy as Bane / Gary Oldman as Gordon .") is None
+    assert cast_span("who plays gordon", "Tom Hardy as Bane / Gary Oldman as Gordon .") == "Gary Oldman"
 
 
 def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):

@@ -33,6 +33,7 @@ from ._shapes import (
     kind_span,
     lead_passage,
     listed_word,
+    opens_with_date,
     question_names,
     referents,
     says_kin,
@@ -126,7 +127,8 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     Thompson"), a table row's data cells for a row whose header cell's
     terms are all in ``question`` ("Original release" of "Original release
     July 16 , 2017" for "when was it released": the field asked) and, to
-    a number question, holds a number, None for any other sentence. A row
+    a number question, holds a number (to a who question, opens with no
+    date), None for any other sentence. A row
     whose header says more than the question names the entity (a season,
     a country) the question may ask for, and reads whole.
 
@@ -135,6 +137,8 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     >>> answer_parts("<Tr> <Th> 2016 -- 17 </Th> <Td> Chelsea </Td> </Tr>", "who won the league in 2016")
     [None]
     >>> answer_parts("<Tr> <Th> Children </Th> <Td> Malia Sasha </Td> </Tr>", "how many children does he have")
+    [None]
+    >>> answer_parts("<Tr> <Th> Founded </Th> <Td> April 1 , 1976 </Td> </Tr>", "who founded the company")
     [None]
     >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>",
     ...              "who scored the most points in a quarter")
@@ -155,7 +159,8 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     """
     parts: list[str | None] = []
     asked = _terms(question)
-    number = answer_kind(question) == "number"
+    kind = answer_kind(question)
+    number, name = kind == "number", kind == "name"
     tags = list(_BLOCK_TAG.finditer(text))
     edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
     pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
@@ -190,8 +195,11 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             # of it: one that says more ("Most goals : Lionel Messi", "Lead
             # singer") holds the entity asked for, or names another field.
             # To a number question a row without one ("Children Malia Sasha")
-            # is no answer; prose says "two daughters".
-            if asked & header and header_terms <= asked and not (number and not re.search(r"\d", value)):
+            # is no answer; prose says "two daughters". To a who question a
+            # row that opens with a date ("Founded April 1 , 1976") says
+            # when: the row after it may say who ("Founders …").
+            if (asked & header and header_terms <= asked and not (number and not re.search(r"\d", value))
+                    and not (name and opens_with_date(value))):
                 part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts

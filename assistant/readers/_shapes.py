@@ -616,6 +616,16 @@ _DATE_ASKED = re.compile(rf"^(?:when\b|(?:in|since|until)?\s*what\s+(?:{'|'.join
 _MEASURE_ASKED = re.compile(r"^how\s+(?:much|old|long|far|big|tall|high|large)\b", re.IGNORECASE)
 
 
+def opens_with_date(text: str) -> bool:
+    """Whether ``text`` opens with a date or a year ("April 1 , 1976 in Los
+    Altos", "1968"): a field that says when, not who.
+
+    >>> opens_with_date("April 1 , 1976 in Los Altos , California"), opens_with_date("Michelle Robinson ( m. 1992 )")
+    (True, False)
+    """
+    return bool(_DATE.match(text.strip()))
+
+
 def answer_kind(question: str) -> str | None:
     """"date", "number" or "name" when the question asks for one, else None.
 
@@ -1639,6 +1649,8 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     'Dan Stevens'
     >>> cast_span("who plays the prince", "Dan Stevens as The Prince / Beast , a prince .")
     'Dan Stevens'
+    >>> print(cast_span("who plays gary oldman", "Tom Hardy as Bane / Gary Oldman as Gordon ."))
+    None
     >>> cast_span("who does ewan mcgregor play in beauty and the beast", "Ewan McGregor as Lumière , a candelabrum .")
     'Lumière'
     >>> chip = "Nathan Mack as Chip , Mrs. Potts ' son ."
@@ -1682,8 +1694,11 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         (pair, later) for i, pair in enumerate(names) for later in names[i + 1:]
     ):
         between = sentence[a_end:b_start]
-        if _ACTOR_THEN_ROLE.fullmatch(between) and not re.match(r"\s*['’]s\b", sentence[b_end:]):
-            # "plays Marty 's mother Lorraine": Marty holds the role, Lorraine is it.
+        # "plays Marty 's mother Lorraine": Marty holds the role, Lorraine is
+        # it. A name after a role's slash that is itself cast ("Bane / Gary
+        # Oldman as Gordon") is the next entry's actor, not the role's other form.
+        if (_ACTOR_THEN_ROLE.fullmatch(between) and not re.match(r"\s*['’]s\b", sentence[b_end:])
+                and not ("/" in between and re.match(r"\s+as\b", sentence[b_end:]))):
             actor, role = first, second
         elif _ROLE_THEN_ACTOR.fullmatch(between):
             actor, role = second, first
