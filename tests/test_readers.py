@@ -1594,6 +1594,7 @@ def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_ro
     # an actor got another actor ("who plays gary oldman" gave "Tom Hardy").
     assert cast_span("who plays gary oldman", "Tom Hardy as Bane / Gary Oldman as Gordon .") is None
     assert cast_span("who plays gordon", "Tom Hardy as Bane / Gary Oldman as Gordon .") == "Gary Oldman"
+    assert cast_span("who plays beast", "Dan Stevens as The Prince / Beast as a boy .") == "Dan Stevens"
 
 
 def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):

@@ -1605,6 +1605,8 @@ _ACTOR_THEN_ROLE = re.compile(
     rf"|\s+(?:(?:would|will|to|also|later|then|now|who)\s+)*{_PLAYING}\s+(?:the\s+(?:role|part|voice)\s+of\s+)?(?:the\s+)?"
     rf"|\s*,\s*who\s+(?:also\s+|later\s+)?{_PLAYING}(?:\s+[\w'’]+){{0,4}}?\s+"
 )
+# A name cast in a role after it ("Gary Oldman as Gordon"), not "Beast as a boy".
+_CAST_AFTER = re.compile(r"\s+as\s+[A-Z]")
 _ROLE_THEN_ACTOR = re.compile(
     rf"\s*,?\s+(?:{_BE}|will\s+be|being)\s+(?:also\s+|later\s+)?(?:played|voiced|portrayed)\s+by\s+"
 )
@@ -1698,7 +1700,7 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         # it. A name after a role's slash that is itself cast ("Bane / Gary
         # Oldman as Gordon") is the next entry's actor, not the role's other form.
         if (_ACTOR_THEN_ROLE.fullmatch(between) and not re.match(r"\s*['’]s\b", sentence[b_end:])
-                and not ("/" in between and re.match(r"\s+as\b", sentence[b_end:]))):
+                and not ("/" in between and _CAST_AFTER.match(sentence, b_end))):
             actor, role = first, second
         elif _ROLE_THEN_ACTOR.fullmatch(between):
             actor, role = second, first
