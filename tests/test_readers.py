@@ -1547,6 +1547,44 @@ def test_a_row_that_says_when_does_not_answer_who(readers):
     assert plain.read("when was the company founded", passages).text == "April 1 , 1976 in Los Altos , California"
 
 
+def _table(*rows):
+    return "<Table> " + " ".join(f"<Tr> <Th> {h} </Th> <Td> {d} </Td> </Tr>" for h, d in rows) + " </Table>"
+
+
+def test_a_rows_or_labels_value_answers_only_a_question_of_its_kind(readers):
+    # A row the question names the header of answered with a value of another kind, or one the
+    # question names already: "who produced the album" got "1969" ("Produced 1969"), "who was
+    # president before joe biden" "Joe Biden", "when did the battle take place" "Waterloo ,
+    # Belgium" ("Place"), "who played in the final" "3 -- 1"; a label's value likewise. Such a
+    # row or item reads as any other sentence.
+    plain, _ = readers
+    album = _table(("Producer", "George Martin"), ("Produced", "1969"))
+    assert "George Martin" in plain.read("who produced the album", [Passage("a_p0", album, 2.0, "Abbey Road")]).text
+    office = _table(("President", "Joe Biden"), ("Vice President", "Kamala Harris"), ("Preceded by", "Donald Trump"))
+    assert plain.read("who was president before joe biden", [Passage("o_p0", office, 2.0, "Biden administration")]).text != "Joe Biden"
+    battle = _table(("Date", "18 June 1815"), ("Place", "Waterloo , Belgium"), ("Result", "Coalition victory"))
+    assert plain.read("when did the battle take place", [Passage("b_p0", battle, 2.0, "Battle of Waterloo")]).text != "Waterloo , Belgium"
+    final = _table(("Final", "3 -- 1")) + " <P> Spain and the Netherlands met in the final in Johannesburg . </P>"
+    assert "Spain" in plain.read("who played in the final", [Passage("c_p0", final, 2.0, "Cup")]).text
+    members = "<Ul> <Li> Original members leave </Li> </Ul> <Dl> <Dd> John Lennon and Paul McCartney </Dd> </Dl>"
+    answer = plain.read("when did the original members leave", [Passage("m_p0", members, 2.0, "The Beatles")]).text
+    assert answer != "John Lennon and Paul McCartney"
+
+
+def test_a_negated_question_has_no_label_and_a_bracketed_note_is_no_value(readers):
+    # "which songs were not written by lennon" got the songs written by Lennon, the value of the
+    # label "Songs written by Lennon"; "( see map below )" answered as a label's value.
+    plain, _ = readers
+    songs = ("<Dl> <Dt> Songs written by Lennon </Dt> <Dd> Help , Strawberry Fields Forever </Dd> <Dt> Songs written by "
+             "McCartney </Dt> <Dd> Yesterday , Hey Jude </Dd> </Dl>")
+    answer = plain.read("which songs were not written by lennon", [Passage("s_p0", songs, 2.0, "Songs")]).text
+    assert answer != "Help , Strawberry Fields Forever"
+    languages = ("<Dl> <Dt> Official languages of Switzerland </Dt> <Dd> ( see map below ) </Dd> </Dl> <P> Switzerland has "
+                 "four official languages : German , French , Italian and Romansh . </P>")
+    answer = plain.read("what are the official languages of switzerland", [Passage("l_p0", languages, 2.0, "Switzerland")]).text
+    assert answer != "( see map below )"
+
+
 def test_a_label_or_row_header_that_says_more_than_the_question_answers_itself(readers):
     # A list item was a label, answered by the note under it, whenever it was short ("Directed by
     # Christopher Nolan" gave "Produced by Emma Thomas"), and a row header left out whenever it

@@ -26,6 +26,7 @@ from ._shapes import (
     cast_spans,
     defines,
     definition_subject,
+    first_date,
     full_name,
     kin_asked,
     kin_holder,
@@ -33,7 +34,6 @@ from ._shapes import (
     kind_span,
     lead_passage,
     listed_word,
-    opens_with_date,
     question_names,
     referents,
     says_kin,
@@ -111,9 +111,14 @@ _DESCRIPTION = re.compile(r"<dd\b", re.IGNORECASE)
 _LABEL_OPENING = re.compile(r"\s*<(?:li|dt)\b", re.IGNORECASE)
 # A description that points elsewhere ("Main article : Paris") is a note on
 # the item above it, never its value.
+# So does one wholly in brackets ("( see map below )"): an aside.
 _POINTER_NOTE = re.compile(
-    r"\s*(?:main\s+articles?|see\s+also|further\s+information|further\s+reading|sources?|notes?|for\s+more)\b\s*:",
+    r"\s*(?:(?:main\s+articles?|see\s+also|further\s+information|further\s+reading|sources?|notes?|for\s+more)\b\s*:"
+    r"|\([^()]*\)\s*$)",
     re.IGNORECASE)
+# A question that says what the answer is not ("which songs were not
+# written by Lennon") is restated by no label or field's name.
+_NEGATED = re.compile(r"\b(?:not|never|except|other\s+than)\b|n['’]t\b", re.IGNORECASE)
 # A label names a field ("Most points in a quarter"); a longer item states.
 LABEL_MAX_WORDS = 6
 
@@ -160,7 +165,7 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     parts: list[str | None] = []
     asked = _terms(question)
     kind = answer_kind(question)
-    number, name = kind == "number", kind == "name"
+    negated = bool(_NEGATED.search(question))
     tags = list(_BLOCK_TAG.finditer(text))
     edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
     pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
@@ -181,10 +186,11 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
         # question asks ("Directed by Christopher Nolan" to "who directed
         # the film") is itself the answer, and the note under it an aside;
         # even one term more may be the value ("Highest score : 501").
-        label = (item and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
+        label = (item and not negated and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
                  and len(sentences[0].split()) <= LABEL_MAX_WORDS and _terms(sentences[0]) <= asked)
-        if (label and following is not None and _DESCRIPTION.search(text, end, pieces[following][0])
-                and not _POINTER_NOTE.match(_CELL_TAG.sub(" ", text[slice(*pieces[following])]))):
+        described = following is not None and _CELL_TAG.sub(" ", text[slice(*pieces[following])])
+        if (label and described and _DESCRIPTION.search(text, end, pieces[following][0])
+                and not _POINTER_NOTE.match(described) and _answers_kind(kind, asked, _split_block(described)[0])):
             part = ""
         elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
             # A field's name, not a year or number ("2016 -- 17" is a season, the row's entity).
@@ -194,15 +200,39 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             # The header is only a field's name when the question names all
             # of it: one that says more ("Most goals : Lionel Messi", "Lead
             # singer") holds the entity asked for, or names another field.
-            # To a number question a row without one ("Children Malia Sasha")
-            # is no answer; prose says "two daughters". To a who question a
-            # row that opens with a date ("Founded April 1 , 1976") says
-            # when: the row after it may say who ("Founders …").
-            if (asked & header and header_terms <= asked and not (number and not re.search(r"\d", value))
-                    and not (name and opens_with_date(value))):
+            if asked & header and header_terms <= asked and not negated and _answers_kind(kind, asked, value):
                 part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts
+
+
+def _answers_kind(kind: str | None, asked: set[str], value: str) -> bool:
+    """Whether a label's or a table row's ``value`` (:func:`answer_parts`)
+    can answer a question of ``kind`` (:func:`answer_kind`) whose terms
+    are ``asked``: to a number question one that holds a number ("Children
+    Malia Sasha" is none; prose says "two daughters"), to a when question
+    one with a date ("Place Waterloo , Belgium" is no time), to a who
+    question one that opens with no date and has words ("Founded April
+    1 , 1976", "Final 3 -- 1": the row after it may say who, "Founders
+    …"; "37 by Klay Thompson" does), and none
+    that the question names already ("Mayor Dieter Reiter" to "who was
+    mayor before dieter reiter").
+
+    >>> _answers_kind("name", {"mayor", "dieter", "reiter"}, "Dieter Reiter"), _answers_kind("name", {"produced"}, "1969")
+    (False, False)
+    >>> _answers_kind("date", {"place"}, "Waterloo , Belgium"), _answers_kind("name", {"spouse"}, "Michelle Robinson ( m. 1992 )")
+    (False, True)
+    """
+    said = _terms(value)
+    if said and said <= asked:
+        return False
+    if kind == "number":
+        return bool(re.search(r"\d", value))
+    if kind == "date":
+        return first_date(value) is not None
+    if kind == "name":
+        return first_date(value.strip()) != 0 and bool(re.search(r"[^\W\d_]", value))
+    return True
 
 
 def _split_block(text: str) -> list[str]:

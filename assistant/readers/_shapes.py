@@ -616,14 +616,15 @@ _DATE_ASKED = re.compile(rf"^(?:when\b|(?:in|since|until)?\s*what\s+(?:{'|'.join
 _MEASURE_ASKED = re.compile(r"^how\s+(?:much|old|long|far|big|tall|high|large)\b", re.IGNORECASE)
 
 
-def opens_with_date(text: str) -> bool:
-    """Whether ``text`` opens with a date or a year ("April 1 , 1976 in Los
-    Altos", "1968"): a field that says when, not who.
+def first_date(text: str) -> int | None:
+    """Where the first date or year of ``text`` starts, None for a text
+    without one.
 
-    >>> opens_with_date("April 1 , 1976 in Los Altos , California"), opens_with_date("Michelle Robinson ( m. 1992 )")
-    (True, False)
+    >>> first_date("April 1 , 1976 in Los Altos"), first_date("Michelle Robinson ( m. 1992 )"), first_date("Ulm , Germany")
+    (0, 23, None)
     """
-    return bool(_DATE.match(text.strip()))
+    match = _DATE.search(text)
+    return match.start() if match else None
 
 
 def answer_kind(question: str) -> str | None:
