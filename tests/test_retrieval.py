@@ -282,8 +282,8 @@ def test_a_wikipedia_note_marked_by_its_link_back_is_a_reference():
 
 
 def test_a_note_with_the_link_back_but_no_reference_look_stays():
-    """"Jump up ^" opens explanatory notes too: an entry stays unless it
-    also reads as a reference (a quoted title, "( 2017 ) .", an address),
+    """"Jump up ^" opens explanatory notes too: an entry stays unless what
+    follows the mark opens as a reference (its author, its quoted title),
     never in a table cell, and a plain line only where the mark opens it."""
     page = ("<P> The show ran for seven seasons . </P> <Ol> <Li> Jump up ^ The finale was watched by 12.1 million viewers . "
             "</Li> </Ol> <Table> <Tr> <Td> Pilot <Ul> <Li> Jump up ^ Smith ( 2017 ) . `` Pilot '' . </Li> </Ul> </Td> </Tr> "
@@ -305,6 +305,23 @@ def test_a_note_with_the_link_back_but_no_reference_look_stays():
     lines = "The price can Jump up to : 50 dollars ( 2017 ) .\n^ Jump up to : a b Smith , J. ( 2017 ) . Title .\nIt aired ."
     texts = " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
     assert "50 dollars" in texts and "It aired" in texts and "Title" not in texts
+
+
+def test_a_note_that_opens_as_prose_stays_though_it_quotes_dates_or_links():
+    """A note that quotes a sentence, dates a figure in brackets or gives
+    an address was dropped as a reference: only an author or a title
+    after the mark makes one."""
+    notes = ("<P> He wrote it quickly . </P> <Ol> <Li> Jump up ^ McCartney later said , `` I woke up with a lovely tune in my "
+             "head . '' </Li> <Li> Jump up ^ The band reformed ( 1994 ) . They toured again in 2004 . </Li> <Li> ^ Jump up to : "
+             "a b The figure includes the suburbs ( 2010 ) . Census data excludes islands . </Li> <Li> Jump up ^ See https : "
+             "//www.census.gov for the 2020 count of 331 million . </Li> <Li> Jump up ^ Lowry , Brian ( 2017 ) . `` TV Review "
+             "'' . Variety . </Li> </Ol>")
+    texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=300))
+    for kept in ("lovely tune", "toured again", "excludes islands", "331 million"):
+        assert kept in texts, kept
+    assert "TV Review" not in texts
+    lines = "It has 5 million people .\nJump up ^ Figures for 2019 ( 2019 ) . Excludes overseas territories .\nIt is large ."
+    assert "overseas territories" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
 
 
 def test_a_long_line_that_quotes_a_reference_stays():

@@ -44,15 +44,16 @@ _CITATION = re.compile(
     rf"\bRetrieved (?:on )?(?:(?:\d{{1,2}} )?(?:{_MONTH})\b|\d{{4}} ?- ?\d\d ?- ?\d\d)|\bArchived from the original\b"
 )
 # A Wikipedia note's link back to where it is cited ("Jump up ^", "^ Jump
-# up to :") opens a reference entry without a date ("TV Review : Lemony
+# up to : a b") opens a reference entry without a date ("TV Review : Lemony
 # Snicket 's …" answered "who plays lemony snicket") and an explanatory
-# note alike: the entry is a reference only when it also reads as one (a
-# quoted title closed by a full stop, "( 2017 ) ." with more after it, an
-# http(s) address; a bare "www . show . com" or a quote mid-sentence is
-# prose).
-_NOTE_LINK = re.compile(r"\bJump up (?:\^|to :)")
-_NOTE_LINK_OPENS = re.compile(r"\s*(?:\^\s*)?Jump up (?:\^|to :)")
-_REFERENCE_LOOK = re.compile(r"''\s*\.|\.\s*''|\(\s*\d{4}[a-z]?\s*\)\s*\.\s*(?!</|$)\S|https?\s*:\s*/")
+# note alike ("McCartney later said , `` … . ''", "The band reformed ( 1994
+# ) . They toured …"): the entry is a reference only when what follows the
+# link opens as one, with its author ("Lowry , Brian ( 2017 )", "Smith ,
+# J. .") or its quoted title ("`` Pilot '' .").
+_NOTE_LINK_OPENS = re.compile(r"\s*(?:<[Ll][Ii]>\s*)?(?:\^\s*)?Jump up (?:\^|to :)")
+_REFERENCE_OPENS = re.compile(
+    _NOTE_LINK_OPENS.pattern + r"(?:\s+[a-z]\b)*\s+"
+    r"(?:[A-Z][\w'’-]*\s*(?:,\s*(?:[A-Z][\w'’.-]*\s+){1,3}?[.(;]|\(\s*\d{4}[a-z]?\s*\))|``[^`]*?''\s*\.)")
 # A table cell's note is part of the row.
 _CELL_OPEN = re.compile(r"<Td\b", re.IGNORECASE)
 _CELL_CLOSE = re.compile(r"</Td>", re.IGNORECASE)
@@ -104,7 +105,7 @@ def without_citations(text: str) -> str:
     return "\n".join(
         line for line in text.split("\n")
         if not (len(line.split()) <= CITATION_MAX_WORDS and (
-            _CITATION.search(line) or (_NOTE_LINK_OPENS.match(line) and _REFERENCE_LOOK.search(line))))
+            _CITATION.search(line) or _REFERENCE_OPENS.match(line)))
     )
 
 
@@ -113,7 +114,7 @@ def _is_reference_item(text: str, item: re.Match) -> bool:
     entry = item.group()
     if _CITATION.search(entry):
         return True
-    if not (_NOTE_LINK.search(entry) and _REFERENCE_LOOK.search(entry)):
+    if not _REFERENCE_OPENS.match(entry):
         return False
     before = text[: item.start()]
     return max((m.start() for m in _CELL_OPEN.finditer(before)), default=-1) <= max(
