@@ -223,7 +223,8 @@ def _answers_kind(kind: str | None, asked: set[str], value: str) -> bool:
     >>> _answers_kind("date", {"place"}, "Waterloo , Belgium"), _answers_kind("name", {"spouse"}, "Michelle Robinson ( m. 1992 )")
     (False, True)
     """
-    said = _terms(value)
+    # Its words, not a number: "7" answers "how many episodes are in season 7".
+    said = {term for term in _terms(value) if not term.isdigit()}
     if said and said <= asked:
         return False
     if kind == "number":
