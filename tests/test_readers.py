@@ -1545,6 +1545,16 @@ def test_a_row_that_says_when_does_not_answer_who(readers):
     passages = [Passage("apple_p0", box, 2.0, "Apple Inc.")]
     assert "Steve Jobs" in plain.read("who founded the company", passages).text
     assert plain.read("when was the company founded", passages).text == "April 1 , 1976 in Los Altos , California"
+    # A bare participle header says when, not who, whatever its value opens with ("Spring 1976",
+    # "Summer 1969" answered who founded the company, who produced the album).
+    spring = _table(("Founded", "Spring 1976"), ("Founders", "Steve Jobs Steve Wozniak"))
+    assert plain.read("who founded the company", [Passage("apple_p1", spring, 2.0, "Apple Inc.")]).text == "Founders Steve Jobs Steve Wozniak"
+    album = _table(("Produced", "Summer 1969"), ("Producer", "George Martin"))
+    answer = plain.read("who produced the album", [Passage("a_p1", album, 2.0, "Abbey Road")]).text
+    assert answer == "Produced Summer 1969 Producer George Martin"
+    # A header that says by whom answers who.
+    by = _table(("Founded by", "Steve Jobs"), ("Founded", "Spring 1976"))
+    assert plain.read("who founded the company", [Passage("apple_p2", by, 2.0, "Apple Inc.")]).text == "Steve Jobs"
 
 
 def _table(*rows):

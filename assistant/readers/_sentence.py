@@ -119,6 +119,9 @@ _POINTER_NOTE = re.compile(
 # A question that says what the answer is not ("which songs were not
 # written by Lennon") is restated by no label or field's name.
 _NEGATED = re.compile(r"\b(?:not|never|except|other\s+than)\b|n['’]t\b", re.IGNORECASE)
+# A header that is a bare participle ("Founded", "Produced", "Born") names
+# when or where a thing was done, never by whom: "Founded by" does.
+_PARTICIPLE_HEADER = re.compile(r"\s*(?:[^\W\d_]+ed|written|born)\s*", re.IGNORECASE)
 # A label names a field ("Most points in a quarter"); a longer item states.
 LABEL_MAX_WORDS = 6
 
@@ -133,7 +136,8 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     terms are all in ``question`` ("Original release" of "Original release
     July 16 , 2017" for "when was it released": the field asked) and, to
     a number question, holds a number (to a who question, opens with no
-    date), None for any other sentence. A row
+    date and has a header that is no bare participle: "Founded" says
+    when, "Founded by" who), None for any other sentence. A row
     whose header says more than the question names the entity (a season,
     a country) the question may ask for, and reads whole.
 
@@ -145,6 +149,9 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     [None]
     >>> answer_parts("<Tr> <Th> Founded </Th> <Td> April 1 , 1976 </Td> </Tr>", "who founded the company")
     [None]
+    >>> answer_parts("<Tr> <Th> Founded </Th> <Td> Spring 1976 </Td> </Tr> <Tr> <Th> Founded by </Th> <Td> Steve Jobs </Td> </Tr>",
+    ...              "who founded the company")
+    [None, 'Steve Jobs']
     >>> answer_parts("<Ul> <Li> Most points in a quarter </Li> </Ul> <Dl> <Dd> <Ul> <Li> 37 by Klay Thompson </Li> </Ul> </Dd> </Dl>",
     ...              "who scored the most points in a quarter")
     ['', None]
@@ -194,13 +201,17 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             part = ""
         elif len(sentences) == 1 and _HEADER_CELL.search(block) and _DATA_CELL.search(block):
             # A field's name, not a year or number ("2016 -- 17" is a season, the row's entity).
-            header_terms = _terms(" ".join(_CELL_TAG.sub(" ", c) for c in _HEADER_CELL.findall(block)))
+            header_text = " ".join(_CELL_TAG.sub(" ", c) for c in _HEADER_CELL.findall(block))
+            header_terms = _terms(header_text)
             header = {t for t in header_terms if t.isalpha()}
             value = " ".join(_split_block(_CELL_TAG.sub(" ", _HEADER_CELL.sub(" ", block))))
             # The header is only a field's name when the question names all
             # of it: one that says more ("Most goals : Lionel Messi", "Lead
             # singer") holds the entity asked for, or names another field.
-            if asked & header and header_terms <= asked and not negated and _answers_kind(kind, asked, value):
+            # A who question's field is its doer's ("Founders", "Founded by"):
+            # "Founded Spring 1976" says when, and the row after it may say who.
+            by_whom = kind != "name" or not _PARTICIPLE_HEADER.fullmatch(header_text)
+            if asked & header and header_terms <= asked and not negated and by_whom and _answers_kind(kind, asked, value):
                 part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts
