@@ -1576,6 +1576,10 @@ def test_a_rows_or_labels_value_answers_only_a_question_of_its_kind(readers):
     assert plain.read("when did the battle take place", [Passage("b_p0", battle, 2.0, "Battle of Waterloo")]).text != "Waterloo , Belgium"
     final = _table(("Final", "3 -- 1")) + " <P> Spain and the Netherlands met in the final in Johannesburg . </P>"
     assert "Spain" in plain.read("who played in the final", [Passage("c_p0", final, 2.0, "Cup")]).text
+    # A day is no count: "how many people died in the disaster" got "15 April 1912" ("Died").
+    disaster = _table(("Deaths", "1,517"), ("Died", "15 April 1912"))
+    answer = plain.read("how many people died in the disaster", [Passage("d_p0", disaster, 2.0, "Titanic")])
+    assert (answer.found, answer.text) == (False, NOT_FOUND)
     members = "<Ul> <Li> Original members leave </Li> </Ul> <Dl> <Dd> John Lennon and Paul McCartney </Dd> </Dl>"
     answer = plain.read("when did the original members leave", [Passage("m_p0", members, 2.0, "The Beatles")]).text
     assert answer != "John Lennon and Paul McCartney"

@@ -34,6 +34,7 @@ from ._shapes import (
     kind_span,
     lead_passage,
     listed_word,
+    opens_with_day,
     question_names,
     referents,
     says_kin,
@@ -220,8 +221,9 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
 def _answers_kind(kind: str | None, asked: set[str], value: str) -> bool:
     """Whether a label's or a table row's ``value`` (:func:`answer_parts`)
     can answer a question of ``kind`` (:func:`answer_kind`) whose terms
-    are ``asked``: to a number question one that holds a number ("Children
-    Malia Sasha" is none; prose says "two daughters"), to a when question
+    are ``asked``: to a number question one that holds a number and opens
+    with no day ("Children Malia Sasha" is none; prose says "two
+    daughters"; "Died 15 April 1912" says when), to a when question
     one with a date ("Place Waterloo , Belgium" is no time), to a who
     question one that opens with no date and has words ("Founded April
     1 , 1976", "Final 3 -- 1": the row after it may say who, "Founders
@@ -233,13 +235,16 @@ def _answers_kind(kind: str | None, asked: set[str], value: str) -> bool:
     (False, False)
     >>> _answers_kind("date", {"place"}, "Waterloo , Belgium"), _answers_kind("name", {"spouse"}, "Michelle Robinson ( m. 1992 )")
     (False, True)
+    >>> _answers_kind("number", {"people", "died"}, "15 April 1912"), _answers_kind("number", {"people", "died"}, "1517")
+    (False, True)
     """
     # Its words, not a number: "7" answers "how many episodes are in season 7".
     said = {term for term in _terms(value) if not term.isdigit()}
     if said and said <= asked:
         return False
     if kind == "number":
-        return bool(re.search(r"\d", value))
+        # "Died 15 April 1912" says when, not how many died.
+        return bool(re.search(r"\d", value)) and not opens_with_day(value)
     if kind == "date":
         return first_date(value) is not None
     if kind == "name":

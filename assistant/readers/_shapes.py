@@ -627,6 +627,18 @@ def first_date(text: str) -> int | None:
     return match.start() if match else None
 
 
+def opens_with_day(text: str) -> bool:
+    """Whether ``text`` opens with a date that names its month ("15 April
+    1912", "April 1912"), which no count does; a bare year-like number
+    ("1517") may be one.
+
+    >>> opens_with_day("15 April 1912"), opens_with_day("1517"), opens_with_day("1,517 ( 15 April 1912 )")
+    (True, False, False)
+    """
+    match = _DATE.match(text.strip())
+    return bool(match and re.search(_MONTH, match.group()))
+
+
 def answer_kind(question: str) -> str | None:
     """"date", "number" or "name" when the question asks for one, else None.
 
