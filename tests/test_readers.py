@@ -1597,6 +1597,14 @@ def test_a_negated_question_has_no_label_and_a_bracketed_note_is_no_value(reader
                  "four official languages : German , French , Italian and Romansh . </P>")
     answer = plain.read("what are the official languages of switzerland", [Passage("l_p0", languages, 2.0, "Switzerland")]).text
     assert answer != "( see map below )"
+    # "no" in a label is a term: "Countries with no army" restates "which countries have no army",
+    # not "which countries have an army", which got the countries without one.
+    armies = ("<Ul> <Li> Countries with no army </Li> </Ul> <Dl> <Dd> Costa Rica , Iceland , Panama </Dd> </Dl> <P> Most "
+              "countries , such as France and Brazil , have a standing army . </P>")
+    passages = [Passage("g_p0", armies, 2.0, "Armies")]
+    assert plain.read("which countries have an army", passages).text == "Countries with no army"
+    assert plain.read("which countries have no army", passages).text == "Costa Rica , Iceland , Panama"
+
 
 
 def test_a_label_or_row_header_that_says_more_than_the_question_answers_itself(readers):

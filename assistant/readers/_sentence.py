@@ -120,6 +120,10 @@ _POINTER_NOTE = re.compile(
 # A question that says what the answer is not ("which songs were not
 # written by Lennon") is restated by no label or field's name.
 _NEGATED = re.compile(r"\b(?:not|never|except|other\s+than)\b|n['’]t\b", re.IGNORECASE)
+# "no" is a stop word, yet a label that says it ("Countries with no army")
+# restates only a question that does ("which countries have no army").
+# "No." abbreviates number ("No. 1 in 1990").
+_NO = re.compile(r"\bno\b(?!\s*\.)", re.IGNORECASE)
 # A header that is a bare participle ("Founded", "Produced", "Born") names
 # when or where a thing was done, never by whom: "Founded by" does.
 _PARTICIPLE_HEADER = re.compile(r"\s*(?:[^\W\d_]+ed|written|born)\s*", re.IGNORECASE)
@@ -195,7 +199,8 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
         # the film") is itself the answer, and the note under it an aside;
         # even one term more may be the value ("Highest score : 501").
         label = (item and not negated and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
-                 and len(sentences[0].split()) <= LABEL_MAX_WORDS and _terms(sentences[0]) <= asked)
+                 and len(sentences[0].split()) <= LABEL_MAX_WORDS and _terms(sentences[0]) <= asked
+                 and (not _NO.search(sentences[0]) or _NO.search(question)))
         described = following is not None and _CELL_TAG.sub(" ", text[slice(*pieces[following])])
         if (label and described and _DESCRIPTION.search(text, end, pieces[following][0])
                 and not _POINTER_NOTE.match(described) and _answers_kind(kind, asked, _split_block(described)[0])):
