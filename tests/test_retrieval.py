@@ -315,11 +315,12 @@ def test_a_note_that_opens_as_prose_stays_though_it_quotes_dates_or_links():
              "head . '' </Li> <Li> Jump up ^ The band reformed ( 1994 ) . They toured again in 2004 . </Li> <Li> ^ Jump up to : "
              "a b The figure includes the suburbs ( 2010 ) . Census data excludes islands . </Li> <Li> Jump up ^ See https : "
              "//www.census.gov for the 2020 count of 331 million . </Li> <Li> Jump up ^ Lowry , Brian ( 2017 ) . `` TV Review "
-             "'' . Variety . </Li> </Ol>")
+             "'' . Variety . </Li> <Li> Jump up ^ `` Pilot '' . Hollywood Reporter . </Li> </Ol>")
     texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=300))
     for kept in ("lovely tune", "toured again", "excludes islands", "331 million"):
         assert kept in texts, kept
-    assert "TV Review" not in texts
+    # An author opens a reference, and so does a quoted title closed by a full stop.
+    assert "TV Review" not in texts and "Hollywood Reporter" not in texts
     lines = "It has 5 million people .\nJump up ^ Figures for 2019 ( 2019 ) . Excludes overseas territories .\nIt is large ."
     assert "overseas territories" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
 
