@@ -321,6 +321,15 @@ def test_a_note_that_opens_as_prose_stays_though_it_quotes_dates_or_links():
         assert kept in texts, kept
     # An author opens a reference, and so does a quoted title closed by a full stop.
     assert "TV Review" not in texts and "Hollywood Reporter" not in texts
+    # A place or a name that brackets no year, or one whose bracketed year the sentence goes on
+    # from, opens a note's prose, not an author: these were dropped.
+    notes = ("<P> It sold well . </P> <Ol> <Li> Jump up ^ Paris , France ( metropolitan area ) had 12 million people in 2019 . "
+             "</Li> <Li> Jump up ^ Lennon ( 1980 ) said the song was about his mother . </Li> <Li> Jump up ^ London , England "
+             "; the band 's home city . </Li> <Li> Jump up ^ Smith , J. ; Jones , K. ( 2001 ) . Sales . </Li> </Ol>")
+    texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=300))
+    for kept in ("12 million people", "about his mother", "home city"):
+        assert kept in texts, kept
+    assert "Sales" not in texts
     lines = "It has 5 million people .\nJump up ^ Figures for 2019 ( 2019 ) . Excludes overseas territories .\nIt is large ."
     assert "overseas territories" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
 

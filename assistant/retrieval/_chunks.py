@@ -49,11 +49,15 @@ _CITATION = re.compile(
 # note alike ("McCartney later said , `` … . ''", "The band reformed ( 1994
 # ) . They toured …"): the entry is a reference only when what follows the
 # link opens as one, with its author ("Lowry , Brian ( 2017 )", "Smith ,
-# J. .") or its quoted title ("`` Pilot '' .").
+# J. .", "Lennon ( 1980 ) .", "Smith , J. ; Jones , K.") or its quoted title
+# ("`` Pilot '' ."). A place reads like an author but brackets no year and
+# goes on as prose: "Paris , France ( metropolitan area ) had …", "Lennon (
+# 1980 ) said …".
 _NOTE_LINK_OPENS = re.compile(r"\s*(?:<[Ll][Ii]>\s*)?(?:\^\s*)?Jump up (?:\^|to :)")
 _REFERENCE_OPENS = re.compile(
     _NOTE_LINK_OPENS.pattern + r"(?:\s+[a-z]\b)*\s+"
-    r"(?:[A-Z][\w'’-]*\s*(?:,\s*(?:[A-Z][\w'’.-]*\s+){1,3}?[.(;]|\(\s*\d{4}[a-z]?\s*\))|``[^`]*?''\s*\.)")
+    r"(?:[A-Z][\w'’-]*\s*(?:,\s*(?:[A-Z][\w'’.-]*\s+){1,3}?(?:\([^()]*\d{4}[^()]*\)|\.|;\s*[A-Z][\w'’-]*\s*,)"
+    r"|\(\s*\d{4}[a-z]?\s*\)\s*[.,:;])|``[^`]*?''\s*\.)")
 # A table cell's note is part of the row.
 _CELL_OPEN = re.compile(r"<Td\b", re.IGNORECASE)
 _CELL_CLOSE = re.compile(r"</Td>", re.IGNORECASE)
