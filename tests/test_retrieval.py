@@ -281,6 +281,15 @@ def test_a_wikipedia_note_marked_by_its_link_back_is_a_reference():
     assert "Warburton narrates as Lemony Snicket" in texts
 
 
+def _assert_notes(page: str, kept=(), dropped=()) -> None:
+    """Each of ``kept`` is in ``page``'s passages, none of ``dropped`` is."""
+    texts = " ".join(p.text for p in split_passages(page, "nq", max_words=300))
+    for phrase in kept:
+        assert phrase in texts, phrase
+    for phrase in dropped:
+        assert phrase not in texts, phrase
+
+
 def test_a_note_with_the_link_back_but_no_reference_look_stays():
     """"Jump up ^" opens explanatory notes too: an entry stays unless what
     follows the mark opens as a reference (its author, its quoted title),
@@ -297,9 +306,7 @@ def test_a_note_with_the_link_back_but_no_reference_look_stays():
              "</Li> <Li> Jump up ^ The network renewed the show for a second season ( 2017 ) . </Li> <Li> Jump up ^ The "
              "official site moved to www . show . com in 2018 . </Li> <Li> Jump up ^ Jefferson wrote `` We hold these "
              "truths to be self-evident '' in June 1776 . </Li> </Ol>")
-    texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=200))
-    for kept in ("12.1 million viewers", "second season ( 2017 )", "www . show . com", "in June 1776"):
-        assert kept in texts, kept
+    _assert_notes(notes, kept=("12.1 million viewers", "second season ( 2017 )", "www . show . com", "in June 1776"))
     lines = "It ran .\n^ Jump up to : The finale `` Goodbye '' drew 12.1 million viewers .\nIt ended ."
     assert "12.1 million viewers" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
     lines = "The price can Jump up to : 50 dollars ( 2017 ) .\n^ Jump up to : a b Smith , J. ( 2017 ) . Title .\nIt aired ."
@@ -316,20 +323,15 @@ def test_a_note_that_opens_as_prose_stays_though_it_quotes_dates_or_links():
              "a b The figure includes the suburbs ( 2010 ) . Census data excludes islands . </Li> <Li> Jump up ^ See https : "
              "//www.census.gov for the 2020 count of 331 million . </Li> <Li> Jump up ^ Lowry , Brian ( 2017 ) . `` TV Review "
              "'' . Variety . </Li> <Li> Jump up ^ `` Pilot '' . Hollywood Reporter . </Li> </Ol>")
-    texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=300))
-    for kept in ("lovely tune", "toured again", "excludes islands", "331 million"):
-        assert kept in texts, kept
     # An author opens a reference, and so does a quoted title closed by a full stop.
-    assert "TV Review" not in texts and "Hollywood Reporter" not in texts
+    _assert_notes(notes, kept=("lovely tune", "toured again", "excludes islands", "331 million"),
+                  dropped=("TV Review", "Hollywood Reporter"))
     # A place or a name that brackets no year, or one whose bracketed year the sentence goes on
     # from, opens a note's prose, not an author: these were dropped.
     notes = ("<P> It sold well . </P> <Ol> <Li> Jump up ^ Paris , France ( metropolitan area ) had 12 million people in 2019 . "
              "</Li> <Li> Jump up ^ Lennon ( 1980 ) said the song was about his mother . </Li> <Li> Jump up ^ London , England "
              "; the band 's home city . </Li> <Li> Jump up ^ Smith , J. ; Jones , K. ( 2001 ) . Sales . </Li> </Ol>")
-    texts = " ".join(p.text for p in split_passages(notes, "nq", max_words=300))
-    for kept in ("12 million people", "about his mother", "home city"):
-        assert kept in texts, kept
-    assert "Sales" not in texts
+    _assert_notes(notes, kept=("12 million people", "about his mother", "home city"), dropped=("Sales",))
     lines = "It has 5 million people .\nJump up ^ Figures for 2019 ( 2019 ) . Excludes overseas territories .\nIt is large ."
     assert "overseas territories" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
 
