@@ -1561,6 +1561,19 @@ def _table(*rows):
     return "<Table> " + " ".join(f"<Tr> <Th> {h} </Th> <Td> {d} </Td> </Tr>" for h, d in rows) + " </Table>"
 
 
+def test_a_row_headed_by_what_the_answer_is_of_does_not_answer(readers):
+    # "King George VI" is the king whose father is asked, "Capital Ottawa" what the question asks
+    # the other end of: each answered ("George VI", "Ottawa"), where the start found nothing.
+    plain, _ = readers
+    king = [Passage("k_p0", _table(("King", "George VI"), ("Father", "George V")), 2.0, "George VI")]
+    assert plain.read("who was the father of the king", king).text == "George V"
+    capital = [Passage("c_p0", _table(("Country", "Canada"), ("Capital", "Ottawa")), 2.0, "Canada")]
+    assert plain.read("what country is the capital of", capital).text == "Canada"
+    # The field asked of its owner is still answered, and so is a name's.
+    assert plain.read("what is the capital of the country", capital).text == "Ottawa"
+    assert plain.read("what is the name of the king", king).text == "George VI"
+
+
 def test_a_rows_or_labels_value_answers_only_a_question_of_its_kind(readers):
     # A row the question names the header of answered with a value of another kind, or one the
     # question names already: "who produced the album" got "1969" ("Produced 1969"), "who was

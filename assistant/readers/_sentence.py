@@ -129,6 +129,34 @@ _NO = re.compile(r"\bno\b(?!\s*\.)", re.IGNORECASE)
 _PARTICIPLE_HEADER = re.compile(r"\s*(?:[^\W\d_]+ed|written|born)\s*", re.IGNORECASE)
 # A label names a field ("Most points in a quarter"); a longer item states.
 LABEL_MAX_WORDS = 6
+# "the father of the king": the field asked is the father, the king whose
+# father it is; "what country is the capital of": the capital's value is
+# the question's subject, and what it is the capital of is asked.
+_OF_THE = re.compile(r"\bof\s+the\s+(?P<owner>.+)$", re.IGNORECASE)
+_STRANDED_OF = re.compile(r"(?P<field>[\w'’]+)\s+of\W*$", re.IGNORECASE)
+# A name's field is asked of its owner ("the name of the king" is the king's).
+_NAME_FIELDS = frozenset({"name", "title"})
+
+
+def _owner_terms(question: str) -> set[str]:
+    """The terms of ``question`` that name what its answer is of or
+    belongs to, not the answer's field: a table row so headed holds the
+    question's subject ("King George VI" to "who was the father of the
+    king") or the relation it asks the other end of ("Capital Ottawa" to
+    "what country is the capital of").
+
+    >>> sorted(_owner_terms("who was the father of the king")), sorted(_owner_terms("what country is the capital of"))
+    (['king'], ['capital'])
+    >>> _owner_terms("what is the name of the king"), _owner_terms("what is the total area of water")
+    (set(), set())
+    """
+    stranded = _STRANDED_OF.search(question)
+    if stranded:
+        return _terms(stranded.group("field"))
+    owner = _OF_THE.search(question)
+    if not owner or not _terms(question[: owner.start()]) - _NAME_FIELDS:
+        return set()
+    return _terms(owner.group("owner")) - _terms(question[: owner.start()])
 
 
 def answer_parts(text: str, question: str = "") -> list[str | None]:
@@ -178,6 +206,7 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     asked = _terms(question)
     kind = answer_kind(question)
     negated = bool(_NEGATED.search(question))
+    owners = _owner_terms(question)
     tags = list(_BLOCK_TAG.finditer(text))
     edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
     pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
@@ -217,7 +246,9 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             # A who question's field is its doer's ("Founders", "Founded by"):
             # "Founded Spring 1976" says when, and the row after it may say who.
             by_whom = kind != "name" or not _PARTICIPLE_HEADER.fullmatch(header_text)
-            if asked & header and header_terms <= asked and not negated and by_whom and _answers_kind(kind, asked, value):
+            owned = bool(header) and header <= owners
+            if (asked & header and header_terms <= asked and not negated and by_whom and not owned
+                    and _answers_kind(kind, asked, value)):
                 part = value or None
         parts.extend([part] + [None] * (len(sentences) - 1))
     return parts
