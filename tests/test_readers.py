@@ -1670,6 +1670,10 @@ def test_a_cast_question_is_answered_by_the_actor_the_sentence_pairs_with_the_ro
     assert cast_span("who plays gary oldman", "Tom Hardy as Bane / Gary Oldman as Gordon .") is None
     assert cast_span("who plays gordon", "Tom Hardy as Bane / Gary Oldman as Gordon .") == "Gary Oldman"
     assert cast_span("who plays beast", "Dan Stevens as The Prince / Beast as a boy .") == "Dan Stevens"
+    # A name after the slash the question names only in part may be the next entry's actor
+    # ("who plays olivia" gave "Claire Foy"); one named whole is the role's other form.
+    assert cast_span("who plays olivia", "Claire Foy as Queen Elizabeth II / Olivia Colman ( older ) .") is None
+    assert cast_span("who plays trevor slattery", "Ben Kingsley as The Mandarin / Trevor Slattery , an actor .") == "Ben Kingsley"
 
 
 def test_the_reader_takes_a_cast_from_a_sentence_other_than_the_best(readers):

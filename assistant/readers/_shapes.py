@@ -1666,6 +1666,10 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     'Dan Stevens'
     >>> print(cast_span("who plays gary oldman", "Tom Hardy as Bane / Gary Oldman as Gordon ."))
     None
+    >>> print(cast_span("who plays olivia", "Claire Foy as Queen Elizabeth II / Olivia Colman ( older ) ."))
+    None
+    >>> cast_span("who plays trevor slattery", "Ben Kingsley as The Mandarin / Trevor Slattery , an actor .")
+    'Ben Kingsley'
     >>> cast_span("who does ewan mcgregor play in beauty and the beast", "Ewan McGregor as Lumière , a candelabrum .")
     'Lumière'
     >>> chip = "Nathan Mack as Chip , Mrs. Potts ' son ."
@@ -1699,10 +1703,12 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
     names = [(m.start() + m.group().index(name), name) for m in _NAME.finditer(sentence) if (name := _name_at(m))]
     names = [(at, at + len(name), name) for at, name in names]
 
-    def asked_for(name: str) -> bool:
+    def asked_for(name: str, whole: bool = False) -> bool:
         # Its first word, or two of them: "Jacques Snicket" is not the
         # "lemony snicket" asked for, "Larry Your - Waiter" is "larry".
         words = tokens(name, "rouge")
+        if whole:
+            return bool(words) and set(words) - READER_STOPWORDS <= asked
         return bool(words) and (words[0] in asked or len(set(words) & asked) > 1)
 
     for (_, a_end, first), (b_start, b_end, second) in (
@@ -1712,8 +1718,9 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
         # "plays Marty 's mother Lorraine": Marty holds the role, Lorraine is
         # it. A name after a role's slash that is itself cast ("Bane / Gary
         # Oldman as Gordon") is the next entry's actor, not the role's other form.
+        slashed = "/" in between
         if (_ACTOR_THEN_ROLE.fullmatch(between) and not re.match(r"\s*['’]s\b", sentence[b_end:])
-                and not ("/" in between and _CAST_AFTER.match(sentence, b_end))):
+                and not (slashed and _CAST_AFTER.match(sentence, b_end))):
             actor, role = first, second
         elif _ROLE_THEN_ACTOR.fullmatch(between):
             actor, role = second, first
@@ -1721,7 +1728,10 @@ def cast_span(question: str, sentence: str, referent: str = "") -> str | None:
             continue
         if actor_asked and asked_for(actor) and not asked_for(role):
             return role
-        if not actor_asked and asked_for(role) and not asked_for(actor):
+        # A name after a role's slash the question names only in part
+        # ("Olivia Colman" to "who plays olivia") is the next entry's actor
+        # as likely as the role's other form ("Trevor Slattery").
+        if not actor_asked and asked_for(role, whole=slashed) and not asked_for(actor):
             return actor
     return None
 
