@@ -336,6 +336,19 @@ def test_a_note_that_opens_as_prose_stays_though_it_quotes_dates_or_links():
     assert "overseas territories" in " ".join(p.text for p in split_passages(lines, "doc", max_words=100))
 
 
+def test_an_unclosed_bracket_of_years_in_a_note_costs_linear_time():
+    """Whether a note's author brackets a year is looked up once per
+    bracket: a long unclosed bracket of years took seconds."""
+    page = "<P> Body . </P> <Ol> <Li> Jump up ^ Paris , France ( " + "1234 " * 8000 + "</Li> </Ol>"
+    start = time.perf_counter()
+    passages = split_passages(page, "nq", max_words=100)
+    assert time.perf_counter() - start < 1.0
+    assert " ".join(p.text for p in passages).count("1234") == 8000
+    # A closed bracket that holds a year still opens a reference.
+    _assert_notes("<P> Body . </P> <Ol> <Li> Jump up ^ Paris , France ( Paris 1234 ) . Title . </Li> </Ol>",
+                  kept=("Body",), dropped=("Title",))
+
+
 def test_a_long_line_that_quotes_a_reference_stays():
     """A line over CITATION_MAX_WORDS words is prose (or a whole page
     without line breaks), kept though it holds a reference's mark."""

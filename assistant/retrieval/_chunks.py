@@ -56,7 +56,7 @@ _CITATION = re.compile(
 _NOTE_LINK_OPENS = re.compile(r"\s*(?:<[Ll][Ii]>\s*)?(?:\^\s*)?Jump up (?:\^|to :)")
 _REFERENCE_OPENS = re.compile(
     _NOTE_LINK_OPENS.pattern + r"(?:\s+[a-z]\b)*\s+"
-    r"(?:[A-Z][\w'’-]*\s*(?:,\s*(?:[A-Z][\w'’.-]*\s+){1,3}?(?:\([^()]*\d{4}[^()]*\)|\.|;\s*[A-Z][\w'’-]*\s*,)"
+    r"(?:[A-Z][\w'’-]*\s*(?:,\s*(?:[A-Z][\w'’.-]*\s+){1,3}?(?:\((?=[^()]*\d{4})[^()]*\)|\.|;\s*[A-Z][\w'’-]*\s*,)"
     r"|\(\s*\d{4}[a-z]?\s*\)\s*[.,:;])|``[^`]*?''\s*\.)")
 # A table cell's note is part of the row.
 _CELL_OPEN = re.compile(r"<Td\b", re.IGNORECASE)
