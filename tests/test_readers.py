@@ -1555,6 +1555,12 @@ def test_a_row_that_says_when_does_not_answer_who(readers):
     # A header that says by whom answers who.
     by = _table(("Founded by", "Steve Jobs"), ("Founded", "Spring 1976"))
     assert plain.read("who founded the company", [Passage("apple_p2", by, 2.0, "Apple Inc.")]).text == "Steve Jobs"
+    # Only a participle over a date says when: a field that ends in "ed" ("Seed") or a doer's
+    # field ("Owned") over a name answers who (both were refused).
+    seed = _table(("Seed", "Roger Federer"), ("Surface", "Grass"))
+    assert plain.read("who was the top seed", [Passage("w_p1", seed, 2.0, "Wimbledon")]).text == "Roger Federer"
+    owner = _table(("Owned", "Jerry Jones"), ("Stadium", "AT&T Stadium"))
+    assert plain.read("who owned the team", [Passage("d_p1", owner, 2.0, "Dallas Cowboys")]).text == "Jerry Jones"
 
 
 def _table(*rows):

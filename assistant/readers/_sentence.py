@@ -124,8 +124,10 @@ _NEGATED = re.compile(r"\b(?:not|never|except|other\s+than)\b|n['’]t\b", re.IG
 # restates only a question that does ("which countries have no army").
 # "No." abbreviates number ("No. 1 in 1990").
 _NO = re.compile(r"\bno\b(?!\s*\.)", re.IGNORECASE)
-# A header that is a bare participle ("Founded", "Produced", "Born") names
-# when or where a thing was done, never by whom: "Founded by" does.
+# A header that is a bare participle ("Founded", "Produced", "Born") over a
+# date says when a thing was done, not by whom: "Founded by" does. Over a
+# name it may say who ("Owned | Jerry Jones"), and a field's name that only
+# ends like one ("Seed | Roger Federer") is no participle.
 _PARTICIPLE_HEADER = re.compile(r"\s*(?:[^\W\d_]+ed|written|born)\s*", re.IGNORECASE)
 # A label names a field ("Most points in a quarter"); a longer item states.
 LABEL_MAX_WORDS = 6
@@ -245,7 +247,7 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             # singer") holds the entity asked for, or names another field.
             # A who question's field is its doer's ("Founders", "Founded by"):
             # "Founded Spring 1976" says when, and the row after it may say who.
-            by_whom = kind != "name" or not _PARTICIPLE_HEADER.fullmatch(header_text)
+            by_whom = kind != "name" or not (_PARTICIPLE_HEADER.fullmatch(header_text) and first_date(value) is not None)
             owned = bool(header) and header <= owners
             if (asked & header and header_terms <= asked and not negated and by_whom and not owned
                     and _answers_kind(kind, asked, value)):
