@@ -1625,6 +1625,14 @@ def test_a_negated_question_has_no_label_and_a_bracketed_note_is_no_value(reader
     passages = [Passage("g_p0", armies, 2.0, "Armies")]
     assert plain.read("which countries have an army", passages).text == "Countries with no army"
     assert plain.read("which countries have no army", passages).text == "Costa Rica , Iceland , Panama"
+    # Nor does a label without "no" restate a question that says "no" to one of its terms: "which
+    # countries have no army" got the countries with one. "No Doubt" is a band's name.
+    armies = "<Ul> <Li> Countries with an army </Li> </Ul> <Dl> <Dd> France , Brazil </Dd> </Dl>"
+    answer = plain.read("which countries have no army", [Passage("g_p1", armies, 2.0, "Armies")]).text
+    assert answer == "Countries with an army"
+    albums = "<Ul> <Li> Albums that went platinum </Li> </Ul> <Dl> <Dd> Tragic Kingdom , Rock Steady </Dd> </Dl>"
+    answer = plain.read("which albums by no doubt went platinum", [Passage("n_p1", albums, 2.0, "No Doubt")]).text
+    assert answer == "Tragic Kingdom , Rock Steady"
 
 
 

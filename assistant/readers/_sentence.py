@@ -124,6 +124,10 @@ _NEGATED = re.compile(r"\b(?:not|never|except|other\s+than)\b|n['’]t\b", re.IG
 # restates only a question that does ("which countries have no army").
 # "No." abbreviates number ("No. 1 in 1990").
 _NO = re.compile(r"\bno\b(?!\s*\.)", re.IGNORECASE)
+# What a question says there is none of ("no army"): a label that names it
+# without "no" ("Countries with an army") lists the others. "no" before a
+# word the label does not name is a name's ("albums by No Doubt").
+_NO_WHAT = re.compile(r"\bno\s+([^\W\d_][\w'-]*)", re.IGNORECASE)
 # A header that is a bare participle ("Founded", "Produced", "Born") over a
 # date says when a thing was done, not by whom: "Founded by" does. Over a
 # name it may say who ("Owned | Jerry Jones"), and a field's name that only
@@ -209,6 +213,7 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
     kind = answer_kind(question)
     negated = bool(_NEGATED.search(question))
     owners = _owner_terms(question)
+    denied = {term for word in _NO_WHAT.findall(question) for term in _terms(word)}
     tags = list(_BLOCK_TAG.finditer(text))
     edges = [0] + [at for match in tags for at in match.span()] + [len(text)]
     pieces = [(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
@@ -231,7 +236,7 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
         # even one term more may be the value ("Highest score : 501").
         label = (item and not negated and len(sentences) == 1 and not re.search(r"[.!?]\W*$", sentences[0])
                  and len(sentences[0].split()) <= LABEL_MAX_WORDS and _terms(sentences[0]) <= asked
-                 and (not _NO.search(sentences[0]) or _NO.search(question)))
+                 and (_NO.search(question) if _NO.search(sentences[0]) else not denied & _terms(sentences[0])))
         described = following is not None and _CELL_TAG.sub(" ", text[slice(*pieces[following])])
         if (label and described and _DESCRIPTION.search(text, end, pieces[following][0])
                 and not _POINTER_NOTE.match(described) and _answers_kind(kind, asked, _split_block(described)[0])):
