@@ -1594,6 +1594,7 @@ def test_a_rows_or_labels_value_answers_only_a_question_of_its_kind(readers):
     assert (answer.found, answer.text) == (False, NOT_FOUND)
     battle = _table(("Date", "18 June 1815"), ("Place", "Waterloo , Belgium"), ("Result", "Coalition victory"))
     answer = plain.read("when did the battle take place", [Passage("b_p0", battle, 2.0, "Battle of Waterloo")]).text
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert answer == "Place Waterloo , Belgium Result Coalition victory"
     final = _table(("Final", "3 -- 1")) + " <P> Spain and the Netherlands met in the final in Johannesburg . </P>"
     assert "Spain" in plain.read("who played in the final", [Passage("c_p0", final, 2.0, "Cup")]).text
@@ -1603,6 +1604,7 @@ def test_a_rows_or_labels_value_answers_only_a_question_of_its_kind(readers):
     assert (answer.found, answer.text) == (False, NOT_FOUND)
     members = "<Ul> <Li> Original members leave </Li> </Ul> <Dl> <Dd> John Lennon and Paul McCartney </Dd> </Dl>"
     answer = plain.read("when did the original members leave", [Passage("m_p0", members, 2.0, "The Beatles")]).text
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert answer == "Original members leave"
 
 
@@ -1613,22 +1615,26 @@ def test_a_negated_question_has_no_label_and_a_bracketed_note_is_no_value(reader
     songs = ("<Dl> <Dt> Songs written by Lennon </Dt> <Dd> Help , Strawberry Fields Forever </Dd> <Dt> Songs written by "
              "McCartney </Dt> <Dd> Yesterday , Hey Jude </Dd> </Dl>")
     answer = plain.read("which songs were not written by lennon", [Passage("s_p0", songs, 2.0, "Songs")]).text
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert answer == "Songs written by Lennon"
     languages = ("<Dl> <Dt> Official languages of Switzerland </Dt> <Dd> ( see map below ) </Dd> </Dl> <P> Switzerland has "
                  "four official languages : German , French , Italian and Romansh . </P>")
     answer = plain.read("what are the official languages of switzerland", [Passage("l_p0", languages, 2.0, "Switzerland")]).text
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert answer == "Official languages of Switzerland"
     # "no" in a label is a term: "Countries with no army" restates "which countries have no army",
     # not "which countries have an army", which got the countries without one.
     armies = ("<Ul> <Li> Countries with no army </Li> </Ul> <Dl> <Dd> Costa Rica , Iceland , Panama </Dd> </Dl> <P> Most "
               "countries , such as France and Brazil , have a standing army . </P>")
     passages = [Passage("g_p0", armies, 2.0, "Armies")]
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert plain.read("which countries have an army", passages).text == "Countries with no army"
     assert plain.read("which countries have no army", passages).text == "Costa Rica , Iceland , Panama"
     # Nor does a label without "no" restate a question that says "no" to one of its terms: "which
     # countries have no army" got the countries with one. "No Doubt" is a band's name.
     armies = "<Ul> <Li> Countries with an army </Li> </Ul> <Dl> <Dd> France , Brazil </Dd> </Dl>"
     answer = plain.read("which countries have no army", [Passage("g_p1", armies, 2.0, "Armies")]).text
+    # The start's answer, not the right one: a fix that finds the answer may change it.
     assert answer == "Countries with an army"
     albums = "<Ul> <Li> Albums that went platinum </Li> </Ul> <Dl> <Dd> Tragic Kingdom , Rock Steady </Dd> </Dl>"
     answer = plain.read("which albums by no doubt went platinum", [Passage("n_p1", albums, 2.0, "No Doubt")]).text
