@@ -1561,6 +1561,10 @@ def test_a_row_that_says_when_does_not_answer_who(readers):
     assert plain.read("who was the top seed", [Passage("w_p1", seed, 2.0, "Wimbledon")]).text == "Roger Federer"
     owner = _table(("Owned", "Jerry Jones"), ("Stadium", "AT&T Stadium"))
     assert plain.read("who owned the team", [Passage("d_p1", owner, 2.0, "Dallas Cowboys")]).text == "Jerry Jones"
+    # Over a place it says where, and the row after it who (the place alone answered).
+    garage = _table(("Founded", "Garage in Los Altos"), ("Founders", "Steve Jobs Steve Wozniak"))
+    answer = plain.read("who founded the company", [Passage("apple_p3", garage, 2.0, "Apple Inc.")]).text
+    assert answer == "Founded Garage in Los Altos Founders Steve Jobs Steve Wozniak"
 
 
 def _table(*rows):

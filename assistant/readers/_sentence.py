@@ -129,10 +129,12 @@ _NO = re.compile(r"\bno\b(?!\s*\.)", re.IGNORECASE)
 # word the label does not name is a name's ("albums by No Doubt").
 _NO_WHAT = re.compile(r"\bno\s+([^\W\d_][\w'-]*)", re.IGNORECASE)
 # A header that is a bare participle ("Founded", "Produced", "Born") over a
-# date says when a thing was done, not by whom: "Founded by" does. Over a
-# name it may say who ("Owned | Jerry Jones"), and a field's name that only
-# ends like one ("Seed | Roger Federer") is no participle.
+# date or a place says when or where a thing was done, not by whom:
+# "Founded by" does. Over a name it may say who ("Owned | Jerry Jones"), and
+# a field's name that only ends like one ("Seed | Roger Federer") is no
+# participle.
 _PARTICIPLE_HEADER = re.compile(r"\s*(?:[^\W\d_]+ed|written|born)\s*", re.IGNORECASE)
+_IN_PLACE = re.compile(r"\b(?:in|at|near)\s+[A-Z]")
 # A label names a field ("Most points in a quarter"); a longer item states.
 LABEL_MAX_WORDS = 6
 # "the father of the king": the field asked is the father, the king whose
@@ -251,8 +253,10 @@ def answer_parts(text: str, question: str = "") -> list[str | None]:
             # of it: one that says more ("Most goals : Lionel Messi", "Lead
             # singer") holds the entity asked for, or names another field.
             # A who question's field is its doer's ("Founders", "Founded by"):
-            # "Founded Spring 1976" says when, and the row after it may say who.
-            by_whom = kind != "name" or not (_PARTICIPLE_HEADER.fullmatch(header_text) and first_date(value) is not None)
+            # "Founded Spring 1976" says when, "Founded Garage in Los Altos"
+            # where, and the row after it may say who.
+            by_whom = kind != "name" or not (_PARTICIPLE_HEADER.fullmatch(header_text)
+                                             and (first_date(value) is not None or _IN_PLACE.search(value)))
             owned = bool(header) and header <= owners
             if (asked & header and header_terms <= asked and not negated and by_whom and not owned
                     and _answers_kind(kind, asked, value)):
