@@ -714,6 +714,10 @@ def test_stop_during_a_re_run_with_a_correction_leaves_the_turn_as_it_was(browse
         try:
             page = open_in(context, url)
             ask(page, ADA)
+            # The turn's last view fills the correction box with its rewrite, so a
+            # correction typed before it is written over (the likely cause of a
+            # failure seen once on a busy machine): type once the turn has ended.
+            settled(page)
             rewriter.gate.clear()
             rewriter.reader.reading.clear()
             answered.clear()
