@@ -2322,3 +2322,52 @@ def test_a_year_before_percentage_is_a_year(question, sentence, span):
 ])
 def test_a_conjunction_or_particle_is_no_object_of_a_verb_of_change(question, sentence, span):
     assert short_span("number", question, sentence) == span
+
+
+
+def test_a_measure_question_whose_best_sentence_states_none_takes_its_articles_next_that_does(readers):
+    # "How long can a blue whale grow?" read "The blue whale's long and slender
+    # body …" (its "long" matched), which states no length: the article's
+    # sentence with the length is the answer, not the sentence that cannot be.
+    plain, shaped = readers
+    glorp = [Passage("glorp", "The glorp's long and slender body can grow in many shades of blue. "
+                              "Reaching a maximum length of 30 m, it is the largest animal known.", 3.0, "Glorp")]
+    question = "How long can a glorp grow?"
+    assert plain.read(question, glorp).text.startswith("The glorp's long and slender body")
+    answer = shaped.read(question, glorp)
+    assert (answer.text, answer.evidence, answer.source_id) == (
+        "30 m", "Reaching a maximum length of 30 m, it is the largest animal known.", "glorp")
+    # Another article's measure is about another subject: the sentence stays.
+    blorp = [Passage("glorp", "The glorp's long and slender body can grow in many shades of blue.", 3.0, "Glorp"),
+             Passage("blorp", "The blorp is a whale. Reaching a maximum length of 30 m, it is the largest animal known.",
+                     2.9, "Blorp")]
+    assert plain.read(question, blorp).source_id == "glorp"
+    assert shaped.read(question, blorp).text == plain.read(question, blorp).text
+    # The sentence the reader joined to the best one is read before a
+    # better-scored one it left out.
+    bridge = [Passage("bridge", "The Glorp Bridge is long, and it has been measured in many ways. When discussing the "
+                                "Glorp Bridge, one almost always means the 1,280 m long main span between the towers. "
+                                "However, the approach viaducts make the whole Glorp Bridge 2,700 m long.", 3.0,
+                      "Glorp Bridge")]
+    assert plain.read("How long is the Glorp Bridge?", bridge).text.endswith("main span between the towers.")
+    assert shaped.read("How long is the Glorp Bridge?", bridge).text == "1,280 m"
+    # An age elsewhere in the article that the description's lifespan does
+    # not allow is someone else's: the description answers.
+    poet = [Passage("glorp", "Lord Glorp was an English poet who died young and famous. "
+                             "His only daughter, who also wrote, died aged 40.", 3.0, "Lord Glorp",
+                    description="English poet (1788–1824)")]
+    assert shaped.read("How old was Lord Glorp when he died?", poet).text == "35 or 36 (1788–1824)"
+
+
+def test_a_count_or_a_date_whose_best_sentence_holds_none_is_not_taken_from_another_sentence(readers):
+    # A bare count or date from a sentence ranked below was as often about
+    # something else ("60" votes to end a filibuster for "how many votes to
+    # confirm"): the sentences the reader chose stay the answer.
+    plain, shaped = readers
+    sonnets = [Passage("sonnets", "Lord Glorp wrote sonnets on a variety of themes. When discussing Glorp's sonnets, "
+                                  "it is almost always a reference to the sonnets that were first published all "
+                                  "together in a quarto. However, there are six additional sonnets that Glorp wrote and "
+                                  "included in his plays.", 3.0, "Glorp's sonnets")]
+    question = "How many sonnets did Lord Glorp write?"
+    assert plain.read(question, sonnets).text.startswith("Lord Glorp wrote sonnets on a variety of themes.")
+    assert shaped.read(question, sonnets).text == plain.read(question, sonnets).text

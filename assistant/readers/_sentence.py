@@ -17,6 +17,7 @@ from ..encoders import CachedEncoder
 from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop, without_possessive
 from ._lifespan import holds_answer, lived
 from ._shapes import (
+    _MEASURE_ASKED,
     QUOTES,
     answer_kind,
     article_names,
@@ -517,6 +518,17 @@ def _names_its_subject(passage: Passage) -> bool:
     return bool(_terms(passage.title) & _terms(passage.text))
 
 
+def _measure_by_adjective(question: str) -> bool:
+    """Whether ``question`` asks a measure by its adjective ("How long …?",
+    "How tall …?"; :data:`_MEASURE_ASKED`, the one list), not "how much".
+
+    >>> [_measure_by_adjective(q) for q in ("How long can it grow?", "So how old was he?", "How much does it cost?")]
+    [True, True, False]
+    """
+    asked = asked_from(question).strip()
+    return bool(_MEASURE_ASKED.match(asked)) and not re.match(r"how\s+much\b", asked, re.IGNORECASE)
+
+
 class _Read(NamedTuple):
     """The sentences a reading scored: (passage, sentence index, sentence)
     per candidate, the name each is about where it does not say, and each
@@ -666,6 +678,17 @@ class SentenceReader:
                 if kind == "name":
                     span = self._whole_name(span, passages, answer.source_id)
                 return Answer(span, answer.score, evidence=best[0], source_id=answer.source_id)
+            # A measure asked by its adjective whose best sentence states
+            # none ("How long can a blue whale grow?" read "The blue whale's
+            # long and slender body …") is answered by the best sentence of
+            # the same article that states one, with its unit. A bare date
+            # or count, or "how much", taken so from a sentence ranked below
+            # was as often about something else.
+            if not span and _measure_by_adjective(question) and best:
+                other = self._span_elsewhere(kind, question, passages, read, answer, known)
+                if other is not None and (years is None or (years[0].id == other.source_id
+                                                            and holds_answer(other.text, years[1]))):
+                    return other
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read, known)
                 if kin is not None:
@@ -729,6 +752,37 @@ class SentenceReader:
             # King … and had three children" for her children).
             kin = kin_said(question, sentence, _subject_title(passages[p]), read.about[at], known)
             span = kin[0] if kin else None
+            if span:
+                return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        return None
+
+    def _span_elsewhere(self, kind: str, question: str, passages: Sequence[Passage], read: _Read, answer: Answer,
+                        known: dict[str, str]) -> Answer | None:
+        """The span :func:`short_span` finds in a sentence of ``answer``'s
+        own article (its passages of the same title; a passage without one
+        alone), or None: first in the sentences the answer already shows,
+        in their order (a sentence the reader joined to the best one was
+        judged to go on with it: "… a reference to the 154 sonnets" after
+        "Shakespeare wrote sonnets …"), then in the others by their score.
+        Another article's sentence is about another subject ("World War
+        II" beside "World War I"), so it is not read here."""
+        passages = passages[: self.config.read_k]
+        source = next((p for p in passages if p.id == answer.source_id), None)
+        if source is None:
+            return None
+        shown = split_sentences(answer.text)
+
+        def shown_first(at: int) -> int:
+            p, _, sentence = read.candidates[at]
+            return shown.index(sentence) if passages[p] is source and sentence in shown else len(shown)
+
+        # sorted() is stable: the score order stays within each group.
+        for at in sorted(np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"), key=shown_first):
+            p, _, sentence = read.candidates[at]
+            own = passages[p] is source or (bool(source.title) and passages[p].title == source.title)
+            if not own:
+                continue
+            span = short_span(kind, question, sentence, _subject_title(passages[p]), referent=read.about[at], known=known)
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
