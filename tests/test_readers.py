@@ -2371,3 +2371,32 @@ def test_a_count_or_a_date_whose_best_sentence_holds_none_is_not_taken_from_anot
     question = "How many sonnets did Lord Glorp write?"
     assert plain.read(question, sonnets).text.startswith("Lord Glorp wrote sonnets on a variety of themes.")
     assert shaped.read(question, sonnets).text == plain.read(question, sonnets).text
+
+
+def test_a_measure_of_a_part_is_not_taken_from_a_sentence_about_the_whole(readers):
+    # "How long is the Nile delta?" read "The Nile is about 6,650 km long":
+    # the river's length given as its delta's. The other sentence is read
+    # only if it names what is measured (its words not in the title).
+    plain, shaped = readers
+    cases = [
+        ("How long is the Glorp delta?",
+         [Passage("glorp", "The Glorp delta is a long fan of fertile land where the river meets the sea. "
+                           "The Glorp is about 6,650 km long and flows through eleven countries.", 3.0, "Glorp")]),
+        ("How tall was Lord Glorp's hat?",
+         [Passage("lord", "Glorp's stovepipe hat was tall and became his trademark. Glorp was 1.93 m tall.", 3.0,
+                  "Lord Glorp")]),
+        # An upload's chunks share its file name: another chunk's cable is no warranty.
+        ("How long is the warranty?",
+         [Passage("doc_p0", "The warranty is long and covers most parts of the machine.", 0.0, "manual.txt"),
+          Passage("doc_p1", "The power cable is 2 m long.", 0.0, "manual.txt")]),
+    ]
+    for question, passages in cases:
+        assert shaped.read(question, passages).text == plain.read(question, passages).text, question
+    # What is measured is the title's subject (up to a preposition, less the
+    # verb and its particle): the article's measure is its own.
+    moon = [Passage("moon", "The Glorp moon is Earth's only natural satellite, far from any other body. "
+                            "It orbits at an average distance of 384,400 km.", 3.0, "Glorp moon")]
+    assert shaped.read("How far is the Glorp moon from Earth?", moon).text == "384,400 km"
+    glorps = [Passage("glorps", "Glorps died out long ago, after dominating the land for a very long time. "
+                                "The extinction event happened 66 million years ago.", 3.0, "Glorp")]
+    assert shaped.read("How long ago did the glorps die out?", glorps).text == "66 million years"

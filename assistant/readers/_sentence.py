@@ -529,6 +529,41 @@ def _measure_by_adjective(question: str) -> bool:
     return bool(_MEASURE_ASKED.match(asked)) and not re.match(r"how\s+much\b", asked, re.IGNORECASE)
 
 
+# What a measure asked by its adjective measures: the words after its verb
+# (the adjective is a word of its own: "How old-fashioned is it?" asks none),
+# up to a preposition ("How far is the Moon from Earth?": "the Moon") or a
+# verb's particle. After "can/did/does …" the last of them is the verb ("can
+# a blue whale grow", "did the dinosaurs die out").
+_MEASURED = re.compile(
+    r"^how\s+\w+(?:\s+ago)?\s+(?:(?P<be>is|are|was|were)|can|could|did|does|do|will|would|has|have|had|may|might|should)"
+    r"\s+(?P<thing>.+?)(?=\s+(?:from|in|at|on|to|for|with|by|during|than|when|before|after|since|until|if|into|across|out|up|off|away|down|back|over)\b|[\s?.!]*$)",
+    re.IGNORECASE,
+)
+
+
+def _measured_words(question: str, title: str) -> set[str] | None:
+    """The words of what ``question`` (:func:`_measure_by_adjective`)
+    measures that are not words of ``title``: a sentence about it holds
+    them, while a sentence of the article about its subject as a whole does
+    not ("How long is the Nile delta?" against "The Nile is about 6,650 km
+    long"). None where that thing is not read.
+
+    >>> sorted(_measured_words("How long is the Nile delta?", "Nile")), _measured_words("How long can a blue whale grow?", "Blue whale")
+    (['delta'], set())
+    >>> sorted(_measured_words("How far is the Moon from Earth?", "Moon")), sorted(_measured_words("How tall was Lincoln's hat?", "Abraham Lincoln"))
+    ([], ['hat'])
+    >>> _measured_words("How long ago did the dinosaurs die out?", "Dinosaur")
+    set()
+    """
+    match = _MEASURED.match(asked_from(question).strip())
+    if not match:
+        return None
+    words = match.group("thing").split()
+    if not match.group("be"):
+        words = words[:-1]
+    return _terms(" ".join(words)) - _terms(title)
+
+
 class _Read(NamedTuple):
     """The sentences a reading scored: (passage, sentence index, sentence)
     per candidate, the name each is about where it does not say, and each
@@ -770,6 +805,9 @@ class SentenceReader:
         source = next((p for p in passages if p.id == answer.source_id), None)
         if source is None:
             return None
+        measured = _measured_words(question, source.title)
+        if measured is None:
+            return None
         shown = split_sentences(answer.text)
 
         def shown_first(at: int) -> int:
@@ -781,6 +819,11 @@ class SentenceReader:
             p, _, sentence = read.candidates[at]
             own = passages[p] is source or (bool(source.title) and passages[p].title == source.title)
             if not own:
+                continue
+            # A sentence about the article's subject as a whole, or another
+            # part of it, gives another thing's measure ("How long is the
+            # Nile delta?" against "The Nile is about 6,650 km long").
+            if not measured <= _terms(sentence):
                 continue
             span = short_span(kind, question, sentence, _subject_title(passages[p]), referent=read.about[at], known=known)
             if span:
