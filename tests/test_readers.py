@@ -2129,6 +2129,27 @@ def test_a_best_scored_sentence_below_the_similarity_bar_is_not_found():
     assert (answer.text, answer.found) == (NOT_FOUND, False)
 
 
+# "How many people live in Berlin?" was answered from "The urban area of
+# Berlin has a population of over 5 million" before the article's city
+# figure: a place's own people are not its wider area's, unless asked for
+# (or asked at a time, which only the wider area's figure may give).
+TARROW_PEOPLE = Passage("tarrow", "Tarrow is a city in Ohio. The Tarrow metropolitan area has 2 million residents. "
+                                  "The city has 400,000 residents, of whom 5,000 are students.", 1.0, "Tarrow")
+
+
+@pytest.mark.parametrize("question, passage, span", [
+    ("How many people live in Tarrow?", TARROW_PEOPLE, "400,000"),
+    ("How many people live in the Tarrow metropolitan area?", TARROW_PEOPLE, "2 million"),
+    ("How many people live in Wendland?", Passage("w", "Wendland is a country in Europe. Wendland has a population of "
+                                                       "5 million. Its capital region has 2 million inhabitants.", 1.0, "Wendland"), "5 million"),
+    ("How many people lived in Tarrow in 1900?", Passage("t", "Tarrow is a city in Ohio. In 1900 the Tarrow metropolitan area "
+                                                             "had 50,000 residents. Today the city has 400,000 inhabitants.", 1.0, "Tarrow"), "50,000"),
+])
+def test_a_places_own_people_are_not_its_wider_areas(readers, question, passage, span):
+    _, shaped = readers
+    assert shaped.read(question, [passage]).text == span
+
+
 # What a verb of change changes, said between it and its "by" or "from" ("cut
 # rates by", "cut its staff from", "raised its budget by"), made it no change:
 # a question for the level got the change or the level before.

@@ -29,6 +29,8 @@ from ._shapes import (
     definition_subject,
     first_date,
     full_name,
+    headcount_asked,
+    headcount_said,
     kin_asked,
     kin_holder,
     kin_said,
@@ -899,6 +901,13 @@ class SentenceReader:
         similarity, combined = self.scores(question, passages, candidates, about, stop)
         read = _Read(candidates, about, combined.tolist())
         best = int(np.argmax(combined))
+        # A place's own people, asked for, are not its wider area's
+        # ("The urban area of Berlin has a population of over 5 million"):
+        # the best sentence of the same passage that gives its own, if any.
+        if headcount_asked(question) and headcount_said(candidates[best][2]) == "wider":
+            own = [at for at, (p, _, sentence) in enumerate(candidates)
+                   if p == candidates[best][0] and headcount_said(sentence) == "own"]
+            best = max(own, key=lambda at: combined[at], default=best)
         if similarity[best] < self.config.min_similarity:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
         p, s, sentence = candidates[best]

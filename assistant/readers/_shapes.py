@@ -23,7 +23,8 @@ from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_G
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
-           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said"]
+           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
+           "headcount_asked", "headcount_said"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -1164,6 +1165,64 @@ def _counted(question: str) -> set[str]:
         return set()
     stem = same_word(match.group(1).lower())
     return set(_PEOPLE) if stem in _PEOPLE else {stem}
+
+
+# An area wider than a place's own bounds ("the urban area of Berlin", "the
+# Chicago metropolitan area", "Greater Tokyo", "the capital region"), and
+# the words that say a figure is of its own bounds ("city proper", "within
+# its city limits").
+_WIDER_AREA = re.compile(
+    r"(?i:\b(?:urban|metropolitan|metro|wider|larger|greater|capital|surrounding)\s+(?:area|region|district)s?\b"
+    r"|\bmetropol(?:itan|is)\b|\bagglomeration\b|\bconurbation\b|\bsuburbs\b)|\bGreater\s+[A-Z]"
+)
+_OWN_BOUNDS = re.compile(r"\b(?:city|town)\s+(?:proper|limits)\b|\badministrative\s+(?:limits|boundaries)\b", re.IGNORECASE)
+# The words a place's number of people is said with: not any people ("40,000
+# people visit it"), and not :data:`_PEOPLE`'s stems ("popular" is no population).
+_HEADCOUNT = re.compile(
+    r"\b(?:population(?!\s+(?:density|growth|decline|change))|inhabitants?|residents?|citizens?"
+    r"|people\s+(?:live|living|lived|reside)|home\s+to)\b", re.IGNORECASE
+)
+
+
+def headcount_asked(question: str) -> bool:
+    """Whether a question asks how many people a place has ("How many
+    people live in Berlin?", "What is the population of Chicago?"), not
+    its wider area's (:data:`_WIDER_AREA`: "… of Greater Tokyo?"), and
+    not at a time it names ("… in 1900?": the figure then may be only the
+    wider area's).
+
+    >>> [headcount_asked(q) for q in ("How many people live in Berlin?", "What is the population of Chicago?",
+    ...                               "How many people live in the Berlin urban area?", "How old is Berlin?",
+    ...                               "How many people lived in Berlin in 1900?", "What is the population density of Berlin?")]
+    [True, True, False, False, False, False]
+    """
+    return (bool(_HEADCOUNT.search(question)) and not _WIDER_AREA.search(question)
+            and not re.search(r"\barea\b", question, re.IGNORECASE) and not _A_YEAR.search(question))
+
+
+def headcount_said(sentence: str) -> str | None:
+    """"own" where a sentence gives a number of people (:data:`_HEADCOUNT`)
+    of a place's own bounds, "wider" where its first number is a wider
+    area's (:data:`_WIDER_AREA` said before its second number, and no
+    own bounds: "The city had 5,601,911 residents, with 6.4 million in
+    the metropolitan area" is the city's), else None.
+
+    A question for a city's people ("How many people live in Berlin?") was
+    answered with "The urban area of Berlin has a population of over 5
+    million" before the article's "With 3.7 million inhabitants, …": both
+    name the city and its people, and the wider area's names it first.
+
+    >>> [headcount_said(s) for s in ("The urban area of Berlin has a population of over 5 million.",
+    ...     "With 3.7 million inhabitants, it is the largest city.", "The city proper has a population of 3.1 million and its urban area 16.7 million.",
+    ...     "In the metropolitan area 40,000 people visit it each year.", "Over 18.1 million people live in the Bangkok Urban Area as of 2025.",
+    ...     "The city had 5,601,911 residents in 2021, with 6.4 million in the metropolitan area.")]
+    ['wider', 'own', 'own', None, 'wider', 'own']
+    """
+    numbers = list(_NUMBER.finditer(sentence))
+    if not numbers or not _HEADCOUNT.search(sentence):
+        return None
+    first = sentence[: numbers[1].start()] if len(numbers) > 1 else sentence
+    return "wider" if _WIDER_AREA.search(first) and not _OWN_BOUNDS.search(first) else "own"
 
 
 def _relation_words(question: str, sentence: str, names: str = "") -> list[re.Match] | None:
