@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import math
+import re
 
 import numpy as np
 import pytest
@@ -2137,6 +2138,15 @@ TARROW_PEOPLE = Passage("tarrow", "Tarrow is a city in Ohio. The Tarrow metropol
                                   "The city has 400,000 residents, of whom 5,000 are students.", 1.0, "Tarrow")
 
 
+def _tarrow(*sentences: str) -> Passage:
+    return Passage("tarrow", " ".join(("Tarrow is a city in Ohio, on the Lark River.",) + sentences), 1.0, "Tarrow")
+
+
+def _first_figure(text: str) -> str:
+    match = re.search(r"\d(?:[\d,.]*\d)?(?:\s+million)?", text)
+    return match.group() if match else text
+
+
 @pytest.mark.parametrize("question, passage, span", [
     ("How many people live in Tarrow?", TARROW_PEOPLE, "400,000"),
     ("How many people live in the Tarrow metropolitan area?", TARROW_PEOPLE, "2 million"),
@@ -2148,6 +2158,74 @@ TARROW_PEOPLE = Passage("tarrow", "Tarrow is a city in Ohio. The Tarrow metropol
 def test_a_places_own_people_are_not_its_wider_areas(readers, question, passage, span):
     _, shaped = readers
     assert shaped.read(question, [passage]).text == span
+
+
+# Each way of asking a place's headcount, and each way of saying its own
+# figure ("the city proper", "within the city limits", "the population of
+# the … region is"), gives the place's own over the wider area's.
+@pytest.mark.parametrize("question, passage, figure", [
+    ("What is the population of Tarrow?", _tarrow("The urban area of Tarrow has a population of over 2 million.",
+                                                  "The city proper has a population of 612,000."), "612,000"),
+    ("How many people are in Tarrow?", _tarrow("Greater Tarrow is home to 2.4 million people.",
+                                               "The city itself has 598,000 residents."), "598,000"),
+    ("How many inhabitants does Tarrow have?", _tarrow("The Tarrow conurbation has 1.9 million inhabitants.",
+                                                       "The city has 455,000 inhabitants."), "455,000"),
+    ("How big is Tarrow's population?", _tarrow("The population of the Tarrow metropolitan region is 3 million.",
+                                                "About 700,000 people live within the city limits."), "700,000"),
+    ("How many people live in Tarrow?", _tarrow("The Tarrow metropolitan area has 2 million residents.",
+                                                "Within the Tarrow metropolitan area, the city proper has 612,000 inhabitants."), "612,000"),
+    ("How many people live in Velmora?", Passage("v", "Velmora is the capital of Ostria. Over 8 million people live in the "
+                                                      "Velmora Urban Area as of 2024. The city proper is home to 5.2 million people.",
+                                                 1.0, "Velmora"), "5.2 million"),
+])
+def test_each_way_of_asking_a_places_headcount_gets_its_own_figure(readers, question, passage, figure):
+    _, shaped = readers
+    assert _first_figure(shaped.read(question, [passage]).text) == figure
+
+
+# A figure of a part of the place's people (a district's, a borough's, a
+# share, a group), of a flow (visitors a year), of a past time, or of
+# another place (a country's capital) is not the place's own: the wider
+# area's figure, the best read, stays (it is at least all the people
+# around the place, where a part's is a few of them).
+@pytest.mark.parametrize("question, other", [
+    ("How many people live in Tarrow?", "The city is divided into 12 districts, each with about 30,000 residents."),
+    ("How many people live in Tarrow?", "The largest borough, Eastfield, has 80,000 residents."),
+    ("How many people live in Tarrow?", "The neighbourhood of Kell is home to 25,000 residents."),
+    ("What is the population of Tarrow?", "About 15 percent of residents, or 61,000 people, were born abroad."),
+    ("How many people live in Tarrow?", "In 1850 the city had 40,000 inhabitants."),
+    ("How many people live in Tarrow?", "At its peak the city had 900,000 inhabitants, before decades of decline."),
+    ("How many people live in Tarrow?", "Each year 20,000 new residents move to the city."),
+    ("How many people live in Tarrow?", "The city receives 5 million visitors per year, more than its residents."),
+])
+def test_a_parts_a_flows_or_a_past_figure_is_not_the_places_own(readers, question, other):
+    _, shaped = readers
+    passage = _tarrow("The Tarrow metropolitan area has 2 million residents.", other)
+    assert _first_figure(shaped.read(question, [passage]).text) == "2 million"
+
+
+def test_a_countrys_people_are_not_its_capitals(readers):
+    _, shaped = readers
+    ostria = Passage("o", "Ostria is a country in Central Europe. The Velmora metropolitan area has 3 million inhabitants. "
+                          "The city of Velmora has 1.9 million residents.", 1.0, "Ostria")
+    assert _first_figure(shaped.read("How many people live in Ostria?", [ostria]).text) == "3 million"
+
+
+# Only a question that asks, whole, for the place's people: one that asks
+# for a group of them, a time or a wider area is answered as before.
+@pytest.mark.parametrize("question, passage, figure", [
+    ("What is the Jewish population of Tarrow?", _tarrow("The Jewish population of the Tarrow metropolitan area is 45,000.",
+                                                          "The city has 410,000 residents."), "45,000"),
+    ("How many people lived in Tarrow at its peak?", _tarrow("At its peak in 1950 the Tarrow metropolitan area had 2.5 million residents.",
+                                                             "The city has 410,000 residents."), "2.5 million"),
+    ("What is the population of the Tarrow region?", _tarrow("The Tarrow capital region has 2 million residents.",
+                                                             "The city has 410,000 residents."), "2 million"),
+    ("How many people live in poverty in Tarrow?", _tarrow("The Tarrow metropolitan area has 2 million residents living in poverty.",
+                                                           "The city has 410,000 residents."), "2 million"),
+])
+def test_a_question_for_some_of_a_places_people_is_not_asked_its_headcount(readers, question, passage, figure):
+    _, shaped = readers
+    assert _first_figure(shaped.read(question, [passage]).text) == figure
 
 
 # What a verb of change changes, said between it and its "by" or "from" ("cut

@@ -903,10 +903,14 @@ class SentenceReader:
         best = int(np.argmax(combined))
         # A place's own people, asked for, are not its wider area's
         # ("The urban area of Berlin has a population of over 5 million"):
-        # the best sentence of the same passage that gives its own, if any.
-        if headcount_asked(question) and headcount_said(candidates[best][2]) == "wider":
+        # the best sentence of the same passage that gives its own, if any,
+        # and names no other place (a country's article may give its
+        # capital's people).
+        place = headcount_asked(question)
+        if place and headcount_said(candidates[best][2]) == "wider":
+            names = f"{place} {passages[candidates[best][0]].title}"
             own = [at for at, (p, _, sentence) in enumerate(candidates)
-                   if p == candidates[best][0] and headcount_said(sentence) == "own"]
+                   if p == candidates[best][0] and headcount_said(sentence, names) == "own"]
             best = max(own, key=lambda at: combined[at], default=best)
         if similarity[best] < self.config.min_similarity:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read

@@ -1170,42 +1170,115 @@ def _counted(question: str) -> set[str]:
 # An area wider than a place's own bounds ("the urban area of Berlin", "the
 # Chicago metropolitan area", "Greater Tokyo", "the capital region"), and
 # the words that say a figure is of its own bounds ("city proper", "within
-# its city limits").
+# its city limits"). A district, and a metropolitan municipality or
+# borough, is a city's own government's area ("the Accra Metropolitan
+# District … had a population of 284,124", the city of Accra's; Bogotá's
+# Capital District), not a wider one.
 _WIDER_AREA = re.compile(
-    r"(?i:\b(?:urban|metropolitan|metro|wider|larger|greater|capital|surrounding)\s+(?:area|region|district)s?\b"
-    r"|\bmetropol(?:itan|is)\b|\bagglomeration\b|\bconurbation\b|\bsuburbs\b)|\bGreater\s+[A-Z]"
+    r"(?i:\b(?:urban|metropolitan|metro|wider|larger|greater|capital|surrounding)\s+(?:area|region)s?\b"
+    r"|\bmetropolis\b|\bmetropolitan\b(?!\s+(?:district|municipality|borough|council|assembly|corporation)\b)"
+    r"|\bagglomeration\b|\bconurbation\b|\bsuburbs\b)|\bGreater\s+[A-Z]"
 )
 _OWN_BOUNDS = re.compile(r"\b(?:city|town)\s+(?:proper|limits)\b|\badministrative\s+(?:limits|boundaries)\b", re.IGNORECASE)
-# The words a place's number of people is said with: not any people ("40,000
-# people visit it"), and not :data:`_PEOPLE`'s stems ("popular" is no population).
-_HEADCOUNT = re.compile(
-    r"\b(?:population(?!\s+(?:density|growth|decline|change))|inhabitants?|residents?|citizens?"
-    r"|people\s+(?:live|living|lived|reside)|home\s+to)\b", re.IGNORECASE
+# The whole question, one of the few ways of asking a place's number of
+# people, and nothing else: a question that says more ("How many people
+# live in poverty in Berlin?", "… in Berlin without a car?") asks for a
+# part of its people, which the place's own figure does not answer.
+_HEADCOUNT_QUESTION = re.compile(
+    r"^\s*(?:how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|reside)\s+in\s+(?P<a>.+?)"
+    r"|how\s+many\s+people\s+are\s+(?:there\s+)?in\s+(?P<b>.+?)"
+    r"|(?:what(?:\s+is|'s|’s)|how\s+(?:big|large)\s+is)\s+the\s+(?:current\s+)?population\s+of\s+(?P<c>.+?)"
+    r"|(?:what(?:\s+is|'s|’s)|how\s+(?:big|large)\s+is)\s+(?P<d>.+?)(?:'s|’s|'|’)\s+(?:current\s+)?population"
+    r"|how\s+many\s+(?:people|inhabitants|residents)\s+does\s+(?P<e>.+?)\s+have)"
+    r"(?:\s+(?:today|now|currently))?\s*\??\s*$",
+    re.IGNORECASE,
+)
+# The small words a place's name may hold between its capitalised ones
+# ("Rio de Janeiro", "Bosnia and Herzegovina", "the Republic of the Congo").
+_NAME_PARTICLES = frozenset("of the and de da do dos das del di la le el al upon on".split())
+_PEOPLE_NOUN = r"(?:people|inhabitants|residents|citizens|persons|souls)"
+# A number said as a number of people ("3.7 million inhabitants", "a
+# population of 3,644,826", "the population of the city is 410,000",
+# "home to over 2 million"): the figure that
+# :func:`headcount_said` reads, where a sentence's other numbers are years,
+# areas or ranks.
+_HEADCOUNT_FIGURE = re.compile(
+    rf"(?P<n>{_NUMBER.pattern})\s+{_PEOPLE_NOUN}\b"
+    r"|(?:\bpopulation(?:\s+of\s+[^,;.\d]{1,60}?)?\s+(?:of|is|was|stood\s+at|reached|numbered|totals|totalled|totaled|(?:is|was)\s+estimated\s+at)|\bhome\s+to)"
+    r"(?:\s+(?:about|around|approximately|roughly|nearly|almost|over|more\s+than|just|under|some|an|estimated|of))*"
+    rf"\s+(?P<m>{_NUMBER.pattern})",
+    re.IGNORECASE,
+)
+# Said before the figure, a part of a place's people ("12 districts, each
+# with 300,000 residents", "the borough of Eastfield has 80,000"), a share
+# ("15 percent of residents, or 61,000 people") or people who are not all
+# its people ("45,000 students", "4 million tourists a year").
+_PART_OF_PEOPLE = re.compile(
+    r"\b(?:each|per|every|average|districts?|boroughs?|wards?|neighbou?rhoods?|quarters?|suburbs?|old\s+town"
+    r"|of\s+whom|of\s+which|percent|per\s+cent|students?|workers?|visitors?|tourists?|commuters?|employees?"
+    r"|immigrants?|migrants?|refugees?|foreign(?:ers)?|households?|speakers?|members?|capital)\b|%",
+    re.IGNORECASE,
+)
+# Said just after it, a flow of people ("20,000 residents a year"), not a stock.
+_FLOW = re.compile(r"\b(?:each|per|every|a\s+(?:year|day|week|month)|annually|yearly|daily)\b", re.IGNORECASE)
+# A figure of a past time: a year before the last few decades ("In 1850
+# the city had 40,000 inhabitants") or a word that says so ("at its peak").
+_PAST_WORDS = re.compile(r"\b(?:peak|height|once|formerly|former|historically|century|centuries|until)\b", re.IGNORECASE)
+# What may follow a "population of N" that is still the people's figure:
+# the people, or a small word (not "…of 410,000 cars", another noun).
+_AFTER_FIGURE = frozenset(
+    "people inhabitants residents citizens persons souls in at as and with within by according of for on "
+    "during living who which that making the its to from or was is were are since while when".split()
+)
+# The place a figure is said of, by name: "the city of Velmora has …",
+# "… people live in Velmora", "Velmora has …", "Velmora's population is …"
+# (a country's article may give its capital's people so).
+_NAME_RUN = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
+_PLACE_SAID = re.compile(
+    rf"\b(?:city|town|capital|municipality|population|people|inhabitants|residents|live|lived|living)\s+(?:of|in)\s+(?:the\s+)?({_NAME_RUN})"
+    rf"|({_NAME_RUN})(?:['’]s\s+population\b|\s+(?:has|had|is\s+home\s+to|was\s+home\s+to)\b)"
 )
 
 
-def headcount_asked(question: str) -> bool:
-    """Whether a question asks how many people a place has ("How many
-    people live in Berlin?", "What is the population of Chicago?"), not
-    its wider area's (:data:`_WIDER_AREA`: "… of Greater Tokyo?"), and
-    not at a time it names ("… in 1900?": the figure then may be only the
-    wider area's).
+def headcount_asked(question: str) -> str:
+    """The place whose number of people a question asks, whole ("How many
+    people live in Berlin?", "What's Chile's population?", "How many
+    inhabitants does Peru have?", "… today?"), else "": not a part of its
+    people ("How many people live in poverty in Berlin?"), not a wider
+    area's ("… Greater Tokyo?", "… the Tarrow metropolitan area?"), not at a
+    time ("… in 1900?"), and only a name (capitalised words, with their
+    particles), not "the old town of Tarrow".
 
-    >>> [headcount_asked(q) for q in ("How many people live in Berlin?", "What is the population of Chicago?",
-    ...                               "How many people live in the Berlin urban area?", "How old is Berlin?",
-    ...                               "How many people lived in Berlin in 1900?", "What is the population density of Berlin?")]
-    [True, True, False, False, False, False]
+    >>> [headcount_asked(q) for q in ("How many people live in Berlin?", "What is the population of the Czech Republic?",
+    ...     "What's Chile's population?", "How many inhabitants does Rio de Janeiro have?", "How many people live in Oslo today?")]
+    ['Berlin', 'the Czech Republic', 'Chile', 'Rio de Janeiro', 'Oslo']
+    >>> [headcount_asked(q) for q in ("How many people live in poverty in Berlin?", "How many people live in Greater London?",
+    ...     "How many people lived in Berlin in 1900?", "What is the population density of Berlin?",
+    ...     "How many people live in the Tarrow metropolitan area?", "How many people live in Berlin without a car?",
+    ...     "How many people currently live in Berlin?", "What is the Jewish population of Berlin?")]
+    ['', '', '', '', '', '', '', '']
     """
-    return (bool(_HEADCOUNT.search(question)) and not _WIDER_AREA.search(question)
-            and not re.search(r"\barea\b", question, re.IGNORECASE) and not _A_YEAR.search(question))
+    match = _HEADCOUNT_QUESTION.match(question)
+    if not match:
+        return ""
+    place = next(group for group in match.groups() if group)
+    words = re.findall(r"[^\s,]+", place)
+    if words[0].lower() == "the":
+        words = words[1:]
+    named = words and words[0][:1].isupper() and words[-1][:1].isupper() and all(
+        word[:1].isupper() or word.lower() in _NAME_PARTICLES for word in words)
+    return place if named and not _WIDER_AREA.search(place) and not re.search(r"\barea\b", place, re.IGNORECASE) else ""
 
 
-def headcount_said(sentence: str) -> str | None:
-    """"own" where a sentence gives a number of people (:data:`_HEADCOUNT`)
-    of a place's own bounds, "wider" where its first number is a wider
-    area's (:data:`_WIDER_AREA` said before its second number, and no
-    own bounds: "The city had 5,601,911 residents, with 6.4 million in
-    the metropolitan area" is the city's), else None.
+def headcount_said(sentence: str, names: str = "") -> str | None:
+    """How a sentence gives a number of people (:data:`_HEADCOUNT_FIGURE`,
+    its first; None for a flow, :data:`_FLOW`: "40,000 people a year"): "wider" where the figure's clause says a wider area
+    (:data:`_WIDER_AREA`) and not its own bounds; "own" where it is the
+    whole of a place's people now: no part, share or other group said
+    before it (:data:`_PART_OF_PEOPLE`), no past time in the sentence, no other noun after "population of N",
+    and no place named before it other than ``names`` (the question's
+    place and the article's title: "The city of Paris has 2.1 million" is
+    not France's); else None.
 
     A question for a city's people ("How many people live in Berlin?") was
     answered with "The urban area of Berlin has a population of over 5
@@ -1214,15 +1287,47 @@ def headcount_said(sentence: str) -> str | None:
 
     >>> [headcount_said(s) for s in ("The urban area of Berlin has a population of over 5 million.",
     ...     "With 3.7 million inhabitants, it is the largest city.", "The city proper has a population of 3.1 million and its urban area 16.7 million.",
-    ...     "In the metropolitan area 40,000 people visit it each year.", "Over 18.1 million people live in the Bangkok Urban Area as of 2025.",
+    ...     "Over 18.1 million people live in the Bangkok Urban Area as of 2025.",
     ...     "The city had 5,601,911 residents in 2021, with 6.4 million in the metropolitan area.")]
-    ['wider', 'own', 'own', None, 'wider', 'own']
+    ['wider', 'own', 'own', 'wider', 'own']
+    >>> [headcount_said(s, "Tarrow") for s in ("The city is divided into 12 districts, each with 30,000 residents.",
+    ...     "About 15 percent of residents, or 61,000 people, were born abroad.", "In 1850 the city had 40,000 inhabitants.",
+    ...     "Each year 20,000 residents move to the city.", "The city of Velmora has 1.9 million residents.",
+    ...     "It has a population of 410,000 cars.", "In the metropolitan area 40,000 people visit it each year.")]
+    [None, None, None, None, None, None, None]
+
+    A place named near the figure that is not said to have it is no other
+    place's figure; a metropolitan borough's figure is no wider area's (nor,
+    said of a borough, surely the place's own):
+
+    >>> [headcount_said(s, "Tarrow") for s in ("It is Ohio's second city, with just over two million inhabitants.",
+    ...     "Located on the Lark River, the city has a population of about 1.4 million.",
+    ...     "The Tarrow Metropolitan Borough had a population of 284,124.")]
+    ['own', 'own', None]
     """
-    numbers = list(_NUMBER.finditer(sentence))
-    if not numbers or not _HEADCOUNT.search(sentence):
+    figure = next((m for m in _HEADCOUNT_FIGURE.finditer(sentence)
+                   if not _A_YEAR.fullmatch(m.group("n") or m.group("m"))), None)
+    if figure is None:
         return None
-    first = sentence[: numbers[1].start()] if len(numbers) > 1 else sentence
-    return "wider" if _WIDER_AREA.search(first) and not _OWN_BOUNDS.search(first) else "own"
+    start, end = figure.span("n") if figure.group("n") else figure.span("m")
+    before = sentence[: start].rsplit(";", 1)[-1]
+    after = re.split(r"[,;]|\s+(?:with|while|whereas|but|and\s+(?:its|the|a|an))\s", sentence[end:], maxsplit=1)[0]
+    clause = before + sentence[start:end] + after
+    if _FLOW.search(after):
+        return None
+    if _WIDER_AREA.search(clause) and not _OWN_BOUNDS.search(clause):
+        return "wider"
+    if figure.group("m"):
+        following = re.match(r"\s*([A-Za-z]+)", sentence[end:])
+        if following and following.group(1).lower() not in _AFTER_FIGURE:
+            return None
+    past = _PAST_WORDS.search(sentence) or any(int(year) < 1990 for year in _A_YEAR.findall(sentence))
+    if _PART_OF_PEOPLE.search(before) or past:
+        return None
+    said_of = {word for match in _PLACE_SAID.finditer(clause) for word in name_words(match.group(1) or match.group(2))}
+    if said_of - READER_STOPWORDS - NOT_NAMES - name_words(names):
+        return None
+    return "own"
 
 
 def _relation_words(question: str, sentence: str, names: str = "") -> list[re.Match] | None:
