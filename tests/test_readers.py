@@ -2209,6 +2209,20 @@ def test_a_countrys_people_are_not_its_capitals(readers):
     ostria = Passage("o", "Ostria is a country in Central Europe. The Velmora metropolitan area has 3 million inhabitants. "
                           "The city of Velmora has 1.9 million residents.", 1.0, "Ostria")
     assert _first_figure(shaped.read("How many people live in Ostria?", [ostria]).text) == "3 million"
+    # Nor, read in the capital's own article, is the capital's own figure.
+    velmora = Passage("v", "Velmora is a city in Central Europe. Its metropolitan area, the largest in Ostria, has 3 million "
+                           "inhabitants. The city has 1.9 million residents.", 1.0, "Velmora")
+    assert _first_figure(shaped.read("How many people live in Ostria?", [velmora]).text) == "3 million"
+
+
+def test_a_built_up_areas_people_are_not_the_places_own(readers):
+    # A prefecture or province-sized city's own people, said of its
+    # "metropolitan region", are more than its built-up area's: neither is
+    # taken for the other.
+    _, shaped = readers
+    passage = _tarrow("It is the state's most populous metropolitan region, with a population of 8,782,285.",
+                      "Its built-up area is home to 6,669,711 inhabitants.")
+    assert _first_figure(shaped.read("What's Tarrow's population?", [passage]).text) == "8,782,285"
 
 
 # Only a question that asks, whole, for the place's people: one that asks

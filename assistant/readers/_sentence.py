@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, tokens, with_stop, without_possessive
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, tokens, with_stop, without_possessive
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     _MEASURE_ASKED,
@@ -905,10 +905,14 @@ class SentenceReader:
         # ("The urban area of Berlin has a population of over 5 million"):
         # the best sentence of the same passage that gives its own, if any,
         # and names no other place (a country's article may give its
-        # capital's people).
+        # capital's people). Only in the place's own article: another's
+        # own figure (Thailand's people asked, Bangkok's article read) is
+        # that place's, no nearer the answer than its area's.
         place = headcount_asked(question)
-        if place and headcount_said(candidates[best][2]) == "wider":
-            names = f"{place} {passages[candidates[best][0]].title}"
+        title = passages[candidates[best][0]].title
+        if (place and headcount_said(candidates[best][2]) == "wider"
+                and (not title or name_words(place) & name_words(title) - READER_STOPWORDS)):
+            names = f"{place} {title}"
             own = [at for at, (p, _, sentence) in enumerate(candidates)
                    if p == candidates[best][0] and headcount_said(sentence, names) == "own"]
             best = max(own, key=lambda at: combined[at], default=best)

@@ -1168,14 +1168,15 @@ def _counted(question: str) -> set[str]:
 
 
 # An area wider than a place's own bounds ("the urban area of Berlin", "the
-# Chicago metropolitan area", "Greater Tokyo", "the capital region"), and
+# Chicago metropolitan area", "Greater Tokyo", "the capital region", "its
+# built-up area", which may spread past its own bounds or fill a part), and
 # the words that say a figure is of its own bounds ("city proper", "within
 # its city limits"). A district, and a metropolitan municipality or
 # borough, is a city's own government's area ("the Accra Metropolitan
 # District … had a population of 284,124", the city of Accra's; Bogotá's
 # Capital District), not a wider one.
 _WIDER_AREA = re.compile(
-    r"(?i:\b(?:urban|metropolitan|metro|wider|larger|greater|capital|surrounding)\s+(?:area|region)s?\b"
+    r"(?i:\b(?:urban|metropolitan|metro|wider|larger|greater|capital|surrounding|built-up|urbani[sz]ed)\s+(?:area|region)s?\b"
     r"|\bmetropolis\b|\bmetropolitan\b(?!\s+(?:district|municipality|borough|council|assembly|corporation)\b)"
     r"|\bagglomeration\b|\bconurbation\b|\bsuburbs\b)|\bGreater\s+[A-Z]"
 )
