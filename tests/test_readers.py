@@ -2204,6 +2204,19 @@ def test_a_parts_a_flows_or_a_past_figure_is_not_the_places_own(readers, questio
     assert _first_figure(shaped.read(question, [passage]).text) == "2 million"
 
 
+# A place the sentence only sets the city in ("the fifth-most populous
+# city in Germany", "the capital … of India") is not said to have its
+# figure: the city's own stands.
+@pytest.mark.parametrize("own", [
+    "Its 778,589 inhabitants make it the fifth-most populous city in Ostria.",
+    "It is the financial capital and the most populous city proper of Ostria, with an estimated population of 12.5 million.",
+])
+def test_a_place_a_city_is_set_in_does_not_take_its_figure(readers, own):
+    _, shaped = readers
+    passage = _tarrow("Tarrow is the heart of the larger Lark metropolitan region, which has a population of more than 23 million.", own)
+    assert _first_figure(shaped.read("What is the population of Tarrow?", [passage]).text) in ("778,589", "12.5 million")
+
+
 def test_a_countrys_people_are_not_its_capitals(readers):
     _, shaped = readers
     ostria = Passage("o", "Ostria is a country in Central Europe. The Velmora metropolitan area has 3 million inhabitants. "

@@ -1217,7 +1217,7 @@ _HEADCOUNT_FIGURE = re.compile(
 _PART_OF_PEOPLE = re.compile(
     r"\b(?:each|per|every|average|districts?|boroughs?|wards?|neighbou?rhoods?|quarters?|suburbs?|old\s+town"
     r"|of\s+whom|of\s+which|percent|per\s+cent|students?|workers?|visitors?|tourists?|commuters?|employees?"
-    r"|immigrants?|migrants?|refugees?|foreign(?:ers)?|households?|speakers?|members?|capital)\b|%",
+    r"|immigrants?|migrants?|refugees?|foreign(?:ers)?|households?|speakers?|members?)\b|%",
     re.IGNORECASE,
 )
 # Said just after it, a flow of people ("20,000 residents a year"), not a stock.
@@ -1231,14 +1231,17 @@ _AFTER_FIGURE = frozenset(
     "people inhabitants residents citizens persons souls in at as and with within by according of for on "
     "during living who which that making the its to from or was is were are since while when".split()
 )
-# The place a figure is said of, by name: "the city of Velmora has …",
-# "… people live in Velmora", "Velmora has …", "Velmora's population is …"
-# (a country's article may give its capital's people so).
+# The place a figure is said of, by name: "The city of Velmora has …",
+# "Velmora has …", "Velmora's population is …" before the figure, "…
+# people live in Velmora" after it (a country's article may give its
+# capital's people so); not a place the sentence only sets it in ("the
+# largest city in Germany", "the capital of India").
 _NAME_RUN = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
-_PLACE_SAID = re.compile(
-    rf"\b(?:city|town|capital|municipality|population|people|inhabitants|residents|live|lived|living)\s+(?:of|in)\s+(?:the\s+)?({_NAME_RUN})"
+_PLACE_SAID_BEFORE = re.compile(
+    rf"\b(?:city|town|municipality|population)\s+of\s+(?:the\s+)?({_NAME_RUN})"
     rf"|({_NAME_RUN})(?:['’]s\s+population\b|\s+(?:has|had|is\s+home\s+to|was\s+home\s+to)\b)"
 )
+_PLACE_SAID_AFTER = re.compile(rf"^\W*\w+\s+(?:live|lived|living|reside|residing)\s+in\s+(?:the\s+)?({_NAME_RUN})")
 
 
 def headcount_asked(question: str) -> str:
@@ -1325,7 +1328,8 @@ def headcount_said(sentence: str, names: str = "") -> str | None:
     past = _PAST_WORDS.search(sentence) or any(int(year) < 1990 for year in _A_YEAR.findall(sentence))
     if _PART_OF_PEOPLE.search(before) or past:
         return None
-    said_of = {word for match in _PLACE_SAID.finditer(clause) for word in name_words(match.group(1) or match.group(2))}
+    said_of = {word for match in _PLACE_SAID_BEFORE.finditer(before) for word in name_words(match.group(1) or match.group(2))}
+    said_of |= {word for match in _PLACE_SAID_AFTER.finditer(after) for word in name_words(match.group(1))}
     if said_of - READER_STOPWORDS - NOT_NAMES - name_words(names):
         return None
     return "own"
