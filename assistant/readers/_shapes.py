@@ -1276,13 +1276,15 @@ def headcount_asked(question: str) -> str:
 
 def headcount_said(sentence: str, names: str = "") -> str | None:
     """How a sentence gives a number of people (:data:`_HEADCOUNT_FIGURE`,
-    its first; None for a flow, :data:`_FLOW`: "40,000 people a year"): "wider" where the figure's clause says a wider area
-    (:data:`_WIDER_AREA`) and not its own bounds; "own" where it is the
-    whole of a place's people now: no part, share or other group said
-    before it (:data:`_PART_OF_PEOPLE`), no past time in the sentence, no other noun after "population of N",
-    and no place named before it other than ``names`` (the question's
-    place and the article's title: "The city of Paris has 2.1 million" is
-    not France's); else None.
+    its first; None for a flow, :data:`_FLOW`: "40,000 people a year"):
+    "wider" where the figure's clause says a wider area (:data:`_WIDER_AREA`)
+    and not its own bounds; "own" where it is the whole of a place's people
+    now: no part, share or other group said before it
+    (:data:`_PART_OF_PEOPLE`), no past time in the sentence, no other noun
+    after "population of N", and no place said to have it
+    (:data:`_PLACE_SAID_BEFORE`, :data:`_PLACE_SAID_AFTER`) other than
+    ``names`` (the question's place and the article's title: "The city of
+    Paris has 2.1 million" is not France's); else None.
 
     A question for a city's people ("How many people live in Berlin?") was
     answered with "The urban area of Berlin has a population of over 5
