@@ -2238,6 +2238,47 @@ def test_a_built_up_areas_people_are_not_the_places_own(readers):
     assert _first_figure(shaped.read("What's Tarrow's population?", [passage]).text) == "8,782,285"
 
 
+# What "N residents/people" are said to do or be, past a verb of living or
+# a where/when, says they are some of the people, not all who live there
+# ("are over 65", "commute"); a figure to come, or older than the wider
+# area's (older than this century where that gives no year), is not now;
+# a flow ("a year", "every year") is no number living there.
+@pytest.mark.parametrize("wider, other", [
+    ("The Tarrow metropolitan area has 2 million residents.", "Some 400,000 residents are over the age of 65."),
+    ("The Tarrow metropolitan area has 2 million residents.", "Around 700,000 residents commute to work by bus."),
+    ("The Tarrow metropolitan area has 2 million residents.", "More than 500,000 people attended the funeral of the poet in 2004."),
+    ("The Tarrow metropolitan area has 2 million residents.", "Some 300,000 residents lack access to clean water."),
+    ("The Tarrow metropolitan area has 2 million residents.", "The city is projected to have 900,000 inhabitants by 2050."),
+    ("The Tarrow metropolitan area has 2 million residents.", "The city is expected to reach 900,000 inhabitants."),
+    ("The Tarrow metropolitan area has 2 million residents.", "The city gains 20,000 residents a year."),
+    ("The Tarrow metropolitan area has 2 million residents.", "Tarrow adds 20,000 residents within its limits every year."),
+])
+def test_what_people_do_a_time_to_come_or_an_older_year_is_not_the_places_own(readers, wider, other):
+    _, shaped = readers
+    passage = _tarrow(wider, other)
+    assert _first_figure(shaped.read("How many people live in Tarrow?", [passage]).text) == "2 million"
+
+
+@pytest.mark.parametrize("wider, other", [
+    ("The Karnabad metropolitan area has 3.4 million inhabitants.", "In 1995 the city had 900,000 inhabitants."),
+    ("The Karnabad metropolitan area had 3.4 million inhabitants in 2020.", "The city's population was 900,000 at the 2010 census."),
+])
+def test_a_figure_older_than_the_wider_areas_is_not_the_places_own(readers, wider, other):
+    _, shaped = readers
+    passage = Passage("k", f"Karnabad is the capital of Sindra province. {wider} {other}", 1.0, "Karnabad")
+    assert _first_figure(shaped.read("How many people live in Karnabad?", [passage]).text) == "3.4 million"
+
+
+@pytest.mark.parametrize("wider, own, figure", [
+    ("The Tarrow metropolitan area had 2 million residents in 2010.", "The city had 400,000 residents in 2020.", "400,000"),
+    ("The Tarrow metropolitan area has 2 million residents.", "The city has 400,000 residents as of 2023.", "400,000"),
+    ("The Tarrow metropolitan area has 2 million residents.", "About 400,000 people live within the city limits.", "400,000"),
+])
+def test_a_figure_of_the_people_living_there_now_is_the_places_own(readers, wider, own, figure):
+    _, shaped = readers
+    assert _first_figure(shaped.read("How many people live in Tarrow?", [_tarrow(wider, own)]).text) == figure
+
+
 # Only a question that asks, whole, for the place's people: one that asks
 # for a group of them, a time or a wider area is answered as before.
 @pytest.mark.parametrize("question, passage, figure", [

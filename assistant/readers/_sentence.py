@@ -914,7 +914,7 @@ class SentenceReader:
                 and (not title or name_words(place) & name_words(title) - READER_STOPWORDS)):
             names = f"{place} {title}"
             own = [at for at, (p, _, sentence) in enumerate(candidates)
-                   if p == candidates[best][0] and headcount_said(sentence, names) == "own"]
+                   if p == candidates[best][0] and headcount_said(sentence, names, candidates[best][2]) == "own"]
             best = max(own, key=lambda at: combined[at], default=best)
         if similarity[best] < self.config.min_similarity:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read

@@ -1225,6 +1225,17 @@ _FLOW = re.compile(r"\b(?:each|per|every|a\s+(?:year|day|week|month)|annually|ye
 # A figure of a past time: a year before the last few decades ("In 1850
 # the city had 40,000 inhabitants") or a word that says so ("at its peak").
 _PAST_WORDS = re.compile(r"\b(?:peak|height|once|formerly|former|historically|century|centuries|until)\b", re.IGNORECASE)
+# A figure of a time to come ("projected to have 900,000 inhabitants by
+# 2050") is not the people living there now.
+_FUTURE_WORDS = re.compile(r"\b(?:projected|projections?|expected|forecasts?|forecasted|predicted|will|by\s+20[3-9]\d)\b", re.IGNORECASE)
+# What may follow "N people/residents/…" for N to be how many live there:
+# nothing, a verb of living, where and when ("… in the city", "… as of
+# 2023", "according to …"), or what they make the place ("Its 778,589
+# inhabitants make it the fifth-most populous city"); anything else says
+# what the N people do or are ("… are over the age of 65", "… commute",
+# "… attended the funeral", "… make up a fifth of …").
+_LIVING_AFTER = re.compile(r"\s*(?:live|lives|living|lived|reside|resides|residing|in|within|as\s+of|at|according"
+                           r"|(?:make|makes|making)\s+(?!up\b))\b", re.IGNORECASE)
 # What may follow a "population of N" that is still the people's figure:
 # the people, or a small word (not "…of 410,000 cars", another noun).
 _AFTER_FIGURE = frozenset(
@@ -1274,7 +1285,7 @@ def headcount_asked(question: str) -> str:
     return place if named and not _WIDER_AREA.search(place) and not re.search(r"\barea\b", place, re.IGNORECASE) else ""
 
 
-def headcount_said(sentence: str, names: str = "") -> str | None:
+def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | None:
     """How a sentence gives a number of people (:data:`_HEADCOUNT_FIGURE`,
     its first; None for a flow, :data:`_FLOW`: "40,000 people a year"):
     "wider" where the figure's clause says a wider area (:data:`_WIDER_AREA`)
@@ -1327,7 +1338,15 @@ def headcount_said(sentence: str, names: str = "") -> str | None:
         following = re.match(r"\s*([A-Za-z]+)", sentence[end:])
         if following and following.group(1).lower() not in _AFTER_FIGURE:
             return None
-    past = _PAST_WORDS.search(sentence) or any(int(year) < 1990 for year in _A_YEAR.findall(sentence))
+    if figure.group("n"):
+        rest = re.split(r"[,;.()]", sentence[figure.end():], maxsplit=1)[0]
+        if rest.strip() and not _LIVING_AFTER.match(rest):
+            return None
+    # A year older than the wider area's figure's (or, where that gives
+    # none, older than this century) dates a figure that is no longer now.
+    since = max((int(year) for year in _A_YEAR.findall(wider)), default=2000)
+    past = _PAST_WORDS.search(sentence) or _FUTURE_WORDS.search(sentence) or any(
+        int(year) < since for year in _A_YEAR.findall(sentence))
     if _PART_OF_PEOPLE.search(before) or past:
         return None
     said_of = {word for match in _PLACE_SAID_BEFORE.finditer(before) for word in name_words(match.group(1) or match.group(2))}
