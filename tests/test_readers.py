@@ -2279,6 +2279,24 @@ def test_a_figure_of_the_people_living_there_now_is_the_places_own(readers, wide
     assert _first_figure(shaped.read("How many people live in Tarrow?", [_tarrow(wider, own)]).text) == figure
 
 
+# Another place named as having the figure, in apposition or as the
+# sentence's subject ("Velmora is the largest city in Ostria, with …"),
+# is not the asked place: the wider area's figure stays.
+@pytest.mark.parametrize("question, passage, figure", [
+    ("How many people live in Tarrow?", _tarrow("The Tarrow metropolitan area has 2 million residents.",
+                                                "The capital of the state, Columbus, has a population of 900,000."), "2 million"),
+    ("How many people live in Ostria?", Passage("o", "Ostria is a landlocked country in Central Europe. The Velmora metropolitan "
+                                                     "area has 3 million inhabitants. Velmora is the largest city in Ostria, with "
+                                                     "1.9 million residents.", 1.0, "Ostria"), "3 million"),
+    ("How many people live in Velmora?", Passage("v", "Velmora is the capital of Ostria. The Velmora metropolitan area has 3 million "
+                                                      "inhabitants. It is the largest city in Ostria, with 1.9 million residents.",
+                                                 1.0, "Velmora"), "1.9 million"),
+])
+def test_another_place_named_as_having_the_figure_is_not_the_asked_place(readers, question, passage, figure):
+    _, shaped = readers
+    assert _first_figure(shaped.read(question, [passage]).text) == figure
+
+
 # Only a question that asks, whole, for the place's people: one that asks
 # for a group of them, a time or a wider area is answered as before.
 @pytest.mark.parametrize("question, passage, figure", [

@@ -1250,7 +1250,8 @@ _AFTER_FIGURE = frozenset(
 _NAME_RUN = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
 _PLACE_SAID_BEFORE = re.compile(
     rf"\b(?:city|town|municipality|population)\s+of\s+(?:the\s+)?({_NAME_RUN})"
-    rf"|({_NAME_RUN})(?:['’]s\s+population\b|\s+(?:has|had|is\s+home\s+to|was\s+home\s+to)\b)"
+    rf"|({_NAME_RUN})(?:['’]s\s+population\b|,?\s+(?:has|had|is\s+home\s+to|was\s+home\s+to)\b)"
+    rf"|^\W*({_NAME_RUN})\s+(?:is|was)\s+(?:the|a|an)\b[^,;]*?\b(?:city|town|capital|municipality)\b"
 )
 _PLACE_SAID_AFTER = re.compile(rf"^\W*\w+\s+(?:live|lived|living|reside|residing)\s+in\s+(?:the\s+)?({_NAME_RUN})")
 
@@ -1291,11 +1292,16 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
     "wider" where the figure's clause says a wider area (:data:`_WIDER_AREA`)
     and not its own bounds; "own" where it is the whole of a place's people
     now: no part, share or other group said before it
-    (:data:`_PART_OF_PEOPLE`), no past time in the sentence, no other noun
-    after "population of N", and no place said to have it
-    (:data:`_PLACE_SAID_BEFORE`, :data:`_PLACE_SAID_AFTER`) other than
-    ``names`` (the question's place and the article's title: "The city of
-    Paris has 2.1 million" is not France's); else None.
+    (:data:`_PART_OF_PEOPLE`), nothing said of "N people" after it but
+    where they live (:data:`_LIVING_AFTER`: not "… are over 65"), no past
+    or future time in the sentence (:data:`_FUTURE_WORDS`; a year older
+    than ``wider``'s, the wider area's sentence, or than 2000 where it
+    gives none), no other noun after "population of N", and no place said
+    to have it (:data:`_PLACE_SAID_BEFORE`, :data:`_PLACE_SAID_AFTER`:
+    "The capital of the state, Columbus, has …", "Velmora is the largest
+    city in Ostria, with …") other than ``names`` (the question's place
+    and the article's title: "The city of Paris has 2.1 million" is not
+    France's); else None.
 
     A question for a city's people ("How many people live in Berlin?") was
     answered with "The urban area of Berlin has a population of over 5
@@ -1310,8 +1316,13 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
     >>> [headcount_said(s, "Tarrow") for s in ("The city is divided into 12 districts, each with 30,000 residents.",
     ...     "About 15 percent of residents, or 61,000 people, were born abroad.", "In 1850 the city had 40,000 inhabitants.",
     ...     "Each year 20,000 residents move to the city.", "The city of Velmora has 1.9 million residents.",
-    ...     "It has a population of 410,000 cars.", "In the metropolitan area 40,000 people visit it each year.")]
-    [None, None, None, None, None, None, None]
+    ...     "It has a population of 410,000 cars.", "In the metropolitan area 40,000 people visit it each year.",
+    ...     "Some 400,000 residents are over the age of 65.", "The city is expected to reach 900,000 inhabitants.",
+    ...     "The capital of the state, Columbus, has a population of 900,000.")]
+    [None, None, None, None, None, None, None, None, None, None]
+    >>> [headcount_said("The city had 400,000 residents in 2010.", "Tarrow", wider) for wider in
+    ...     ("The metropolitan area had 2 million residents in 2020.", "The metropolitan area had 2 million residents in 2005.")]
+    [None, 'own']
 
     A place named near the figure that is not said to have it is no other
     place's figure; a metropolitan borough's figure is no wider area's (nor,
@@ -1349,7 +1360,7 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
         int(year) < since for year in _A_YEAR.findall(sentence))
     if _PART_OF_PEOPLE.search(before) or past:
         return None
-    said_of = {word for match in _PLACE_SAID_BEFORE.finditer(before) for word in name_words(match.group(1) or match.group(2))}
+    said_of = {word for match in _PLACE_SAID_BEFORE.finditer(before) for word in name_words(next(g for g in match.groups() if g))}
     said_of |= {word for match in _PLACE_SAID_AFTER.finditer(after) for word in name_words(match.group(1))}
     if said_of - READER_STOPWORDS - NOT_NAMES - name_words(names):
         return None
