@@ -2297,6 +2297,38 @@ def test_another_place_named_as_having_the_figure_is_not_the_asked_place(readers
     assert _first_figure(shaped.read(question, [passage]).text) == figure
 
 
+# The place's own article is one whose title names all of the place (a
+# qualifier after a comma aside) and no more: "San Salvador" is not
+# Salvador's, "Papua New Guinea" not Guinea's, "Quebec City" not Quebec's.
+@pytest.mark.parametrize("question, passage, figure", [
+    ("How many people live in Guinea?", Passage("p", "Papua New Guinea is a country in Oceania. The Port Moresby urban area has "
+                                                     "400,000 people. Papua New Guinea has a population of 11.8 million.", 1.0,
+                                                "Papua New Guinea"), "400,000"),
+    ("How many inhabitants does Salvador have?", Passage("s", "San Salvador is the capital of El Salvador. The San Salvador "
+                                                              "metropolitan area has 1,600,000 inhabitants. The city has a "
+                                                              "population of 525,990.", 1.0, "San Salvador"), "1,600,000"),
+    ("How many people live in Quebec?", Passage("q", "Quebec City is the capital of the Canadian province of Quebec. The Quebec "
+                                                     "City metropolitan area had 839,311 people in 2021. The city had a population "
+                                                     "of 549,459 in 2021.", 1.0, "Quebec City"), "839,311"),
+    ("How many inhabitants does Leon have?", Passage("l", "Leon is a city in Mexico. The Leon metropolitan area has 2,140,094 "
+                                                          "inhabitants. The city has 1,579,803 inhabitants.", 1.0, "Leon, Guanajuato"),
+     "1,579,803"),
+])
+def test_only_the_asked_places_own_article_gives_its_own_figure(readers, question, passage, figure):
+    _, shaped = readers
+    assert _first_figure(shaped.read(question, [passage]).text) == figure
+
+
+def test_the_own_figure_never_turns_an_answer_into_none(readers):
+    # An own sentence under the similarity bar is not taken for a wider
+    # area's above it: the wider area's answer stands.
+    encoder = readers[0].encoder
+    strict = SentenceReader(encoder, ReaderConfig(definitions=True, short_answers=True, min_similarity=0.62))
+    passage = _tarrow("The Tarrow metropolitan area has 2 million residents.", "Home to 410,000 souls, it is quiet.")
+    answer = strict.read("How many people live in Tarrow?", [passage])
+    assert (answer.found, _first_figure(answer.text)) == (True, "2 million")
+
+
 # Only a question that asks, whole, for the place's people: one that asks
 # for a group of them, a time or a wider area is answered as before.
 @pytest.mark.parametrize("question, passage, figure", [

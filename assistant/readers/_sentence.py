@@ -908,13 +908,22 @@ class SentenceReader:
         # capital's people). Only in the place's own article: another's
         # own figure (Thailand's people asked, Bangkok's article read) is
         # that place's, no nearer the answer than its area's.
+        # The place's own article is one whose title (its qualifier, as in
+        # "León, Guanajuato", aside) names the place and no more: "San
+        # Salvador" is not Salvador's, "Papua New Guinea" not Guinea's,
+        # "Quebec City" not the province's. An own sentence under the
+        # similarity bar is not taken: the swap never turns an answer into
+        # none.
         place = headcount_asked(question)
         title = passages[candidates[best][0]].title
+        asked = name_words(place) - READER_STOPWORDS
+        titled = name_words(re.split(r"\s*[(,]", title, maxsplit=1)[0]) - READER_STOPWORDS
         if (place and headcount_said(candidates[best][2]) == "wider"
-                and (not title or name_words(place) & name_words(title) - READER_STOPWORDS)):
+                and (not title or (asked and asked == titled))):
             names = f"{place} {title}"
             own = [at for at, (p, _, sentence) in enumerate(candidates)
-                   if p == candidates[best][0] and headcount_said(sentence, names, candidates[best][2]) == "own"]
+                   if p == candidates[best][0] and similarity[at] >= self.config.min_similarity
+                   and headcount_said(sentence, names, candidates[best][2]) == "own"]
             best = max(own, key=lambda at: combined[at], default=best)
         if similarity[best] < self.config.min_similarity:
             return Answer(NOT_FOUND, float(combined[best]), found=False), "", read
