@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import math
 import re
+import time
 
 import numpy as np
 import pytest
@@ -2317,6 +2318,16 @@ def test_another_place_named_as_having_the_figure_is_not_the_asked_place(readers
 def test_only_the_asked_places_own_article_gives_its_own_figure(readers, question, passage, figure):
     _, shaped = readers
     assert _first_figure(shaped.read(question, [passage]).text) == figure
+
+
+def test_a_long_run_of_digits_costs_linear_time(readers):
+    """A number is read from where it starts only: a long run of "1,1,…"
+    was tried from each digit, in time that grew with its square."""
+    _, shaped = readers
+    passage = _tarrow("The Tarrow metropolitan area has 2 million residents.", "Its census codes are " + "1," * 7500 + "9 in all.")
+    start = time.perf_counter()
+    shaped.read("How many people live in Tarrow?", [passage])
+    assert time.perf_counter() - start < 3.0
 
 
 def test_the_own_figure_never_turns_an_answer_into_none(readers):

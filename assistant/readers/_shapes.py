@@ -1203,8 +1203,11 @@ _PEOPLE_NOUN = r"(?:people|inhabitants|residents|citizens|persons|souls)"
 # "home to over 2 million"): the figure that
 # :func:`headcount_said` reads, where a sentence's other numbers are years,
 # areas or ranks.
+# A figure starts where no number goes on before it: else a long run of
+# digits and commas is tried from each of its digits, in time that grows
+# with the square of its length.
 _HEADCOUNT_FIGURE = re.compile(
-    rf"(?P<n>{_NUMBER.pattern})\s+{_PEOPLE_NOUN}\b"
+    rf"(?<![\d,.])(?P<n>{_NUMBER.pattern})\s+{_PEOPLE_NOUN}\b"
     r"|(?:\bpopulation(?:\s+of\s+[^,;.\d]{1,60}?)?\s+(?:of|is|was|stood\s+at|reached|numbered|totals|totalled|totaled|(?:is|was)\s+estimated\s+at)|\bhome\s+to)"
     r"(?:\s+(?:about|around|approximately|roughly|nearly|almost|over|more\s+than|just|under|some|an|estimated|of))*"
     rf"\s+(?P<m>{_NUMBER.pattern})",
