@@ -721,7 +721,11 @@ class SentenceReader:
             # the same article that states one, with its unit. A bare date
             # or count, or "how much", taken so from a sentence ranked below
             # was as often about something else.
-            if not span and _measure_by_adjective(question) and best:
+            # Not for a place's headcount asked whole ("How big is X's
+            # population?"): its own sentence was chosen over the wider
+            # area's above, and a figure taken from elsewhere in the article
+            # would be that area's again.
+            if not span and _measure_by_adjective(question) and best and not headcount_asked(question):
                 other = self._span_elsewhere(kind, question, passages, read, answer, known)
                 if other is not None and (years is None or (years[0].id == other.source_id
                                                             and holds_answer(other.text, years[1]))):
