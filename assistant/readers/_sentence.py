@@ -566,6 +566,15 @@ def _measured_words(question: str, title: str) -> set[str] | None:
     return _terms(" ".join(words)) - _terms(title)
 
 
+def _title_names_only(title: str, place: str) -> bool:
+    """Whether ``title`` (its qualifier after a comma or in brackets aside)
+    names ``place`` and no more, or there is no title."""
+    if not title:
+        return True
+    asked = name_words(place) - READER_STOPWORDS
+    return bool(asked) and asked == name_words(re.split(r"\s*[(,]", title, maxsplit=1)[0]) - READER_STOPWORDS
+
+
 class _Read(NamedTuple):
     """The sentences a reading scored: (passage, sentence index, sentence)
     per candidate, the name each is about where it does not say, and each
@@ -920,10 +929,7 @@ class SentenceReader:
         # none.
         place = headcount_asked(question)
         title = passages[candidates[best][0]].title
-        asked = name_words(place) - READER_STOPWORDS
-        titled = name_words(re.split(r"\s*[(,]", title, maxsplit=1)[0]) - READER_STOPWORDS
-        if (place and headcount_said(candidates[best][2]) == "wider"
-                and (not title or (asked and asked == titled))):
+        if place and headcount_said(candidates[best][2]) == "wider" and _title_names_only(title, place):
             names = f"{place} {title}"
             own = [at for at, (p, _, sentence) in enumerate(candidates)
                    if p == candidates[best][0] and similarity[at] >= self.config.min_similarity
