@@ -2628,3 +2628,55 @@ def test_a_measure_of_a_part_is_not_taken_from_a_sentence_about_the_whole(reader
     glorps = [Passage("glorps", "Glorps died out long ago, after dominating the land for a very long time. "
                                 "The extinction event happened 66 million years ago.", 3.0, "Glorp")]
     assert shaped.read("How long ago did the glorps die out?", glorps).text == "66 million years"
+
+
+# ------------------------------------------------- who: a person, not a description
+
+COMEDY = Passage("Divine Comedy", "The Divine Comedy is an Italian narrative poem by Dante Alighieri, begun c. 1308 and "
+                 "completed c. 1321. It helped establish the Tuscan language, in which it is written, as the "
+                 "standardized Italian language.", 3.0, "Divine Comedy")
+
+
+def test_who_is_not_answered_with_a_peoples_word_or_a_word_that_describes_a_noun():
+    # "Who wrote the Divine Comedy?" was answered "Italian", from "… in which
+    # it is written, as the standardized Italian language" ("written" matched).
+    tuscan = split_sentences(COMEDY.text)[1]
+    assert short_span("name", "Who wrote the Divine Comedy?", tuscan, "Divine Comedy") is None
+    # A capitalised word between an article and a noun says what it is ("the
+    # Romantic poet"); the name after it is who.
+    assert short_span("name", "Who was Mary Shelley's husband?", "She also edited the works of her husband, the "
+                      "Romantic poet and philosopher Percy Bysshe Shelley.", "Mary Shelley") == "Percy Bysshe Shelley"
+    # Another word there names who; so does one with such an ending before a plural.
+    assert short_span("name", "Who flew the first powered airplane?", "The first powered airplane was flown by the "
+                      "Wright brothers in 1903.") == "Wright"
+    assert short_span("name", "Who founded the Glorp company?", "The Glorp company was founded by the Morgan brothers "
+                      "in 1903.") == "Morgan"
+
+
+def test_who_made_a_work_is_read_from_its_leads_by_when_the_best_sentence_names_no_one(readers):
+    _, shaped = readers
+    answer = shaped.read("Who wrote the Divine Comedy?", [COMEDY])
+    assert (answer.text, answer.evidence) == ("Dante Alighieri", split_sentences(COMEDY.text)[0])
+    rite = Passage("The Rite of Spring", "The Rite of Spring is a ballet and orchestral concert work by the Russian "
+                   "composer Igor Stravinsky. It was written for the 1913 Paris season of the Ballets Russes company.",
+                   3.0, "The Rite of Spring")
+    assert shaped.read("Who composed The Rite of Spring?", [rite]).text == "Igor Stravinsky"
+    # Only the work the question names: another article's "by" is about another work.
+    other = Passage("Inferno", "Inferno is the first part of a poem by Dante Alighieri. It helped establish the Tuscan "
+                    "language, in which it is written.", 3.0, "Inferno")
+    assert shaped.read("Who wrote the Divine Comedy?", [other]).text != "Dante Alighieri"
+    # Only a question for who did it: "Who was …?" asks for no maker.
+    assert short_span("name", "Who was the Divine Comedy's hero?", split_sentences(COMEDY.text)[0],
+                      "Divine Comedy") is None
+
+
+def test_an_owned_kin_word_is_read_past_a_long_description_and_a_possessive():
+    # "her mother was the philosopher and women's rights advocate Mary
+    # Wollstonecraft" gave the whole sentence; "her father Theon's
+    # commentary" gave "Theon's".
+    shelley = ("Her father was the political philosopher William Godwin and her mother was the philosopher and "
+               "women's rights advocate Mary Wollstonecraft.")
+    assert short_span("name", "Who was Mary Shelley's mother?", shelley, "Mary Shelley") == "Mary Wollstonecraft"
+    assert short_span("name", "Who was Mary Shelley's father?", shelley, "Mary Shelley") == "William Godwin"
+    assert short_span("name", "Who was Hypatia's father?", "Scholars believe she edited the Almagest, based on the "
+                      "title of her father Theon's commentary.", "Hypatia") == "Theon"

@@ -37,6 +37,7 @@ from ._shapes import (
     kind_span,
     lead_passage,
     listed_word,
+    made_by,
     opens_with_day,
     question_names,
     referents,
@@ -739,6 +740,10 @@ class SentenceReader:
                 if other is not None and (years is None or (years[0].id == other.source_id
                                                             and holds_answer(other.text, years[1]))):
                     return other
+            if not span and kind == "name" and best:
+                maker = self._maker_elsewhere(question, passages, read, answer)
+                if maker is not None:
+                    return maker
             if kind == "name" and kin_holder(question):
                 kin = self._kin_answer(question, passages, read, known)
                 if kin is not None:
@@ -804,6 +809,28 @@ class SentenceReader:
             span = kin[0] if kin else None
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        return None
+
+    def _maker_elsewhere(self, question: str, passages: Sequence[Passage], read: _Read, answer: Answer) -> Answer | None:
+        """The maker the best-scored sentence of ``answer``'s own article
+        that says "<its subject> is a … by <name>" (:func:`made_by`) gives
+        a "who did it" question whose best sentence named no one, or None.
+        "Who wrote the Divine Comedy?" read "… in which it is written, as
+        the standardized Italian language" first; its lead says "… an
+        Italian narrative poem by Dante Alighieri". Another article's lead
+        is about another work."""
+        passages = passages[: self.config.read_k]
+        source = next((p for p in passages if p.id == answer.source_id), None)
+        if source is None or not source.title:
+            return None
+        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+            p, _, sentence = read.candidates[at]
+            if passages[p] is not source and passages[p].title != source.title:
+                continue
+            span = made_by(question, sentence, _subject_title(passages[p]))
+            if span:
+                return Answer(self._whole_name(span, passages, passages[p].id), float(read.scores[at]),
+                              evidence=sentence, source_id=passages[p].id)
         return None
 
     def _span_elsewhere(self, kind: str, question: str, passages: Sequence[Passage], read: _Read, answer: Answer,

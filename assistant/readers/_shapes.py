@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       PLACE_NOUNS, name_runs, peoples_word, porter_stem, prefix_stem, same_name, tokens)
 
-__all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
@@ -727,6 +727,37 @@ def _qualifier(between: str) -> bool:
     ("Caesar defeated Pompey", "Ada writes Babbage")."""
     match = re.fullmatch(r"\s+([a-z][a-z-]*),?\s+", between)
     return bool(match) and match.group(1) not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", match.group(1))
+
+
+_AN_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
+# The endings of adjectives made from a place or a movement ("Tuscan", "Romantic", "Japanese", "English").
+_ADJECTIVE_ENDING = re.compile(r"^[A-Z][a-z]+(?:an|ic|ese|ish)$")
+
+
+def _describes(span: tuple[int, int, str], sentence: str) -> bool:
+    """Whether a name span of ``sentence`` says what someone or something
+    is, not who: a people's or faith's word ("Italian"), or one capitalised
+    word with an adjective's ending between an article and a noun ("the
+    Tuscan language", "the Romantic poet"). "Who wrote the Divine Comedy?"
+    got "Italian" from "… as the standardized Italian language", then
+    "Tuscan". Another word there names who ("the Nobel company": who he
+    worked for), and so does one before a plural or a past ("the Morgan
+    brothers"): a given name alone may end so ("Susan", "Eric"), in that
+    place seldom.
+
+    >>> s = "It helped establish the Tuscan language as the Italian language; the Wright brothers flew."
+    >>> [name for name in ("Tuscan", "Italian", "Wright") if _describes((s.index(name), s.index(name) + len(name), name), s)]
+    ['Tuscan', 'Italian']
+    >>> s = "He worked for the Nobel company."
+    >>> _describes((s.index("Nobel"), s.index("Nobel") + 5, "Nobel"), s)
+    False
+    """
+    start, end, name = span
+    if peoples_word(name):
+        return True
+    noun = re.match(r"\s+([a-z][a-z-]*)\b", sentence[end:])
+    return (_ADJECTIVE_ENDING.search(name) is not None and bool(_AN_ARTICLE_BEFORE.search(sentence, 0, start)) and bool(noun)
+            and noun.group(1) not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", noun.group(1)))
 
 
 # The end of "7,088 kilometers (" or "82-kilometer (": a number, its unit, an opening bracket.
@@ -1625,9 +1656,11 @@ _KIN_OWNER = re.compile(
 )
 # The name an owned kin word is said to be: "her father, Lord Byron,",
 # "her father Lord Byron", "her father was the poet Lord Byron" (a
-# capitalised word before a noun describes: "the Akkadian king Sargon").
+# capitalised word before a noun describes: "the Akkadian king Sargon";
+# so does a longer description: "her mother was the philosopher and
+# women's rights advocate Mary Wollstonecraft").
 _NAMED_AFTER = re.compile(
-    rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+(?:(?:[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,3}})?"
+    rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+(?:(?:[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,6}})?"
     rf"(?P<name>{_KIN_NAME.pattern}(?:\s+and\s+{_KIN_NAME.pattern})?)"
 )
 
@@ -1658,7 +1691,8 @@ def _owned_kin_name(sentence: str, holder: str, about_holder: bool, way: str, wo
             continue
         named = _NAMED_AFTER.match(sentence, m.end())
         if named:
-            name = named.group("name").rstrip(".")
+            # "her father Theon's commentary": the father is Theon.
+            name = re.sub(r"['’]s$", "", named.group("name").rstrip("."))
             # "was Indian", "the Indian lawyer": the name of a people
             # describes the kin; so does a name before a noun.
             adjective = peoples_word(name) or (
@@ -2549,6 +2583,49 @@ def _scaled(number: str) -> bool:
             or _SAYS_POINTS.search(number) is not None or not _WORD_SCALE.keys().isdisjoint(words))
 
 
+# "X is a … by Y": the lead of a work's article names its maker after
+# "by", a few words after the work's kind ("an Italian narrative poem by
+# Dante Alighieri", "a ballet … by the Russian composer Igor Stravinsky").
+_MADE_BY = re.compile(r"^\s*(?:the\s+)?(?P<work>.+?)\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w'’-]+\s+){0,6}?by\s+(?P<rest>.*)$",
+                      re.IGNORECASE)
+
+
+def made_by(question: str, sentence: str, title: str = "") -> str | None:
+    """The maker a sentence opening "<title> is a … by <name>" gives a
+    question for who did something to that title's subject ("Who wrote
+    the Divine Comedy?"): the first name within four words of "by" that
+    is no people's word; else None. Only for the article's own subject
+    that the question names whole, and only for a doer question ("Who
+    wrote …?", not "Who was …?"): "by" after another noun is anyone's.
+
+    >>> made_by("Who wrote the Divine Comedy?", "The Divine Comedy is an Italian narrative poem by Dante Alighieri, "
+    ...         "begun c. 1308.", "Divine Comedy")
+    'Dante Alighieri'
+    >>> print(made_by("Who composed it?", "The Rite of Spring is a ballet by the Russian composer Igor Stravinsky.",
+    ...               "The Rite of Spring"))
+    None
+    >>> made_by("Who composed The Rite of Spring?", "The Rite of Spring is a ballet by the Russian composer Igor Stravinsky.",
+    ...         "The Rite of Spring")
+    'Igor Stravinsky'
+    """
+    if not _DOER.match(asked_from(question)):
+        return None
+    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    asked = set(tokens(question, "rouge"))
+    own = set(tokens(subject, "rouge")) - {"the", "a", "an"}
+    match = _MADE_BY.match(sentence)
+    if not (own and own <= asked and match and set(tokens(match.group("work"), "rouge")) - {"the", "a", "an"} == own):
+        return None
+    rest = match.group("rest")
+    for name in _NAME.finditer(rest):
+        if len(rest[: name.start()].split()) > 4:
+            return None
+        text = _name_at(name)
+        if text and not peoples_word(text) and not _names_one_of(text, question):
+            return text
+    return None
+
+
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
                known: dict[str, str] | None = None) -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
@@ -2647,7 +2724,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         return None if unsure else _nearest([q[:3] for q in quantities], near, sentence)
     if unsure:
         return None
-    candidates = [span for span in _names(sentence, question) if span[2] not in others]
+    candidates = [span for span in _names(sentence, question) if span[2] not in others and not _describes(span, sentence)]
     # A name that repeats one the question names is whom it asks about,
     # not for: "Who called Twain the father of American literature?" is
     # not answered "Mark Twain" while the sentence names William Faulkner.
