@@ -2680,3 +2680,17 @@ def test_an_owned_kin_word_is_read_past_a_long_description_and_a_possessive():
     assert short_span("name", "Who was Mary Shelley's father?", shelley, "Mary Shelley") == "William Godwin"
     assert short_span("name", "Who was Hypatia's father?", "Scholars believe she edited the Almagest, based on the "
                       "title of her father Theon's commentary.", "Hypatia") == "Theon"
+
+
+def test_in_the_holders_own_article_another_full_name_is_another_person(readers):
+    # "He is the eldest son of George H. W. Bush" in George W. Bush's article
+    # gave the whole sentence for his father: the two names are one by
+    # same_name, so the kin phrase was taken to name the holder himself.
+    _, shaped = readers
+    bush = Passage("George W. Bush", "George Walker Bush is an American former politician. He is the eldest son of "
+                   "George H. W. Bush, the 41st president of the United States.", 0.7, "George W. Bush")
+    assert shaped.read("Who was George W. Bush's father?", [bush]).text == "George H. W. Bush"
+    # Outside the holder's own article the phrase still names the holder:
+    # in the son's article the father's children are the son.
+    assert kin_span("Who were George H. W. Bush's children?", split_sentences(bush.text)[1], "George W. Bush") == (
+        "George W. Bush", set())

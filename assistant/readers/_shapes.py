@@ -1776,11 +1776,20 @@ def kin_span(question: str, sentence: str, subject: str, known: dict[str, str] |
     # One is not one's own kin: where a kin phrase names the holder, the
     # subject is another ("Leopold Mozart was the father of Wolfgang
     # Amadeus Mozart" for "Who was Mozart's father?").
-    named = any(same_name(holder, name) for _, names, _ in phrases for name, _ in names)
+    # In the holder's own article (the question names its subject as its
+    # title does) another full name is another one, though it may be the
+    # same by :func:`same_name`: "the eldest son of George H. W. Bush" in
+    # George W. Bush's.
+    own = folded_text(holder).lower() == folded_text(subject).lower()
+
+    def holder_named(name: str) -> bool:
+        return folded_text(name).lower() == folded_text(holder).lower() if own else same_name(holder, name)
+
+    named = any(holder_named(name) for _, names, _ in phrases for name, _ in names)
     is_holder = same_name(holder, subject) and not named
     others = set()
     for said, names, apposed in phrases:
-        of_holder = any(same_name(holder, name) for name, _ in names)
+        of_holder = any(holder_named(name) for name, _ in names)
         # A phrase set off after a name is that one's kin ("Perseus,
         # another son of Zeus" in Heracles' article).
         # A name the sentence opens with is its subject, under another name
