@@ -2664,10 +2664,86 @@ def test_who_made_a_work_is_read_from_its_leads_by_when_the_best_sentence_names_
     # Only the work the question names: another article's "by" is about another work.
     other = Passage("Inferno", "Inferno is the first part of a poem by Dante Alighieri. It helped establish the Tuscan "
                     "language, in which it is written.", 3.0, "Inferno")
-    assert shaped.read("Who wrote the Divine Comedy?", [other]).text != "Dante Alighieri"
+    assert shaped.read("Who wrote the Divine Comedy?", [other]).text == split_sentences(other.text)[1]
     # Only a question for who did it: "Who was …?" asks for no maker.
     assert short_span("name", "Who was the Divine Comedy's hero?", split_sentences(COMEDY.text)[0],
                       "Divine Comedy") is None
+
+
+def _lead(title: str, text: str) -> Passage:
+    return Passage(title, text, 3.0, title)
+
+
+def test_a_works_author_answers_only_a_question_for_who_made_it(readers):
+    # "Who translated/illustrated the Divine Comedy?" got "Dante Alighieri"
+    # from the lead's "a poem by Dante Alighieri": the lead's "by" names the
+    # author, not who did anything else to the work.
+    _, shaped = readers
+    for question, second in [
+        ("Who translated the Divine Comedy?", "It has been translated into many languages."),
+        ("Who illustrated the Divine Comedy?", "Its best known illustrations are engravings."),
+    ]:
+        comedy = _lead("Divine Comedy", "The Divine Comedy is an Italian narrative poem by Dante Alighieri, begun c. "
+                       f"1308. {second}")
+        assert shaped.read(question, [comedy]).text == second, question
+    for question, second in [
+        ("Who directed Frankenstein?", "It was directed for the screen many times."),
+        ("Who published Frankenstein?", "It was first published anonymously in London."),
+    ]:
+        frankenstein = _lead("Frankenstein", f"Frankenstein is an 1818 novel by Mary Shelley. {second}")
+        assert shaped.read(question, [frankenstein]).text == second, question
+    # A verb of making asks for the maker only of a kind it makes: a poem is
+    # written, so its author did not compose it.
+    ode = _lead("Ode to Joy", "Ode to Joy is a poem by Friedrich Schiller, best known for its musical setting by "
+                "Ludwig van Beethoven. It was composed in 1785.")
+    assert shaped.read("Who composed Ode to Joy?", [ode]).text == "It was composed in 1785."
+    # A maker past "based on" made what the work comes from.
+    later = "It was created for the summer of 1975."
+    jaws = _lead("Jaws", f"Jaws is a 1975 film based on the novel by Peter Benchley. {later}")
+    assert shaped.read("Who created Jaws?", [jaws]).text == later
+    jaws = _lead("Jaws", f"Jaws is a 1975 film by Steven Spielberg. {later}")
+    assert shaped.read("Who created Jaws?", [jaws]).text == "Steven Spielberg"
+
+
+def test_a_people_that_did_the_thing_answers_who(readers):
+    # "won by Celtic, who beat Inter Milan" gave "Inter Milan": a people's
+    # word is a description only before a noun it describes, and a group
+    # that acts ("team", "family") is who did it.
+    _, shaped = readers
+    for question, text, expected in [
+        ("Who won the 1967 European Cup?", "The 1967 European Cup final was won by Celtic, who beat Inter Milan 2-1 in "
+         "Lisbon.", "Celtic"),
+        ("Who won the 1967 European Cup?", "The 1967 European Cup was won by the Celtic team, which beat Inter Milan "
+         "2-1 in Lisbon.", "Celtic"),
+        ("Who won the 1998 World Cup?", "The 1998 World Cup was won by the French team, which beat Brazil 3-0.",
+         "French"),
+        ("Who colonized Brazil?", "Brazil is the largest country in South America. Brazil was colonized by the "
+         "Portuguese in the 16th century.", "Portuguese"),
+        ("Who ruled India until 1947?", "India was ruled by the British until 1947. The period is called the British "
+         "Raj.", "British"),
+        ("Who attacked Pearl Harbor?", "Pearl Harbor was attacked by the Japanese on December 7, 1941. The attack led "
+         "the United States into the war.", "Japanese"),
+        ("Who founded the bank?", "The bank was founded by the Morgan family in 1871 in New York.", "Morgan"),
+    ]:
+        assert shaped.read(question, [_lead("Topic", text)]).text == expected, text
+
+
+def test_a_kin_words_description_holds_no_function_word():
+    # "Her father was a close friend of the composer Franz Liszt" gave
+    # "Franz Liszt": past "of", "at" or "who" the name is someone else's.
+    for question, sentence in [
+        ("Who was Clara Wieck's father?", "Her father was a close friend of the composer Franz Liszt."),
+        ("Who was Marie Curie's father?", "Her father was a teacher of mathematics at the University of Warsaw."),
+        ("Who was Arthur Wellesley's father?", "His father was a man who worked for the Duke of Leinster."),
+        ("Who was Emily Dickinson's father?", "Her father was a lawyer and a trustee of Amherst College."),
+        ("Who was Jane Austen's father?", "Her father was the rector of the parishes of Steventon and Deane, George "
+         "Austen."),
+    ]:
+        holder = question[len("Who was "):question.index("'")]
+        assert short_span("name", question, sentence, holder) is None, sentence
+    # Content words joined by "and" still describe.
+    assert short_span("name", "Who was Ada Lovelace's mother?", "Her mother was the highly educated and strict Anne "
+                      "Isabella Milbanke.", "Ada Lovelace") == "Anne Isabella Milbanke"
 
 
 def test_an_owned_kin_word_is_read_past_a_long_description_and_a_possessive():

@@ -726,24 +726,44 @@ def _qualifier(between: str) -> bool:
     a lower-case word that is no function word and, by its ending, no verb
     ("Caesar defeated Pompey", "Ada writes Babbage")."""
     match = re.fullmatch(r"\s+([a-z][a-z-]*),?\s+", between)
-    return bool(match) and match.group(1) not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", match.group(1))
+    return bool(match) and _a_noun(match.group(1))
+
+
+def _a_noun(word: str) -> bool:
+    """Whether a lower-case ``word`` after a name reads as a noun it
+    qualifies: no function word, and by its ending no verb ("Caesar
+    defeated Pompey", "Ada writes Babbage")."""
+    return word not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", word)
 
 
 _AN_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
 # The endings of adjectives made from a place or a movement ("Tuscan", "Romantic", "Japanese", "English").
+# A surname with that ending before a lower-case noun ("the Truman administration") would match too:
+# _NOT_A_NOUN_AFTER_A_NAME keeps the nouns for a group that acts out of that test.
 _ADJECTIVE_ENDING = re.compile(r"^[A-Z][a-z]+(?:an|ic|ese|ish)$")
+# Lower-case words after a people's or an adjective's word that leave it a
+# name of who did the thing: a group that acts ("the French team, which
+# beat Brazil", "the Morgan family", "the Truman administration"), and
+# words that join a clause, not a noun ("ruled by the British until 1947").
+_NOT_A_NOUN_AFTER_A_NAME = frozenset(
+    "team side club squad family dynasty house army navy fleet forces troops government administration "
+    "regime crew band people until after before since during while though although".split()
+)
 
 
 def _describes(span: tuple[int, int, str], sentence: str) -> bool:
     """Whether a name span of ``sentence`` says what someone or something
     is, not who: a people's or faith's word ("Italian"), or one capitalised
     word with an adjective's ending between an article and a noun ("the
-    Tuscan language", "the Romantic poet"). "Who wrote the Divine Comedy?"
-    got "Italian" from "… as the standardized Italian language", then
-    "Tuscan". Another word there names who ("the Nobel company": who he
-    worked for), and so does one before a plural or a past ("the Morgan
-    brothers"): a given name alone may end so ("Susan", "Eric"), in that
-    place seldom.
+    Tuscan language", "the Romantic poet"), in either case before a
+    lower-case noun. "Who wrote the Divine Comedy?" got "Italian" from "…
+    as the standardized Italian language", then "Tuscan". Another word
+    there names who ("the Nobel company": who he worked for), and so does
+    one before a plural or a past ("the Morgan brothers"): a given name
+    alone may end so ("Susan", "Eric"), in that place seldom. A people
+    with no noun after it did the thing ("colonized by the Portuguese",
+    "won by Celtic, who beat …"), and so does one before a group that acts
+    ("the French team, which beat Brazil", "the Morgan family").
 
     >>> s = "It helped establish the Tuscan language as the Italian language; the Wright brothers flew."
     >>> [name for name in ("Tuscan", "Italian", "Wright") if _describes((s.index(name), s.index(name) + len(name), name), s)]
@@ -751,13 +771,15 @@ def _describes(span: tuple[int, int, str], sentence: str) -> bool:
     >>> s = "He worked for the Nobel company."
     >>> _describes((s.index("Nobel"), s.index("Nobel") + 5, "Nobel"), s)
     False
+    >>> s = "It was won by the French team, which beat Brazil; India was ruled by the British until 1947."
+    >>> [name for name in ("French", "British") if _describes((s.index(name), s.index(name) + len(name), name), s)]
+    []
     """
     start, end, name = span
-    if peoples_word(name):
-        return True
     noun = re.match(r"\s+([a-z][a-z-]*)\b", sentence[end:])
-    return (_ADJECTIVE_ENDING.search(name) is not None and bool(_AN_ARTICLE_BEFORE.search(sentence, 0, start)) and bool(noun)
-            and noun.group(1) not in READER_STOPWORDS and not re.search(r"(?:ed|s)$", noun.group(1)))
+    if not (noun and _a_noun(noun.group(1)) and noun.group(1) not in _NOT_A_NOUN_AFTER_A_NAME):
+        return False
+    return peoples_word(name) or (_ADJECTIVE_ENDING.search(name) is not None and bool(_AN_ARTICLE_BEFORE.search(sentence, 0, start)))
 
 
 # The end of "7,088 kilometers (" or "82-kilometer (": a number, its unit, an opening bracket.
@@ -1658,9 +1680,17 @@ _KIN_OWNER = re.compile(
 # "her father Lord Byron", "her father was the poet Lord Byron" (a
 # capitalised word before a noun describes: "the Akkadian king Sargon";
 # so does a longer description: "her mother was the philosopher and
-# women's rights advocate Mary Wollstonecraft").
+# women's rights advocate Mary Wollstonecraft"). The describing words are
+# content words joined by "and", never a function word: past "of", "at" or
+# "who" the name is another's ("Her father was a close friend of the
+# composer Franz Liszt", "a teacher … at the University of Warsaw").
+# Six words hold the longest description met ("the philosopher and women's
+# rights advocate": five); more would reach names in a clause.
+_KIN_DESCRIBING_WORDS = 6
+_NOT_DESCRIBING = r"(?:of|at|to|for|with|in|on|from|by|as|into|who|whom|whose|which|that|when|where|the|a|an)\b"
 _NAMED_AFTER = re.compile(
-    rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+(?:(?:[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,6}})?"
+    rf"\s*,?\s+(?P<was>(?:is|was)\s+)?(?:(?P<article>the|a|an)\s+"
+    rf"(?:(?:(?!{_NOT_DESCRIBING})[a-z][\w'’-]*|[A-Z][\w'’-]*(?=\s+[a-z]))\s+){{0,{_KIN_DESCRIBING_WORDS}}})?"
     rf"(?P<name>{_KIN_NAME.pattern}(?:\s+and\s+{_KIN_NAME.pattern})?)"
 )
 
@@ -2595,8 +2625,32 @@ def _scaled(number: str) -> bool:
 # "X is a … by Y": the lead of a work's article names its maker after
 # "by", a few words after the work's kind ("an Italian narrative poem by
 # Dante Alighieri", "a ballet … by the Russian composer Igor Stravinsky").
-_MADE_BY = re.compile(r"^\s*(?:the\s+)?(?P<work>.+?)\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w'’-]+\s+){0,6}?by\s+(?P<rest>.*)$",
-                      re.IGNORECASE)
+# Six words hold a kind with its describing words ("a ballet and orchestral
+# concert work": five); further on, "by" belongs to a later clause.
+_KIND_WORDS = 6
+# Four words after "by" hold a maker's description ("the Russian composer");
+# a name further on is someone else's.
+_MAKER_WITHIN = 4
+_MADE_BY = re.compile(rf"^\s*(?:the\s+)?(?P<work>.+?)\s+(?:is|was)\s+(?:a|an|the)\s+(?P<kind>(?:[\w'’-]+\s+){{0,{_KIND_WORDS}}}?)"
+                      r"by\s+(?P<rest>.*)$", re.IGNORECASE)
+# The verbs that ask who made a work, each with the kinds of work it makes
+# (an empty set: any kind). Other verbs ask for someone else: the lead's
+# "by" names the author, not who translated, illustrated, published or
+# directed it ("Who directed Frankenstein?" is not the novel's author).
+_MAKING_VERBS = {
+    "wrote": "poem novel novella book play story essay epic treatise saga tragedy comedy",
+    "authored": "poem novel novella book play story essay epic treatise saga tragedy comedy",
+    "composed": "ballet symphony opera concerto sonata song cantata oratorio mass requiem suite quartet",
+    "painted": "painting portrait fresco mural",
+    "sculpted": "sculpture statue",
+    "created": "", "designed": "",
+}
+_MAKING_VERBS = {verb: frozenset(kinds.split()) for verb, kinds in _MAKING_VERBS.items()}
+_ALL_KINDS = frozenset().union(*_MAKING_VERBS.values())
+_MAKING = re.compile(rf"^\s*who\s+(?P<verb>{'|'.join(_MAKING_VERBS)})\b", re.IGNORECASE)
+# A maker named past these made something else the work comes from ("a film
+# based on the novel by …", "adapted from", "translated by", "a setting by").
+_FROM_ANOTHER = re.compile(r"\b(?:based|adapted|translated|arranged|set|setting|after)\b", re.IGNORECASE)
 
 
 def made_by(question: str, sentence: str, title: str = "") -> str | None:
@@ -2616,8 +2670,11 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     >>> made_by("Who composed The Rite of Spring?", "The Rite of Spring is a ballet by the Russian composer Igor Stravinsky.",
     ...         "The Rite of Spring")
     'Igor Stravinsky'
+    >>> print(made_by("Who translated the Divine Comedy?", "The Divine Comedy is a poem by Dante Alighieri.", "Divine Comedy"))
+    None
     """
-    if not _DOER.match(asked_from(question)):
+    making = _MAKING.match(asked_from(question))
+    if not making:
         return None
     subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
     asked = set(tokens(question, "rouge"))
@@ -2625,9 +2682,15 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     match = _MADE_BY.match(sentence)
     if not (own and own <= asked and match and set(tokens(match.group("work"), "rouge")) - {"the", "a", "an"} == own):
         return None
+    kind = set(tokens(match.group("kind"), "rouge"))
+    fits = _MAKING_VERBS[making.group("verb").lower()]
+    # "Who composed Ode to Joy?" of "a poem by Friedrich Schiller": a kind
+    # another verb makes is not what the question's verb made.
+    if _FROM_ANOTHER.search(match.group("kind")) or fits and kind & _ALL_KINDS and not kind & fits:
+        return None
     rest = match.group("rest")
     for name in _NAME.finditer(rest):
-        if len(rest[: name.start()].split()) > 4:
+        if len(rest[: name.start()].split()) > _MAKER_WITHIN:
             return None
         text = _name_at(name)
         if text and not peoples_word(text) and not _names_one_of(text, question):
