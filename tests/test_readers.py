@@ -2239,6 +2239,28 @@ def test_a_built_up_areas_people_are_not_the_places_own(readers):
     assert _first_figure(shaped.read("What's Tarrow's population?", [passage]).text) == "8,782,285"
 
 
+# Three ways an article says a city's own people that the headcount swap
+# did not read as its own, each after a wider area's sentence the reader
+# ranks first: the year in brackets between the figure and "inhabitants",
+# "based on" after the figure, and a wider area's sentence whose "city
+# proper" is where the area reaches beyond (not its own bounds). Each got
+# the wider area's figure, or a number word inside "seventh".
+@pytest.mark.parametrize("wider, own, figure", [
+    ("Situated on the Lark, the city forms a continuous conurbation with its neighbours, with the built-up area comprising "
+     "around 1.4 million inhabitants.", "Its 546,397 (2024) inhabitants make it the 13th-largest city in Ostria.", "546,397"),
+    ("Its metropolitan area is home to 534,842 inhabitants at the 2022 census.",
+     "With a population of 246,325 based on the 2022 census, about 10% of the total population of Ostria.", "246,325"),
+    ("Its metropolitan area, the seventh most populous in Ostria, has a population of approximately 4.4 million and "
+     "stretches beyond the boundaries of the city proper for approximately 30 kilometres.",
+     "With a population of 905,050 within the city's administrative limits as of 2026, it is the largest city in southern "
+     "Ostria and the third-largest city in Ostria after Velmora and Karnabad, while its province-level municipality is the "
+     "third most populous in Ostria with a population of 2,954,847 residents.", "905,050"),
+])
+def test_a_citys_own_figure_however_said_beats_its_wider_areas(readers, wider, own, figure):
+    _, shaped = readers
+    assert shaped.read("How many people live in Tarrow?", [_tarrow(own, wider)]).text == figure
+
+
 # What "N residents/people" are said to do or be, past a verb of living or
 # a where/when, says they are some of the people, not all who live there
 # ("are over 65", "commute"); a figure to come, or older than the wider

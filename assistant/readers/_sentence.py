@@ -31,6 +31,7 @@ from ._shapes import (
     full_name,
     headcount_asked,
     headcount_said,
+    headcount_span,
     kin_asked,
     kin_holder,
     kin_said,
@@ -706,6 +707,11 @@ class SentenceReader:
             best = split_sentences(answer.evidence)[:1]
             title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
             span = short_span(kind, question, best[0], title, referent=referent, known=known) if kind and best else None
+            # A place's own people asked as a count, in a sentence that gives
+            # them: its own figure, not the number nearest the question's
+            # words (a wider area's said later in the sentence, a rank).
+            if kind == "number" and best:
+                span = headcount_span(question, best[0], title) or span
             # "which committee …?" asks for a name of that kind, which the
             # sentence holds whole ("Senate Judiciary Committee"); the rest
             # of the sentence is not the answer.

@@ -24,7 +24,7 @@ __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_s
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
-           "headcount_asked", "headcount_said"]
+           "headcount_asked", "headcount_said", "headcount_span"]
 
 
 _ARTICLES = ("the ", "a ", "an ")
@@ -1234,6 +1234,10 @@ _WIDER_AREA = re.compile(
     r"|\bagglomeration\b|\bconurbation\b|\bsuburbs\b)|\bGreater\s+[A-Z]"
 )
 _OWN_BOUNDS = re.compile(r"\b(?:city|town)\s+(?:proper|limits)\b|\badministrative\s+(?:limits|boundaries)\b", re.IGNORECASE)
+# Own bounds said as where the wider area reaches past ("stretches beyond
+# the boundaries of the city proper"): the figure is still the wider area's.
+_PAST_BOUNDS = re.compile(r"\b(?:beyond|outside)\s+(?:the\s+)?(?:(?:boundaries|borders|limits|bounds)\s+of\s+)?(?:the\s+|its\s+)?$",
+                          re.IGNORECASE)
 # The whole question, one of the few ways of asking a place's number of
 # people, and nothing else: a question that says more ("How many people
 # live in poverty in Berlin?", "… in Berlin without a car?") asks for a
@@ -1253,14 +1257,15 @@ _NAME_PARTICLES = frozenset("of the and de da do dos das del di la le el al upon
 _PEOPLE_NOUN = r"(?:people|inhabitants|residents|citizens|persons|souls)"
 # A number said as a number of people ("3.7 million inhabitants", "a
 # population of 3,644,826", "the population of the city is 410,000",
-# "home to over 2 million"): the figure that
+# "home to over 2 million"; "546,397 (2024) inhabitants", its year in
+# brackets): the figure that
 # :func:`headcount_said` reads, where a sentence's other numbers are years,
 # areas or ranks.
 # A figure starts where no number goes on before it: else a long run of
 # digits and commas is tried from each of its digits, in time that grows
 # with the square of its length.
 _HEADCOUNT_FIGURE = re.compile(
-    rf"(?<![\d,.])(?P<n>{_NUMBER.pattern})\s+{_PEOPLE_NOUN}\b"
+    rf"(?<![\d,.])(?P<n>{_NUMBER.pattern})(?:\s+\(\d{{4}}\))?\s+{_PEOPLE_NOUN}\b"
     r"|(?:\bpopulation(?:\s+of\s+[^,;.\d]{1,60}?)?\s+(?:of|is|was|stood\s+at|reached|numbered|totals|totalled|totaled|(?:is|was)\s+estimated\s+at)|\bhome\s+to)"
     r"(?:\s+(?:about|around|approximately|roughly|nearly|almost|over|more\s+than|just|under|some|an|estimated|of))*"
     rf"\s+(?P<m>{_NUMBER.pattern})",
@@ -1295,7 +1300,7 @@ _LIVING_AFTER = re.compile(r"\s*(?:live|lives|living|lived|reside|resides|residi
 # What may follow a "population of N" that is still the people's figure:
 # the people, or a small word (not "…of 410,000 cars", another noun).
 _AFTER_FIGURE = frozenset(
-    "people inhabitants residents citizens persons souls in at as and with within by according of for on "
+    "people inhabitants residents citizens persons souls in at as and with within by based according of for on "
     "during living who which that making the its to from or was is were are since while when".split()
 )
 # The place a figure is said of, by name: "The city of Velmora has …",
@@ -1340,6 +1345,37 @@ def headcount_asked(question: str) -> str:
     named = words and words[0][:1].isupper() and words[-1][:1].isupper() and all(
         word[:1].isupper() or word.lower() in _NAME_PARTICLES for word in words)
     return place if named and not _WIDER_AREA.search(place) and not re.search(r"\barea\b", place, re.IGNORECASE) else ""
+
+
+def _headcount_figure(sentence: str) -> re.Match | None:
+    """The first number of people :data:`_HEADCOUNT_FIGURE` finds in
+    ``sentence`` that is not a year, or None."""
+    return next((m for m in _HEADCOUNT_FIGURE.finditer(sentence)
+                 if not _A_YEAR.fullmatch(m.group("n") or m.group("m"))), None)
+
+
+def headcount_span(question: str, sentence: str, title: str = "") -> str | None:
+    """The figure that answers a whole headcount question
+    (:func:`headcount_asked`) in a sentence that gives its place's own
+    people (:func:`headcount_said`, the place and ``title`` its names), or
+    None. That sentence's other numbers are wider areas', ranks or years
+    ("With a population of 905,050 within the city's administrative limits
+    …, while its province-level municipality … with a population of
+    2,954,847 residents" was answered with the second), and it gives
+    the place's own figure first.
+
+    >>> headcount_span("How many people live in Tarrow?", "With a population of 905,050 within the city's "
+    ...     "administrative limits, it is the third-largest city, while its province has 2,954,847 residents.", "Tarrow")
+    '905,050'
+    >>> [headcount_span(q, "Its 546,397 (2024) inhabitants make it the 13th-largest city.", "Tarrow")
+    ...  for q in ("How many people live in Tarrow?", "How many people live in poverty in Tarrow?")]
+    ['546,397', None]
+    """
+    place = headcount_asked(question)
+    if not place or headcount_said(sentence, f"{place} {title}") != "own":
+        return None
+    figure = _headcount_figure(sentence)
+    return (figure.group("n") or figure.group("m")).strip()
 
 
 def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | None:
@@ -1389,8 +1425,7 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
     ...     "The Tarrow Metropolitan Borough had a population of 284,124.")]
     ['own', 'own', None]
     """
-    figure = next((m for m in _HEADCOUNT_FIGURE.finditer(sentence)
-                   if not _A_YEAR.fullmatch(m.group("n") or m.group("m"))), None)
+    figure = _headcount_figure(sentence)
     if figure is None:
         return None
     start, end = figure.span("n") if figure.group("n") else figure.span("m")
@@ -1399,7 +1434,8 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
     clause = before + sentence[start:end] + after
     if _FLOW.search(after):
         return None
-    if _WIDER_AREA.search(clause) and not _OWN_BOUNDS.search(clause):
+    own_bounds = any(not _PAST_BOUNDS.search(clause, 0, m.start()) for m in _OWN_BOUNDS.finditer(clause))
+    if _WIDER_AREA.search(clause) and not own_bounds:
         return "wider"
     if figure.group("m"):
         following = re.match(r"\s*([A-Za-z]+)", sentence[end:])
