@@ -2792,3 +2792,19 @@ def test_in_the_holders_own_article_another_full_name_is_another_person(readers)
     # in the son's article the father's children are the son.
     assert kin_span("Who were George H. W. Bush's children?", split_sentences(bush.text)[1], "George W. Bush") == (
         "George W. Bush", set())
+# A country is named without the noun ("Ostria"): a sentence that says
+# "the country" or "the Black Country" names none, and counting the
+# question's "country" in it ranked it over the city's lead that names
+# its country ("Which country is Mombasa in?" got "It is the country's
+# oldest … city"). A kind with a word after it ("country music") is
+# another question, its noun counted.
+@pytest.mark.parametrize("lead, other", [
+    ("Tarrow is a coastal city in southeastern Ostria along the Lark Ocean.",
+     "It is the country's oldest and second-largest city after Velmora, with about 1,208,333 people."),
+    ("Tarrow is a city and metropolitan borough in the centre of the West Midlands region of England.",
+     "Tarrow is the centre of the ceremonial Lark county, and borders the Black Country to its west."),
+])
+def test_which_country_is_not_read_in_the_word_country(readers, lead, other):
+    _, shaped = readers
+    passage = Passage("tarrow", f"{lead} {other}", 1.0, "Tarrow")
+    assert shaped.read("Which country is Tarrow in?", [passage]).text.startswith(lead)

@@ -35,6 +35,7 @@ from ._shapes import (
     kin_asked,
     kin_holder,
     kin_said,
+    kind_asked,
     kind_span,
     lead_passage,
     listed_word,
@@ -371,6 +372,29 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
     return len(asked & said) / len(asked) if asked else 0.0
 
 
+# Kinds a name does not say ("Kenya", not "Kenya Country"): see
+# :func:`_overlap_question`. Not "state": a state is often named with its
+# noun ("the U.S. state of Illinois").
+_NAMED_WITHOUT_NOUN = frozenset({"country", "nation"})
+
+
+def _overlap_question(question: str) -> str:
+    """``question`` as :func:`term_overlap` counts its words: without the
+    noun of a "which country/nation …?" (:func:`kind_asked`, that noun
+    alone). The sentence that names the country says no "country" ("Lyon
+    is a city in France"), and one that says it names none ("It is the
+    country's oldest city", "the Black Country"): counted, it ranked those
+    first for "Which country is Mombasa in?".
+
+    >>> [_overlap_question(q) for q in ("Which country is Mombasa in?", "Which country music singer wrote Jolene?")]
+    ['Which is Mombasa in?', 'Which country music singer wrote Jolene?']
+    """
+    kind = kind_asked(question)
+    if kind not in _NAMED_WITHOUT_NOUN:
+        return question
+    return re.sub(rf"\s*\b{kind}\b", "", question, count=1, flags=re.IGNORECASE)
+
+
 def _opens_inflected(words: list[str]) -> bool:
     """Whether a sentence's first word (of ``words``), capitalised only
     because it opens it, may be a verb's past form: "Nicknamed the City of
@@ -668,8 +692,9 @@ class SentenceReader:
         # Every sentence of an article is about its subject by each name the
         # article gives it, not only the lead that spells the full one out.
         names = {p: article_names(passages[p], question) for p in {p for p, _, _ in candidates}}
+        counted = _overlap_question(question)
         overlap = np.array([
-            term_overlap(question, f"{names[p]} {referent}", sentence)
+            term_overlap(counted, f"{names[p]} {referent}", sentence)
             for (p, _, sentence), referent in zip(candidates, about)
         ])
         reader = (similarity + overlap) / 2
