@@ -373,26 +373,32 @@ def term_overlap(question: str, title: str, sentence: str) -> float:
 
 
 # Kinds a name does not say ("Kenya", not "Kenya Country"): see
-# :func:`_overlap_question`. Not "state": a state is often named with its
+# :func:`_overlap_sentence`. Not "state": a state is often named with its
 # noun ("the U.S. state of Illinois").
 _NAMED_WITHOUT_NOUN = frozenset({"country", "nation"})
 
 
-def _overlap_question(question: str) -> str:
-    """``question`` as :func:`term_overlap` counts its words: without the
-    noun of a "which country/nation …?" (:func:`kind_asked`, that noun
-    alone). The sentence that names the country says no "country" ("Lyon
-    is a city in France"), and one that says it names none ("It is the
-    country's oldest city", "the Black Country"): counted, it ranked those
-    first for "Which country is Mombasa in?".
+def _overlap_sentence(question: str, sentence: str) -> str:
+    """``sentence`` as :func:`term_overlap` counts its words for
+    ``question``: for a "which country/nation …?" (:func:`kind_asked`),
+    without the uses of that noun that name none, "the/this/that country"
+    and a name that ends in it ("the Black Country"). The sentence that
+    names the country says no "country" ("Lyon is a city in France"):
+    counted, "It is the country's oldest city" ranked first for "Which
+    country is Mombasa in?". Said of a country it still counts ("the most
+    populous country", "than any other country" for "Which country has
+    the most …?").
 
-    >>> [_overlap_question(q) for q in ("Which country is Mombasa in?", "Which country music singer wrote Jolene?")]
-    ['Which is Mombasa in?', 'Which country music singer wrote Jolene?']
+    >>> [_overlap_sentence("Which country is Tarrow in?", s) for s in (
+    ...     "The country's oldest city.", "It borders the Lark Country.", "Ostria is the most populous country.")]
+    [" 's oldest city.", 'It borders the  .', 'Ostria is the most populous country.']
+    >>> _overlap_sentence("Which country music singer wrote Jolene?", "She is the country's best-known singer.")
+    "She is the country's best-known singer."
     """
     kind = kind_asked(question)
     if kind not in _NAMED_WITHOUT_NOUN:
-        return question
-    return re.sub(rf"\s*\b{kind}\b", "", question, count=1, flags=re.IGNORECASE)
+        return sentence
+    return re.sub(rf"\b(?i:the|this|that)\s+{kind}\b|\b[A-Z][\w'’-]*\s+{kind.title()}\b", " ", sentence)
 
 
 def _opens_inflected(words: list[str]) -> bool:
@@ -592,6 +598,17 @@ def _measured_words(question: str, title: str) -> set[str] | None:
     return _terms(" ".join(words)) - _terms(title)
 
 
+def _holds_figure(span: str, figure: str) -> bool:
+    """Whether ``span`` says ``figure`` as a whole number, not a part of
+    another ("21 million" in "between 17 and 21 million", not "4,000" in
+    "14,000").
+
+    >>> [_holds_figure(s, "21 million") for s in ("between 17 and 21 million", "121 million", "21")]
+    [True, False, False]
+    """
+    return re.search(rf"(?<![\w,.]){re.escape(figure)}(?![\w]|[,.]\d)", span) is not None
+
+
 def _title_names_only(title: str, place: str) -> bool:
     """Whether ``title`` (its qualifier after a comma or in brackets aside)
     names ``place`` and no more, or there is no title."""
@@ -692,9 +709,8 @@ class SentenceReader:
         # Every sentence of an article is about its subject by each name the
         # article gives it, not only the lead that spells the full one out.
         names = {p: article_names(passages[p], question) for p in {p for p, _, _ in candidates}}
-        counted = _overlap_question(question)
         overlap = np.array([
-            term_overlap(counted, f"{names[p]} {referent}", sentence)
+            term_overlap(question, f"{names[p]} {referent}", _overlap_sentence(question, sentence))
             for (p, _, sentence), referent in zip(candidates, about)
         ])
         reader = (similarity + overlap) / 2
@@ -735,8 +751,15 @@ class SentenceReader:
             # A place's own people asked as a count, in a sentence that gives
             # them: its own figure, not the number nearest the question's
             # words (a wider area's said later in the sentence, a rank).
-            if kind == "number" and best:
-                span = headcount_span(question, best[0], title) or span
+            # Only in the place's own article (as the swap in
+            # :meth:`_best_sentences`): another place's own figure is not
+            # the asked place's ("Stuttgart has …" read for Bavaria). A span
+            # that already holds the figure stays whole ("between 17 and 21
+            # million", a range).
+            source = next((p.title for p in passages if p.id == answer.source_id), "")
+            if kind == "number" and best and _title_names_only(source, headcount_asked(question)):
+                own = headcount_span(question, best[0], title)
+                span = own if own and not (span and _holds_figure(span, own)) else span
             # "which committee …?" asks for a name of that kind, which the
             # sentence holds whole ("Senate Judiciary Committee"); the rest
             # of the sentence is not the answer.

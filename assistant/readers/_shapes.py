@@ -1300,7 +1300,7 @@ _LIVING_AFTER = re.compile(r"\s*(?:live|lives|living|lived|reside|resides|residi
 # What may follow a "population of N" that is still the people's figure:
 # the people, or a small word (not "…of 410,000 cars", another noun).
 _AFTER_FIGURE = frozenset(
-    "people inhabitants residents citizens persons souls in at as and with within by based according of for on "
+    "people inhabitants residents citizens persons souls in at as and with within by according of for on "
     "during living who which that making the its to from or was is were are since while when".split()
 )
 # The place a figure is said of, by name: "The city of Velmora has …",
@@ -1314,6 +1314,13 @@ _PLACE_SAID_BEFORE = re.compile(
     rf"|({_NAME_RUN})(?:['’]s\s+population\b|,?\s+(?:has|had|is\s+home\s+to|was\s+home\s+to)\b)"
     rf"|^\W*({_NAME_RUN})\s+(?:is|was)\s+(?:the|a|an)\b[^,;]*?\b(?:city|town|capital|municipality)\b"
 )
+# "Based" after the figure only as the source of it ("246,325 based on the
+# 2022 census"), not where people are ("4,000 based at the air base").
+_BASED_ON = re.compile(r"\s*based\s+on\b", re.IGNORECASE)
+# A share or a sum of money is no number of people, though said where one
+# is ("home to about 35% of the country's residents", "home to $2 billion
+# of deposits"): :data:`_NUMBER` holds both.
+_NOT_A_HEADCOUNT = re.compile(r"%|\bper\s*cent\b|\bpercentage\b|[$£€]", re.IGNORECASE)
 _PLACE_SAID_AFTER = re.compile(rf"^\W*\w+\s+(?:live|lived|living|reside|residing)\s+in\s+(?:the\s+)?({_NAME_RUN})")
 
 
@@ -1349,9 +1356,15 @@ def headcount_asked(question: str) -> str:
 
 def _headcount_figure(sentence: str) -> re.Match | None:
     """The first number of people :data:`_HEADCOUNT_FIGURE` finds in
-    ``sentence`` that is not a year, or None."""
+    ``sentence`` that is not a year, a share or a sum of money
+    (:data:`_NOT_A_HEADCOUNT`), or None.
+
+    >>> _headcount_figure("The capital is home to about 35% of the country's roughly 90,000 residents.").group("n")
+    '90,000'
+    """
     return next((m for m in _HEADCOUNT_FIGURE.finditer(sentence)
-                 if not _A_YEAR.fullmatch(m.group("n") or m.group("m"))), None)
+                 if not _A_YEAR.fullmatch(m.group("n") or m.group("m"))
+                 and not _NOT_A_HEADCOUNT.search(m.group("n") or m.group("m"))), None)
 
 
 def headcount_span(question: str, sentence: str, title: str = "") -> str | None:
@@ -1359,17 +1372,16 @@ def headcount_span(question: str, sentence: str, title: str = "") -> str | None:
     (:func:`headcount_asked`) in a sentence that gives its place's own
     people (:func:`headcount_said`, the place and ``title`` its names), or
     None. That sentence's other numbers are wider areas', ranks or years
-    ("With a population of 905,050 within the city's administrative limits
-    …, while its province-level municipality … with a population of
-    2,954,847 residents" was answered with the second), and it gives
-    the place's own figure first.
+    (a city's own figure within its limits, then its province's said later
+    in the sentence: the number nearest the question's words may be the
+    province's), and it gives the place's own figure first.
 
-    >>> headcount_span("How many people live in Tarrow?", "With a population of 905,050 within the city's "
-    ...     "administrative limits, it is the third-largest city, while its province has 2,954,847 residents.", "Tarrow")
-    '905,050'
-    >>> [headcount_span(q, "Its 546,397 (2024) inhabitants make it the 13th-largest city.", "Tarrow")
+    >>> headcount_span("How many people live in Tarrow?", "With a population of 640,000 within the city's "
+    ...     "administrative limits, it is the third-largest city, while its province has 2,100,000 residents.", "Tarrow")
+    '640,000'
+    >>> [headcount_span(q, "Its 52,000 (2024) inhabitants make it the 13th-largest city.", "Tarrow")
     ...  for q in ("How many people live in Tarrow?", "How many people live in poverty in Tarrow?")]
-    ['546,397', None]
+    ['52,000', None]
     """
     place = headcount_asked(question)
     if not place or headcount_said(sentence, f"{place} {title}") != "own":
@@ -1439,7 +1451,7 @@ def headcount_said(sentence: str, names: str = "", wider: str = "") -> str | Non
         return "wider"
     if figure.group("m"):
         following = re.match(r"\s*([A-Za-z]+)", sentence[end:])
-        if following and following.group(1).lower() not in _AFTER_FIGURE:
+        if following and following.group(1).lower() not in _AFTER_FIGURE and not _BASED_ON.match(sentence, end):
             return None
     if figure.group("n"):
         rest = re.split(r"[,;.()]", sentence[figure.end():], maxsplit=1)[0]
