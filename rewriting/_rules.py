@@ -174,14 +174,17 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
     'the rewrite put in the name Grigory Potemkin, which the conversation never gave'
     """
     # In the question's order, so that the note names the first one lost.
-    typed = [word for run in name_runs(question) for word in run if _typed_name(word)]
+    runs = name_runs(question)
+    typed = [word for run in runs for word in run if _typed_name(word)]
     if not typed:  # most questions
         return _invented_name(question, history, candidate)
     texts = [question, *history]
     written = {_stem(word) for word in name_words(candidate)}
     for word in typed:
         if not {_stem(w) for w in name_words(word)} <= written and not _common_noun(word, texts):
-            return "the rewrite lost the name " + without_possessive(word)
+            # A numeral alone says little: "lost the name World War I".
+            lost = next((" ".join(run) for run in runs if word in run), word) if name_words(word) == {"i"} else word
+            return "the rewrite lost the name " + without_possessive(lost)
     asked = NAME_PIECE.findall(question)
     given = NAME_PIECE.findall(candidate)
     matcher = SequenceMatcher(None, [p.lower() for p in asked], [p.lower() for p in given], autojunk=False)
@@ -228,8 +231,10 @@ def name_damage(question: str, history: Sequence[str], candidate: str) -> str:
 
 
 def _typed_name(word: str) -> bool:
-    # A title ("Dr.", "Mount") or an initial ("J.") is no name the user chose on its own.
-    return word not in NAME_PARTICLES and not _acronym(word) and word.lower() not in _TITLES and len(word) > 1
+    # A title ("Dr.", "Mount") or an initial ("J.") is no name the user chose
+    # on its own; a name's numeral "I" ("World War I", which name_runs
+    # keeps apart from the pronoun) is: "World War II" is another name.
+    return word not in NAME_PARTICLES and not _acronym(word) and word.lower() not in _TITLES and (len(word) > 1 or word == "I")
 
 
 def _person_words(text: str) -> set[str]:

@@ -2847,3 +2847,26 @@ def test_which_country_is_not_read_in_the_word_country(readers, lead, other):
 def test_which_country_counts_country_said_of_one(readers, question, title, answer, other):
     _, shaped = readers
     assert shaped.read(question, [Passage("p", f"{other} {answer}", 1.0, title)]).text.startswith(answer)
+
+
+# A capital "I" right after a name word is the name's Roman numeral, not the
+# pronoun every stop-word list drops: "World War I" was read from the World
+# War II article, ranked first, which then held every word of the question.
+@pytest.mark.parametrize("question, answer", [
+    ("How many people died in World War I?", "15 to 22 million"),
+    ("How many people died in World War II?", "60 to 75 million"),
+])
+def test_a_names_numeral_i_is_read_as_part_of_the_name(readers, question, answer):
+    wars = [
+        Passage("ww2", "World War II was the deadliest conflict in history, causing the deaths of 60 to 75 million people.",
+                3.0, "World War II"),
+        Passage("ww1", "One of the deadliest conflicts in history, World War I resulted in an estimated 15 to 22 million "
+                "deaths.", 2.9, "World War I"),
+    ]
+    assert readers[1].read(question, wars).text == answer
+
+
+def test_the_pronoun_i_is_no_term_of_a_sentence():
+    # Only the numeral after a name word is a term: the pronoun matches nothing of "World War I".
+    assert term_overlap("When did World War I begin?", "World War II", "As I said, the war began in 1939.") == pytest.approx(0.75)
+    assert term_overlap("When did World War I begin?", "World War I", "The war began in 1914.") == pytest.approx(1.0)

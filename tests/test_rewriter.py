@@ -235,6 +235,14 @@ _PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian pai
      "What were the songs on Garth Brooks' Beyond the Season album?", ""),
     ("Where was Michelangelo born?", _PAINTERS, "Where was Michelangelo Italy's Leonardo da Vinci born?",
      "the rewrite put Leonardo da Vinci beside the name Michelangelo"),
+    # A capital "I" after a name word is the name's numeral: "World War II" is another war, "Elizabeth II"
+    # another queen. The pronoun "I" is no name.
+    ("When did World War I end?", ["Who won World War II?", "The Allies."], "When did World War II end?",
+     "the rewrite lost the name World War I"),
+    ("Who was Elizabeth I's mother?", ["Who was Elizabeth II?", "The Queen."], "Who was Elizabeth II's mother?",
+     "the rewrite lost the name Elizabeth I"),
+    ("When did World War I end?", ["Who won World War II?", "The Allies."], "When did World War I end?", ""),
+    ("Can I see Paris in a day?", ["What is Paris?", "A city."], "Can you see Paris in a day?", ""),
 ])
 def test_the_drift_guard_keeps_a_name_the_user_typed(question, history, candidate, reason):
     assert drift_reason(question, history, candidate) == reason

@@ -40,7 +40,7 @@ from ._errors import (
 from ._jsonl import ONE_JSON_DOCUMENT, json_lines, json_lines_with_text, unicode_mark, utf8_text
 from ._kinds import KIND_NOUNS, NAME_KIND_WORDS, PLACE_NAME_WORDS, PLACE_NOUNS
 from ._labels import LabelledRewrite, default_labels_path, read_labels, write_labels
-from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word, without_possessive
+from ._names import NAME_PARTICLES, NAME_PIECE, POSSESSIVE_END, SHORT_TITLES, bare_piece, name_runs, name_word, names_numeral_one, without_possessive
 from ._owners import OWNER_FILE, mark_finished, mark_owner, owner_finished, owner_gone, owner_mark, remove_moved_mark
 from ._partial import PartialOutput
 from ._stats import percentile
@@ -171,6 +171,7 @@ __all__ = [
     "PLACE_NAME_WORDS",
     "bare_piece",
     "name_word",
+    "names_numeral_one",
     "name_runs",
     "without_possessive",
 ]

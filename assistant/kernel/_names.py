@@ -16,7 +16,7 @@ import re
 from ._words import DRIFT_STOPWORDS, NOT_NAMES, name_words
 
 __all__ = ["NAME_PARTICLES", "SHORT_TITLES", "NAME_PIECE", "POSSESSIVE_END", "bare_piece", "name_word", "name_runs",
-           "without_possessive"]
+           "names_numeral_one", "without_possessive"]
 
 # The particles inside a name ("Leonardo da Vinci", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset("da de del della di du la le van von der bin ibn al".split())
@@ -66,6 +66,28 @@ def name_word(word: str) -> bool:
     return word[:1].isupper() and word.lower() not in _NO_NAME and bool(name_words(word))
 
 
+# The numeral "I" as a piece, possessive or not.
+_NUMERAL_ONE = re.compile(r"I(?:['’]s|['’])?")
+# A capital "I" after a word in the same sentence (no stop between), not
+# the pronoun's "I'm", "I'd", "I'll", "I've".
+_AFTER_WORD_I = re.compile(r"([\w'’-]+)[ \t]+I(?![\w-])(?!['’](?:m|d|ll|ve)\b)")
+
+
+def names_numeral_one(text: str) -> bool:
+    """Whether ``text`` holds the Roman numeral "I" of a name: a capital
+    "I" right after a capitalised name word (:func:`name_word`) is the
+    name's numeral ("World War I", "Elizabeth I's reign"), not the pronoun
+    ("When I was", "so I"). Lower-cased, it is the pronoun's "i", which
+    every stop-word list drops, and "World War I" reads as "World War II".
+
+    >>> [names_numeral_one(t) for t in ("When did World War I begin?", "Who was Henry I of England?",
+    ...                                 "Elizabeth I's reign", "When I was young", "Can I ask? I'm here",
+    ...                                 "Ask Mark Twain. I read him.")]
+    [True, True, True, False, False, False]
+    """
+    return any(name_word(bare_piece(m.group(1))) for m in _AFTER_WORD_I.finditer(text))
+
+
 def name_runs(text: str, first: bool = False) -> list[list[str]]:
     """The runs of name words in ``text`` (lists of :func:`bare_piece`
     words as written), in order. A run is capitalised words
@@ -80,6 +102,8 @@ def name_runs(text: str, first: bool = False) -> list[list[str]]:
     [['Michelangelo', 'Leonardo', 'da', 'Vinci'], ['Mark', "Twain's"]]
     >>> name_runs("Lord Byron. Babbage called her", first=True)
     [['Lord', 'Byron'], ['Babbage']]
+    >>> name_runs("And World War I? Was Elizabeth I's heir James I? So I asked Architect I. M. Pei.")
+    [['World', 'War', 'I'], ['Elizabeth', "I's"], ['James', 'I'], ['Architect'], ['M', 'Pei']]
     """
     runs: list[list[str]] = [[]]
     opening = True
@@ -87,7 +111,11 @@ def name_runs(text: str, first: bool = False) -> list[list[str]]:
         word = bare_piece(piece)
         named = (first or not opening) and name_word(word)
         ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
-        if named or (runs[-1] and word in NAME_PARTICLES):
+        # A capital "I" right after a name word is the name's numeral
+        # ("World War I", "Elizabeth I's"), not the pronoun.
+        # An initial's "I." ("I. M. Pei") is none.
+        numeral = bool(runs[-1]) and runs[-1][-1] not in NAME_PARTICLES and bool(_NUMERAL_ONE.fullmatch(piece))
+        if named or numeral or (runs[-1] and word in NAME_PARTICLES):
             runs[-1].append(word)
             # A possessive or a sentence's end closes the name ("Lord Byron. Babbage called her").
             if POSSESSIVE_END.search(word) or ends:

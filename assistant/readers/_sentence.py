@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, tokens, with_stop, without_possessive
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, names_numeral_one, tokens, with_stop, without_possessive
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     _MEASURE_ASKED,
@@ -331,10 +331,16 @@ def _terms(text: str) -> set[str]:
     ['ada', 'book', 'father']
     >>> _terms("Paris's nickname") & _terms("Paris is called the City of Light")
     {'pari'}
+
+    A name's numeral "I" is a term, the pronoun is not: "World War I" is
+    not "World War II".
+
+    >>> sorted(_terms("When did World War I begin?")), sorted(_terms("World War II began, as I said."))
+    (['begin', 'i', 'war', 'world'], ['began', 'ii', 'said', 'war', 'world'])
     """
     words = (without_possessive(w) for w in tokens(text, "term"))
     stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
-    return {w for w in stems if w not in READER_STOPWORDS}
+    return {w for w in stems if w not in READER_STOPWORDS} | ({"i"} if names_numeral_one(text) else set())
 
 
 def term_overlap(question: str, title: str, sentence: str) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..kernel import DRIFT_STOPWORDS, tokens
+from ..kernel import DRIFT_STOPWORDS, names_numeral_one, tokens
 
 __all__ = ["expand_query", "other_candidates"]
 
@@ -42,12 +42,17 @@ def expand_query(rewrite: str, previous: str, repeats: int, alternatives: Sequen
     'When did it open?'
     >>> expand_query("When did it open?", "Who built the Eiffel Tower?", 3, ["When did the tower open?"])
     'When did it open? When did the tower open? built eiffel tower'
+    >>> expand_query("Who won it?", "When did World War I begin?", 1)
+    'Who won it? world war i begin'
     """
     if repeats == 0:
         return rewrite
     # Content words as the rewriter's drift guard counts them: a question's
     # pronouns, wh-words and function words say nothing of its topic.
-    words = list(dict.fromkeys(w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS))
+    # A name's numeral "I" ("World War I") is no pronoun: it keeps the
+    # topic apart from "World War II".
+    numeral = names_numeral_one(previous)
+    words = list(dict.fromkeys(w for w in tokens(previous, "word") if w not in DRIFT_STOPWORDS or (numeral and w == "i")))
     others = other_candidates(rewrite, alternatives)
     if others:
         # The candidates stand in for the repeats: a word they all hold counts
