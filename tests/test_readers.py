@@ -2870,3 +2870,34 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
     # Only the numeral after a name word is a term: the pronoun matches nothing of "World War I".
     assert term_overlap("When did World War I begin?", "World War II", "As I said, the war began in 1939.") == pytest.approx(0.75)
     assert term_overlap("When did World War I begin?", "World War I", "The war began in 1914.") == pytest.approx(1.0)
+
+# An age asked of a person comes from a sentence about that person, never
+# from one whose subject is their kin or another name ("Byron → daughter's
+# 36"): such a sentence is shown whole, as a sentence with no span is. A year
+# is never someone's age at a time. Without a description there is no
+# lifespan to check the age against.
+@pytest.mark.parametrize("question, text, title, answer", [
+    ("How old was Lord Byron when he died?",
+     "Byron died of a fever at Missolonghi in Greece. His daughter Ada died aged 36 of cancer.", "Lord Byron", None),
+    ("How old was he when he died?", "His daughter Ada died aged 36 of cancer.", "Lord Byron", None),
+    ("How old was Lord Byron when he died?", "His only daughter died aged 36.", "Lord Byron", None),
+    ("How old was Einstein when he died?", "His son Hans Albert died aged 68.", "Albert Einstein", None),
+    ("How old was Mozart when he died?", "Mozart's father Leopold died aged 67 in 1787.", "Wolfgang Amadeus Mozart", None),
+    ("How old was Anne Frank when she died?",
+     "Anne Frank died in Bergen-Belsen in early 1945. Her sister Margot was 19 years old when she died there.", "Anne Frank",
+     None),
+    ("How old was Lord Byron when he died?", "Percy Shelley died aged 29 off Italy.", "Lord Byron", None),
+    # The person's own age, by name, pronoun or lead-in, with other names after the subject.
+    ("How old was Lord Byron when he died?", "Byron died at Missolonghi, Greece, aged 36.", "Lord Byron", "36"),
+    ("How old was Lord Byron when he died?", "He died aged 36, a hero of the Greek cause.", "Lord Byron", "36"),
+    ("How old was Mozart when he died?", "In December 1791, Mozart died in Vienna aged 35.", "Wolfgang Amadeus Mozart", "35"),
+    ("How old was Lord Byron when he died?", "In Missolonghi, he died aged 36.", "Lord Byron", "36"),
+    ("How old was Anne Frank when she died?", "Anne Frank died in Bergen-Belsen in early 1945, at the age of 15.",
+     "Anne Frank", "15"),
+    # A thing's age is not a person's: a name in its subject is no other person.
+    ("How old is the oldest tree?", "Methuselah, the oldest known tree, is about 4,850 years old.", "Bristlecone pine",
+     "about 4,850 years"),
+])
+def test_an_age_is_read_from_a_sentence_about_the_person_asked(readers, question, text, title, answer):
+    read = readers[1].read(question, [Passage("p", text, 3.0, title)])
+    assert read.text == (answer or read.evidence)

@@ -2746,6 +2746,55 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     return None
 
 
+# "How old was X when …?" / "… at his death?": the age of the one named.
+_AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+\S.*?\s+(?:when|at)\b", re.IGNORECASE)
+# Another person named as kin or company of the one asked about ("His
+# daughter Ada died aged 36"); the gendered kin words besides.
+_OTHER_PERSON_NOUNS = frozenset(" ".join(KIN_BY_GENDER.values()).split()) | frozenset(
+    "child children parent parents sibling siblings cousin spouse partner twin friend lover mistress "
+    "teacher pupil student rival colleague companion".split())
+# The words that may open a sentence's subject before its noun ("His
+# elder daughter …", "The poet's young wife …").
+_SUBJECT_OPENERS = frozenset("his her their its the a an one only elder eldest younger youngest older oldest young "
+                             "first second third late".split())
+# A lead-in before the subject ("In December 1791, Mozart died …").
+_SENTENCE_LEAD_IN = re.compile(r"^\s*(?:in|on|at|after|by|during|before|when|while|following)\b[^,]{0,40},\s*", re.IGNORECASE)
+
+
+def _age_of_another(question: str, sentence: str, title: str, referent: str) -> bool:
+    """Whether ``sentence``, read for how old the person ``question`` names
+    was, gives someone else's age: its subject is kin or company of that
+    person ("His daughter Ada died aged 36", "Mozart's father Leopold …"),
+    or a name that shares no word with the one asked about, its passage's
+    ``title`` or ``referent`` ("Margot was 19 years old …" for Anne Frank).
+    A subject that is the person, a pronoun or a thing is theirs.
+
+    >>> q = "How old was Lord Byron when he died?"
+    >>> [_age_of_another(q, s, "Lord Byron", "") for s in ("His daughter Ada died aged 36 of cancer.",
+    ...  "Byron died at Missolonghi, Greece, aged 36.", "He died aged 36.", "Shelley was 29 when he drowned.",
+    ...  "In 1824, George Gordon Byron died aged 36.")]
+    [True, False, False, True, False]
+    >>> _age_of_another("How old is the oldest tree?", "Its neighbour Methuselah is 4,850 years old.", "Pine", "")
+    False
+    """
+    if not _AGE_OF_SOMEONE.match(asked_from(question).strip()):
+        return False
+    rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
+    subject: list[str] = []
+    for word in re.findall(r"[^\W\d_][\w'’.-]*", rest):
+        bare = re.sub(r"['’]s?$|\.$", "", word)
+        if bare.lower() in _OTHER_PERSON_NOUNS or bare.lower() in _SUBJECT_OPENERS or bare[:1].isupper() or word != bare:
+            subject.append(bare)
+            if bare.lower() in _OTHER_PERSON_NOUNS:
+                return True
+            continue
+        break
+    names = [word for word in subject if word[:1].isupper() and word.lower() not in _SUBJECT_OPENERS
+             and word.lower() not in NOT_NAMES]
+    if not names:
+        return False
+    asked = name_words(" ".join([*question_names(question), title, referent]))
+    return not name_words(" ".join(names)) & asked
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
                known: dict[str, str] | None = None) -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
@@ -2822,6 +2871,10 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if kind == "date":
         return None if unsure else _nearest(_spans(_DATE.finditer(sentence)), near, sentence)
     if kind == "number":
+        # An age asked of a person is theirs: "How old was Lord Byron when
+        # he died?" is not answered from "His daughter Ada died aged 36".
+        if _age_of_another(question, sentence, title, referent):
+            return None
         asked = _asked(question)
         # The day and year of a date are not the count or age asked for.
         # A bare number is left to the year test below ("154 sonnets" is no date).
@@ -2833,7 +2886,10 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # own figure, though "4,404" sits nearer "long".
         spans = [m for m in spans if not _RESTATED.search(undated, 0, m.start())] or spans
         # A bare four-digit number is usually a year, not the count asked for.
-        counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or spans
+        # Nor is it ever someone's age at a time ("How old was Anne Frank when
+        # she died?" is not answered "1945").
+        counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or (
+            [] if _AGE_OF_SOMEONE.match(asked_from(question).strip()) else spans)
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
                                  _change_asked(question), _START_ASKED.search(question) is not None,
