@@ -2894,6 +2894,8 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
     ("How old was Lord Byron when he died?", "In Missolonghi, he died aged 36.", "Lord Byron", "36"),
     ("How old was Anne Frank when she died?", "Anne Frank died in Bergen-Belsen in early 1945, at the age of 15.",
      "Anne Frank", "15"),
+    # Asked of the kin, the kin's sentence answers.
+    ("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36 of cancer.", "Lord Byron", "36"),
     # A thing's age is not a person's: a name in its subject is no other person.
     ("How old is the oldest tree?", "Methuselah, the oldest known tree, is about 4,850 years old.", "Bristlecone pine",
      "about 4,850 years"),

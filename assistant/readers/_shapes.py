@@ -2776,8 +2776,12 @@ def _age_of_another(question: str, sentence: str, title: str, referent: str) -> 
     [True, False, False, True, False]
     >>> _age_of_another("How old is the oldest tree?", "Its neighbour Methuselah is 4,850 years old.", "Pine", "")
     False
+    >>> _age_of_another("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36.", "Lord Byron", "")
+    False
     """
-    if not _AGE_OF_SOMEONE.match(asked_from(question).strip()):
+    # A question for someone's kin ("How old was Lord Byron's daughter when
+    # she died?") asks about the one its sentences name as such.
+    if not _AGE_OF_SOMEONE.match(asked_from(question).strip()) or _OTHER_PERSON_NOUNS & set(tokens(question, "rouge")):
         return False
     rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
     subject: list[str] = []
