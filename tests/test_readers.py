@@ -2870,6 +2870,9 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
     # Only the numeral after a name word is a term: the pronoun matches nothing of "World War I".
     assert term_overlap("When did World War I begin?", "World War II", "As I said, the war began in 1939.") == pytest.approx(0.75)
     assert term_overlap("When did World War I begin?", "World War I", "The war began in 1914.") == pytest.approx(1.0)
+    # Nor the pronoun after a name, before its verb.
+    assert term_overlap("When did World War I begin?", "World War II",
+                        "As Churchill I remember wrote, the war began in 1939.") == pytest.approx(0.75)
 
 # An age asked of a person comes from a sentence about that person, never
 # from one whose subject is their kin or another name ("Byron → daughter's
@@ -2886,7 +2889,8 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
     ("How old was Anne Frank when she died?",
      "Anne Frank died in Bergen-Belsen in early 1945. Her sister Margot was 19 years old when she died there.", "Anne Frank",
      None),
-    ("How old was Lord Byron when he died?", "Percy Shelley died aged 29 off Italy.", "Lord Byron", None),
+    # The kin word of "when her husband died" asks of no kin: Victoria is asked.
+    ("How old was Queen Victoria when her husband died?", "Her husband Albert died aged 42.", "Queen Victoria", None),
     # The person's own age, by name, pronoun or lead-in, with other names after the subject.
     ("How old was Lord Byron when he died?", "Byron died at Missolonghi, Greece, aged 36.", "Lord Byron", "36"),
     ("How old was Lord Byron when he died?", "He died aged 36, a hero of the Greek cause.", "Lord Byron", "36"),
@@ -2894,6 +2898,16 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
     ("How old was Lord Byron when he died?", "In Missolonghi, he died aged 36.", "Lord Byron", "36"),
     ("How old was Anne Frank when she died?", "Anne Frank died in Bergen-Belsen in early 1945, at the age of 15.",
      "Anne Frank", "15"),
+    # A sentence's capitalised first word is no other person, and a name
+    # sharing no word with the one asked may be theirs (a pen or birth name).
+    ("How old was Lord Byron when he died?", "According to his doctor, Byron died aged 36.", "Lord Byron", "36"),
+    ("How old was Lord Byron when he died?", "Weakened by fever, he died aged 36.", "Lord Byron", "36"),
+    ("How old was Lord Byron when he died?", "Historians agree that he died aged 36.", "Lord Byron", "36"),
+    ("How old was she when she died?", "Weakened by illness, the queen died aged 69.", "Elizabeth I", "69"),
+    ("How old was Lord Byron when he died?", "Yesterday I read that Byron died aged 36.", "Lord Byron", "36"),
+    ("How old was Mark Twain when he died?", "Samuel Clemens died of a heart attack in 1910 aged 74.", "Mark Twain", "74"),
+    ("How old was George Orwell when he died?", "Eric Blair died of tuberculosis in London aged 46.", "George Orwell",
+     "46"),
     # Asked of the kin, the kin's sentence answers.
     ("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36 of cancer.", "Lord Byron", "36"),
     # A thing's age is not a person's: a name in its subject is no other person.

@@ -243,6 +243,15 @@ _PAINTERS = ["Who was Leonardo da Vinci?", "Leonardo da Vinci was an Italian pai
      "the rewrite lost the name Elizabeth I"),
     ("When did World War I end?", ["Who won World War II?", "The Allies."], "When did World War I end?", ""),
     ("Can I see Paris in a day?", ["What is Paris?", "A city."], "Can you see Paris in a day?", ""),
+    # The pronoun after a name, before a verb it takes, is no numeral.
+    ("Tell me about Rome I mean the city", [], "Tell me about the city of Rome", ""),
+    ("Did you know Paris I think is nice?", [], "Do you think Paris is nice?", ""),
+    ("What did Einstein I wonder say about God?", [], "What did Einstein say about God?", ""),
+    ("Is Python I guess a good language?", [], "Is Python a good programming language?", ""),
+    ("After Obama I think Trump won?", [], "Who won after Obama?", "the rewrite lost the name Trump"),
+    ("When did Pope John Paul I die?", [], "When did Pope John Paul II die?", "the rewrite lost the name Pope John Paul I"),
+    ("What did Napoleon I do?", [], "What did Napoleon III do?", "the rewrite lost the name Napoleon I"),
+    ("Did Elizabeth I have children?", [], "Did Elizabeth II have children?", "the rewrite lost the name Elizabeth I"),
 ])
 def test_the_drift_guard_keeps_a_name_the_user_typed(question, history, candidate, reason):
     assert drift_reason(question, history, candidate) == reason

@@ -68,24 +68,32 @@ def name_word(word: str) -> bool:
 
 # The numeral "I" as a piece, possessive or not.
 _NUMERAL_ONE = re.compile(r"I(?:['’]s|['’])?")
-# A capital "I" after a word in the same sentence (no stop between), not
-# the pronoun's "I'm", "I'd", "I'll", "I've".
-_AFTER_WORD_I = re.compile(r"([\w'’-]+)[ \t]+I(?![\w-])(?!['’](?:m|d|ll|ve)\b)")
+# The verbs the pronoun "I" takes (and "is", "are", "has" it does not):
+# "Rome I mean the city", "Paris I think", "Einstein I wonder" hold the
+# pronoun after a name, not the name's numeral. Not "do" or "have", which
+# follow a numeral in a question as often ("What did Napoleon I do?",
+# "Did Elizabeth I have children?").
+_PRONOUN_VERBS = frozenset(
+    "am was can could will would shall should may might must wasn't don't didn't haven't hadn't "
+    "can't couldn't won't wouldn't shouldn't think thought mean meant guess guessed wonder wondered know knew "
+    "believe believed remember remembered recall recalled suppose supposed say said saw see read heard hear "
+    "want wanted like liked love loved hope hoped feel felt told asked".split())
 
 
 def names_numeral_one(text: str) -> bool:
-    """Whether ``text`` holds the Roman numeral "I" of a name: a capital
-    "I" right after a capitalised name word (:func:`name_word`) is the
-    name's numeral ("World War I", "Elizabeth I's reign"), not the pronoun
-    ("When I was", "so I"). Lower-cased, it is the pronoun's "i", which
-    every stop-word list drops, and "World War I" reads as "World War II".
+    """Whether ``text`` holds the Roman numeral "I" of a name, as
+    :func:`name_runs` reads it (a sentence's first word may be the name
+    here: "Elizabeth I's reign"): "World War I", not the pronoun ("When I
+    was", "Rome I mean the city"). Lower-cased, it is the pronoun's "i",
+    which every stop-word list drops, and "World War I" reads as "World War II".
 
     >>> [names_numeral_one(t) for t in ("When did World War I begin?", "Who was Henry I of England?",
     ...                                 "Elizabeth I's reign", "When I was young", "Can I ask? I'm here",
-    ...                                 "Ask Mark Twain. I read him.")]
-    [True, True, True, False, False, False]
+    ...                                 "Ask Mark Twain. I read him.", "Tell me about Rome I mean the city",
+    ...                                 "As Churchill I remember wrote")]
+    [True, True, True, False, False, False, False, False]
     """
-    return any(name_word(bare_piece(m.group(1))) for m in _AFTER_WORD_I.finditer(text))
+    return any(_NUMERAL_ONE.fullmatch(word) for run in name_runs(text, first=True) for word in run[1:])
 
 
 def name_runs(text: str, first: bool = False) -> list[list[str]]:
@@ -104,17 +112,22 @@ def name_runs(text: str, first: bool = False) -> list[list[str]]:
     [['Lord', 'Byron'], ['Babbage']]
     >>> name_runs("And World War I? Was Elizabeth I's heir James I? So I asked Architect I. M. Pei.")
     [['World', 'War', 'I'], ['Elizabeth', "I's"], ['James', 'I'], ['Architect'], ['M', 'Pei']]
+    >>> name_runs("Tell me about Rome I mean the city. Did Paris I think win?")
+    [['Rome'], ['Paris']]
     """
     runs: list[list[str]] = [[]]
     opening = True
-    for piece in NAME_PIECE.findall(text):
+    pieces = NAME_PIECE.findall(text)
+    for at, piece in enumerate(pieces):
         word = bare_piece(piece)
         named = (first or not opening) and name_word(word)
         ends = bool(_SENTENCE_END.search(piece)) and not _ABBREVIATION.match(piece)
         # A capital "I" right after a name word is the name's numeral
         # ("World War I", "Elizabeth I's"), not the pronoun.
-        # An initial's "I." ("I. M. Pei") is none.
-        numeral = bool(runs[-1]) and runs[-1][-1] not in NAME_PARTICLES and bool(_NUMERAL_ONE.fullmatch(piece))
+        # An initial's "I." ("I. M. Pei") is none, nor is the pronoun
+        # before its verb ("Rome I mean the city").
+        numeral = (bool(runs[-1]) and runs[-1][-1] not in NAME_PARTICLES and bool(_NUMERAL_ONE.fullmatch(piece))
+                   and (at + 1 == len(pieces) or pieces[at + 1].lower() not in _PRONOUN_VERBS))
         if named or numeral or (runs[-1] and word in NAME_PARTICLES):
             runs[-1].append(word)
             # A possessive or a sentence's end closes the name ("Lord Byron. Babbage called her").

@@ -2746,8 +2746,9 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     return None
 
 
-# "How old was X when …?" / "… at his death?": the age of the one named.
-_AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+\S.*?\s+(?:when|at)\b", re.IGNORECASE)
+# "How old was X when …?" / "… at his death?": the age of the one named
+# (the words between, ``asked``).
+_AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+(?P<asked>\S.*?)\s+(?:when|at)\b", re.IGNORECASE)
 # Another person named as kin or company of the one asked about ("His
 # daughter Ada died aged 36"); the gendered kin words besides.
 _OTHER_PERSON_NOUNS = frozenset(" ".join(KIN_BY_GENDER.values()).split()) | frozenset(
@@ -2761,44 +2762,45 @@ _SUBJECT_OPENERS = frozenset("his her their its the a an one only elder eldest y
 _SENTENCE_LEAD_IN = re.compile(r"^\s*(?:in|on|at|after|by|during|before|when|while|following)\b[^,]{0,40},\s*", re.IGNORECASE)
 
 
-def _age_of_another(question: str, sentence: str, title: str, referent: str) -> bool:
+def _age_of_another(question: str, sentence: str) -> bool:
     """Whether ``sentence``, read for how old the person ``question`` names
-    was, gives someone else's age: its subject is kin or company of that
-    person ("His daughter Ada died aged 36", "Mozart's father Leopold …"),
-    or a name that shares no word with the one asked about, its passage's
-    ``title`` or ``referent`` ("Margot was 19 years old …" for Anne Frank).
-    A subject that is the person, a pronoun or a thing is theirs.
+    was, gives the age of their kin or company: its subject holds such a
+    noun ("His daughter Ada died aged 36", "Mozart's father Leopold …").
+    Only that: a subject named otherwise may be the person under another
+    name ("Samuel Clemens died … aged 74" for Mark Twain), and a
+    sentence's capitalised first word is no one ("According to his doctor,
+    Byron died aged 36").
 
     >>> q = "How old was Lord Byron when he died?"
-    >>> [_age_of_another(q, s, "Lord Byron", "") for s in ("His daughter Ada died aged 36 of cancer.",
-    ...  "Byron died at Missolonghi, Greece, aged 36.", "He died aged 36.", "Shelley was 29 when he drowned.",
-    ...  "In 1824, George Gordon Byron died aged 36.")]
-    [True, False, False, True, False]
-    >>> _age_of_another("How old is the oldest tree?", "Its neighbour Methuselah is 4,850 years old.", "Pine", "")
+    >>> [_age_of_another(q, s) for s in ("His daughter Ada died aged 36 of cancer.",
+    ...  "Byron died at Missolonghi, Greece, aged 36.", "He died aged 36.", "Lord Byron's daughter Ada died aged 36.",
+    ...  "In 1824, George Gordon Byron died aged 36.", "According to his doctor, Byron died aged 36.")]
+    [True, False, False, True, False, False]
+    >>> _age_of_another("How old is the oldest tree?", "Its neighbour Methuselah is 4,850 years old.")
     False
-    >>> _age_of_another("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36.", "Lord Byron", "")
+    >>> _age_of_another("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36.")
     False
     """
+    asked = _AGE_OF_SOMEONE.match(asked_from(question).strip())
     # A question for someone's kin ("How old was Lord Byron's daughter when
-    # she died?") asks about the one its sentences name as such.
-    if not _AGE_OF_SOMEONE.match(asked_from(question).strip()) or _OTHER_PERSON_NOUNS & set(tokens(question, "rouge")):
+    # she died?") asks about the one its sentences name as such; a kin word
+    # after "when" ("… when her husband died?") does not.
+    if not asked or _OTHER_PERSON_NOUNS & set(tokens(asked.group("asked"), "rouge")):
         return False
     rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
-    subject: list[str] = []
+    # The subject's names as the kernel reads them, its first word included
+    # ("Mozart's father"): they only lead to the kin noun, never count alone.
+    named = {word for run in name_runs(rest, first=True) for word in run}
     for word in re.findall(r"[^\W\d_][\w'’.-]*", rest):
-        bare = re.sub(r"['’]s?$|\.$", "", word)
-        if bare.lower() in _OTHER_PERSON_NOUNS or bare.lower() in _SUBJECT_OPENERS or bare[:1].isupper() or word != bare:
-            subject.append(bare)
-            if bare.lower() in _OTHER_PERSON_NOUNS:
-                return True
-            continue
-        break
-    names = [word for word in subject if word[:1].isupper() and word.lower() not in _SUBJECT_OPENERS
-             and word.lower() not in NOT_NAMES]
-    if not names:
-        return False
-    asked = name_words(" ".join([*question_names(question), title, referent]))
-    return not name_words(" ".join(names)) & asked
+        bare = re.sub(r"\.$", "", word)
+        plain = re.sub(r"['’]s?$", "", bare).lower()
+        if plain in _OTHER_PERSON_NOUNS:
+            return True
+        if plain not in _SUBJECT_OPENERS and bare not in named:
+            return False
+    return False
+
+
 def short_span(kind: str, question: str, sentence: str, title: str = "", *, referent: str = "",
                known: dict[str, str] | None = None) -> str | None:
     """The span of ``sentence`` that answers a ``kind`` question, or None.
@@ -2877,7 +2879,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     if kind == "number":
         # An age asked of a person is theirs: "How old was Lord Byron when
         # he died?" is not answered from "His daughter Ada died aged 36".
-        if _age_of_another(question, sentence, title, referent):
+        if _age_of_another(question, sentence):
             return None
         asked = _asked(question)
         # The day and year of a date are not the count or age asked for.
