@@ -2780,6 +2780,11 @@ def _age_of_another(question: str, sentence: str) -> bool:
     False
     >>> _age_of_another("How old was Lord Byron's daughter when she died?", "His daughter Ada died aged 36.")
     False
+    >>> _age_of_another("How old was he when his father died?", "His father died in 1850 when he was 12.")
+    False
+    >>> [_age_of_another(q, "Her husband Albert died aged 42.") for q in (
+    ...  "How old was Queen Victoria when her husband died?", "How old was Queen Victoria when her son died?")]
+    [False, True]
     """
     asked = _AGE_OF_SOMEONE.match(asked_from(question).strip())
     # A question for someone's kin ("How old was Lord Byron's daughter when
@@ -2787,6 +2792,9 @@ def _age_of_another(question: str, sentence: str) -> bool:
     # after "when" ("… when her husband died?") does not.
     if not asked or _OTHER_PERSON_NOUNS & set(tokens(asked.group("asked"), "rouge")):
         return False
+    # The kin whose event the question dates ("How old was he when his
+    # father died?") may be the sentence's subject: "His father died when he was 12".
+    dated = _OTHER_PERSON_NOUNS & set(tokens(asked_from(question)[asked.end():], "rouge"))
     rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
     # The subject's names as the kernel reads them, its first word included
     # ("Mozart's father"): they only lead to the kin noun, never count alone.
@@ -2795,7 +2803,7 @@ def _age_of_another(question: str, sentence: str) -> bool:
         bare = re.sub(r"\.$", "", word)
         plain = re.sub(r"['’]s?$", "", bare).lower()
         if plain in _OTHER_PERSON_NOUNS:
-            return True
+            return plain not in dated
         if plain not in _SUBJECT_OPENERS and bare not in named:
             return False
     return False
