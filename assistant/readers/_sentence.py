@@ -340,7 +340,10 @@ def _terms(text: str) -> set[str]:
     """
     words = (without_possessive(w) for w in tokens(text, "term"))
     stems = {re.sub(r"s$", "", w) if len(w) > 3 else w for w in words}
-    return {w for w in stems if w not in READER_STOPWORDS} | ({"i"} if names_numeral_one(text) else set())
+    terms = {w for w in stems if w not in READER_STOPWORDS}
+    # Only a text with the word "i" may hold the numeral: reading its names
+    # costs more than the rest, and every candidate sentence comes here.
+    return terms | {"i"} if "i" in stems and names_numeral_one(text) else terms
 
 
 def term_overlap(question: str, title: str, sentence: str) -> float:
@@ -752,7 +755,8 @@ class SentenceReader:
         known = sexes_said(" ".join(p.text for p in passages[: self.config.read_k])) if kin_holder(question) else {}
         if answer.found:
             best = split_sentences(answer.evidence)[:1]
-            title = next((_subject_title(p) for p in passages if p.id == answer.source_id), "")
+            source = next((p for p in passages if p.id == answer.source_id), None)
+            title = _subject_title(source) if source is not None else ""
             span = short_span(kind, question, best[0], title, referent=referent, known=known) if kind and best else None
             # A place's own people asked as a count, in a sentence that gives
             # them: its own figure, not the number nearest the question's
@@ -762,8 +766,8 @@ class SentenceReader:
             # the asked place's ("Stuttgart has …" read for Bavaria). A span
             # that already holds the figure stays whole ("between 17 and 21
             # million", a range).
-            source = next((p.title for p in passages if p.id == answer.source_id), "")
-            if kind == "number" and best and _title_names_only(source, headcount_asked(question)):
+            place = headcount_asked(question)
+            if kind == "number" and best and place and _title_names_only(source.title if source is not None else "", place):
                 own = headcount_span(question, best[0], title)
                 span = own if own and not (span and _holds_figure(span, own)) else span
             # "which committee …?" asks for a name of that kind, which the
