@@ -203,6 +203,24 @@ def test_no_span_keeps_the_sentence(readers):
     assert short_span("date", "When?", "It opened in March 1889 and closed in 1900.") == "March 1889"
 
 
+@pytest.mark.parametrize("question, sentence, expected", [
+    # A number word is read whole: once "seventeen" came out "seven" and
+    # "ninety" "nine" (the shorter word first in the pattern, nothing after it)...
+    ("How many children did she have?", "She was the seventh daughter and had seventeen children.", "seventeen"),
+    ("How many people lived there?", "In the seventeenth century some ninety people lived there.", "ninety"),
+    # ... and an ordinal, or a word a number word opens, is no number.
+    ("How many children did he have?", "He was the tenth child of the family.", None),
+    ("How many sons did he have?", "He was the seventh son of a seventh son.", None),
+    ("How many tenants were there?", "By the nineteenth century the tenants were gone.", None),
+    ("How many novels did she write?", "Her twenty-seventh novel was her last.", None),
+    # A number word with its scale or its tens is still one number.
+    ("How many people lived there?", "Some twenty-five thousand people lived there.", "twenty-five thousand"),
+    ("How many years did the plan last?", "The plan lasted seventy-two years.", "seventy-two"),
+])
+def test_a_number_word_is_read_whole(question, sentence, expected):
+    assert short_span("number", question, sentence) == expected
+
+
 def test_a_number_with_separators_is_one_span_not_a_year():
     # "8,848" once lost its "848" to the year pattern and came out as "8,".
     assert short_span("number", "How high is Everest?", "Everest is 8,848 metres high.") == "8,848 metres"

@@ -395,9 +395,14 @@ _SAYS_POINTS = re.compile(_POINTS, re.IGNORECASE)
 # A year is no number said in percentage ("the 2019 percentage").
 _YEAR = r"(?:1\d{3}|20\d{2})"
 _PERCENT = rf"percent\b|(?<!\b{_YEAR}[\s-])percentage\b|per cent\b"
+# A number word whole: "seventh", "nineteenth" and "tenth" are ordinals and
+# "seventeen" no "seven" (longest first, and a word's end after it), and
+# "twenty" opens no compound ordinal ("twenty-seventh").
+_NUMBER_WORD = (r"(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b"
+                r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b)")
 _NUMBER = re.compile(
-    r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
-    r"(?:[\s-]+(?:" + "|".join(_NUMBER_WORDS) + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
+    r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + _NUMBER_WORD + r")"
+    r"(?:[\s-]+(?:" + _NUMBER_WORD + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|di|van|von|der|del|la|le|bin|al)\s+)?[A-Z][\w'’.-]*)*")
