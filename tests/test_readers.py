@@ -213,9 +213,6 @@ def test_no_span_keeps_the_sentence(readers):
     ("How many sons did he have?", "He was the seventh son of a seventh son.", None),
     ("How many tenants were there?", "By the nineteenth century the tenants were gone.", None),
     ("How many novels did she write?", "Her twenty-seventh novel was her last.", None),
-    # A numeral with an ordinal's suffix is no number either ("2" was the sons).
-    ("How many sons did he have?", "He was the 2nd son and had 3 sons.", "3"),
-    ("How many films did she make?", "Her 23rd film was her last.", None),
     # A number word with its scale or its tens is still one number.
     ("How many people lived there?", "Some twenty-five thousand people lived there.", "twenty-five thousand"),
     ("How many years did the plan last?", "The plan lasted seventy-two years.", "seventy-two"),

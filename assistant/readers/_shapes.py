@@ -400,9 +400,8 @@ _PERCENT = rf"percent\b|(?<!\b{_YEAR}[\s-])percentage\b|per cent\b"
 # "twenty" opens no compound ordinal ("twenty-seventh").
 _NUMBER_WORD = (r"(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b"
                 r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b)")
-# A numeral with an ordinal's suffix is no number ("the 2nd son", "her 23rd film").
 _NUMBER = re.compile(
-    r"(?:[$£€]\s?)?\b(?:(?!\d[\d,.]*(?:st|nd|rd|th)\b)\d(?:[\d,]*\d)?(?:\.\d+)?|" + _NUMBER_WORD + r")"
+    r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + _NUMBER_WORD + r")"
     r"(?:[\s-]+(?:" + _NUMBER_WORD + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
     re.IGNORECASE,
 )
