@@ -221,6 +221,27 @@ def test_a_number_word_is_read_whole(question, sentence, expected):
     assert short_span("number", question, sentence) == expected
 
 
+@pytest.mark.parametrize("question, sentence, expected", [
+    # Only a tens word opens no ordinal: after "one" the same words make a
+    # fraction or a measure, still a number.
+    ("How long was the pause?", "There was a one-second pause between the shots.", "one-second"),
+    ("How much of the land did they sell?", "They sold one-fifth of the land in 1871.", "one"),
+    # A numeral with an ordinal's suffix is still read: often the only count or age said.
+    ("How many times did she win the cup?", "She won the cup for the 5th time in 2011.", "5"),
+    ("How old was he when he retired?", "He retired in 1982, on his 70th birthday.", "70"),
+    # A count asked is no year said as a date: once the ordinal word is no
+    # number, "in 1998" was the only number left and came out as the count.
+    ("How many times did he win the race?", "In 1998 he won the race for a sixth time.", None),
+    ("How many times was she elected?", "She was elected a third time in 1936.", None),
+    ("How many novels are in the cycle?", "The fifth and last novel of the cycle came out in 1954.", None),
+    # A year-looking count, or one beside a dated year, is still the count.
+    ("How many inhabitants does the hamlet have?", "The hamlet has 1200 inhabitants.", "1200"),
+    ("How many people lived in the hamlet?", "In 1850 the hamlet had 1200 people.", "1200"),
+])
+def test_an_ordinal_leaves_no_year_as_the_count(question, sentence, expected):
+    assert short_span("number", question, sentence, "Someone") == expected
+
+
 def test_a_number_with_separators_is_one_span_not_a_year():
     # "8,848" once lost its "848" to the year pattern and came out as "8,".
     assert short_span("number", "How high is Everest?", "Everest is 8,848 metres high.") == "8,848 metres"

@@ -396,10 +396,14 @@ _SAYS_POINTS = re.compile(_POINTS, re.IGNORECASE)
 _YEAR = r"(?:1\d{3}|20\d{2})"
 _PERCENT = rf"percent\b|(?<!\b{_YEAR}[\s-])percentage\b|per cent\b"
 # A number word whole: "seventh", "nineteenth" and "tenth" are ordinals and
-# "seventeen" no "seven" (longest first, and a word's end after it), and
-# "twenty" opens no compound ordinal ("twenty-seventh").
-_NUMBER_WORD = (r"(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b"
-                r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b)")
+# "seventeen" no "seven" (longest first, and a word's end after it), and a
+# tens word opens no compound ordinal ("twenty-seventh"). Only a tens word:
+# after "one" the same words make a fraction or a measure ("one-fifth of the
+# vote", "a one-second delay"), still a number.
+_TENS_WORDS = _NUMBER_WORDS[19:27]
+_NUMBER_WORD = (r"(?:(?:" + "|".join(_TENS_WORDS) + r")\b"
+                r"(?!-(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b)|"
+                r"(?:" + "|".join(sorted((w for w in _NUMBER_WORDS if w not in _TENS_WORDS), key=len, reverse=True)) + r")\b)")
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b(?:\d(?:[\d,]*\d)?(?:\.\d+)?|" + _NUMBER_WORD + r")"
     r"(?:[\s-]+(?:" + _NUMBER_WORD + r"|" + _POINTS + r"|" + _PERCENT + r"))*(?:\s?%)?",
@@ -2753,6 +2757,11 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
 
 # "How old was X when …?" / "… at his death?": the age of the one named
 # (the words between, ``asked``).
+# A count or amount asked ("How many titles …?", "How much of the vote …?")
+# is no year said as a date ("for a seventh time in 2005"): the year
+# fallback below keeps no bare year after a word that dates it.
+_COUNT_ASKED = re.compile(r"how\s+(?:many|much)\b", re.IGNORECASE)
+_DATED_BEFORE = re.compile(r"\b(?:in|since|until|till|during)\s+$", re.IGNORECASE)
 _AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+(?P<asked>\S.*?)\s+(?:when|at)\b", re.IGNORECASE)
 # Another person named as kin or company of the one asked about ("His
 # daughter Ada died aged 36"); the gendered kin words besides.
@@ -2907,8 +2916,14 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # A bare four-digit number is usually a year, not the count asked for.
         # Nor is it ever someone's age at a time ("How old was Anne Frank when
         # she died?" is not answered "1945").
+        # Nor is a year said as a date ("in 2005") the count or amount asked:
+        # "How many times did he win the Tour?" is not answered "2005" by
+        # "In 2005 he won it for a seventh time" (a year said as a count,
+        # "1500 inhabitants", stays).
+        counted_asked = _COUNT_ASKED.match(asked_from(question).strip()) is not None
         counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or (
-            [] if _AGE_OF_SOMEONE.match(asked_from(question).strip()) else spans)
+            [] if _AGE_OF_SOMEONE.match(asked_from(question).strip()) else
+            [m for m in spans if not (counted_asked and _DATED_BEFORE.search(sentence, 0, m.start()))])
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
                                  _change_asked(question), _START_ASKED.search(question) is not None,
