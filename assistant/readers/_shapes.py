@@ -2755,13 +2755,13 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     return None
 
 
-# "How old was X when …?" / "… at his death?": the age of the one named
-# (the words between, ``asked``).
 # A count or amount asked ("How many titles …?", "How much of the vote …?")
 # is no year said as a date ("for a seventh time in 2005"): the year
 # fallback below keeps no bare year after a word that dates it.
 _COUNT_ASKED = re.compile(r"how\s+(?:many|much)\b", re.IGNORECASE)
 _DATED_BEFORE = re.compile(r"\b(?:in|since|until|till|during)\s+$", re.IGNORECASE)
+# "How old was X when …?" / "… at his death?": the age of the one named
+# (the words between, ``asked``).
 _AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+(?P<asked>\S.*?)\s+(?:when|at)\b", re.IGNORECASE)
 # Another person named as kin or company of the one asked about ("His
 # daughter Ada died aged 36"); the gendered kin words besides.
