@@ -19,6 +19,7 @@ from ._generative import (
     clean_answer,
     is_yes_no_question,
 )
+from ._events import country_asked, country_named, event_asked, event_date
 from ._lifespan import age_at_death, life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import (
@@ -62,6 +63,10 @@ __all__ = [
     "kin_holder",
     "same_name",
     "referents",
+    "event_asked",
+    "event_date",
+    "country_asked",
+    "country_named",
     "lifespan",
     "life_event",
     "lived",

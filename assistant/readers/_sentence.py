@@ -15,6 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, names_numeral_one, tokens, with_stop, without_possessive
+from ._events import country_asked, country_named, event_asked, event_date
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     _MEASURE_ASKED,
@@ -780,6 +781,12 @@ class SentenceReader:
             if span and answer.text != answer.evidence and span not in answer.text:
                 span = (short_span(kind, question, answer.text, title, referent=referent, known=known) if kind
                         else kind_span(question, answer.text))
+            # "When did X begin?" and "Which country is X in?" are
+            # answered from X's own article where its lead or description
+            # says it (:meth:`_own_article_answer`).
+            own = self._own_article_answer(question, passages, answer, span)
+            if own is not None:
+                return own
             # A sentence of the person's own article says more ("27 November
             # 1852") than the description when it holds the description's
             # year; one without it is about another event of the life (the
@@ -821,6 +828,38 @@ class SentenceReader:
                 and self._unanswered(question, passages, read)):
             return Answer(NOT_FOUND, answer.score, found=False)
         return answer
+
+    def _own_article_answer(self, question: str, passages: Sequence[Passage], answer: Answer,
+                            span: str | None) -> Answer | None:
+        """The answer X's own article gives "When did X begin/end/take
+        place?" (:func:`event_asked`) or "Which country is X in?"
+        (:func:`country_asked`), or None to answer as before: its lead
+        sentence's date or country, else its short description's, the
+        sentence (or description) the evidence. A date span the best
+        sentence of X's own article gave stays; another article's date is
+        another subject's ("1637" of Renaissance philosophy for the
+        Renaissance's start), so where X's own article gives none the
+        sentence is the answer, not its date."""
+        event = event_asked(question)
+        place = None if event else country_asked(question)
+        if event is None and place is None:
+            return None
+        read = passages[: self.config.read_k]
+        own = lead_passage(event[0] if event else place, read)
+        if own is None:
+            return None
+        if event and span and any(p.id == answer.source_id and p.title == own.title for p in read):
+            return None
+        # Only an article's first passage opens with its lead.
+        lead = split_sentences(own.text)[:1] if not re.search(r"(?:_p|#)[1-9]\d*$", own.id) else []
+        top = max(p.score for p in passages)
+        for text in (*lead, own.description):
+            found = event_date(event[1], text) if event else country_named(text, place)
+            if found:
+                return Answer(found, own.score / top if top > 0 else 0.0, evidence=text, source_id=own.id)
+        if event and span:
+            return answer
+        return None
 
     @staticmethod
     def _from_description(passage: Passage, year: str, passages: Sequence[Passage]) -> Answer:

@@ -1,0 +1,188 @@
+"""Short answers its own article gives about a named subject: when an event
+began or ended, and which country a place is in.
+
+The best-scored sentence for "When did World War I begin?" is its lead,
+which gives no year; the short description beside it does ("Global
+conflict from 1914 to 1918"). "Which country is Cusco in?" is answered by a
+country's name, which its lead ("a city in southeastern Peru") or its
+description ("City in Peru") says plainly. Only the subject's own article
+is read for these: another article's date or country is another subject's
+("Renaissance philosophy" dated the Renaissance's start by a philosopher's
+book). The reader (``_sentence.py``) finds that article and hands its lead
+sentence and description here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._shapes import _DATE, _MONTH, asked_from
+
+__all__ = ["country_asked", "country_named", "event_asked", "event_date"]
+
+# "When did X begin/end/take place?": the verb says which end of the
+# event's time is asked ("when": all of it).
+_EVENT_VERBS = {
+    "begin": "start", "start": "start", "commence": "start", "break out": "start",
+    "end": "end", "finish": "end", "conclude": "end",
+    "take place": "when", "happen": "when", "occur": "when",
+}
+_EVENT_ASKED = re.compile(
+    r"^\s*when\s+(?:did|does|do)\s+(?P<subject>.+?)\s+(?P<verb>"
+    + "|".join(verb.replace(" ", r"\s+") for verb in _EVENT_VERBS)
+    + r")\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def event_asked(question: str) -> tuple[str, str] | None:
+    """(subject, which) for "When did X begin/end/take place?" asked of a
+    name ("start", "end" or "when"), else None. A subject with no capital
+    ("it", "the war") names no article.
+
+    >>> event_asked("When did World War I begin?"), event_asked("when did the Cold War end")
+    (('World War I', 'start'), ('the Cold War', 'end'))
+    >>> event_asked("When did the Battle of Hastings take place?"), event_asked("When did it end?")
+    (('the Battle of Hastings', 'when'), None)
+    >>> print(event_asked("When did he begin painting?"))
+    None
+    """
+    match = _EVENT_ASKED.match(asked_from(question))
+    if not match or not re.search(r"[A-Z]", match.group("subject")):
+        return None
+    return match.group("subject"), _EVENT_VERBS[re.sub(r"\s+", " ", match.group("verb").lower())]
+
+
+# Two dates joined as a time's two ends: "1914–1918", "from 1914 to 1918",
+# "between 30 October 1914 and 30 October 1918" ("and" only after "between").
+_RANGE_JOIN = re.compile(r"\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+", re.IGNORECASE)
+_BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_SURELY_A_DATE = re.compile(rf"{_MONTH}|\b(?:BC|BCE|AD|CE)\b|centur|millenni|\d{{4}}s|^(?:1\d{{3}}|20\d{{2}})$")
+
+
+def _dates(text: str) -> list[re.Match]:
+    # A bare number of three digits, or of four that no year of ours has,
+    # is as often a count ("between 200 and 300 people") as a date.
+    return [m for m in _DATE.finditer(text) if _SURELY_A_DATE.search(m.group().strip())]
+
+
+def event_date(which: str, text: str) -> str | None:
+    """The date ``text`` (an event's lead sentence or short description)
+    gives for ``which`` end of its time (:func:`event_asked`): a range's
+    first date for "start", its last for "end", the range for "when". A
+    single date is the start or the whole ("starting in 1917") but never
+    surely the end. None where the text gives no date, or several that
+    make no one range (which of them is asked it need not say).
+
+    >>> [event_date(w, "Global conflict from 1914 to 1918") for w in ("start", "end", "when")]
+    ['1914', '1918', '1914 to 1918']
+    >>> event_date("end", "Scene of action between 29 October 1914 and 30 October 1918")
+    '30 October 1918'
+    >>> event_date("start", "A period of change in Russia, starting in 1917."), event_date("end", "A revolution in 1917.")
+    ('1917', None)
+    >>> event_date("start", "Born in 1900, she wrote in 1930."), event_date("start", "Between 200 and 300 people came.")
+    (None, None)
+    """
+    dates = _dates(text)
+    for first, last in zip(dates, dates[1:]):
+        join = text[first.end():last.start()]
+        if _RANGE_JOIN.fullmatch(join) and ("and" not in join.lower() or _BETWEEN_BEFORE.search(text, 0, first.start())):
+            if which == "start":
+                return first.group().strip()
+            if which == "end":
+                return last.group().strip()
+            return text[first.start():last.end()].strip()
+    if len({m.group().strip() for m in dates}) == 1 and which != "end":
+        return dates[0].group().strip()
+    return None
+
+
+_COUNTRY_ASKED = re.compile(
+    r"^\s*(?:in\s+)?(?:which|what)\s+country\s+(?:is|was|are|were)\s+(?P<subject>.+?)"
+    r"(?:\s+(?:located|situated|found|based))?(?:\s+in)?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def country_asked(question: str) -> str | None:
+    """The place "Which country is X in?" / "In which country is X
+    (located)?" asks about, else None.
+
+    >>> country_asked("Which country is Cusco in?"), country_asked("In which country is the Taj Mahal located?")
+    ('Cusco', 'the Taj Mahal')
+    >>> print(country_asked("Which country did he visit?"))
+    None
+    """
+    match = _COUNTRY_ASKED.match(asked_from(question))
+    if not match or not re.search(r"[A-Z]", match.group("subject")):
+        return None
+    return match.group("subject")
+
+
+# The sovereign states (and the United Kingdom's four countries) by the
+# names an encyclopaedia's lead and short description write them. A closed
+# list: a capitalised name after "in" is as often a state, a province or a
+# region ("City in California") as a country.
+_COUNTRIES = (
+    "Afghanistan, Albania, Algeria, Andorra, Angola, Antigua and Barbuda, Argentina, Armenia, Australia, Austria, "
+    "Azerbaijan, Bahrain, Bangladesh, Barbados, Belarus, Belgium, Belize, Benin, Bhutan, Bolivia, "
+    "Bosnia and Herzegovina, Botswana, Brazil, Brunei, Bulgaria, Burkina Faso, Burundi, Cambodia, Cameroon, Canada, "
+    "Cape Verde, Central African Republic, Chad, Chile, China, Colombia, Comoros, Costa Rica, Croatia, Cuba, Cyprus, "
+    "Czech Republic, Czechia, Democratic Republic of the Congo, Republic of the Congo, Denmark, Djibouti, Dominica, "
+    "Dominican Republic, East Timor, Timor-Leste, Ecuador, Egypt, El Salvador, Equatorial Guinea, Eritrea, Estonia, "
+    "Eswatini, Ethiopia, Fiji, Finland, France, Gabon, Gambia, Georgia, Germany, Ghana, Greece, Grenada, Guatemala, "
+    "Guinea, Guinea-Bissau, Guyana, Haiti, Honduras, Hungary, Iceland, India, Indonesia, Iran, Iraq, Ireland, Israel, "
+    "Italy, Ivory Coast, Jamaica, Japan, Jordan, Kazakhstan, Kenya, Kiribati, Kosovo, Kuwait, Kyrgyzstan, Laos, "
+    "Latvia, Lebanon, Lesotho, Liberia, Libya, Liechtenstein, Lithuania, Luxembourg, Madagascar, Malawi, Malaysia, "
+    "Maldives, Mali, Malta, Marshall Islands, Mauritania, Mauritius, Mexico, Micronesia, Moldova, Monaco, Mongolia, "
+    "Montenegro, Morocco, Mozambique, Myanmar, Namibia, Nauru, Nepal, Netherlands, New Zealand, Nicaragua, Niger, "
+    "Nigeria, North Korea, North Macedonia, Norway, Oman, Pakistan, Palau, Palestine, Panama, Papua New Guinea, "
+    "Paraguay, Peru, Philippines, Poland, Portugal, Qatar, Romania, Russia, Rwanda, Saint Kitts and Nevis, "
+    "Saint Lucia, Saint Vincent and the Grenadines, Samoa, San Marino, Saudi Arabia, Senegal, Serbia, Seychelles, "
+    "Sierra Leone, Singapore, Slovakia, Slovenia, Solomon Islands, Somalia, South Africa, South Korea, South Sudan, "
+    "Spain, Sri Lanka, Sudan, Suriname, Sweden, Switzerland, Syria, Taiwan, Tajikistan, Tanzania, Thailand, Togo, "
+    "Tonga, Trinidad and Tobago, Tunisia, Turkey, Türkiye, Turkmenistan, Tuvalu, Uganda, Ukraine, "
+    "United Arab Emirates, United Kingdom, United States, Uruguay, Uzbekistan, Vanuatu, Vatican City, Venezuela, "
+    "Vietnam, Yemen, Zambia, Zimbabwe, England, Scotland, Wales, Northern Ireland"
+).split(", ")
+# Longest first, so that "Papua New Guinea" is read before "Guinea".
+_COUNTRY = re.compile(
+    r"(?<![\w'’-])(?:the\s+)?(" + "|".join(re.escape(c) for c in sorted(_COUNTRIES, key=len, reverse=True)) + r")(?:['’]s?)?(?![\w-])"
+)
+# A country's name inside a longer one is no country: "Niger River",
+# "Mexico City", "New Mexico", "the U.S. state of Georgia".
+_NAME_WORD_BEFORE = re.compile(r"(?:^|[^\w'’-])([A-Z][\w'’.-]*)\s+$")
+_NAME_WORD_AFTER = re.compile(r"\s+[A-Z]")
+_STATE_OF = re.compile(r"\bstate\s+of\s+$", re.IGNORECASE)
+# Capitalised words that start a sentence or a clause, not a name.
+_NOT_NAME_WORDS = frozenset("in of on at to from the a an and or near north south east west".split())
+
+
+def country_named(text: str, subject: str = "") -> str | None:
+    """The one country (a closed list) ``text`` names, not inside a longer
+    name and not ``subject`` itself, or None where it names none or two
+    (which of them holds the place it need not say).
+
+    >>> country_named("Cusco or Cuzco is a city in southeastern Peru, near the Sacred Valley of the Andes."), country_named("City in Peru")
+    ('Peru', 'Peru')
+    >>> country_named("Kyoto is the capital city of Kyoto Prefecture in the Kansai region of Japan's largest island.")
+    'Japan'
+    >>> country_named("Timbuktu is an ancient city in Mali, situated 20 kilometres north of the Niger River.")
+    'Mali'
+    >>> print(country_named("Tijuana is a city near the border of Mexico and the United States."))
+    None
+    >>> print(country_named("Atlanta is the capital of the U.S. state of Georgia."), country_named("City in California"))
+    None None
+    """
+    found = set()
+    for match in _COUNTRY.finditer(text):
+        name = match.group(1)
+        before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
+        if before and before.group(1).lower() not in _NOT_NAME_WORDS:
+            continue
+        if _NAME_WORD_AFTER.match(text, match.end()) or _STATE_OF.search(text, 0, match.start()):
+            continue
+        if subject and name.lower() in subject.lower():
+            continue
+        found.add(name)
+    return found.pop() if len(found) == 1 else None
