@@ -71,4 +71,13 @@ def test_the_questions_and_texts_read():
     assert country_named("A town on the border of Peru and Chile.") is None
     assert country_named("A city on the Niger River.") is None and country_named("A city in New Mexico.") is None
     assert country_named("Capital of the state of Georgia") is None
+    # A state before its country's name is a part of it; the country is
+    # named by its short name too.
+    assert country_named("Capital and most populous city of Georgia, U.S.") == "United States"
+    assert country_named("The most populous city in the U.S. state of California.") == "United States"
+    # The text's first date dates it, its end written short; a later range is a part's.
+    wars = "The Velmoran Wars (1731–38) were fought against the League under Oska (1733–1740)."
+    assert (event_date("start", wars), event_date("end", wars)) == ("1731", "1738")
+    assert event_date("end", "A war from 1731 to 1738 under Oska (1733–1740).") == "1738"
+    assert event_date("start", "A war fought under Oska (born 1700) from 1731 to 1738.") is None
     assert country_named("Panama is a country in Central America.", "Panama") is None

@@ -57,6 +57,7 @@ def event_asked(question: str) -> tuple[str, str] | None:
 # "between 30 October 1914 and 30 October 1918" ("and" only after "between").
 _RANGE_JOIN = re.compile(r"\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+", re.IGNORECASE)
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_SHORT_END = re.compile(r"\s*[-–—]\s*(\d{2})(?![\d,.]?\d)")
 _SURELY_A_DATE = re.compile(rf"{_MONTH}|\b(?:BC|BCE|AD|CE)\b|centur|millenni|\d{{4}}s|^(?:1\d{{3}}|20\d{{2}})$")
 
 
@@ -82,9 +83,25 @@ def event_date(which: str, text: str) -> str | None:
     ('1917', None)
     >>> event_date("start", "Born in 1900, she wrote in 1930."), event_date("start", "Between 200 and 300 people came.")
     (None, None)
+    >>> [event_date(w, "Wars (1803–15) fought against the Empire under Napoleon (1804–1815)") for w in ("start", "end")]
+    ['1803', '1815']
     """
     dates = _dates(text)
-    for first, last in zip(dates, dates[1:]):
+    if not dates:
+        return None
+    # Only the text's first date dates the subject: a later range is a
+    # part's or a person's ("… against the French Empire under Napoleon
+    # (1804–1815)" after the wars' own "(1803–15)").
+    first = dates[0]
+    short = _SHORT_END.match(text, first.end())
+    if short and re.fullmatch(r"\d{4}", first.group().strip()):
+        # "1803–15": the end written by its last two digits.
+        start = first.group().strip()
+        end = start[:2] + short.group(1)
+        if end > start:
+            return start if which == "start" else end if which == "end" else text[first.start():short.end()].strip()
+    if len(dates) > 1:
+        last = dates[1]
         join = text[first.end():last.start()]
         if _RANGE_JOIN.fullmatch(join) and ("and" not in join.lower() or _BETWEEN_BEFORE.search(text, 0, first.start())):
             if which == "start":
@@ -93,7 +110,7 @@ def event_date(which: str, text: str) -> str | None:
                 return last.group().strip()
             return text[first.start():last.end()].strip()
     if len({m.group().strip() for m in dates}) == 1 and which != "end":
-        return dates[0].group().strip()
+        return first.group().strip()
     return None
 
 
@@ -145,15 +162,22 @@ _COUNTRIES = (
     "United Arab Emirates, United Kingdom, United States, Uruguay, Uzbekistan, Vanuatu, Vatican City, Venezuela, "
     "Vietnam, Yemen, Zambia, Zimbabwe, England, Scotland, Wales, Northern Ireland"
 ).split(", ")
+# The short names a lead writes a country by ("the U.S. state of Georgia"),
+# answered by its name.
+_SHORT_NAMES = {"U.S.": "United States", "U.S.A.": "United States", "USA": "United States", "UK": "United Kingdom",
+                "U.K.": "United Kingdom"}
 # Longest first, so that "Papua New Guinea" is read before "Guinea".
 _COUNTRY = re.compile(
-    r"(?<![\w'’-])(?:the\s+)?(" + "|".join(re.escape(c) for c in sorted(_COUNTRIES, key=len, reverse=True)) + r")(?:['’]s?)?(?![\w-])"
+    r"(?<![\w'’.-])(?:the\s+)?(" + "|".join(re.escape(c) for c in sorted((*_COUNTRIES, *_SHORT_NAMES), key=len, reverse=True))
+    + r")(?:['’]s?)?(?![\w-])(?!\.\w)"
 )
 # A country's name inside a longer one is no country: "Niger River",
 # "Mexico City", "New Mexico", "the U.S. state of Georgia".
 _NAME_WORD_BEFORE = re.compile(r"(?:^|[^\w'’-])([A-Z][\w'’.-]*)\s+$")
 _NAME_WORD_AFTER = re.compile(r"\s+[A-Z]")
 _STATE_OF = re.compile(r"\bstate\s+of\s+$", re.IGNORECASE)
+# "Georgia, U.S.": a name before its country's is a part of it.
+_COUNTRY_AFTER = re.compile(r",\s*(?:the\s+)?(?:U\.S\.|US|USA|United\s+States|UK|United\s+Kingdom)(?!\w)")
 # Capitalised words that start a sentence or a clause, not a name.
 _NOT_NAME_WORDS = frozenset("in of on at to from the a an and or near north south east west".split())
 
@@ -171,7 +195,9 @@ def country_named(text: str, subject: str = "") -> str | None:
     'Mali'
     >>> print(country_named("Tijuana is a city near the border of Mexico and the United States."))
     None
-    >>> print(country_named("Atlanta is the capital of the U.S. state of Georgia."), country_named("City in California"))
+    >>> country_named("Atlanta is the capital of the U.S. state of Georgia."), country_named("Capital of Georgia, U.S.")
+    ('United States', 'United States')
+    >>> print(country_named("Capital of the state of Georgia."), country_named("City in California"))
     None None
     """
     found = set()
@@ -182,7 +208,9 @@ def country_named(text: str, subject: str = "") -> str | None:
             continue
         if _NAME_WORD_AFTER.match(text, match.end()) or _STATE_OF.search(text, 0, match.start()):
             continue
+        if _COUNTRY_AFTER.match(text, match.end()) and name not in _SHORT_NAMES:
+            continue
         if subject and name.lower() in subject.lower():
             continue
-        found.add(name)
+        found.add(_SHORT_NAMES.get(name, name))
     return found.pop() if len(found) == 1 else None
