@@ -53,6 +53,7 @@ def test_a_places_country_is_the_one_its_own_article_names(reader):
     # The lead names no country: the description does.
     answer = reader.read("In which country is Brindlemere?", [BRINDLE, HARBOUR])
     assert (answer.text, answer.evidence) == ("Portugal", "Town in Portugal")
+    assert reader.read("Which country is the city of Kelport in?", [HARBOUR, BRINDLE]).text == "Peru"
     # Not another article's country: Brindlemere's own article is not read.
     assert reader.read("In which country is Brindlemere?", [HARBOUR]).text != "Peru"
 
@@ -63,6 +64,8 @@ def test_the_questions_and_texts_read():
     assert event_asked("When did it begin?") is None and event_asked("When was the Velmoran War?") is None
     assert country_asked("What country is Kelport located in?") == "Kelport"
     assert country_asked("Which city is Kelport in?") is None
+    # A rewrite's "the city of" before the name is no part of the title.
+    assert country_asked("Which country is the city of Kelport in?") == "Kelport"
     assert event_date("start", "Conflict (1731–1738)") == "1731" and event_date("end", "Conflict (1731–1738)") == "1738"
     # Two dates that make no range say neither end.
     assert event_date("start", "Founded in 1731, it fell in 1738.") is None

@@ -121,19 +121,28 @@ _COUNTRY_ASKED = re.compile(
 )
 
 
+# A rewrite may put the place's kind before its name ("Which country is
+# the city of Cusco in?"), which its article's title does not; a capital
+# kind is the name's own ("the City of London").
+_KIND_OF = re.compile(r"^(?:the\s+)?(?:city|town|village|capital|island|region|province|site|mountain|volcano|ruins|temple)"
+                      r"\s+of\s+(?=[A-Z])")
+
+
 def country_asked(question: str) -> str | None:
     """The place "Which country is X in?" / "In which country is X
     (located)?" asks about, else None.
 
     >>> country_asked("Which country is Cusco in?"), country_asked("In which country is the Taj Mahal located?")
     ('Cusco', 'the Taj Mahal')
+    >>> country_asked("Which country is the city of Cusco in?"), country_asked("Which country is the City of London in?")
+    ('Cusco', 'the City of London')
     >>> print(country_asked("Which country did he visit?"))
     None
     """
     match = _COUNTRY_ASKED.match(asked_from(question))
     if not match or not re.search(r"[A-Z]", match.group("subject")):
         return None
-    return match.group("subject")
+    return _KIND_OF.sub("", match.group("subject"))
 
 
 # The sovereign states (and the United Kingdom's four countries) by the
