@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
 __all__ = ["country_asked", "country_named", "event_asked", "event_date"]
@@ -67,6 +68,32 @@ def _dates(text: str) -> list[re.Match]:
     return [m for m in _DATE.finditer(text) if _SURELY_A_DATE.search(m.group().strip())]
 
 
+# A day and month with no year ("from Sunday 2 September to … 1666"): a
+# range's start the date pattern does not read.
+_DAY_MONTH = re.compile(rf"\b\d{{1,2}}\s+{_MONTH}(?!\w)|\b{_MONTH}\s+\d{{1,2}}\b")
+# A date after one of these ends a range whose start was not read.
+_AFTER_JOIN = re.compile(r"(?:[-–—]|\b(?:to|until|till|through|and))\s*$", re.IGNORECASE)
+
+
+def _first_unsure(text: str, first: re.Match) -> bool:
+    """Whether ``text``'s first date may not be its time's first end: a
+    number not sure to be a year ("264 to 146 BC", "722–1492", "c. 500–1500")
+    or a day with no year comes before it, it follows a range's join, or it
+    is in brackets after which the text gives its own dates ("fought under
+    Henry VI (1421–1471), … lasting from 1455 to 1487": a person's life)."""
+    before = text[: first.start()]
+    if any(m.start() < first.start() for m in _DATE.finditer(text)) or _DAY_MONTH.search(before):
+        return True
+    if _AFTER_JOIN.search(before):
+        return True
+    if before.count("(") > before.count(")"):
+        close = text.find(")", first.end())
+        # Dates in later brackets are a part's or a person's, not the text's own.
+        if close >= 0 and _dates(re.sub(r"\([^()]*\)", "", text[close + 1:])):
+            return True
+    return False
+
+
 def event_date(which: str, text: str) -> str | None:
     """The date ``text`` (an event's lead sentence or short description)
     gives for ``which`` end of its time (:func:`event_asked`): a range's
@@ -93,6 +120,8 @@ def event_date(which: str, text: str) -> str | None:
     # part's or a person's ("… against the French Empire under Napoleon
     # (1804–1815)" after the wars' own "(1803–15)").
     first = dates[0]
+    if _first_unsure(text, first):
+        return None
     short = _SHORT_END.match(text, first.end())
     if short and re.fullmatch(r"\d{4}", first.group().strip()):
         # "1803–15": the end written by its last two digits.
@@ -115,8 +144,8 @@ def event_date(which: str, text: str) -> str | None:
 
 
 _COUNTRY_ASKED = re.compile(
-    r"^\s*(?:in\s+)?(?:which|what)\s+country\s+(?:is|was|are|were)\s+(?P<subject>.+?)"
-    r"(?:\s+(?:located|situated|found|based))?(?:\s+in)?\s*[?.!]*\s*$",
+    r"^\s*(?P<in>in\s+)?(?:which|what)\s+country\s+(?:is|are)\s+(?P<subject>.+?)"
+    r"(?:\s+(?:located|situated|found|based))?(?P<in2>\s+in)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 
@@ -136,11 +165,15 @@ def country_asked(question: str) -> str | None:
     ('Cusco', 'the Taj Mahal')
     >>> country_asked("Which country is the city of Cusco in?"), country_asked("Which country is the City of London in?")
     ('Cusco', 'the City of London')
-    >>> print(country_asked("Which country did he visit?"))
-    None
+    >>> print(country_asked("Which country did he visit?"), country_asked("Which country is the capital of Peru?"),
+    ...       country_asked("Which country was Napoleon in?"))
+    None None None
     """
     match = _COUNTRY_ASKED.match(asked_from(question))
-    if not match or not re.search(r"[A-Z]", match.group("subject")):
+    # Only where it asks what the place is in: "Which country is the
+    # capital of Peru?" asks for another place; "Which country was
+    # Napoleon in?" asks about a person, or about a past border.
+    if not match or not (match.group("in") or match.group("in2")) or not re.search(r"[A-Z]", match.group("subject")):
         return None
     return _KIND_OF.sub("", match.group("subject"))
 
@@ -187,6 +220,16 @@ _NAME_WORD_AFTER = re.compile(r"\s+[A-Z]")
 _STATE_OF = re.compile(r"\bstate\s+of\s+$", re.IGNORECASE)
 # "Georgia, U.S.": a name before its country's is a part of it.
 _COUNTRY_AFTER = re.compile(r",\s*(?:the\s+)?(?:U\.S\.|US|USA|United\s+States|UK|United\s+Kingdom)(?!\w)")
+# A country counts only where the text puts the place in it: "a city in
+# (southern) Peru", "City in Peru", "… of Japan", "Baden-Württemberg,
+# Germany" (a name and its country), with at most two lower-case words
+# between ("in the Kansai region of Japan" reads "of Japan").
+_PUT_IN = re.compile(r"(?:\b(?:in|of)\s+(?:the\s+)?(?:[a-z][\w-]*\s+){0,2}|[A-Z][\w.'’-]*,\s*(?:the\s+)?)$")
+# ...and not in a clause that puts it beside, near or away from it
+# ("near the coast of France", "on the border with Germany", "after the
+# Volga in Russia", "emigrated to the United States", "born in Corsica").
+_NOT_IN = re.compile(r"\b(?:near|nearby|border\w*|coast|shore|between|off|after|with|to|from|across|than|"
+                     r"neighbou?r\w*|emigrated|born|died|exiled|like|unlike|outside|beyond)\b", re.IGNORECASE)
 # Capitalised words that start a sentence or a clause, not a name.
 _NOT_NAME_WORDS = frozenset("in of on at to from the a an and or near north south east west".split())
 
@@ -221,5 +264,23 @@ def country_named(text: str, subject: str = "") -> str | None:
             continue
         if subject and name.lower() in subject.lower():
             continue
+        before = text[: match.start()]
+        named = re.search(r"[A-Z][\w.'’-]*,\s*(?:the\s+)?$", before)
+        clause = re.split(r"[,;:()]|\.\s+", before[: named.start()] if named else before)[-1]
+        if not _PUT_IN.search(before) or _NOT_IN.search(clause):
+            continue
         found.add(_SHORT_NAMES.get(name, name))
     return found.pop() if len(found) == 1 else None
+
+
+# A bracket after a name that opens with a day ("(25 October 1881 – …",
+# "(born 3 May …"): a person's birth, as a lead writes it.
+_LIFE_BRACKET = re.compile(rf"\(\s*(?:born\s+)?(?:\d{{1,2}}\s+{_MONTH}|{_MONTH}\s+\d{{1,2}})")
+
+
+def a_life(lead: str, description: str) -> bool:
+    """Whether an article's lead and description are a person's: the
+    description gives a lifespan and the lead's first bracket a birth day.
+    A person's "start" or country is not an event's or a place's."""
+    bracket = lead.find("(")
+    return bool(lifespan(description)) and bracket >= 0 and bool(_LIFE_BRACKET.match(lead, bracket))

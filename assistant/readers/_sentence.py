@@ -15,7 +15,7 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, names_numeral_one, tokens, with_stop, without_possessive
-from ._events import country_asked, country_named, event_asked, event_date
+from ._events import a_life, country_asked, country_named, event_asked, event_date
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     _MEASURE_ASKED,
@@ -836,19 +836,26 @@ class SentenceReader:
         (:func:`country_asked`), or None to answer as before: its lead
         sentence's date or country, else its short description's, the
         sentence (or description) the evidence. A date span the best
-        sentence of X's own article gave stays; another article's date is
-        another subject's ("1637" of Renaissance philosophy for the
-        Renaissance's start), so where X's own article gives none the
-        sentence is the answer, not its date."""
+        sentence of X's own article gave stays. Where X's own article
+        gives none, today's answer stands: another article's date is
+        sometimes another subject's, as often the right one ("1517" from
+        Martin Luther's for the Reformation). Of several articles titled X,
+        the one the best sentence came from is read (Georgia the country or
+        the U.S. state); a person's article is no event's or place's."""
         event = event_asked(question)
         place = None if event else country_asked(question)
         if event is None and place is None:
             return None
         read = passages[: self.config.read_k]
-        own = lead_passage(event[0] if event else place, read)
+        subject = event[0] if event else place
+        own = lead_passage(subject, [p for p in read if p.id == answer.source_id]) or lead_passage(subject, read)
         if own is None:
             return None
         if event and span and any(p.id == answer.source_id and p.title == own.title for p in read):
+            return None
+        # A life's dates in brackets after the name and its years in the
+        # description: "Pablo Picasso (25 October 1881 – 8 April 1973)".
+        if a_life(own.text, own.description):
             return None
         # Only an article's first passage opens with its lead.
         lead = split_sentences(own.text)[:1] if not re.search(r"(?:_p|#)[1-9]\d*$", own.id) else []
@@ -857,8 +864,6 @@ class SentenceReader:
             found = event_date(event[1], text) if event else country_named(text, place)
             if found:
                 return Answer(found, own.score / top if top > 0 else 0.0, evidence=text, source_id=own.id)
-        if event and span:
-            return answer
         return None
 
     @staticmethod
