@@ -52,6 +52,8 @@ __all__ = [
     "PackedLinear",
     "pack_linears",
     "can_pack",
+    "Int8Linear",
+    "can_quantize",
     "FusedLlama",
     "FusedCache",
     "FusedPrompts",
@@ -84,6 +86,8 @@ _LAZY = {
     "PackedLinear": "_packing",
     "pack_linears": "_packing",
     "can_pack": "_packing",
+    "Int8Linear": "_packing",
+    "can_quantize": "_packing",
     "FusedLlama": "_fused",
     "FusedCache": "_fused",
     "FusedPrompts": "_fused",
@@ -118,7 +122,8 @@ def __getattr__(name: str):
 
 
 def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0,
-                  fused_forward: bool = True, second_look: int | None = None, second_look_below: float | None = None) -> Rewriter:
+                  fused_forward: bool = True, second_look: int | None = None, second_look_below: float | None = None,
+                  int8_weights: bool = True) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -128,6 +133,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
     ``pack_weights=False`` keeps plain bfloat16 weights and
     ``fused_forward=False`` transformers' forward for one question, to compare;
+    ``int8_weights=False`` bfloat16 weights for one question's passes too
+    (``RewriterConfig.int8_weights``);
     ``candidates`` adds an N-best search (``RewriterConfig.candidates``);
     ``second_look`` sets the beams searched for a follow-up left as asked
     (``RewriterConfig.second_look``; None: its default, 0: never), and
@@ -148,7 +155,8 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
         return OriginalRewriter()
     from ._causal import CausalLMRewriter
 
-    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward)
+    config = RewriterConfig(dtype=dtype, pack_weights=pack_weights, candidates=candidates, fused_forward=fused_forward,
+                            int8_weights=int8_weights)
     if second_look is not None:
         config = replace(config, second_look=second_look)
     if second_look_below is not None:

@@ -120,7 +120,8 @@ class CausalLMRewriter:
         model.to(dtype)  # after the merge: LoRA deltas are added in float32
         fused = None
         if config.fused_forward and copy_head is None and FusedLlama.supports(model):
-            fused = FusedLlama.from_model(model, pack=config.pack_weights)  # before packing: it stacks the plain weights
+            # before packing: it stacks and quantizes the plain weights
+            fused = FusedLlama.from_model(model, pack=config.pack_weights, int8=config.int8_weights)
         if config.pack_weights:
             pack_linears(model)  # after the merge and the cast: packed layers are final
         if copy_head is not None:

@@ -87,6 +87,12 @@ class RewriterConfig:
     # draft pass on 2 cores is mostly made of (BENCHMARKS.md §10, session 22).
     # False only to compare; batches keep transformers' forward.
     fused_forward: bool = True
+    # One question's prompt and draft passes through the fused forward read
+    # int8 copies of every weight but the down projection's
+    # (rewriting._fused): half the bytes, the rewrites close to bfloat16's
+    # but not equal, as good on the turns tried (BENCHMARKS.md §10, session
+    # 49). Beams and batches keep the model's weights. False: bfloat16 only.
+    int8_weights: bool = True
     # Drift guard: share of the question's content words the rewrite must
     # keep. 0.5 lets the model replace a vague word but not the whole question.
     min_content_overlap: float = 0.5

@@ -33,16 +33,26 @@ down projection, the norms and the LM head are the model's own modules,
 called as they are (packed or not), so only the stacked weights add memory.
 Batches of prompts keep transformers' forward for their greedy decoding:
 it needs padding masks.
+
+With ``int8=True`` (:meth:`FusedLlama.from_model`), one sequence's passes
+(:meth:`FusedLlama.forward`: a question's prompt and its drafts) multiply
+int8 copies of the q/k/v, output, gate/up and LM-head weights
+(:class:`~rewriting.Int8Linear`): half the bytes to read, outputs close to
+but not equal to bfloat16's. The down projection stays as it is: on a few
+tokens its inputs are thousands of times the rest, which one int8 scale a
+call cannot hold. Several prompts or beams in one call
+(:meth:`FusedLlama.forward_prompts`, :meth:`FusedLlama.forward_groups`)
+keep the model's weights, so no sequence's rounding depends on another's.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import torch
 import torch.nn.functional as F
 
-from ._packing import PackedLinear, can_pack
+from ._packing import Int8Linear, PackedLinear, can_pack, can_quantize
 
 __all__ = ["FusedLlama", "FusedCache", "FusedPrompts", "FusedRows"]
 
@@ -161,9 +171,10 @@ class FusedLlama:
     by their parents, so packing them afterwards is seen here too.
     """
 
-    def __init__(self, model, qkv: list[torch.nn.Module], gate_up: list[torch.nn.Module]):
+    def __init__(self, model, qkv: list[torch.nn.Module], gate_up: list[torch.nn.Module], lean: "_Int8 | None" = None):
         config = model.config
         self.model = model
+        self._int8 = lean  # one sequence's int8 products, or None: the model's weights everywhere
         self.heads = config.num_attention_heads
         self.kv_heads = config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
@@ -194,20 +205,32 @@ class FusedLlama:
         )
 
     @classmethod
-    def from_model(cls, model, pack: bool = True) -> "FusedLlama":
+    def from_model(cls, model, pack: bool = True, int8: bool = False) -> "FusedLlama":
         """Stack each layer's q/k/v and gate/up weights into one linear layer
         each (a :class:`~rewriting.PackedLinear` when ``pack`` and
-        :func:`~rewriting.can_pack` allow)."""
+        :func:`~rewriting.can_pack` allow); with ``int8`` (where
+        :func:`~rewriting.can_quantize` allows), int8 copies for
+        :meth:`forward` too (see the module docstring)."""
         if not cls.supports(model):
             raise ValueError(f"FusedLlama reproduces Llama models only, not {type(model).__name__}")
         packed = pack and can_pack(model.model.embed_tokens.weight.dtype)
         qkv, gate_up = [], []
+        lean = _Int8([], [], [], Int8Linear(model.lm_head)) if int8 and can_quantize() else None
         for layer in model.model.layers:
             attn, mlp = layer.self_attn, layer.mlp
             for stacked, parts in ((qkv, (attn.q_proj, attn.k_proj, attn.v_proj)), (gate_up, (mlp.gate_proj, mlp.up_proj))):
                 linear = _stacked(parts)
                 stacked.append(PackedLinear(linear) if packed else linear)
-        return cls(model, qkv, gate_up)
+            if lean is not None:
+                lean.qkv.append(Int8Linear(_stacked((attn.q_proj, attn.k_proj, attn.v_proj))))
+                lean.gate_up.append(Int8Linear(_stacked((mlp.gate_proj, mlp.up_proj))))
+                lean.o_proj.append(Int8Linear(attn.o_proj))
+        return cls(model, qkv, gate_up, lean)
+
+    @property
+    def int8(self) -> bool:
+        """Whether :meth:`forward` multiplies int8 weights."""
+        return self._int8 is not None
 
     def new_cache(self, capacity: int) -> FusedCache:
         """An empty cache for ``capacity`` positions (it grows if a call needs more)."""
@@ -230,15 +253,16 @@ class FusedLlama:
         x = inner.embed_tokens(torch.tensor(ids))
         cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
         mask = _causal_mask(count, end)
+        lean = self._int8
         for index, layer in enumerate(inner.layers):
-            q, k, v = self._projected(index, layer, x)
+            q, k, v = self._projected(index, layer, x, lean)
             q = q.view(count, self.heads, self.head_dim).transpose(0, 1)
             k = k.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             v = v.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
             q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
-            x = self._after_attention(index, layer, x, self._cached_attention(index, layer, q, k, v, cache, start, mask))
+            x = self._after_attention(index, layer, x, self._cached_attention(index, layer, q, k, v, cache, start, mask), lean)
         cache.length = end
-        return self.model.lm_head(inner.norm(x[-keep:]))
+        return (self.model.lm_head if lean is None else lean.lm_head)(inner.norm(x[-keep:]))
 
     @torch.inference_mode()
     def forward_prompts(self, prompts: Sequence[Sequence[int]], caches: Sequence[FusedCache]) -> torch.Tensor:
@@ -339,20 +363,34 @@ class FusedLlama:
         )
         return out[0].transpose(0, 1).reshape(end - start, -1)
 
-    def _projected(self, index: int, layer, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _projected(self, index: int, layer, x: torch.Tensor, lean: "_Int8 | None" = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Layer ``index``'s queries, keys and values of ``x`` ``(rows, hidden)``,
-        one stacked product, each ``(rows, heads * head_dim)``."""
+        one stacked product (``lean``'s int8 one if given), each ``(rows, heads * head_dim)``."""
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        y = self._qkv[index](layer.input_layernorm(x))
+        y = (self._qkv if lean is None else lean.qkv)[index](layer.input_layernorm(x))
         return y[:, :q_size], y[:, q_size : q_size + kv_size], y[:, q_size + kv_size :]
 
-    def _after_attention(self, index: int, layer, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+    def _after_attention(self, index: int, layer, x: torch.Tensor, attended: torch.Tensor, lean: "_Int8 | None" = None) -> torch.Tensor:
         """The layer's output: ``x`` plus the output projection of its
         attention's heads ``attended`` ``(rows, heads * head_dim)``, then plus
-        its MLP (gate and up as one stacked product)."""
-        x = x + layer.self_attn.o_proj(attended)
-        gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
+        its MLP (gate and up as one stacked product); ``lean``'s int8
+        products if given, the down projection the model's own."""
+        if lean is None:
+            x = x + layer.self_attn.o_proj(attended)
+            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
+        else:
+            x = x + lean.o_proj[index](attended)
+            gate_up = lean.gate_up[index](layer.post_attention_layernorm(x))
         return x + layer.mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
+
+
+class _Int8(NamedTuple):
+    """The int8 products of :meth:`FusedLlama.forward`, per layer but the LM head."""
+
+    qkv: list[Int8Linear]
+    gate_up: list[Int8Linear]
+    o_proj: list[Int8Linear]
+    lm_head: Int8Linear
 
 
 def _attended(q: torch.Tensor, prompts: FusedPrompts, index: int, own_keys: torch.Tensor, own_values: torch.Tensor,

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from rewriting import TRAINED_ADAPTER, CausalLMRewriter, Decoding, FusedCache, FusedLlama, FusedPrompts, RewriterConfig, can_pack, load_rewriter, pack_linears
+from rewriting import (TRAINED_ADAPTER, CausalLMRewriter, Decoding, FusedCache, FusedLlama, FusedPrompts, RewriterConfig, can_pack, can_quantize,
+                       load_rewriter, pack_linears)
 
 HISTORY = ["Who was Ada Lovelace?", "An English mathematician, the daughter of Lord Byron."]
 
@@ -105,7 +106,7 @@ def _rewriters(tmp_path, tiny_gpt2, **overrides):
                         bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id, **overrides)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
-    config = RewriterConfig(dtype="float32", max_new_tokens=8)
+    config = RewriterConfig(dtype="float32", max_new_tokens=8, int8_weights=False)  # int8 rounds apart from transformers
     return (CausalLMRewriter.from_pretrained(str(tmp_path), config=config),
             CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype="float32", max_new_tokens=8, fused_forward=False)))
 
@@ -129,7 +130,7 @@ def test_models_it_cannot_reproduce_keep_their_own_forward(tiny_gpt2, tmp_path):
 
 @pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="missing prerequisite: the trained adapter (restore rewriting/adapters/ from git)")
 def test_the_trained_rewriter_rewrites_the_same_with_the_fused_forward():
-    fused = load_rewriter("trained")
+    fused = load_rewriter("trained", int8_weights=False)
     plain = load_rewriter("trained", fused_forward=False)
     assert isinstance(fused._fused, FusedLlama) and plain._fused is None
     history = HISTORY + ["What did she write about?", "The first algorithm meant for a machine, in her notes."]
@@ -321,3 +322,30 @@ def test_a_batchs_second_looks_start_from_its_greedy_pass_read_of_each_prompt(tm
     assert [len(read.cache.keys[0, 0]) for read in kept] == [len(prompt) for prompt in prompts]
     expected = plain._beam_batch(prompts, 4)
     assert search(prompts, 4, kept) == expected and len({str(hypotheses) for hypotheses in expected}) == 3
+
+
+@pytest.mark.skipif(not can_quantize(), reason="this torch build has no FBGEMM int8 linear kernel (x86 wheels have it)")
+def test_int8_passes_of_one_sequence_stay_close_to_transformers_and_beams_keep_the_models_weights():
+    model = _tiny_llama()
+    lean, plain = FusedLlama.from_model(model, int8=True), FusedLlama.from_model(model)
+    assert lean.int8 and not plain.int8
+    ids = torch.randint(0, 96, (24,)).tolist()
+    expected = _reference(model, ids)
+    cache = lean.new_cache(24)
+    got = torch.cat([lean.forward(ids[:16], cache, keep=16), lean.forward(ids[16:], cache, keep=8)])
+    assert not torch.equal(got, expected)  # int8 products, not the float ones
+    assert (got - expected).abs().max() < 0.05 * expected.abs().max()
+    assert (got.argmax(-1) == expected.argmax(-1)).float().mean() >= 0.9
+    # several prompts in one call keep the model's weights: bit for bit the plain forward's
+    prompts = [ids[:9], ids[3:20]]
+    read = lean.forward_prompts(prompts, [lean.new_cache(20) for _ in prompts])
+    assert torch.equal(read, plain.forward_prompts(prompts, [plain.new_cache(20) for _ in prompts]))
+
+
+def test_int8_falls_back_to_the_models_weights_where_torch_cannot_quantize(monkeypatch):
+    monkeypatch.delattr(torch, "quantize_per_channel")
+    model = _tiny_llama()
+    fused = FusedLlama.from_model(model, int8=True)
+    ids = torch.randint(0, 96, (10,)).tolist()
+    assert not fused.int8
+    torch.testing.assert_close(fused.forward(ids, fused.new_cache(10), keep=10), _reference(model, ids), rtol=1e-4, atol=1e-4)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rewriting import TRAINED_ADAPTER, CausalLMRewriter, PackedLinear, RewriterConfig, can_pack, load_rewriter, pack_linears
+from rewriting import (TRAINED_ADAPTER, CausalLMRewriter, Int8Linear, PackedLinear, RewriterConfig, can_pack, can_quantize, load_rewriter,
+                       pack_linears)
 
+needs_int8 = pytest.mark.skipif(not can_quantize(), reason="this torch build has no FBGEMM int8 linear kernel (x86 wheels have it)")
 needs_bf16 = pytest.mark.skipif(
     not can_pack(torch.bfloat16), reason="this CPU or torch build has no oneDNN bfloat16 linear kernel: nothing is packed here"
 )
@@ -81,3 +83,25 @@ def test_the_trained_rewriter_rewrites_the_same_packed_or_not():
     questions = [("What did she write about?", HISTORY), ("Who was her father?", HISTORY), ("When were they published?", history)]
     assert packed.rewrite_batch(questions) == plain.rewrite_batch(questions)
     assert [packed.rewrite(q, h) for q, h in questions] == [plain.rewrite(q, h) for q, h in questions]
+
+
+@needs_int8
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_an_int8_layer_gives_the_float_layers_outputs_within_its_rounding(dtype):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 48).to(dtype)
+    with torch.no_grad():
+        linear.weight[5] = 0  # a row of zeros has no scale of its own
+    x = torch.randn(2, 7, 64).to(dtype)
+    with torch.inference_mode():
+        expected, got = linear(x).float(), Int8Linear(linear)(x)
+    assert got.shape == (2, 7, 48) and got.dtype == dtype
+    # int8 weights and rows: a few hundredths of the largest output, never more
+    error = (got.float() - expected).abs().max() / expected.abs().max()
+    assert 0 < error < 0.03
+    torch.testing.assert_close(got.float()[..., 5], linear.bias[5].float().expand(2, 7), rtol=0.01, atol=0.01)  # the bias is kept
+
+
+def test_int8_is_said_unavailable_when_torch_lacks_its_quantized_tensors(monkeypatch):
+    monkeypatch.delattr(torch, "quantize_per_channel")
+    assert not can_quantize()
