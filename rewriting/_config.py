@@ -90,7 +90,7 @@ class RewriterConfig:
     # One question's prompt and draft passes through the fused forward read
     # int8 copies of every weight but the down projection's
     # (rewriting._fused): half the bytes, the rewrites close to bfloat16's
-    # but not equal, as good on the turns tried (BENCHMARKS.md §10, session
+    # but not equal, about as good on the turns tried (BENCHMARKS.md §10, session
     # 49). Beams and batches keep the model's weights. False: bfloat16 only.
     int8_weights: bool = True
     # Drift guard: share of the question's content words the rewrite must
