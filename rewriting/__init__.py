@@ -123,7 +123,7 @@ def __getattr__(name: str):
 
 def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool = True, candidates: int = 0,
                   fused_forward: bool = True, second_look: int | None = None, second_look_below: float | None = None,
-                  int8_weights: bool = True) -> Rewriter:
+                  int8_weights: bool = False) -> Rewriter:
     """A ready rewriter by name.
 
     ``"original"``: the question as asked. ``"prompted"``: SmolLM2-135M-Instruct
@@ -133,7 +133,7 @@ def load_rewriter(name: str = "trained", dtype: str = "auto", pack_weights: bool
     ``dtype`` is the model's weights' (see ``RewriterConfig.dtype``);
     ``pack_weights=False`` keeps plain bfloat16 weights and
     ``fused_forward=False`` transformers' forward for one question, to compare;
-    ``int8_weights=False`` bfloat16 weights for one question's passes too
+    ``int8_weights=True`` int8 weights for one question's passes
     (``RewriterConfig.int8_weights``);
     ``candidates`` adds an N-best search (``RewriterConfig.candidates``);
     ``second_look`` sets the beams searched for a follow-up left as asked

@@ -89,10 +89,10 @@ class RewriterConfig:
     fused_forward: bool = True
     # One question's prompt and draft passes through the fused forward read
     # int8 copies of every weight but the down projection's
-    # (rewriting._fused): half the bytes, the rewrites close to bfloat16's
-    # but not equal, about as good on the turns tried (BENCHMARKS.md §10, session
-    # 49). Beams and batches keep the model's weights. False: bfloat16 only.
-    int8_weights: bool = True
+    # (rewriting._fused): half the bytes a pass reads, the rewrites close to
+    # bfloat16's but not equal, about as good. Off: on two threads it gains
+    # nothing; on one it takes 0.86x the time (BENCHMARKS.md §10, session 49).
+    int8_weights: bool = False
     # Drift guard: share of the question's content words the rewrite must
     # keep. 0.5 lets the model replace a vague word but not the whole question.
     min_content_overlap: float = 0.5

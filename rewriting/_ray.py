@@ -474,7 +474,7 @@ class _RewriteWorker:
         from rewriting.rewrite import configure
 
         rewriter = load_rewriter(settings["model"], dtype=settings["dtype"], pack_weights=settings.get("pack_weights", True),
-                                 fused_forward=settings.get("fused_forward", True), int8_weights=settings.get("int8_weights", True))
+                                 fused_forward=settings.get("fused_forward", True), int8_weights=settings.get("int8_weights", False))
         self.rewriter = configure(rewriter, settings["batch_size"], settings["draft_tokens"], settings.get("max_input_tokens"),
                                   settings.get("candidates"), settings.get("second_look"), settings.get("second_look_below"))
 

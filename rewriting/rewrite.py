@@ -278,8 +278,8 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="keep plain bfloat16 weights instead of laying them out once for oneDNN (to compare; same output)")
     parser.add_argument("--no-fused", action="store_true",
                         help="one question at a time through transformers' forward instead of the fused one (to compare; same output)")
-    parser.add_argument("--no-int8", action="store_true",
-                        help="one question's passes with the bfloat16 weights instead of int8 copies (to compare; rewrites may differ)")
+    parser.add_argument("--int8", action="store_true",
+                        help="one question's passes with int8 copies of the weights (faster on one core; rewrites may differ)")
     parser.add_argument("--draft-tokens", type=int, help="prompt-lookup draft length for one question at a time (0: off; default 8)")
     parser.add_argument("--max-input-tokens", type=int,
                         help="a trained rewriter's prompt budget in tokens (default: the rewriter's own)")
@@ -313,7 +313,7 @@ def _main(argv: Sequence[str] | None) -> int:
     began = time.perf_counter()  # with --ray, the actors' model loads count too
     settings = {"model": args.model, "dtype": args.dtype, "batch_size": args.batch_size, "draft_tokens": args.draft_tokens,
                 "max_input_tokens": args.max_input_tokens, "candidates": args.candidates, "pack_weights": not args.no_packing,
-                "fused_forward": not args.no_fused, "int8_weights": not args.no_int8, "second_look": args.second_look,
+                "fused_forward": not args.no_fused, "int8_weights": args.int8, "second_look": args.second_look,
                 "second_look_below": args.second_look_below}
     # A latency run times each call afresh; any other run (on Ray or not: the
     # same rewrites) can go on from an interrupted one with the same input and settings.
@@ -332,7 +332,7 @@ def _main(argv: Sequence[str] | None) -> int:
         from rewriting import load_rewriter
 
         rewriter = load_rewriter(args.model, dtype=args.dtype, pack_weights=not args.no_packing, fused_forward=not args.no_fused,
-                                 int8_weights=not args.no_int8)
+                                 int8_weights=args.int8)
         rewriter = configure(rewriter, args.batch_size, args.draft_tokens, args.max_input_tokens, args.candidates, args.second_look,
                              args.second_look_below)
         latencies = None

@@ -106,7 +106,7 @@ def _rewriters(tmp_path, tiny_gpt2, **overrides):
                         bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id, **overrides)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
-    config = RewriterConfig(dtype="float32", max_new_tokens=8, int8_weights=False)  # int8 rounds apart from transformers
+    config = RewriterConfig(dtype="float32", max_new_tokens=8)
     return (CausalLMRewriter.from_pretrained(str(tmp_path), config=config),
             CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype="float32", max_new_tokens=8, fused_forward=False)))
 
@@ -130,7 +130,7 @@ def test_models_it_cannot_reproduce_keep_their_own_forward(tiny_gpt2, tmp_path):
 
 @pytest.mark.skipif(not (TRAINED_ADAPTER / "adapter_config.json").is_file(), reason="missing prerequisite: the trained adapter (restore rewriting/adapters/ from git)")
 def test_the_trained_rewriter_rewrites_the_same_with_the_fused_forward():
-    fused = load_rewriter("trained", int8_weights=False)
+    fused = load_rewriter("trained")
     plain = load_rewriter("trained", fused_forward=False)
     assert isinstance(fused._fused, FusedLlama) and plain._fused is None
     history = HISTORY + ["What did she write about?", "The first algorithm meant for a machine, in her notes."]
@@ -322,6 +322,14 @@ def test_a_batchs_second_looks_start_from_its_greedy_pass_read_of_each_prompt(tm
     assert [len(read.cache.keys[0, 0]) for read in kept] == [len(prompt) for prompt in prompts]
     expected = plain._beam_batch(prompts, 4)
     assert search(prompts, 4, kept) == expected and len({str(hypotheses) for hypotheses in expected}) == 3
+
+
+def test_the_rewriter_reads_int8_weights_only_when_asked(tmp_path, tiny_gpt2):
+    fused, _ = _rewriters(tmp_path, tiny_gpt2)
+    assert not fused._fused.int8
+    if can_quantize():
+        lean = CausalLMRewriter.from_pretrained(str(tmp_path), config=RewriterConfig(dtype="float32", max_new_tokens=8, int8_weights=True))
+        assert lean._fused.int8
 
 
 @pytest.mark.skipif(not can_quantize(), reason="this torch build has no FBGEMM int8 linear kernel (x86 wheels have it)")
