@@ -91,7 +91,7 @@ class RewriterConfig:
     # int8 copies of every weight but the down projection's
     # (rewriting._fused): half the bytes a pass reads, the rewrites close to
     # bfloat16's but not equal, about as good. Off: on two threads it gains
-    # nothing; on one it takes 0.86x the time (BENCHMARKS.md §10, session 49).
+    # little (0.97x); on one it takes 0.86x the time (BENCHMARKS.md §10, session 49).
     int8_weights: bool = False
     # Drift guard: share of the question's content words the rewrite must
     # keep. 0.5 lets the model replace a vague word but not the whole question.
