@@ -218,12 +218,13 @@ class FusedLlama:
         lean = _Int8([], [], [], Int8Linear(model.lm_head)) if int8 and can_quantize() else None
         for layer in model.model.layers:
             attn, mlp = layer.self_attn, layer.mlp
-            for stacked, parts in ((qkv, (attn.q_proj, attn.k_proj, attn.v_proj)), (gate_up, (mlp.gate_proj, mlp.up_proj))):
+            for stacked, parts, name in ((qkv, (attn.q_proj, attn.k_proj, attn.v_proj), "qkv"),
+                                         (gate_up, (mlp.gate_proj, mlp.up_proj), "gate_up")):
                 linear = _stacked(parts)
+                if lean is not None:  # from the same stacked weight, before packing takes it
+                    getattr(lean, name).append(Int8Linear(linear))
                 stacked.append(PackedLinear(linear) if packed else linear)
             if lean is not None:
-                lean.qkv.append(Int8Linear(_stacked((attn.q_proj, attn.k_proj, attn.v_proj))))
-                lean.gate_up.append(Int8Linear(_stacked((mlp.gate_proj, mlp.up_proj))))
                 lean.o_proj.append(Int8Linear(attn.o_proj))
         return cls(model, qkv, gate_up, lean)
 
@@ -375,12 +376,9 @@ class FusedLlama:
         attention's heads ``attended`` ``(rows, heads * head_dim)``, then plus
         its MLP (gate and up as one stacked product); ``lean``'s int8
         products if given, the down projection the model's own."""
-        if lean is None:
-            x = x + layer.self_attn.o_proj(attended)
-            gate_up = self._gate_up[index](layer.post_attention_layernorm(x))
-        else:
-            x = x + lean.o_proj[index](attended)
-            gate_up = lean.gate_up[index](layer.post_attention_layernorm(x))
+        o_proj, gate_up = (layer.self_attn.o_proj, self._gate_up[index]) if lean is None else (lean.o_proj[index], lean.gate_up[index])
+        x = x + o_proj(attended)
+        gate_up = gate_up(layer.post_attention_layernorm(x))
         return x + layer.mlp.down_proj(F.silu(gate_up[:, : self.intermediate]) * gate_up[:, self.intermediate :])
 
 
