@@ -255,8 +255,8 @@ def country_named(text: str, subject: str = "") -> str | None:
     found = set()
     for match in _COUNTRY.finditer(text):
         name = match.group(1)
-        before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
-        if before and before.group(1).lower() not in _NOT_NAME_WORDS:
+        name_before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
+        if name_before and name_before.group(1).lower() not in _NOT_NAME_WORDS:
             continue
         if _NAME_WORD_AFTER.match(text, match.end()) or _STATE_OF.search(text, 0, match.start()):
             continue

@@ -2920,12 +2920,13 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # "How many times did he win the Tour?" is not answered "2005" by
         # "In 2005 he won it for a seventh time" (a year said as a count,
         # "1500 inhabitants", stays).
-        counted_asked = _COUNT_ASKED.match(asked_from(question).strip()) is not None
+        plain = asked_from(question).strip()
+        counted_asked = _COUNT_ASKED.match(plain) is not None
         counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or (
-            [] if _AGE_OF_SOMEONE.match(asked_from(question).strip()) else
+            [] if _AGE_OF_SOMEONE.match(plain) else
             [m for m in spans if not (counted_asked and _DATED_BEFORE.search(sentence, 0, m.start()))])
         counted = _counted(question)
-        quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(asked_from(question).strip()) is not None,
+        quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(plain) is not None,
                                  _change_asked(question), _START_ASKED.search(question) is not None,
                                  frozenset(_A_YEAR.findall(question)))
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
