@@ -519,15 +519,21 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # "What is the capital of France?" "Paris." "And Paris?" asks about the answer.
     if _person_words(name) <= name_words(latest) | name_words(answer) or _asks_for_the_doer(latest):
         return ""
+    old = _the_one_name(latest)
+    if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
+        return ""
     # "When was Plato born?" "And Paris?" is no question of a birth: where
     # only a person has what was asked, only of a name the default collection
     # gives a lifespan ("When was Georgia born?", "When was Apple born?" ask
     # nothing), a title gives a person's, or the conversation said is a
     # person (asked "Who was …?" of it, or gave it a he or a she).
-    if _ONLY_A_PERSON.search(latest) and not (a_person(name) or _persons_title(name) or _said_to_be_a_person(name, history)):
-        return ""
-    old = _the_one_name(latest)
-    if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
+    person = a_person(name) or _persons_title(name) or _said_to_be_a_person(name, history)
+    # "How many people died in World War II?": the deaths are the people's,
+    # in the war, so the new name is asked of as a war too: one of the same
+    # kind as the old (:func:`_in_the_same`), not "And Japan?" or "And Hitler?".
+    within = _WITHIN.search(latest[: old.start()])
+    rest = latest[: within.start() if within else old.start()] + latest[old.end():]
+    if _ONLY_A_PERSON.search(rest) and not person or within and not _in_the_same(name, without_possessive(old.group())):
         return ""
     written = old.group()
     unmarked = without_possessive(written)
@@ -540,8 +546,9 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
     # A person's name may open with a kind's word ("River Phoenix", "Lake
-    # Bell"): where only a person has what was asked, that word says none.
-    name = _with_the_kind_word(name, unmarked, first=not _ONLY_A_PERSON.search(latest))
+    # Bell"): where only a person has what was asked (not a death in the
+    # place: "How many people died in Lake Tanganyika?"), that word says none.
+    name = _with_the_kind_word(name, unmarked, first=not _ONLY_A_PERSON.search(rest))
     if not name:
         return ""
     mark = written[len(unmarked):]
@@ -691,6 +698,24 @@ def _a_people_or_a_language(name: str, kinds: frozenset[str]) -> bool:
 # What only a person has or does: asked of a place or a thing it is no question.
 _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried|married|marry|wife|husband|spouse|widow|widower"
                             r"|childhood|parents)\b")
+
+
+# What only a person has or does, where it happened: "died in", "born at",
+# "buried during the" right before a name.
+_WITHIN = re.compile(_ONLY_A_PERSON.pattern + r"\s+(?:in|at|on|during)\s+(?:the\s+)?$")
+
+
+def _in_the_same(new: str, old: str) -> bool:
+    # Whether ``new`` is where or when things happen as ``old`` is: both
+    # names of two words or more with the same first or last word ("World
+    # War I" and "World War II", the "Korean War" and the "Vietnam War"), or
+    # of a kind other than a person's the default collection gives both
+    # ("Paris" and "London", cities). The collection's kinds alone do not
+    # do: it knows no war, and takes "World War II" for a person.
+    new_words, old_words = new.split(), old.split()
+    if len(new_words) > 1 and len(old_words) > 1 and (new_words[0] == old_words[0] or new_words[-1] == old_words[-1]):
+        return True
+    return bool((kinds_of(new) & kinds_of(old)) - {"person"})
 
 
 def _said_to_be_a_person(name: str, history: Sequence[str]) -> bool:

@@ -92,6 +92,13 @@ def test_with_one_person_asked_about_the_two_are_left_to_the_model(rewriter):
     ("And Aristotle?", ["What did Sammy Davis Jr. sing?", "Show tunes."], "What did Aristotle sing?"),
     ("And Google?", ["When was Apple Inc. founded?", "In 1976."], "When was Google founded?"),
     ("And Aristotle?", ["Tell me about Plato.", "A philosopher."], "Tell me about Aristotle."),
+    # The deaths are the people's, in the war: another war of the old one's name words is asked of.
+    ("And World War I?", ["How many people died in World War II?", "About 70 million."],
+     "How many people died in World War I?"),
+    ("What about the Korean War?", ["How many soldiers died in the Vietnam War?", "About 58,000 Americans."],
+     "How many soldiers died in the Korean War?"),
+    ("And the Spanish Civil War?", ["How many people died during the American Civil War?", "About 620,000."],
+     "How many people died during the Spanish Civil War?"),
 ])
 def test_a_name_alone_after_and_asks_the_previous_question_of_it(rewriter, question, history, rewrite):
     # The trained model wrote the previous name back ("And Plato?") or cut the predicate ("When was Aristotle?").
@@ -129,6 +136,11 @@ def test_a_birth_or_a_death_is_asked_again_of_a_known_person(rewriter, question,
     ("And Georgia?", ["When was Plato born?", "c. 428 BC"]),
     # "Platonism" is Plato's teaching: "What is Aristotle?" asks nothing.
     ("And Aristotle?", ["What is Platonism?", "The philosophy of Plato."]),
+    # Deaths in a war asked again only of a war: "How many people died in Japan?" asks another thing.
+    ("And Japan?", ["How many people died in World War II?", "About 70 million."]),
+    ("And Hitler?", ["How many people died in World War II?", "About 70 million."]),
+    ("And Germany?", ["How many soldiers died in World War I?", "About 10 million."]),
+    ("And Lenin?", ["How many people died in World War I?", "About 20 million."]),
 ])
 def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
@@ -184,6 +196,11 @@ def test_a_name_swap_the_previous_question_does_not_settle_is_left_to_the_model(
     ("And Geneva?", ["How big is Lake Constance?", "536 square kilometres."]),
     # Both words saying a kind count: "Mount Holyoke College" is a college, Wellesley a town too.
     ("And Wellesley?", ["When was Mount Holyoke College founded?", "1837."]),
+    ("And Einstein?", ["How many people were born in Paris in 2020?", "About 25,000."]),
+    ("And Berlin?", ["How many people died in World War II?", "About 70 million."]),
+    # The collection's person (it takes World War II for one) is no kind of where things happen.
+    ("And Einstein?", ["How many people died in World War II?", "About 70 million."]),
+    ("And Paris?", ["Who was Paris?", "A Trojan prince.", "How many people were born in London in 2020?", "About 100,000."]),
 ])
 def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, question, history):
     with pytest.raises(_Called):
@@ -208,6 +225,11 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
     ("And Japan?", ["What is the population of Tokyo?", "14 million."], "What is the population of Japan?"),
     ("And Tokyo?", ["How big is Japan?", "377,975 square kilometres."], "How big is Tokyo?"),
     ("And Japan?", ["How many people lived in Tokyo in 1900?", "1.5 million."], "How many people lived in Japan in 1900?"),
+    # Births in a city asked again of a city; not of a person.
+    ("And London?", ["How many people were born in Paris in 2020?", "About 25,000."],
+     "How many people were born in London in 2020?"),
+    # A lake's word put in where the death is no person's ("River Phoenix" aside).
+    ("And Victoria?", ["How many people died in Lake Tanganyika?", "Hundreds."], "How many people died in Lake Victoria?"),
     # An island country is a land too ("Island country in Southeast Asia").
     ("And Singapore?", ["What is the capital of Malaysia?", "Kuala Lumpur."], "What is the capital of Singapore?"),
     ("And New Zealand?", ["Who is the prime minister of Australia?", "Anthony Albanese."],
