@@ -505,6 +505,17 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     >>> born = ["When was Plato born?", "c. 428 BC"]
     >>> with_name_swapped("And Paris?", born), with_name_swapped("And Paris?", ["Who was Paris?", "A Trojan prince.", *born])
     ('', 'When was Paris born?')
+
+    Where that was had in the old name ("died in World War II", "born in
+    Paris in 2020"), the new name must be where such things are had, of the
+    old one's kind (:func:`_another_kind`): an event for an event, a city
+    for a city; not a person. A person's possession ("died in Napoleon's
+    wars") is no such where; nor a name a noun follows ("died during the
+    Union Army campaign").
+
+    >>> died = ["How many people died in World War II?", "About 70 million."]
+    >>> with_name_swapped("And World War I?", died), with_name_swapped("And Einstein?", died)
+    ('How many people died in World War I?', '')
     """
     found = _ELLIPSIS.fullmatch(" ".join(question.split()))
     name = found["name"] if found else ""
@@ -522,18 +533,23 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     old = _the_one_name(latest)
     if old is None or bool(found["the"]) != bool(re.search(r"(?i:\bthe)\s+$", latest[: old.start()])):
         return ""
+    # "How many people died in World War II?": the deaths are the people's,
+    # in the war, so the new name is asked of where things happen too
+    # (:func:`_another_kind` decides), not of a person. Only where the old
+    # name ends the question, or a when does ("in 2020"): not a person's
+    # possession ("died in Napoleon's wars"), nor a name before what it
+    # happened in ("died during the Union Army campaign").
+    within = _WITHIN.search(latest[: old.start()])
+    if within and not _SIZE_AFTER.fullmatch(latest[old.end():]):
+        within = None
     # "When was Plato born?" "And Paris?" is no question of a birth: where
     # only a person has what was asked, only of a name the default collection
     # gives a lifespan ("When was Georgia born?", "When was Apple born?" ask
     # nothing), a title gives a person's, or the conversation said is a
-    # person (asked "Who was …?" of it, or gave it a he or a she).
-    person = a_person(name) or _persons_title(name) or _said_to_be_a_person(name, history)
-    # "How many people died in World War II?": the deaths are the people's,
-    # in the war, so the new name is asked of as a war too: one of the same
-    # kind as the old (:func:`_in_the_same`), not "And Japan?" or "And Hitler?".
-    within = _WITHIN.search(latest[: old.start()])
-    rest = latest[: within.start() if within else old.start()] + latest[old.end():]
-    if _ONLY_A_PERSON.search(rest) and not person or within and not _in_the_same(name, without_possessive(old.group())):
+    # person (asked "Who was …?" of it, or gave it a he or a she). The old
+    # name's own words count ("When was Born in the U.S.A. released?").
+    around = latest[: within.start()] + latest[within.end():] if within else latest
+    if _ONLY_A_PERSON.search(around) and not (a_person(name) or _persons_title(name) or _said_to_be_a_person(name, history)):
         return ""
     written = old.group()
     unmarked = without_possessive(written)
@@ -541,14 +557,14 @@ def with_name_swapped(question: str, history: Sequence[str]) -> str:
     # teaching and Newton's, not a name "And Aristotle?" stands for.
     if (_DERIVED.search(written) or _of_a_person(unmarked)) and not _DERIVED.search(name):
         return ""
-    if _another_kind(name, old, latest, answer, history):
+    if _another_kind(name, old, latest, answer, history, within=bool(within)):
         return ""
     # "When was Cambridge University founded?": "And Oxford?" asks of the
     # university, "When was Oxford founded?" of the town.
     # A person's name may open with a kind's word ("River Phoenix", "Lake
     # Bell"): where only a person has what was asked (not a death in the
     # place: "How many people died in Lake Tanganyika?"), that word says none.
-    name = _with_the_kind_word(name, unmarked, first=not _ONLY_A_PERSON.search(rest))
+    name = _with_the_kind_word(name, unmarked, first=not _ONLY_A_PERSON.search(around))
     if not name:
         return ""
     mark = written[len(unmarked):]
@@ -629,7 +645,7 @@ def _of_a_person(name: str) -> bool:
                                           for end in _OF_A_PERSON)
 
 
-def _another_kind(new: str, old: re.Match[str], previous: str, answer: str, history: Sequence[str]) -> bool:
+def _another_kind(new: str, old: re.Match[str], previous: str, answer: str, history: Sequence[str], within: bool = False) -> bool:
     # Whether ``new`` is of another kind than ``old`` (the name as written
     # in ``previous``, the previous question), so ``previous`` asked of it
     # asks nothing: "What is the capital of London?",
@@ -637,9 +653,18 @@ def _another_kind(new: str, old: re.Match[str], previous: str, answer: str, hist
     # "How many people speak China?". The kinds are what the default
     # collection says each name is (:func:`~rewriting._people.kinds_of`);
     # one the conversation said is a person is one ("Who was Paris?").
+    # ``within``: ``old`` is where a person-only thing happened ("died in
+    # World War II"), so ``new`` must be such a where too, by a kind both
+    # share other than a person's ("Paris" and "London"), or both events
+    # by their words (:func:`_an_event`): a war for a war, not "Japan",
+    # "Hitler" or the "Korean Peninsula" for the "Korean War".
     old_name = without_possessive(old.group())
     new_kinds = frozenset(["person"]) if _said_to_be_a_person(new, history) else kinds_of(new)
     old_kinds = kinds_of(old_name)
+    if within:
+        if _an_event(old_name) or _an_event(new):
+            return not (_an_event(old_name) and _an_event(new))
+        return not (new_kinds & old_kinds) - {"person"}
     # A people or a tongue for what is none ("And Spanish?" after Brazil's
     # language), or a known name of another kind for one ("And China?"
     # after Spanish's speakers). A name the collection does not know may
@@ -705,17 +730,22 @@ _ONLY_A_PERSON = re.compile(r"(?i)\b(?:born|birth|birthday|die|died|death|buried
 _WITHIN = re.compile(_ONLY_A_PERSON.pattern + r"\s+(?:in|at|on|during)\s+(?:the\s+)?$")
 
 
-def _in_the_same(new: str, old: str) -> bool:
-    # Whether ``new`` is where or when things happen as ``old`` is: both
-    # names of two words or more with the same first or last word ("World
-    # War I" and "World War II", the "Korean War" and the "Vietnam War"), or
-    # of a kind other than a person's the default collection gives both
-    # ("Paris" and "London", cities). The collection's kinds alone do not
-    # do: it knows no war, and takes "World War II" for a person.
-    new_words, old_words = new.split(), old.split()
-    if len(new_words) > 1 and len(old_words) > 1 and (new_words[0] == old_words[0] or new_words[-1] == old_words[-1]):
-        return True
-    return bool((kinds_of(new) & kinds_of(old)) - {"person"})
+# The last word of an event's name ("World War II", "the Russian Revolution",
+# "the Boston Massacre"), a number after it aside. Not "Fire" ("Arcade Fire"),
+# "Day" ("Doris Day") nor "Battle" ("Kathleen Battle"): other things and
+# people end with those.
+_EVENT_WORDS = frozenset(("war", "revolution", "rebellion", "uprising", "revolt", "massacre", "genocide", "famine", "siege",
+                          "earthquake", "pandemic", "epidemic", "crusade"))
+_NUMBER = re.compile(r"(?i)(?:[IVX]+|\d+(?:st|nd|rd|th)?)$")
+
+
+def _an_event(name: str) -> bool:
+    # A name of two words or more whose last word, or the last before a
+    # number ("World War II"), says an event.
+    words = name.split()
+    if len(words) > 2 and _NUMBER.fullmatch(words[-1]):
+        words = words[:-1]
+    return len(words) > 1 and words[-1].lower() in _EVENT_WORDS
 
 
 def _said_to_be_a_person(name: str, history: Sequence[str]) -> bool:

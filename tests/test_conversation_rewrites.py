@@ -207,6 +207,71 @@ def test_a_name_of_another_kind_than_the_old_one_is_left_to_the_model(rewriter, 
         rewriter.rewrite(question, history)
 
 
+# After a birth, a death or a burial in a place or an event, a name sharing
+# only a word with it is no such place or event: a person, a team, a company,
+# a thing (rewriting/_rules.py `_another_kind`, ``within``).
+@needs_collection
+@pytest.mark.parametrize("question, history", [
+    ("And George Washington?", ["How many people died in Fort Washington?", "Hundreds."]),
+    ("And Saint Francis?", ["Who was born in Saint Petersburg?", "Vladimir Putin, among others."]),
+    ("And Saint Patrick?", ["Who was born in Saint Louis?", "Chuck Berry, among others."]),
+    ("And Washington Irving?", ["Who was born in Washington Heights?", "Many people."]),
+    ("And Lincoln Steffens?", ["Who was born in Lincoln Park?", "Many people."]),
+    ("And Hurricane Carter?", ["How many people died in Hurricane Katrina?", "About 1,800."]),
+    ("And Spencer Tracy?", ["How many people died in Cyclone Tracy?", "71."]),
+    ("And Westminster Bridge?", ["Who is buried in Westminster Abbey?", "Many kings and poets."]),
+    ("And New Coke?", ["Who was born in New York?", "Many famous people."]),
+    ("And the Chicago Bulls?", ["How many people died in the Chicago Fire?", "About 300."]),
+    ("And the Boston Celtics?", ["How many people died in the Boston Massacre?", "Five."]),
+    ("And the World Bank?", ["How many people died in the World Trade Center?", "2,753."]),
+    ("And Hong Kong Disneyland?", ["How many people were born in Hong Kong in 2020?", "About 43,000."]),
+    ("And Red Bull?", ["How many people died in Red Square?", "Few."]),
+    ("And the Golden Globe Awards?", ["How many people died on the Golden Gate Bridge?", "More than 1,700."]),
+    ("And the Black Panthers?", ["How many people died in the Black Death?", "25 to 50 million in Europe."]),
+    ("And the Great Gatsby?", ["How many people died in the Great Depression?", "Estimates vary."]),
+    ("And the American Red Cross?", ["How many people died in the American Civil War?", "About 620,000."]),
+    ("And Arlington Heights?", ["Who is buried in Arlington National Cemetery?", "More than 400,000 people."]),
+    # A war's name word for a land's: the deaths were in the war.
+    ("And the Korean Peninsula?", ["How many people died in the Korean War?", "About 3 million."]),
+    # The collection gives the "Korean War" a peninsula's kind: a war's name still asks for a war.
+    ("And the Arabian Peninsula?", ["How many people died in the Korean War?", "About 3 million."]),
+    ("And Doris Day?", ["Who was born on Christmas Day?", "Isaac Newton, among others."]),
+    ("And New Balance?", ["How many people died in New Orleans in 2005?", "About 1,400 in Hurricane Katrina."]),
+    ("And Royal Mail?", ["Who was married in Royal Albert Hall?", "Few couples."]),
+    # The deaths were in the campaign, not in the army: the name does not end what they were in.
+    ("And the Union Jack?", ["How many people died during the Union Army campaign?", "Thousands."]),
+    ("And the Korean War?", ["How many people died in the Vietnam War protests?", "Four, at Kent State."]),
+    # A person is no where, though the collection gives the old name a person's kind too ("Victoria").
+    ("And Einstein?", ["How many people died in Victoria in 2020?", "About 40,000."]),
+    # A person-only word in the old name still asks for a person ("Born" of "Born in the U.S.A.").
+    ("And Thriller?", ["When was Born in the U.S.A. released?", "In 1984."]),
+    # A person after a place's births or deaths, one the collection knows included.
+    ("And Shakespeare?", ["Who was born in Stratford?", "Shakespeare, among others."]),
+    ("And Jack London?", ["How many people died in Greater London in 2020?", "About 60,000."]),
+])
+def test_a_name_sharing_a_word_with_where_a_person_died_is_left_to_the_model(rewriter, question, history):
+    with pytest.raises(_Called):
+        rewriter.rewrite(question, history)
+
+
+@needs_collection
+@pytest.mark.parametrize("question, history, rewrite", [
+    # A person's possession, not the person, is where they died: another person's is asked of.
+    ("And Caesar?", ["How many people died in Napoleon's wars?", "Several million."], "How many people died in Caesar's wars?"),
+    # An event for an event, by the last word of each, a number after it aside.
+    ("And the American Revolution?", ["How many people died in the American Civil War?", "About 620,000."],
+     "How many people died in the American Revolution?"),
+    ("And World War I?", ["Who was born during World War II?", "Many people."], "Who was born during World War I?"),
+    # The collection takes the "Crimean War" for a person, "Crimean" for a given name: an event still.
+    ("And the Crimean War?", ["Who was born in the Boer War?", "Nobody famous."], "Who was born in the Crimean War?"),
+    # A place for a place of the collection's kind, a when after it kept.
+    ("And Mount Everest?", ["How many climbers died on K2?", "More than 90."], "How many climbers died on Mount Everest?"),
+    ("And Europe?", ["How many people died in Germany in 2020?", "About 985,000."], "How many people died in Europe in 2020?"),
+])
+def test_after_a_death_in_a_place_or_an_event_one_of_its_kind_is_asked_of(rewriter, question, history, rewrite):
+    assert rewriter.rewrite(question, history) == Rewrite(rewrite)
+
+
 @needs_collection
 @pytest.mark.parametrize("question, history, rewrite", [
     # A state for a state, the answer a city: the capital is asked again.
