@@ -252,15 +252,11 @@ class FusedLlama:
         start, end = cache.length, cache.length + count
         cache.reserve(end)
         x = inner.embed_tokens(torch.tensor(ids))
-        cos, sin = inner.rotary_emb(x, torch.arange(start, end)[None])  # (1, count, head_dim) each
+        cos, sin = _rotary(*inner.rotary_emb(x, torch.arange(start, end)[None]))
         mask = _causal_mask(count, end)
         lean = self._int8
         for index, layer in enumerate(inner.layers):
-            q, k, v = self._projected(index, layer, x, lean)
-            q = q.view(count, self.heads, self.head_dim).transpose(0, 1)
-            k = k.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
-            v = v.view(count, self.kv_heads, self.head_dim).transpose(0, 1)
-            q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
+            q, k, v = (part.transpose(0, 1) for part in self._heads(index, layer, x, cos, sin, lean))
             x = self._after_attention(index, layer, x, self._cached_attention(index, layer, q, k, v, cache, start, mask), lean)
         cache.length = end
         return (self.model.lm_head if lean is None else lean.lm_head)(inner.norm(x[-keep:]))
@@ -284,13 +280,10 @@ class FusedLlama:
             start += len(prompt)
         x = inner.embed_tokens(torch.tensor([token for prompt in prompts for token in prompt]))
         positions = torch.cat([torch.arange(len(prompt)) for prompt in prompts])
-        cos, sin = inner.rotary_emb(x, positions[None])
+        cos, sin = _rotary(*inner.rotary_emb(x, positions[None]))
         masks = {length: _causal_mask(length, length) for length in map(len, prompts)}
         for index, layer in enumerate(inner.layers):
-            q, k, v = self._projected(index, layer, x)
-            q = _rotated(q.view(start, self.heads, self.head_dim).transpose(0, 1), cos, sin)
-            k = _rotated(k.view(start, self.kv_heads, self.head_dim).transpose(0, 1), cos, sin)
-            v = v.view(start, self.kv_heads, self.head_dim).transpose(0, 1)
+            q, k, v = (part.transpose(0, 1) for part in self._heads(index, layer, x, cos, sin))
             attended = [self._cached_attention(index, layer, q[:, first:end], k[:, first:end], v[:, first:end], cache, 0, masks[end - first])
                         for (first, end), cache in zip(spans, caches)]
             x = self._after_attention(index, layer, x, torch.cat(attended))
@@ -328,21 +321,17 @@ class FusedLlama:
         count = len(slots)
         x = inner.embed_tokens(torch.tensor([token for tokens in ids for token in tokens]))
         positions = [length + at for length, group_rows in zip(prompts.lengths, counts) for _ in range(group_rows)]
-        cos, sin = inner.rotary_emb(x, torch.tensor([positions]))  # (1, count, head_dim): each row its own position
-        cos, sin = cos[0, :, None, None], sin[0, :, None, None]
+        cos, sin = _rotary(*inner.rotary_emb(x, torch.tensor([positions])))  # each row its own position
         for index, layer in enumerate(inner.layers):
-            q, k, v = self._projected(index, layer, x)
-            q = _rotated(q.view(count, self.heads, 1, self.head_dim), cos, sin)
-            k = _rotated(k.view(count, self.kv_heads, 1, self.head_dim), cos, sin)
-            v = v.view(count, self.kv_heads, 1, self.head_dim)
+            q, k, v = self._heads(index, layer, x, cos, sin)
             first = 0
             for own, group_rows in zip(rows, counts):
-                own.keys[index, :, :, at] = k[first : first + group_rows, :, 0]
-                own.values[index, :, :, at] = v[first : first + group_rows, :, 0]
+                own.keys[index, :, :, at] = k[first : first + group_rows]
+                own.values[index, :, :, at] = v[first : first + group_rows]
                 first += group_rows
             own_keys = torch.cat([own.keys[index, :, :, : at + 1] for own in rows])
             own_values = torch.cat([own.values[index, :, :, : at + 1] for own in rows])
-            out = _attended(q[:, :, 0], prompts, index, own_keys, own_values, slots, width, layer.self_attn.scaling)
+            out = _attended(q, prompts, index, own_keys, own_values, slots, width, layer.self_attn.scaling)
             x = self._after_attention(index, layer, x, out.to(x.dtype).reshape(count, -1))
         for own in rows:
             own.length += 1
@@ -364,12 +353,18 @@ class FusedLlama:
         )
         return out[0].transpose(0, 1).reshape(end - start, -1)
 
-    def _projected(self, index: int, layer, x: torch.Tensor, lean: "_Int8 | None" = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Layer ``index``'s queries, keys and values of ``x`` ``(rows, hidden)``,
-        one stacked product (``lean``'s int8 one if given), each ``(rows, heads * head_dim)``."""
-        q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
+    def _heads(self, index: int, layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+               lean: "_Int8 | None" = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Layer ``index``'s queries, keys and values of ``x`` ``(rows, hidden)``
+        head by head, ``(rows, heads, head_dim)`` each, from one stacked
+        product (``lean``'s int8 one if given); the queries and keys rotated
+        to their positions (:func:`_rotary`'s ``cos`` and ``sin``) in one
+        call, as they lie side by side in the product."""
+        rotated = self.heads + self.kv_heads
         y = (self._qkv if lean is None else lean.qkv)[index](layer.input_layernorm(x))
-        return y[:, :q_size], y[:, q_size : q_size + kv_size], y[:, q_size + kv_size :]
+        y = y.view(x.shape[0], rotated + self.kv_heads, self.head_dim)
+        qk = _rotated(y[:, :rotated], cos, sin)
+        return qk[:, : self.heads], qk[:, self.heads :], y[:, rotated:]
 
     def _after_attention(self, index: int, layer, x: torch.Tensor, attended: torch.Tensor, lean: "_Int8 | None" = None) -> torch.Tensor:
         """The layer's output: ``x`` plus the output projection of its
@@ -447,7 +442,19 @@ def _stacked(layers: Sequence[torch.nn.Linear]) -> torch.nn.Linear:
     return linear
 
 
+def _rotary(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A rotary module's ``cos`` and ``sin`` ``(1, rows, head_dim)`` as
+    :func:`_rotated` takes them: ``(rows, 1, head_dim)``, one position a row
+    for every head, and ``sin``'s first half negated, so that rotating half
+    of each vector is one roll rather than two slices, a negation and a cat."""
+    half = sin.shape[-1] // 2
+    sin = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+    return cos[0, :, None], sin[0, :, None]
+
+
 def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotary positions as transformers' ``apply_rotary_pos_emb`` applies them."""
-    half = x.shape[-1] // 2
-    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+    """Rotary positions of ``x`` ``(rows, heads, head_dim)`` as transformers'
+    ``apply_rotary_pos_emb`` applies them, given :func:`_rotary`'s tables: its
+    ``rotate_half(x) * sin`` is ``(-x2, x1) * (s1, s2)``, here ``(x2, x1) *
+    (-s1, s2)``, the same products (a sign moved), so the same values."""
+    return x * cos + x.roll(x.shape[-1] // 2, -1) * sin
