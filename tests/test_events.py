@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.kernel import Passage, ReaderConfig
-from assistant.readers import SentenceReader, country_asked, country_named, event_asked, event_date
+from assistant.readers import SentenceReader, country_asked, country_named, event_asked, event_date, event_said
 
 # A made-up war whose lead gives no year and whose description does; another
 # article's sentence gives another year near the question's words.
@@ -48,21 +48,106 @@ def test_where_its_own_article_gives_no_date_todays_answer_stands(reader):
 
 
 def test_a_range_whose_start_is_not_read_dates_nothing(reader):
-    # "264 to 146 BC", "431–404 BC", "in 711 … in 1492": the first end is no
+    # "722–1492", "c. 500–1500", "in 711 … in 1492": the first end is no
     # sure year, so the last is not the start; the lead stands.
-    punic = Passage("Kelvan Wars", "The Kelvan Wars were fought between Oska and Brindle from 264 to 146 BC.", 3.0,
-                    "Kelvan Wars", description="Wars between Oska and Brindle (264–146 BC)")
-    for verb in ("begin", "take place"):
-        answer = reader.read(f"When did the Kelvan Wars {verb}?", [punic])
-        assert answer.text.startswith("The Kelvan Wars were fought"), answer.text
     recon = Passage("Oskan Reconquest", "The Oskan Reconquest was the period between the conquest of Oska in 711 "
                     "and the fall of Brindle in 1492.", 3.0, "Oskan Reconquest", description="Campaigns in Oska")
     assert reader.read("When did the Oskan Reconquest begin?", [recon]).text.startswith("The Oskan Reconquest")
-    assert event_date("start", "Ancient war (431–404 BC)") is None
     assert event_date("start", "Period of history (c. 500–1500)") is None
     # A day with no year opens the range: its last day is not the whole.
     assert event_date("when", "A fire from Sunday 2 September to Thursday 5 September 1666.") is None
     assert event_date("start", "A war that lasted until 1492.") is None
+
+
+def test_a_range_in_bc_gives_its_era_to_both_ends(reader):
+    # "264 to 146 BC": the era is written once, after the end; the start is
+    # "264 BC", never a bare (AD) "264".
+    punic = Passage("Kelvan Wars", "The Kelvan Wars were fought between Oska and Brindle during the period 264 to "
+                    "146 BC.", 3.0, "Kelvan Wars", description="Wars between Oska and Brindle (264–146 BC)")
+    asked = {verb: reader.read(f"When did the Kelvan Wars {verb}?", [punic]) for verb in ("begin", "end", "take place")}
+    assert {verb: answer.text for verb, answer in asked.items()} == {
+        "begin": "264 BC", "end": "146 BC", "take place": "264 to 146 BC"}
+    assert asked["begin"].evidence == punic.text
+    assert (event_date("start", "Ancient war (431–404 BC)"), event_date("end", "Ancient war (431–404 BC)")) == ("431 BC", "404 BC")
+    assert event_date("start", "Period of history (c. 475 – 221 BCE)") == "c. 475 BCE"
+    assert event_date("end", "Wars waged between 58 and 50 BC by Oska.") == "50 BC"
+    # BC years count down: "146 to 264 BC" is no range; "200 and 300" with
+    # no "between" is no range either.
+    assert event_date("start", "Wars from 146 to 264 BC.") is None
+    assert event_date("start", "Armies of 300 and 200 BC fought.") is None
+
+
+def test_a_range_whose_single_date_it_ended_at_is_no_start(reader):
+    # "… and ending in 27 BC": the lead's one date is the end; the
+    # description's range gives the start, over the span read from the lead.
+    republic = Passage("Oskan Republic", "The Oskan Republic was the era of Oskan civilisation beginning with the "
+                       "overthrow of the Oskan Kingdom and ending in 27 BC with the rise of the Empire.", 3.0,
+                       "Oskan Republic", description="Period of Oskan history (c. 509 – 27 BC)")
+    assert reader.read("When did the Oskan Republic begin?", [republic]).text == "c. 509 BC"
+    assert event_date("start", "A state that fell in 1453 to its neighbours.") is None
+    # An ancient person's years are a life, not an event's.
+    king = Passage("Oska the Great", "Oska the Great was a king of the ancient kingdom of Brindle.", 3.0,
+                   "Oska the Great", description="King of Brindle (356–323 BC)")
+    assert reader.read("When did Oska the Great end?", [king]).text.startswith("Oska the Great was a king")
+
+
+def test_an_ages_centuries_date_it(reader):
+    # The description's "14th to 17th centuries" dates the age's start,
+    # not another article's year near the question's words.
+    age = Passage("Oskan Age", "The Oskan Age was a period of history at the end of the Late Middle Ages.", 2.5,
+                  "Oskan Age", description="European cultural period of the 14th to 17th centuries")
+    thought = Passage("Oskan philosophy", "Oskan philosophy of the Oskan Age started with the Discourse of 1637.", 3.0,
+                      "Oskan philosophy", description="Period of thought (1355–1650)")
+    begun = reader.read("When did the Oskan Age start?", [thought, age])
+    assert (begun.text, begun.source_id) == ("14th century", "Oskan Age")
+    assert reader.read("When did the Oskan Age end?", [age]).text == "17th century"
+    assert event_date("end", "Lasted from the 5th to late 15th centuries.") == "late 15th century"
+    assert event_date("start", "A style from the late 12th to the 16th century.") == "late 12th century"
+    assert event_date("start", "Kingdoms of the 5th to 3rd centuries BC") == "5th century BC"
+    # One century opening a description dates it; elsewhere it is as often
+    # another thing's, and a name after it makes a person's.
+    assert event_date("start", "16th-century movement in Western Christianity") == "16th century"
+    assert event_date("end", "16th-century movement in Western Christianity") is None
+    assert event_date("start", "A temple over the ruins of a 5th-century church.") is None
+    assert event_date("start", "15th-century Italian painter") is None
+    # "of the 16th and 17th centuries": no range, no date.
+    assert event_date("start", "The revolution of the 16th and 17th centuries.") is None
+
+
+def test_a_year_within_the_century_said_of_the_event_stands(reader):
+    # "1517, which started the Reform" says more than its own "16th-century".
+    reform = Passage("Oskan Reform", "The Oskan Reform was a movement in Europe that challenged the papacy.", 2.5,
+                     "Oskan Reform", description="16th-century movement in Western Christianity")
+    luther = Passage("Oskan Luther", "The priest Oskan Luther published his theses in 1517, which started the Oskan "
+                     "Reform.", 3.0, "Oskan Luther", description="Kelvan priest (1483–1546)")
+    assert "1517" in reader.read("When did the Oskan Reform begin?", [luther, reform]).text
+    assert reader.read("When did the Oskan Reform begin?", [reform]).text == "16th century"
+
+
+def test_a_sentence_that_says_the_event_happened_then_dates_it(reader):
+    # Another article's sentence that opens with its one year and says what
+    # happened at the battle: the year, the sentence its evidence.
+    conqueror = Passage("Oska the Conqueror", "In 1066, following the death of King Brindle, Oska invaded Kelvia, "
+                        "leading an army to victory over the forces of Harold at the Battle of Kelport.", 3.0,
+                        "Oska the Conqueror", description="King of Kelvia from 1066 to 1087")
+    answer = reader.read("When did the Battle of Kelport take place?", [conqueror])
+    assert (answer.text, answer.evidence, answer.source_id) == ("1066", conqueror.text, "Oska the Conqueror")
+    launch = Passage("Oskanism", "Oskanism arose under Oska Luther, whose efforts helped launch the Oskan Reform in "
+                     "1517.", 3.0, "Oskanism", description="Branch of Protestantism")
+    assert reader.read("When did the Oskan Reform begin?", [launch]).text == "1517"
+    # Not its start (a battle may last into the next year), not a later
+    # battle, not a thing named after it, not "marked the beginning of".
+    assert reader.read("When did the Battle of Kelport begin?", [conqueror]).text == conqueror.text
+    assert event_said("the Battle of Kelport", "when", "In 1060, Oska took Brindle and later won at the Battle of Kelport.") is None
+    assert event_said("the Siege of Kelport", "when", "In 1943, Oska was wounded at the Siege of Kelport memorial.") is None
+    assert event_said("the Kelvan War", "when", "In 1943, Oska fought at the Kelvan War.") is None
+    assert event_said("the Oskan Reform", "start", "The Oskan Reform marked the beginning of a church in 1517.") is None
+    # X itself, not a longer name that ends with it; its start is not its end.
+    assert event_said("the Reform", "start", "The Counter-Reform began in 1545.") is None
+    assert event_said("the Revolution", "start", "The Second Revolution began in 1870.") is None
+    assert event_said("the Oskan War", "end", "The Oskan War began in 1701.") is None
+    assert event_said("the Oskan War", "start", "The Oskan War took place in 1701 to 1714 near Kelport.") is None
+    assert event_said("the Oskan War", "start", "The Oskan War broke out on 3 May 1701.") == "3 May 1701"
 
 
 def test_a_persons_years_before_the_events_own_date_nothing(reader):

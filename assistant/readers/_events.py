@@ -19,7 +19,7 @@ import re
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
-__all__ = ["country_asked", "country_named", "event_asked", "event_date"]
+__all__ = ["country_asked", "country_named", "event_asked", "event_date", "event_named", "event_said"]
 
 # "When did X begin/end/take place?": the verb says which end of the
 # event's time is asked ("when": all of it).
@@ -94,6 +94,73 @@ def _first_unsure(text: str, first: re.Match) -> bool:
     return False
 
 
+# A range whose era is written once, after its end: "264 to 146 BC",
+# "431–404 BC", "c. 475 – 221 BC". Years BC count down, so only a first
+# number larger than the second is of the same era; "146 to 264 BC" is no
+# such range. The era goes on both ends ("264 BC"): a bare "264" would be AD.
+_BC_RANGE = re.compile(
+    r"(?<![\w,.])(?P<start>(?:c\.\s*)?(?P<first>\d{1,5}))"
+    r"(?P<join>\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+)"
+    r"(?P<end>(?P<last>\d{1,5})(?P<era>\s*(?:BC|BCE))\b)"
+)
+# Centuries, which an age's lead or description gives where it has no year:
+# "14th to 17th centuries", "from the 5th to late 15th centuries",
+# "16th-century movement" (the date pattern reads only "the 16th century").
+_ORDINAL = r"(?:(?:early|mid|late)[\s-]+)?(?P<{}>\d{{1,2}})(?:st|nd|rd|th)"
+_CENTURY_RANGE = re.compile(
+    rf"(?<!\w)(?P<start>{_ORDINAL.format('first')})(?:\s+century)?"
+    r"(?P<join>\s*(?:[-–—]|to|until|till|through)\s*(?:the\s+)?|\s+and\s+(?:the\s+)?)"
+    rf"(?P<end>{_ORDINAL.format('last')})[\s-]+centur(?:y|ies)\b(?P<era>\s+(?:BC|BCE|AD|CE)\b)?",
+    re.IGNORECASE,
+)
+_CENTURY = re.compile(rf"(?<!\w)(?P<one>{_ORDINAL.format('n')})-century\b(?P<era>\s+(?:BC|BCE|AD|CE)\b)?", re.IGNORECASE)
+_BETWEEN_THE_BEFORE = re.compile(r"\bbetween\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _ends(which: str, start: str, end: str, whole: str) -> str:
+    return start if which == "start" else end if which == "end" else whole
+
+
+def _era_range(which: str, text: str) -> str | None:
+    """What ``which`` asks of ``text``'s first date where that is a range
+    written with its era once ("264 to 146 BC") or of centuries ("14th to
+    17th centuries"), or a century written before a noun ("16th-century");
+    None where the text's first date is none of these."""
+    bc = _BC_RANGE.search(text)
+    century = _CENTURY_RANGE.search(text)
+    found = min((m for m in (bc, century) if m), key=lambda m: m.start(), default=None)
+    if found is not None and not _first_unsure(text, found):
+        and_join = "and" in found.group("join").lower()
+        if and_join and not _BETWEEN_THE_BEFORE.search(text, 0, found.start()):
+            return None
+        era = found.group("era") or ""
+        first, last = int(found.group("first")), int(found.group("last"))
+        if found is bc:
+            if first <= last:
+                return None
+            start = found.group("start") + era
+        else:
+            # BC centuries count down too.
+            if (first <= last) if era.strip().upper() in ("BC", "BCE") else (first >= last):
+                return None
+            start = found.group("start") + " century" + era
+            end = found.group("end") + " century" + era
+            return _ends(which, start, end, text[found.start():found.end()].strip())
+        return _ends(which, start, found.group("end"), text[found.start():found.end()].strip())
+    # "16th-century movement in Western Christianity": one century, as a
+    # single year is read below, only where a description opens with it;
+    # elsewhere it is as often another thing's ("the ruins of a 5th-century
+    # church", "in 16th-century Europe").
+    # A name after it makes a person's ("15th-century Italian painter").
+    one = _CENTURY.match(text.strip())
+    if one is None or _dates(text) or re.match(r"\s*(?:[-–—]|to\b|and\b|[A-Z])", text.strip()[one.end():]):
+        return None
+    return None if which == "end" else one.group("one") + " century" + (one.group("era") or "")
+
+
+_ENDED_AT = re.compile(r"\b(?:end(?:ed|ing|s)?|fell|collapsed|dissolved|abolished)\s+(?:in|on|at)\s+$", re.IGNORECASE)
+
+
 def event_date(which: str, text: str) -> str | None:
     """The date ``text`` (an event's lead sentence or short description)
     gives for ``which`` end of its time (:func:`event_asked`): a range's
@@ -113,6 +180,9 @@ def event_date(which: str, text: str) -> str | None:
     >>> [event_date(w, "Wars (1803–15) fought against the Empire under Napoleon (1804–1815)") for w in ("start", "end")]
     ['1803', '1815']
     """
+    era_range = _era_range(which, text)
+    if era_range is not None:
+        return era_range
     dates = _dates(text)
     if not dates:
         return None
@@ -138,9 +208,125 @@ def event_date(which: str, text: str) -> str | None:
             if which == "end":
                 return last.group().strip()
             return text[first.start():last.end()].strip()
+    # "… beginning with the overthrow of the Kingdom and ending in 27 BC":
+    # a single date the text says X ended at is not its start.
+    if _ENDED_AT.search(text, 0, first.start()):
+        return None
     if len({m.group().strip() for m in dates}) == 1 and which != "end":
         return first.group().strip()
     return None
+
+
+# What a sentence says its subject did at a date, by which end of its time
+# that date is: "the Reformation began in 1517", "Luther launched the
+# Reformation in 1517", "the battle took place on 14 October 1066". Only
+# the verb that says so is read: "X marked the beginning of …" dates
+# something else.
+_SAID_AFTER = {
+    "start": r"began|started|commenced|broke\s+out",
+    "end": r"ended|finished|concluded|came\s+to\s+an\s+end",
+    "when": r"took\s+place|happened|occurred|(?:was|were)\s+fought",
+}
+_SAID_BEFORE = {"start": r"launch(?:ed)?|beg[ia]n|start(?:ed)?|spark(?:ed)?|trigger(?:ed)?", "end": r"end(?:ed)?"}
+# Words that put a clause's events before or after the sentence's date.
+_NOT_THEN = re.compile(r"\b(?:later|after|afterwards|before|then|until|since|subsequently|eventually|next|"
+                       r"led\s+to|followed|preceded|prior)\b", re.IGNORECASE)
+
+
+# A battle or siege is fought at one time: what happened "at" it happened then.
+_FOUGHT_AT = re.compile(r"(?:the\s+)?(?:Battle|Siege)\s+of\s+", re.IGNORECASE)
+
+
+def _single_date(text: str, at: int) -> str | None:
+    """The sure date that starts at ``at`` in ``text`` (a year, a day, a
+    century), alone: one that opens a range ("in 1914 to 1918") is not
+    the whole of the time."""
+    date = _DATE.match(text, at)
+    if date is None or not _SURELY_A_DATE.search(date.group().strip()):
+        return None
+    if re.match(r"\s*(?:[-–—]|to\b|until\b|till\b|through\b|and\s+\d)", text[date.end():]):
+        return None
+    return date.group().strip()
+
+
+def _named(subject: str, sentence: str) -> list[re.Match]:
+    """Where ``sentence`` names ``subject`` (with or without its "the"),
+    not as the end of a longer name ("Counter-Reformation", "Second
+    Industrial Revolution") nor as a possessive."""
+    name = re.sub(r"^the\s+", "", subject.strip(), flags=re.IGNORECASE)
+    found = []
+    for match in re.finditer(rf"(?<![\w'’-])(?:the\s+)?{re.escape(name)}(?![\w'’-])", sentence, re.IGNORECASE):
+        before = re.search(r"(?<![\w'’-])([A-Z][\w'’-]*)\s+$", sentence[: match.start()])
+        if before and before.group(1) not in ("The", "In", "On", "At", "By"):
+            continue
+        found.append(match)
+    return found
+
+
+def event_named(subject: str, sentence: str) -> bool:
+    """Whether ``sentence`` names ``subject`` itself (:func:`_named`)."""
+    return bool(_named(subject, sentence))
+
+
+def event_said(subject: str, which: str, sentence: str) -> str | None:
+    """The date ``sentence`` (of any article) says ``subject`` began,
+    ended or took place (``which``, as :func:`event_asked`), else None. A
+    single date the event took place on is its start as well; a date it
+    began on is not the whole of it. "In 1066, …, William won at the
+    Battle of Hastings": a sentence that opens with its one date puts what
+    happened "at" a battle or siege then, for "when" only (a battle may
+    last into a next year).
+
+    >>> event_said("the Reformation", "start", "Luther helped launch the Reformation in 1517.")
+    '1517'
+    >>> event_said("the Battle of Hastings", "when", "In 1066, William invaded England, winning at the Battle of Hastings.")
+    '1066'
+    >>> print(event_said("the Reformation", "start", "The Reformation marked the beginning of Protestantism in 1517."))
+    None
+    >>> print(event_said("the Battle of Hastings", "start", "In 1066, William won at the Battle of Hastings."))
+    None
+    """
+    verbs = {"start": ("start", "when"), "when": ("when",), "end": ("end",)}[which]
+    for named in _named(subject, sentence):
+        for verb in verbs:
+            said = re.compile(rf"\s+(?:(?:has|had)\s+)?(?:{_SAID_AFTER[verb]})\s+(?:in|on)\s+").match(sentence, named.end())
+            date = _single_date(sentence, said.end()) if said else None
+            if date:
+                return date
+        if which in _SAID_BEFORE:
+            said = re.compile(rf"\b(?:{_SAID_BEFORE[which]})\s+$").search(sentence, 0, named.start())
+            after = re.compile(r"\s+(?:in|on)\s+").match(sentence, named.end())
+            date = _single_date(sentence, after.end()) if said and after else None
+            if date:
+                return date
+        # ...the battle itself, not a thing named after it ("at the Siege
+        # of Kelport memorial").
+        alone = re.match(r"\s*(?:[.,;:!?)]|$)", sentence[named.end():])
+        if which == "when" and _FOUGHT_AT.match(named.group()) and alone:
+            opening = re.match(r"\s*(?:In|On)\s+", sentence)
+            date = _single_date(sentence, opening.end()) if opening else None
+            at = re.search(r"\bat\s+$", sentence[: named.start()])
+            if date and at and len({m.group().strip() for m in _dates(sentence)}) == 1:
+                clause = re.split(r"[,;:]", sentence[: at.start()])[-1]
+                if not _NOT_THEN.search(clause):
+                    return date
+    return None
+
+
+def year_within(span: str, date: str) -> bool:
+    """Whether ``span`` (a short answer, or a sentence that names the
+    event) holds a year AD inside the century ``date`` is: "1517" is a
+    truer start of a "16th century" movement than the century, where
+    another article's sentence gave it.
+
+    >>> year_within("1517", "16th century"), year_within("1637", "14th century"), year_within("1517", "1517")
+    (True, False, False)
+    """
+    century = re.fullmatch(r"(?:(?:early|mid|late)[\s-]+)?(\d{1,2})(?:st|nd|rd|th) century", date.strip())
+    if not century or re.search(r"\b(?:BC|BCE)\b", span):
+        return False
+    n = int(century.group(1))
+    return any((n - 1) * 100 <= int(year) <= n * 100 for year in re.findall(r"(?<![\d,.])\d{3,4}(?![,.]?\d)", span))
 
 
 _COUNTRY_ASKED = re.compile(
@@ -283,4 +469,12 @@ def a_life(lead: str, description: str) -> bool:
     description gives a lifespan and the lead's first bracket a birth day.
     A person's "start" or country is not an event's or a place's."""
     bracket = lead.find("(")
-    return bool(lifespan(description)) and bracket >= 0 and bool(_LIFE_BRACKET.match(lead, bracket))
+    years = lifespan(description)
+    if not years:
+        return False
+    # An ancient life gives years, not days: "King of Brindle (356–323 BC)".
+    # An event's lead names it with "The" ("The Peloponnesian War (431–404
+    # BC) was …"), a person's seldom.
+    if any(re.search(r"\b(?:BC|BCE)$", year) for year in years) and not re.match(r"\s*The\b", lead):
+        return True
+    return bracket >= 0 and bool(_LIFE_BRACKET.match(lead, bracket))
