@@ -231,3 +231,141 @@ def test_the_questions_and_texts_read():
     assert event_date("end", "A war from 1731 to 1738 under Oska (1733–1740).") == "1738"
     assert event_date("start", "A war fought under Oska (born 1700) from 1731 to 1738.") is None
     assert country_named("Panama is a country in Central America.", "Panama") is None
+
+
+# The rows below were answered right before the s50 event rules and wrongly
+# by their first version (each pins one misread).
+def _p(title: str, text: str, score: float = 3.0, description: str = "") -> Passage:
+    return Passage(title, text, score, title, description=description)
+
+
+WAR_OWN = _p("Kelvan War", "The Kelvan War was a global conflict between the Kelvan Axis and the Allies.", 2.0,
+             "Global conflict from 1939 to 1945")
+
+
+@pytest.mark.parametrize("other", [
+    "The Siege of Kelgrad during the Kelvan War began on 8 September 1941.",
+    "For Brindle, the Kelvan War began in 1937 with the invasion of Kelport.",
+    "Oskan involvement in the Kelvan War began in 1941 after the attack on Kelport.",
+])
+def test_another_articles_sentence_about_a_part_of_x_does_not_date_x(reader, other):
+    # X's own description dates X; another article's sentence whose subject
+    # is a part of X, or X for one country, does not.
+    assert reader.read("When did the Kelvan War begin?", [_p("Kelgrad", other), WAR_OWN]).text == "1939"
+    assert event_said("the Kelvan War", "start", other) is None
+
+
+@pytest.mark.parametrize("question, other, own, right", [
+    ("When did the Kelvan Empire end?", "The war with the Kelvan Empire ended in 1453 with a truce.",
+     _p("Kelvan Empire", "The Kelvan Empire was a state in Kelvia.", 2.0, "Empire (1299–1922)"), "1922"),
+    ("When did the Kelvan War begin?", "The second Kelvan War began in 1801 along the coast.",
+     _p("Kelvan War", "The Kelvan War was a war between Kelvia and Brindle.", 2.0, "War (1701–1714)"), "1701"),
+    ("When did the Renaissance begin?", "A cultural renaissance began in 1920 in Kelport.",
+     _p("Renaissance", "The Renaissance was a period of European history.", 2.0, "Cultural period (1300–1600)"), "1300"),
+    ("When did the Reformation begin?", "The calendar reformation began in 1582 under Pope Oska.",
+     _p("Reformation", "The Reformation was a movement in Western Christianity.", 2.0,
+        "Religious movement (1517–1648)"), "1517"),
+])
+def test_a_sentence_naming_another_thing_does_not_date_x(reader, question, other, own, right):
+    # "The war with X", "the second X", a lowercase "renaissance": not X.
+    assert reader.read(question, [_p("Brindle", other), own]).text == right
+
+
+@pytest.mark.parametrize("sentence", [
+    "In 1917, a monument was unveiled to the soldiers who fell at the Battle of Kelport.",
+    "In 1950, the regiment's colours, first carried at the Battle of Kelport, were retired.",
+    "In 1871, Kelvia celebrated the jubilee of its victory at the Battle of Kelport.",
+    "In 1805, Oska, who had lost an arm at the Battle of Kelport, became an admiral.",
+    "In 1944, he was awarded the Kelvan Cross for bravery shown at the Battle of Kelport.",
+])
+def test_a_year_of_what_was_done_later_for_a_battle_does_not_date_it(reader, sentence):
+    assert event_said("the Battle of Kelport", "when", sentence) is None
+    assert reader.read("When did the Battle of Kelport take place?", [_p("Kelport Memorial", sentence)]).text == sentence
+
+
+def test_a_year_of_what_happened_in_a_battle_dates_it():
+    assert event_said("the Battle of Kelport", "when", "In 1066, Oska's half-brother was killed at the Battle of Kelport.") == "1066"
+    assert event_said("the Siege of Kelport", "when", "In 1453, the city fell to the Oskans at the Siege of Kelport.") == "1453"
+
+
+@pytest.mark.parametrize("question, passage, right", [
+    # A bracket after another name ("preceded by the Brindle dynasty
+    # (221–206 BC)"): the description's range answers.
+    ("When did the Kelvan dynasty begin?", _p(
+        "Kelvan dynasty", "The Kelvan dynasty was an imperial dynasty of Kelvia established by Oska, and preceded by "
+        "the short-lived Brindle dynasty (221–206 BC) and an interregnum (206–202 BC).", 3.0,
+        "Imperial dynasty in Kelvia (202 BC – 220 AD)"), "202 BC"),
+    ("When did the Kelvan dynasty end?", _p(
+        "Kelvan dynasty", "The Kelvan dynasty was an imperial dynasty of Kelvia established by Oska, and preceded by "
+        "the short-lived Brindle dynasty (221–206 BC) and an interregnum (206–202 BC).", 3.0,
+        "Imperial dynasty in Kelvia (202 BC – 220 AD)"), "220 AD"),
+    # A part's centuries ("the Dark Ages of the 12th–9th centuries BC").
+    ("When did Ancient Kelvia end?", _p(
+        "Ancient Kelvia", "Ancient Kelvia was a civilization existing from the Kelvan Dark Ages of the 12th–9th "
+        "centuries BC to the end of classical antiquity (c. 600 AD).", 3.0, "Civilization"), "600 AD"),
+    # The age of what a library holds is not the library's.
+    ("When did the Kelvan Library begin?", _p(
+        "Kelvan Library", "The Kelvan Library, which holds 5th to 10th-century manuscripts, was founded in 1602.", 3.0,
+        "Library in Kelport"), "1602"),
+])
+def test_a_range_that_is_another_things_does_not_date_x(reader, question, passage, right):
+    assert reader.read(question, [passage]).text == right
+
+
+def test_a_lead_range_dates_x_only_where_it_is_xs_own(reader):
+    coins = "Kelvan coins of 30 to 20 BC were found in the Kelvan Kingdom, which Oska founded in 35 BC."
+    assert event_date("start", coins, "the Kelvan Kingdom") is None
+    assert reader.read("When did the Kelvan Kingdom begin?", [_p("Kelvan Kingdom", coins, 3.0, "Ancient kingdom")]).text == coins
+    assert event_date("start", "The Kelvan Wars were fought during the period 264 to 146 BC.", "the Kelvan Wars") == "264 BC"
+    assert event_date("end", "The Kelvan War (431–404 BC) was an ancient war.", "the Kelvan War") == "404 BC"
+
+
+def test_a_span_stands_against_a_range_that_is_not_xs(reader):
+    # "The war ended in 1714": a king's reign "(1690–1730)" in the lead is
+    # no range of the war's to replace it.
+    war = _p("Kelvan War", "The Kelvan War was a conflict in the reign of King Oska (1690–1730) between Kelvia and "
+             "Brindle. The war ended in 1714 with the Treaty of Kelport.", 3.0, "War between Kelvia and Brindle")
+    assert reader.read("When did the Kelvan War end?", [war]).text == "1714"
+    # ...but the war's own "from 499 BC to 449 BC" replaces a span of its
+    # earlier causes.
+    wars = _p("Kelvan Wars", "The Kelvan Wars were a series of conflicts from 499 BC to 449 BC. The collision had "
+              "begun when Oska conquered Kelport in 547 BC.", 3.0, "Series of wars")
+    assert reader.read("When did the Kelvan Wars begin?", [wars]).text == "499 BC"
+
+
+@pytest.mark.parametrize("question, passage, right", [
+    ("Which country is Kelmyra in?", _p(
+        "Kelmyra", "Kelmyra is an archaeological site near Kelport in the Peloponnese of Greece.", 3.0,
+        "Archaeological site in Greece (c. 1600–1100 BC)"), "Greece"),
+    ("When did Ancient Kelvia end?", _p(
+        "Ancient Kelvia", "Ancient Kelvia was a civilization of ancient North Africa.", 3.0,
+        "Civilization (c. 3150 BC – 30 BC)"), "30 BC"),
+    ("When did Kelmacia begin?", _p(
+        "Kelmacia", "Kelmacia, also called Kelmedon, was an ancient kingdom in northern Greece.", 3.0,
+        "Ancient kingdom (c. 808 BC – 168 BC)"), "808 BC"),
+])
+def test_an_ancient_places_years_are_no_life(reader, question, passage, right):
+    assert reader.read(question, [passage]).text == right
+
+
+def test_a_date_another_thing_ended_at_is_xs_start(reader):
+    empire = _p("Kelvan Empire", "The Kelvan Empire arose after the Oskan Sultanate collapsed in 1299.", 3.0, "Former empire")
+    assert reader.read("When did the Kelvan Empire begin?", [empire]).text == "1299"
+
+
+def test_x_own_date_is_surer_than_another_articles_sentence(reader):
+    # Another article saying X began (its own view, or a part of X) does
+    # not beat the date X's own article gives.
+    other = _p("Brindle", "The Kelvan War began in 1937 in the east of Brindle.")
+    assert reader.read("When did the Kelvan War begin?", [other, WAR_OWN]).text == "1939"
+    assert reader.read("When did the Kelvan War begin?", [other]).text == "1937"
+
+
+def test_a_name_written_lowercase_is_no_name():
+    assert event_said("the Renaissance", "start", "The renaissance began in 1920 in Kelport.") is None
+    assert event_said("the Renaissance", "start", "Oska helped launch the renaissance in 1920.") is None
+    assert event_said("the Renaissance", "start", "Oska helped launch the Renaissance in 1420.") == "1420"
+
+
+def test_a_year_at_a_battle_dates_it_only_where_the_clause_says_it_was_fought():
+    assert event_said("the Battle of Kelport", "when", "In 1990, a reenactment was staged at the Battle of Kelport.") is None

@@ -19,7 +19,7 @@ import re
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
-__all__ = ["country_asked", "country_named", "event_asked", "event_date", "event_named", "event_said"]
+__all__ = ["country_asked", "country_named", "event_asked", "event_date", "event_said"]
 
 # "When did X begin/end/take place?": the verb says which end of the
 # event's time is asked ("when": all of it).
@@ -56,8 +56,10 @@ def event_asked(question: str) -> tuple[str, str] | None:
 
 # Two dates joined as a time's two ends: "1914–1918", "from 1914 to 1918",
 # "between 30 October 1914 and 30 October 1918" ("and" only after "between").
-_RANGE_JOIN = re.compile(r"\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+", re.IGNORECASE)
-_BETWEEN_BEFORE = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+_JOIN = r"\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+"
+_RANGE_JOIN = re.compile(_JOIN, re.IGNORECASE)
+# "between 1618 and", "between the 5th and": "and" joins a range only here.
+_BETWEEN_BEFORE = re.compile(r"\bbetween\s+(?:the\s+)?$", re.IGNORECASE)
 _SHORT_END = re.compile(r"\s*[-–—]\s*(\d{2})(?![\d,.]?\d)")
 _SURELY_A_DATE = re.compile(rf"{_MONTH}|\b(?:BC|BCE|AD|CE)\b|centur|millenni|\d{{4}}s|^(?:1\d{{3}}|20\d{{2}})$")
 
@@ -100,7 +102,7 @@ def _first_unsure(text: str, first: re.Match) -> bool:
 # such range. The era goes on both ends ("264 BC"): a bare "264" would be AD.
 _BC_RANGE = re.compile(
     r"(?<![\w,.])(?P<start>(?:c\.\s*)?(?P<first>\d{1,5}))"
-    r"(?P<join>\s*(?:[-–—]|to|until|till|through)\s*|\s+and\s+)"
+    rf"(?P<join>{_JOIN})"
     r"(?P<end>(?P<last>\d{1,5})(?P<era>\s*(?:BC|BCE))\b)"
 )
 # Centuries, which an age's lead or description gives where it has no year:
@@ -109,44 +111,52 @@ _BC_RANGE = re.compile(
 _ORDINAL = r"(?:(?:early|mid|late)[\s-]+)?(?P<{}>\d{{1,2}})(?:st|nd|rd|th)"
 _CENTURY_RANGE = re.compile(
     rf"(?<!\w)(?P<start>{_ORDINAL.format('first')})(?:\s+century)?"
-    r"(?P<join>\s*(?:[-–—]|to|until|till|through)\s*(?:the\s+)?|\s+and\s+(?:the\s+)?)"
+    rf"(?P<join>(?:{_JOIN})(?:the\s+)?)"
     rf"(?P<end>{_ORDINAL.format('last')})[\s-]+centur(?:y|ies)\b(?P<era>\s+(?:BC|BCE|AD|CE)\b)?",
     re.IGNORECASE,
 )
 _CENTURY = re.compile(rf"(?<!\w)(?P<one>{_ORDINAL.format('n')})-century\b(?P<era>\s+(?:BC|BCE|AD|CE)\b)?", re.IGNORECASE)
-_BETWEEN_THE_BEFORE = re.compile(r"\bbetween\s+(?:the\s+)?$", re.IGNORECASE)
+# Where X's lead gives such a range as X's own: in a bracket right after
+# X's name opening the lead ("The Kelvan War (431–404 BC) was …"), or
+# after the words that give X's time ("from 431 to 404 BC", "during the
+# period 264 to 146 BC", "between 58 and 50 BC"). Elsewhere it is as often
+# another thing's: "preceded by the Qin dynasty (221–206 BC)", "from the
+# Dark Ages of the 12th–9th centuries BC", "coins of 30 to 20 BC", "holds
+# 5th to 10th-century manuscripts".
+_OWN_TIME_BEFORE = re.compile(r"\b(?:from|between|period)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 def _ends(which: str, start: str, end: str, whole: str) -> str:
     return start if which == "start" else end if which == "end" else whole
 
 
-def _era_range(which: str, text: str) -> str | None:
+def _era_range(which: str, text: str, name: str | None = None) -> str | None:
     """What ``which`` asks of ``text``'s first date where that is a range
     written with its era once ("264 to 146 BC") or of centuries ("14th to
     17th centuries"), or a century written before a noun ("16th-century");
-    None where the text's first date is none of these."""
+    None where the text's first date is none of these. ``name``: X's, where
+    ``text`` is X's lead, which gives such a range as X's only where it
+    says so (``_OWN_TIME_BEFORE``)."""
     bc = _BC_RANGE.search(text)
     century = _CENTURY_RANGE.search(text)
     found = min((m for m in (bc, century) if m), key=lambda m: m.start(), default=None)
     if found is not None and not _first_unsure(text, found):
-        and_join = "and" in found.group("join").lower()
-        if and_join and not _BETWEEN_THE_BEFORE.search(text, 0, found.start()):
+        before = text[: found.start()]
+        if "and" in found.group("join").lower() and not _BETWEEN_BEFORE.search(before):
+            return None
+        if name is not None and not _own_time(name, before):
             return None
         era = found.group("era") or ""
         first, last = int(found.group("first")), int(found.group("last"))
-        if found is bc:
-            if first <= last:
-                return None
-            start = found.group("start") + era
-        else:
-            # BC centuries count down too.
-            if (first <= last) if era.strip().upper() in ("BC", "BCE") else (first >= last):
-                return None
-            start = found.group("start") + " century" + era
-            end = found.group("end") + " century" + era
-            return _ends(which, start, end, text[found.start():found.end()].strip())
-        return _ends(which, start, found.group("end"), text[found.start():found.end()].strip())
+        years = found.re is _BC_RANGE
+        # Years BC count down, and so do centuries BC; centuries AD count up.
+        down = years or era.strip().upper() in ("BC", "BCE")
+        if (first <= last) if down else (first >= last):
+            return None
+        # A year range's end holds its era; a century range's ends do not.
+        ends = (found.group("start") + era, found.group("end")) if years else (
+            found.group("start") + " century" + era, found.group("end") + " century" + era)
+        return _ends(which, *ends, text[found.start():found.end()].strip())
     # "16th-century movement in Western Christianity": one century, as a
     # single year is read below, only where a description opens with it;
     # elsewhere it is as often another thing's ("the ruins of a 5th-century
@@ -158,16 +168,33 @@ def _era_range(which: str, text: str) -> str | None:
     return None if which == "end" else one.group("one") + " century" + (one.group("era") or "")
 
 
-_ENDED_AT = re.compile(r"\b(?:end(?:ed|ing|s)?|fell|collapsed|dissolved|abolished)\s+(?:in|on|at)\s+$", re.IGNORECASE)
+def _own_time(name: str, before: str) -> bool:
+    """Whether a range after ``before`` (X's lead up to it) is X's own
+    (``_OWN_TIME_BEFORE``): "… fought from", or X's name and an open
+    bracket ("The Kelvan War (" for "the Kelvan War")."""
+    if _OWN_TIME_BEFORE.search(before) and before.count("(") == before.count(")"):
+        return True
+    bare = re.sub(r"^the\s+", "", name.strip(), flags=re.IGNORECASE)
+    return bool(re.fullmatch(rf"\s*(?:the\s+)?{re.escape(bare)}\s*\(\s*(?:c\.\s*)?", before, re.IGNORECASE))
 
 
-def event_date(which: str, text: str) -> str | None:
+# ...where X is what ended: "… and ending in 27 BC", "a state that fell in
+# 1453"; not "arose after the Oskan Sultanate collapsed in 1299", whose
+# subject is another thing (and whose date is X's start).
+_ENDED_AT = re.compile(r"(?:^|[,;]|\b(?:and|that|which|it|until))\s+"
+                       r"(?:end(?:ed|ing|s)?|fell|collapsed|dissolved|abolished)\s+(?:in|on|at)\s+$", re.IGNORECASE)
+
+
+def event_date(which: str, text: str, name: str | None = None, eras: bool = True) -> str | None:
     """The date ``text`` (an event's lead sentence or short description)
     gives for ``which`` end of its time (:func:`event_asked`): a range's
     first date for "start", its last for "end", the range for "when". A
     single date is the start or the whole ("starting in 1917") but never
     surely the end. None where the text gives no date, or several that
-    make no one range (which of them is asked it need not say).
+    make no one range (which of them is asked it need not say). ``name``:
+    X's, where ``text`` is X's lead (a range with its era once is read
+    there only as X's own, :func:`_era_range`); ``eras`` False: no such
+    range is read (:func:`ancient_life`).
 
     >>> [event_date(w, "Global conflict from 1914 to 1918") for w in ("start", "end", "when")]
     ['1914', '1918', '1914 to 1918']
@@ -180,7 +207,7 @@ def event_date(which: str, text: str) -> str | None:
     >>> [event_date(w, "Wars (1803–15) fought against the Empire under Napoleon (1804–1815)") for w in ("start", "end")]
     ['1803', '1815']
     """
-    era_range = _era_range(which, text)
+    era_range = _era_range(which, text, name) if eras else None
     if era_range is not None:
         return era_range
     dates = _dates(text)
@@ -233,8 +260,17 @@ _NOT_THEN = re.compile(r"\b(?:later|after|afterwards|before|then|until|since|sub
                        r"led\s+to|followed|preceded|prior)\b", re.IGNORECASE)
 
 
-# A battle or siege is fought at one time: what happened "at" it happened then.
+# A battle or siege is fought at one time: what happened "at" it happened
+# then, where the clause says it was fought, won, lost or died in ("was
+# killed at", "leading an army to victory … at", "fell to the Oskans at"),
+# not what was done later for it ("a monument to the soldiers who fell at",
+# "colours first carried at", "the jubilee of its victory at", "had lost an
+# arm at", "awarded … for bravery shown at").
 _FOUGHT_AT = re.compile(r"(?:the\s+)?(?:Battle|Siege)\s+of\s+", re.IGNORECASE)
+_FOUGHT = re.compile(r"\b(?:won|winning|lost|losing|defeat(?:ed|ing)?|victory|victorious|killed|fell|died|wounded|"
+                     r"fought|fighting|captured|capturing|took|leading|led)\b", re.IGNORECASE)
+_NOT_FOUGHT = re.compile(r"\b(?:had|has|have|who|whom|whose|which|that|for|first|celebrat\w*|jubilee|anniversary|"
+                         r"commemorat\w*|memorial|monument|award\w*|honou?r\w*|remember\w*)\b", re.IGNORECASE)
 
 
 def _single_date(text: str, at: int) -> str | None:
@@ -288,7 +324,14 @@ def event_said(subject: str, which: str, sentence: str) -> str | None:
     """
     verbs = {"start": ("start", "when"), "when": ("when",), "end": ("end",)}[which]
     for named in _named(subject, sentence):
-        for verb in verbs:
+        # The name as a name, capitalised: "a cultural renaissance", "the
+        # calendar reformation" are none.
+        if not re.sub(r"^the\s+", "", named.group(), flags=re.IGNORECASE)[:1].isupper():
+            continue
+        # "X began in …" only where X opens the sentence, its subject: not
+        # "For Brindle, the X began …", "The Siege of K during the X began …",
+        # "Oskan involvement in the X began …", "The second X began …".
+        for verb in verbs if not sentence[: named.start()].strip() else ():
             said = re.compile(rf"\s+(?:(?:has|had)\s+)?(?:{_SAID_AFTER[verb]})\s+(?:in|on)\s+").match(sentence, named.end())
             date = _single_date(sentence, said.end()) if said else None
             if date:
@@ -308,9 +351,25 @@ def event_said(subject: str, which: str, sentence: str) -> str | None:
             at = re.search(r"\bat\s+$", sentence[: named.start()])
             if date and at and len({m.group().strip() for m in _dates(sentence)}) == 1:
                 clause = re.split(r"[,;:]", sentence[: at.start()])[-1]
-                if not _NOT_THEN.search(clause):
+                if _FOUGHT.search(clause) and not _NOT_THEN.search(clause) and not _NOT_FOUGHT.search(clause):
                     return date
     return None
+
+
+def range_end_missed(which: str, text: str, span: str, name: str | None = None) -> bool:
+    """Whether ``text`` (X's description, or X's lead with ``name``) gives
+    X a range whose ``which`` end's number ``span`` does not hold ("431 BC"
+    asked, "413 BC" said). A lead's range counts only where it is X's own
+    (:func:`_own_time`): "in the reign of King Oska (1690–1730)" is not."""
+    start, end = event_date("start", text, name), event_date("end", text, name)
+    if name is not None and _era_range("start", text, name) is None:
+        dates = _dates(text)
+        if not dates or not _own_time(name, text[: dates[0].start()]):
+            return False
+    if not start or not end or start == end:
+        return False
+    number = re.search(r"\d+", start if which == "start" else end).group()
+    return not re.search(rf"(?<![\d,]){number}(?![\d,])", span)
 
 
 def year_within(span: str, date: str) -> bool:
@@ -469,12 +528,14 @@ def a_life(lead: str, description: str) -> bool:
     description gives a lifespan and the lead's first bracket a birth day.
     A person's "start" or country is not an event's or a place's."""
     bracket = lead.find("(")
-    years = lifespan(description)
-    if not years:
-        return False
-    # An ancient life gives years, not days: "King of Brindle (356–323 BC)".
-    # An event's lead names it with "The" ("The Peloponnesian War (431–404
-    # BC) was …"), a person's seldom.
-    if any(re.search(r"\b(?:BC|BCE)$", year) for year in years) and not re.match(r"\s*The\b", lead):
-        return True
-    return bracket >= 0 and bool(_LIFE_BRACKET.match(lead, bracket))
+    return bool(lifespan(description)) and bracket >= 0 and bool(_LIFE_BRACKET.match(lead, bracket))
+
+
+def ancient_life(lead: str, description: str) -> bool:
+    """Whether a description's years BC may be a person's life: "King of
+    Brindle (356–323 BC)", whose lead gives no days (:func:`a_life`). An
+    event's lead names it with "The" ("The Peloponnesian War (431–404 BC)
+    was …"), a person's seldom. Such a description's range with its era
+    once is not read as an event's time; an ancient state's "(c. 808 BC –
+    168 BC)", its era on both ends, is read as before."""
+    return any(re.search(r"\b(?:BC|BCE)$", year) for year in lifespan(description) or ()) and not re.match(r"\s*The\b", lead)

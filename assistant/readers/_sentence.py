@@ -15,7 +15,18 @@ import numpy as np
 
 from ..encoders import CachedEncoder
 from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, names_numeral_one, tokens, with_stop, without_possessive
-from ._events import a_life, country_asked, country_named, event_asked, event_date, event_named, event_said, year_within
+from ._events import (
+    a_life,
+    ancient_life,
+    country_asked,
+    country_named,
+    event_asked,
+    event_date,
+    event_named,
+    event_said,
+    range_end_missed,
+    year_within,
+)
 from ._lifespan import holds_answer, lived
 from ._shapes import (
     _MEASURE_ASKED,
@@ -638,16 +649,6 @@ class _Read(NamedTuple):
     scores: Sequence[float] = ()
 
 
-def _range_end_missed(which: str, text: str, span: str) -> bool:
-    """Whether ``text`` gives a range of two ends whose ``which`` end's
-    number ``span`` does not hold ("431 BC" asked, "413 BC" said)."""
-    start, end = event_date("start", text), event_date("end", text)
-    if not start or not end or start == end:
-        return False
-    number = re.search(r"\d+", start if which == "start" else end).group()
-    return not re.search(rf"(?<![\d,]){number}(?![\d,])", span)
-
-
 class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
 
@@ -860,32 +861,37 @@ class SentenceReader:
         subject = event[0] if event else place
         # The best sentence, of any article, that says X itself began (ended,
         # took place) at a date is answered by that date: "In 1066, …
-        # William … at the Battle of Hastings" (:func:`event_said`), where
-        # the collection has no article of X's own.
+        # William … at the Battle of Hastings" (:func:`event_said`), only
+        # where X's own article gives no date: its own is the surer
+        # ("For Brindle, the war began in 1937" is one country's view).
         best = split_sentences(answer.evidence)[:1]
         said = event_said(event[0], event[1], best[0]) if event and best else None
-        if said:
-            return Answer(said, answer.score, evidence=best[0], source_id=answer.source_id)
+        said = Answer(said, answer.score, evidence=best[0], source_id=answer.source_id) if said else None
         own = lead_passage(subject, [p for p in read if p.id == answer.source_id]) or lead_passage(subject, read)
         if own is None:
-            return None
+            return said
         # Only an article's first passage opens with its lead.
         lead = split_sentences(own.text)[:1] if not re.search(r"(?:_p|#)[1-9]\d*$", own.id) else []
+        # X's lead (read with X's name) and description; years BC in the
+        # description with a lead not opening "The" may be a life, whose
+        # ranges with their era once are no event's time.
+        texts = [(text, subject) for text in lead] + [(own.description, None)]
+        eras = not ancient_life(own.text, own.description)
         if event and span and any(p.id == answer.source_id and p.title == own.title for p in read):
-            # ...unless X's lead or description gives a range whose asked end
-            # the span does not hold: the span dates a part of X ("413 BC"
-            # for a war of 431–404 BC) or its other end ("27 BC" read for
-            # the start of "c. 509 – 27 BC").
-            if event[1] == "when" or not any(_range_end_missed(event[1], text, span)
-                                             for text in (*lead, own.description)):
+            # ...unless X's lead or description gives a range with its era
+            # once whose asked end the span does not hold: the span dates a
+            # part of X ("413 BC" for a war of 431–404 BC) or its other end
+            # ("27 BC" read for the start of "c. 509 – 27 BC").
+            if event[1] == "when" or not eras or not any(range_end_missed(event[1], text, span, name)
+                                                         for text, name in texts):
                 return None
         # A life's dates in brackets after the name and its years in the
         # description: "Pablo Picasso (25 October 1881 – 8 April 1973)".
         if a_life(own.text, own.description):
             return None
         top = max(p.score for p in passages)
-        for text in (*lead, own.description):
-            found = event_date(event[1], text) if event else country_named(text, place)
+        for text, name in texts:
+            found = event_date(event[1], text, name, eras) if event else country_named(text, place)
             # Another sentence's year within the century X's own article
             # gives is the more exact answer ("1517" for a "16th-century"
             # movement), as its span or said of X; one outside it is another
@@ -895,7 +901,7 @@ class SentenceReader:
                 return None
             if found:
                 return Answer(found, own.score / top if top > 0 else 0.0, evidence=text, source_id=own.id)
-        return None
+        return said
 
     @staticmethod
     def _from_description(passage: Passage, year: str, passages: Sequence[Passage]) -> Answer:
