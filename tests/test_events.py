@@ -318,6 +318,11 @@ def test_a_lead_range_dates_x_only_where_it_is_xs_own(reader):
     assert reader.read("When did the Kelvan Kingdom begin?", [_p("Kelvan Kingdom", coins, 3.0, "Ancient kingdom")]).text == coins
     assert event_date("start", "The Kelvan Wars were fought during the period 264 to 146 BC.", "the Kelvan Wars") == "264 BC"
     assert event_date("end", "The Kelvan War (431–404 BC) was an ancient war.", "the Kelvan War") == "404 BC"
+    # ...not a range in a clause about another thing.
+    assert event_date("start", "The Kelvan Kingdom succeeded the Oska dynasty, which ruled from 300 to 200 BC.",
+                      "the Kelvan Kingdom") is None
+    assert event_date("start", "The Kelvan War, which lasted from 431 to 404 BC, was an ancient war.",
+                      "the Kelvan War") == "431 BC"
 
 
 def test_a_span_stands_against_a_range_that_is_not_xs(reader):

@@ -124,6 +124,8 @@ _CENTURY = re.compile(rf"(?<!\w)(?P<one>{_ORDINAL.format('n')})-century\b(?P<era
 # Dark Ages of the 12th–9th centuries BC", "coins of 30 to 20 BC", "holds
 # 5th to 10th-century manuscripts".
 _OWN_TIME_BEFORE = re.compile(r"\b(?:from|between|period)\s+(?:the\s+)?$", re.IGNORECASE)
+_ANOTHER_THINGS = re.compile(r"\b(?:which|who|whose|whom|preceded|succeeded|followed|replaced|after|before|until)\b",
+                             re.IGNORECASE)
 
 
 def _ends(which: str, start: str, end: str, whole: str) -> str:
@@ -172,10 +174,15 @@ def _own_time(name: str, before: str) -> bool:
     """Whether a range after ``before`` (X's lead up to it) is X's own
     (``_OWN_TIME_BEFORE``): "… fought from", or X's name and an open
     bracket ("The Kelvan War (" for "the Kelvan War")."""
-    if _OWN_TIME_BEFORE.search(before) and before.count("(") == before.count(")"):
-        return True
     bare = re.sub(r"^the\s+", "", name.strip(), flags=re.IGNORECASE)
-    return bool(re.fullmatch(rf"\s*(?:the\s+)?{re.escape(bare)}\s*\(\s*(?:c\.\s*)?", before, re.IGNORECASE))
+    if re.fullmatch(rf"\s*(?:the\s+)?{re.escape(bare)}\s*\(\s*(?:c\.\s*)?", before, re.IGNORECASE):
+        return True
+    # ...not in a clause about another thing: "succeeded the Oska dynasty,
+    # which ruled from 300 to 200 BC" ("The X, which lasted from" is X's).
+    named = re.match(rf"\s*(?:the\s+)?{re.escape(bare)}\s*,\s*(?:which|that)\b", before, re.IGNORECASE)
+    if _ANOTHER_THINGS.search(before, named.end() if named else 0):
+        return False
+    return bool(_OWN_TIME_BEFORE.search(before)) and before.count("(") == before.count(")")
 
 
 # ...where X is what ended: "… and ending in 27 BC", "a state that fell in
