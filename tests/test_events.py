@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.kernel import Passage, ReaderConfig
-from assistant.readers import SentenceReader, country_asked, country_named, event_asked, event_date, event_said
+from assistant.readers import SentenceReader, country_asked, country_by_adjective, country_named, event_asked, event_date, event_said
 
 # A made-up war whose lead gives no year and whose description does; another
 # article's sentence gives another year near the question's words.
@@ -374,3 +374,150 @@ def test_a_name_written_lowercase_is_no_name():
 
 def test_a_year_at_a_battle_dates_it_only_where_the_clause_says_it_was_fought():
     assert event_said("the Battle of Kelport", "when", "In 1990, a reenactment was staged at the Battle of Kelport.") is None
+
+
+def _by_adjective(*texts, subject="Kelvia"):
+    found = country_by_adjective(texts, subject)
+    return found[0] if found else None
+
+
+def test_a_country_is_read_from_its_adjective_before_the_places_kind(reader):
+    # The lead's "is a Japanese island" or the description's "U.S. state"
+    # says the country where no name does.
+    assert _by_adjective("Kelshima is a Japanese island in the Oska Sea.", subject="Kelshima") == "Japan"
+    assert _by_adjective("Kelvia is the most populous state in the Southern United States.") is None
+    assert _by_adjective("Kelvia is the most populous state in the Southern United States.", "U.S. state") == "United States"
+    assert _by_adjective("Largest Greek island", subject="Kelos") == "Greece"
+    assert _by_adjective("Kelria is a Spanish autonomous community in the south of the peninsula.") == "Spain"
+    assert _by_adjective("Kelria is a Norwegian archipelago in the Arctic Ocean.") == "Norway"
+    # The other text may name a neighbour; both texts' adjectives agree.
+    assert _by_adjective("Kelos is the largest island of Oska, after Cyprus.", "Largest Greek island") == "Greece"
+    assert _by_adjective("Kelos is a Greek island.", "Largest Greek island") == "Greece"
+    assert _by_adjective("Kelos is a Greek island.", "Turkish island") is None
+    island = Passage("Kelshima", "Kelshima is the largest of the Oska Islands.", 3.0, "Kelshima",
+                     description="Japanese prefecture")
+    answer = reader.read("Which country is Kelshima in?", [island, HARBOUR])
+    assert (answer.text, answer.evidence, answer.source_id) == ("Japan", "Japanese prefecture", "Kelshima")
+    # The description's name beats the lead's adjective.
+    town = Passage("Kelm", "Kelm is a Polish city.", 3.0, "Kelm", description="City in Kelvia, United States")
+    assert reader.read("Which country is Kelm in?", [town]).text == "United States"
+    # No adjective in country_named itself: a name or nothing.
+    assert country_named("Kelshima is a Japanese island.", "Kelshima") is None
+
+
+def test_a_countrys_adjective_before_no_place_of_its_own_says_nothing():
+    # A company's, a people's, a person's kind; another noun's adjective.
+    assert _by_adjective("Kelco is a Japanese multinational company.") is None
+    assert _by_adjective("The Kel are a Japanese indigenous people of the islands.") is None
+    assert _by_adjective("Kel Oska is a French-born American actress.") is None
+    assert _by_adjective("Kelm is a district with a large Japanese community.") is None
+    # A past state, a name before the adjective, two countries, the country itself.
+    assert _by_adjective("Kelvia was a German state on the plain.") is None
+    assert _by_adjective("German state from 1525 to 1947") is None
+    assert _by_adjective("Former German state") is None
+    assert _by_adjective("West Indian island") is None
+    assert _by_adjective("Kelisle is a Russian island north of Japan.") is None
+    assert _by_adjective("Kelvia is an Oska Greek island.") is None
+    assert _by_adjective("Japanese archipelago", subject="Japan") is None
+    assert _by_adjective("Kelos is a Greek island country.", subject="Cyprus") is None
+    assert _by_adjective("German state", subject="Kelvian Germany") is None
+
+
+def test_a_countrys_adjective_of_a_part_a_past_or_an_enclave_says_nothing():
+    # The kind must be the head noun, not the first part of another.
+    assert _by_adjective("Kelco is a Malaysian state-owned oil company.") is None
+    assert _by_adjective("Kel Oska is a Chinese city planner.") is None
+    assert _by_adjective("Kelco is a Japanese department store chain.") is None
+    # A colonial past, a language, an old or one-time state.
+    assert _by_adjective("Kelport is a French colonial city on the east coast.") is None
+    assert _by_adjective("Kelm is a German speaking province.") is None
+    assert _by_adjective("Kelm is a largely Spanish-speaking city.") is None
+    assert _by_adjective("Kelport is an old Greek port city.") is None
+    assert _by_adjective("Kelberg is a one-time German city on the coast.") is None
+    # An enclave: a bare "community" or "district", or a name after the kind.
+    assert _by_adjective("Kelm is a Russian community.") is None and _by_adjective("Kelm is a Cuban district.") is None
+    assert _by_adjective("Kelm is a Polish city in Oska County, Kelvia.") is None
+    assert _by_adjective("Kelm is a Greek town of Oska.") is None
+    # A border feature, a second country's adjective, a text that says who
+    # governs it, a text that names a country anywhere.
+    assert _by_adjective("Kelberg is a Swiss mountain.") is None and _by_adjective("The Kel is a Russian river.") is None
+    assert _by_adjective("Kelisle is an Estonian island, near the Russian coast.") is None
+    assert _by_adjective("Kelisle is a French overseas department in the Indian Ocean.") == "France"
+    assert _by_adjective("Kelmen is a group of islands administered by Kelvia.", "Chinese island county") is None
+    assert _by_adjective("Kelmen is a Chinese island county off Taiwan.") is None
+    assert _by_adjective("Kelmen is a Chinese island county.", "County of Taiwan") is None
+    assert _by_adjective("Kelmen, off Taiwan, is a Chinese island county.") is None
+    # A name the other text gives beats the adjective.
+    assert _by_adjective("Kelm is a Polish city.", "City in Kelvia, United States") is None
+
+
+# The rows a review of the first version of the adjective rule found worse:
+# each answers as it did before the rule (the country named, else the lead
+# sentence itself).
+LEAD = None
+WORSE_ROWS = [
+    ('Hoi An', 'Hoi An', 'Hoi An is a French colonial town in central Vietnam.',
+     'Town', 'Vietnam'),
+    ('Vigan', 'Vigan', 'Vigan is a Spanish colonial city in the Philippines.',
+     'Component city', 'Philippines'),
+    ('Asmara', 'Asmara', 'Asmara is an Italian colonial city in Eritrea.',
+     'Capital city', 'Eritrea'),
+    ('Malacca', 'Malacca', 'Malacca is a Portuguese colonial port in Malaysia.',
+     'State', 'Malaysia'),
+    ('Pondicherry', 'Pondicherry', "Pondicherry is a French colonial city on India's east coast.",
+     'Union territory', LEAD),
+    ('Hamtramck', 'Hamtramck', 'Hamtramck is a Polish city in Wayne County, Michigan.',
+     'City in Michigan, United States', 'United States'),
+    ('Frankenmuth', 'Frankenmuth', 'Frankenmuth is a German town in Saginaw County, Michigan.',
+     'City in Michigan', LEAD),
+    ('New Glarus', 'New Glarus', 'New Glarus is a Swiss village in Green County, Wisconsin.',
+     'Village in Wisconsin, United States', 'United States'),
+    ('Helvetia', 'Helvetia', 'Helvetia is a Swiss mountain village in Randolph County, West Virginia.',
+     'Unincorporated community', LEAD),
+    ('Solvang', 'Solvang', 'Solvang is a Danish town in Santa Barbara County, California.',
+     'City in California', LEAD),
+    ('Liberdade', 'Liberdade', 'Liberdade is a Japanese district in São Paulo.',
+     'District of São Paulo, Brazil', 'Brazil'),
+    ('Hialeah', 'Hialeah', 'Hialeah is a largely Spanish speaking city in Miami-Dade County, Florida.',
+     'City in Florida, United States', 'United States'),
+    ('Astoria', 'Astoria', 'Astoria is a Greek district in the borough of Queens.',
+     'Neighborhood of Queens', LEAD),
+    ('Little Havana', 'Little Havana', 'Little Havana is a Cuban district of Miami.',
+     'Neighborhood of Miami', LEAD),
+    ('Brighton Beach', 'Brighton Beach', 'Brighton Beach is a Russian community in southern Brooklyn.',
+     'Neighborhood in Brooklyn', LEAD),
+    ('Little Saigon', 'Little Saigon', 'Little Saigon is a Vietnamese community in Orange County, California.',
+     'Ethnic enclave', LEAD),
+    ('Oraibi', 'Oraibi', 'Oraibi is an Indian village in Navajo County, Arizona.',
+     'Hopi village', LEAD),
+    ('Kinmen', 'Kinmen', 'Kinmen is a Chinese island county administered by Taiwan.',
+     'Island county', LEAD),
+    ('Lim Chong', 'Lim Chong', 'Lim Chong is a Chinese city planner who works in Singapore.',
+     'Urban planner', 'Singapore'),
+    ('the Matterhorn', 'Matterhorn', 'The Matterhorn is a Swiss mountain on the border with Italy.',
+     'Mountain in the Alps', LEAD),
+    ('the Amur', 'Amur', 'The Amur is a Russian river forming the border with China.',
+     'River in East Asia', LEAD),
+    ('South Tyrol', 'South Tyrol', 'South Tyrol is a German speaking province of Italy.',
+     'Autonomous province', 'Italy'),
+    ('Lugano', 'Lugano', 'Lugano is an Italian speaking city in Switzerland.',
+     'City', 'Switzerland'),
+    ('Quebec', 'Quebec', 'Quebec is a French speaking province of Canada.',
+     'Province', 'Canada'),
+    ('Smyrna', 'Smyrna', 'Smyrna is an old Greek port city on the Aegean coast of Anatolia.',
+     'City', LEAD),
+    ('Königsberg', 'Königsberg', 'Königsberg is a one-time German city on the Baltic, now Kaliningrad.',
+     'City', LEAD),
+    ('Artsakh', 'Artsakh', 'Artsakh is an Armenian region in the South Caucasus.',
+     'Region', LEAD),
+    ('Kreuzberg', 'Kreuzberg', 'Kreuzberg is a Turkish community in Berlin.',
+     'District of Berlin', LEAD),
+    ('Lake Peipus', 'Lake Peipus', 'Lake Peipus is an Estonian lake on the Russian border.',
+     'Lake', LEAD),
+]
+
+
+@pytest.mark.parametrize("subject, title, lead, description, expected", WORSE_ROWS)
+def test_a_countrys_adjective_never_beats_the_answer_a_name_gives(reader, subject, title, lead, description, expected):
+    passage = Passage(title, lead, 3.0, title, description=description)
+    assert reader.read(f"Which country is {subject} in?", [passage]).text == (expected or lead)

@@ -15,11 +15,12 @@ sentence and description here.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
-__all__ = ["country_asked", "country_named", "event_asked", "event_date", "event_said"]
+__all__ = ["country_asked", "country_by_adjective", "country_named", "event_asked", "event_date", "event_said"]
 
 # "When did X begin/end/take place?": the verb says which end of the
 # event's time is asked ("when": all of it).
@@ -484,6 +485,155 @@ _NOT_IN = re.compile(r"\b(?:near|nearby|border\w*|coast|shore|between|off|after|
                      r"neighbou?r\w*|emigrated|born|died|exiled|like|unlike|outside|beyond)\b", re.IGNORECASE)
 # Capitalised words that start a sentence or a clause, not a name.
 _NOT_NAME_WORDS = frozenset("in of on at to from the a an and or near north south east west".split())
+
+# A country's adjective, by which an article may say what its place is
+# ("Bali is an Indonesian island", "U.S. state") and name no country.
+# Only adjectives of one country of the list: "Korean", "Congolese",
+# "Irish", "Sudanese", "Macedonian" and "Dominican" fit two, "American"
+# the Americas, "Georgian" a U.S. state, "British" the Crown's
+# dependencies and territories outside the United Kingdom. "U.S." is the
+# short name's own (:data:`_SHORT_NAMES`).
+_ADJECTIVES = {
+    "U.S.": _SHORT_NAMES["U.S."], "English": "England", "Scottish": "Scotland", "Welsh": "Wales",
+    "Afghan": "Afghanistan", "Albanian": "Albania", "Algerian": "Algeria", "Argentine": "Argentina",
+    "Armenian": "Armenia", "Australian": "Australia", "Austrian": "Austria", "Bangladeshi": "Bangladesh",
+    "Belgian": "Belgium", "Bolivian": "Bolivia", "Brazilian": "Brazil", "Bulgarian": "Bulgaria",
+    "Cambodian": "Cambodia", "Canadian": "Canada", "Chilean": "Chile", "Chinese": "China",
+    "Colombian": "Colombia", "Croatian": "Croatia", "Cuban": "Cuba", "Czech": "Czech Republic",
+    "Danish": "Denmark", "Dutch": "Netherlands", "Ecuadorian": "Ecuador", "Egyptian": "Egypt",
+    "Estonian": "Estonia", "Ethiopian": "Ethiopia", "Finnish": "Finland", "French": "France",
+    "German": "Germany", "Greek": "Greece", "Hungarian": "Hungary", "Icelandic": "Iceland", "Indian": "India",
+    "Indonesian": "Indonesia", "Iranian": "Iran", "Iraqi": "Iraq", "Israeli": "Israel", "Italian": "Italy",
+    "Japanese": "Japan", "Kenyan": "Kenya", "Latvian": "Latvia", "Lithuanian": "Lithuania",
+    "Malaysian": "Malaysia", "Mexican": "Mexico", "Mongolian": "Mongolia", "Moroccan": "Morocco",
+    "Nepalese": "Nepal", "Nigerian": "Nigeria", "Norwegian": "Norway", "Pakistani": "Pakistan",
+    "Peruvian": "Peru", "Philippine": "Philippines", "Polish": "Poland", "Portuguese": "Portugal",
+    "Romanian": "Romania", "Russian": "Russia", "Serbian": "Serbia", "Slovak": "Slovakia",
+    "Slovenian": "Slovenia", "Spanish": "Spain", "Swedish": "Sweden", "Swiss": "Switzerland",
+    "Syrian": "Syria", "Tanzanian": "Tanzania", "Thai": "Thailand", "Tunisian": "Tunisia", "Turkish": "Turkey",
+    "Ukrainian": "Ukraine", "Venezuelan": "Venezuela", "Vietnamese": "Vietnam",
+}
+_ADJECTIVE = "|".join(re.escape(a) for a in _ADJECTIVES)
+# The adjective says where the place is only before the place's own kind,
+# the phrase's head noun: "Okinawa is a Japanese prefecture", "Largest
+# Greek island" (a description opens with it), "Svalbard is a Norwegian
+# archipelago", with at most three lower-case words before it ("the
+# largest", "a landlocked") and two between ("Spanish autonomous
+# community"). A kind followed by another noun is that noun's ("a Chinese
+# city planner", "state-owned", "department store"). No border feature
+# (mountain, river, lake: "a Swiss mountain on the border with Italy"),
+# and no bare "community" or "district": an enclave's ("a Russian
+# community in Brooklyn", "a Cuban district of Miami").
+_ADJECTIVE_KIND = re.compile(
+    r"(?:(?:a|an|the)\s+)?(?P<before>(?:[\w'’-]+\s+){0,3}?)(?P<adjective>" + _ADJECTIVE
+    + r")\s+(?P<between>(?:[a-z][\w-]*\s+){0,2}?)(?:island\s+chain|islands?|archipelago|states?|prefectures?|"
+    r"provinces?|regions?|city|cities|towns?|villages?|municipality|municipalities|county|counties|territory|"
+    r"territories|ports?|capital|peninsula|autonomous\s+community|oblast|cantons?|department)"
+    r"(?=\s*(?:[,;:.()]|$)|\s+(?:in|of|on|off|at|and|lying|located|situated|consisting|comprising|north|south|east|"
+    r"west)\b)"
+)
+# Words before or between that leave the adjective another phrase's ("a
+# city with a Japanese …", "one of the …"), the place a past one ("was a
+# German state", "Former German state", "an old Greek port city", "a
+# one-time German city") or the adjective a part's only ("a French
+# colonial town in Vietnam", "a German speaking province of Italy").
+_NOT_IN_KIND = frozenset("""in of on at to from with by for near and or that which where who whose its their his her
+    was were had has former formerly ancient old one-time onetime erstwhile once medieval historic historical classical
+    early late colonial speaking heritage ethnic immigrant expatriate north south east west northern southern eastern
+    western central new latin""".split())
+# After the kind, the clause ends, or says where the place lies with no
+# name but a sea's: "in the Arctic Ocean", "in the Oska Sea" (any name
+# before "Sea"), "in the Mediterranean", "in the south-east of the
+# country", "off the north-west coast". Any other name puts the place in
+# it, which the adjective does not ("a Polish city in Wayne County,
+# Michigan", "a Turkish community in Berlin").
+_SEA_WORDS = frozenset("""Ocean Sea Mediterranean Caribbean Pacific Atlantic Arctic Antarctic Baltic Aegean Adriatic
+    Ionian Gulf Bay Strait Channel North South East West Indian China""".split())
+_SEA_NAME = re.compile(r"(?:[A-Z][\w'’-]*\s+)+(?:Ocean|Sea|Gulf|Bay|Strait|Channel)\b")
+# "the Indian Ocean", "the East China Sea": no adjective of a country.
+_SEA_AFTER = re.compile(r"\s+(?:Ocean|Sea)\b")
+
+
+def _reads_adjective(text: str, subject: str) -> str | None:
+    """The country whose adjective ``text`` (a lead sentence, or a short
+    description) says its place's kind by (:data:`_ADJECTIVE_KIND`), after
+    the lead's first "is"/"are" or at the description's start; None for a
+    country's own article, a text that dates its place (a past state's
+    "German state from 1525 to 1947") or holds two countries' adjectives
+    ("an Estonian lake on the Russian border")."""
+    if subject in _COUNTRIES or _dates(text):
+        return None
+    adjectives = {_ADJECTIVES[m.group()] for m in re.finditer(r"(?<![\w-])(?:" + _ADJECTIVE + r")(?![\w-])", text)
+                  if not _SEA_AFTER.match(text, m.end())}
+    if len(adjectives) != 1:
+        return None
+    verb = re.search(r"\b(?:is|are)\s+", text)
+    match = _ADJECTIVE_KIND.match(text, verb.end() if verb else 0)
+    if not match:
+        return None
+    before, between = match.group("before").split(), match.group("between").split()
+    # Only a description's first word is capitalised: a name before the
+    # adjective ("South Sudanese", "West Indian") makes another one.
+    if any(w.lower() in _NOT_IN_KIND for w in before + between) or any(w[0].isupper() for w in before[bool(not verb):]):
+        return None
+    rest = _SEA_NAME.sub("", re.split(r"[,;:()]|\.(?:\s|$)", text[match.end():])[0])
+    if any(w not in _SEA_WORDS for w in re.findall(r"\b[A-Z][\w.'’-]*", rest)):
+        return None
+    country = _ADJECTIVES[match.group("adjective")]
+    return None if subject and country.lower() in subject.lower() else country
+
+
+# Who holds or claims the place, which another text may say and its
+# adjective not ("a group of islands administered by Taiwan", "Chinese
+# island county").
+_GOVERNED = re.compile(r"\b(?:administered|governed|ruled|controlled|occupied|claimed|disputed|annexed)\b",
+                       re.IGNORECASE)
+
+
+def country_by_adjective(texts: Sequence[str], subject: str = "") -> tuple[str, str] | None:
+    """The one country, and the text that gives it, that a country's
+    adjective before the place's kind gives in ``texts`` (X's lead sentence
+    and description, :func:`_reads_adjective`), only where none of them
+    names a country by name (:func:`_names_a_country`; the other may name a
+    neighbour: Crete's "Largest Greek island" beside a lead that names
+    Cyprus), none says who governs the place and none gives a country by
+    :func:`country_named`: a fallback to
+    :func:`country_named`, never joined with a named country ("Hoi An is a
+    French colonial town in central Vietnam" is in Vietnam; "Hamtramck is a
+    Polish city", "City in Michigan, United States" is in the United
+    States). Two texts' adjectives must agree.
+
+    >>> country_by_adjective(["Svalbard is an archipelago.", "Norwegian archipelago in the Arctic Ocean"])
+    ('Norway', 'Norwegian archipelago in the Arctic Ocean')
+    >>> country_by_adjective(["Texas is the most populous state in the Southern United States.", "U.S. state"])
+    ('United States', 'U.S. state')
+    >>> print(country_by_adjective(["Sony is a Japanese multinational company."]),
+    ...       country_by_adjective(["Hamtramck is a Polish city.", "City in Michigan, United States"]))
+    None None
+    """
+    if any(_GOVERNED.search(text) or country_named(text, subject) for text in texts):
+        return None
+    found = [(country, text) for text in texts
+             if not _names_a_country(text, subject) and (country := _reads_adjective(text, subject))]
+    return found[0] if len({country for country, _ in found}) == 1 else None
+
+
+def _names_a_country(text: str, subject: str) -> bool:
+    """Whether ``text`` names a country other than ``subject`` by its
+    name, wherever it puts the place ("on India's east coast",
+    "administered by Taiwan"), not inside a longer name ("Niger River")
+    nor as the "U.S." of "U.S. state"."""
+    for match in _COUNTRY.finditer(text):
+        name = match.group(1)
+        name_before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
+        if name_before and name_before.group(1).lower() not in _NOT_NAME_WORDS:
+            continue
+        if _NAME_WORD_AFTER.match(text, match.end()) or (subject and name.lower() in subject.lower()):
+            continue
+        if name in _SHORT_NAMES and re.match(r"\s+[a-z]", text[match.end():]):
+            continue
+        return True
+    return False
 
 
 def country_named(text: str, subject: str = "") -> str | None:

@@ -19,6 +19,7 @@ from ._events import (
     a_life,
     ancient_life,
     country_asked,
+    country_by_adjective,
     country_named,
     event_asked,
     event_date,
@@ -901,6 +902,13 @@ class SentenceReader:
                 return None
             if found:
                 return Answer(found, own.score / top if top > 0 else 0.0, evidence=text, source_id=own.id)
+        # A country's adjective only where neither text names a country:
+        # the description's "City in Michigan, United States" beats the
+        # lead's "a Polish city".
+        by_adjective = None if event else country_by_adjective((*lead, own.description), place)
+        if by_adjective:
+            return Answer(by_adjective[0], own.score / top if top > 0 else 0.0, evidence=by_adjective[1],
+                          source_id=own.id)
         return said
 
     @staticmethod
