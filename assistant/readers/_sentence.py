@@ -847,11 +847,14 @@ class SentenceReader:
         place?" (:func:`event_asked`) or "Which country is X in?"
         (:func:`country_asked`), or None to answer as before: its lead
         sentence's date or country, else its short description's, the
-        sentence (or description) the evidence. A date span the best
-        sentence of X's own article gave stays. Where X's own article
-        gives none, today's answer stands: another article's date is
-        sometimes another subject's, as often the right one ("1517" from
-        Martin Luther's for the Reformation). Of several articles titled X,
+        sentence (or description) the evidence; where neither names a
+        country, a country's adjective before the place's kind
+        (:func:`country_by_adjective`). A date span the best sentence of
+        X's own article gave stays. Where X's own article gives no date,
+        the best sentence's date answers only where that sentence says X
+        itself began, ended or took place then (:func:`event_said`), else
+        today's answer stands: another article's date is as often another
+        subject's as the right one. Of several articles titled X,
         the one the best sentence came from is read (Georgia the country or
         the U.S. state); a person's article is no event's or place's."""
         event = event_asked(question)
