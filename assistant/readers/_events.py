@@ -15,7 +15,7 @@ sentence and description here.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
@@ -597,11 +597,10 @@ def country_by_adjective(texts: Sequence[str], subject: str = "") -> tuple[str, 
     names a country by name (:func:`_names_a_country`; the other may name a
     neighbour: Crete's "Largest Greek island" beside a lead that names
     Cyprus), none says who governs the place and none gives a country by
-    :func:`country_named`: a fallback to
-    :func:`country_named`, never joined with a named country ("Hoi An is a
-    French colonial town in central Vietnam" is in Vietnam; "Hamtramck is a
-    Polish city", "City in Michigan, United States" is in the United
-    States). Two texts' adjectives must agree.
+    :func:`country_named`: a fallback to that, never joined with a named
+    country ("Hoi An is a French colonial town in central Vietnam" is in
+    Vietnam; "Hamtramck is a Polish city", "City in Michigan, United
+    States" is in the United States). Two texts' adjectives must agree.
 
     >>> country_by_adjective(["Svalbard is an archipelago.", "Norwegian archipelago in the Arctic Ocean"])
     ('Norway', 'Norwegian archipelago in the Arctic Ocean')
@@ -620,9 +619,17 @@ def country_by_adjective(texts: Sequence[str], subject: str = "") -> tuple[str, 
 
 def _names_a_country(text: str, subject: str) -> bool:
     """Whether ``text`` names a country other than ``subject`` by its
-    name, wherever it puts the place ("on India's east coast",
-    "administered by Taiwan"), not inside a longer name ("Niger River")
-    nor as the "U.S." of "U.S. state"."""
+    name (:func:`_country_names`), wherever it puts the place ("on India's
+    east coast", "administered by Taiwan"), not as the "U.S." of "U.S.
+    state"."""
+    return any(not (match.group(1) in _SHORT_NAMES and re.match(r"\s+[a-z]", text[match.end():]))
+               for match in _country_names(text, subject))
+
+
+def _country_names(text: str, subject: str) -> Iterator[re.Match]:
+    """The countries ``text`` writes by their own name (:data:`_COUNTRY`,
+    the name in group 1): not inside a longer name ("Niger River",
+    "Mexico City", "New Mexico") and not ``subject`` itself."""
     for match in _COUNTRY.finditer(text):
         name = match.group(1)
         name_before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
@@ -630,10 +637,7 @@ def _names_a_country(text: str, subject: str) -> bool:
             continue
         if _NAME_WORD_AFTER.match(text, match.end()) or (subject and name.lower() in subject.lower()):
             continue
-        if name in _SHORT_NAMES and re.match(r"\s+[a-z]", text[match.end():]):
-            continue
-        return True
-    return False
+        yield match
 
 
 def country_named(text: str, subject: str = "") -> str | None:
@@ -655,16 +659,11 @@ def country_named(text: str, subject: str = "") -> str | None:
     None None
     """
     found = set()
-    for match in _COUNTRY.finditer(text):
+    for match in _country_names(text, subject):
         name = match.group(1)
-        name_before = _NAME_WORD_BEFORE.search(text, 0, match.start(1))
-        if name_before and name_before.group(1).lower() not in _NOT_NAME_WORDS:
-            continue
-        if _NAME_WORD_AFTER.match(text, match.end()) or _STATE_OF.search(text, 0, match.start()):
+        if _STATE_OF.search(text, 0, match.start()):
             continue
         if _COUNTRY_AFTER.match(text, match.end()) and name not in _SHORT_NAMES:
-            continue
-        if subject and name.lower() in subject.lower():
             continue
         before = text[: match.start()]
         named = re.search(r"[A-Z][\w.'’-]*,\s*(?:the\s+)?$", before)

@@ -894,13 +894,13 @@ class SentenceReader:
         if a_life(own.text, own.description):
             return None
         top = max(p.score for p in passages)
+        # Another sentence's year within the century X's own article gives
+        # is the more exact answer ("1517" for a "16th-century" movement),
+        # as its span or said of X; one outside it is another subject's
+        # ("1637" for the Renaissance's start).
+        near = span or (best[0] if event and best and event_named(subject, best[0]) else "")
         for text, name in texts:
             found = event_date(event[1], text, name, eras) if event else country_named(text, place)
-            # Another sentence's year within the century X's own article
-            # gives is the more exact answer ("1517" for a "16th-century"
-            # movement), as its span or said of X; one outside it is another
-            # subject's ("1637" for the Renaissance's start).
-            near = span or (best[0] if best and event_named(subject, best[0]) else "")
             if found and event and near and year_within(near, found):
                 return None
             if found:
