@@ -2960,3 +2960,49 @@ def test_the_pronoun_i_is_no_term_of_a_sentence():
 def test_an_age_is_read_from_a_sentence_about_the_person_asked(readers, question, text, title, answer):
     read = readers[1].read(question, [Passage("p", text, 3.0, title)])
     assert read.text == (answer or read.evidence)
+
+
+# "What is the capital of X?" asks for a name: the capital a read sentence
+# says X has, that sentence the evidence ("Ottawa is the capital city of
+# Canada." answered "What is the capital of Canada?" whole).
+@pytest.mark.parametrize("question", [
+    "What is the capital of Ostria?", "What's Ostria's capital?", "Which city is the capital of Ostria?",
+    "What is the capital city of Ostria?",
+])
+@pytest.mark.parametrize("title, sentence", [
+    ("Tarrow", "Tarrow is the capital city of Ostria."),
+    ("Ostria", "Ostria is a federal republic of nine states, where its capital, Tarrow, is located."),
+    ("Ostria", "Ostria's capital and largest city is Tarrow, while Velmora is its main port."),
+    ("Velmora", "Velmora is a port city near Tarrow, the capital of Ostria."),
+])
+def test_a_capital_asked_is_answered_by_its_name(readers, question, title, sentence):
+    _, shaped = readers
+    passage = Passage("p", f"{sentence} The region is known for its wool and its mild winters.", 1.0, title)
+    answer = shaped.read(question, [passage])
+    assert (answer.text, answer.evidence) == ("Tarrow", sentence)
+
+
+# A past capital, one of several, or a capital "of the country" in another
+# place's article is no name to give: the sentence stays the answer.
+@pytest.mark.parametrize("title, sentence", [
+    ("Tarrow", "Tarrow was the capital city of Ostria until 1990."),
+    ("Tarrow", "Tarrow is the legislative capital of Ostria."),
+    ("Tarrow", "Tarrow is the capital city of Ostria until the new city opens in 2031."),
+])
+def test_a_capital_not_said_to_be_xs_own_stays_a_sentence(readers, title, sentence):
+    _, shaped = readers
+    answer = shaped.read("What is the capital of Ostria?", [Passage("p", sentence, 1.0, title)])
+    assert answer.text == sentence
+
+
+# Another place's capital is not X's: "Zurich is … the capital of the canton
+# of Zurich" answered "What is the capital of Switzerland?", Victoria's
+# Melbourne Australia's. The collection does not say X's: not found.
+@pytest.mark.parametrize("sentence", [
+    "Tarrow is the largest city in Ostria and the capital of the canton of Velm.",
+    "Tarrow is the capital and most populous city of the Ostrian state of Velm and the second city in Ostria.",
+])
+def test_another_places_capital_is_not_xs(readers, sentence):
+    _, shaped = readers
+    answer = shaped.read("What is the capital of Ostria?", [Passage("p", sentence, 1.0, "Tarrow")])
+    assert not answer.found and answer.text == NOT_FOUND

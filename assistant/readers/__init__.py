@@ -19,7 +19,7 @@ from ._generative import (
     clean_answer,
     is_yes_no_question,
 )
-from ._events import country_asked, country_by_adjective, country_named, event_asked, event_date, event_said
+from ._events import capital_asked, capital_of_another, capital_said, country_asked, country_by_adjective, country_named, event_asked, event_date, event_said
 from ._lifespan import age_at_death, life_event, lifespan, lived
 from ._sentence import NOT_FOUND, Reader, SentenceReader, split_sentences, term_overlap
 from ._shapes import (
@@ -66,6 +66,9 @@ __all__ = [
     "event_asked",
     "event_date",
     "event_said",
+    "capital_asked",
+    "capital_of_another",
+    "capital_said",
     "country_asked",
     "country_by_adjective",
     "country_named",

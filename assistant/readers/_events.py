@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
-__all__ = ["country_asked", "country_by_adjective", "country_named", "event_asked", "event_date", "event_said"]
+__all__ = ["capital_asked", "capital_of_another", "capital_said", "country_asked", "country_by_adjective", "country_named", "event_asked", "event_date", "event_said"]
 
 # "When did X begin/end/take place?": the verb says which end of the
 # event's time is asked ("when": all of it).
@@ -695,3 +695,167 @@ def ancient_life(lead: str, description: str) -> bool:
     once is not read as an event's time; an ancient state's "(c. 808 BC –
     168 BC)", its era on both ends, is read as before."""
     return any(re.search(r"\b(?:BC|BCE)$", year) for year in lifespan(description) or ()) and not re.match(r"\s*The\b", lead)
+
+
+# "What is the capital (city) of X?", "Which city is the capital of X?",
+# "What's X's capital (city)?": X's present capital, asked of a name. "Was"
+# asks for a past one, which a sentence says with a date this does not read.
+_CAPITAL_NOUN = r"capital(?:\s+city)?"
+_CAPITAL_ASKED = (
+    re.compile(rf"^\s*(?:what|which\s+city)(?:\s+is|['’]s)\s+the\s+{_CAPITAL_NOUN}\s+of\s+(?P<subject>.+?)\s*[?.!]*\s*$",
+               re.IGNORECASE),
+    re.compile(rf"^\s*(?:what|which\s+city)(?:\s+is|['’]s)\s+(?P<subject>.+?)['’]s?\s+{_CAPITAL_NOUN}\s*[?.!]*\s*$",
+               re.IGNORECASE),
+)
+
+
+def capital_asked(question: str) -> str | None:
+    """The place whose present capital the question asks ("What is the
+    capital of Canada?", "What's Canada's capital?", "Which city is the
+    capital city of Canada?"), else None: a past capital ("What was …"),
+    a subject with no capital letter ("its capital", "the country") and
+    any other question.
+
+    >>> capital_asked("What is the capital of Canada?"), capital_asked("What's Canada's capital?")
+    ('Canada', 'Canada')
+    >>> capital_asked("Which city is the capital of the United States?"), capital_asked("What is the capital city of Brazil?")
+    ('the United States', 'Brazil')
+    >>> print(capital_asked("What is its capital?"), capital_asked("What was the capital of Prussia?"),
+    ...       capital_asked("What is capital punishment?"))
+    None None None
+    """
+    question = asked_from(question)
+    for pattern in _CAPITAL_ASKED:
+        match = pattern.match(question)
+        if match and re.match(r"(?:the\s+)?[A-Z]", match.group("subject")):
+            return match.group("subject")
+    return None
+
+
+# A capital's name: capitalised words, with the particles of a name between
+# them ("Andorra la Vella", "City of San Marino" read as "San Marino").
+_CAPITAL_NAME = r"[A-Z][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|el|al|es|of)\s+)?[A-Z][\w'’.-]*)*"
+# The capital itself, not a part's, a past one or one of several ("the
+# legislative capital", "the former capital", "the state capital"): only
+# "the capital (city)", "the national capital", "the capital and largest
+# city".
+_THE_CAPITAL = (r"the\s+(?:national\s+)?capital(?:\s+city)?"
+                r"(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?")
+# After X, a time that makes it a past or future capital ("until 2005").
+_CAPITAL_THEN = re.compile(r"\s*(?:until|till|from|between|since|before|after|in\s+\d{3,4}|during)\b")
+
+
+def _place_words(place: str) -> str:
+    """``place`` as a pattern: its own words, "the" optional."""
+    words = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE).split()
+    # Not "Chiang Mai province", "Guatemala Department": a part named after X.
+    return (r"(?:the\s+)?" + r"\s+".join(re.escape(w) for w in words) + r"(?![\w-])(?!\s+[A-Z])"
+            + r"(?!\s+(?i:province|state|region|department|county|prefecture|governorate|district|canton|oblast|territory|"
+            r"municipality|division)\b)")
+
+
+def capital_said(sentence: str, place: str, title: str = "") -> str | None:
+    """The city ``sentence`` says is ``place``'s present capital, else
+    None. ``title`` is the sentence's article: in X's own article "its
+    capital" and "the country's capital" are X's, and a sentence "It is
+    the capital of X" is about the article's subject. The forms read: "C
+    is the capital (city) of X", "C, X's capital,", "C, the capital of
+    X", "the capital of X, C", "X's capital (and largest city) is C",
+    "its capital, C,". Not "was" (a past capital), nor "the state
+    capital", "the legislative capital" (:data:`_THE_CAPITAL`), nor a
+    capital of a part of X ("the capital of the canton of Zurich").
+
+    >>> capital_said("Ottawa is the capital city of Canada.", "Canada")
+    'Ottawa'
+    >>> capital_said("Nigeria is a federal republic, where its capital, Abuja, is located.", "Nigeria", "Nigeria")
+    'Abuja'
+    >>> capital_said("Delhi is a city containing New Delhi, the capital of India.", "India")
+    'New Delhi'
+    >>> print(capital_said("Zurich is the largest city in Switzerland and the capital of the canton of Zurich.", "Switzerland"),
+    ...       capital_said("Yangon was the capital city of Myanmar until 2005.", "Myanmar"),
+    ...       capital_said("Cape Town is the legislative capital of South Africa.", "South Africa"))
+    None None None
+    """
+    x = _place_words(place)
+    bare = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE)
+    own = bool(title) and bare.lower() == re.sub(r"\s*[(,].*$", "", title).strip().lower()
+    # How the sentence may name X: by its name, or in its own article by
+    # "its", "the country's", "the capital of the country".
+    # A country's article calls it "the country" or "the nation"; a part's
+    # ("the state", "the province"): "the nation's capital, Ottawa" in
+    # Ontario's article is Canada's.
+    kind = (r"(?:country|nation|republic|kingdom)" if bare in _COUNTRIES or "Republic" in bare
+            else r"(?:state|province|republic|island|region|territory)")
+    owner = rf"(?:{x}['’]s?" + (rf"|(?i:its|the\s+{kind}['’]s)" if own else "") + ")"
+    # "of X", "of England and the United Kingdom"; not "of X's Hebei Province".
+    of_x = (rf"of\s+(?:(?:the\s+)?{_CAPITAL_NAME}\s+and\s+)?(?:{x}(?!['’])"
+            + (rf"|(?i:the\s+{kind})(?![\w-])(?!\s+of\b)" if own else "") + ")")
+    present = r"(?:is|serves\s+as)\s+(?:also\s+)?"
+    and_largest = r"(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?"
+    forms = [
+        # "C is the capital (city) of X", "C, formerly …, is the capital of X".
+        rf"^\s*(?P<c>{_CAPITAL_NAME})(?:\s*\([^)]*\))?(?:,[^;]*?,)?\s+{present}{_THE_CAPITAL}\s+{of_x}",
+        # "C is X's capital", "C is the country's national capital".
+        rf"^\s*(?P<c>{_CAPITAL_NAME})(?:\s*\([^)]*\))?(?:,[^;]*?,)?\s+{present}{owner}\s+(?:national\s+)?capital\b(?!\s+of)",
+        # In X's own article: "Cairo is the capital, largest city, and …".
+        *([rf"^\s*(?P<c>{_CAPITAL_NAME})\s+{present}the\s+(?:national\s+)?capital(?=\s*[,;]|\s+and\b)"] if own else []),
+        # "C, the capital of X", "C, X's capital".
+        rf"(?P<c>{_CAPITAL_NAME}),\s+(?:{_THE_CAPITAL}\s+{of_x}|{owner}\s+capital(?:\s+city)?(?=\s*[,.;]))",
+        # "the capital of X, C", "X's capital (city), C", "its capital, C".
+        rf"(?:{_THE_CAPITAL}\s+{of_x}|{owner}\s+capital(?:\s+city)?),\s+(?P<c>{_CAPITAL_NAME})\s*(?:[,.;)]|$)",
+        # "X's capital (and largest city) is C", "The capital (city) of X is C".
+        rf"(?:^|[,;]\s*)(?:{owner}\s+capital(?:\s+city)?|(?i:the)\s+capital(?:\s+city)?\s+{of_x})"
+        rf"{and_largest}\s+is\s+(?P<c>{_CAPITAL_NAME})",
+    ]
+    for form in forms:
+        for match in re.finditer(form, sentence):
+            # "Sukhumi." at the sentence's end; "Washington, D.C." keeps its dots.
+            name = re.sub(r"(?<=[^\W\d][^\W\d])\.$", "", match.group("c"))
+            if _CAPITAL_THEN.match(sentence, match.end()) or name.lower() in ("it", "its", "the", "this") or name == bare:
+                continue
+            return name
+    # "It is the capital of X": the article's subject.
+    it = re.match(rf"^\s*It\s+{present}{_THE_CAPITAL}\s+of\s+{x}", sentence)
+    if it and title and not own and not _CAPITAL_THEN.match(sentence, it.end()):
+        return re.sub(r"\s*[(,].*$", "", title).strip()
+    return None
+
+
+# "the capital (city) of Y", "the capital and most populous city of Y",
+# "the state capital of Y", Y a place: a name or a part's kind ("the canton
+# of Zurich"); not "the fashion capital of the world", "a share capital of".
+_CAPITAL_OF = re.compile(
+    r"\bthe\s+(?:[\w-]+\s+){0,2}?capital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?"
+    r"\s+of\s+(?P<of>(?:the\s+)?(?:[A-Z]|(?:[a-z-]+\s+){0,3}?(?:state|province|canton|region|county|department|prefecture|"
+    r"governorate|district|oblast|territory|empire|kingdom|republic|emirate)\b)[^,;:()]*?)"
+    # ...up to the clause's end or an "and" that joins no other name to it
+    # ("of Victoria and the second-most populous city in Australia").
+    r"(?=\s+and\s+(?!(?:the\s+)?[A-Z])|\s*[,;:()]|\.?\s*$)")
+
+
+def capital_of_another(sentence: str, place: str) -> bool:
+    """Whether ``sentence`` says a city is the capital of somewhere and
+    each such place it names is not ``place``: a state's, a canton's, a
+    province's ("Melbourne is the capital … of the Australian state of
+    Victoria" asked for Australia's). One that names X ("the legislative
+    capital of South Africa", "was the capital of Myanmar") is about X's
+    capital and stays.
+
+    >>> capital_of_another("Zurich is the largest city in Switzerland and the capital of the canton of Zurich.", "Switzerland")
+    True
+    >>> capital_of_another("Cape Town is the legislative capital of South Africa.", "South Africa")
+    False
+    >>> capital_of_another("Capital letters are used in Switzerland.", "Switzerland")
+    False
+    >>> capital_of_another("Melbourne is the capital of the Australian state of Victoria and a city in Australia.", "Australia")
+    True
+    >>> capital_of_another("Constantinople was the capital of the Roman and Byzantine Empire.", "the Roman Empire")
+    False
+    >>> capital_of_another("Paris is the fashion capital of the world.", "France")
+    False
+    """
+    said = [m.group("of") for m in _CAPITAL_OF.finditer(sentence)]
+    # Any word of X's own in the place said keeps the sentence: "the Roman
+    # and Byzantine Empire" is the Roman Empire's.
+    words = {w.lower() for w in re.findall(r"[\w'’-]+", place) if len(w) > 2 and w.lower() != "the"}
+    return bool(said) and not any(words & {w.lower() for w in re.findall(r"[\w'’-]+", of)} for of in said)

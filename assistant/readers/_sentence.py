@@ -18,6 +18,9 @@ from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, S
 from ._events import (
     a_life,
     ancient_life,
+    capital_asked,
+    capital_of_another,
+    capital_said,
     country_asked,
     country_by_adjective,
     country_named,
@@ -755,6 +758,13 @@ class SentenceReader:
         if not self.config.short_answers:
             return answer
         kind = answer_kind(question)
+        # "What is the capital of X?" asks for a name, which a sentence
+        # saying it holds ("Ottawa is the capital city of Canada.").
+        capital = capital_asked(question)
+        if answer.found and capital:
+            said = self._capital_answer(capital, passages, read, answer)
+            if said is not None:
+                return said
         # When someone was born or died, said in the short description of
         # their own article ("English mathematician (1815–1852)"), the only
         # place many a summary says it.
@@ -947,6 +957,26 @@ class SentenceReader:
             if about and (says_kin(question, sentence) if kin else says_what_is_asked(question, sentence, subject)):
                 return False
         return True
+
+    def _capital_answer(self, place: str, passages: Sequence[Passage], read: _Read, answer: Answer) -> Answer | None:
+        """X's capital as the best-scored read sentence that says it gives
+        it (:func:`capital_said`: "C is the capital of X", "its capital,
+        C," in X's own article), that sentence the evidence; else
+        NOT_FOUND where the best sentence names the capital of another
+        place and not X's ("Zurich is … the capital of the canton of
+        Zurich" for Switzerland: :func:`capital_of_another`); else None
+        to answer as before (a sentence on X's several or past capitals
+        says more than a guessed name)."""
+        passages = passages[: self.config.read_k]
+        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+            p, _, sentence = read.candidates[at]
+            city = capital_said(sentence, place, _subject_title(passages[p]))
+            if city:
+                return Answer(city, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        best = split_sentences(answer.evidence)[:1]
+        if best and capital_of_another(best[0], place):
+            return Answer(NOT_FOUND, answer.score, found=False)
+        return None
 
     def _kin_answer(self, question: str, passages: Sequence[Passage], read: _Read, known: dict[str, str]) -> Answer | None:
         """The name the best-scored sentence that states it gives a question
