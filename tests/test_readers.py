@@ -2974,10 +2974,14 @@ def test_an_age_is_read_from_a_sentence_about_the_person_asked(readers, question
     ("Ostria", "Ostria is a federal republic of nine states, where its capital, Tarrow, is located."),
     ("Ostria", "Ostria's capital and largest city is Tarrow, while Velmora is its main port."),
     ("Velmora", "Velmora is a port city near Tarrow, the capital of Ostria."),
+    ("Ostria", "The capital and largest metropolitan region is Tarrow; other cities are Velmora and Kest."),
+    ("Ostria", "Its capital and most populous city, Tarrow, is a seat of the Lark Union."),
+    ("Ostria", "Its capital city of Tarrow is in the centre, while its largest city is the port of Velmora."),
+    ("Tarrow", "Tarrow is the capital city of the Lark state of Ostria."),
 ])
 def test_a_capital_asked_is_answered_by_its_name(readers, question, title, sentence):
     _, shaped = readers
-    passage = Passage("p", f"{sentence} The region is known for its wool and its mild winters.", 1.0, title)
+    passage = Passage("p", f"{sentence} {title} is known for its wool and its mild winters.", 1.0, title)
     answer = shaped.read(question, [passage])
     assert (answer.text, answer.evidence) == ("Tarrow", sentence)
 
@@ -2988,6 +2992,11 @@ def test_a_capital_asked_is_answered_by_its_name(readers, question, title, sente
     ("Tarrow", "Tarrow was the capital city of Ostria until 1990."),
     ("Tarrow", "Tarrow is the legislative capital of Ostria."),
     ("Tarrow", "Tarrow is the capital city of Ostria until the new city opens in 2031."),
+    # "The capital" names X's only in X's own article.
+    ("Velmora", "The capital and largest city is Tarrow, far from Velmora."),
+    # After "state capital" a bare name may be the capital itself, not
+    # another place: no refusal.
+    ("Ostria", "Its cities include Velmora, Kest and the state capital of Tarrow."),
 ])
 def test_a_capital_not_said_to_be_xs_own_stays_a_sentence(readers, title, sentence):
     _, shaped = readers
@@ -3001,6 +3010,7 @@ def test_a_capital_not_said_to_be_xs_own_stays_a_sentence(readers, title, senten
 @pytest.mark.parametrize("sentence", [
     "Tarrow is the largest city in Ostria and the capital of the canton of Velm.",
     "Tarrow is the capital and most populous city of the Ostrian state of Velm and the second city in Ostria.",
+    "Tarrow is the largest city and port of Ostria and capital of the Velm Region.",
 ])
 def test_another_places_capital_is_not_xs(readers, sentence):
     _, shaped = readers

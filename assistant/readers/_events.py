@@ -10,6 +10,12 @@ is read for these: another article's date or country is another subject's
 ("Renaissance philosophy" dated the Renaissance's start by a philosopher's
 book). The reader (``_sentence.py``) finds that article and hands its lead
 sentence and description here.
+
+"What is the capital of X?" is answered by the city a read sentence, of any
+article, says is X's present capital ("Ottawa is the capital city of
+Canada.", "its capital, Abuja," in Nigeria's own); a best sentence that names
+another place's capital ("the capital of the canton of Zurich" for
+Switzerland) is no answer.
 """
 
 from __future__ import annotations
@@ -739,8 +745,13 @@ _CAPITAL_NAME = r"[A-Z][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|el|al|es|of)\s+)?[
 # legislative capital", "the former capital", "the state capital"): only
 # "the capital (city)", "the national capital", "the capital and largest
 # city".
-_THE_CAPITAL = (r"the\s+(?:national\s+)?capital(?:\s+city)?"
-                r"(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?")
+_AND_LARGEST = (r"(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+(?:metropolitan\s+)?"
+                r"(?:city|region|area|urban\s+area))?")
+_THE_CAPITAL = r"the\s+(?:national\s+)?capital(?:\s+city)?" + _AND_LARGEST
+# A part of a country said with its kind: "the U.S. state of Texas", "the
+# Australian state of Victoria".
+_PART_OF = (r"(?:the\s+(?:[A-Z][\w.'’-]*\s+)?(?:state|province|region|canton|prefecture|department|governorate|oblast|"
+            r"territory|emirate)\s+of\s+)?")
 # After X, a time that makes it a past or future capital ("until 2005").
 _CAPITAL_THEN = re.compile(r"\s*(?:until|till|from|between|since|before|after|in\s+\d{3,4}|during)\b")
 
@@ -771,6 +782,8 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
     'Abuja'
     >>> capital_said("Delhi is a city containing New Delhi, the capital of India.", "India")
     'New Delhi'
+    >>> capital_said("Austin is the capital city of the U.S. state of Texas.", "Texas")
+    'Austin'
     >>> print(capital_said("Zurich is the largest city in Switzerland and the capital of the canton of Zurich.", "Switzerland"),
     ...       capital_said("Yangon was the capital city of Myanmar until 2005.", "Myanmar"),
     ...       capital_said("Cape Town is the legislative capital of South Africa.", "South Africa"))
@@ -788,10 +801,9 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
             else r"(?:state|province|republic|island|region|territory)")
     owner = rf"(?:{x}['’]s?" + (rf"|(?i:its|the\s+{kind}['’]s)" if own else "") + ")"
     # "of X", "of England and the United Kingdom"; not "of X's Hebei Province".
-    of_x = (rf"of\s+(?:(?:the\s+)?{_CAPITAL_NAME}\s+and\s+)?(?:{x}(?!['’])"
+    of_x = (rf"of\s+(?:(?:the\s+)?{_CAPITAL_NAME}\s+and\s+)?(?:{_PART_OF}{x}(?!['’])"
             + (rf"|(?i:the\s+{kind})(?![\w-])(?!\s+of\b)" if own else "") + ")")
     present = r"(?:is|serves\s+as)\s+(?:also\s+)?"
-    and_largest = r"(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?"
     forms = [
         # "C is the capital (city) of X", "C, formerly …, is the capital of X".
         rf"^\s*(?P<c>{_CAPITAL_NAME})(?:\s*\([^)]*\))?(?:,[^;]*?,)?\s+{present}{_THE_CAPITAL}\s+{of_x}",
@@ -802,10 +814,13 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
         # "C, the capital of X", "C, X's capital".
         rf"(?P<c>{_CAPITAL_NAME}),\s+(?:{_THE_CAPITAL}\s+{of_x}|{owner}\s+capital(?:\s+city)?(?=\s*[,.;]))",
         # "the capital of X, C", "X's capital (city), C", "its capital, C".
-        rf"(?:{_THE_CAPITAL}\s+{of_x}|{owner}\s+capital(?:\s+city)?),\s+(?P<c>{_CAPITAL_NAME})\s*(?:[,.;)]|$)",
+        rf"(?:{_THE_CAPITAL}\s+{of_x}|{owner}\s+capital(?:\s+city)?{_AND_LARGEST}),\s+(?P<c>{_CAPITAL_NAME})\s*(?:[,.;)]|$)",
+        # In X's own article: "Its capital city of Yamoussoukro".
+        *([rf"(?i:its)\s+capital\s+city\s+of\s+(?P<c>{_CAPITAL_NAME})"] if own else []),
         # "X's capital (and largest city) is C", "The capital (city) of X is C".
-        rf"(?:^|[,;]\s*)(?:{owner}\s+capital(?:\s+city)?|(?i:the)\s+capital(?:\s+city)?\s+{of_x})"
-        rf"{and_largest}\s+is\s+(?P<c>{_CAPITAL_NAME})",
+        # In X's own article, "The capital is C" too.
+        rf"(?:^|[,;]\s*)(?:{owner}\s+capital(?:\s+city)?|(?i:the)\s+capital(?:\s+city)?\s+{of_x}"
+        + (r"|^\s*The\s+capital(?:\s+city)?" if own else "") + rf"){_AND_LARGEST}\s+is\s+(?P<c>{_CAPITAL_NAME})",
     ]
     for form in forms:
         for match in re.finditer(form, sentence):
@@ -822,10 +837,10 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
 
 
 # "the capital (city) of Y", "the capital and most populous city of Y",
-# "the state capital of Y", Y a place: a name or a part's kind ("the canton
+# "the state capital of Y", "and capital of Y", Y a place: a name or a part's kind ("the canton
 # of Zurich"); not "the fashion capital of the world", "a share capital of".
 _CAPITAL_OF = re.compile(
-    r"\bthe\s+(?:[\w-]+\s+){0,2}?capital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?"
+    r"\b(?:the\s+(?P<modifier>(?:[\w-]+\s+){0,2}?)|and\s+)capital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)\s+city)?"
     r"\s+of\s+(?P<of>(?:the\s+)?(?:[A-Z]|(?:[a-z-]+\s+){0,3}?(?:state|province|canton|region|county|department|prefecture|"
     r"governorate|district|oblast|territory|empire|kingdom|republic|emirate)\b)[^,;:()]*?)"
     # ...up to the clause's end or an "and" that joins no other name to it
@@ -851,10 +866,14 @@ def capital_of_another(sentence: str, place: str) -> bool:
     True
     >>> capital_of_another("Constantinople was the capital of the Roman and Byzantine Empire.", "the Roman Empire")
     False
+    >>> capital_of_another("Its cities include Orlando and the state capital of Tallahassee.", "Florida")
+    False
     >>> capital_of_another("Paris is the fashion capital of the world.", "France")
     False
     """
-    said = [m.group("of") for m in _CAPITAL_OF.finditer(sentence)]
+    # "the state capital of Tallahassee": after a modifier a bare name may
+    # be the capital's own.
+    said = [m.group("of") for m in _CAPITAL_OF.finditer(sentence) if not (m.group("modifier") and m.group("of")[0].isupper())]
     # Any word of X's own in the place said keeps the sentence: "the Roman
     # and Byzantine Empire" is the Roman Empire's.
     words = {w.lower() for w in re.findall(r"[\w'’-]+", place) if len(w) > 2 and w.lower() != "the"}
