@@ -3016,3 +3016,47 @@ def test_another_places_capital_is_not_xs(readers, sentence):
     _, shaped = readers
     answer = shaped.read("What is the capital of Ostria?", [Passage("p", sentence, 1.0, "Tarrow")])
     assert not answer.found and answer.text == NOT_FOUND
+
+
+# A capital said of another name in X's own article is X's own city ("in
+# and around the capital city of Palermo" in Sicily's, "in the capital city
+# of Suva" in Fiji's): no refusal, the sentence stays. So is a capital of
+# X said with a modifier, "in" X or another name of X ("the historical
+# capital of Bohemia", "in the Kurdistan Region of Iraq", "the United Arab
+# Emirates (UAE)", "Fars province, … known by the exonym Persia proper").
+@pytest.mark.parametrize("question, title, sentence", [
+    ("What is the capital of Ostria?", "Ostria", "With over 4.7 million inhabitants, including 1.2 million in and around "
+     "the capital city of Tarrow, it is the largest island in the Lark Sea."),
+    ("Which city is the capital of Ostria?", "Ostria", "About three-quarters of Ostrians live on the coasts, either in "
+     "the capital city of Tarrow, or in smaller urban centres such as Velm."),
+    ("What is the capital of Ostria?", "Tarrow", "Tarrow is the capital and largest city of the Velm Republic and the "
+     "historical capital of Ostria."),
+    ("What is the capital of the Ostria Region?", "Tarrow", "Tarrow is the capital and most populated city in the Ostria "
+     "Region of Velm and the capital of the Tarrow Governorate."),
+    ("What is the capital of Northern Ostria?", "Tarrow", "Tarrow is the capital city of Tarrow State, and the former "
+     "political capital of Northern Ostria."),
+    ("What is the capital of the ULE?", "Tarrow", "Tarrow is the capital city of the United Lark Emirates (ULE), and of "
+     "the Emirate of Tarrow."),
+    ("What is the capital of Ostria?", "Tarrow", "Tarrow is the fifth-most-populous city of Velm and the capital of Kest "
+     "province, which is historically known by the exonym Ostria proper."),
+])
+def test_a_capital_of_x_by_another_name_is_not_refused(readers, question, title, sentence):
+    _, shaped = readers
+    passage = Passage("p", f"{sentence} {title} is known for its wool and its mild winters.", 1.0, title)
+    answer = shaped.read(question, [passage])
+    assert answer.found and answer.text.startswith(sentence)
+
+
+# "the U.S.?" keeps its dot: "of the U.S. state of Georgia" is a state's
+# capital, not the country's. A name never starts with a lone initial left
+# by a sentence not split ("70°W. Iqaluit"), nor is a longer name ending in
+# X X's ("New South Wales's capital" for Wales).
+@pytest.mark.parametrize("question, sentence, answer", [
+    ("What is the capital of the O.S.?", "Tarrow is the capital and most populous city of the O.S. state of Velm.", None),
+    ("What is the capital of Ostria?", "The bay lies at 68°N 70°W. Tarrow, the capital of Ostria, is a port.", "Tarrow"),
+    ("What is the capital of Ostria?", "New Ostria's capital, Tarrow, is a port on Lark Bay.", None),
+])
+def test_a_capital_name_is_xs_own_and_whole(readers, question, sentence, answer):
+    _, shaped = readers
+    read = shaped.read(question, [Passage("p", sentence, 1.0, "Velm")])
+    assert read.text == answer if answer else read.text != "Tarrow"

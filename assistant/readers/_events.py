@@ -726,6 +726,8 @@ def capital_asked(question: str) -> str | None:
     ('Canada', 'Canada')
     >>> capital_asked("Which city is the capital of the United States?"), capital_asked("What is the capital city of Brazil?")
     ('the United States', 'Brazil')
+    >>> capital_asked("What is the capital of the U.S.?")
+    'the U.S.'
     >>> print(capital_asked("What is its capital?"), capital_asked("What was the capital of Prussia?"),
     ...       capital_asked("What is capital punishment?"))
     None None None
@@ -734,13 +736,20 @@ def capital_asked(question: str) -> str | None:
     for pattern in _CAPITAL_ASKED:
         match = pattern.match(question)
         if match and re.match(r"(?:the\s+)?[A-Z]", match.group("subject")):
-            return match.group("subject")
+            subject = match.group("subject")
+            # "the U.S.?": the dot ends the abbreviation, and "the U.S"
+            # would be read in "of the U.S. state of Georgia".
+            if re.search(r"(?:^|\s)(?:[A-Z]\.)+[A-Z]$", subject) and question[match.end("subject"):].startswith("."):
+                subject += "."
+            return subject
     return None
 
 
 # A capital's name: capitalised words, with the particles of a name between
-# them ("Andorra la Vella", "City of San Marino" read as "San Marino").
-_CAPITAL_NAME = r"[A-Z][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|el|al|es|of)\s+)?[A-Z][\w'’.-]*)*"
+# them ("Andorra la Vella", "City of San Marino" read as "San Marino");
+# never from a lone initial, the end of a sentence not split ("located at
+# 70°W. Iqaluit, the capital of Nunavut").
+_CAPITAL_NAME = r"(?![A-Z]\.\s)[A-Z][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|el|al|es|of)\s+)?[A-Z][\w'’.-]*)*"
 # The capital itself, not a part's, a past one or one of several ("the
 # legislative capital", "the former capital", "the state capital"): only
 # "the capital (city)", "the national capital", "the capital and largest
@@ -799,7 +808,7 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
     # Ontario's article is Canada's.
     kind = (r"(?:country|nation|republic|kingdom)" if bare in _COUNTRIES or "Republic" in bare
             else r"(?:state|province|republic|island|region|territory)")
-    owner = rf"(?:{x}['’]s?" + (rf"|(?i:its|the\s+{kind}['’]s)" if own else "") + ")"
+    owner = rf"(?:(?P<xo>{x})['’]s?" + (rf"|(?i:its|the\s+{kind}['’]s)" if own else "") + ")"
     # "of X", "of England and the United Kingdom"; not "of X's Hebei Province".
     of_x = (rf"of\s+(?:(?:the\s+)?{_CAPITAL_NAME}\s+and\s+)?(?:{_PART_OF}{x}(?!['’])"
             + (rf"|(?i:the\s+{kind})(?![\w-])(?!\s+of\b)" if own else "") + ")")
@@ -828,6 +837,12 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
             name = re.sub(r"(?<=[^\W\d][^\W\d])\.$", "", match.group("c"))
             if _CAPITAL_THEN.match(sentence, match.end()) or name.lower() in ("it", "its", "the", "this") or name == bare:
                 continue
+            # "New South Wales's capital, Sydney" is not Wales's: X's name
+            # is the end of a longer one ("In Ghana's capital" is Ghana's).
+            if match.groupdict().get("xo") and re.search(r"(?<![\w.'’-])(?!(?:In|At|On|From|To|For|As|By|With|And|But|Since|"
+                                                         r"While|When|After|Before|During|Near|Like|Unlike|Within|Today)\s)"
+                                                         r"[A-Z][\w.'’-]*\s+$", sentence[:match.start("xo")]):
+                continue
             return name
     # "It is the capital of X": the article's subject.
     it = re.match(rf"^\s*It\s+{present}{_THE_CAPITAL}\s+of\s+{x}", sentence)
@@ -848,13 +863,26 @@ _CAPITAL_OF = re.compile(
     r"(?=\s+and\s+(?!(?:the\s+)?[A-Z])|\s*[,;:()]|\.?\s*$)")
 
 
-def capital_of_another(sentence: str, place: str) -> bool:
+# Any capital said "of" or "in" a place, with a modifier or none ("the
+# historical capital of Bohemia", "the capital and most populated city in
+# the Kurdistan Region"), the place with an abbreviation after it ("the
+# United Arab Emirates (UAE)") or another name it is known by ("Fars
+# province, which is historically known by the exonym Persia proper").
+_CAPITAL_IN = re.compile(
+    r"\bcapital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+popul(?:ous|ated))\s+city)?\s+(?:of|in)\s+"
+    r"(?P<of>(?:(?!\s+and\b)[^,;:()])*(?:\s*\([A-Z][A-Za-z.]*\))?"
+    r"(?:,\s+(?:which|that)\s+(?:is|was)\s+(?:\w+\s+)?(?:known|called)\s+(?:as\s+|by\s+(?:the\s+)?(?:\w+\s+)?)?"
+    r"(?:(?!\s+and\b)[^,;:()])*)?)")
+
+
+def capital_of_another(sentence: str, place: str, title: str = "") -> bool:
     """Whether ``sentence`` says a city is the capital of somewhere and
     each such place it names is not ``place``: a state's, a canton's, a
     province's ("Melbourne is the capital … of the Australian state of
     Victoria" asked for Australia's). One that names X ("the legislative
     capital of South Africa", "was the capital of Myanmar") is about X's
-    capital and stays.
+    capital and stays. In X's own article ``title`` a capital said of
+    another name ("in the capital city of Suva" in Fiji's) is X's own city.
 
     >>> capital_of_another("Zurich is the largest city in Switzerland and the capital of the canton of Zurich.", "Switzerland")
     True
@@ -870,11 +898,20 @@ def capital_of_another(sentence: str, place: str) -> bool:
     False
     >>> capital_of_another("Paris is the fashion capital of the world.", "France")
     False
+    >>> capital_of_another("Prague is the capital of the Czech Republic and the historical capital of Bohemia.", "Bohemia")
+    False
     """
+    bare = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE)
+    if title and bare.lower() == re.sub(r"\s*[(,].*$", "", title).strip().lower():
+        return False
     # "the state capital of Tallahassee": after a modifier a bare name may
     # be the capital's own.
     said = [m.group("of") for m in _CAPITAL_OF.finditer(sentence) if not (m.group("modifier") and m.group("of")[0].isupper())]
     # Any word of X's own in the place said keeps the sentence: "the Roman
     # and Byzantine Empire" is the Roman Empire's.
     words = {w.lower() for w in re.findall(r"[\w'’-]+", place) if len(w) > 2 and w.lower() != "the"}
-    return bool(said) and not any(words & {w.lower() for w in re.findall(r"[\w'’-]+", of)} for of in said)
+    # Every capital the sentence says counts for X, a former or historical
+    # one too: "the capital of the Czech Republic and the historical capital
+    # of Bohemia" is Bohemia's.
+    named = said + [m.group("of") for m in _CAPITAL_IN.finditer(sentence)]
+    return bool(said) and not any(words & {w.lower() for w in re.findall(r"[\w'’-]+", of)} for of in named)

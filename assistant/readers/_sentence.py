@@ -974,7 +974,8 @@ class SentenceReader:
             if city:
                 return Answer(city, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         best = split_sentences(answer.evidence)[:1]
-        if best and capital_of_another(best[0], place):
+        source = next((p for p in passages if p.id == answer.source_id), None)
+        if best and capital_of_another(best[0], place, _subject_title(source) if source is not None else ""):
             return Answer(NOT_FOUND, answer.score, found=False)
         return None
 
