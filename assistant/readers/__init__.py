@@ -35,6 +35,7 @@ from ._shapes import (
     referents,
     same_name,
     short_span,
+    subject_words,
 )
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "lead_passage",
     "answer_kind",
     "short_span",
+    "subject_words",
     "cast_span",
     "full_name",
     "kin_span",

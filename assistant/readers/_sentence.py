@@ -56,6 +56,7 @@ from ._shapes import (
     lead_passage,
     listed_word,
     made_by,
+    names_subject,
     opens_with_day,
     question_names,
     referents,
@@ -63,6 +64,7 @@ from ._shapes import (
     says_what_is_asked,
     sexes_said,
     short_span,
+    subject_words,
 )
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
@@ -749,7 +751,35 @@ class SentenceReader:
         user's Stop) is handed to the encoder of the sentences and the
         question: :class:`~assistant.kernel.Stopped` at its next batch (the
         app's shared encoder: at once, its queue left), the rest of the
-        reading (rules on text alone) not done."""
+        reading (rules on text alone) not done.
+
+        An answer from an article that never names the question's subject
+        is "not found" (:meth:`_off_subject`): "Which country is Ticino
+        in?" got Kyrgyzstan's lead from a collection with no word of
+        Ticino."""
+        answer = self._read(question, passages, stop)
+        if self.config.short_answers and answer.found and self._off_subject(question, passages, answer):
+            return Answer(NOT_FOUND, answer.score, found=False)
+        return answer
+
+    @staticmethod
+    def _off_subject(question: str, passages: Sequence[Passage], answer: Answer) -> bool:
+        """Whether ``answer`` comes from an article (its passages, title and
+        description) that holds no word telling the question's subject
+        apart (:func:`subject_words`: "Gettysburg", not "Battle"). Not
+        judged: a question naming nothing so (NQ's lower-case questions, "the
+        US"), a passage whose title is no name of what it is about (a story
+        or pasted text with no title: its "she" may be the one asked
+        about)."""
+        words = subject_words(question)
+        source = next((p for p in passages if p.id == answer.source_id), None)
+        if not words or source is None or not _names_its_subject(source):
+            return False
+        article = [p for p in passages if p.title == source.title]
+        text = " ".join([source.title, source.description, *(p.text for p in article)])
+        return not names_subject(words, text)
+
+    def _read(self, question: str, passages: Sequence[Passage], stop: StopSignal = NO_STOP) -> Answer:
         if self.config.definitions:
             definition = self._definition(question, passages)
             if definition is not None:

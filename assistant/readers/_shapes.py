@@ -18,12 +18,12 @@ import re
 from typing import Sequence
 
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
-                      PLACE_NOUNS, name_runs, peoples_word, porter_stem, prefix_stem, same_name, tokens)
+                      PLACE_NOUNS, name_runs, peoples_word, porter_stem, prefix_stem, same_name, same_name_word, tokens)
 
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
-           "listed_word", "question_names", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
+           "listed_word", "question_names", "subject_words", "names_subject", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
            "headcount_asked", "headcount_said", "headcount_span"]
 
 
@@ -1200,6 +1200,60 @@ def question_names(question: str) -> list[str]:
     ['dr', 'who', "jude'", 'u', 's']
     """
     return list(dict.fromkeys(w.lower() for w in re.findall(r"[\w'’-]+", question)[1:] if w[:1].isupper()))
+
+
+# Words that many names share ("Battle of …", "… River", "University of
+# …", "World Cup", "King …", a month): a text that holds one is not for that
+# about the question's subject. Countries' and peoples' adjectives are
+# :func:`peoples_word`'s; "French" is written "France" by many a text.
+_SHARED_NAME_WORDS = frozenset(
+    """battle battles war wars siege treaty world cup cups river rivers lake lakes mount mountain mountains
+    island islands sea ocean bay gulf valley desert forest park street bridge tower palace castle cathedral
+    church temple museum university college school academy institute king kings queen prince princess
+    emperor empress empire kingdom republic city state states united nation nations national international
+    federal north south east west northern southern eastern western central new old great greater little
+    upper lower saint st san santa holy first second third last prize award awards nobel oscar olympic
+    olympics games game league club championship party revolution civil age period era dynasty house
+    president general governor lord lady sir mr mrs dr pope god day christmas easter english latin arabic
+    sanskrit january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def subject_words(question: str) -> set[str]:
+    """The words of the names ``question`` asks about that tell its subject
+    from others (:func:`question_names`, accents and a possessive off): not a
+    word many names share (:data:`_SHARED_NAME_WORDS`: "Battle" of "the
+    Battle of Gettysburg"), a people's or country's adjective, an acronym
+    ("US", "USSR": texts write them out) or a letter ("U.S.", an initial, "I").
+
+    >>> sorted(subject_words("Who won the Battle of Gettysburg?")), sorted(subject_words("How many World Cups has Brazil won?"))
+    (['gettysburg'], ['brazil'])
+    >>> sorted(subject_words("Which French king did the US help?")), sorted(subject_words("Where was Antonín Dvořák's home?"))
+    ([], ['antonin', 'dvorak'])
+    >>> sorted(subject_words("When did the U.S. enter World War I?")), sorted(subject_words("Who did J. K. Rowling marry?"))
+    ([], ['rowling'])
+    """
+    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s?\b", question)}
+    words = set()
+    for name in question_names(question):
+        for word in name_words(name):
+            if (len(word) > 1 and word not in acronyms and word not in _SHARED_NAME_WORDS
+                    and not any(peoples_word(w) for w in (word, word.removesuffix("s")))):
+                words.add(word)
+    return words
+
+
+def names_subject(words: set[str], text: str) -> bool:
+    """Whether ``text`` holds a word of ``words`` (:func:`subject_words`),
+    written as the question wrote it or otherwise (:func:`same_name_word`:
+    a plural, "Beatles" and "Beatle", "Nazis" and "Nazi", accents aside).
+
+    >>> names_subject({"gettysburg"}, "Arminius was a chieftain."), names_subject({"beatles"}, "The Beatle John Lennon")
+    (False, True)
+    """
+    said = name_words(text)
+    return any(same_name_word(word, other) for word in words for other in said)
 
 
 def _relation(question: str, title: str) -> set[str]:
