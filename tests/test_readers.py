@@ -1174,6 +1174,75 @@ def test_an_answer_from_an_article_that_never_names_the_subject_is_not_found(rea
     assert plain.read("Who won the Battle of Gettysburg?", [ARMINIUS]).found
 
 
+def test_a_place_that_only_narrows_what_is_asked_need_not_be_named_by_its_name(readers):
+    # A review found right answers made "not found": the place in the
+    # question narrows what is asked, and the answer's article, about the
+    # thing asked, writes the place otherwise or not at all.
+    _, shaped = readers
+    sterling = Passage("Pound sterling", "Sterling is the currency of the United Kingdom and nine of its dependent "
+                       "territories. Each pound is divided into 100 pence.", 0.8, "Pound sterling",
+                       description="Currency of the United Kingdom")
+    dollar = Passage("United States dollar", "The United States dollar is the official currency of the United States "
+                     "and several other countries.", 0.8, "United States dollar", description="Currency of the United States")
+    dutch = Passage("Dutch language", "Dutch is a West Germanic language spoken by about 25 million people as a first "
+                    "language. Dutch is the native language of most of the population of the Netherlands and Flanders.",
+                    0.8, "Dutch language", description="West Germanic language")
+    euro = Passage("Euro", "The euro is the official currency of 21 of the 27 member states of the European Union. Each "
+                   "euro is subdivided into 100 cents.", 0.8, "Euro", description="Currency of the European Union")
+    nile = Passage("Nile", "The Nile is a major north-flowing river in northeast Africa which empties into the "
+                   "Mediterranean Sea. At 7,088 kilometers long, it is the longest river in the world.", 0.8, "Nile",
+                   description="Major river in northeast Africa")
+    augustus = Passage("Augustus", "Augustus, also known as Octavian, was the founder of the Roman Empire and the first "
+                       "Roman emperor from 27 BC until his death in AD 14.", 0.8, "Augustus",
+                       description="Roman emperor from 27 BC to AD 14")
+    elizabeth = Passage("Elizabeth II", "Elizabeth II reigned from 6 February 1952 until her death in 2022. Her reign of "
+                        "70 years and 214 days is the longest of any British monarch.", 0.8, "Elizabeth II",
+                        description="Queen from 1952 to 2022")
+    # Another name of the country or its part ("Britain", "Scotland" and "the United Kingdom",
+    # "America", "Holland"), a people's word ("Roman", "British"), or an
+    # article of the kind asked ("currency of", "river in") that puts
+    # itself in no country.
+    for question, read, said in (("What is the currency of Britain?", sterling, "Sterling"),
+                                 ("What currency does Britain use?", sterling, "Sterling"),
+                                 ("What is the currency of Scotland?", sterling, "Sterling"),
+                                 ("What is the currency of America?", dollar, "dollar"),
+                                 ("What language is spoken in Holland?", dutch, "Dutch"),
+                                 ("What is the currency of Germany?", euro, "euro"),
+                                 ("What is the currency of France?", euro, "euro"),
+                                 ("What is the currency of Italy?", euro, "euro"),
+                                 ("What is the longest river in Egypt?", nile, "longest river"),
+                                 ("Who was the first emperor of Rome?", augustus, "Augustus"),
+                                 ("Who was Britain's longest-reigning monarch?", elizabeth, "British monarch")):
+        answer = shaped.read(question, [read])
+        assert answer.found and said in answer.evidence, question
+    # Still "not found": an article of the kind asked that puts itself in
+    # another country, one of another kind, a particle ("La") shared by
+    # chance, a kind said with another people's word ("Mesopotamian god",
+    # "Roman emperor"), a people's word of another place ("Romanian" is not Rome's,
+    # "Indian" not Indonesia's).
+    yen = Passage("Japanese yen", "The yen is the official currency of Japan. It is the third-most traded currency "
+                  "in the foreign exchange market.", 0.8, "Japanese yen", description="Currency of Japan")
+    magdalena = Passage("Magdalena River", "The Magdalena River is the main river of Colombia, flowing northward about "
+                        "1,528 kilometres through the western half of the country.", 0.8, "Magdalena River",
+                        description="River in Colombia")
+    jatte = Passage("La Grande Jatte", "A Sunday Afternoon on the Island of La Grande Jatte is a painting by Georges "
+                    "Seurat, painted in 1884.", 0.8, "La Grande Jatte", description="Painting by Georges Seurat")
+    dacia = Passage("Dacia", "Dacia was the land inhabited by the Dacians. The first Romanian emperor was never crowned "
+                    "there.", 0.8, "Dacia", description="Ancient land")
+    rupee = Passage("Indian rupee", "The Indian rupee is the official currency in the Republic of India.", 0.8,
+                    "Indian rupee", description="Official currency")
+    enlil = Passage("Enlil", "Enlil is an ancient Mesopotamian god associated with wind, air, earth, and storms. He is "
+                    "first attested as the chief deity of the Sumerian pantheon.", 0.8, "Enlil",
+                    description="Ancient Mesopotamian god")
+    for question, read in (("Which currency is used in Finland?", yen), ("What is the currency of Finland?", yen),
+                           ("Who was the chief god of Egypt?", enlil), ("Who was the first emperor of China?", augustus),
+                           ("What is the longest river in Germany?", magdalena),
+                           ("Who painted La Gioconda?", jatte), ("Who was the first emperor of Rome?", dacia),
+                           ("What is the currency of Indonesia?", rupee)):
+        answer = shaped.read(question, [read])
+        assert (answer.text, answer.found) == (NOT_FOUND, False), question
+
+
 TITANS = Passage("Titans", "In Greek mythology, the Titans were the deities who preceded the Olympians. According to "
                  "the Theogony of Hesiod, they were the twelve children of the primordial deities Uranus (Sky) and "
                  "Gaia (Earth).", 0.68, "Titans")

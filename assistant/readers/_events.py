@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from ._lifespan import lifespan
 from ._shapes import _DATE, _MONTH, asked_from
 
-__all__ = ["capital_asked", "capital_of_another", "capital_said", "country_asked", "country_by_adjective", "country_named", "event_asked", "event_date", "event_said"]
+__all__ = ["capital_asked", "capital_of_another", "capital_said", "country_asked", "country_by_adjective", "country_named", "countries_written", "event_asked", "event_date", "event_said"]
 
 # "When did X begin/end/take place?": the verb says which end of the
 # event's time is asked ("when": all of it).
@@ -644,6 +644,30 @@ def _country_names(text: str, subject: str) -> Iterator[re.Match]:
         if _NAME_WORD_AFTER.match(text, match.end()) or (subject and name.lower() in subject.lower()):
             continue
         yield match
+
+
+# The names a question may give a country, or a part that shares its
+# currency, head of state and laws, that its own article and the articles of
+# its things write otherwise ("the currency of Britain", "of Scotland", is
+# "the currency of the United Kingdom").
+_ALSO_CALLED = {"United Kingdom": ("Britain", "Great Britain", "England", "Scotland", "Wales", "Northern Ireland"),
+                "United States": ("America",), "Netherlands": ("Holland",)}
+
+
+def countries_written(text: str) -> list[str]:
+    """The countries ``text`` writes by a name (:func:`_country_names`, a
+    short name as its country's) or an adjective (:data:`_ADJECTIVES`),
+    each with the other names it goes by (:data:`_ALSO_CALLED`).
+
+    >>> countries_written("Sterling is the currency of the United Kingdom.")
+    ['United Kingdom', 'Britain', 'Great Britain', 'England', 'Scotland', 'Wales', 'Northern Ireland']
+    >>> countries_written("Dutch is a West Germanic language."), countries_written("The euro is the currency of the European Union.")
+    (['Netherlands', 'Holland'], [])
+    """
+    found = [_SHORT_NAMES.get(m.group(1), m.group(1)) for m in _country_names(text, "")]
+    found += [_ADJECTIVES[m.group()] for m in re.finditer(r"(?<![\w-])(?:" + _ADJECTIVE + r")(?![\w-])", text)
+              if not _SEA_AFTER.match(text, m.end())]
+    return list(dict.fromkeys(name for country in found for name in (country, *_ALSO_CALLED.get(country, ()))))
 
 
 def country_named(text: str, subject: str = "") -> str | None:

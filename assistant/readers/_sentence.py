@@ -24,6 +24,7 @@ from ._events import (
     country_asked,
     country_by_adjective,
     country_named,
+    countries_written,
     event_asked,
     event_date,
     event_named,
@@ -57,6 +58,7 @@ from ._shapes import (
     listed_word,
     made_by,
     names_subject,
+    of_kind_asked,
     opens_with_day,
     question_names,
     referents,
@@ -777,7 +779,14 @@ class SentenceReader:
             return False
         article = [p for p in passages if p.title == source.title]
         text = " ".join([source.title, source.description, *(p.text for p in article)])
-        return not names_subject(words, text)
+        # A country may be written by another of its names ("Britain", "the
+        # United Kingdom"); the article of a thing of the kind asked that
+        # puts itself in no country (the euro, for "the currency of
+        # Germany") is not about another place.
+        countries = countries_written(text)
+        if names_subject(words, " ".join([text, *countries])):
+            return False
+        return bool(countries) or not of_kind_asked(question, source.description)
 
     def _read(self, question: str, passages: Sequence[Passage], stop: StopSignal = NO_STOP) -> Answer:
         if self.config.definitions:

@@ -23,7 +23,7 @@ from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_G
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
-           "listed_word", "question_names", "subject_words", "names_subject", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
+           "listed_word", "question_names", "subject_words", "names_subject", "of_kind_asked", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
            "headcount_asked", "headcount_said", "headcount_span"]
 
 
@@ -1225,7 +1225,9 @@ def subject_words(question: str) -> set[str]:
     from others (:func:`question_names`, accents and a possessive off): not a
     word many names share (:data:`_SHARED_NAME_WORDS`: "Battle" of "the
     Battle of Gettysburg"), a people's or country's adjective, an acronym
-    ("US", "USSR": texts write them out) or a letter ("U.S.", an initial, "I").
+    ("US", "USSR": texts write them out), a letter ("U.S.", an initial, "I")
+    or a particle of two letters before a name ("La Gioconda", "El Greco"),
+    which any text may hold ("Lady Di" ends in a name).
 
     >>> sorted(subject_words("Who won the Battle of Gettysburg?")), sorted(subject_words("How many World Cups has Brazil won?"))
     (['gettysburg'], ['brazil'])
@@ -1233,12 +1235,15 @@ def subject_words(question: str) -> set[str]:
     ([], ['antonin', 'dvorak'])
     >>> sorted(subject_words("When did the U.S. enter World War I?")), sorted(subject_words("Who did J. K. Rowling marry?"))
     ([], ['rowling'])
+    >>> sorted(subject_words("Who painted La Gioconda?")), sorted(subject_words("Who was Lady Di?"))
+    (['gioconda'], ['di'])
     """
     acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s?\b", question)}
+    particles = {w.lower() for w in re.findall(r"\b(\w{2})\s+[A-Z]", question)}
     words = set()
     for name in question_names(question):
         for word in name_words(name):
-            if (len(word) > 1 and word not in acronyms and word not in _SHARED_NAME_WORDS
+            if (len(word) > 1 and word not in acronyms and word not in particles and word not in _SHARED_NAME_WORDS
                     and not any(peoples_word(w) for w in (word, word.removesuffix("s")))):
                 words.add(word)
     return words
@@ -1247,13 +1252,61 @@ def subject_words(question: str) -> set[str]:
 def names_subject(words: set[str], text: str) -> bool:
     """Whether ``text`` holds a word of ``words`` (:func:`subject_words`),
     written as the question wrote it or otherwise (:func:`same_name_word`:
-    a plural, "Beatles" and "Beatle", "Nazis" and "Nazi", accents aside).
+    a plural, "Beatles" and "Beatle", "Nazis" and "Nazi", accents aside),
+    or names its place by its people's word (:func:`_people_of`: "the
+    first Roman emperor" names Rome).
 
     >>> names_subject({"gettysburg"}, "Arminius was a chieftain."), names_subject({"beatles"}, "The Beatle John Lennon")
     (False, True)
+    >>> names_subject({"rome"}, "the first Roman emperor"), names_subject({"britain"}, "any British monarch"), names_subject({"rome"}, "a Romanian village")
+    (True, True, False)
     """
     said = name_words(text)
-    return any(same_name_word(word, other) for word in words for other in said)
+    return any(same_name_word(word, other) or _people_of(word, other) for word in words for other in said)
+
+
+# The endings a people's word adds to its place's name ("Rom-an",
+# "Egypt-ian", "Brit-ish", "Chin-ese", "Iraq-i").
+_PEOPLES_ENDING = re.compile(r"(?:ian|ean|an|ish|ese|i|ic)$")
+
+
+def _people_of(place: str, word: str) -> bool:
+    """Whether ``word`` (lower case) is a people's word (:func:`peoples_word`)
+    of ``place``: the place's name is the word's stem and at most three
+    letters more ("roman" of "rome", "british" of "britain", not of
+    "romania")."""
+    if not peoples_word(word):
+        return False
+    stem = _PEOPLES_ENDING.sub("", word)
+    return len(stem) >= 3 and place.startswith(stem) and len(place) - len(stem) <= 3
+
+
+# A kind noun before the name it is of or in: "the currency of Germany",
+# "the longest river in Egypt".
+_KIND_OF_NAME = re.compile(r"\b([a-z][a-z-]+)\s+(?:of|in)\s+(?:the\s+)?[A-Z]")
+
+
+def of_kind_asked(question: str, description: str) -> bool:
+    """Whether an article's short ``description`` says it is a thing of the
+    kind the question asks "of" or "in" a name ("currency" of "What is the
+    currency of Germany?" and "Currency of the European Union"; "river" of
+    "the longest river in Egypt" and "Major river in northeast Africa"): the
+    name then only narrows what is asked, and the article need not name it.
+
+    >>> of_kind_asked("What is the longest river in Egypt?", "Major river in northeast Africa")
+    True
+    >>> of_kind_asked("Which river flows through Paris?", "River in Colombia"), of_kind_asked("Who painted La Gioconda?", "Painting by Georges Seurat")
+    (False, False)
+
+    A kind said with a people's word is that people's ("Ancient
+    Mesopotamian god" is no god of Egypt):
+
+    >>> of_kind_asked("Who was the chief god of Egypt?", "Ancient Mesopotamian god")
+    False
+    """
+    asked = {porter_stem(m.group(1)) for m in _KIND_OF_NAME.finditer(question)}
+    words = re.findall(r"[\w-]+", description)
+    return any(porter_stem(w.lower()) in asked and not (i and peoples_word(words[i - 1])) for i, w in enumerate(words))
 
 
 def _relation(question: str, title: str) -> set[str]:
