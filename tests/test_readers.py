@@ -3113,8 +3113,9 @@ def test_a_capital_asked_is_answered_by_its_name(readers, question, title, sente
     ("Tarrow", "Tarrow was the capital city of Ostria until 1990."),
     ("Tarrow", "Tarrow is the legislative capital of Ostria."),
     ("Tarrow", "Tarrow is the capital city of Ostria until the new city opens in 2031."),
-    # "The capital" names X's only in X's own article.
-    ("Velmora", "The capital and largest city is Tarrow, far from Velmora."),
+    # "The capital" names X's only in X's own article. (The article names
+    # Ostria: one that never does is not about it, and is not found.)
+    ("Velmora", "The capital and largest city is Tarrow, far from Velmora in Ostria."),
     # After "state capital" a bare name may be the capital itself, not
     # another place: no refusal.
     ("Ostria", "Its cities include Velmora, Kest and the state capital of Tarrow."),
