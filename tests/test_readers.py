@@ -3182,3 +3182,100 @@ def test_a_capital_name_is_xs_own_and_whole(readers, question, sentence, answer)
     _, shaped = readers
     read = shaped.read(question, [Passage("p", sentence, 1.0, "Velm")])
     assert read.text == answer if answer else read.text != "Tarrow"
+
+
+# ------------------------------------------------- who discovered X: the discoverer's own article
+
+GLORIUM = Passage("Glorium", "Glorium is a chemical element with the symbol Gl. Together with brindium, glorium was "
+                  "one of the first rare elements to be discovered.", 3.0, "Glorium")
+
+
+def _person(title: str, text: str, score: float = 2.0) -> Passage:
+    return Passage(title, text, score, title, description="Ostrian chemist (1850–1920)")
+
+
+def test_who_discovered_x_is_the_person_whose_own_article_says_so(readers):
+    # "Who discovered radium?" was answered "Together" (Actinium's "Together
+    # with polonium, radium, and radon, …") though Marie Curie's article
+    # gives her prize "[for] the discovery of the elements radium and polonium".
+    _, shaped = readers
+    said = 'She won the 1911 prize "[for] the discovery of the elements glorium and brindium".'
+    mara = _person("Mara Vell", f"Mara Vell was an Ostrian chemist. {said}")
+    answer = shaped.read("Who discovered glorium?", [GLORIUM, mara])
+    assert (answer.text, answer.evidence, answer.source_id) == ("Mara Vell", said, "Mara Vell")
+    # The verb, its subject the article's own by name after a lead-in.
+    kelm = _person("Otto Kelm (chemist)", "Otto Kelm was an Ostrian chemist. In 1898, Kelm discovered glorium in Vienna.")
+    assert shaped.read("Who discovered glorium?", [GLORIUM, kelm]).text == "Otto Kelm"
+
+
+@pytest.mark.parametrize("text", [
+    # A part or kind of X is no discovery of X itself.
+    "Otto Kelm was an Ostrian chemist. He discovered isotopes of glorium.",
+    "Otto Kelm was an Ostrian chemist. He discovered glorium isotopes in 1901.",
+    # Found together: none of them alone.
+    "Otto Kelm was an Ostrian chemist. Kelm, Vell and Dorn discovered glorium.",
+    "Otto Kelm was an Ostrian chemist. He and his student discovered glorium.",
+    # Another's discovery told in his article.
+    "Otto Kelm was an Ostrian chemist. Kelm praised Vell, who discovered glorium.",
+    "Otto Kelm was an Ostrian chemist. Einstein praised the discovery of glorium.",
+])
+def test_who_discovered_x_is_not_someone_whose_article_tells_another_finding(readers, text):
+    _, shaped = readers
+    assert shaped.read("Who discovered glorium?", [GLORIUM, _person("Otto Kelm", text)]).text != "Otto Kelm"
+
+
+def test_who_discovered_x_needs_a_persons_article(readers):
+    _, shaped = readers
+    # An article with no lifespan in its description is no person's.
+    firm = Passage("Kelm Works", "Kelm Works is an Ostrian company. Kelm Works discovered glorium in 1898.", 2.0, "Kelm Works",
+                   description="Ostrian company")
+    assert shaped.read("Who discovered glorium?", [GLORIUM, firm]).text != "Kelm Works"
+
+
+def test_who_discovered_x_is_not_found_where_nothing_read_says_a_discovery(readers):
+    # "Who discovered gravity?" was answered by a sentence of the law's
+    # publication ("Who discovered DNA?" by one of a prize for the polymerase
+    # chain reaction): no sentence read names a discoverer.
+    _, shaped = readers
+    law = Passage("Law", "The law describes glorium as a force between bodies. Its publication marked the "
+                  "unification of the phenomena of glorium on Earth with astronomical behaviors.", 3.0, "Law",
+                  description="Law of physics")
+    assert shaped.read("Who discovered glorium?", [law]).text == NOT_FOUND
+    # One that names who did what it tells may still answer.
+    said = ("This principle was formulated by Ostrian physicist Otto Kelm in 1925 for electrons, and later extended "
+            "to all fermions.")
+    named = Passage("Glorium principle", f"The glorium principle says no two particles share one state. {said}", 3.0,
+                    "Glorium principle", description="Principle of physics")
+    assert shaped.read("Who discovered the glorium principle?", [named]).evidence == said
+    # A sentence that says it was discovered still answers.
+    found = Passage("Glorium", "Glorium is a chemical element. It was discovered in 1898 in a mine near Vienna.", 3.0,
+                    "Glorium", description="Chemical element")
+    assert shaped.read("Who discovered glorium?", [found]).found
+
+
+def test_an_ordinal_is_no_count():
+    # "How many World Cups has Spain won?" was answered "23" from "… who won
+    # their second title at the 23rd edition of the competition, the 2026
+    # World Cup …".
+    won = ("The reigning champion is Spain, who won their second title at the 23rd edition of the competition, "
+           "the 2026 World Cup, by defeating the holders, Argentina.")
+    assert short_span("number", "How many World Cups has Spain won?", won, "FIFA World Cup") is None
+    # The count beside the thing counted stays; in a sentence that ranks,
+    # only that one ("popes in the 11th century … 50 years of conflict").
+    assert short_span("number", "How many titles has Spain won?", "Spain has won 2 titles, the 2nd in 2026.",
+                      "FIFA World Cup") == "2"
+    assert short_span("number", "How many popes were in the Investiture Controversy?", "A series of popes in the 11th "
+                      "and 12th centuries undercut the Emperor, and the controversy led to nearly 50 years of conflict.",
+                      "Investiture Controversy") is None
+    # Nor does a rank stand in for the count beside the thing counted.
+    assert short_span("number", "How many islands surround Tasmania?", "The state encompasses the main island of "
+                      "Tasmania, the 26th-largest island in the world, and the surrounding 1000 islands.",
+                      "Tasmania") == "1000"
+    # An ordinal before the very thing counted counts it up to then.
+    assert short_span("number", "How many performances had Carmen had when Bizet died?",
+                      "Bizet died after the 33rd performance.", "Carmen") == "33"
+    # A rank asked is no count: the ordinal stays.
+    assert short_span("number", "What place did Spain finish?", "Spain finished 2nd.", "FIFA World Cup") == "2"
+    # A year said as a count stays ("1500 people").
+    assert short_span("number", "How many people attended the final?", "About 1500 people attended the 1998 World Cup "
+                      "final.", "FIFA World Cup") == "1500"

@@ -32,7 +32,7 @@ from ._events import (
     range_end_missed,
     year_within,
 )
-from ._lifespan import holds_answer, lived
+from ._lifespan import holds_answer, lifespan, lived
 from ._shapes import (
     _MEASURE_ASKED,
     QUOTES,
@@ -43,6 +43,8 @@ from ._shapes import (
     completes_lead,
     cast_spans,
     defines,
+    discovered_by,
+    discovery_asked,
     definition_subject,
     first_date,
     full_name,
@@ -568,6 +570,15 @@ def _with_title(title: str, sentence: str) -> str:
     return f"{title}: {sentence}" if title and title.lower() not in sentence.lower() else sentence
 
 
+# Any word of finding something: what a sentence must say to answer "Who
+# discovered X?" unless a person's article says it.
+_DISCOVERY_WORD = re.compile(r"\b(?:discover|found\b|first\s+(?:observed|identified|isolated|described)|isolated)",
+                             re.IGNORECASE)
+
+# Someone named as the doer: "formulated by Austrian physicist Wolfgang Pauli".
+_BY_SOMEONE = re.compile(r"\bby\s+(?:[a-z]+\s+){0,3}[A-Z]")
+
+
 def _subject_title(passage: Passage) -> str:
     """The title a short answer may name: a pasted document's ("your text")
     names no one, and "She was born there" in it was answered "your text"."""
@@ -812,6 +823,9 @@ class SentenceReader:
             cast = self._cast_answer(question, passages, read)
             if cast is not None:
                 return cast
+            found = self._discoverer(question, passages, read)
+            if found is not None:
+                return found
         # Which parent is which the passages may say elsewhere ("the god
         # Zeus"), where the sentence names both with no word of their sex.
         known = sexes_said(" ".join(p.text for p in passages[: self.config.read_k])) if kin_holder(question) else {}
@@ -882,6 +896,8 @@ class SentenceReader:
                     return kin
         if years is not None:
             return self._from_description(*years, passages)
+        if answer.found and kind == "name" and self._discovery_unsaid(question, passages, answer):
+            return Answer(NOT_FOUND, answer.score, found=False)
         # A kin question is judged even with the general rule off: its
         # words are a closed set (:func:`kin_asked`), and "Who was Ada
         # Lovelace's father?" got her lead from a summary naming no parent.
@@ -1036,6 +1052,45 @@ class SentenceReader:
             if span:
                 return Answer(span, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         return None
+
+    def _discoverer(self, question: str, passages: Sequence[Passage], read: _Read) -> Answer | None:
+        """The person whose own article's best-scored sentence says he or
+        she discovered what "Who discovered X?" asks (:func:`discovered_by`),
+        the sentence the evidence, or None. The best sentence is as often
+        X's own article's ("Together with polonium, radium, and radon, …"
+        read for radium, its first word the span) or another finding's,
+        where the discoverer's article says it. A person's article is one
+        whose description gives a lifespan (:func:`lifespan`)."""
+        if discovery_asked(question) is None:
+            return None
+        passages = passages[: self.config.read_k]
+        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+            p, _, sentence = read.candidates[at]
+            if not lifespan(passages[p].description):
+                continue
+            person = discovered_by(question, sentence, _subject_title(passages[p]))
+            if person:
+                return Answer(person, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
+        return None
+
+    @staticmethod
+    def _discovery_unsaid(question: str, passages: Sequence[Passage], answer: Answer) -> bool:
+        """Whether "Who discovered X?", no discoverer found
+        (:meth:`_discoverer`) and no name read, got a sentence that is
+        neither a person's article's nor says anything was discovered:
+        "Who discovered DNA?" read a sentence of the polymerase chain
+        reaction's prize, "Who discovered gravity?" one of the law's
+        publication. A sentence that says a discovery ("Pluto was
+        discovered in 1930 …"), one that names who did what it tells ("This
+        principle was formulated by Austrian physicist Wolfgang Pauli", "…
+        commanded by Pedro Álvares Cabral") or a person's article (an
+        explorer's) may still answer it."""
+        if discovery_asked(question) is None:
+            return False
+        source = next((p for p in passages if p.id == answer.source_id), None)
+        if source is None or lifespan(source.description):
+            return False
+        return not (_DISCOVERY_WORD.search(answer.text) or _BY_SOMEONE.search(answer.text))
 
     def _maker_elsewhere(self, question: str, passages: Sequence[Passage], read: _Read, answer: Answer) -> Answer | None:
         """The maker the best-scored sentence of ``answer``'s own article

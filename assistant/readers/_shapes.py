@@ -20,7 +20,7 @@ from typing import Sequence
 from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_GENDER, NOT_NAMES, READER_STOPWORDS, Passage, folded_text, kin_gender, name_words, owned_kin,
                       PLACE_NOUNS, name_runs, peoples_word, porter_stem, prefix_stem, same_name, same_name_word, tokens)
 
-__all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
+__all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "discovery_asked", "discovered_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
            "listed_word", "question_names", "subject_words", "names_subject", "of_kind_asked", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
@@ -2862,10 +2862,125 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     return None
 
 
+# "Who discovered X?" (also "Who first discovered X?"): X, the words asked
+# for. A clause ("who discovered that …", "… how …") asks for no thing.
+_DISCOVERY_ASKED = re.compile(r"^\s*who\s+(?:first\s+)?discovered\s+(?!(?:that|how|what|why|when|where|which)\b)"
+                              r"(?P<what>[^?.!]+?)\s*[?.!]?\s*$", re.IGNORECASE)
+# The words that say the one a sentence is about found something: "she
+# discovered", "his discovery of", "for the discovery of" (a prize's
+# citation, "[for]" as a quotation marks its word), "credited with
+# discovering", "the discoverer of".
+_DISCOVERED = re.compile(r"\b(?:discovered|discovering|(?:co-)?discovery\s+of|(?:co-)?discoverer\s+of)\s+",
+                         re.IGNORECASE)
+# The words a discovery's subject may stand past before its X: none that
+# say the X is part of something else ("isotopes of radium", "the structure
+# of DNA" is no discovery of radium or DNA).
+_DISCOVERY_GAP = 2
+# ... or past the others found with it, listed before it ("the elements
+# radium and polonium").
+_DISCOVERY_LIST = 2
+_NOT_IN_GAP = frozenset("of in on at from by with for to into about between within isotope isotopes structure "
+                        "structures role cause causes source sources properties property effect effects use uses "
+                        "function mechanism nature existence".split())
+# What may follow the X found: the end of a clause or a word that opens
+# another ("radium in 1898", "penicillin and its curative effect"); a
+# noun after it makes X a word of another thing ("radium isotopes", "the
+# electron neutrino").
+_AFTER_DISCOVERY = frozenset("and in at by with while when during from on which who as after for through "
+                             "together along".split())
+# The subject a sentence may open with, its article's person: a pronoun,
+# or a word of the title ("Fleming", "Curie"), after a lead-in of time or
+# place ("In 1898, she …").
+_PERSON_PRONOUNS = frozenset({"he", "she", "his", "her"})
+_SHARED_SUBJECT = re.compile(r"\s*[^\W\d_][\w'’-]*(?:\s+[A-Z][\w'’-]*)*\s*(?:,\s*[A-Z]|and\s)")
+
+
+def discovery_asked(question: str) -> str | None:
+    """What a "Who discovered X?" question asks the discoverer of (X, its
+    "the" left out), or None for another question.
+
+    >>> [discovery_asked(q) for q in ("Who discovered radium?", "Who first discovered the electron?",
+    ...  "Who discovered that the Earth is round?", "Who invented the telephone?", "When was radium discovered?")]
+    ['radium', 'electron', None, None, None]
+    """
+    match = _DISCOVERY_ASKED.match(asked_from(question))
+    if not match:
+        return None
+    what = re.sub(r"^(?:the|a|an)\s+", "", match.group("what").strip(), flags=re.IGNORECASE)
+    return what or None
+
+
+def discovered_by(question: str, sentence: str, title: str) -> str | None:
+    """The person ``title`` names (its bracket left out) when ``sentence``
+    of that person's own article says he or she discovered what a "Who
+    discovered X?" question asks (:func:`discovery_asked`): the sentence
+    opens with its subject (he, she, his, her, or a word of the title,
+    after a lead-in such as "In 1898,") and says "discovered X", "the
+    discovery of X", "discovering X" or "the discoverer of X", X whole
+    and no part of another thing. Else None. Whether the article is a
+    person's is the caller's to know (its description's lifespan).
+
+    >>> q = "Who discovered radium?"
+    >>> discovered_by(q, 'She won the 1911 Nobel Prize in Chemistry "[for] the discovery of the elements '
+    ...               'radium and polonium".', "Marie Curie")
+    'Marie Curie'
+    >>> [discovered_by(q, s, "Otto Hahn") for s in ("Hahn discovered several isotopes of radium.",
+    ...  "He discovered radium isotopes.", "Einstein praised the discovery of radium.",
+    ...  "Radium was discovered by the Curies.", "He discovered radium.")]
+    [None, None, None, None, 'Otto Hahn']
+    >>> print(discovered_by("Who discovered nuclear fission?", "Hahn, Meitner and Strassmann discovered nuclear fission.",
+    ...                     "Otto Hahn"))
+    None
+    >>> discovered_by("Who discovered DNA?", "She contributed to the discovery of the structure of DNA.", "Rosalind Franklin")
+    >>> discovered_by("Who discovered penicillin?", "In 1928, Fleming discovered penicillin in London.",
+    ...               "Alexander Fleming (physician)")
+    'Alexander Fleming'
+    """
+    what = discovery_asked(question)
+    if not what or not title:
+        return None
+    person = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    own = {word.lower() for word in re.findall(r"[^\W\d_][\w'’-]*", person) if word[0].isupper()}
+    rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
+    first = re.match(r"\s*([^\W\d_][\w'’-]*)", rest)
+    if not first or not (first.group(1).lower() in _PERSON_PRONOUNS or re.sub(r"['’]s$", "", first.group(1)).lower() in own):
+        return None
+    # Several found it together ("Hahn, Meitner and Strassmann discovered
+    # …", "He and his student discovered …"): no one of them is the answer.
+    if _SHARED_SUBJECT.match(rest):
+        return None
+    asked = re.findall(r"[\w'’-]+", what.lower())
+    for found in _DISCOVERED.finditer(rest):
+        # A relative clause ("Curie, who discovered radium") is another's.
+        if re.search(r"\b(?:who|which|that)\s+(?:\w+\s+)?$", rest[: found.start()], re.IGNORECASE):
+            continue
+        words = re.findall(r"[\w'’-]+|[^\w\s]", rest[found.end():])
+        at = 1 if words and words[0].lower() in ("the", "a", "an") else 0
+        for gap in range(_DISCOVERY_GAP + _DISCOVERY_LIST + 1):
+            between = [w.lower() for w in words[at: at + gap]]
+            content = [w for w in between if w not in ("and", ",")]
+            if not all(w in ("and", ",") or w.isalpha() and w not in _NOT_IN_GAP for w in between) or (
+                    len(content) > _DISCOVERY_GAP + (_DISCOVERY_LIST if len(content) < len(between) else 0)):
+                break
+            if not all(w == "," or w.islower() for w in words[at: at + gap]):
+                break
+            if [w.lower() for w in words[at + gap: at + gap + len(asked)]] == asked:
+                after = words[at + gap + len(asked): at + gap + len(asked) + 1]
+                if not after or not after[0][0].isalnum() or after[0].lower() in _AFTER_DISCOVERY:
+                    return person
+                break
+    return None
+
+
 # A count or amount asked ("How many titles …?", "How much of the vote …?")
 # is no year said as a date ("for a seventh time in 2005"): the year
 # fallback below keeps no bare year after a word that dates it.
 _COUNT_ASKED = re.compile(r"how\s+(?:many|much)\b", re.IGNORECASE)
+# The letters that make a number an ordinal ("23rd", "1st", "4th").
+_ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
+# Nor is the year that names an event ("the 2026 World Cup", read for "How
+# many World Cups …?" though it stands before the word counted) a count.
+_NAMED_EVENT_YEAR = re.compile(r"(?<=\bthe\s)\d{4}\s+[A-Z]")
 _DATED_BEFORE = re.compile(r"\b(?:in|since|until|till|during)\s+$", re.IGNORECASE)
 # "How old was X when …?" / "… at his death?": the age of the one named
 # (the words between, ``asked``).
@@ -3020,6 +3135,22 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # units: "7,088 kilometers (4,404 mi) long" is 7,088 long, the article's
         # own figure, though "4,404" sits nearer "long".
         spans = [m for m in spans if not _RESTATED.search(undated, 0, m.start())] or spans
+        # An ordinal's number ("the 23rd edition") ranks, it counts nothing:
+        # "How many World Cups has Spain won?" was answered "23" by "… won
+        # their second title at the 23rd edition", and "How many islands
+        # …?" "26" by "the 26th-largest island …, and the surrounding 1000
+        # islands" (its count a bare four digits, read as a year while
+        # another number stood). A sentence that ranks gives a count asked
+        # only beside the thing counted (below). One before the very thing
+        # counted counts it up to then ("after the 33rd performance" for how
+        # many performances). Only for a count asked: "What place did she
+        # finish?" may be read from "the 2nd".
+        ranked = False
+        if _COUNT_ASKED.match(asked_from(question).strip()):
+            counting = _counted(question)
+            kept = [m for m in spans if not (_ORDINAL_END.match(undated, m.end()) and not any(
+                same_word(w) in counting for w in tokens(undated[m.end():], "rouge")[1:2]))]
+            ranked, spans = len(kept) < len(spans), kept
         # A bare four-digit number is usually a year, not the count asked for.
         # Nor is it ever someone's age at a time ("How old was Anne Frank when
         # she died?" is not answered "1945").
@@ -3031,7 +3162,8 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         counted_asked = _COUNT_ASKED.match(plain) is not None
         counts = [m for m in spans if not _A_YEAR.fullmatch(m.group().strip())] or (
             [] if _AGE_OF_SOMEONE.match(plain) else
-            [m for m in spans if not (counted_asked and _DATED_BEFORE.search(sentence, 0, m.start()))])
+            [m for m in spans if not (counted_asked and (_DATED_BEFORE.search(sentence, 0, m.start())
+                                                         or _NAMED_EVENT_YEAR.match(sentence, m.start())))])
         counted = _counted(question)
         quantities = _quantities(sentence, undated, counts, _MEASURE_ASKED.match(plain) is not None,
                                  _change_asked(question), _START_ASKED.search(question) is not None,
@@ -3039,7 +3171,11 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         named = [q for q in quantities if any(same_word(w) in counted for w in tokens(sentence[q[3]:], "rouge")[:2])]
         if named:
             return named[0][2]
-        return None if unsure else _nearest([q[:3] for q in quantities], near, sentence)
+        # A sentence that ranks ("popes in the 11th and 12th centuries …
+        # nearly 50 years of conflict") gives the count asked only beside
+        # the thing counted: the number nearest the words is another's, or
+        # the rank itself.
+        return None if unsure or ranked else _nearest([q[:3] for q in quantities], near, sentence)
     if unsure:
         return None
     candidates = [span for span in _names(sentence, question) if span[2] not in others and not _describes(span, sentence)]
