@@ -3271,6 +3271,9 @@ def test_an_ordinal_is_no_count():
     assert short_span("number", "How many islands surround Tasmania?", "The state encompasses the main island of "
                       "Tasmania, the 26th-largest island in the world, and the surrounding 1000 islands.",
                       "Tasmania") == "1000"
+    # A figure said bare in a sentence that ranks stays the count.
+    assert short_span("number", "How many people live in Detroit?", "It is the 26th-most populous city in the United "
+                      "States, with a population of 639,111 at the 2020 census.", "Detroit") == "639,111"
     # An ordinal before the very thing counted counts it up to then.
     assert short_span("number", "How many performances had Carmen had when Bizet died?",
                       "Bizet died after the 33rd performance.", "Carmen") == "33"

@@ -2978,6 +2978,8 @@ def discovered_by(question: str, sentence: str, title: str) -> str | None:
 _COUNT_ASKED = re.compile(r"how\s+(?:many|much)\b", re.IGNORECASE)
 # The letters that make a number an ordinal ("23rd", "1st", "4th").
 _ORDINAL_END = re.compile(r"(?:st|nd|rd|th)\b", re.IGNORECASE)
+# A number's noun after it: the thing it counts ("50 years").
+_COUNTS_ANOTHER = re.compile(r"\s+(?!(?:" + "|".join(sorted(READER_STOPWORDS, key=len, reverse=True)) + r")\b)[a-z]+\b")
 # Nor is the year that names an event ("the 2026 World Cup", read for "How
 # many World Cups …?" though it stands before the word counted) a count.
 _NAMED_EVENT_YEAR = re.compile(r"(?<=\bthe\s)\d{4}\s+[A-Z]")
@@ -3140,8 +3142,8 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         # their second title at the 23rd edition", and "How many islands
         # …?" "26" by "the 26th-largest island …, and the surrounding 1000
         # islands" (its count a bare four digits, read as a year while
-        # another number stood). A sentence that ranks gives a count asked
-        # only beside the thing counted (below). One before the very thing
+        # another number stood). A sentence that ranks gives no count of
+        # another thing (below). One before the very thing
         # counted counts it up to then ("after the 33rd performance" for how
         # many performances). Only for a count asked: "What place did she
         # finish?" may be read from "the 2nd".
@@ -3172,10 +3174,12 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         if named:
             return named[0][2]
         # A sentence that ranks ("popes in the 11th and 12th centuries …
-        # nearly 50 years of conflict") gives the count asked only beside
-        # the thing counted: the number nearest the words is another's, or
-        # the rank itself.
-        return None if unsure or ranked else _nearest([q[:3] for q in quantities], near, sentence)
+        # nearly 50 years of conflict") gives no count asked beside another
+        # thing counted: the number nearest the words is another's. One
+        # said bare ("a population of 639,111 at the 2020 census") stays.
+        if ranked:
+            quantities = [q for q in quantities if not _COUNTS_ANOTHER.match(sentence, q[1])]
+        return None if unsure else _nearest([q[:3] for q in quantities], near, sentence)
     if unsure:
         return None
     candidates = [span for span in _names(sentence, question) if span[2] not in others and not _describes(span, sentence)]
