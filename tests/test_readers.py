@@ -3282,3 +3282,68 @@ def test_an_ordinal_is_no_count():
     # A year said as a count stays ("1500 people").
     assert short_span("number", "How many people attended the final?", "About 1500 people attended the 1998 World Cup "
                       "final.", "FIFA World Cup") == "1500"
+
+
+@pytest.mark.parametrize("question, passage", [
+    # "Who discovered the Doppler effect?" lost main's "It is named after
+    # the physicist Christian Doppler, who described the phenomenon in 1842."
+    ("Who discovered the glorium effect?",
+     Passage("Glorium effect", "The glorium effect is the change in the frequency of a wave for an observer moving "
+             "relative to its source. It is named after the physicist Otto Kelm, who described the phenomenon in 1842.",
+             3.0, "Glorium effect", description="Change in the frequency of a wave")),
+    # Named after him, no other word of his.
+    ("Who discovered the glorium comet?",
+     Passage("Glorium comet", "The glorium comet is a comet seen from Earth every 76 years. It is named after the "
+             "astronomer Otto Kelm.", 3.0, "Glorium comet", description="Periodic comet")),
+    # "Who discovered genetics?": "Gregor Mendel, a Moravian Augustinian
+    # friar …, was the first to study genetics scientifically."
+    ("Who discovered glorics?",
+     Passage("Glorics", "Glorics is the study of glories in living things. Otto Kelm, an Ostrian friar working in the "
+             "19th century in Vienna, was the first to study glorics scientifically.", 3.0, "Glorics",
+             description="Science of glories")),
+])
+def test_who_discovered_x_keeps_a_sentence_naming_the_doer_in_other_words(readers, question, passage):
+    _, shaped = readers
+    answer = shaped.read(question, [passage])
+    assert answer.found and "Otto Kelm" in answer.text
+
+
+def test_who_discovered_x_keeps_a_sentence_naming_a_retrieved_person(readers):
+    # "Who discovered the smallpox vaccine?" lost main's sentence naming
+    # Edward Jenner, whose own article (retrieved) says he created it.
+    _, shaped = readers
+    vaccine = Passage("Glorium vaccine", "The glorium vaccine is the first vaccine against a contagious disease. In 1796, "
+                      "Ostrian physician Mara Vell showed at Vienna Hospital that an infection with the mild cowpox "
+                      "virus gave immunity against glorium.", 3.0, "Glorium vaccine", description="Vaccine")
+    mara = _person("Mara Vell", "Mara Vell was an Ostrian physician and scientist who gave the world its first vaccine.", 1.0)
+    answer = shaped.read("Who discovered the glorium vaccine?", [vaccine, mara])
+    assert answer.found and "Mara Vell" in answer.text
+    # Her article not retrieved, no word says she did it: nothing answers
+    # (the hospital's article names no person).
+    hospital = Passage("Vienna Hospital", "Vienna Hospital is a hospital in Vienna.", 1.0, "Vienna Hospital",
+                       description="Hospital in Ostria")
+    assert shaped.read("Who discovered the glorium vaccine?", [vaccine, hospital]).text == NOT_FOUND
+    # A word of doing beside no full name keeps nothing either.
+    named = Passage("Glorium", "Glorium is a chemical element. Its name was proposed for the Ostrian word for glory.",
+                    3.0, "Glorium", description="Chemical element")
+    assert shaped.read("Who discovered glorium?", [named]).text == NOT_FOUND
+    # Nor one said of the thing done to, beside a name of no one ("Who
+    # discovered helium?" read "… formed during the Big Bang. Large amounts
+    # of new helium are created by nuclear fusion of hydrogen in stars.").
+    made = Passage("Glorium", "Glorium is a chemical element. Most glorium was formed during the Big Bang, and new "
+                   "glorium is created by nuclear fusion in stars.", 3.0, "Glorium", description="Chemical element")
+    assert shaped.read("Who discovered glorium?", [made]).text == NOT_FOUND
+
+
+@pytest.mark.parametrize("question, sentence", [
+    # "How many terms did Barack Obama serve as the 44th president?" was
+    # answered "2009" once the ordinal "44" was refused.
+    ("How many terms did Otto Kelm serve as the 44th president?",
+     "Otto Kelm is an Ostrian former politician who served as the 44th president of Ostria from 2009 to 2017."),
+    # "How many times was Grover Cleveland president?" read Theodore
+    # Roosevelt's "26th president …, serving from 1901 to 1909": "1901".
+    ("How many times was Otto Kelm president?", "Mara Vell was the 26th president of Ostria, serving from 1901 to 1909."),
+    ("How many times was Otto Kelm president?", "Mara Vell was the 26th president of Ostria between 1901 and 1909."),
+])
+def test_a_count_is_no_year_of_a_span_of_time(question, sentence):
+    assert short_span("number", question, sentence, "Ostria") is None

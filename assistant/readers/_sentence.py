@@ -14,7 +14,7 @@ from typing import NamedTuple, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ..encoders import CachedEncoder
-from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_words, names_numeral_one, tokens, with_stop, without_possessive
+from ..kernel import NO_STOP, READER_STOPWORDS, Answer, Passage, ReaderConfig, StopSignal, name_runs, name_words, names_numeral_one, tokens, with_stop, without_possessive
 from ._events import (
     a_life,
     ancient_life,
@@ -578,6 +578,16 @@ _DISCOVERY_WORD = re.compile(r"\b(?:discover|found\b|first\s+(?:observed|identif
 # Someone named as the doer: "formulated by Austrian physicist Wolfgang Pauli".
 _BY_SOMEONE = re.compile(r"\bby\s+(?:[a-z]+\s+){0,3}[A-Z]")
 
+# The other words that say someone named did what is asked, said where no
+# discover-word is: "named after the physicist Christian Doppler, who
+# described the phenomenon", "Edward Jenner demonstrated that …", "Gregor
+# Mendel … was the first to study genetics". They keep a sentence only
+# beside a full name (two name words or more), and said of no thing done
+# to ("new helium are created by nuclear fusion", beside "the Big Bang").
+_DOER_WORD = re.compile(r"\b(?:described|demonstrated|first\s+to|named\s+(?:after|for)|created|formulated|proposed|"
+                        r"postulated|pioneered|devised|invented|predicted)\b", re.IGNORECASE)
+_PASSIVE_BEFORE = re.compile(r"\b(?:is|are|was|were|be|been|being)\s+(?:\w+ly\s+)?$", re.IGNORECASE)
+
 
 def _subject_title(passage: Passage) -> str:
     """The title a short answer may name: a pasted document's ("your text")
@@ -1090,7 +1100,18 @@ class SentenceReader:
         source = next((p for p in passages if p.id == answer.source_id), None)
         if source is None or lifespan(source.description):
             return False
-        return not (_DISCOVERY_WORD.search(answer.text) or _BY_SOMEONE.search(answer.text))
+        if _DISCOVERY_WORD.search(answer.text) or _BY_SOMEONE.search(answer.text):
+            return False
+        # A full name with a word of doing ("Christian Doppler, who
+        # described …"), or the full name of a person whose own article was
+        # retrieved ("Edward Jenner", whose article says he created the
+        # vaccine), names whom the question asks for in other words.
+        doing = any(word.group().lower().startswith("named") or not _PASSIVE_BEFORE.search(answer.text, 0, word.start())
+                    for word in _DOER_WORD.finditer(answer.text))
+        if doing and any(len(run) >= 2 for run in name_runs(answer.text, first=True)):
+            return False
+        people = (re.sub(r"\s*\([^)]*\)", "", p.title).strip() for p in passages if lifespan(p.description))
+        return not any(len(name.split()) >= 2 and re.search(r"\b" + re.escape(name) + r"\b", answer.text) for name in people)
 
     def _maker_elsewhere(self, question: str, passages: Sequence[Passage], read: _Read, answer: Answer) -> Answer | None:
         """The maker the best-scored sentence of ``answer``'s own article

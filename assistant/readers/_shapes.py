@@ -2983,7 +2983,11 @@ _COUNTS_ANOTHER = re.compile(r"\s+(?!(?:" + "|".join(sorted(READER_STOPWORDS, ke
 # Nor is the year that names an event ("the 2026 World Cup", read for "How
 # many World Cups …?" though it stands before the word counted) a count.
 _NAMED_EVENT_YEAR = re.compile(r"(?<=\bthe\s)\d{4}\s+[A-Z]")
-_DATED_BEFORE = re.compile(r"\b(?:in|since|until|till|during)\s+$", re.IGNORECASE)
+# A year that starts or ends a span of time ("from 2009 to 2017", "between
+# 1901 and 1909") dates too: "How many terms did Barack Obama serve as the
+# 44th president?" is not answered "2009" once the ordinal is refused.
+_DATED_BEFORE = re.compile(r"\b(?:(?:in|since|until|till|during|from|between)\s+"
+                           r"|(?:from|between)\s+\d{4}\s*(?:to|and|until|till|through|[-–])\s*)$", re.IGNORECASE)
 # "How old was X when …?" / "… at his death?": the age of the one named
 # (the words between, ``asked``).
 _AGE_OF_SOMEONE = re.compile(r"^how\s+old\s+(?:was|were|is|are)\s+(?P<asked>\S.*?)\s+(?:when|at)\b", re.IGNORECASE)
