@@ -1164,6 +1164,11 @@ def test_an_answer_from_an_article_that_never_names_the_subject_is_not_found(rea
     soviet = Passage("Soviet Union", "The Soviet Union was a transcontinental country that spanned much of Eurasia "
                      "from 1922 to 1991.", 0.7, "Soviet Union")
     assert shaped.read("When did the USSR end?", [soviet]).found
+    # An acronym with a digit (held-out NQ-style "how many people died in
+    # WW2" got "not found" from World War II's own article).
+    ww2 = Passage("World War II", "World War II was a global conflict between two coalitions. An estimated 60 to 75 "
+                  "million people died, most of them civilians.", 0.7, "World War II")
+    assert shaped.read("how many people died in WW2", [ww2]).found
     # Not judged: a question naming nothing (NQ's lower case), a story or
     # pasted text with no title naming its subject, the plain reader.
     assert shaped.read("who won the battle of gettysburg", [ARMINIUS]).found

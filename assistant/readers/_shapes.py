@@ -1225,7 +1225,7 @@ def subject_words(question: str) -> set[str]:
     from others (:func:`question_names`, accents and a possessive off): not a
     word many names share (:data:`_SHARED_NAME_WORDS`: "Battle" of "the
     Battle of Gettysburg"), a people's or country's adjective, an acronym
-    ("US", "USSR": texts write them out), a letter ("U.S.", an initial, "I")
+    ("US", "USSR", "WW2": texts write them out), a letter ("U.S.", an initial, "I")
     or a particle of two letters before a name ("La Gioconda", "El Greco"),
     which any text may hold ("Lady Di" ends in a name).
 
@@ -1237,8 +1237,11 @@ def subject_words(question: str) -> set[str]:
     ([], ['rowling'])
     >>> sorted(subject_words("Who painted La Gioconda?")), sorted(subject_words("Who was Lady Di?"))
     (['gioconda'], ['di'])
+    >>> sorted(subject_words("how many people died in WW2")), sorted(subject_words("Who won the 1966 FIFA World Cup?"))
+    ([], [])
     """
-    acronyms = {w.lower() for w in re.findall(r"\b[A-Z]{2,}s?\b", question)}
+    # Digits too: "WW2" is written "World War II" by its article.
+    acronyms = {w.lower() for w in re.findall(r"\b(?=[A-Z\d]*[A-Z])[A-Z\d]{2,}s?\b", question)}
     particles = {w.lower() for w in re.findall(r"\b(\w{2})\s+[A-Z]", question)}
     words = set()
     for name in question_names(question):
