@@ -798,6 +798,18 @@ def _place_words(place: str) -> str:
             r"municipality|division)\b)")
 
 
+def _unqualified(title: str) -> str:
+    """``title`` without its qualifier after a comma or in brackets ("León,
+    Guanajuato", "Georgia (country)")."""
+    return re.sub(r"\s*[(,].*$", "", title).strip()
+
+
+def _own_article(place: str, title: str) -> bool:
+    """Whether ``title`` is ``place``'s own article ("the" and a qualifier aside)."""
+    bare = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE)
+    return bool(title) and bare.lower() == _unqualified(title).lower()
+
+
 def capital_said(sentence: str, place: str, title: str = "") -> str | None:
     """The city ``sentence`` says is ``place``'s present capital, else
     None. ``title`` is the sentence's article: in X's own article "its
@@ -824,7 +836,7 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
     """
     x = _place_words(place)
     bare = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE)
-    own = bool(title) and bare.lower() == re.sub(r"\s*[(,].*$", "", title).strip().lower()
+    own = _own_article(place, title)
     # How the sentence may name X: by its name, or in its own article by
     # "its", "the country's", "the capital of the country".
     # A country's article calls it "the country" or "the nation"; a part's
@@ -871,7 +883,7 @@ def capital_said(sentence: str, place: str, title: str = "") -> str | None:
     # "It is the capital of X": the article's subject.
     it = re.match(rf"^\s*It\s+{present}{_THE_CAPITAL}\s+of\s+{x}", sentence)
     if it and title and not own and not _CAPITAL_THEN.match(sentence, it.end()):
-        return re.sub(r"\s*[(,].*$", "", title).strip()
+        return _unqualified(title)
     return None
 
 
@@ -925,8 +937,7 @@ def capital_of_another(sentence: str, place: str, title: str = "") -> bool:
     >>> capital_of_another("Prague is the capital of the Czech Republic and the historical capital of Bohemia.", "Bohemia")
     False
     """
-    bare = re.sub(r"^the\s+", "", place.strip(), flags=re.IGNORECASE)
-    if title and bare.lower() == re.sub(r"\s*[(,].*$", "", title).strip().lower():
+    if _own_article(place, title):
         return False
     # "the state capital of Tallahassee": after a modifier a bare name may
     # be the capital's own.
