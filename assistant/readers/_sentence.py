@@ -677,6 +677,15 @@ class _Read(NamedTuple):
     about: list[str]
     scores: Sequence[float] = ()
 
+    def ranked(self) -> np.ndarray:
+        """The candidates' indices, best-scored first (ties in reading order)."""
+        return np.argsort(-np.asarray(self.scores, dtype=float), kind="stable")
+
+
+def _source(passages: Sequence[Passage], source_id: str) -> Passage | None:
+    """The passage an answer came from (its ``source_id``), or None."""
+    return next((p for p in passages if p.id == source_id), None)
+
 
 class SentenceReader:
     """Answer = the best-scoring sentence of the retrieved passages.
@@ -795,7 +804,7 @@ class SentenceReader:
         or pasted text with no title: its "she" may be the one asked
         about)."""
         words = subject_words(question)
-        source = next((p for p in passages if p.id == answer.source_id), None)
+        source = _source(passages, answer.source_id)
         if not words or source is None or not _names_its_subject(source):
             return False
         article = [p for p in passages if p.title == source.title]
@@ -841,7 +850,7 @@ class SentenceReader:
         known = sexes_said(" ".join(p.text for p in passages[: self.config.read_k])) if kin_holder(question) else {}
         if answer.found:
             best = split_sentences(answer.evidence)[:1]
-            source = next((p for p in passages if p.id == answer.source_id), None)
+            source = _source(passages, answer.source_id)
             title = _subject_title(source) if source is not None else ""
             span = short_span(kind, question, best[0], title, referent=referent, known=known) if kind and best else None
             # A place's own people asked as a count, in a sentence that gives
@@ -1033,13 +1042,13 @@ class SentenceReader:
         to answer as before (a sentence on X's several or past capitals
         says more than a guessed name)."""
         passages = passages[: self.config.read_k]
-        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+        for at in read.ranked():
             p, _, sentence = read.candidates[at]
             city = capital_said(sentence, place, _subject_title(passages[p]))
             if city:
                 return Answer(city, float(read.scores[at]), evidence=sentence, source_id=passages[p].id)
         best = split_sentences(answer.evidence)[:1]
-        source = next((p for p in passages if p.id == answer.source_id), None)
+        source = _source(passages, answer.source_id)
         if best and capital_of_another(best[0], place, _subject_title(source) if source is not None else ""):
             return Answer(NOT_FOUND, answer.score, found=False)
         return None
@@ -1052,7 +1061,7 @@ class SentenceReader:
         Uranus"; Heracles' "the son of Zeus" names one. ``known``: the
         sexes the passages say (:func:`sexes_said`)."""
         passages = passages[: self.config.read_k]
-        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+        for at in read.ranked():
             p, _, sentence = read.candidates[at]
             # Only a name the kin phrases give: short_span's nearest name
             # to the question's words is anyone's ("She married William
@@ -1074,7 +1083,7 @@ class SentenceReader:
         if discovery_asked(question) is None:
             return None
         passages = passages[: self.config.read_k]
-        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+        for at in read.ranked():
             p, _, sentence = read.candidates[at]
             if not lifespan(passages[p].description):
                 continue
@@ -1097,7 +1106,7 @@ class SentenceReader:
         explorer's) may still answer it."""
         if discovery_asked(question) is None:
             return False
-        source = next((p for p in passages if p.id == answer.source_id), None)
+        source = _source(passages, answer.source_id)
         if source is None or lifespan(source.description):
             return False
         if _DISCOVERY_WORD.search(answer.text) or _BY_SOMEONE.search(answer.text):
@@ -1122,10 +1131,10 @@ class SentenceReader:
         Italian narrative poem by Dante Alighieri". Another article's lead
         is about another work."""
         passages = passages[: self.config.read_k]
-        source = next((p for p in passages if p.id == answer.source_id), None)
+        source = _source(passages, answer.source_id)
         if source is None or not source.title:
             return None
-        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+        for at in read.ranked():
             p, _, sentence = read.candidates[at]
             if passages[p] is not source and passages[p].title != source.title:
                 continue
@@ -1146,7 +1155,7 @@ class SentenceReader:
         Another article's sentence is about another subject ("World War
         II" beside "World War I"), so it is not read here."""
         passages = passages[: self.config.read_k]
-        source = next((p for p in passages if p.id == answer.source_id), None)
+        source = _source(passages, answer.source_id)
         if source is None:
             return None
         measured = _measured_words(question, source.title)
@@ -1159,7 +1168,7 @@ class SentenceReader:
             return shown.index(sentence) if passages[p] is source and sentence in shown else len(shown)
 
         # sorted() is stable: the score order stays within each group.
-        for at in sorted(np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"), key=shown_first):
+        for at in sorted(read.ranked(), key=shown_first):
             p, _, sentence = read.candidates[at]
             own = passages[p] is source or (bool(source.title) and passages[p].title == source.title)
             if not own:
@@ -1182,7 +1191,7 @@ class SentenceReader:
         its own. Read sentence by sentence: across a sentence's end, "… in
         northern Italy. Romeo Montague was born there." ran into one name."""
         read = passages[: self.config.read_k]
-        source = next((p for p in read if p.id == source_id), None)
+        source = _source(read, source_id)
         if source is None:
             return span
         same = [p for p in read if p is source or (source.title and p.title == source.title)]
@@ -1196,7 +1205,7 @@ class SentenceReader:
         for "who plays larry"), and its nearest name is anyone's."""
         passages = passages[: self.config.read_k]
         casts = {p: cast_spans(question, split_sentences(passages[p].text)) for p in {p for p, _, _ in read.candidates}}
-        for at in np.argsort(-np.asarray(read.scores, dtype=float), kind="stable"):
+        for at in read.ranked():
             p, s, sentence = read.candidates[at]
             span = casts[p][s]
             if span:
