@@ -69,6 +69,7 @@ from ._shapes import (
     sexes_said,
     short_span,
     subject_words,
+    without_bracket,
 )
 
 __all__ = ["Reader", "SentenceReader", "split_sentences", "term_overlap", "NOT_FOUND"]
@@ -1119,7 +1120,7 @@ class SentenceReader:
                     for word in _DOER_WORD.finditer(answer.text))
         if doing and any(len(run) >= 2 for run in name_runs(answer.text, first=True)):
             return False
-        people = (re.sub(r"\s*\([^)]*\)", "", p.title).strip() for p in passages if lifespan(p.description))
+        people = (without_bracket(p.title) for p in passages if lifespan(p.description))
         return not any(len(name.split()) >= 2 and re.search(r"\b" + re.escape(name) + r"\b", answer.text) for name in people)
 
     def _maker_elsewhere(self, question: str, passages: Sequence[Passage], read: _Read, answer: Answer) -> Answer | None:

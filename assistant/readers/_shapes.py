@@ -23,7 +23,7 @@ from ..kernel import (AUXILIARY_VERBS, DRIFT_STOPWORDS, GENDERED_WORDS, KIN_BY_G
 __all__ = ["QUOTES", "asked_from", "definition_subject", "answer_kind", "short_span", "made_by", "discovery_asked", "discovered_by", "cast_span", "cast_spans", "nickname_holder", "full_name", "kind_span", "kind_asked", "lead_passage", "article_names", "lead_name",
            "bare_lead", "completes_lead",
            "referents", "defines",
-           "listed_word", "question_names", "subject_words", "names_subject", "of_kind_asked", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
+           "listed_word", "question_names", "without_bracket", "subject_words", "names_subject", "of_kind_asked", "says_what_is_asked", "kin_asked", "says_kin", "kin_holder", "kin_span", "kin_said",
            "headcount_asked", "headcount_said", "headcount_span"]
 
 
@@ -1178,6 +1178,11 @@ def same_word(word: str) -> str:
     return prefix_stem(word_base(word))
 
 
+def without_bracket(title: str) -> str:
+    """``title`` without its bracketed qualifier ("Mercury (planet)" → "Mercury")."""
+    return re.sub(r"\s*\([^)]*\)", "", title).strip()
+
+
 def question_names(question: str) -> list[str]:
     """The question's capitalised words after its first, lower-cased, in
     the question's order, each once: the names it asks about ("tesla" of
@@ -2030,7 +2035,7 @@ def kin_said(question: str, sentence: str, title: str = "", referent: str = "",
     """:func:`kin_span` of ``sentence``, its subject the name it refers
     back to, else its article's ``title``, else the name it opens with;
     the sexes ``known`` beside those the sentence says."""
-    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    subject = without_bracket(title)
     return kin_span(question, sentence, referent or subject or _opening_name(sentence) or _subject_after_clause(sentence),
                     {**(known or {}), **sexes_said(sentence)})
 
@@ -2843,7 +2848,7 @@ def made_by(question: str, sentence: str, title: str = "") -> str | None:
     making = _MAKING.match(asked_from(question))
     if not making:
         return None
-    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    subject = without_bracket(title)
     asked = set(tokens(question, "rouge"))
     own = set(tokens(subject, "rouge")) - {"the", "a", "an"}
     match = _MADE_BY.match(sentence)
@@ -2942,7 +2947,7 @@ def discovered_by(question: str, sentence: str, title: str) -> str | None:
     what = discovery_asked(question)
     if not what or not title:
         return None
-    person = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    person = without_bracket(title)
     own = {word.lower() for word in re.findall(r"[^\W\d_][\w'’-]*", person) if word[0].isupper()}
     rest = _SENTENCE_LEAD_IN.sub("", sentence, count=1)
     first = re.match(r"\s*([^\W\d_][\w'’-]*)", rest)
@@ -3110,7 +3115,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
         cast = cast_span(question, sentence)
         if cast:
             return cast
-        holder = nickname_holder(question, sentence, referent or re.sub(r"\s*\([^)]*\)", "", title).strip())
+        holder = nickname_holder(question, sentence, referent or without_bracket(title))
         if holder:
             return holder
         # Parents and children are said either way round, without the
@@ -3199,7 +3204,7 @@ def short_span(kind: str, question: str, sentence: str, title: str = "", *, refe
     # answered "Who was the father of Zeus?" with Hades.
     if _kin_question(question):
         return None
-    subject = re.sub(r"\s*\([^)]*\)", "", title).strip()
+    subject = without_bracket(title)
     pronoun_did_it = _DOER.match(asked_from(question)) and any(_PRONOUN_BEFORE.search(sentence, 0, m.start()) for m in near)
     if _PRONOUN_START.match(sentence) or pronoun_did_it:
         # A question that names whom "he" stands for asks about him, not for
